@@ -1,0 +1,100 @@
+/* The op table: every op forward() needs, one implementation set per backend.
+ *
+ * Layout: every activation is a channels-last volume of one batch item,
+ *   element (z, y, x, ch) at data[((z*h + y)*w + x)*pitch + ch],  ch in [0, c), pitch >= c.
+ * A pitch larger than c makes a view of a channel slice of a wider tensor, which is how
+ * producers write straight into one half of a decoder concat.
+ *
+ * Conventions for every op:
+ *   - outputs first, then inputs, then weights, then parameters, then the workspace;
+ *   - returns 0 on success, a nonzero swin status (runtime/status.h) otherwise; never
+ *     prints, exits or allocates; the backend's context `be` holds threads and its
+ *     last error message;
+ *   - `ws`/`ws_bytes` is scratch from the planned arena, at least what the matching
+ *     *_ws query returned for the same shapes (the query is a pure function of them);
+ *   - weights are in the layouts documented in runtime/model.h;
+ *   - an op may run in place only where its contract says so.
+ */
+#ifndef SWIN_OPS_H
+#define SWIN_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "runtime/model.h"
+
+struct swin_vol {
+    float *data;
+    int d, h, w, c;
+    int pitch;
+};
+
+static inline size_t swin_vol_voxels(struct swin_vol v) { return (size_t)v.d * (size_t)v.h * (size_t)v.w; }
+
+/* Geometry of one Swin block's windows on a stage grid (forward spec 3.4).
+ * win/shift are the effective values for this block (shift all 0 in even blocks or where
+ * the stage is too small); padded[k] = ceil(L[k]/win[k])*win[k]. cfg_window is the configured
+ * window, which defines the relative-position index (the shrink quirk, spec 3.4.3). The
+ * shifted-window mask (spec 3.4.4) is used iff some shift[k] > 0. */
+struct swin_window_geom {
+    int L[3];
+    int win[3];
+    int shift[3];
+    int padded[3];
+    int cfg_window[3];
+    int heads;
+};
+
+struct swin_ops {
+    const char *name;
+
+    /* Host float32 input (Ci, D, H, W), channels-first as the user holds it, into the
+     * channels-last volume `out` (c == Ci). */
+    int (*pack_input)(void *be, struct swin_vol out, const float *host_cdhw);
+    /* Channels-last `in` into host float32 (C, D, H, W). */
+    int (*unpack_output)(void *be, float *host_cdhw, struct swin_vol in);
+
+    /* out = conv3d(in, w) + bias. Kernel k^3 (k = 1, 2 or 3), stride 1 or 2, zero padding pad.
+     * out.c = cout, in.c = cin; out dims = (in dims + 2 pad - k)/stride + 1. bias may be NULL.
+     * out must not overlap in. */
+    int (*conv3d)(void *be, struct swin_vol out, struct swin_vol in, const float *w,
+                  const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
+    size_t (*conv3d_ws)(void *be, struct swin_vol out, struct swin_vol in, int k);
+
+    /* ConvTranspose3d, kernel 2, stride 2, no bias: out(2i+a, 2j+b, 2k+g, o) =
+     * sum_c in(i,j,k,c) w[a][b][g][c][o]. out dims = 2 * in dims. No overlap. */
+    int (*conv_transpose2)(void *be, struct swin_vol out, struct swin_vol in, const float *w);
+
+    /* In place: x = IN(x) (per channel over all voxels, biased variance, eps 1e-5),
+     * then * gamma + beta when gamma != NULL, then + residual when residual != NULL,
+     * then LeakyReLU(0.01) when lrelu. residual has x's dims and channels. */
+    int (*instnorm_act)(void *be, struct swin_vol x, const float *gamma, const float *beta,
+                        const struct swin_vol *residual, bool lrelu);
+
+    /* out = LN(in) over channels (biased variance, eps 1e-5), * gamma + beta when gamma != NULL.
+     * out may be in itself (same data and pitch); otherwise no overlap. */
+    int (*layernorm)(void *be, struct swin_vol out, struct swin_vol in, const float *gamma,
+                     const float *beta);
+
+    /* In place on the residual stream x (L1, L2, L3, C):
+     * x += proj(WindowAttention(LN1(x))) with zero padding after LN1, cyclic shift, the
+     * relative-position bias from the table and the shifted-window mask (forward spec
+     * 3.4.1-3.4.4; padded tokens take part as keys). */
+    int (*swin_attention)(void *be, struct swin_vol x, const struct swin_block_w *blk,
+                          const struct swin_window_geom *g, void *ws, size_t ws_bytes);
+    size_t (*swin_attention_ws)(void *be, struct swin_vol x, const struct swin_window_geom *g);
+
+    /* In place: x += fc2(GELU_erf(fc1(LN2(x)))), hidden width `hidden`. */
+    int (*swin_mlp)(void *be, struct swin_vol x, const struct swin_block_w *blk, int hidden,
+                    void *ws, size_t ws_bytes);
+    size_t (*swin_mlp_ws)(void *be, struct swin_vol x, int hidden);
+
+    /* Patch merging: out(i,j,k, :) = LN_8C(concat_m in(2i+o_m) ) . red_w, o_m = order[m]
+     * (D, H, W offsets). in dims are even; out = (in/2, 2C). */
+    int (*patch_merge)(void *be, struct swin_vol out, struct swin_vol in,
+                       const swin_merge_order order, const float *norm_w, const float *norm_b,
+                       const float *red_w, void *ws, size_t ws_bytes);
+    size_t (*patch_merge_ws)(void *be, struct swin_vol out, struct swin_vol in);
+};
+
+#endif
