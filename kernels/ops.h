@@ -48,6 +48,9 @@ struct swin_window_geom {
 struct swin_ops {
     const char *name;
 
+    /* The message of the last failed op on this backend context ("" if none). */
+    const char *(*last_error)(void *be);
+
     /* Host float32 input (Ci, D, H, W), channels-first as the user holds it, into the
      * channels-last volume `out` (c == Ci). */
     int (*pack_input)(void *be, struct swin_vol out, const float *host_cdhw);
