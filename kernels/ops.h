@@ -57,6 +57,9 @@ struct swin_ops {
     /* Channels-last `in` into host float32 (C, D, H, W). */
     int (*unpack_output)(void *be, float *host_cdhw, struct swin_vol in);
 
+    /* out = in, element by element (same dims and channels; pitches may differ). No overlap. */
+    int (*copy)(void *be, struct swin_vol out, struct swin_vol in);
+
     /* out = conv3d(in, w) + bias. Kernel k^3 (k = 1, 2 or 3), stride 1 or 2, zero padding pad.
      * out.c = cout, in.c = cin; out dims = (in dims + 2 pad - k)/stride + 1. bias may be NULL.
      * out must not overlap in. */
