@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Build the swinrun test matrix: one folder per case under OUTDIR (default: <repo>/test-data).
+#
+#   tools/make_test_data.sh [--slow] [--only CASE[,CASE...]] [OUTDIR]
+#
+# Each case folder holds model.onnx (+ model.onnx.data for dynamo), model.json, input.npy,
+# logits.npy (ONNX Runtime CPU reference), case.json (= model.json + run_cube, reference, ...),
+# export_check.json (torch eager vs ORT at the export cube, weights digest) and cmdline.txt.
+# Incremental: a case is skipped when its files exist and cmdline.txt matches the command line
+# it would run now. Cases run one after the other (the machines are shared).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+slow=0
+only=""
+outdir=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --slow) slow=1 ;;
+        --only) shift; only="${1:-}" ;;
+        --only=*) only="${1#--only=}" ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -*) echo "make_test_data: error: unknown option $1" >&2; exit 2 ;;
+        *) [ -z "$outdir" ] || { echo "make_test_data: error: more than one OUTDIR" >&2; exit 2; }; outdir="$1" ;;
+    esac
+    shift
+done
+outdir="${outdir:-$repo/test-data}"
+venv="${SWINRUN_VENV:-$HOME/.cache/swinrun/venv}"
+PY="${SWINRUN_PYTHON:-$venv/bin/python}"
+if [ ! -x "$PY" ]; then
+    echo "make_test_data: error: no python at $PY; run tools/setup_env.sh first (or set SWINRUN_PYTHON)" >&2
+    exit 2
+fi
+mkdir -p "$outdir"
+export PYTHONWARNINGS=ignore OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
+
+failed=()
+total_start=$(date +%s)
+
+# run_case NAME "D H W (run cube)" EXPORT-ARGS...
+run_case() {
+    local name="$1" run_cube="$2"; shift 2
+    if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
+    local dir="$outdir/$name"
+    local ci=1 prev="" a
+    for a in "$@"; do [ "$prev" = "--in-channels" ] && ci="$a"; prev="$a"; done
+    local cmd="export_swin_unetr.py $* | ort_reference.py --shape 1 $ci $run_cube --seed 0 | tools-v1"
+    if [ -f "$dir/cmdline.txt" ] && [ "$(cat "$dir/cmdline.txt")" = "$cmd" ] \
+        && [ -f "$dir/model.onnx" ] && [ -f "$dir/model.json" ] && [ -f "$dir/input.npy" ] \
+        && [ -f "$dir/logits.npy" ] && [ -f "$dir/case.json" ]; then
+        echo "[$name] up to date, skipped"
+        return 0
+    fi
+    echo "[$name] building in $dir"
+    rm -rf "$dir"; mkdir -p "$dir"
+    local t0 t1 t2 t3 reference="ORT CPUExecutionProvider on model.onnx"
+    t0=$(date +%s.%N)
+    if ! "$PY" "$here/export_swin_unetr.py" "$@" --check --out "$dir/model.onnx" > "$dir/export.log" 2>&1; then
+        tail -n 5 "$dir/export.log" >&2
+        echo "[$name] FAILED: export (see $dir/export.log)" >&2; failed+=("$name"); return 0
+    fi
+    t1=$(date +%s.%N)
+    grep -E '^exported ' "$dir/export.log" || true
+    if ! "$PY" "$here/ort_reference.py" "$dir/model.onnx" --shape 1 "$ci" $run_cube --seed 0 \
+            --save-input "$dir/input.npy" --out "$dir/logits.npy" > "$dir/ort.log" 2>&1; then
+        local err
+        err="$(grep -o 'ORT failed.*' "$dir/ort.log" | sed 's/^ORT failed on [^:]*: //' | cut -c1-400)"
+        echo "[$name] ORT cannot run model.onnx at $run_cube: $err"
+        echo "[$name] re-exporting the same weights statically at $run_cube -> ref_model.onnx"
+        local margs=() skip=0
+        for a in "$@"; do
+            if [ $skip -gt 0 ]; then skip=$((skip-1)); continue; fi
+            case "$a" in --size) skip=3 ;; --dynamic) ;; *) margs+=("$a") ;; esac
+        done
+        if ! "$PY" "$here/export_swin_unetr.py" "${margs[@]}" --size $run_cube --out "$dir/ref/model.onnx" \
+                2>> "$dir/export.log"; then
+            echo "[$name] FAILED: static re-export" >&2; failed+=("$name"); return 0
+        fi
+        mv "$dir/ref/model.onnx" "$dir/ref_model.onnx"
+        [ -f "$dir/ref/model.onnx.data" ] && mv "$dir/ref/model.onnx.data" "$dir/ref_model.onnx.data"
+        local d1 d2
+        d1="$("$PY" -c 'import json,sys;print(json.load(open(sys.argv[1]))["weights_sha256"])' "$dir/export_check.json")"
+        d2="$("$PY" -c 'import json,sys;print(json.load(open(sys.argv[1]))["weights_sha256"])' "$dir/ref/export_check.json")"
+        if [ "$d1" != "$d2" ]; then
+            echo "[$name] FAILED: static re-export has different weights ($d1 vs $d2)" >&2; failed+=("$name"); return 0
+        fi
+        rm -rf "$dir/ref"
+        if ! "$PY" "$here/ort_reference.py" "$dir/ref_model.onnx" --input "$dir/input.npy" \
+                --out "$dir/logits.npy" 2>> "$dir/ort.log"; then
+            echo "[$name] FAILED: ORT on ref_model.onnx (see $dir/ort.log)" >&2; failed+=("$name"); return 0
+        fi
+        reference="static re-export at run_cube (ORT fails on the dynamic export: $err)"
+    fi
+    t2=$(date +%s.%N)
+    "$PY" - "$dir" "$run_cube" "$reference" "$t0" "$t1" "$t2" <<'PYEOF'
+import json, os, sys
+d, cube, ref, t0, t1, t2 = sys.argv[1:]
+cfg = json.load(open(os.path.join(d, "model.json")))
+chk = json.load(open(os.path.join(d, "export_check.json")))
+cfg["run_cube"] = [int(v) for v in cube.split()]
+cfg["reference"] = ref
+cfg["export_seconds"] = round(float(t1) - float(t0), 1)
+cfg["reference_seconds"] = round(float(t2) - float(t1), 1)
+cfg["torch_vs_ort_max_abs_diff"] = chk.get("torch_vs_ort", {}).get("max_abs_diff")
+cfg["weights_sha256"] = chk["weights_sha256"]
+cfg["files"] = {f: os.path.getsize(os.path.join(d, f)) for f in sorted(os.listdir(d))
+                if f.endswith((".onnx", ".data", ".npy"))}
+with open(os.path.join(d, "case.json"), "w") as fh:
+    json.dump(cfg, fh, indent=1)
+    fh.write("\n")
+PYEOF
+    printf '%s' "$cmd" > "$dir/cmdline.txt"
+    local sz
+    sz="$(du -sh "$dir" | cut -f1)"
+    printf '[%s] done: export+check %.1fs, reference %.1fs, %s on disk\n' "$name" \
+        "$(awk "BEGIN{print $t1 - $t0}")" "$(awk "BEGIN{print $t2 - $t1}")" "$sz"
+}
+
+run_case f12_c32_ts          "32 32 32" --feature-size 12 --size 32 32 32 --exporter torchscript --opset 17
+run_case f12_c64_dynamo      "64 64 64" --feature-size 12 --size 64 64 64 --exporter dynamo
+run_case f24_c64_v2_ts       "64 64 64" --feature-size 24 --size 64 64 64 --use-v2
+run_case f12_64x32x96_ts     "64 32 96" --feature-size 12 --size 64 32 96
+run_case f12_c32_nonorm_ts   "32 32 32" --feature-size 12 --size 32 32 32 --no-normalize
+run_case f12_c32_mergingv2_ts "32 32 32" --feature-size 12 --size 32 32 32 --downsample mergingv2
+run_case f12_c32_pre15_ts    "32 32 32" --feature-size 12 --size 32 32 32 --merge-order pre15
+run_case f12_c32_misc_ts     "32 32 32" --feature-size 12 --size 32 32 32 --depths 1,3,2,1 --heads 2,4,6,12 \
+                                        --window 5 --no-qkv-bias --patch-norm --instnorm-affine
+run_case f12_dyn_ts          "64 64 64" --feature-size 12 --size 32 32 32 --dynamic
+if [ $slow -eq 1 ]; then
+    run_case f48_c96_ts      "96 96 96" --feature-size 48 --size 96 96 96
+fi
+
+echo "make_test_data: $(( $(date +%s) - total_start ))s total, output in $outdir"
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "make_test_data: FAILED cases: ${failed[*]}" >&2
+    exit 1
+fi

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Tests of the tools themselves. Run:  $VENV/bin/python tools/test_tools.py  (or python -m pytest tools/test_tools.py)
+Exits nonzero on the first failure."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+warnings.filterwarnings("ignore")
+
+import check_logits  # noqa: E402
+
+
+def _cli(script, *args):
+    r = subprocess.run([sys.executable, os.path.join(HERE, script), *map(str, args)],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_check_logits():
+    rng = np.random.default_rng(0)
+    ref = (rng.standard_normal((1, 5, 6, 7, 8)) * 4).astype(np.float32)
+    with tempfile.TemporaryDirectory() as d:
+        def save(name, a):
+            p = os.path.join(d, name)
+            np.save(p, a)
+            return p
+        r = save("ref.npy", ref)
+        rc, out = _cli("check_logits.py", save("same.npy", ref.copy()), r)
+        assert rc == 0 and out.startswith("PASS"), out
+        # within bound, tiny noise
+        rc, out = _cli("check_logits.py", save("tiny.npy", ref + 1e-6), r)
+        assert rc == 0, out
+        # one value off by a lot
+        bad = ref.copy(); bad[0, 2, 3, 3, 3] += 0.5
+        rc, out = _cli("check_logits.py", save("bad.npy", bad), r)
+        assert rc == 1 and out.startswith("FAIL"), out
+        # NaN fails
+        nan = ref.copy(); nan[0, 0, 0, 0, 0] = np.nan
+        rc, out = _cli("check_logits.py", save("nan.npy", nan), r)
+        assert rc == 1, out
+        # label flip within the value bound fails on labels
+        ref2 = np.zeros((1, 3, 2, 2, 2), np.float32); ref2[0, 0] = 10.0; ref2[0, 1, 0, 0, 0] = 10.005
+        got2 = ref2.copy(); got2[0, 1, 0, 0, 0] = 9.998  # diff 7e-3 <= bound 1e-2, gap 5e-3 > 1e-3
+        rc, out = _cli("check_logits.py", save("got2.npy", got2), save("ref2.npy", ref2))
+        assert rc == 1 and "mismatches 1" in out, out
+        # ...but a flip where the reference top-2 gap is <= 1e-3 is tolerated
+        ref3 = ref2.copy(); ref3[0, 1, 0, 0, 0] = 10.0005
+        got3 = ref3.copy(); got3[0, 1, 0, 0, 0] = 9.9995
+        rc, out = _cli("check_logits.py", save("got3.npy", got3), save("ref3.npy", ref3))
+        assert rc == 0, out
+        # bad input -> 2
+        rc, out = _cli("check_logits.py", save("short.npy", ref[:, :4]), r)
+        assert rc == 2, out
+        rc, out = _cli("check_logits.py", os.path.join(d, "missing.npy"), r)
+        assert rc == 2, out
+
+
+def test_exporter_bad_args():
+    for args in (["--size", "33", "32", "32"], ["--feature-size", "13"], ["--heads", "3,6,12"],
+                 ["--downsample", "mergingv2", "--merge-order", "pre15"]):
+        rc, out = _cli("export_swin_unetr.py", *args, "--out", "/nonexistent/x.onnx")
+        assert rc != 0 and "error:" in out and len(out.strip().splitlines()) <= 3, (args, out)
+
+
+def test_input_generator():
+    import ort_reference
+    a = ort_reference.make_input([1, 1, 32, 64, 32], 3)
+    b = ort_reference.make_input([1, 1, 32, 64, 32], 3)
+    assert a.dtype == np.float32 and a.shape == (1, 1, 32, 64, 32)
+    assert np.array_equal(a, b) and a.min() >= 0 and a.max() <= 1 and a.std() > 0.05
+
+
+def test_merge_order():
+    import torch
+    import export_swin_unetr as ex
+    from monai.networks.nets import SwinUNETR
+    torch.set_num_threads(2)
+    args = ex.parse_args(["--feature-size", "12", "--size", "32", "32", "32", "--seed", "5"])
+    m15, cfg = ex.make_model(args)
+    assert cfg["params"] == 4078220, cfg["params"]  # spec 6.2
+    # randomisation touched every parameter (no all-zero / all-one tensors left)
+    for n, p in m15.named_parameters():
+        assert not torch.all(p == 0) and not torch.all(p == 1), n
+    # v15 == MONAI's own forward, built independently
+    ref = SwinUNETR(in_channels=1, out_channels=14, feature_size=12).eval()
+    ref.load_state_dict(m15.state_dict())
+    x = torch.from_numpy(__import__("ort_reference").make_input([1, 1, 32, 32, 32], 0))
+    with torch.no_grad():
+        y15, yref = m15(x), ref(x)
+    assert torch.equal(y15, yref), float((y15 - yref).abs().max())
+    # pre15 patch changes the output
+    args = ex.parse_args(["--feature-size", "12", "--size", "32", "32", "32", "--seed", "5", "--merge-order", "pre15"])
+    mpre, _ = ex.make_model(args)
+    assert ex.weights_digest(mpre) == ex.weights_digest(m15)
+    with torch.no_grad():
+        ypre = mpre(x)
+    d = float((ypre - y15).abs().max())
+    assert d > 1e-2, d
+    # the patched merge uses exactly the old offsets
+    pm = mpre.swinViT.layers1[0].downsample
+    t = torch.arange(4 * 4 * 4, dtype=torch.float32).reshape(1, 4, 4, 4, 1)
+    seen = []
+    pm_norm, pm_red = pm.norm, pm.reduction
+    pm.norm, pm.reduction = torch.nn.Identity(), torch.nn.Identity()
+    try:
+        cat = pm(t)[0, 0, 0, 0]
+    finally:
+        pm.norm, pm.reduction = pm_norm, pm_red
+    for v in cat.tolist():
+        v = int(v); seen.append((v // 16, (v // 4) % 4, v % 4))
+    assert seen == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 0), (0, 0, 1), (1, 1, 1)], seen
+
+
+def test_export_roundtrip():
+    """torchscript export of a tiny config runs in ORT and matches torch."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "m", "model.onnx")
+        rc, log = _cli("export_swin_unetr.py", "--feature-size", "12", "--depths", "1,1,1,1", "--size", "32", "32", "64",
+                       "--merge-order", "pre15", "--check", "--out", out)
+        assert rc == 0, log
+        import json
+        chk = json.load(open(os.path.join(d, "m", "export_check.json")))["torch_vs_ort"]
+        assert chk["max_abs_diff"] <= 1e-4 * max(1, chk["max_abs_torch"]), chk
+        cfg = json.load(open(os.path.join(d, "m", "model.json")))
+        assert cfg["merge_order"] == "pre15" and cfg["cube"] == [32, 32, 64] and cfg["depths"] == [1, 1, 1, 1]
+        rc, log = _cli("ort_reference.py", out, "--shape", 1, 1, 32, 32, 64, "--save-input",
+                       os.path.join(d, "in.npy"), "--out", os.path.join(d, "y.npy"))
+        assert rc == 0, log
+        rc, log = _cli("check_logits.py", os.path.join(d, "y.npy"), os.path.join(d, "y.npy"))
+        assert rc == 0, log
+
+
+if __name__ == "__main__":
+    fails = 0
+    for name, fn in list(globals().items()):
+        if name.startswith("test_") and callable(fn):
+            try:
+                fn()
+                print(f"ok   {name}")
+            except Exception as e:  # noqa: BLE001
+                fails += 1
+                import traceback
+                traceback.print_exc()
+                print(f"FAIL {name}: {e}")
+    print("all passed" if not fails else f"{fails} failed")
+    sys.exit(1 if fails else 0)
