@@ -1,0 +1,185 @@
+/* The public C API (runtime/swinrun.h): models, plans and contexts. */
+#include "runtime/swinrun.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "runtime/exec.h"
+#include "runtime/forward.h"
+#include "runtime/model.h"
+#include "weights/onnx_loader.h"
+
+struct swin_context {
+    const struct swin_model *model;
+    int cube[3];
+    struct plan plan;
+    char *arena;
+    const struct swin_ops *ops;
+    struct swin_cpu_backend *cpu;
+    swin_plan_info info;
+};
+
+swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err)
+{
+    *out = NULL;
+    if (!onnx_path) return swin_error_set(err, SWIN_ERR_ARG, "no model path given");
+    struct swin_model *m = calloc(1, sizeof *m);
+    if (!m) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    swin_status st = swin_onnx_load(onnx_path, m, err);
+    if (st) {
+        free(m);
+        return st;
+    }
+    *out = m;
+    return SWIN_OK;
+}
+
+void swin_model_free(swin_model_t *model)
+{
+    if (!model) return;
+    swin_model_release(model);
+    free(model);
+}
+
+void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
+{
+    const struct swin_config *c = &m->cfg;
+    *o = (swin_model_info){
+        .in_channels = c->in_channels, .out_channels = c->out_channels, .feature_size = c->feature_size,
+        .normalize = c->normalize, .use_v2 = c->use_v2, .qkv_bias = c->qkv_bias,
+        .patch_norm = c->patch_norm, .instnorm_affine = c->instnorm_affine,
+        .downsample = swin_merge_kind_name(c->merge_kind),
+        .param_count = m->param_count, .weight_bytes = m->flat_bytes,
+    };
+    memcpy(o->depths, c->depths, sizeof o->depths);
+    memcpy(o->heads, c->heads, sizeof o->heads);
+    memcpy(o->window, c->window, sizeof o->window);
+    memcpy(o->cube, c->cube, sizeof o->cube);
+}
+
+swin_context_params swin_context_default_params(void)
+{
+    return (swin_context_params){.backend = SWIN_BACKEND_CPU};
+}
+
+static swin_status resolve_cube(const struct swin_model *m, const swin_context_params *p, int cube[3],
+                                swin_error *err)
+{
+    bool given = p->cube[0] || p->cube[1] || p->cube[2];
+    for (int k = 0; k < 3; k++) cube[k] = given ? p->cube[k] : m->cfg.cube[k];
+    if (!given && (!cube[0] || !cube[1] || !cube[2]))
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "the model was exported with dynamic spatial axes: give the window size "
+                              "(--cube D H W, each a multiple of 32)");
+    for (int k = 0; k < 3; k++)
+        if (cube[k] < 32 || cube[k] % 32 || cube[k] > 1024)
+            return swin_error_set(err, SWIN_ERR_ARG,
+                                  "window %d x %d x %d: every side must be a multiple of 32 between 32 and 1024",
+                                  cube[0], cube[1], cube[2]);
+    return SWIN_OK;
+}
+
+static swin_status backend_open(const swin_context_params *p, const struct swin_ops **ops,
+                                struct swin_cpu_backend **cpu, swin_error *err)
+{
+    if (p->backend == SWIN_BACKEND_CUDA)
+        return swin_error_set(err, SWIN_ERR_BACKEND,
+                              "this build has no CUDA backend yet; use the CPU backend (--backend cpu)");
+    if (p->threads < 0) return swin_error_set(err, SWIN_ERR_ARG, "threads must be >= 0 (0 = every core)");
+    *ops = &swin_cpu_ops;
+    return swin_cpu_backend_create(p->threads, cpu, err);
+}
+
+/* Runs forward() in plan mode and solves the plan. */
+static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct swin_ops *ops,
+                             void *be, struct plan *plan, swin_plan_info *info, swin_error *err)
+{
+    struct swin_exec e = {.plan = plan, .planning = true, .ops = ops, .be = be, .err = err};
+    plan_init(plan);
+    swin_status st = swin_forward(&e, m, cube, NULL, NULL);
+    if (!st) st = plan_solve(plan, err);
+    if (st) {
+        plan_release(plan);
+        return st;
+    }
+    *info = (swin_plan_info){
+        .cube = {cube[0], cube[1], cube[2]}, .weight_bytes = m->flat_bytes, .arena_bytes = plan->arena_bytes,
+        .lower_bound = plan->lower_bound, .total_bytes = m->flat_bytes + plan->arena_bytes, .tensors = plan->n,
+    };
+    return SWIN_OK;
+}
+
+static swin_status check_limit(const swin_plan_info *i, size_t limit, swin_error *err)
+{
+    if (!limit || i->total_bytes <= limit) return SWIN_OK;
+    const double mib = 1024.0 * 1024.0;
+    return swin_error_set(err, SWIN_ERR_MEM_LIMIT,
+                          "window %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f), over the limit of %.1f MiB: "
+                          "raise --mem-limit to at least %.1f MiB or use a smaller --cube",
+                          i->cube[0], i->cube[1], i->cube[2], i->total_bytes / mib, i->weight_bytes / mib,
+                          i->arena_bytes / mib, limit / mib, i->total_bytes / mib);
+}
+
+swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p, swin_plan_info *out,
+                            swin_error *err)
+{
+    int cube[3];
+    const struct swin_ops *ops;
+    struct swin_cpu_backend *cpu = NULL;
+    struct plan plan;
+    swin_status st = resolve_cube(m, p, cube, err);
+    if (!st) st = backend_open(p, &ops, &cpu, err);
+    if (!st) st = make_plan(m, cube, ops, cpu, &plan, out, err);
+    if (!st) plan_release(&plan);
+    if (cpu) swin_cpu_backend_free(cpu);
+    if (!st) st = check_limit(out, p->mem_limit, err);
+    return st;
+}
+
+swin_status swin_context_create(const swin_model_t *m, const swin_context_params *p, swin_context_t **out,
+                                swin_error *err)
+{
+    *out = NULL;
+    struct swin_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    ctx->model = m;
+    swin_status st = resolve_cube(m, p, ctx->cube, err);
+    if (!st) st = backend_open(p, &ctx->ops, &ctx->cpu, err);
+    if (!st) st = make_plan(m, ctx->cube, ctx->ops, ctx->cpu, &ctx->plan, &ctx->info, err);
+    if (!st) st = check_limit(&ctx->info, p->mem_limit, err);
+    if (!st) {
+        ctx->arena = aligned_alloc(SWIN_PLAN_ALIGN, ctx->plan.arena_bytes ? ctx->plan.arena_bytes : SWIN_PLAN_ALIGN);
+        if (!ctx->arena)
+            st = swin_error_set(err, SWIN_ERR_NOMEM, "cannot allocate the %.1f MiB activation arena",
+                                ctx->plan.arena_bytes / (1024.0 * 1024.0));
+    }
+    if (st) {
+        swin_context_free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return SWIN_OK;
+}
+
+void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out)
+{
+    *out = ctx->info;
+}
+
+swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err)
+{
+    if (!input || !logits) return swin_error_set(err, SWIN_ERR_ARG, "input and logits buffers are required");
+    plan_rewind(&ctx->plan);
+    struct swin_exec e = {.plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->ops, .be = ctx->cpu, .err = err};
+    return swin_forward(&e, ctx->model, ctx->cube, input, logits);
+}
+
+void swin_context_free(swin_context_t *ctx)
+{
+    if (!ctx) return;
+    free(ctx->arena);
+    plan_release(&ctx->plan);
+    if (ctx->cpu) swin_cpu_backend_free(ctx->cpu);
+    free(ctx);
+}

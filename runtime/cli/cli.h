@@ -1,0 +1,29 @@
+/* The swinrun verbs and their shared argument parsing. */
+#ifndef SWIN_CLI_H
+#define SWIN_CLI_H
+
+#include <stdbool.h>
+
+#include "runtime/swinrun.h"
+
+#define CLI_MAX_POS 4
+
+struct cli_args {
+    const char *pos[CLI_MAX_POS];  /* positional arguments after the verb */
+    int npos;
+    swin_context_params ctx;
+    bool json, help;
+};
+
+/* argv[0] is the verb. Prints a one-line error and returns nonzero on bad arguments. */
+int cli_parse(int argc, char **argv, struct cli_args *a);
+/* Maps a library status to the exit code: 2 for bad arguments or inputs, 1 otherwise. */
+int cli_exit_code(swin_status st);
+/* Loads the model or prints the loader's one-line error. */
+swin_model_t *cli_load_model(const char *path, int *exit_code);
+
+int cli_info(const struct cli_args *a);
+int cli_plan(const struct cli_args *a);
+int cli_forward(const struct cli_args *a);
+
+#endif

@@ -1,0 +1,61 @@
+/* swinrun: the command-line tool on top of the library. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/cli/cli.h"
+#include "runtime/swinrun.h"
+
+static void usage(FILE *o)
+{
+    fprintf(o,
+            "swinrun " SWINRUN_VERSION ": run a MONAI Swin UNETR ONNX export in a fixed, known memory footprint\n"
+            "\n"
+            "Usage:\n"
+            "  swinrun info MODEL.onnx [--json]\n"
+            "      the configuration read from the graph, parameter count, weight bytes, export cube\n"
+            "  swinrun plan MODEL.onnx [--cube D H W] [--threads N] [--mem-limit SIZE] [--json]\n"
+            "      exact bytes a run will use (weights, activation arena, its lower bound), before\n"
+            "      anything is allocated\n"
+            "  swinrun forward MODEL.onnx IN.npy OUT.npy [--threads N] [--mem-limit SIZE]\n"
+            "      one window: IN.npy float32 (1, Ci, D, H, W) -> OUT.npy float32 logits (1, Co, D, H, W);\n"
+            "      D, H, W are any multiples of 32, not only the export cube\n"
+            "\n"
+            "Options:\n"
+            "  --cube D H W      window size (default: the model's export cube)\n"
+            "  --threads N       CPU threads (default: every core)\n"
+            "  --backend B       cpu (default) | cuda | auto  (the CUDA backend is not in this build yet)\n"
+            "  --mem-limit SIZE  refuse a plan whose total exceeds SIZE (e.g. 2G, 512M, bytes), before\n"
+            "                    allocating anything\n"
+            "  --json            machine-readable output (info, plan)\n"
+            "  -h, --help        this text\n"
+            "  --version         the version\n"
+            "\n"
+            "Exit status: 0 success, 1 runtime failure, 2 bad arguments or unreadable input files.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("swinrun %s\n", SWINRUN_VERSION);
+        return 0;
+    }
+    struct cli_args a;
+    if (cli_parse(argc - 1, argv + 1, &a)) return 2;
+    if (a.help) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "info")) return cli_info(&a);
+    if (!strcmp(argv[1], "plan")) return cli_plan(&a);
+    if (!strcmp(argv[1], "forward")) return cli_forward(&a);
+    fprintf(stderr, "swinrun: unknown command '%s' (try swinrun --help)\n", argv[1]);
+    return 2;
+}

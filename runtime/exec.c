@@ -1,0 +1,52 @@
+#include "runtime/exec.h"
+
+static bool exec_reserve(struct swin_exec *e, size_t bytes, const char *name, int *id, void **data)
+{
+    *id = -1;
+    *data = NULL;
+    if (!EXEC_OK(e)) return false;
+    int i = plan_alloc(e->plan, bytes, name);
+    if (i < 0) {
+        e->status = e->planning
+                        ? swin_error_set(e->err, SWIN_ERR_NOMEM, "planner: out of host memory at '%s'", name)
+                        : swin_error_set(e->err, SWIN_ERR_INTERNAL,
+                                         "run diverged from the plan at '%s' (%zu bytes); please report this",
+                                         name, bytes);
+        return false;
+    }
+    *id = i;
+    if (!e->planning) *data = e->arena + e->plan->t[i].offset;
+    return true;
+}
+
+bool exec_tensor(struct swin_exec *e, struct tensor *t, int d, int h, int w, int c, const char *name)
+{
+    void *data;
+    size_t bytes = (size_t)d * (size_t)h * (size_t)w * (size_t)c * sizeof(float);
+    bool ok = exec_reserve(e, bytes, name, &t->id, &data);
+    t->v = (struct swin_vol){.data = data, .d = d, .h = h, .w = w, .c = c, .pitch = c};
+    return ok;
+}
+
+bool exec_workspace(struct swin_exec *e, struct workspace *ws, size_t bytes, const char *name)
+{
+    ws->bytes = bytes;
+    if (bytes == 0) {  /* ops that need no scratch get none */
+        ws->id = -1;
+        ws->data = NULL;
+        return EXEC_OK(e);
+    }
+    return exec_reserve(e, bytes, name, &ws->id, &ws->data);
+}
+
+void exec_release(struct swin_exec *e, int id)
+{
+    if (e->planning && id >= 0) plan_free(e->plan, id);
+}
+
+void exec_op_failed(struct swin_exec *e, int rc, const char *op)
+{
+    const char *msg = e->ops->last_error ? e->ops->last_error(e->be) : "";
+    e->status = swin_error_set(e->err, (swin_status)rc, "%s backend, op %s: %s", e->ops->name, op,
+                               msg && *msg ? msg : swin_status_name((swin_status)rc));
+}

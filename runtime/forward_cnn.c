@@ -1,0 +1,45 @@
+#include "runtime/forward_cnn.h"
+
+void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
+              const float *bias, int k, int stride, int pad)
+{
+    struct workspace ws;
+    if (!exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, out, in, k), "conv3d workspace")) return;
+    EXEC_OP(e, conv3d, out, in, w, bias, k, stride, pad, ws.data, ws.bytes);
+    exec_release(e, ws.id);
+}
+
+/* a   = LReLU(IN(conv1(x)))
+ * b   = IN(conv2(a))
+ * res = IN(conv3(x)) if cin != cout, else x
+ * out = LReLU(b + res)
+ * Order keeps at most three cout-channel maps live: res (written straight into the
+ * destination when there is one), a and b. */
+struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, const struct swin_resblock_w *w,
+                           const struct swin_vol *dest, const char *name)
+{
+    struct tensor res = {.v = in, .id = -1}, a, b, out = {.id = -1};
+    if (dest) out.v = *dest;
+    if (w->conv3_w) {
+        if (dest)
+            res.v = *dest;
+        else if (!exec_tensor(e, &res, in.d, in.h, in.w, w->cout, name))
+            return out;
+        fwd_conv(e, res.v, in, w->conv3_w, NULL, 1, 1, 0);
+        EXEC_OP(e, instnorm_act, res.v, w->norm3_w, w->norm3_b, NULL, false);
+    }
+    if (!exec_tensor(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
+    fwd_conv(e, a.v, in, w->conv1_w, NULL, 3, 1, 1);
+    EXEC_OP(e, instnorm_act, a.v, w->norm1_w, w->norm1_b, NULL, true);
+    if (!exec_tensor(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
+    fwd_conv(e, b.v, a.v, w->conv2_w, NULL, 3, 1, 1);
+    exec_release(e, a.id);
+    EXEC_OP(e, instnorm_act, b.v, w->norm2_w, w->norm2_b, &res.v, true);
+    if (!dest) {
+        exec_release(e, res.id);
+        return b;
+    }
+    EXEC_OP(e, copy, *dest, b.v);
+    exec_release(e, b.id);
+    return out;
+}

@@ -1,0 +1,20 @@
+/* The CNN pieces of forward(): convolutions with planned workspaces and MONAI's
+ * UnetResBlock (forward spec 5.1). */
+#ifndef SWIN_FORWARD_CNN_H
+#define SWIN_FORWARD_CNN_H
+
+#include "runtime/exec.h"
+#include "runtime/model.h"
+
+/* out = conv3d(in) with a planned workspace. */
+void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
+              const float *bias, int k, int stride, int pad);
+
+/* UnetResBlock(in -> w->cout) at in's resolution.
+ * dest != NULL: the result is written into *dest (e.g. one half of a decoder concat) and
+ *               the returned tensor has id -1 and dest's view;
+ * dest == NULL: the result is a new tensor the caller releases. */
+struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, const struct swin_resblock_w *w,
+                           const struct swin_vol *dest, const char *name);
+
+#endif

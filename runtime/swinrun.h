@@ -1,0 +1,94 @@
+/* swinrun: run a MONAI Swin UNETR ONNX export in a fixed, known memory footprint.
+ *
+ * Basic usage:
+ *
+ *     swin_error err;
+ *     swin_model_t *model;
+ *     if (swin_model_load("model.onnx", &model, &err)) { report(err.msg); return; }
+ *     swin_context_params p = swin_context_default_params();   // CPU, export cube
+ *     swin_context_t *ctx;
+ *     if (swin_context_create(model, &p, &ctx, &err)) { ... }  // plans, allocates once
+ *     swin_plan_info plan;
+ *     swin_context_plan(ctx, &plan);                              // exact bytes in use
+ *     swin_context_run(ctx, input, logits, &err);                 // (Ci,D,H,W) -> (Co,D,H,W)
+ *     swin_context_free(ctx);
+ *     swin_model_free(model);
+ *
+ * Every function returns SWIN_OK (0) or a status, with a message in *err that says what
+ * was wrong and what to do; nothing here prints, exits or aborts.
+ * Thread safety: a model is immutable after loading and may be shared by contexts in
+ * several threads; a context is used by one thread at a time.
+ */
+#ifndef SWINRUN_H
+#define SWINRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "runtime/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SWINRUN_VERSION "0.1.0"
+
+typedef struct swin_model swin_model_t;
+typedef struct swin_context swin_context_t;
+
+typedef enum swin_backend {
+    SWIN_BACKEND_CPU = 0,
+    SWIN_BACKEND_CUDA = 1,
+    SWIN_BACKEND_AUTO = 2,  /* CUDA when a GPU is present, else CPU */
+} swin_backend;
+
+/* What the loader read from the ONNX graph. */
+typedef struct swin_model_info {
+    int in_channels, out_channels, feature_size;
+    int depths[4], heads[4], window[3];
+    int cube[3];            /* export cube (D, H, W); 0 where the export is dynamic */
+    bool normalize, use_v2, qkv_bias, patch_norm, instnorm_affine;
+    const char *downsample; /* patch-merging order, e.g. "merging (MONAI >= 1.5 order)" */
+    size_t param_count;     /* float parameters */
+    size_t weight_bytes;    /* bytes of the one weight buffer */
+} swin_model_info;
+
+/* Exact memory of one context, known before anything is allocated. */
+typedef struct swin_plan_info {
+    int cube[3];
+    size_t weight_bytes;    /* weights (the backend's copy) */
+    size_t arena_bytes;     /* every activation and op workspace, one allocation */
+    size_t lower_bound;     /* largest sum of simultaneously live bytes in the plan */
+    size_t total_bytes;     /* weight_bytes + arena_bytes */
+    int tensors;            /* activations and workspaces planned */
+} swin_plan_info;
+
+typedef struct swin_context_params {
+    swin_backend backend;
+    int threads;            /* CPU threads; 0 = every core */
+    int cube[3];            /* window (D, H, W), multiples of 32; 0 = the export cube */
+    size_t mem_limit;       /* refuse plans whose total exceeds this many bytes; 0 = none */
+} swin_context_params;
+
+swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
+void swin_model_free(swin_model_t *model);
+void swin_model_get_info(const swin_model_t *model, swin_model_info *out);
+
+swin_context_params swin_context_default_params(void);
+
+/* Plans a context without allocating it (what `swinrun plan` prints). */
+swin_status swin_model_plan(const swin_model_t *model, const swin_context_params *params,
+                            swin_plan_info *out, swin_error *err);
+
+swin_status swin_context_create(const swin_model_t *model, const swin_context_params *params,
+                                swin_context_t **out, swin_error *err);
+void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out);
+/* input: float32 (Ci, D, H, W); logits: float32 (Co, D, H, W), with (D, H, W) the cube. */
+swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err);
+void swin_context_free(swin_context_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
