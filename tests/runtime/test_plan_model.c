@@ -1,0 +1,73 @@
+/* Plans of the real forward() for the default f=48 model (no weights are needed to plan):
+ * the arena must be within 10 % of the planner's lower bound at 96^3 and 64^3, and the
+ * full-resolution peak must be what the forward order promises (decoder1's concat plus two
+ * f-channel maps). */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/model.h"
+#include "runtime/swinrun.h"
+#include "tests/common/check.h"
+
+static const float dummy[1];
+
+static void default_model(struct swin_model *m, int f)
+{
+    memset(m, 0, sizeof *m);
+    struct swin_config *c = &m->cfg;
+    c->in_channels = 1;
+    c->out_channels = 14;
+    c->feature_size = f;
+    for (int s = 0; s < 4; s++) {
+        c->depths[s] = 2;
+        c->heads[s] = 3 << s;
+        c->mlp_hidden[s] = 4 * (f << s);
+    }
+    c->window[0] = c->window[1] = c->window[2] = 7;
+    c->normalize = c->qkv_bias = true;
+    memcpy(c->merge_order, swin_merge_order_v15, sizeof c->merge_order);
+    /* encoder1 (Ci != f) and every decoder have the 1x1x1 residual conv */
+    m->encoder[0] = (struct swin_resblock_w){.cin = 1, .cout = f, .conv3_w = dummy};
+    for (int k = 1; k <= 3; k++) m->encoder[k] = (struct swin_resblock_w){.cin = f << (k - 1), .cout = f << (k - 1)};
+    m->encoder[4] = (struct swin_resblock_w){.cin = 16 * f, .cout = 16 * f};
+    for (int k = 0; k < SWIN_DECODERS; k++) {
+        int cout = k == 0 ? f : f << (k - 1);
+        m->decoder[k].res = (struct swin_resblock_w){.cin = 2 * cout, .cout = cout, .conv3_w = dummy};
+    }
+    m->flat_bytes = 248749184;  /* 62,187,296 float parameters */
+}
+
+static bool plan_ok(const struct swin_model *m, int side)
+{
+    swin_context_params p = swin_context_default_params();
+    p.threads = 1;
+    p.cube[0] = p.cube[1] = p.cube[2] = side;
+    swin_plan_info info;
+    swin_error err = {0};
+    if (swin_model_plan(m, &p, &info, &err)) {
+        fprintf(stderr, "plan failed: %s\n", err.msg);
+        return false;
+    }
+    double ratio = (double)info.arena_bytes / (double)info.lower_bound;
+    fprintf(stderr, "f=%d %d^3: arena %.1f MiB, lower bound %.1f MiB, ratio %.4f, %d tensors\n",
+            m->cfg.feature_size, side, info.arena_bytes / 1048576.0, info.lower_bound / 1048576.0, ratio,
+            info.tensors);
+    bool ok = check_true("arena / lower bound <= 1.10", ratio <= 1.10);
+    /* decoder1 concat (2f) + two f-channel full-resolution maps is the floor of this order */
+    size_t full = (size_t)side * side * side * sizeof(float) * (size_t)m->cfg.feature_size;
+    ok &= check_true("lower bound >= concat + 2 maps", info.lower_bound >= 4 * full);
+    ok &= check_true("lower bound < concat + 3 maps (skips computed late)", info.lower_bound < 5 * full);
+    return ok;
+}
+
+int main(void)
+{
+    struct swin_model m;
+    bool ok = true;
+    default_model(&m, 48);
+    ok &= plan_ok(&m, 96);
+    ok &= plan_ok(&m, 64);
+    default_model(&m, 12);
+    ok &= plan_ok(&m, 32);
+    return test_exit(ok);
+}
