@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh Debian 12 machine and runs every test:
+#   1. apt packages and the Python venv (tools/setup_env.sh, cached in ~/.cache/swinrun);
+#   2. the exported test models and their ONNX Runtime references (tools/make_test_data.sh,
+#      incremental, in test-data/);
+#   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
+#   4. the CUDA emulator's tests again under AddressSanitizer + UBSan (build-asan/).
+# Usage: tools/test.sh [extra ctest arguments]
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+jobs="$(nproc)"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "environment"
+tools/setup_env.sh
+py="$(tools/setup_env.sh --print-python)"
+
+step "test models and ONNX Runtime references"
+tools/make_test_data.sh "$repo/test-data"
+
+step "build"
+cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" > build-configure.log \
+    || { cat build-configure.log; exit 1; }
+cmake --build build -j "$jobs"
+
+step "tests"
+(cd build && ctest --output-on-failure -j "$jobs" "$@")
+
+if [ -d kernels/emu ]; then
+    step "CUDA emulator tests under AddressSanitizer + UBSan"
+    cmake -S . -B build-asan -DSWIN_SANITIZE=address,undefined -DSWIN_PYTHON="$py" \
+        -DSWIN_TEST_DATA="$repo/test-data" > build-asan-configure.log || { cat build-asan-configure.log; exit 1; }
+    cmake --build build-asan -j "$jobs"
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -L "emu|unit")
+fi
