@@ -40,6 +40,7 @@ int cli_parse(int argc, char **argv, struct cli_args *a)
 {
     memset(a, 0, sizeof *a);
     a->ctx = swin_context_default_params();
+    a->runs = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
@@ -57,6 +58,12 @@ int cli_parse(int argc, char **argv, struct cli_args *a)
             if (i + 1 >= argc) goto missing;
             if (parse_int(argv[++i], 0, 4096, &a->ctx.threads)) {
                 fprintf(stderr, "swinrun: --threads takes an integer 0..4096 (0 = every core)\n");
+                return 2;
+            }
+        } else if (!strcmp(o, "--runs")) {
+            if (i + 1 >= argc) goto missing;
+            if (parse_int(argv[++i], 1, 100000, &a->runs)) {
+                fprintf(stderr, "swinrun: --runs takes a positive integer\n");
                 return 2;
             }
         } else if (!strcmp(o, "--backend")) {

@@ -13,6 +13,7 @@ struct cli_args {
     int npos;
     swin_context_params ctx;
     bool json, help;
+    int runs;                      /* forward: timed repetitions (default 1) */
 };
 
 /* argv[0] is the verb. Prints a one-line error and returns nonzero on bad arguments. */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/cli/cli.h"
 #include "runtime/npy.h"
@@ -92,6 +93,31 @@ int cli_plan(const struct cli_args *a)
     return 0;
 }
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Per-run wall times: JSON on stdout with --json, else one line on stderr. */
+static void report_runs(const struct cli_args *a, const swin_context_t *ctx, const double *secs)
+{
+    swin_plan_info p;
+    swin_context_plan(ctx, &p);
+    if (a->json) {
+        printf("{\"cube\": [%d, %d, %d], \"backend\": \"cpu\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, "
+               "\"lower_bound\": %zu, \"total_bytes\": %zu, \"run_seconds\": [",
+               p.cube[0], p.cube[1], p.cube[2], p.weight_bytes, p.arena_bytes, p.lower_bound, p.total_bytes);
+        for (int r = 0; r < a->runs; r++) printf("%s%.6f", r ? ", " : "", secs[r]);
+        printf("]}\n");
+    } else {
+        for (int r = 0; r < a->runs; r++)
+            fprintf(stderr, "swinrun: run %d of %d: %.3f s (arena %.1f MiB, weights %.1f MiB)\n", r + 1, a->runs,
+                    secs[r], p.arena_bytes / MiB, p.weight_bytes / MiB);
+    }
+}
+
 /* Accepts (1, C, D, H, W) or (C, D, H, W). */
 static int volume_shape(const struct npy_array *x, int *c, int cube[3])
 {
@@ -137,7 +163,15 @@ int cli_forward(const struct cli_args *a)
     }
     size_t n = (size_t)info.out_channels * (size_t)p.cube[0] * (size_t)p.cube[1] * (size_t)p.cube[2];
     if (!st && !(y = malloc(n * sizeof *y))) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of host memory");
-    if (!st) st = swin_context_run(ctx, x.data, y, &err);
+    double *secs = NULL;
+    if (!st && !(secs = calloc((size_t)a->runs, sizeof *secs))) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of host memory");
+    for (int r = 0; r < a->runs && !st; r++) {
+        double t0 = now_seconds();
+        st = swin_context_run(ctx, x.data, y, &err);
+        secs[r] = now_seconds() - t0;
+    }
+    if (!st) report_runs(a, ctx, secs);
+    free(secs);
     if (!st) {
         size_t shape[5] = {1, (size_t)info.out_channels, (size_t)p.cube[0], (size_t)p.cube[1], (size_t)p.cube[2]};
         st = npy_write_f32(a->pos[2], y, 5, shape, &err);
