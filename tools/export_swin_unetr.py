@@ -294,7 +294,51 @@ def make_model(a):
 # export
 # ----------------------------------------------------------------------------------------
 
-def export(model, cfg: dict, out: str) -> None:
+def explicit_instnorm_affine(model) -> int:
+    """Give every affine-less InstanceNorm explicit weight=1 / bias=0 (numerically identical).
+
+    The TorchScript exporter's instance_norm symbolic needs the channel count when no weight is
+    given; with non-cubic cubes ONNX shape inference loses it after the window-padding Pad (whose
+    pads are computed in the graph) and export fails with "ONNX export of instance_norm for unknown
+    channel size" (MONAI issue #5125).  With explicit scale/bias it does not need the shape.
+    The ONNX graph is the same InstanceNormalization node, only the scale/B inputs are initializers."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    n = 0
+    for m in model.modules():
+        if isinstance(m, (nn.InstanceNorm3d, nn.InstanceNorm2d)) and m.weight is None:
+            if m.track_running_stats:
+                continue
+            m.register_buffer("_one", torch.ones(m.num_features), persistent=False)
+            m.register_buffer("_zero", torch.zeros(m.num_features), persistent=False)
+
+            def fwd(self, x):
+                return F.instance_norm(x, None, None, self._one, self._zero, True, 0.0, self.eps)
+            m.forward = types.MethodType(fwd, m)
+            n += 1
+    return n
+
+
+def export(model, cfg: dict, out: str) -> str:
+    """Export; returns a note on workarounds applied ('' if none)."""
+    import torch
+    if cfg["exporter"] == "torchscript":
+        try:
+            _export(model, cfg, out)
+            return ""
+        except Exception as e:
+            if "instance_norm for unknown channel size" not in str(e):
+                raise
+        n = explicit_instnorm_affine(model)
+        _export(model, cfg, out)
+        return (f"torchscript instance_norm 'unknown channel size' error: retried with explicit "
+                f"weight=1/bias=0 on {n} InstanceNorm modules")
+    _export(model, cfg, out)
+    return ""
+
+
+def _export(model, cfg: dict, out: str) -> None:
     import torch
     D, H, W = cfg["cube"]
     x = torch.zeros(1, cfg["in_channels"], D, H, W)
@@ -350,8 +394,10 @@ def main(argv=None) -> int:
     except (TypeError, ValueError) as e:
         die(f"MONAI rejected the configuration: {e}")
     t1 = time.time()
-    export(model, cfg, out)
+    note = export(model, cfg, out)
     t2 = time.time()
+    if note:
+        print(f"export_swin_unetr: note: {note}", file=sys.stderr)
     import onnx
     try:
         onnx.checker.check_model(out if not os.path.exists(out + ".data") else out, full_check=False)
@@ -362,7 +408,7 @@ def main(argv=None) -> int:
         json.dump(cfg, fh, indent=1)
         fh.write("\n")
     info = {"weights_sha256": weights_digest(model), "export_seconds": round(t2 - t1, 2),
-            "onnx_checker": checker, "torch": torch.__version__}
+            "onnx_checker": checker, "torch": torch.__version__, "workaround": note}
     import monai
     info["monai"] = monai.__version__
     if a.check:

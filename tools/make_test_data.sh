@@ -66,7 +66,7 @@ run_case() {
     if ! "$PY" "$here/ort_reference.py" "$dir/model.onnx" --shape 1 "$ci" $run_cube --seed 0 \
             --save-input "$dir/input.npy" --out "$dir/logits.npy" > "$dir/ort.log" 2>&1; then
         local err
-        err="$(grep -o 'ORT failed.*' "$dir/ort.log" | sed 's/^ORT failed on [^:]*: //' | cut -c1-400)"
+        err="$(grep -o 'ORT failed.*' "$dir/ort.log" | sed 's/^ORT failed on [^:]*: //' | cut -c1-1000)"
         echo "[$name] ORT cannot run model.onnx at $run_cube: $err"
         echo "[$name] re-exporting the same weights statically at $run_cube -> ref_model.onnx"
         local margs=() skip=0
@@ -75,7 +75,7 @@ run_case() {
             case "$a" in --size) skip=3 ;; --dynamic) ;; *) margs+=("$a") ;; esac
         done
         if ! "$PY" "$here/export_swin_unetr.py" "${margs[@]}" --size $run_cube --out "$dir/ref/model.onnx" \
-                2>> "$dir/export.log"; then
+                >> "$dir/export.log" 2>&1; then
             echo "[$name] FAILED: static re-export" >&2; failed+=("$name"); return 0
         fi
         mv "$dir/ref/model.onnx" "$dir/ref_model.onnx"
