@@ -1,0 +1,129 @@
+/* conv3d: out = conv3d(in, w) + bias, cross-correlation as torch.nn.Conv3d.
+ *   in  (D, H, W, cin)  channels-last, pitch in.pitch
+ *   w   (k, k, k, cin, cout) = a (k^3 cin) x cout row-major matrix
+ *   out (OD, OH, OW, cout), pitch out.pitch (may be a channel slice of a concat)
+ * Method: im2col per slab of R consecutive output voxels into the thread's workspace
+ * (R x k^3 cin, column = tap * cin + ci, taps in (kz, ky, kx) order, zeros outside the
+ * input), then one sgemm (R x K) . (K x cout) written straight into out with ldc = pitch.
+ * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
+ * Threads claim slabs dynamically. fp32 accumulation inside OpenBLAS. */
+#include "kernels/cpu/cpu_internal.h"
+
+#include <cblas.h>
+#include <string.h>
+
+/* Slab rows: big enough for an efficient GEMM, small enough that the im2col slab
+ * (R x K floats) stays around 4 MB per thread. */
+static long conv_rows(long nout, long kdim)
+{
+    long r = (1L << 20) / kdim;
+    if (r > 512) r = 512;
+    if (r < 16) r = 16;
+    return r < nout ? r : nout;
+}
+
+size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
+{
+    struct swin_cpu_backend *be = bev;
+    long kdim = (long)k * k * k * in.c;
+    long rows = conv_rows((long)swin_vol_voxels(out), kdim);
+    return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
+}
+
+struct conv_task {
+    struct swin_vol out, in;
+    const float *w, *bias;
+    int k, stride, pad;
+    long rows, kdim;
+    char *ws;               /* aligned; thread t owns [t*slice, (t+1)*slice) */
+    size_t slice;
+    atomic_long next;
+};
+
+/* Row r of the im2col matrix for output voxel (oz, oy, ox). */
+static void im2col_row(const struct conv_task *t, float *row, int oz, int oy, int ox)
+{
+    const struct swin_vol in = t->in;
+    const int k = t->k, cin = in.c;
+    for (int kz = 0; kz < k; kz++) {
+        int iz = oz * t->stride - t->pad + kz;
+        for (int ky = 0; ky < k; ky++) {
+            int iy = oy * t->stride - t->pad + ky;
+            for (int kx = 0; kx < k; kx++, row += cin) {
+                int ix = ox * t->stride - t->pad + kx;
+                if (iz < 0 || iz >= in.d || iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) {
+                    memset(row, 0, (size_t)cin * sizeof(float));
+                    continue;
+                }
+                const float *src = in.data + (((int64_t)iz * in.h + iy) * in.w + ix) * in.pitch;
+                memcpy(row, src, (size_t)cin * sizeof(float));
+            }
+        }
+    }
+}
+
+static void conv_run(void *p, int tid, int nth)
+{
+    struct conv_task *t = p;
+    const struct swin_vol out = t->out, in = t->in;
+    const long nout = (long)swin_vol_voxels(out);
+    const int cout = out.c;
+    const bool direct = t->k == 1 && t->stride == 1 && t->pad == 0;
+    float *a = (float *)(t->ws + (size_t)tid * t->slice);
+    long b, e;
+    while (swin_cpu_claim(&t->next, nout, t->rows, &b, &e)) {
+        const long m = e - b;
+        float *c = out.data + b * out.pitch;
+        float beta = 0.0f;
+        if (t->bias) {
+            for (long r = 0; r < m; r++) memcpy(c + r * out.pitch, t->bias, (size_t)cout * sizeof(float));
+            beta = 1.0f;
+        }
+        if (direct) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, cout, in.c, 1.0f,
+                        in.data + b * in.pitch, in.pitch, t->w, cout, beta, c, out.pitch);
+            continue;
+        }
+        for (long v = b; v < e; v++) {
+            int ox = (int)(v % out.w), oy = (int)(v / out.w % out.h), oz = (int)(v / ((long)out.w * out.h));
+            im2col_row(t, a + (v - b) * t->kdim, oz, oy, ox);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, cout, (int)t->kdim, 1.0f, a,
+                    (int)t->kdim, t->w, cout, beta, c, out.pitch);
+    }
+}
+
+static int conv_out_dim(int n, int k, int stride, int pad)
+{
+    int span = n + 2 * pad - k;
+    return span < 0 ? -1 : span / stride + 1;
+}
+
+int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w,
+                    const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "conv3d", "out", out);
+    if (!rc) rc = swin_cpu_check_vol(be, "conv3d", "in", in);
+    if (rc) return rc;
+    if (!w) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: w is NULL");
+    if (k < 1 || k > 3 || stride < 1 || stride > 2 || pad < 0 || pad >= k)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: k %d stride %d pad %d unsupported (k 1-3, stride 1-2, 0 <= pad < k)",
+                             k, stride, pad);
+    if (out.d != conv_out_dim(in.d, k, stride, pad) || out.h != conv_out_dim(in.h, k, stride, pad) ||
+        out.w != conv_out_dim(in.w, k, stride, pad))
+        return swin_cpu_fail(be, SWIN_ERR_SHAPE,
+                             "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d",
+                             out.d, out.h, out.w, in.d, in.h, in.w, k, stride, pad);
+    size_t need = swin_cpu_conv3d_ws(be, out, in, k);
+    if (!ws || ws_bytes < need)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0, need);
+    struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad};
+    t.kdim = (long)k * k * k * in.c;
+    t.rows = conv_rows((long)swin_vol_voxels(out), t.kdim);
+    t.ws = swin_cpu_align_ptr(ws);
+    t.slice = swin_cpu_round((size_t)t.rows * t.kdim * sizeof(float));
+    atomic_init(&t.next, 0);
+    swin_cpu_run(be, conv_run, &t);
+    return 0;
+}

@@ -1,0 +1,50 @@
+/* conv_transpose2: ConvTranspose3d kernel 2, stride 2, no bias (torch.nn.ConvTranspose3d).
+ *   in  (D, H, W, cin), w (2, 2, 2, cin, cout), out (2D, 2H, 2W, cout)
+ *   out(2i+a, 2j+b, 2k+g, :) = in(i, j, k, :) . w[a][b][g]     (outputs never overlap)
+ * Per input line (i, j) and tap (a, b, g): one sgemm (W x cin) . (cin x cout) whose rows
+ * land every second output voxel of line (2i+a, 2j+b), i.e. ldc = 2 * out.pitch.
+ * Threads claim input lines dynamically. No workspace. */
+#include "kernels/cpu/cpu_internal.h"
+
+#include <cblas.h>
+
+struct convt_task {
+    struct swin_vol out, in;
+    const float *w;
+    atomic_long next;
+};
+
+static void convt_run(void *p, int tid, int nth)
+{
+    struct convt_task *t = p;
+    const struct swin_vol out = t->out, in = t->in;
+    const long lines = (long)in.d * in.h;
+    const int cin = in.c, cout = out.c;
+    long b, e;
+    while (swin_cpu_claim(&t->next, lines, 1, &b, &e)) {
+        const int i = (int)(b / in.h), j = (int)(b % in.h);
+        const float *a_rows = in.data + (int64_t)b * in.w * in.pitch;
+        for (int tap = 0; tap < 8; tap++) {
+            const int da = tap >> 2, db = (tap >> 1) & 1, dg = tap & 1;
+            float *c = out.data + ((((int64_t)(2 * i + da) * out.h) + (2 * j + db)) * out.w + dg) * out.pitch;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in.w, cout, cin, 1.0f, a_rows, in.pitch,
+                        t->w + (int64_t)tap * cin * cout, cout, 0.0f, c, 2 * out.pitch);
+        }
+    }
+}
+
+int swin_cpu_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in, const float *w)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "conv_transpose2", "out", out);
+    if (!rc) rc = swin_cpu_check_vol(be, "conv_transpose2", "in", in);
+    if (rc) return rc;
+    if (!w) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv_transpose2: w is NULL");
+    if (out.d != 2 * in.d || out.h != 2 * in.h || out.w != 2 * in.w)
+        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "conv_transpose2: out %dx%dx%d is not 2 x in %dx%dx%d",
+                             out.d, out.h, out.w, in.d, in.h, in.w);
+    struct convt_task t = {.out = out, .in = in, .w = w};
+    atomic_init(&t.next, 0);
+    swin_cpu_run(be, convt_run, &t);
+    return 0;
+}

@@ -1,0 +1,170 @@
+/* The CPU backend context: a persistent thread pool, the error message, the op table.
+ *
+ * Pool: nthreads - 1 workers sleep on `wake`; swin_cpu_run publishes (fn, arg), bumps
+ * `generation`, runs fn as tid 0 on the caller, then waits on `done` until every worker
+ * has finished. Ops split their work with static ranges or swin_cpu_claim. */
+#include "kernels/cpu/cpu_internal.h"
+
+#include <cblas.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void *worker_main(void *p)
+{
+    struct swin_cpu_worker *w = p;
+    struct swin_cpu_backend *be = w->be;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&be->mu);
+    for (;;) {
+        while (be->generation == seen && !be->quit) pthread_cond_wait(&be->wake, &be->mu);
+        if (be->quit) break;
+        seen = be->generation;
+        swin_cpu_task_fn fn = be->fn;
+        void *arg = be->arg;
+        pthread_mutex_unlock(&be->mu);
+        fn(arg, w->tid, be->nthreads);
+        pthread_mutex_lock(&be->mu);
+        if (--be->pending == 0) pthread_cond_signal(&be->done);
+    }
+    pthread_mutex_unlock(&be->mu);
+    return NULL;
+}
+
+void swin_cpu_run(struct swin_cpu_backend *be, swin_cpu_task_fn fn, void *arg)
+{
+    if (be->nthreads == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    pthread_mutex_lock(&be->mu);
+    be->fn = fn;
+    be->arg = arg;
+    be->pending = be->nthreads - 1;
+    be->generation++;
+    pthread_cond_broadcast(&be->wake);
+    pthread_mutex_unlock(&be->mu);
+    fn(arg, 0, be->nthreads);
+    pthread_mutex_lock(&be->mu);
+    while (be->pending > 0) pthread_cond_wait(&be->done, &be->mu);
+    pthread_mutex_unlock(&be->mu);
+}
+
+int swin_cpu_fail(struct swin_cpu_backend *be, swin_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(be->err, sizeof be->err, fmt, ap);
+    va_end(ap);
+    return (int)status;
+}
+
+int swin_cpu_check_vol(struct swin_cpu_backend *be, const char *op, const char *name,
+                       struct swin_vol v)
+{
+    if (!v.data)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "%s: %s.data is NULL", op, name);
+    if (v.d <= 0 || v.h <= 0 || v.w <= 0 || v.c <= 0 || v.pitch < v.c)
+        return swin_cpu_fail(be, SWIN_ERR_SHAPE,
+                             "%s: %s has dims %dx%dx%d, c %d, pitch %d (need positive dims and c, pitch >= c)",
+                             op, name, v.d, v.h, v.w, v.c, v.pitch);
+    return 0;
+}
+
+const char *swin_cpu_last_error(void *bev)
+{
+    struct swin_cpu_backend *be = bev;
+    return be->err;
+}
+
+int swin_cpu_backend_threads(const struct swin_cpu_backend *be) { return be->nthreads; }
+
+static void pool_stop(struct swin_cpu_backend *be)
+{
+    pthread_mutex_lock(&be->mu);
+    be->quit = true;
+    pthread_cond_broadcast(&be->wake);
+    pthread_mutex_unlock(&be->mu);
+    for (int i = 0; i < be->started; i++) pthread_join(be->workers[i], NULL);
+}
+
+swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, swin_error *err)
+{
+    if (!out) return swin_error_set(err, SWIN_ERR_ARG, "swin_cpu_backend_create: out is NULL");
+    *out = NULL;
+    if (threads < 0 || threads > 1024)
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "swin_cpu_backend_create: threads %d out of range (0 = all cores, max 1024)", threads);
+    if (threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
+    }
+    struct swin_cpu_backend *be = calloc(1, sizeof *be);
+    struct swin_cpu_worker *slots = calloc((size_t)threads, sizeof *slots);
+    if (be) {
+        be->workers = calloc((size_t)threads, sizeof *be->workers);
+        be->red = calloc((size_t)threads * SWIN_CPU_RED_CH, sizeof *be->red);
+    }
+    if (!be || !slots || !be->workers || !be->red) {
+        if (be) { free(be->workers); free(be->red); }
+        free(be);
+        free(slots);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cpu_backend_create: out of host memory");
+    }
+    be->nthreads = threads;
+    pthread_mutex_init(&be->mu, NULL);
+    pthread_cond_init(&be->wake, NULL);
+    pthread_cond_init(&be->done, NULL);
+    /* slots[0] is unused: tid 0 is the caller. */
+    for (int i = 1; i < threads; i++) {
+        slots[i].be = be;
+        slots[i].tid = i;
+        if (pthread_create(&be->workers[i - 1], NULL, worker_main, &slots[i]) != 0) {
+            pool_stop(be);
+            free(be->workers);
+            free(be->red);
+            free(be);
+            free(slots);
+            return swin_error_set(err, SWIN_ERR_BACKEND,
+                                  "swin_cpu_backend_create: could not start worker thread %d of %d", i, threads);
+        }
+        be->started++;
+    }
+    be->slots = slots;
+    /* The pool splits the work; each GEMM call runs on the thread that makes it. */
+    openblas_set_num_threads(1);
+    *out = be;
+    return SWIN_OK;
+}
+
+void swin_cpu_backend_free(struct swin_cpu_backend *be)
+{
+    if (!be) return;
+    pool_stop(be);
+    pthread_mutex_destroy(&be->mu);
+    pthread_cond_destroy(&be->wake);
+    pthread_cond_destroy(&be->done);
+    free(be->workers);
+    free(be->slots);
+    free(be->red);
+    free(be);
+}
+
+const struct swin_ops swin_cpu_ops = {
+    .name = "cpu",
+    .last_error = swin_cpu_last_error,
+    .pack_input = swin_cpu_pack_input,
+    .unpack_output = swin_cpu_unpack_output,
+    .conv3d = swin_cpu_conv3d,
+    .conv3d_ws = swin_cpu_conv3d_ws,
+    .conv_transpose2 = swin_cpu_conv_transpose2,
+    .instnorm_act = swin_cpu_instnorm_act,
+    .layernorm = swin_cpu_layernorm,
+    .swin_attention = swin_cpu_swin_attention,
+    .swin_attention_ws = swin_cpu_swin_attention_ws,
+    .swin_mlp = swin_cpu_swin_mlp,
+    .swin_mlp_ws = swin_cpu_swin_mlp_ws,
+    .patch_merge = swin_cpu_patch_merge,
+    .patch_merge_ws = swin_cpu_patch_merge_ws,
+};

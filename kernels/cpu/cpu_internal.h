@@ -1,0 +1,100 @@
+/* Internals shared by the CPU op files: the backend context, the thread pool, error
+ * recording, workspace carving and the per-op entry points that swin_cpu_ops lists. */
+#ifndef SWIN_CPU_INTERNAL_H
+#define SWIN_CPU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/cpu/cpu_backend.h"
+
+/* Channels per block of the per-thread reduction buffer (instnorm statistics). */
+#define SWIN_CPU_RED_CH 256
+/* Alignment of every workspace slice, bytes. */
+#define SWIN_CPU_ALIGN 64
+
+/* A task runs on every pool thread: fn(arg, tid, nthreads), tid 0 is the caller. */
+typedef void (*swin_cpu_task_fn)(void *arg, int tid, int nthreads);
+
+/* Each worker learns its tid from its own slot. */
+struct swin_cpu_worker {
+    struct swin_cpu_backend *be;
+    int tid;
+};
+
+struct swin_cpu_backend {
+    int nthreads;                 /* including the caller */
+    pthread_t *workers;           /* nthreads - 1 */
+    struct swin_cpu_worker *slots; /* nthreads, slot i for tid i */
+    int started;                  /* workers successfully created */
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    unsigned long generation;     /* bumped once per task */
+    int pending;                  /* workers still running the current task */
+    bool quit;
+    swin_cpu_task_fn fn;
+    void *arg;
+    double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
+    char err[SWIN_ERROR_MSG_MAX];
+};
+
+/* Runs fn on all threads and returns when every thread has finished. */
+void swin_cpu_run(struct swin_cpu_backend *be, swin_cpu_task_fn fn, void *arg);
+
+/* Dynamic scheduling: claims the next chunk [*b, *e) of [0, n); false when none is left. */
+static inline bool swin_cpu_claim(atomic_long *next, long n, long chunk, long *b, long *e)
+{
+    long s = atomic_fetch_add(next, chunk);
+    if (s >= n) return false;
+    *b = s;
+    *e = s + chunk < n ? s + chunk : n;
+    return true;
+}
+
+/* Records a message in be->err and returns status. */
+int swin_cpu_fail(struct swin_cpu_backend *be, swin_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Checks data != NULL, positive dims and c, pitch >= c. */
+int swin_cpu_check_vol(struct swin_cpu_backend *be, const char *op, const char *name,
+                       struct swin_vol v);
+
+/* Workspace carving: every slice starts SWIN_CPU_ALIGN-aligned. A layout is described by
+ * its slice sizes; swin_cpu_ws_bytes adds the rounding and the slack for an unaligned ws. */
+static inline size_t swin_cpu_round(size_t bytes)
+{
+    return (bytes + SWIN_CPU_ALIGN - 1) / SWIN_CPU_ALIGN * SWIN_CPU_ALIGN;
+}
+static inline char *swin_cpu_align_ptr(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (char *)((u + SWIN_CPU_ALIGN - 1) / SWIN_CPU_ALIGN * SWIN_CPU_ALIGN);
+}
+
+/* Op entry points (one file each). */
+const char *swin_cpu_last_error(void *be);
+int swin_cpu_pack_input(void *be, struct swin_vol out, const float *host_cdhw);
+int swin_cpu_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
+int swin_cpu_conv3d(void *be, struct swin_vol out, struct swin_vol in, const float *w,
+                    const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
+size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
+int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
+int swin_cpu_instnorm_act(void *be, struct swin_vol x, const float *gamma, const float *beta,
+                          const struct swin_vol *residual, bool lrelu);
+int swin_cpu_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma,
+                       const float *beta);
+int swin_cpu_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,
+                            const struct swin_window_geom *g, void *ws, size_t ws_bytes);
+size_t swin_cpu_swin_attention_ws(void *be, struct swin_vol x, const struct swin_window_geom *g);
+int swin_cpu_swin_mlp(void *be, struct swin_vol x, const struct swin_block_w *blk, int hidden,
+                      void *ws, size_t ws_bytes);
+size_t swin_cpu_swin_mlp_ws(void *be, struct swin_vol x, int hidden);
+int swin_cpu_patch_merge(void *be, struct swin_vol out, struct swin_vol in,
+                         const swin_merge_order order, const float *norm_w, const float *norm_b,
+                         const float *red_w, void *ws, size_t ws_bytes);
+size_t swin_cpu_patch_merge_ws(void *be, struct swin_vol out, struct swin_vol in);
+
+#endif

@@ -1,0 +1,101 @@
+/* instnorm_act, in place on x (D, H, W, C) channels-last:
+ *   x = IN(x)                   per channel over all D*H*W voxels, biased variance, eps 1e-5
+ *       * gamma + beta          when gamma != NULL (torch.nn.InstanceNorm3d(affine=True))
+ *       + residual              when residual != NULL (same dims and c, own pitch)
+ *   x = LeakyReLU_0.01(x)       when lrelu
+ * Statistics: two passes (mean, then mean squared deviation), double accumulation. Channels
+ * are processed in blocks of SWIN_CPU_RED_CH; in each pass the threads split the voxels and
+ * leave per-channel partials in be->red (nthreads x SWIN_CPU_RED_CH), reduced by the caller. */
+#include "kernels/cpu/cpu_internal.h"
+
+#include <math.h>
+
+struct in_task {
+    struct swin_vol x;
+    const float *gamma, *beta;
+    const struct swin_vol *res;
+    bool lrelu;
+    int c0, nc;                       /* channel block [c0, c0 + nc) */
+    double *red;                      /* (nthreads, SWIN_CPU_RED_CH) */
+    double mean[SWIN_CPU_RED_CH];     /* of the block, valid from pass 2 on */
+    double scale[SWIN_CPU_RED_CH], shift[SWIN_CPU_RED_CH];  /* pass 3: y = (x - mean) * scale + shift, in double */
+    int pass;                         /* 1 sum, 2 squared deviations, 3 apply */
+};
+
+static void in_run(void *p, int tid, int nth)
+{
+    struct in_task *t = p;
+    const struct swin_vol x = t->x;
+    const int64_t n = (int64_t)swin_vol_voxels(x);
+    const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
+    const int c0 = t->c0, nc = t->nc;
+    if (t->pass < 3) {
+        double acc[SWIN_CPU_RED_CH] = {0};
+        for (int64_t v = b; v < e; v++) {
+            const float *row = x.data + v * x.pitch + c0;
+            if (t->pass == 1)
+                for (int c = 0; c < nc; c++) acc[c] += row[c];
+            else
+                for (int c = 0; c < nc; c++) {
+                    double d = row[c] - t->mean[c];
+                    acc[c] += d * d;
+                }
+        }
+        for (int c = 0; c < nc; c++) t->red[(size_t)tid * SWIN_CPU_RED_CH + c] = acc[c];
+        return;
+    }
+    for (int64_t v = b; v < e; v++) {
+        float *row = x.data + v * x.pitch + c0;
+        const float *r = t->res ? t->res->data + v * t->res->pitch + c0 : NULL;
+        for (int c = 0; c < nc; c++) {
+            float y = (float)((row[c] - t->mean[c]) * t->scale[c] + t->shift[c]);
+            if (r) y += r[c];
+            if (t->lrelu && y < 0.0f) y *= 0.01f;
+            row[c] = y;
+        }
+    }
+}
+
+/* Sum of the threads' partials for channel c of the block. */
+static double reduce(const struct in_task *t, int nth, int c)
+{
+    double s = 0.0;
+    for (int i = 0; i < nth; i++) s += t->red[(size_t)i * SWIN_CPU_RED_CH + c];
+    return s;
+}
+
+int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const float *gamma, const float *beta,
+                          const struct swin_vol *residual, bool lrelu)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "instnorm_act", "x", x);
+    if (rc) return rc;
+    if (residual) {
+        rc = swin_cpu_check_vol(be, "instnorm_act", "residual", *residual);
+        if (rc) return rc;
+        if (residual->d != x.d || residual->h != x.h || residual->w != x.w || residual->c != x.c)
+            return swin_cpu_fail(be, SWIN_ERR_SHAPE, "instnorm_act: residual %dx%dx%dx%d differs from x %dx%dx%dx%d",
+                                 residual->d, residual->h, residual->w, residual->c, x.d, x.h, x.w, x.c);
+    }
+    if (gamma && !beta) return swin_cpu_fail(be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
+    const double n = (double)swin_vol_voxels(x);
+    struct in_task t = {.x = x, .gamma = gamma, .beta = beta, .res = residual, .lrelu = lrelu, .red = be->red};
+    for (int c0 = 0; c0 < x.c; c0 += SWIN_CPU_RED_CH) {
+        t.c0 = c0;
+        t.nc = x.c - c0 < SWIN_CPU_RED_CH ? x.c - c0 : SWIN_CPU_RED_CH;
+        t.pass = 1;
+        swin_cpu_run(be, in_run, &t);
+        for (int c = 0; c < t.nc; c++) t.mean[c] = reduce(&t, be->nthreads, c) / n;
+        t.pass = 2;
+        swin_cpu_run(be, in_run, &t);
+        for (int c = 0; c < t.nc; c++) {
+            double rstd = 1.0 / sqrt(reduce(&t, be->nthreads, c) / n + 1e-5);
+            double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
+            t.scale[c] = rstd * g;
+            t.shift[c] = bb;
+        }
+        t.pass = 3;
+        swin_cpu_run(be, in_run, &t);
+    }
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* layernorm: out = LN(in) over the channels of each voxel (torch.nn.LayerNorm, eps 1e-5,
+ * biased variance), then * gamma + beta when gamma != NULL (beta may then be NULL).
+ *   in, out (D, H, W, C) channels-last; out may be in itself (same data and pitch).
+ * Two-pass mean and variance and the normalisation itself in double, per voxel. Threads take static voxel ranges.
+ * swin_cpu_ln_row is shared with the ops that fuse a LayerNorm into a gather. */
+#include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/cpu_rowops.h"
+
+#include <math.h>
+
+void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta)
+{
+    double s = 0.0;
+    for (int i = 0; i < c; i++) s += x[i];
+    const double mean = s / c;
+    double ss = 0.0;
+    for (int i = 0; i < c; i++) {
+        double d = x[i] - mean;
+        ss += d * d;
+    }
+    const double rstd = 1.0 / sqrt(ss / c + 1e-5);
+    for (int i = 0; i < c; i++) {
+        double v = (x[i] - mean) * rstd;
+        if (gamma) v = v * gamma[i] + (beta ? beta[i] : 0.0);
+        y[i] = (float)v;
+    }
+}
+
+struct ln_task {
+    struct swin_vol out, in;
+    const float *gamma, *beta;
+};
+
+static void ln_run(void *p, int tid, int nth)
+{
+    const struct ln_task *t = p;
+    const int64_t n = (int64_t)swin_vol_voxels(t->in);
+    const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
+    for (int64_t v = b; v < e; v++)
+        swin_cpu_ln_row(t->out.data + v * t->out.pitch, t->in.data + v * t->in.pitch, t->in.c, t->gamma,
+                        t->beta);
+}
+
+int swin_cpu_layernorm(void *bev, struct swin_vol out, struct swin_vol in, const float *gamma,
+                       const float *beta)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "layernorm", "out", out);
+    if (!rc) rc = swin_cpu_check_vol(be, "layernorm", "in", in);
+    if (rc) return rc;
+    if (out.d != in.d || out.h != in.h || out.w != in.w || out.c != in.c)
+        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "layernorm: out %dx%dx%dx%d differs from in %dx%dx%dx%d",
+                             out.d, out.h, out.w, out.c, in.d, in.h, in.w, in.c);
+    if (out.data == in.data && out.pitch != in.pitch)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "layernorm: in place needs equal pitches (out %d, in %d)",
+                             out.pitch, in.pitch);
+    struct ln_task t = {out, in, gamma, beta};
+    swin_cpu_run(be, ln_run, &t);
+    return 0;
+}

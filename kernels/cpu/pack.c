@@ -1,0 +1,48 @@
+/* pack_input / unpack_output: host channels-first float32 (C, D, H, W) <-> the channels-last
+ * volume (D, H, W, C) with pitch. Pure copies; threads split the D slices. */
+#include "kernels/cpu/cpu_internal.h"
+
+struct pack_task {
+    struct swin_vol v;
+    float *host;            /* (C, D, H, W) */
+    bool to_vol;            /* true: host -> v; false: v -> host */
+};
+
+static void pack_run(void *p, int tid, int nth)
+{
+    const struct pack_task *t = p;
+    struct swin_vol v = t->v;
+    const int64_t plane = (int64_t)v.h * v.w, vox = (int64_t)v.d * plane;
+    for (int z = tid; z < v.d; z += nth)
+        for (int64_t i = z * plane; i < (z + 1) * plane; i++) {
+            float *cl = v.data + i * v.pitch;
+            for (int c = 0; c < v.c; c++) {
+                float *cf = t->host + c * vox + i;
+                if (t->to_vol) cl[c] = *cf;
+                else *cf = cl[c];
+            }
+        }
+}
+
+int swin_cpu_pack_input(void *bev, struct swin_vol out, const float *host_cdhw)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "pack_input", "out", out);
+    if (rc) return rc;
+    if (!host_cdhw) return swin_cpu_fail(be, SWIN_ERR_ARG, "pack_input: host_cdhw is NULL");
+    /* The host buffer is only read on this path. */
+    struct pack_task t = {out, (float *)host_cdhw, true};
+    swin_cpu_run(be, pack_run, &t);
+    return 0;
+}
+
+int swin_cpu_unpack_output(void *bev, float *host_cdhw, struct swin_vol in)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "unpack_output", "in", in);
+    if (rc) return rc;
+    if (!host_cdhw) return swin_cpu_fail(be, SWIN_ERR_ARG, "unpack_output: host_cdhw is NULL");
+    struct pack_task t = {in, host_cdhw, false};
+    swin_cpu_run(be, pack_run, &t);
+    return 0;
+}

@@ -1,0 +1,230 @@
+/* swin_attention, in place on the residual stream x (L1, L2, L3, C), one Swin block's
+ * attention half (MONAI SwinTransformerBlock.forward_part1 + residual; forward spec 3.4):
+ *
+ *   u = LN1(x) (affine), zero-padded to P = padded (after the norm: padded tokens are 0)
+ *   r[p] = u[(p + shift) mod P]                          (roll toward lower indices)
+ *   per window of n = win1 win2 win3 tokens (token t = (t1 win2 + t2) win3 + t3):
+ *     qkv = T . qkv_w + qkv_b                            T (n, C), qkv (n, 3C)
+ *     per head j (hd = C / heads, scale = hd^-1/2):
+ *       S[i,t] = (scale q_i) . k_t + table[R_full[i,t], j] + (-100 if label(i) != label(t))
+ *       O_j = softmax_t(S) . V_j                         padded tokens attend as keys
+ *     Y = O . proj_w + proj_b
+ *   x[q] += Y[t] where q = (p + shift) mod P is real (q < L on every axis)
+ *
+ * R_full is the relative-position index of the CONFIGURED window cfg_window, read at
+ * i, t < n (the shrink quirk, spec 3.4.3). The mask (spec 3.4.4) is used iff some
+ * shift > 0; labels come from the rolled padded coordinate p of each token.
+ * Windows are disjoint, so each thread gathers, computes and scatters its windows in place.
+ *
+ * Workspace: shared rel (n, n) int32 = R_full[i,t] * heads; per thread
+ *   tok (n, C) gathered LN1 tokens, later the projection output
+ *   qkv (n, 3C), s (n, n) one head's logits, o (n, C), src (n) int64 voxel or -1, label (n) int. */
+#include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/cpu_rowops.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+static long win_tokens(const struct swin_window_geom *g) { return (long)g->win[0] * g->win[1] * g->win[2]; }
+
+static size_t attn_rel_bytes(long n) { return swin_cpu_round((size_t)n * n * sizeof(int32_t)); }
+
+static size_t attn_slice(long n, int c)
+{
+    return swin_cpu_round((size_t)n * c * sizeof(float)) * 2 + swin_cpu_round((size_t)n * 3 * c * sizeof(float)) +
+           swin_cpu_round((size_t)n * n * sizeof(float)) + swin_cpu_round((size_t)n * sizeof(int64_t)) +
+           swin_cpu_round((size_t)n * sizeof(int));
+}
+
+size_t swin_cpu_swin_attention_ws(void *bev, struct swin_vol x, const struct swin_window_geom *g)
+{
+    struct swin_cpu_backend *be = bev;
+    long n = win_tokens(g);
+    return SWIN_CPU_ALIGN + attn_rel_bytes(n) + (size_t)be->nthreads * attn_slice(n, x.c);
+}
+
+struct attn_task {
+    struct swin_vol x;
+    const struct swin_block_w *w;
+    const struct swin_window_geom *g;
+    long n;
+    bool masked;
+    const int32_t *rel;      /* (n, n) */
+    char *ws;                /* per-thread slices */
+    size_t slice;
+    atomic_long next;
+};
+
+/* Region label of rolled padded coordinate p on one axis (spec 3.4.4). */
+static int region(int p, int padded, int win, int shift)
+{
+    if (shift == 0) return 0;
+    if (p < padded - win) return 0;
+    return p < padded - shift ? 1 : 2;
+}
+
+/* Gather window widx: LN1 tokens (zero where padded), their source voxels and labels. */
+static void gather(const struct attn_task *t, long widx, float *tok, int64_t *src, int *label)
+{
+    const struct swin_window_geom *g = t->g;
+    const struct swin_vol x = t->x;
+    const int c = x.c;
+    const int nw1 = g->padded[1] / g->win[1], nw2 = g->padded[2] / g->win[2];
+    const int a[3] = {(int)(widx / ((long)nw1 * nw2)), (int)(widx / nw2 % nw1), (int)(widx % nw2)};
+    for (long ti = 0; ti < t->n; ti++) {
+        const int tt[3] = {(int)(ti / ((long)g->win[1] * g->win[2])), (int)(ti / g->win[2] % g->win[1]),
+                           (int)(ti % g->win[2])};
+        int q[3], lab = 0;
+        bool real = true;
+        for (int k = 0; k < 3; k++) {
+            const int p = a[k] * g->win[k] + tt[k];
+            q[k] = (p + g->shift[k]) % g->padded[k];
+            real = real && q[k] < g->L[k];
+            lab = lab * 3 + region(p, g->padded[k], g->win[k], g->shift[k]);
+        }
+        label[ti] = lab;
+        float *row = tok + ti * c;
+        if (!real) {
+            src[ti] = -1;
+            memset(row, 0, (size_t)c * sizeof(float));
+            continue;
+        }
+        src[ti] = ((int64_t)q[0] * x.h + q[1]) * x.w + q[2];
+        swin_cpu_ln_row(row, x.data + src[ti] * x.pitch, c, t->w->norm1_w, t->w->norm1_b);
+    }
+}
+
+/* Row-wise softmax of s (n, n) in place, max-subtracted. */
+static void softmax_rows(float *s, long n)
+{
+    for (long i = 0; i < n; i++) {
+        float *r = s + i * n, mx = r[0];
+        for (long j = 1; j < n; j++) mx = r[j] > mx ? r[j] : mx;
+        float sum = 0.0f;
+        for (long j = 0; j < n; j++) {
+            r[j] = expf(r[j] - mx);
+            sum += r[j];
+        }
+        const float inv = 1.0f / sum;
+        for (long j = 0; j < n; j++) r[j] *= inv;
+    }
+}
+
+static void attn_run(void *p, int tid, int nth)
+{
+    struct attn_task *t = p;
+    const struct swin_window_geom *g = t->g;
+    const struct swin_block_w *w = t->w;
+    const struct swin_vol x = t->x;
+    const int c = x.c, c3 = 3 * c, heads = g->heads, hd = c / heads;
+    const int n = (int)t->n;
+    const float scale = (float)(1.0 / sqrt((double)hd));
+    char *base = t->ws + (size_t)tid * t->slice;
+    float *tok = (float *)base;
+    float *o = (float *)(base += swin_cpu_round((size_t)n * c * sizeof(float)));
+    float *qkv = (float *)(base += swin_cpu_round((size_t)n * c * sizeof(float)));
+    float *s = (float *)(base += swin_cpu_round((size_t)n * c3 * sizeof(float)));
+    int64_t *src = (int64_t *)(base += swin_cpu_round((size_t)n * n * sizeof(float)));
+    int *label = (int *)(base + swin_cpu_round((size_t)n * sizeof(int64_t)));
+    const long nwin = (long)(g->padded[0] / g->win[0]) * (g->padded[1] / g->win[1]) * (g->padded[2] / g->win[2]);
+    long wb, we;
+    while (swin_cpu_claim(&t->next, nwin, 1, &wb, &we)) {
+        gather(t, wb, tok, src, label);
+        /* qkv = tok . qkv_w + qkv_b, then q *= scale (MONAI scales q before q k^T) */
+        for (int i = 0; i < n; i++) {
+            if (w->qkv_b) memcpy(qkv + (size_t)i * c3, w->qkv_b, (size_t)c3 * sizeof(float));
+            else memset(qkv + (size_t)i * c3, 0, (size_t)c3 * sizeof(float));
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, c3, c, 1.0f, tok, c, w->qkv_w, c3, 1.0f, qkv, c3);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < c; j++) qkv[(size_t)i * c3 + j] *= scale;
+        for (int h = 0; h < heads; h++) {
+            /* s = q_h k_h^T (n, n) */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, hd, 1.0f, qkv + h * hd, c3,
+                        qkv + c + h * hd, c3, 0.0f, s, n);
+            for (int i = 0; i < n; i++) {
+                float *row = s + (size_t)i * n;
+                const int32_t *ri = t->rel + (size_t)i * n;
+                for (int j = 0; j < n; j++) row[j] += w->bias_table[ri[j] + h];
+                if (t->masked)
+                    for (int j = 0; j < n; j++)
+                        if (label[j] != label[i]) row[j] += -100.0f;
+            }
+            softmax_rows(s, n);
+            /* o[:, h hd : (h+1) hd] = s . v_h */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, n, 1.0f, s, n, qkv + 2 * c + h * hd, c3,
+                        0.0f, o + h * hd, c);
+        }
+        /* tok = o . proj_w + proj_b, scattered onto the real positions */
+        for (int i = 0; i < n; i++) memcpy(tok + (size_t)i * c, w->proj_b, (size_t)c * sizeof(float));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, c, c, 1.0f, o, c, w->proj_w, c, 1.0f, tok, c);
+        for (int i = 0; i < n; i++) {
+            if (src[i] < 0) continue;
+            float *dst = x.data + src[i] * x.pitch;
+            const float *y = tok + (size_t)i * c;
+            for (int j = 0; j < c; j++) dst[j] += y[j];
+        }
+    }
+}
+
+/* rel[i*n + t] = R_full[i, t] * heads for the configured window cw (spec 3.4.3). */
+static void build_rel(int32_t *rel, long n, const int cw[3], int heads)
+{
+    const int s1 = (2 * cw[1] - 1) * (2 * cw[2] - 1), s2 = 2 * cw[2] - 1;
+    for (long i = 0; i < n; i++) {
+        const int i1 = (int)(i / (cw[1] * cw[2])), i2 = (int)(i / cw[2] % cw[1]), i3 = (int)(i % cw[2]);
+        for (long k = 0; k < n; k++) {
+            const int k1 = (int)(k / (cw[1] * cw[2])), k2 = (int)(k / cw[2] % cw[1]), k3 = (int)(k % cw[2]);
+            const int r = (i1 - k1 + cw[0] - 1) * s1 + (i2 - k2 + cw[1] - 1) * s2 + (i3 - k3 + cw[2] - 1);
+            rel[i * n + k] = r * heads;
+        }
+    }
+}
+
+static int check_geom(struct swin_cpu_backend *be, struct swin_vol x, const struct swin_window_geom *g)
+{
+    if (g->L[0] != x.d || g->L[1] != x.h || g->L[2] != x.w)
+        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "swin_attention: geometry L %dx%dx%d differs from x %dx%dx%d", g->L[0],
+                             g->L[1], g->L[2], x.d, x.h, x.w);
+    for (int k = 0; k < 3; k++) {
+        const int wk = g->win[k];
+        if (wk < 1 || wk > g->L[k] || wk > g->cfg_window[k] || g->shift[k] < 0 || g->shift[k] >= wk ||
+            g->padded[k] != (g->L[k] + wk - 1) / wk * wk)
+            return swin_cpu_fail(be, SWIN_ERR_ARG,
+                                 "swin_attention: axis %d: L %d win %d shift %d padded %d cfg_window %d inconsistent "
+                                 "(need 1 <= win <= min(L, cfg_window), 0 <= shift < win, padded = ceil(L/win)*win)",
+                                 k, g->L[k], wk, g->shift[k], g->padded[k], g->cfg_window[k]);
+    }
+    if (g->heads < 1 || x.c % g->heads)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: C %d not divisible by heads %d", x.c, g->heads);
+    return 0;
+}
+
+int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_block_w *blk,
+                            const struct swin_window_geom *g, void *ws, size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "swin_attention", "x", x);
+    if (rc) return rc;
+    if (!g) return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: geometry is NULL");
+    if (!blk || !blk->norm1_w || !blk->norm1_b || !blk->qkv_w || !blk->bias_table || !blk->proj_w || !blk->proj_b)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: block weights missing (norm1, qkv_w, bias_table, proj)");
+    rc = check_geom(be, x, g);
+    if (rc) return rc;
+    size_t need = swin_cpu_swin_attention_ws(be, x, g);
+    if (!ws || ws_bytes < need)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: workspace %zu bytes, need %zu (swin_attention_ws)",
+                             ws ? ws_bytes : 0, need);
+    struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g)};
+    t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
+    char *base = swin_cpu_align_ptr(ws);
+    int32_t *rel = (int32_t *)base;
+    build_rel(rel, t.n, g->cfg_window, g->heads);
+    t.rel = rel;
+    t.ws = base + attn_rel_bytes(t.n);
+    t.slice = attn_slice(t.n, x.c);
+    atomic_init(&t.next, 0);
+    swin_cpu_run(be, attn_run, &t);
+    return 0;
+}

@@ -1,0 +1,83 @@
+/* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
+ *   x += fc2(GELU_erf(fc1(LN2(x))))       LN2 affine (norm2), GELU 0.5 v (1 + erf(v / sqrt 2))
+ * fc1_w (C, hidden), fc2_w (hidden, C) as runtime/model.h. Chunked over R consecutive
+ * tokens so the hidden activations exist for R tokens only. Per thread workspace:
+ *   a (R, C)       LN2 of the chunk
+ *   h (R, hidden)  fc1 + bias, then GELU in place
+ * fc2 accumulates straight into x (beta = 1) after x += fc2_b. Threads claim chunks. */
+#include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/cpu_rowops.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+static long mlp_rows(long n) { return n < 256 ? n : 256; }
+
+static size_t mlp_slice(long rows, int c, int hidden)
+{
+    return swin_cpu_round((size_t)rows * c * sizeof(float)) + swin_cpu_round((size_t)rows * hidden * sizeof(float));
+}
+
+size_t swin_cpu_swin_mlp_ws(void *bev, struct swin_vol x, int hidden)
+{
+    struct swin_cpu_backend *be = bev;
+    return SWIN_CPU_ALIGN + (size_t)be->nthreads * mlp_slice(mlp_rows((long)swin_vol_voxels(x)), x.c, hidden);
+}
+
+struct mlp_task {
+    struct swin_vol x;
+    const struct swin_block_w *blk;
+    int hidden;
+    long rows;
+    char *ws;
+    size_t slice;
+    atomic_long next;
+};
+
+static void mlp_run(void *p, int tid, int nth)
+{
+    struct mlp_task *t = p;
+    const struct swin_vol x = t->x;
+    const struct swin_block_w *w = t->blk;
+    const int c = x.c, hid = t->hidden;
+    const long n = (long)swin_vol_voxels(x);
+    float *a = (float *)(t->ws + (size_t)tid * t->slice);
+    float *h = (float *)((char *)a + swin_cpu_round((size_t)t->rows * c * sizeof(float)));
+    long b, e;
+    while (swin_cpu_claim(&t->next, n, t->rows, &b, &e)) {
+        const int m = (int)(e - b);
+        float *xr = x.data + b * x.pitch;
+        for (int r = 0; r < m; r++) {
+            swin_cpu_ln_row(a + (size_t)r * c, xr + (size_t)r * x.pitch, c, w->norm2_w, w->norm2_b);
+            memcpy(h + (size_t)r * hid, w->fc1_b, (size_t)hid * sizeof(float));
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hid, c, 1.0f, a, c, w->fc1_w, hid, 1.0f, h, hid);
+        for (size_t i = 0; i < (size_t)m * hid; i++) h[i] = 0.5f * h[i] * (1.0f + erff(h[i] * (float)M_SQRT1_2));
+        for (int r = 0; r < m; r++)
+            for (int i = 0; i < c; i++) xr[(size_t)r * x.pitch + i] += w->fc2_b[i];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, c, hid, 1.0f, h, hid, w->fc2_w, c, 1.0f, xr,
+                    x.pitch);
+    }
+}
+
+int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *blk, int hidden,
+                      void *ws, size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = swin_cpu_check_vol(be, "swin_mlp", "x", x);
+    if (rc) return rc;
+    if (!blk || !blk->norm2_w || !blk->norm2_b || !blk->fc1_w || !blk->fc1_b || !blk->fc2_w || !blk->fc2_b)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: block weights missing (norm2, fc1, fc2 with biases)");
+    if (hidden <= 0) return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: hidden %d must be positive", hidden);
+    size_t need = swin_cpu_swin_mlp_ws(be, x, hidden);
+    if (!ws || ws_bytes < need)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: workspace %zu bytes, need %zu (swin_mlp_ws)", ws ? ws_bytes : 0, need);
+    struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden};
+    t.rows = mlp_rows((long)swin_vol_voxels(x));
+    t.ws = swin_cpu_align_ptr(ws);
+    t.slice = mlp_slice(t.rows, x.c, hidden);
+    atomic_init(&t.next, 0);
+    swin_cpu_run(be, mlp_run, &t);
+    return 0;
+}

@@ -1,0 +1,104 @@
+#include "tests/ops/op_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const float SENTINEL = -12345.678f;
+
+tvol tvol_new(int d, int h, int w, int c, int pitch)
+{
+    tvol t = {.v = {NULL, d, h, w, c, pitch}};
+    t.total = (size_t)d * h * w * pitch + TVOL_GUARD;
+    t.mem = malloc(t.total * sizeof(float));
+    if (!t.mem) {
+        fprintf(stderr, "out of memory (%zu floats)\n", t.total);
+        exit(1);
+    }
+    for (size_t i = 0; i < t.total; i++) t.mem[i] = SENTINEL;
+    t.v.data = t.mem;
+    for (size_t i = 0; i < swin_vol_voxels(t.v); i++) memset(t.mem + i * pitch, 0, (size_t)c * sizeof(float));
+    return t;
+}
+
+struct swin_vol tvol_slice(const tvol *t, int c0, int c)
+{
+    struct swin_vol v = t->v;
+    v.data += c0;
+    v.c = c;
+    return v;
+}
+
+void tvol_fill(tvol *t, test_rng *r, float lo, float hi)
+{
+    for (size_t i = 0; i < swin_vol_voxels(t->v); i++)
+        test_fill_uniform(r, t->mem + i * t->v.pitch, (size_t)t->v.c, lo, hi);
+}
+
+float *tvol_dense(const tvol *t)
+{
+    size_t n = swin_vol_voxels(t->v);
+    float *d = malloc(n * t->v.c * sizeof(float));
+    for (size_t i = 0; i < n; i++) memcpy(d + i * t->v.c, t->v.data + i * t->v.pitch, (size_t)t->v.c * sizeof(float));
+    return d;
+}
+
+bool tvol_guard_ok(const char *what, const tvol *t, int c0, int c)
+{
+    static const float zero = 0.0f;
+    size_t n = swin_vol_voxels(t->v), bad = 0;
+    for (size_t i = 0; i < n * t->v.pitch; i++) {
+        int ch = (int)(i % t->v.pitch);
+        if (ch >= c0 && ch < c0 + c) continue;
+        /* channels [0, v.c) outside the written range keep tvol_new's +0, the rest the sentinel */
+        bad += memcmp(&t->mem[i], ch < t->v.c ? &zero : &SENTINEL, sizeof(float)) != 0;
+    }
+    for (size_t i = n * t->v.pitch; i < t->total; i++) bad += memcmp(&t->mem[i], &SENTINEL, sizeof(float)) != 0;
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s: guard channels and tail untouched (%zu changed)", what, bad);
+    return check_true(msg, bad == 0);
+}
+
+void tvol_free(tvol *t)
+{
+    free(t->mem);
+    t->mem = NULL;
+}
+
+float *test_rand(test_rng *r, size_t n, float lo, float hi)
+{
+    float *x = malloc((n ? n : 1) * sizeof(float));
+    test_fill_uniform(r, x, n, lo, hi);
+    return x;
+}
+
+void *ws_new(size_t bytes)
+{
+    char *p = malloc(bytes + 128);
+    if (!p) {
+        fprintf(stderr, "out of memory (workspace %zu bytes)\n", bytes);
+        exit(1);
+    }
+    char *aligned = (char *)(((size_t)p + 16 + 63) / 64 * 64);   /* >= p + 16 */
+    memcpy(aligned - sizeof p, &p, sizeof p);                     /* remember the block */
+    return aligned + 4;
+}
+
+void ws_free(void *ws)
+{
+    if (!ws) return;
+    char *p;
+    memcpy(&p, (char *)ws - 4 - sizeof p, sizeof p);
+    free(p);
+}
+
+struct swin_cpu_backend *test_backend(int threads)
+{
+    struct swin_cpu_backend *be = NULL;
+    swin_error err = {0};
+    if (swin_cpu_backend_create(threads, &be, &err)) {
+        fprintf(stderr, "FAIL swin_cpu_backend_create(%d): %s\n", threads, err.msg);
+        return NULL;
+    }
+    return be;
+}

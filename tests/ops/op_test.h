@@ -1,0 +1,50 @@
+/* Helpers for the CPU op tests: volumes with pitch and guard sentinels, random buffers,
+ * workspaces deliberately misaligned, a backend per thread count.
+ * The naive references live in each test file, not here. */
+#ifndef SWIN_OP_TEST_H
+#define SWIN_OP_TEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/common/check.h"
+
+/* A volume (d, h, w, c) with pitch; the unused channels [c, pitch) of every voxel and
+ * TVOL_GUARD floats after the last voxel hold a sentinel that no op may touch. */
+#define TVOL_GUARD 64
+typedef struct {
+    struct swin_vol v;
+    float *mem;
+    size_t total;   /* floats in mem */
+} tvol;
+
+tvol tvol_new(int d, int h, int w, int c, int pitch);
+/* A view of channels [c0, c0 + c) of t (pitch t.v.pitch). */
+struct swin_vol tvol_slice(const tvol *t, int c0, int c);
+void tvol_fill(tvol *t, test_rng *r, float lo, float hi);
+/* Element (z, y, x, ch) of a volume. */
+static inline float *vol_at(struct swin_vol v, int z, int y, int x, int ch)
+{
+    return v.data + (((size_t)z * v.h + y) * v.w + x) * v.pitch + ch;
+}
+/* Dense copy (voxels, c) of the channels, malloc'ed. */
+float *tvol_dense(const tvol *t);
+/* true iff nothing outside channels [c0, c0 + c) changed: the other channels of [0, v.c)
+ * still hold tvol_new's zeros (a concat's other half), [v.c, pitch) and the tail the sentinel.
+ * Call it on a volume whose channels the test has not filled outside [c0, c0 + c). */
+bool tvol_guard_ok(const char *what, const tvol *t, int c0, int c);
+void tvol_free(tvol *t);
+
+/* malloc'ed n floats uniform in [lo, hi). */
+float *test_rand(test_rng *r, size_t n, float lo, float hi);
+
+/* A workspace of `bytes` whose pointer is 4 bytes past an aligned address (ops must align
+ * internally); ws_free releases it. */
+void *ws_new(size_t bytes);
+void ws_free(void *ws);
+
+/* A backend with `threads` threads; prints the error and returns NULL on failure. */
+struct swin_cpu_backend *test_backend(int threads);
+
+#endif
