@@ -1,0 +1,209 @@
+#include "weights/layers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Operators that carry no weights and may appear in TorchScript or dynamo exports of a
+ * Swin UNETR (shape arithmetic, window partition, roll, mask construction, GELU, ...). */
+static const char *const plain_ops[] = {
+    "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Erf", "Neg", "Abs", "Mod", "Floor", "Ceil", "Min", "Max",
+    "Reshape", "Transpose", "Slice", "Concat", "Split", "Shape", "Size", "Unsqueeze", "Squeeze", "Flatten",
+    "Expand", "Tile", "Cast", "CastLike", "ConstantOfShape", "Range", "ScatterND", "ScatterElements",
+    "Gather", "GatherND", "GatherElements", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+    "Not", "And", "Or", "Where", "Pad", "Softmax", "LeakyRelu", "Identity", "Constant", "Einsum", "Trilu",
+};
+
+static const char *const kind_names[] = {"Conv", "ConvTranspose", "Linear", "LayerNormalization",
+                                         "InstanceNormalization", "bias-table Gather", "folded constant Add"};
+
+const char *layer_kind_name(enum layer_kind k) { return kind_names[k]; }
+
+static swin_status node_err(const struct graph *g, int i, swin_status st, const char *what, swin_error *err)
+{
+    char d[300];
+    return swin_error_set(err, st, "%s: %s: %s", g->f->path, node_desc(g, i, d, sizeof d), what);
+}
+
+static bool is_float_const(const struct onnx_tensor *t, int rank)
+{
+    return t && t->dtype == ONNX_FLOAT && t->ndim == rank;
+}
+
+/* Cubic kernel, equal strides, equal pads, unit dilation, group 1. */
+static swin_status conv_attrs(const struct graph *g, int i, struct layer *l, swin_error *err)
+{
+    const Onnx__NodeProto *n = g->f->nodes[i];
+    const int64_t *v;
+    int k = node_attr_ints(n, "kernel_shape", &v);
+    l->kernel = (int)(k == 3 && v[0] == v[1] && v[1] == v[2] ? v[0] : (k < 0 ? l->w->dims[2] : -1));
+    k = node_attr_ints(n, "strides", &v);
+    l->stride = (int)(k < 0 ? 1 : (k == 3 && v[0] == v[1] && v[1] == v[2] ? v[0] : -1));
+    k = node_attr_ints(n, "pads", &v);
+    l->pad = (int)(k < 0 ? 0 : (k == 6 && v[0] == v[1] && v[1] == v[2] && v[2] == v[3] && v[3] == v[4] && v[4] == v[5] ? v[0] : -1));
+    bool ok = l->kernel > 0 && l->stride > 0 && l->pad >= 0 && node_attr_int(n, "group", 1) == 1 &&
+              l->w->dims[2] == l->kernel && l->w->dims[3] == l->kernel && l->w->dims[4] == l->kernel;
+    k = node_attr_ints(n, "dilations", &v);
+    for (int j = 0; j < k; j++) ok = ok && v[j] == 1;
+    k = node_attr_ints(n, "output_padding", &v);
+    for (int j = 0; j < k; j++) ok = ok && v[j] == 0;
+    for (size_t j = 0; j < n->n_attribute; j++)
+        if (!strcmp(n->attribute[j]->name, "auto_pad") && n->attribute[j]->has_s &&
+            !(n->attribute[j]->s.len == 6 && !memcmp(n->attribute[j]->s.data, "NOTSET", 6)))
+            ok = false;
+    if (!ok)
+        return node_err(g, i, SWIN_ERR_MODEL,
+                        "expected a 3-D convolution with a cubic kernel, equal strides and pads, no dilation, group 1", err);
+    return SWIN_OK;
+}
+
+static bool eps_ok(const Onnx__NodeProto *n)
+{
+    return fabsf(node_attr_float(n, "epsilon", 1e-5f) - 1e-5f) <= 1e-7f;
+}
+
+/* Recognises node i; *l->kind is set and 1 returned when it carries weights, 0 when it is a
+ * plain operator, -1 on error. */
+static int recognise(const struct graph *g, int i, struct layer *l, swin_error *err)
+{
+    const Onnx__NodeProto *n = g->f->nodes[i];
+    const char *op = n->op_type ? n->op_type : "";
+    memset(l, 0, sizeof *l);
+    l->node = i;
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx")) {
+        node_err(g, i, SWIN_ERR_MODEL, "operator from a custom domain; a Swin UNETR export uses only standard ONNX operators", err);
+        return -1;
+    }
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) {
+        bool t = op[4] == 'T';
+        l->kind = t ? L_CONVT : L_CONV;
+        l->w = graph_tensor(g, node_in(n, 1));
+        l->b = graph_tensor(g, node_in(n, 2));
+        if (!is_float_const(l->w, 5)) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 5-D weight (3-D convolution)", err);
+            return -1;
+        }
+        if (node_in(n, 2)[0] && !is_float_const(l->b, 1)) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 1-D bias", err);
+            return -1;
+        }
+        return conv_attrs(g, i, l, err) ? -1 : 1;
+    }
+    if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) {
+        const struct onnx_tensor *b = graph_tensor(g, node_in(n, 1));
+        if (!b || graph_tensor(g, node_in(n, 0))) return 0;   /* activation x activation (attention) */
+        if (!is_float_const(b, 2)) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 2-D weight for a Linear layer", err);
+            return -1;
+        }
+        l->kind = L_LINEAR;
+        l->w = b;
+        if (op[0] == 'G') {
+            if (node_attr_int(n, "transA", 0) || node_attr_float(n, "alpha", 1) != 1 || node_attr_float(n, "beta", 1) != 1) {
+                node_err(g, i, SWIN_ERR_MODEL, "expected Gemm with transA=0, alpha=1, beta=1", err);
+                return -1;
+            }
+            l->w_out_in = node_attr_int(n, "transB", 0) != 0;
+            l->b = graph_tensor(g, node_in(n, 2));
+            if (node_in(n, 2)[0] && !is_float_const(l->b, 1)) {
+                node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 1-D Gemm bias", err);
+                return -1;
+            }
+            return 1;
+        }
+        /* MatMul: the bias is the other input of the one Add that consumes the product. */
+        const int *c;
+        int nc = graph_consumers(g, n->output[0], &c);
+        if (nc == 1 && !strcmp(g->f->nodes[c[0]]->op_type, "Add")) {
+            const Onnx__NodeProto *a = g->f->nodes[c[0]];
+            const struct onnx_tensor *bt = graph_tensor(g, node_in(a, 0));
+            if (!bt) bt = graph_tensor(g, node_in(a, 1));
+            if (is_float_const(bt, 1)) l->b = bt;
+        }
+        return 1;
+    }
+    if (!strcmp(op, "LayerNormalization") || !strcmp(op, "InstanceNormalization")) {
+        l->kind = op[0] == 'L' ? L_LN : L_IN;
+        l->w = graph_tensor(g, node_in(n, 1));
+        l->b = graph_tensor(g, node_in(n, 2));
+        if (!is_float_const(l->w, 1) || (node_in(n, 2)[0] && !is_float_const(l->b, 1))) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected constant float32 1-D scale and bias", err);
+            return -1;
+        }
+        if (!eps_ok(n)) {
+            node_err(g, i, SWIN_ERR_MODEL, "epsilon differs from MONAI's 1e-5", err);
+            return -1;
+        }
+        if (l->kind == L_LN && node_attr_int(n, "axis", -1) != -1) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected normalisation over the last axis (axis=-1)", err);
+            return -1;
+        }
+        if (l->b && l->b->numel != l->w->numel) {
+            node_err(g, i, SWIN_ERR_SHAPE, "scale and bias have different lengths", err);
+            return -1;
+        }
+        return 1;
+    }
+    if (!strcmp(op, "Gather") || !strcmp(op, "GatherND")) {
+        const struct onnx_tensor *t = graph_tensor(g, node_in(n, 0));
+        if (!t || t->dtype != ONNX_FLOAT) return 0;
+        if (t->ndim != 2 || (op[6] == 0 && node_attr_int(n, "axis", 0) != 0)) {
+            node_err(g, i, SWIN_ERR_MODEL, "a Gather from a float constant must be a bias-table lookup: 2-D table, axis 0", err);
+            return -1;
+        }
+        l->kind = L_TABLE;
+        l->w = t;
+        return 1;
+    }
+    if (!strcmp(op, "Add")) {
+        for (int k = 0; k < 2; k++) {
+            const struct onnx_tensor *t = graph_tensor(g, node_in(n, k));
+            if (t && t->dtype == ONNX_FLOAT && (t->ndim == 3 || t->ndim == 4) && t->dims[t->ndim - 1] > 1 &&
+                t->dims[t->ndim - 1] == t->dims[t->ndim - 2] && !graph_tensor(g, node_in(n, 1 - k))) {
+                l->kind = L_FOLDED;
+                l->w = t;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (!strcmp(op, "ReduceMean")) {
+        node_err(g, i, SWIN_ERR_MODEL, "decomposed LayerNormalization (an opset < 17 export); re-export with opset_version >= 17", err);
+        return -1;
+    }
+    if (!strcmp(op, "BatchNormalization")) {
+        node_err(g, i, SWIN_ERR_MODEL, "batch norm (norm_name='batch') is not supported; expected InstanceNormalization", err);
+        return -1;
+    }
+    if (!strcmp(op, "Tanh")) {
+        node_err(g, i, SWIN_ERR_MODEL, "tanh-approximated GELU is not supported; MONAI's Swin UNETR uses the exact erf GELU", err);
+        return -1;
+    }
+    for (size_t k = 0; k < sizeof plain_ops / sizeof plain_ops[0]; k++)
+        if (!strcmp(op, plain_ops[k])) return 0;
+    node_err(g, i, SWIN_ERR_MODEL, "operator not expected in a Swin UNETR graph", err);
+    return -1;
+}
+
+swin_status layers_find(const struct graph *g, struct layer_list *out, swin_error *err)
+{
+    out->n = 0;
+    out->v = malloc(((size_t)g->f->n_nodes + 1) * sizeof *out->v);
+    if (!out->v) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", g->f->path);
+    for (int i = 0; i < g->f->n_nodes; i++) {
+        int r = recognise(g, i, &out->v[out->n], err);
+        if (r < 0) {
+            layers_free(out);
+            return err ? err->status : SWIN_ERR_MODEL;
+        }
+        out->n += r;
+    }
+    return SWIN_OK;
+}
+
+void layers_free(struct layer_list *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}

@@ -1,0 +1,32 @@
+/* Layer recognition: one pass over the nodes in graph order that turns every node carrying
+ * weights into a `struct layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
+ * LayerNormalization, InstanceNormalization, bias-table Gather, folded (.., n, n) Add
+ * constant), and rejects operators a Swin UNETR export never contains. */
+#ifndef SWIN_WEIGHTS_LAYERS_H
+#define SWIN_WEIGHTS_LAYERS_H
+
+#include <stdbool.h>
+
+#include "weights/graph.h"
+
+enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED };
+
+struct layer {
+    enum layer_kind kind;
+    int node;                          /* the Conv / MatMul / Gemm / LN / IN / Gather / Add node */
+    const struct onnx_tensor *w;       /* weight, LN/IN scale, bias table, folded constant */
+    const struct onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
+    bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
+    int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
+};
+
+struct layer_list {
+    struct layer *v;
+    int n;
+};
+
+swin_status layers_find(const struct graph *g, struct layer_list *out, swin_error *err);
+void layers_free(struct layer_list *l);
+const char *layer_kind_name(enum layer_kind k);
+
+#endif

@@ -1,0 +1,20 @@
+/* Conversion of ONNX weight payloads into the canonical layouts of runtime/model.h, read
+ * in bounded chunks straight from the file so no second full-size copy is ever held. */
+#ifndef SWIN_WEIGHTS_LAYOUT_H
+#define SWIN_WEIGHTS_LAYOUT_H
+
+#include "weights/onnx_file.h"
+
+enum layout_kind {
+    LAYOUT_COPY,      /* as stored */
+    LAYOUT_OUT_IN,    /* source (d0 = out, d1 = in, k) -> (k, in, out): Conv (cout, cin, kd, kh, kw) and
+                         Linear stored (out, in) (k = 1) */
+    LAYOUT_IN_OUT,    /* source (d0 = in, d1 = out, k) -> (k, in, out): ConvTranspose (cin, cout, 2, 2, 2) */
+    LAYOUT_ZERO,      /* no source: zeros (a bias the exporter dropped because it was all zero) */
+};
+
+/* Writes d0*d1*k floats to dst. */
+swin_status layout_convert(const struct onnx_file *f, const struct onnx_tensor *t, enum layout_kind kind, uint64_t d0,
+                           uint64_t d1, uint64_t k, float *dst, swin_error *err);
+
+#endif

@@ -1,0 +1,14 @@
+/* Patch-merging order from the graph: the 8 inputs of the Concat that feeds a merge's
+ * LayerNormalization are each traced back through their Slice chain, whose stride-2 start
+ * offsets along (D, H, W) give the sub-grid each input takes. */
+#ifndef SWIN_WEIGHTS_MERGE_H
+#define SWIN_WEIGHTS_MERGE_H
+
+#include "runtime/model.h"
+#include "weights/graph.h"
+
+/* ln_node: the merge's LayerNormalization. Fills *order. */
+swin_status merge_order_read(const struct graph *g, int ln_node, swin_merge_order order, swin_error *err);
+enum swin_merge_kind merge_kind_of(swin_merge_order order);
+
+#endif

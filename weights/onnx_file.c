@@ -1,0 +1,534 @@
+#include "weights/onnx_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "weights/wire.h"
+
+/* Field numbers from onnx.proto. */
+enum { MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET = 8 };
+enum { GRAPH_NODE = 1, GRAPH_INITIALIZER = 5, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12, GRAPH_SPARSE_INIT = 15 };
+enum {
+    TENSOR_DIMS = 1, TENSOR_DATA_TYPE = 2, TENSOR_SEGMENT = 3, TENSOR_FLOAT_DATA = 4, TENSOR_INT32_DATA = 5,
+    TENSOR_INT64_DATA = 7, TENSOR_NAME = 8, TENSOR_RAW_DATA = 9, TENSOR_EXTERNAL = 13, TENSOR_LOCATION = 14,
+};
+
+#define MAX_SMALL_FIELD (1u << 20)   /* names, dims, external_data entries, opset ids */
+
+struct indexer {
+    struct wire_reader r;
+    struct onnx_file *f;
+    swin_error *err;
+    int cap_nodes, cap_inits, cap_inputs, cap_outputs;
+    char *model_dir;
+};
+
+static int elem_size(int dtype)
+{
+    switch (dtype) {
+    case 1: case 6: case 12: return 4;        /* float, int32, uint32 */
+    case 7: case 11: case 13: return 8;       /* int64, double, uint64 */
+    case 10: case 16: case 4: case 5: return 2;
+    case 2: case 3: case 9: return 1;
+    default: return 0;
+    }
+}
+
+static void *grow(void *p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return p;
+    int ncap = *cap ? *cap * 2 : 64;
+    while (ncap < need) ncap *= 2;
+    void *q = realloc(p, (size_t)ncap * elem);
+    if (q) *cap = ncap;
+    return q;
+}
+
+static swin_status nomem(struct indexer *ix, const char *what)
+{
+    return swin_error_set(ix->err, SWIN_ERR_NOMEM, "%s: out of host memory while reading %s", ix->f->path, what);
+}
+
+/* Reads a small length-delimited field (a string or a submessage) into a new buffer. */
+static swin_status read_small(struct indexer *ix, const struct wire_field *fl, const char *what, unsigned char **out)
+{
+    if (fl->type != WIRE_LEN)
+        return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: %s has wire type %d at byte %llu",
+                              ix->f->path, what, (int)fl->type, (unsigned long long)fl->data);
+    if (fl->len > MAX_SMALL_FIELD)
+        return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: %s is %llu bytes long at byte %llu",
+                              ix->f->path, what, (unsigned long long)fl->len, (unsigned long long)fl->data);
+    unsigned char *b = malloc(fl->len + 1);
+    if (!b) return nomem(ix, what);
+    swin_status st = wire_read(&ix->r, fl->data, (size_t)fl->len, b);
+    if (st) { free(b); return st; }
+    b[fl->len] = 0;
+    *out = b;
+    return SWIN_OK;
+}
+
+static swin_status bad_tensor(struct indexer *ix, const char *name, const char *what)
+{
+    return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: initializer '%s': %s", ix->f->path, name ? name : "(unnamed)", what);
+}
+
+/* Sets numel and checks the payload length against the type and shape. */
+static swin_status check_payload(struct indexer *ix, struct onnx_tensor *t)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->dims[i] < 0) return bad_tensor(ix, t->name, "negative dimension");
+        if (t->dims[i] && n > UINT64_MAX / 16 / (uint64_t)t->dims[i]) return bad_tensor(ix, t->name, "dimensions overflow");
+        n *= (uint64_t)t->dims[i];
+    }
+    t->numel = n;
+    int es = elem_size(t->dtype);
+    if (t->src == SRC_FILE && es && t->len != n * (uint64_t)es) {
+        char m[160];
+        snprintf(m, sizeof m, "payload has %llu bytes, shape and type need %llu", (unsigned long long)t->len,
+                 (unsigned long long)(n * (uint64_t)es));
+        return bad_tensor(ix, t->name, m);
+    }
+    if (t->src == SRC_NONE && n && es) return bad_tensor(ix, t->name, "has no data (or data in an unsupported field)");
+    return SWIN_OK;
+}
+
+static int open_side_file(struct indexer *ix, const char *location, swin_error *err, const char *tname)
+{
+    struct onnx_file *f = ix->f;
+    if (location[0] == '/' || strstr(location, ".."))
+        return -(int)bad_tensor(ix, tname, "external data location must be a relative path inside the model's folder");
+    size_t n = strlen(ix->model_dir) + strlen(location) + 2;
+    char *p = malloc(n);
+    if (!p) return -(int)nomem(ix, "an external data path");
+    snprintf(p, n, "%s/%s", ix->model_dir, location);
+    for (int i = 1; i < f->n_files; i++)
+        if (!strcmp(f->files[i].path, p)) { free(p); return i; }
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        swin_error_set(err, SWIN_ERR_IO, "%s: cannot open external data file %s for initializer '%s': %s", f->path, p,
+                       tname, strerror(errno));
+        free(p);
+        return -(int)SWIN_ERR_IO;
+    }
+    struct stat sb;
+    struct onnx_side_file *nf = realloc(f->files, (size_t)(f->n_files + 1) * sizeof *nf);
+    if (fstat(fd, &sb) || !nf) {
+        close(fd);
+        free(p);
+        if (nf) f->files = nf;
+        return -(int)nomem(ix, "an external data file");
+    }
+    f->files = nf;
+    f->files[f->n_files] = (struct onnx_side_file){p, fd, (uint64_t)sb.st_size};
+    return f->n_files++;
+}
+
+static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_tensor *t)
+{
+    memset(t, 0, sizeof *t);
+    t->producer = -1;
+    t->dtype = 0;
+    char *location = NULL;
+    uint64_t ext_off = 0, ext_len = UINT64_MAX;
+    int data_location = 0;
+    struct wire_field fl;
+    int k;
+    swin_status st = SWIN_OK;
+    while ((k = wire_next(&ix->r, end, &fl, "TensorProto")) == 1) {
+        switch (fl.number) {
+        case TENSOR_DIMS:
+            if (fl.type == WIRE_VARINT) {
+                if (t->ndim == ONNX_MAX_RANK) { st = bad_tensor(ix, t->name, "rank above 8"); goto out; }
+                t->dims[t->ndim++] = (int64_t)fl.value;
+            } else if (fl.type == WIRE_LEN) {
+                unsigned char *b;
+                if ((st = read_small(ix, &fl, "TensorProto.dims", &b))) goto out;
+                size_t pos = 0;
+                while (pos < fl.len) {
+                    uint64_t v;
+                    size_t u = wire_varint_mem(b + pos, (size_t)fl.len - pos, &v);
+                    if (!u || t->ndim == ONNX_MAX_RANK) { free(b); st = bad_tensor(ix, t->name, "malformed dims or rank above 8"); goto out; }
+                    t->dims[t->ndim++] = (int64_t)v;
+                    pos += u;
+                }
+                free(b);
+            }
+            break;
+        case TENSOR_DATA_TYPE: t->dtype = (int)fl.value; break;
+        case TENSOR_SEGMENT: st = bad_tensor(ix, t->name, "segmented tensors are not supported"); goto out;
+        case TENSOR_FLOAT_DATA:
+        case TENSOR_RAW_DATA:
+            if (fl.type != WIRE_LEN) { st = bad_tensor(ix, t->name, "unpacked float_data is not supported"); goto out; }
+            t->src = SRC_FILE, t->file = 0, t->off = fl.data, t->len = fl.len;
+            break;
+        case TENSOR_INT32_DATA:
+        case TENSOR_INT64_DATA:
+            if (fl.type != WIRE_LEN) { st = bad_tensor(ix, t->name, "unpacked int data is not supported"); goto out; }
+            t->src = SRC_VARINTS, t->off = fl.data, t->len = fl.len;
+            break;
+        case TENSOR_NAME: {
+            unsigned char *b;
+            if ((st = read_small(ix, &fl, "TensorProto.name", &b))) goto out;
+            free((char *)t->name);
+            t->name = (char *)b;
+            break;
+        }
+        case TENSOR_EXTERNAL: {
+            unsigned char *b;
+            if ((st = read_small(ix, &fl, "TensorProto.external_data", &b))) goto out;
+            Onnx__StringStringEntryProto *e = onnx__string_string_entry_proto__unpack(NULL, (size_t)fl.len, b);
+            free(b);
+            if (!e || !e->key || !e->value) {
+                if (e) onnx__string_string_entry_proto__free_unpacked(e, NULL);
+                st = bad_tensor(ix, t->name, "corrupt external_data entry");
+                goto out;
+            }
+            char *endp = NULL;
+            if (!strcmp(e->key, "location")) {
+                free(location);
+                location = strdup(e->value);
+            } else if (!strcmp(e->key, "offset")) {
+                ext_off = strtoull(e->value, &endp, 10);
+            } else if (!strcmp(e->key, "length")) {
+                ext_len = strtoull(e->value, &endp, 10);
+            }
+            bool bad_num = endp && (*endp || endp == e->value);
+            onnx__string_string_entry_proto__free_unpacked(e, NULL);
+            if (bad_num) { st = bad_tensor(ix, t->name, "external_data offset/length is not a number"); goto out; }
+            break;
+        }
+        case TENSOR_LOCATION: data_location = (int)fl.value; break;
+        default: break;   /* doc_string, string/double/uint64 data: not used by swinrun */
+        }
+    }
+    if (k < 0) { st = ix->err->status; goto out; }
+    if (data_location == 1) {
+        if (!location) { st = bad_tensor(ix, t->name, "external data without a location"); goto out; }
+        int fi = open_side_file(ix, location, ix->err, t->name ? t->name : "(unnamed)");
+        if (fi < 0) { st = (swin_status)-fi; goto out; }
+        uint64_t fsize = ix->f->files[fi].size;
+        int es = elem_size(t->dtype);
+        uint64_t n = 1;
+        for (int i = 0; i < t->ndim; i++) n = t->dims[i] > 0 && n <= UINT64_MAX / 16 / (uint64_t)t->dims[i] ? n * (uint64_t)t->dims[i] : (t->dims[i] ? UINT64_MAX / 16 : 0);
+        if (ext_len == UINT64_MAX) ext_len = n * (uint64_t)es;
+        if (ext_off > fsize || ext_len > fsize - ext_off) {
+            char m[256];
+            snprintf(m, sizeof m, "external data [%llu, +%llu) lies outside %s (%llu bytes; truncated?)",
+                     (unsigned long long)ext_off, (unsigned long long)ext_len, ix->f->files[fi].path, (unsigned long long)fsize);
+            st = bad_tensor(ix, t->name, m);
+            goto out;
+        }
+        t->src = SRC_FILE, t->file = fi, t->off = ext_off, t->len = ext_len;
+    }
+    if (!t->name) t->name = strdup("");
+    if (!t->name) { st = nomem(ix, "an initializer name"); goto out; }
+    st = check_payload(ix, t);
+out:
+    free(location);
+    if (st) { free((char *)t->name); t->name = NULL; }
+    return st;
+}
+
+static swin_status parse_value_info(struct indexer *ix, const struct wire_field *fl, struct onnx_value_info *vi)
+{
+    unsigned char *b;
+    swin_status st = read_small(ix, fl, "ValueInfoProto", &b);
+    if (st) return st;
+    Onnx__ValueInfoProto *p = onnx__value_info_proto__unpack(NULL, (size_t)fl->len, b);
+    free(b);
+    if (!p) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt graph input/output at byte %llu",
+                                  ix->f->path, (unsigned long long)fl->data);
+    memset(vi, 0, sizeof *vi);
+    vi->name = strdup(p->name ? p->name : "");
+    vi->ndim = -1;
+    if (p->type && p->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && p->type->tensor_type &&
+        p->type->tensor_type->shape) {
+        Onnx__TensorShapeProto *sh = p->type->tensor_type->shape;
+        vi->ndim = sh->n_dim > ONNX_MAX_RANK ? ONNX_MAX_RANK : (int)sh->n_dim;
+        for (int i = 0; i < vi->ndim; i++)
+            vi->dims[i] = sh->dim[i]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? sh->dim[i]->dim_value : 0;
+    }
+    onnx__value_info_proto__free_unpacked(p, NULL);
+    return vi->name ? SWIN_OK : nomem(ix, "a graph input name");
+}
+
+static swin_status parse_graph(struct indexer *ix, uint64_t end)
+{
+    struct onnx_file *f = ix->f;
+    struct wire_field fl;
+    int k;
+    swin_status st;
+    while ((k = wire_next(&ix->r, end, &fl, "GraphProto")) == 1) {
+        if (fl.type != WIRE_LEN) continue;
+        switch (fl.number) {
+        case GRAPH_NODE: {
+            void *q = grow(f->nodes, &ix->cap_nodes, f->n_nodes + 1, sizeof *f->nodes);
+            if (!q) return nomem(ix, "the node list");
+            f->nodes = q;
+            unsigned char *b = malloc(fl.len ? fl.len : 1);
+            if (!b) return nomem(ix, "a node");
+            if ((st = wire_read(&ix->r, fl.data, (size_t)fl.len, b))) { free(b); return st; }
+            Onnx__NodeProto *n = onnx__node_proto__unpack(NULL, (size_t)fl.len, b);
+            free(b);
+            if (!n)
+                return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d (at byte %llu) is corrupt",
+                                      f->path, f->n_nodes, (unsigned long long)fl.data);
+            f->nodes[f->n_nodes++] = n;
+            break;
+        }
+        case GRAPH_INITIALIZER: {
+            void *q = grow(f->inits, &ix->cap_inits, f->n_inits + 1, sizeof *f->inits);
+            if (!q) return nomem(ix, "the initializer list");
+            f->inits = q;
+            uint64_t save = ix->r.pos;
+            ix->r.pos = fl.data;
+            if ((st = parse_tensor(ix, fl.data + fl.len, &f->inits[f->n_inits]))) return st;
+            ix->r.pos = save;
+            f->n_inits++;
+            break;
+        }
+        case GRAPH_INPUT:
+        case GRAPH_OUTPUT: {
+            bool in = fl.number == GRAPH_INPUT;
+            int *cap = in ? &ix->cap_inputs : &ix->cap_outputs;
+            int *cnt = in ? &f->n_inputs : &f->n_outputs;
+            struct onnx_value_info **arr = in ? &f->inputs : &f->outputs;
+            void *q = grow(*arr, cap, *cnt + 1, sizeof **arr);
+            if (!q) return nomem(ix, "the graph inputs");
+            *arr = q;
+            if ((st = parse_value_info(ix, &fl, &(*arr)[*cnt]))) return st;
+            (*cnt)++;
+            break;
+        }
+        case GRAPH_SPARSE_INIT:
+            return swin_error_set(ix->err, SWIN_ERR_MODEL, "%s: the graph has sparse initializers, which a Swin UNETR export never has",
+                                  f->path);
+        default: break;
+        }
+    }
+    return k < 0 ? ix->err->status : SWIN_OK;
+}
+
+static swin_status parse_model(struct indexer *ix)
+{
+    struct onnx_file *f = ix->f;
+    struct wire_field fl;
+    int k, graphs = 0;
+    swin_status st;
+    uint64_t end = ix->r.file_size;
+    while ((k = wire_next(&ix->r, end, &fl, "ModelProto")) == 1) {
+        if (fl.number == MODEL_IR_VERSION && fl.type == WIRE_VARINT) {
+            f->ir_version = (int64_t)fl.value;
+        } else if (fl.number == MODEL_OPSET && fl.type == WIRE_LEN) {
+            unsigned char *b;
+            if ((st = read_small(ix, &fl, "ModelProto.opset_import", &b))) return st;
+            Onnx__OperatorSetIdProto *o = onnx__operator_set_id_proto__unpack(NULL, (size_t)fl.len, b);
+            free(b);
+            if (!o) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt opset_import", f->path);
+            if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) f->opset = o->version;
+            onnx__operator_set_id_proto__free_unpacked(o, NULL);
+        } else if (fl.number == MODEL_GRAPH && fl.type == WIRE_LEN) {
+            if (graphs++) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: two graphs", f->path);
+            uint64_t save = ix->r.pos;
+            ix->r.pos = fl.data;
+            if ((st = parse_graph(ix, fl.data + fl.len))) return st;
+            ix->r.pos = save;
+        }
+    }
+    if (k < 0) return ix->err->status;
+    if (!graphs || !f->ir_version)
+        return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not an ONNX model (no %s)", f->path, graphs ? "ir_version" : "graph");
+    return SWIN_OK;
+}
+
+swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return swin_error_set(err, SWIN_ERR_IO, "%s: not a regular file", path);
+    }
+    f->files = malloc(sizeof *f->files);
+    char *p0 = strdup(path);
+    if (!f->files || !p0) {
+        free(f->files);
+        free(p0);
+        close(fd);
+        memset(f, 0, sizeof *f);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", path);
+    }
+    f->files[0] = (struct onnx_side_file){p0, fd, (uint64_t)sb.st_size};
+    f->n_files = 1;
+    if (sb.st_size == 0) {
+        onnx_file_close(f);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: empty file, not an ONNX model", path);
+    }
+    struct indexer *ix = calloc(1, sizeof *ix);
+    char *dir = strdup(path);
+    if (!ix || !dir) {
+        free(ix);
+        free(dir);
+        onnx_file_close(f);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", path);
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0; else strcpy(dir, ".");
+    ix->model_dir = dir;
+    ix->f = f;
+    ix->err = err;
+    wire_init(&ix->r, fd, (uint64_t)sb.st_size, path, err);
+    swin_status st = parse_model(ix);
+    free(dir);
+    free(ix);
+    if (st) onnx_file_close(f);
+    return st;
+}
+
+void onnx_file_close(struct onnx_file *f)
+{
+    for (int i = 0; i < f->n_nodes; i++) onnx__node_proto__free_unpacked(f->nodes[i], NULL);
+    for (int i = 0; i < f->n_inits; i++) free((char *)f->inits[i].name);
+    for (int i = 0; i < f->n_inputs; i++) free(f->inputs[i].name);
+    for (int i = 0; i < f->n_outputs; i++) free(f->outputs[i].name);
+    for (int i = 0; i < f->n_files; i++) {
+        close(f->files[i].fd);
+        free(f->files[i].path);
+    }
+    free(f->nodes);
+    free(f->inits);
+    free(f->inputs);
+    free(f->outputs);
+    free(f->files);
+    memset(f, 0, sizeof *f);
+}
+
+static swin_status pread_all(const struct onnx_file *f, int fi, uint64_t off, size_t len, void *dst, swin_error *err)
+{
+    unsigned char *d = dst;
+    while (len) {
+        ssize_t k = pread(f->files[fi].fd, d, len, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            return swin_error_set(err, SWIN_ERR_IO, "%s: read failed at byte %llu: %s", f->files[fi].path,
+                                  (unsigned long long)off, k < 0 ? strerror(errno) : "unexpected end of file");
+        d += k;
+        off += (uint64_t)k;
+        len -= (size_t)k;
+    }
+    return SWIN_OK;
+}
+
+swin_status onnx_tensor_read_f32(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t first,
+                                 uint64_t count, float *dst, swin_error *err)
+{
+    if (t->dtype != ONNX_FLOAT)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: tensor '%s' has ONNX data type %d, expected float32 (1)", f->path,
+                              t->name, t->dtype);
+    if (first > t->numel || count > t->numel - first)
+        return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: read past the end of tensor '%s'", f->path, t->name);
+    switch (t->src) {
+    case SRC_FILE: return pread_all(f, t->file, t->off + first * 4, (size_t)count * 4, dst, err);
+    case SRC_MEMORY: memcpy(dst, (const float *)t->mem + first, (size_t)count * 4); return SWIN_OK;
+    default:
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: float tensor '%s' stores its data in an unsupported field", f->path, t->name);
+    }
+}
+
+swin_status onnx_tensor_read_i64(const struct onnx_file *f, const struct onnx_tensor *t, int64_t *dst, uint64_t count,
+                                 swin_error *err)
+{
+    if ((t->dtype != ONNX_INT64 && t->dtype != ONNX_INT32) || count != t->numel)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: tensor '%s' is not an integer tensor of %llu elements", f->path,
+                              t->name, (unsigned long long)count);
+    if (t->src == SRC_MEM_I64) {
+        memcpy(dst, t->mem, (size_t)count * 8);
+        return SWIN_OK;
+    }
+    unsigned char *tmp = NULL;
+    const unsigned char *bytes;
+    size_t nbytes;
+    if (t->src == SRC_MEMORY) {
+        bytes = t->mem;
+        nbytes = (size_t)t->len;
+    } else if (t->src == SRC_FILE || t->src == SRC_VARINTS) {
+        nbytes = (size_t)t->len;
+        tmp = malloc(nbytes ? nbytes : 1);
+        if (!tmp) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory reading '%s'", f->path, t->name);
+        swin_status st = pread_all(f, t->src == SRC_FILE ? t->file : 0, t->off, nbytes, tmp, err);
+        if (st) { free(tmp); return st; }
+        bytes = tmp;
+    } else {
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: integer tensor '%s' has no data", f->path, t->name);
+    }
+    swin_status st = SWIN_OK;
+    if (t->src == SRC_VARINTS) {
+        size_t pos = 0;
+        for (uint64_t i = 0; i < count; i++) {
+            uint64_t v;
+            size_t u = wire_varint_mem(bytes + pos, nbytes - pos, &v);
+            if (!u) { st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: tensor '%s': malformed int data", f->path, t->name); break; }
+            dst[i] = t->dtype == ONNX_INT32 ? (int64_t)(int32_t)v : (int64_t)v;
+            pos += u;
+        }
+    } else if (t->dtype == ONNX_INT64) {
+        memcpy(dst, bytes, (size_t)count * 8);
+    } else {
+        for (uint64_t i = 0; i < count; i++) {
+            int32_t v;
+            memcpy(&v, bytes + 4 * i, 4);
+            dst[i] = v;
+        }
+    }
+    free(tmp);
+    return st;
+}
+
+swin_status onnx_tensor_from_proto(const Onnx__TensorProto *p, const char *name, int producer, struct onnx_tensor *t,
+                                   const char *path, swin_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->producer = producer;
+    t->dtype = p->has_data_type ? p->data_type : 0;
+    if (p->n_dims > ONNX_MAX_RANK)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: constant '%s' has rank above 8", path, name);
+    t->ndim = (int)p->n_dims;
+    uint64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        t->dims[i] = p->dims[i];
+        if (p->dims[i] < 0 || (p->dims[i] && n > UINT64_MAX / 16 / (uint64_t)p->dims[i]))
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: constant '%s' has an invalid shape", path, name);
+        n *= (uint64_t)p->dims[i];
+    }
+    t->numel = n;
+    int es = elem_size(t->dtype);
+    if (p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: constant node output '%s' uses external data (not supported)", path, name);
+    if (p->has_raw_data) {
+        t->src = SRC_MEMORY, t->mem = p->raw_data.data, t->len = p->raw_data.len;
+        if (es && t->len != n * (uint64_t)es)
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: constant '%s' has %llu payload bytes, its shape needs %llu", path,
+                                  name, (unsigned long long)t->len, (unsigned long long)(n * (uint64_t)es));
+    } else if (t->dtype == ONNX_FLOAT && p->n_float_data == n) {
+        t->src = SRC_MEMORY, t->mem = p->float_data, t->len = n * 4;
+    } else if (t->dtype == ONNX_INT64 && p->n_int64_data == n) {
+        t->src = SRC_MEM_I64, t->mem = p->int64_data, t->len = n * 8;
+    } else if (t->dtype == ONNX_INT32 && p->n_int32_data == n) {
+        t->src = SRC_MEMORY, t->mem = p->int32_data, t->len = n * 4;
+    } else if (n == 0) {
+        t->src = SRC_NONE;
+    } else {
+        t->src = SRC_NONE;   /* other types/fields: readers report it if it is ever needed */
+    }
+    return SWIN_OK;
+}

@@ -1,0 +1,94 @@
+#include "weights/onnx_loader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "weights/graph.h"
+#include "weights/layers.h"
+#include "weights/merge.h"
+#include "weights/onnx_file.h"
+#include "weights/walk.h"
+
+#define FLAT_ALIGN 256
+
+static uint64_t aligned_floats(uint64_t n) { return (n + FLAT_ALIGN / 4 - 1) / (FLAT_ALIGN / 4) * (FLAT_ALIGN / 4); }
+
+/* Allocates the flat buffer and converts every planned payload into it. */
+static swin_status bind(const struct onnx_file *f, const struct walk_out *w, struct swin_model *m, swin_error *err)
+{
+    uint64_t total = 0, params = 0;
+    for (int i = 0; i < w->n_plans; i++) {
+        const struct bind_plan *p = &w->plans[i];
+        total += aligned_floats(p->d0 * p->d1 * p->k);
+        params += p->d0 * p->d1 * p->k;
+    }
+    if (total > SIZE_MAX / 4 / 2)
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: the weights need %llu floats, more than this host can address", f->path,
+                              (unsigned long long)total);
+    size_t bytes = (size_t)(total ? total : 1) * 4;
+    bytes = (bytes + FLAT_ALIGN - 1) / FLAT_ALIGN * FLAT_ALIGN;
+    float *flat = aligned_alloc(FLAT_ALIGN, bytes);
+    if (!flat)
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the weights", f->path, bytes);
+    uint64_t off = 0;
+    for (int i = 0; i < w->n_plans; i++) {
+        const struct bind_plan *p = &w->plans[i];
+        uint64_t n = p->d0 * p->d1 * p->k;
+        swin_status st = layout_convert(f, p->t, p->layout, p->d0, p->d1, p->k, flat + off, err);
+        if (st) {
+            free(flat);
+            return st;
+        }
+        /* zero the alignment gap so the buffer has no uninitialised bytes */
+        memset(flat + off + n, 0, (size_t)(aligned_floats(n) - n) * 4);
+        *p->slot = flat + off;
+        off += aligned_floats(n);
+    }
+    memset(flat + off, 0, bytes - (size_t)off * 4);
+    m->flat = flat;
+    m->flat_bytes = bytes;
+    m->param_count = (size_t)params;
+    return SWIN_OK;
+}
+
+swin_status swin_onnx_load_opts(const char *path, const struct swin_onnx_load_opts *opts, struct swin_model *out,
+                                swin_error *err)
+{
+    swin_error e = {SWIN_OK, ""};
+    if (!out) return swin_error_set(err, SWIN_ERR_ARG, "swin_onnx_load: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!path) return swin_error_set(err, SWIN_ERR_ARG, "swin_onnx_load: path is NULL");
+
+    struct onnx_file f;
+    struct graph g;
+    struct layer_list layers = {0};
+    struct walk_out w = {0};
+    swin_status st = onnx_file_open(path, &f, &e);
+    if (st) goto done;
+    st = graph_build(&g, &f, &e);
+    if (!st) {
+        st = layers_find(&g, &layers, &e);
+        if (!st) st = walk_model(&g, &layers, out, &w, &e);
+        if (!st && opts && opts->merge_order) {
+            memcpy(out->cfg.merge_order, opts->merge_order, sizeof(swin_merge_order));
+            out->cfg.merge_kind = merge_kind_of(out->cfg.merge_order);
+        }
+        if (!st) st = bind(&f, &w, out, &e);
+        free(w.plans);
+        layers_free(&layers);
+        graph_free(&g);
+    }
+    onnx_file_close(&f);
+done:
+    if (st) {
+        memset(out, 0, sizeof *out);
+        if (e.status == SWIN_OK) swin_error_set(&e, st, "%s: load failed", path);
+        if (err) *err = e;
+    }
+    return st;
+}
+
+swin_status swin_onnx_load(const char *path, struct swin_model *out, swin_error *err)
+{
+    return swin_onnx_load_opts(path, NULL, out, err);
+}

@@ -1,0 +1,465 @@
+#include "weights/walk.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weights/merge.h"
+#include "weights/window.h"
+
+struct walker {
+    const struct graph *g;
+    const struct layer_list *L;
+    int pos;
+    struct swin_model *m;
+    struct walk_out *out;
+    int cap;
+    swin_error *err;
+    bool in_affine_seen;              /* some CNN-block InstanceNorm has gamma != 1 or beta != 0 */
+    bool have_window, have_merge_order;
+};
+
+#define TRY(x) do { swin_status st_ = (x); if (st_) return st_; } while (0)
+
+static swin_status fail(struct walker *w, int node, swin_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static swin_status fail(struct walker *w, int node, swin_status st, const char *fmt, ...)
+{
+    char what[300], d[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (node < 0) return swin_error_set(w->err, st, "%s: %s", w->g->f->path, what);
+    return swin_error_set(w->err, st, "%s: %s: %s", w->g->f->path, node_desc(w->g, node, d, sizeof d), what);
+}
+
+static const struct layer *peek(struct walker *w) { return w->pos < w->L->n ? &w->L->v[w->pos] : NULL; }
+
+static swin_status expect(struct walker *w, enum layer_kind k, const char *what, const struct layer **out)
+{
+    const struct layer *l = peek(w);
+    if (!l) return fail(w, -1, SWIN_ERR_MODEL, "the graph ends where %s (%s) was expected", what, layer_kind_name(k));
+    if (l->kind != k)
+        return fail(w, l->node, SWIN_ERR_MODEL, "found a %s where %s (%s) was expected", layer_kind_name(l->kind), what,
+                    layer_kind_name(k));
+    w->pos++;
+    *out = l;
+    return SWIN_OK;
+}
+
+static const char *shape_str(const int64_t *d, int n, char *buf, size_t cap)
+{
+    size_t o = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < n && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, i ? ", %lld" : "%lld", (long long)d[i]);
+    if (o < cap) snprintf(buf + o, cap - o, ")");
+    return buf;
+}
+
+static swin_status check_shape(struct walker *w, const struct layer *l, const struct onnx_tensor *t, const char *what,
+                               int n, const int64_t *want)
+{
+    bool ok = t->ndim == n;
+    for (int i = 0; ok && i < n; i++) ok = t->dims[i] == want[i];
+    if (ok) return SWIN_OK;
+    char a[120], b[120];
+    return fail(w, l->node, SWIN_ERR_SHAPE, "%s '%s' has shape %s, the detected configuration needs %s", what, t->name,
+                shape_str(t->dims, t->ndim, a, sizeof a), shape_str(want, n, b, sizeof b));
+}
+
+/* Names confirm the structure: an initializer that reads like a state_dict key and feeds
+ * only this node must be the key of the field it is bound to. */
+static swin_status check_name(struct walker *w, const struct layer *l, const struct onnx_tensor *t, const char *key)
+{
+    const char *nm = t->name;
+    size_t n = strlen(nm), kn = strlen(key);
+    static const char *const tails[] = {".weight", ".bias", ".relative_position_bias_table"};
+    bool keylike = false;
+    for (int i = 0; i < 3; i++) {
+        size_t tl = strlen(tails[i]);
+        keylike |= n > tl && !strcmp(nm + n - tl, tails[i]);
+    }
+    const int *c;
+    if (!keylike || t->producer >= 0 || graph_consumers(w->g, nm, &c) != 1) return SWIN_OK;
+    if (n >= kn && !strcmp(nm + n - kn, key) && (n == kn || nm[n - kn - 1] == '.')) return SWIN_OK;
+    return fail(w, l->node, SWIN_ERR_MODEL, "initializer '%s' sits where the graph structure puts '%s'; names and structure disagree",
+                nm, key);
+}
+
+static swin_status plan(struct walker *w, const struct layer *l, const float **slot, const struct onnx_tensor *t,
+                        enum layout_kind kind, uint64_t d0, uint64_t d1, uint64_t k)
+{
+    struct walk_out *o = w->out;
+    if (o->n_plans == w->cap) {
+        int ncap = w->cap ? 2 * w->cap : 256;
+        void *p = realloc(o->plans, (size_t)ncap * sizeof *o->plans);
+        if (!p) return fail(w, -1, SWIN_ERR_NOMEM, "out of host memory");
+        o->plans = p;
+        w->cap = ncap;
+    }
+    o->plans[o->n_plans++] = (struct bind_plan){slot, t, kind, d0, d1, k, l->node, false};
+    return SWIN_OK;
+}
+
+/* A 1-D vector of length n (LN/IN scale or bias, a conv or Linear bias). A missing bias
+ * becomes zeros. */
+static swin_status bind_vec(struct walker *w, const struct layer *l, const struct onnx_tensor *t, const float **slot,
+                            int64_t n, const char *what, const char *key)
+{
+    if (!t) return plan(w, l, slot, NULL, LAYOUT_ZERO, (uint64_t)n, 1, 1);
+    TRY(check_shape(w, l, t, what, 1, &n));
+    TRY(check_name(w, l, t, key));
+    return plan(w, l, slot, t, LAYOUT_COPY, (uint64_t)n, 1, 1);
+}
+
+/* The scale and bias of a LayerNormalization or InstanceNormalization over c channels. */
+static swin_status bind_affine(struct walker *w, const struct layer *l, int64_t c, const float **ws, const float **bs,
+                               const char *what, const char *prefix)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.weight", prefix);
+    TRY(bind_vec(w, l, l->w, ws, c, what, key));
+    snprintf(key, sizeof key, "%s.bias", prefix);
+    return bind_vec(w, l, l->b, bs, c, what, key);
+}
+
+static swin_status bind_ln(struct walker *w, int64_t c, const float **ws, const float **bs, const char *what,
+                           const char *prefix)
+{
+    const struct layer *l;
+    TRY(expect(w, L_LN, what, &l));
+    return bind_affine(w, l, c, ws, bs, what, prefix);
+}
+
+/* Linear in -> out; *wslot gets (in, out). bias: 1 required, 0 forbidden, -1 optional
+ * (then *has_bias tells). */
+static swin_status bind_linear(struct walker *w, int64_t in, int64_t out, const float **wslot, const float **bslot,
+                               int bias, const char *what, const char *prefix)
+{
+    const struct layer *l;
+    char key[160];
+    TRY(expect(w, L_LINEAR, what, &l));
+    int64_t want[2] = {l->w_out_in ? out : in, l->w_out_in ? in : out};
+    TRY(check_shape(w, l, l->w, what, 2, want));
+    snprintf(key, sizeof key, "%s.weight", prefix);
+    TRY(check_name(w, l, l->w, key));
+    if (l->w_out_in)
+        TRY(plan(w, l, wslot, l->w, LAYOUT_OUT_IN, (uint64_t)out, (uint64_t)in, 1));
+    else
+        TRY(plan(w, l, wslot, l->w, LAYOUT_COPY, (uint64_t)(in * out), 1, 1));
+    if (bias == 0 && l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
+    if (bias == 1 && !l->b)
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s has no bias (expected an Add of a constant (%lld) after it)", what, (long long)out);
+    if (!l->b) return SWIN_OK;
+    snprintf(key, sizeof key, "%s.bias", prefix);
+    return bind_vec(w, l, l->b, bslot, out, what, key);
+}
+
+static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin, int64_t cout, int k, int stride,
+                             int pad, const float **slot, const char *what, const char *key, const struct layer **lout)
+{
+    const struct layer *l;
+    TRY(expect(w, kind, what, &l));
+    if (l->kernel != k || l->stride != stride || l->pad != pad)
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s has kernel %d, stride %d, pad %d; expected kernel %d, stride %d, pad %d",
+                    what, l->kernel, l->stride, l->pad, k, stride, pad);
+    int64_t want[5] = {kind == L_CONV ? cout : cin, kind == L_CONV ? cin : cout, k, k, k};
+    TRY(check_shape(w, l, l->w, what, 5, want));
+    TRY(check_name(w, l, l->w, key));
+    if (kind == L_CONVT && l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
+    if (lout) *lout = l;
+    else if (l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
+    return plan(w, l, slot, l->w, kind == L_CONV ? LAYOUT_OUT_IN : LAYOUT_IN_OUT, (uint64_t)want[0], (uint64_t)want[1],
+                (uint64_t)k * k * k);
+}
+
+/* InstanceNormalization over c channels. Its affine parameters are bound as optional plans,
+ * kept only when some CNN-block InstanceNorm turns out to be affine (see walk_model). */
+static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const float **bs, const char *what,
+                           const char *prefix, bool v2)
+{
+    const struct layer *l;
+    TRY(expect(w, L_IN, what, &l));
+    swin_status st;
+    bool plain = graph_const_all(w->g, l->w, 1.0f, w->err, &st);
+    if (st) return st;
+    plain = plain && graph_const_all(w->g, l->b, 0.0f, w->err, &st);
+    if (st) return st;
+    if (v2) {
+        if (!plain)
+            return fail(w, l->node, SWIN_ERR_MODEL, "%s has affine parameters; MONAI's v2 block InstanceNorm has none", what);
+        return check_shape(w, l, l->w, what, 1, &c);
+    }
+    w->in_affine_seen |= !plain;
+    int first = w->out->n_plans;
+    TRY(bind_affine(w, l, c, ws, bs, what, prefix));
+    for (int i = first; i < w->out->n_plans; i++) w->out->plans[i].in_affine = true;
+    return SWIN_OK;
+}
+
+/* UnetResBlock cin -> cout (conv3 only when cin != cout); prefix e.g. "encoder1.layer". */
+static swin_status bind_resblock(struct walker *w, struct swin_resblock_w *r, int64_t cin, int64_t cout, const char *prefix,
+                                 const char *what, bool v2)
+{
+    char key[160], desc[200];
+    r->cin = (int)cin;
+    r->cout = (int)cout;
+    snprintf(key, sizeof key, "%s.conv1.conv.weight", prefix);
+    snprintf(desc, sizeof desc, "%s conv1", what);
+    TRY(bind_conv(w, L_CONV, cin, cout, 3, 1, 1, &r->conv1_w, desc, key, NULL));
+    snprintf(key, sizeof key, "%s.norm1", prefix);
+    snprintf(desc, sizeof desc, "%s norm1", what);
+    TRY(bind_in(w, cout, &r->norm1_w, &r->norm1_b, desc, key, v2));
+    snprintf(key, sizeof key, "%s.conv2.conv.weight", prefix);
+    snprintf(desc, sizeof desc, "%s conv2", what);
+    TRY(bind_conv(w, L_CONV, cout, cout, 3, 1, 1, &r->conv2_w, desc, key, NULL));
+    snprintf(key, sizeof key, "%s.norm2", prefix);
+    snprintf(desc, sizeof desc, "%s norm2", what);
+    TRY(bind_in(w, cout, &r->norm2_w, &r->norm2_b, desc, key, v2));
+    if (cin == cout) return SWIN_OK;
+    snprintf(key, sizeof key, "%s.conv3.conv.weight", prefix);
+    snprintf(desc, sizeof desc, "%s conv3 (1x1x1 residual)", what);
+    TRY(bind_conv(w, L_CONV, cin, cout, 1, 1, 0, &r->conv3_w, desc, key, NULL));
+    snprintf(key, sizeof key, "%s.norm3", prefix);
+    snprintf(desc, sizeof desc, "%s norm3", what);
+    return bind_in(w, cout, &r->norm3_w, &r->norm3_b, desc, key, v2);
+}
+
+/* One Swin block of stage s (0-based), block b. */
+static swin_status bind_block(struct walker *w, int s, int b)
+{
+    struct swin_config *cfg = &w->m->cfg;
+    struct swin_block_w *blk = &w->m->stage[s].block[b];
+    int64_t c = swin_stage_channels(cfg, s);
+    char pre[120], p[160], what[160];
+    snprintf(pre, sizeof pre, "swinViT.layers%d.0.blocks.%d", s + 1, b);
+#define WHAT(x) (snprintf(what, sizeof what, "stage %d block %d " x, s + 1, b), what)
+#define KEY(x) (snprintf(p, sizeof p, "%s." x, pre), p)
+    TRY(bind_ln(w, c, &blk->norm1_w, &blk->norm1_b, WHAT("norm1"), KEY("norm1")));
+
+    const struct layer *qkv = peek(w);
+    TRY(bind_linear(w, c, 3 * c, &blk->qkv_w, &blk->qkv_b, -1, WHAT("attn.qkv"), KEY("attn.qkv")));
+    bool has_bias = qkv->b != NULL;
+    if (s == 0 && b == 0) cfg->qkv_bias = has_bias;
+    else if (has_bias != cfg->qkv_bias)
+        return fail(w, qkv->node, SWIN_ERR_MODEL, "%s %s a bias but the first block's %s", WHAT("attn.qkv"),
+                    has_bias ? "has" : "lacks", cfg->qkv_bias ? "has one" : "does not");
+
+    const struct layer *t = peek(w);
+    if (t && t->kind == L_FOLDED)
+        return fail(w, t->node, SWIN_ERR_MODEL,
+                    "the relative position bias was constant-folded into '%s'; recovering the table from a folded bias is not supported, re-export without constant folding",
+                    t->w->name);
+    TRY(expect(w, L_TABLE, WHAT("relative_position_bias_table lookup"), &t));
+    if (!w->have_window) {
+        TRY(window_detect(w->g, t->node, t->w->dims[0], cfg->window, w->err));
+        w->have_window = true;
+    }
+    int64_t heads = t->w->dims[1];
+    if (b == 0) {
+        if (heads < 1 || c % heads)
+            return fail(w, t->node, SWIN_ERR_SHAPE, "bias table '%s' has %lld heads, which do not divide the stage's %lld channels",
+                        t->w->name, (long long)heads, (long long)c);
+        cfg->heads[s] = (int)heads;
+    }
+    int64_t want[2] = {swin_bias_table_rows(cfg), cfg->heads[s]};
+    TRY(check_shape(w, t, t->w, WHAT("bias table"), 2, want));
+    TRY(check_name(w, t, t->w, KEY("attn.relative_position_bias_table")));
+    TRY(plan(w, t, &blk->bias_table, t->w, LAYOUT_COPY, (uint64_t)(want[0] * want[1]), 1, 1));
+    while (peek(w) && peek(w)->kind == L_FOLDED) w->pos++;   /* a folded shifted-window mask: dropped */
+
+    TRY(bind_linear(w, c, c, &blk->proj_w, &blk->proj_b, 1, WHAT("attn.proj"), KEY("attn.proj")));
+    TRY(bind_ln(w, c, &blk->norm2_w, &blk->norm2_b, WHAT("norm2"), KEY("norm2")));
+    const struct layer *fc1 = peek(w);
+    if (b == 0 && fc1 && fc1->kind == L_LINEAR && fc1->w->ndim == 2)
+        cfg->mlp_hidden[s] = (int)(fc1->w_out_in ? fc1->w->dims[0] : fc1->w->dims[1]);
+    int64_t hid = cfg->mlp_hidden[s];
+    TRY(bind_linear(w, c, hid, &blk->fc1_w, &blk->fc1_b, 1, WHAT("mlp.linear1"), KEY("mlp.linear1")));
+    TRY(bind_linear(w, hid, c, &blk->fc2_w, &blk->fc2_b, 1, WHAT("mlp.linear2"), KEY("mlp.linear2")));
+#undef WHAT
+#undef KEY
+    return SWIN_OK;
+}
+
+/* proj_out: a LayerNormalization without affine parameters (scale 1, bias 0 or absent). */
+static swin_status check_proj_out(struct walker *w, const struct layer *l, int64_t c, int hs)
+{
+    swin_status st;
+    bool plain = graph_const_all(w->g, l->w, 1.0f, w->err, &st);
+    if (!st) plain = plain && graph_const_all(w->g, l->b, 0.0f, w->err, &st);
+    if (st) return st;
+    if (l->w->numel != (uint64_t)c)
+        return fail(w, l->node, SWIN_ERR_SHAPE, "proj_out LayerNormalization of hidden state %d normalises %llu channels, expected %lld",
+                    hs, (unsigned long long)l->w->numel, (long long)c);
+    if (!plain)
+        return fail(w, l->node, SWIN_ERR_MODEL, "proj_out LayerNormalization of hidden state %d has affine parameters; MONAI's has none", hs);
+    return SWIN_OK;
+}
+
+static swin_status bind_stage(struct walker *w, int s)
+{
+    struct swin_config *cfg = &w->m->cfg;
+    struct swin_stage_w *st = &w->m->stage[s];
+    int64_t c = swin_stage_channels(cfg, s);
+    char pre[120], what[160];
+    const struct layer *l = peek(w);
+    if (s == 0) cfg->use_v2 = l && l->kind == L_CONV && l->kernel == 3;
+    if (cfg->use_v2) {
+        snprintf(pre, sizeof pre, "swinViT.layers%dc.0.layer", s + 1);
+        snprintf(what, sizeof what, "stage %d v2 residual block", s + 1);
+        TRY(bind_resblock(w, &st->v2, c, c, pre, what, true));
+    }
+    int b = 0;
+    while ((l = peek(w)) && l->kind == L_LN && l->w->numel == (uint64_t)c) {
+        if (b == SWIN_MAX_DEPTH)
+            return fail(w, l->node, SWIN_ERR_MODEL, "stage %d has more than %d Swin blocks", s + 1, SWIN_MAX_DEPTH);
+        TRY(bind_block(w, s, b++));
+    }
+    if (!b) {
+        if (!l) return fail(w, -1, SWIN_ERR_MODEL, "the graph ends where stage %d's first Swin block was expected", s + 1);
+        return fail(w, l->node, SWIN_ERR_MODEL, "found a %s where stage %d's first Swin block (LayerNormalization over %lld channels) was expected",
+                    layer_kind_name(l->kind), s + 1, (long long)c);
+    }
+    cfg->depths[s] = b;
+
+    /* patch merging: LN(8C) over the Concat of 8 sub-grids, then Linear 8C -> 2C without bias */
+    snprintf(pre, sizeof pre, "swinViT.layers%d.0.downsample.norm", s + 1);
+    snprintf(what, sizeof what, "stage %d patch-merging norm", s + 1);
+    l = peek(w);
+    TRY(bind_ln(w, 8 * c, &st->merge_norm_w, &st->merge_norm_b, what, pre));
+    swin_merge_order order;
+    TRY(merge_order_read(w->g, l->node, order, w->err));
+    if (!w->have_merge_order) {
+        memcpy(cfg->merge_order, order, sizeof order);
+        cfg->merge_kind = merge_kind_of(order);
+        w->have_merge_order = true;
+    } else if (memcmp(cfg->merge_order, order, sizeof order)) {
+        return fail(w, l->node, SWIN_ERR_MODEL, "stage %d's patch merging concatenates its sub-grids in another order than stage 1's", s + 1);
+    }
+    snprintf(pre, sizeof pre, "swinViT.layers%d.0.downsample.reduction", s + 1);
+    snprintf(what, sizeof what, "stage %d patch-merging reduction", s + 1);
+    TRY(bind_linear(w, 8 * c, 2 * c, &st->merge_red_w, NULL, 0, what, pre));
+
+    /* proj_out of hidden state s+1 (its presence after stage 1 decides `normalize`) */
+    l = peek(w);
+    bool ln = l && l->kind == L_LN && l->w->numel == (uint64_t)(2 * c);
+    if (s == 0) cfg->normalize = ln;
+    if (cfg->normalize) {
+        if (!ln) return fail(w, l ? l->node : -1, SWIN_ERR_MODEL, "expected the proj_out LayerNormalization of hidden state %d", s + 1);
+        TRY(check_proj_out(w, l, 2 * c, s + 1));
+        w->pos++;
+    }
+    return SWIN_OK;
+}
+
+/* The graph input (B, Ci, D, H, W): the export cube, 0 where an axis is dynamic. */
+static swin_status read_input(struct walker *w)
+{
+    const struct onnx_file *f = w->g->f;
+    struct swin_config *cfg = &w->m->cfg;
+    const struct onnx_value_info *in = NULL;
+    for (int i = 0; i < f->n_inputs; i++) {
+        if (graph_tensor(w->g, f->inputs[i].name)) continue;   /* IR < 4 lists initializers as inputs */
+        if (in) return fail(w, -1, SWIN_ERR_MODEL, "the graph has more than one input ('%s', '%s'); a Swin UNETR has one", in->name,
+                            f->inputs[i].name);
+        in = &f->inputs[i];
+    }
+    if (!in) return fail(w, -1, SWIN_ERR_MODEL, "the graph has no input");
+    if (in->ndim != 5)
+        return fail(w, -1, SWIN_ERR_MODEL, "graph input '%s' has rank %d, expected 5 (batch, channels, D, H, W)", in->name, in->ndim);
+    if (in->dims[1] && in->dims[1] != cfg->in_channels)
+        return fail(w, -1, SWIN_ERR_SHAPE, "graph input '%s' has %lld channels but the patch embedding takes %d", in->name,
+                    (long long)in->dims[1], cfg->in_channels);
+    for (int k = 0; k < 3; k++) {
+        cfg->cube[k] = (int)in->dims[2 + k];
+        if (cfg->cube[k] % 32)
+            return fail(w, -1, SWIN_ERR_SHAPE, "graph input '%s' has spatial size %lld, not a multiple of 32", in->name,
+                        (long long)in->dims[2 + k]);
+    }
+    return SWIN_OK;
+}
+
+swin_status walk_model(const struct graph *g, const struct layer_list *layers, struct swin_model *m, struct walk_out *out,
+                       swin_error *err)
+{
+    struct walker wk = {.g = g, .L = layers, .m = m, .out = out, .err = err}, *w = &wk;
+    struct swin_config *cfg = &m->cfg;
+    out->plans = NULL;
+    out->n_plans = 0;
+
+    /* patch embedding: Conv k=2 s=2 with bias */
+    const struct layer *l = peek(w);
+    if (l && l->kind == L_CONV && (l->kernel != 2 || l->stride != 2))
+        return fail(w, l->node, SWIN_ERR_MODEL, "patch embedding with kernel %d, stride %d: only patch_size 2 is supported", l->kernel,
+                    l->stride);
+    if (l && l->kind == L_CONV && l->w->ndim == 5) {
+        cfg->feature_size = (int)l->w->dims[0];
+        cfg->in_channels = (int)l->w->dims[1];
+    }
+    int64_t f = cfg->feature_size;
+    TRY(bind_conv(w, L_CONV, cfg->in_channels, f, 2, 2, 0, &m->patch_w, "patch-embedding conv", "swinViT.patch_embed.proj.weight", &l));
+    if (f < 1) return fail(w, l->node, SWIN_ERR_SHAPE, "patch-embedding conv has no output channels");
+    TRY(bind_vec(w, l, l->b, &m->patch_b, f, "patch-embedding conv bias", "swinViT.patch_embed.proj.bias"));
+    if (!l->b) return fail(w, l->node, SWIN_ERR_MODEL, "patch-embedding conv has no bias; MONAI's has one");
+    TRY(read_input(w));
+
+    /* Up to two LNs over f channels follow: patch_norm (affine), then proj_out of hidden state 0.
+     * Which is which is known once stage 1 shows whether proj_out exists (normalize). */
+    int lead = w->pos, n_lead = 0;
+    while ((l = peek(w)) && l->kind == L_LN && l->w->numel == (uint64_t)f && n_lead < 2 &&
+           !(w->pos + 1 < layers->n && layers->v[w->pos + 1].kind == L_LINEAR)) {
+        w->pos++;
+        n_lead++;
+    }
+    for (int s = 0; s < SWIN_STAGES; s++) TRY(bind_stage(w, s));
+    if (n_lead > 1 + (int)cfg->normalize || (cfg->normalize && n_lead == 0))
+        return fail(w, layers->v[lead].node, SWIN_ERR_MODEL,
+                    "expected %s after the patch embedding, found %d LayerNormalizations over %lld channels",
+                    cfg->normalize ? "patch_norm (optional) then proj_out" : "at most the patch_norm LayerNormalization", n_lead,
+                    (long long)f);
+    cfg->patch_norm = n_lead - (int)cfg->normalize == 1;
+    int end = w->pos;
+    w->pos = lead;
+    if (cfg->patch_norm) TRY(bind_ln(w, f, &m->patch_norm_w, &m->patch_norm_b, "patch_norm", "swinViT.patch_embed.norm"));
+    if (cfg->normalize) TRY(check_proj_out(w, peek(w), f, 0));
+    w->pos = end;
+
+    /* the CNN encoder and decoder, in forward order */
+    static const char *const enc_names[5] = {"encoder1", "encoder2", "encoder3", "encoder4", "encoder10"};
+    const int64_t enc_c[5] = {f, f, 2 * f, 4 * f, 16 * f};
+    char pre[80];
+    for (int e = 0; e < 5; e++) {
+        snprintf(pre, sizeof pre, "%s.layer", enc_names[e]);
+        TRY(bind_resblock(w, &m->encoder[e], e == 0 ? cfg->in_channels : enc_c[e], enc_c[e], pre, enc_names[e], false));
+    }
+    const int64_t dec_in[5] = {f, 2 * f, 4 * f, 8 * f, 16 * f};   /* decoder1 .. decoder5 */
+    for (int d = SWIN_DECODERS - 1; d >= 0; d--) {
+        int64_t cin = dec_in[d], cout = d ? dec_in[d] / 2 : f;
+        char key[120], what[80];
+        snprintf(key, sizeof key, "decoder%d.transp_conv.conv.weight", d + 1);
+        snprintf(what, sizeof what, "decoder%d transposed conv", d + 1);
+        TRY(bind_conv(w, L_CONVT, cin, cout, 2, 2, 0, &m->decoder[d].transp_w, what, key, NULL));
+        snprintf(pre, sizeof pre, "decoder%d.conv_block", d + 1);
+        snprintf(what, sizeof what, "decoder%d", d + 1);
+        TRY(bind_resblock(w, &m->decoder[d].res, 2 * cout, cout, pre, what, false));
+    }
+    l = peek(w);
+    if (l && l->kind == L_CONV && l->w->ndim == 5) cfg->out_channels = (int)l->w->dims[0];
+    TRY(bind_conv(w, L_CONV, f, cfg->out_channels, 1, 1, 0, &m->out_w, "output conv", "out.conv.conv.weight", &l));
+    if (!l->b) return fail(w, l->node, SWIN_ERR_MODEL, "output conv has no bias; MONAI's has one");
+    TRY(bind_vec(w, l, l->b, &m->out_b, cfg->out_channels, "output conv bias", "out.conv.conv.bias"));
+    if ((l = peek(w)))
+        return fail(w, l->node, SWIN_ERR_MODEL, "unexpected %s after the output conv; a Swin UNETR ends there", layer_kind_name(l->kind));
+
+    /* InstanceNorm gamma/beta are kept only for an affine model */
+    cfg->instnorm_affine = w->in_affine_seen;
+    if (!cfg->instnorm_affine) {
+        int k = 0;
+        for (int i = 0; i < out->n_plans; i++)
+            if (!out->plans[i].in_affine) out->plans[k++] = out->plans[i];
+        out->n_plans = k;
+    }
+    return SWIN_OK;
+}

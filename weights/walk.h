@@ -1,0 +1,31 @@
+/* The structural walk: matches the recognised layers, in graph order, against the Swin
+ * UNETR layer sequence, detecting the configuration as it goes (feature size from the
+ * patch embedding, depths by counting blocks, heads and window from the bias tables,
+ * merge order from the Slice/Concat pattern, ...), checking every shape against it, and
+ * producing one binding plan per struct swin_model weight field. */
+#ifndef SWIN_WEIGHTS_WALK_H
+#define SWIN_WEIGHTS_WALK_H
+
+#include "runtime/model.h"
+#include "weights/layers.h"
+#include "weights/layout.h"
+
+struct bind_plan {
+    const float **slot;               /* the struct swin_model field */
+    const struct onnx_tensor *t;      /* source; NULL for LAYOUT_ZERO */
+    enum layout_kind layout;
+    uint64_t d0, d1, k;               /* source dims as the layout sees them (see layout.h) */
+    int node;                         /* the node it was bound at, for messages */
+    bool in_affine;                   /* a CNN-block InstanceNorm gamma/beta: dropped unless cfg.instnorm_affine */
+};
+
+struct walk_out {
+    struct bind_plan *plans;
+    int n_plans;
+};
+
+/* Fills m->cfg and out->plans (the caller frees out->plans). */
+swin_status walk_model(const struct graph *g, const struct layer_list *layers, struct swin_model *m,
+                       struct walk_out *out, swin_error *err);
+
+#endif
