@@ -72,24 +72,34 @@ float *test_rand(test_rng *r, size_t n, float lo, float hi)
     return x;
 }
 
+/* Layout: [p ... header (p, bytes) | ws (4 bytes past a 64-byte boundary), bytes | 64 guard bytes]. */
+#define WS_GUARD 64
 void *ws_new(size_t bytes)
 {
-    char *p = malloc(bytes + 128);
+    char *p = malloc(bytes + 128 + WS_GUARD);
     if (!p) {
         fprintf(stderr, "out of memory (workspace %zu bytes)\n", bytes);
         exit(1);
     }
     char *aligned = (char *)(((size_t)p + 16 + 63) / 64 * 64);   /* >= p + 16 */
-    memcpy(aligned - sizeof p, &p, sizeof p);                     /* remember the block */
+    memcpy(aligned - sizeof p, &p, sizeof p);
+    memcpy(aligned - sizeof p - sizeof bytes, &bytes, sizeof bytes);
+    memset(aligned + 4 + bytes, 0xA5, WS_GUARD);
     return aligned + 4;
 }
 
-void ws_free(void *ws)
+bool ws_free(void *ws)
 {
-    if (!ws) return;
-    char *p;
-    memcpy(&p, (char *)ws - 4 - sizeof p, sizeof p);
+    if (!ws) return true;
+    char *p, *a = (char *)ws - 4;
+    size_t bytes;
+    memcpy(&p, a - sizeof p, sizeof p);
+    memcpy(&bytes, a - sizeof p - sizeof bytes, sizeof bytes);
+    bool ok = true;
+    for (int i = 0; i < WS_GUARD; i++) ok &= (unsigned char)((char *)ws)[bytes + i] == 0xA5;
     free(p);
+    if (!ok) fprintf(stderr, "FAIL an op wrote past the end of its %zu-byte workspace\n", bytes);
+    return ok;
 }
 
 struct swin_cpu_backend *test_backend(int threads)

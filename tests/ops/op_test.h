@@ -40,9 +40,10 @@ void tvol_free(tvol *t);
 float *test_rand(test_rng *r, size_t n, float lo, float hi);
 
 /* A workspace of `bytes` whose pointer is 4 bytes past an aligned address (ops must align
- * internally); ws_free releases it. */
+ * internally), followed by guard bytes; ws_free releases it and returns false (with a
+ * message) if anything past `bytes` was written. */
 void *ws_new(size_t bytes);
-void ws_free(void *ws);
+bool ws_free(void *ws);
 
 /* A backend with `threads` threads; prints the error and returns NULL on failure. */
 struct swin_cpu_backend *test_backend(int threads);

@@ -64,7 +64,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
         ok &= check_true("conv3d: flipped-kernel reference is rejected (the test can fail)", differs);
     }
     free(ref); free(got); free(wt); free(bias);
-    ws_free(ws);
+    ok &= ws_free(ws);
     tvol_free(&in);
     tvol_free(&out);
     return ok;

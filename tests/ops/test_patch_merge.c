@@ -61,7 +61,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int c, in
         ok &= check_true("patch_merge: reference with the other merge order is rejected (the test can fail)", differs);
     }
     free(g); free(b); free(red); free(ref); free(got);
-    ws_free(ws);
+    ok &= ws_free(ws);
     tvol_free(&in);
     tvol_free(&out);
     return ok;

@@ -235,7 +235,7 @@ static bool run_case(struct swin_cpu_backend *be, int L0, int L1, int L2, const 
     }
     for (int i = 0; i < 8; i++) free(W.mem[i]);
     free(xd); free(ref); free(got);
-    ws_free(ws);
+    ok &= ws_free(ws);
     tvol_free(&x);
     return ok;
 }

@@ -69,7 +69,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int c, in
         ok &= check_true("swin_mlp: tanh-GELU reference is rejected (the test can fail)", worst > 2e-5 * m);
     }
     free(n2w); free(n2b); free(f1w); free(f1b); free(f2w); free(f2b); free(xd); free(ref); free(got);
-    ws_free(ws);
+    ok &= ws_free(ws);
     tvol_free(&x);
     return ok;
 }

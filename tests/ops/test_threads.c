@@ -61,7 +61,7 @@ int main(void)
         size_t wsb = swin_cpu_ops.conv3d_ws(be[i], y[i].v, x[i].v, 3);
         void *ws = ws_new(wsb);
         ok &= swin_cpu_ops.conv3d(be[i], y[i].v, x[i].v, win, bias, 3, 1, 1, ws, wsb) == 0;
-        ws_free(ws);
+        ok &= ws_free(ws);
     }
     COLLECT(y, "conv3d", n);
     FOR_BE {
@@ -85,7 +85,7 @@ int main(void)
         size_t wsb = swin_cpu_ops.swin_attention_ws(be[i], x[i].v, &g);
         void *ws = ws_new(wsb);
         ok &= swin_cpu_ops.swin_attention(be[i], x[i].v, &blk, &g, ws, wsb) == 0;
-        ws_free(ws);
+        ok &= ws_free(ws);
     }
     COLLECT(x, "swin_attention", n);
 
@@ -94,7 +94,7 @@ int main(void)
         size_t wsb = swin_cpu_ops.swin_mlp_ws(be[i], x[i].v, HID);
         void *ws = ws_new(wsb);
         ok &= swin_cpu_ops.swin_mlp(be[i], x[i].v, &blk, HID, ws, wsb) == 0;
-        ws_free(ws);
+        ok &= ws_free(ws);
     }
     COLLECT(x, "swin_mlp", n);
 
@@ -107,7 +107,7 @@ int main(void)
         size_t wsb = swin_cpu_ops.patch_merge_ws(be[i], y[i].v, x[i].v);
         void *ws = ws_new(wsb);
         ok &= swin_cpu_ops.patch_merge(be[i], y[i].v, x[i].v, swin_merge_order_v15, g8, b8, wmerge, ws, wsb) == 0;
-        ws_free(ws);
+        ok &= ws_free(ws);
     }
     COLLECT(y, "patch_merge", (size_t)4 * 5 * 5 * 2 * C);
     FOR_BE tvol_free(&x[i]);

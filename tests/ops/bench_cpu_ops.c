@@ -1,0 +1,193 @@
+/* Times the CPU ops at Swin UNETR f=48, 96^3 shapes and prints GFLOP/s (2 flops per MAC).
+ * Not a test (no naive check; the op tests do that): bench_cpu_ops [threads] [reps] [filter] */
+#include "tests/ops/op_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static struct swin_cpu_backend *be;
+static int reps = 3;
+
+static void report(const char *what, double flops, double best)
+{
+    printf("%-48s %8.1f ms  %7.1f GFLOP/s\n", what, best * 1e3, flops / best * 1e-9);
+    fflush(stdout);
+}
+
+static void bench_conv(int L, int cin, int cout, int k)
+{
+    test_rng r = {1};
+    tvol in = tvol_new(L, L, L, cin, cin), out = tvol_new(L, L, L, cout, cout);
+    tvol_fill(&in, &r, -1, 1);
+    float *w = test_rand(&r, (size_t)k * k * k * cin * cout, -0.1f, 0.1f);
+    size_t wsb = swin_cpu_ops.conv3d_ws(be, out.v, in.v, k);
+    void *ws = ws_new(wsb);
+    double best = 1e30;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now();
+        if (swin_cpu_ops.conv3d(be, out.v, in.v, w, NULL, k, 1, k / 2, ws, wsb)) printf("conv3d failed\n");
+        double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "conv3d k%d %d^3 %d->%d (ws %.1f MB)", k, L, cin, cout, wsb / 1e6);
+    report(name, 2.0 * L * L * L * (double)k * k * k * cin * cout, best);
+    free(w);
+    ws_free(ws);
+    tvol_free(&in);
+    tvol_free(&out);
+}
+
+static void bench_convt(int L, int cin, int cout)
+{
+    test_rng r = {2};
+    tvol in = tvol_new(L, L, L, cin, cin), out = tvol_new(2 * L, 2 * L, 2 * L, 2 * cout, 2 * cout);
+    tvol_fill(&in, &r, -1, 1);
+    float *w = test_rand(&r, (size_t)8 * cin * cout, -0.1f, 0.1f);
+    double best = 1e30;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now();
+        swin_cpu_ops.conv_transpose2(be, tvol_slice(&out, 0, cout), in.v, w);
+        double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "conv_transpose2 %d^3 %d->%d (into concat)", L, cin, cout);
+    report(name, 2.0 * 8 * L * L * L * (double)cin * cout, best);
+    free(w);
+    tvol_free(&in);
+    tvol_free(&out);
+}
+
+static void bench_norms(int L, int c)
+{
+    test_rng r = {3};
+    tvol x = tvol_new(L, L, L, c, c), res = tvol_new(L, L, L, c, c);
+    tvol_fill(&x, &r, -1, 1);
+    tvol_fill(&res, &r, -1, 1);
+    float *g = test_rand(&r, (size_t)c, 0.5f, 1.5f), *b = test_rand(&r, (size_t)c, -1, 1);
+    double bi = 1e30, bl = 1e30;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now();
+        swin_cpu_ops.instnorm_act(be, x.v, NULL, NULL, &res.v, true);
+        double t1 = now();
+        swin_cpu_ops.layernorm(be, x.v, x.v, g, b);
+        double t2 = now();
+        bi = t1 - t0 < bi ? t1 - t0 : bi;
+        bl = t2 - t1 < bl ? t2 - t1 : bl;
+    }
+    double gb = (double)L * L * L * c * 4 * 1e-9;
+    printf("%-48s %8.1f ms  %7.1f GB/s (x read 3x, res 1x, x written)\n", "instnorm_act+res+lrelu", bi * 1e3, 5 * gb / bi);
+    printf("%-48s %8.1f ms  %7.1f GB/s (read + write)\n", "layernorm in place", bl * 1e3, 2 * gb / bl);
+    free(g);
+    free(b);
+    tvol_free(&x);
+    tvol_free(&res);
+}
+
+static void bench_swin(int L, int c, int heads, int win)
+{
+    test_rng r = {4};
+    const int hid = 4 * c, rows = (2 * win - 1) * (2 * win - 1) * (2 * win - 1);
+    tvol x = tvol_new(L, L, L, c, c);
+    tvol_fill(&x, &r, -1, 1);
+    float *p[13];
+    struct swin_block_w blk = {
+        .norm1_w = p[0] = test_rand(&r, c, 0.5f, 1.5f), .norm1_b = p[1] = test_rand(&r, c, -.5f, .5f),
+        .qkv_w = p[2] = test_rand(&r, (size_t)3 * c * c, -.1f, .1f), .qkv_b = p[3] = test_rand(&r, 3 * c, -.5f, .5f),
+        .bias_table = p[4] = test_rand(&r, (size_t)rows * heads, -1, 1),
+        .proj_w = p[5] = test_rand(&r, (size_t)c * c, -.1f, .1f), .proj_b = p[6] = test_rand(&r, c, -.5f, .5f),
+        .norm2_w = p[7] = test_rand(&r, c, 0.5f, 1.5f), .norm2_b = p[8] = test_rand(&r, c, -.5f, .5f),
+        .fc1_w = p[9] = test_rand(&r, (size_t)c * hid, -.1f, .1f), .fc1_b = p[10] = test_rand(&r, hid, -.5f, .5f),
+        .fc2_w = p[11] = test_rand(&r, (size_t)hid * c, -.1f, .1f), .fc2_b = p[12] = test_rand(&r, c, -.5f, .5f)};
+    struct swin_window_geom g = {.heads = heads};
+    for (int k = 0; k < 3; k++) {
+        g.L[k] = L;
+        g.cfg_window[k] = win;
+        g.win[k] = L <= win ? L : win;
+        g.shift[k] = L <= win ? 0 : win / 2;
+        g.padded[k] = (L + g.win[k] - 1) / g.win[k] * g.win[k];
+    }
+    size_t wa = swin_cpu_ops.swin_attention_ws(be, x.v, &g), wm = swin_cpu_ops.swin_mlp_ws(be, x.v, hid);
+    void *ws = ws_new(wa > wm ? wa : wm);
+    double ba = 1e30, bm = 1e30;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now();
+        swin_cpu_ops.swin_attention(be, x.v, &blk, &g, ws, wa);
+        double t1 = now();
+        swin_cpu_ops.swin_mlp(be, x.v, &blk, hid, ws, wm);
+        double t2 = now();
+        ba = t1 - t0 < ba ? t1 - t0 : ba;
+        bm = t2 - t1 < bm ? t2 - t1 : bm;
+    }
+    const double n = (double)g.win[0] * g.win[1] * g.win[2];
+    const double nw = (double)(g.padded[0] / g.win[0]) * (g.padded[1] / g.win[1]) * (g.padded[2] / g.win[2]);
+    const double fa = nw * (2 * n * c * 3 * c + 2 * 2 * n * n * c + 2 * n * c * c);
+    char name[96];
+    snprintf(name, sizeof name, "swin_attention %d^3 C %d heads %d (ws %.1f MB)", L, c, heads, wa / 1e6);
+    report(name, fa, ba);
+    snprintf(name, sizeof name, "swin_mlp %d^3 C %d hidden %d (ws %.1f MB)", L, c, hid, wm / 1e6);
+    report(name, 2.0 * L * L * L * 2 * (double)c * hid, bm);
+    for (int i = 0; i < 13; i++) free(p[i]);
+    ws_free(ws);
+    tvol_free(&x);
+}
+
+static void bench_merge(int L, int c)
+{
+    test_rng r = {5};
+    tvol in = tvol_new(L, L, L, c, c), out = tvol_new(L / 2, L / 2, L / 2, 2 * c, 2 * c);
+    tvol_fill(&in, &r, -1, 1);
+    float *g = test_rand(&r, (size_t)8 * c, 0.5f, 1.5f), *b = test_rand(&r, (size_t)8 * c, -1, 1);
+    float *w = test_rand(&r, (size_t)16 * c * c, -0.1f, 0.1f);
+    size_t wsb = swin_cpu_ops.patch_merge_ws(be, out.v, in.v);
+    void *ws = ws_new(wsb);
+    double best = 1e30;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now();
+        swin_cpu_ops.patch_merge(be, out.v, in.v, swin_merge_order_v15, g, b, w, ws, wsb);
+        double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "patch_merge %d^3 C %d", L, c);
+    report(name, 2.0 * (L / 2) * (L / 2) * (L / 2) * 8.0 * c * 2 * c, best);
+    free(g); free(b); free(w);
+    ws_free(ws);
+    tvol_free(&in);
+    tvol_free(&out);
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 0;
+    reps = argc > 2 ? atoi(argv[2]) : 3;
+    const char *f = argc > 3 ? argv[3] : "";
+    if (!(be = test_backend(threads))) return 1;
+    printf("threads %d, best of %d\n", swin_cpu_backend_threads(be), reps);
+    if (strstr("conv", f) || !*f) {
+        bench_conv(48, 48, 48, 3);
+        bench_conv(96, 96, 48, 3);
+        bench_conv(96, 48, 48, 3);
+        bench_conv(96, 96, 48, 1);
+    }
+    if (strstr("convt", f) || !*f) bench_convt(48, 48, 48);
+    if (strstr("norm", f) || !*f) bench_norms(96, 48);
+    if (strstr("swin", f) || !*f) {
+        bench_swin(48, 48, 3, 7);
+        bench_swin(24, 96, 6, 7);
+        bench_swin(6, 384, 12, 7);
+    }
+    if (strstr("merge", f) || !*f) bench_merge(48, 48);
+    swin_cpu_backend_free(be);
+    return 0;
+}
