@@ -1,0 +1,60 @@
+/* Emulator controls that CUDA does not have: memory accounting, test switches, detector
+ * mode, schedule and target. C11 and C++; used by tests and by the backend's reporting.
+ *
+ * Environment (read at first use):
+ *   CUEMU_SCHEDULE=forward|reverse|random:SEED   order of threads between barriers and
+ *                                                 of blocks (random prints its seed)
+ *   CUEMU_DETECT=abort|error     on a kernel bug: print and abort (default), or print,
+ *                                abandon the launch and return cudaErrorLaunchFailure
+ *   CUEMU_DEVICE_MEM=N[K|M|G]    device capacity (default unlimited, reported as 80 GiB)
+ *   CUEMU_TARGET=sm_80|sm_90     the emulated device (default sm_80)
+ *   CUEMU_STACK_KB=N             fiber stack size (default 64, 256 under ASan)
+ *   CUEMU_WMMA_LAYOUT=identity|scrambled:SEED   wmma fragment element mapping */
+#ifndef CUEMU_API_H
+#define CUEMU_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device memory registry. */
+size_t cuemu_mem_in_use(void);            /* bytes of live device allocations */
+size_t cuemu_mem_high_water(void);        /* largest cuemu_mem_in_use() so far */
+void cuemu_mem_reset_high_water(void);    /* high water := in use */
+size_t cuemu_mem_live_allocations(void);  /* number of live device allocations */
+void cuemu_mem_set_capacity(size_t bytes);/* 0: unlimited; over it cudaMalloc fails */
+void cuemu_mem_freeze(int on);            /* while on, every cudaMalloc is an error */
+
+/* Detectors: what happens when a kernel bug is found. */
+enum cuemu_detect_mode { CUEMU_DETECT_ABORT, CUEMU_DETECT_ERROR };
+void cuemu_set_detect_mode(enum cuemu_detect_mode mode);
+
+enum cuemu_detector {
+    CUEMU_DET_NONE,
+    CUEMU_DET_BARRIER_DIVERGENCE, /* threads wait at different __syncthreads */
+    CUEMU_DET_WARP_EXITED_LANE,   /* a warp op names a lane that exited or doesn't exist */
+    CUEMU_DET_WARP_MISMATCH,      /* lanes of one group at different ops, masks or widths */
+    CUEMU_DET_WARP_BAD_MASK,      /* the caller is not in its own mask, or a bad width */
+    CUEMU_DET_DEADLOCK,           /* no thread can run */
+    CUEMU_DET_KERNEL_CHECK,       /* a header-side precondition (wmma alignment, ldm) */
+    CUEMU_DET_MEMORY_RANGE        /* a copy, memset or library call outside an allocation */
+};
+enum cuemu_detector cuemu_last_detector(void);
+unsigned cuemu_detector_hits(void);
+void cuemu_clear_detector(void);
+
+enum cuemu_schedule { CUEMU_SCHED_FORWARD, CUEMU_SCHED_REVERSE, CUEMU_SCHED_RANDOM };
+void cuemu_set_schedule(enum cuemu_schedule s, unsigned long long seed);
+
+/* wmma fragment layout: 0 for the identity map, otherwise a permutation from this seed. */
+void cuemu_set_wmma_layout(unsigned long long seed);
+
+/* The emulated device: 80 (A100-like) or 90 (H100-like). Returns 0, or -1 if unknown. */
+int cuemu_set_target(int sm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

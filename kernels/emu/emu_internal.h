@@ -1,0 +1,53 @@
+/* Shared by the emulator's C sources; not for kernels or users. */
+#ifndef CUEMU_INTERNAL_H
+#define CUEMU_INTERNAL_H
+
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+#include "kernels/emu/cuemu_api.h"
+
+/* Records err as the last error (unless cudaSuccess) and returns it. */
+cudaError_t cuemu_set_error(cudaError_t err);
+
+/* Reports a detector hit on stderr. In abort mode it aborts; otherwise it returns and
+ * the caller fails the operation. */
+void cuemu_detect(enum cuemu_detector det, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Reports a misuse that the API also returns as an error code (bad copy range, bad
+ * library argument): printed and counted like a detector hit, never aborts. */
+void cuemu_report(enum cuemu_detector det, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Whether [p, p + bytes) lies inside one live device allocation. */
+int cuemu_mem_is_device_range(const void *p, size_t bytes);
+/* Whether p points into any live device allocation. */
+int cuemu_mem_is_device_ptr(const void *p);
+
+/* The emulated target's limits. */
+struct cuemu_target {
+    int sm;                     /* 80 or 90 */
+    size_t smem_optin;          /* max dynamic + static shared memory per block */
+    size_t smem_per_sm;
+    int sms;
+    int l2_bytes;
+    const char *name;
+};
+const struct cuemu_target *cuemu_target(void);
+size_t cuemu_mem_capacity(void);   /* 0: unlimited */
+
+/* Schedule in force (environment read on first call). */
+enum cuemu_schedule cuemu_schedule_kind(void);
+/* Next pseudo-random number of the random schedule. */
+unsigned long long cuemu_schedule_rand(void);
+
+/* Whether the stream handle is the default stream or a live stream. */
+int cuemu_stream_valid(cudaStream_t s);
+
+/* Max dynamic shared memory cudaFuncSetAttribute allowed for the kernel. */
+size_t cuemu_func_max_dynamic_smem(const void *kernel);
+
+/* Parses "123", "64K", "2M", "3G"; returns 0 on error. */
+size_t cuemu_parse_size(const char *s);
+
+#endif

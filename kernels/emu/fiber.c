@@ -1,0 +1,143 @@
+/* Fiber stacks and the context switch. See fiber.h. */
+#define _GNU_SOURCE
+#include "kernels/emu/fiber.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define CUEMU_ASAN 1
+#define CUEMU_DEFAULT_STACK_KB 256 /* ASan redzones make frames several times larger */
+#else
+#define CUEMU_ASAN 0
+#define CUEMU_DEFAULT_STACK_KB 64
+#endif
+
+#if !defined(__x86_64__)
+#error "kernels/emu: the fiber switch is written for x86-64 (SysV ABI)"
+#endif
+
+/* cuemu_fiber_switch(save, load): pushes the callee-saved registers on the current
+ * stack, stores rsp in *save, loads rsp from load, pops the other context's registers
+ * and returns into it. A fresh stack is laid out by cuemu_fiber_start to look like one
+ * that called this function. MXCSR and the x87 control word are not switched: kernels
+ * must not change the floating-point environment. */
+void cuemu_fiber_switch(void **save, void *load);
+__asm__(".text\n"
+        ".globl cuemu_fiber_switch\n"
+        ".type cuemu_fiber_switch,@function\n"
+        "cuemu_fiber_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        ".size cuemu_fiber_switch,.-cuemu_fiber_switch\n");
+
+static void *sched_sp;                /* the scheduler's rsp while a fiber runs */
+static struct cuemu_fiber *running;   /* the fiber running now, NULL in the scheduler */
+#if CUEMU_ASAN
+static void *sched_fake;
+static const void *sched_bottom;
+static size_t sched_size;
+#endif
+
+static size_t stack_bytes(void)
+{
+    static size_t bytes;
+    if (!bytes) {
+        const char *e = getenv("CUEMU_STACK_KB");
+        long kb = e ? strtol(e, NULL, 10) : 0;
+        bytes = (size_t)(kb > 0 ? kb : CUEMU_DEFAULT_STACK_KB) * 1024;
+    }
+    return bytes;
+}
+
+static unsigned capacity;   /* stacks allocated so far */
+
+int cuemu_fiber_reserve(struct cuemu_fiber **fibers, unsigned n)
+{
+    if (n <= capacity)
+        return 0;
+    struct cuemu_fiber *f = realloc(*fibers, n * sizeof *f);
+    if (!f)
+        return -1;
+    *fibers = f;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = stack_bytes();
+    for (; capacity < n; capacity++) {
+        /* One guard page below each stack turns an overflow into SIGSEGV. */
+        char *m = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) != 0)
+            return -1;
+        f[capacity] = (struct cuemu_fiber){.stack_lo = m + page, .stack_size = size};
+    }
+    return 0;
+}
+
+void cuemu_fiber_start(struct cuemu_fiber *f, void (*entry)(void), unsigned index)
+{
+#if CUEMU_ASAN
+    if (f->dirty) /* frames of an abandoned kernel left their redzones poisoned */
+        __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
+#endif
+    f->dirty = 0;
+    /* Stagger stack tops by 64 bytes over 64 fibers so that the threads' frames do not
+     * all map to the same L1 sets. */
+    uintptr_t top = (uintptr_t)(f->stack_lo + f->stack_size) - (index % 64) * 64;
+    top &= ~(uintptr_t)15;
+    void **sp = (void **)top;
+    /* Entry sees rsp = 8 mod 16, as after a call: a fake return address, entry as the
+     * address cuemu_fiber_switch returns to, then six zero callee-saved registers. */
+    *--sp = NULL;
+    *--sp = (void *)entry;
+    for (int i = 0; i < 6; i++)
+        *--sp = NULL;
+    f->sp = sp;
+}
+
+void cuemu_fiber_resume(struct cuemu_fiber *f)
+{
+    running = f;
+#if CUEMU_ASAN
+    __sanitizer_start_switch_fiber(&sched_fake, f->stack_lo, f->stack_size);
+#endif
+    cuemu_fiber_switch(&sched_sp, f->sp);
+#if CUEMU_ASAN
+    __sanitizer_finish_switch_fiber(sched_fake, NULL, NULL);
+#endif
+    running = NULL;
+}
+
+void cuemu_fiber_entered(void)
+{
+#if CUEMU_ASAN
+    __sanitizer_finish_switch_fiber(NULL, &sched_bottom, &sched_size);
+#endif
+}
+
+void cuemu_fiber_yield(struct cuemu_fiber *f)
+{
+#if CUEMU_ASAN
+    __sanitizer_start_switch_fiber(&f->asan_fake, sched_bottom, sched_size);
+#endif
+    cuemu_fiber_switch(&f->sp, sched_sp);
+#if CUEMU_ASAN
+    __sanitizer_finish_switch_fiber(f->asan_fake, &sched_bottom, &sched_size);
+#endif
+}
+
+void cuemu_fiber_exit(void)
+{
+    struct cuemu_fiber *f = running;
+#if CUEMU_ASAN
+    __sanitizer_start_switch_fiber(NULL, sched_bottom, sched_size); /* leaving for good */
+#endif
+    cuemu_fiber_switch(&f->sp, sched_sp);
+    __builtin_unreachable();
+}

@@ -1,0 +1,131 @@
+/* Streams and events. Work runs synchronously when issued, so streams only need to be
+ * valid handles; events record a wall-clock time for cudaEventElapsedTime. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernels/emu/emu_internal.h"
+
+#define STREAM_MAGIC 0x5354524Du /* "STRM" */
+#define EVENT_MAGIC 0x45564E54u  /* "EVNT" */
+
+struct CUstream_st {
+    unsigned magic;
+};
+struct CUevent_st {
+    unsigned magic;
+    int recorded;
+    double ms; /* CLOCK_MONOTONIC at record time */
+};
+
+int cuemu_stream_valid(cudaStream_t s)
+{
+    /* 0 is the legacy default stream; 0x1 and 0x2 are cudaStreamLegacy and
+     * cudaStreamPerThread. */
+    return (uintptr_t)s <= 2 || s->magic == STREAM_MAGIC;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
+{
+    if (!s || flags > cudaStreamNonBlocking)
+        return cuemu_set_error(cudaErrorInvalidValue);
+    *s = malloc(sizeof **s);
+    if (!*s)
+        return cuemu_set_error(cudaErrorMemoryAllocation);
+    (*s)->magic = STREAM_MAGIC;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+    return cudaStreamCreateWithFlags(s, cudaStreamDefault);
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    if ((uintptr_t)s <= 2 || s->magic != STREAM_MAGIC)
+        return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    s->magic = 0;
+    free(s);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    return cuemu_stream_valid(s) ? cudaSuccess : cuemu_set_error(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+    return cudaStreamSynchronize(s);
+}
+
+static int event_valid(cudaEvent_t e)
+{
+    return e && e->magic == EVENT_MAGIC;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags)
+{
+    if (!cuemu_stream_valid(s) || !event_valid(e))
+        return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags)
+{
+    if (!e)
+        return cuemu_set_error(cudaErrorInvalidValue);
+    *e = calloc(1, sizeof **e);
+    if (!*e)
+        return cuemu_set_error(cudaErrorMemoryAllocation);
+    (*e)->magic = EVENT_MAGIC;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    return cudaEventCreateWithFlags(e, cudaEventDefault);
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    if (!event_valid(e))
+        return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    e->magic = 0;
+    free(e);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    if (!event_valid(e) || !cuemu_stream_valid(s))
+        return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    e->recorded = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    return event_valid(e) ? cudaSuccess : cuemu_set_error(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+    return cudaEventSynchronize(e);
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms)
+        return cuemu_set_error(cudaErrorInvalidValue);
+    if (!event_valid(start) || !event_valid(end))
+        return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    if (!start->recorded || !end->recorded)
+        return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    *ms = (float)(end->ms - start->ms);
+    return cudaSuccess;
+}

@@ -1,0 +1,27 @@
+/* The project's one kernel launch and dynamic shared memory accessor, for both builds:
+ *
+ *   SWIN_LAUNCH(kernel, grid, block, smem, stream)(args...);
+ *   SWIN_LAUNCH((tmpl<float, 7>), grid, block)(args...);   // templates in parentheses
+ *   err = cudaGetLastError();                              // launch errors, as with <<<>>>
+ *
+ *   __global__ void k(...) { SWIN_DYN_SMEM(float, tile); ... tile[i] ... }
+ *
+ * Under nvcc these are <<<...>>> and `extern __shared__`; in the emulated build
+ * (kernels/emu/cuemu.h) the emulator's launcher and its per-launch buffer. This is the
+ * only place in the project where <<< may appear. */
+#ifndef SWIN_LAUNCH_H
+#define SWIN_LAUNCH_H
+
+#if defined(__CUDACC__)
+#define SWIN_LAUNCH(kernel, ...) kernel<<<__VA_ARGS__>>>
+/* One untyped array for every kernel: `extern __shared__` arrays of different types in
+ * one translation unit would conflict. */
+#define SWIN_DYN_SMEM(T, name)                                                                \
+    extern __shared__ __align__(16) unsigned char swin_dyn_smem_[];                           \
+    T *name = reinterpret_cast<T *>(swin_dyn_smem_)
+#elif defined(SWIN_EMU)
+#define SWIN_LAUNCH(kernel, ...) ::cuemu::make_launcher(kernel, #kernel, __VA_ARGS__)
+#define SWIN_DYN_SMEM(T, name) T *name = static_cast<T *>(cuemu_dynamic_smem())
+#endif
+
+#endif
