@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Operators that carry no weights and may appear in TorchScript or dynamo exports of a
@@ -18,6 +19,34 @@ static const char *const kind_names[] = {"Conv", "ConvTranspose", "Linear", "Lay
                                          "InstanceNormalization", "bias-table Gather", "folded constant Add"};
 
 const char *layer_kind_name(enum layer_kind k) { return kind_names[k]; }
+
+static bool is_plain(const char *op)
+{
+    for (size_t k = 0; k < sizeof plain_ops / sizeof plain_ops[0]; k++)
+        if (!strcmp(op, plain_ops[k])) return true;
+    return false;
+}
+
+/* An If whose branches only do shape plumbing (the TorchScript exporter emits one for a
+ * data-dependent squeeze in non-cubic exports); NULL when fine, else the offending op. */
+static const char *if_branch_op(const Onnx__NodeProto *n, int depth)
+{
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__GraphProto *g = n->attribute[a]->g;
+        if (!g) continue;
+        if (g->n_initializer) return "initializer";
+        for (size_t i = 0; i < g->n_node; i++) {
+            const char *op = g->node[i]->op_type ? g->node[i]->op_type : "";
+            if (!strcmp(op, "If") && depth < 4) {
+                const char *bad = if_branch_op(g->node[i], depth + 1);
+                if (bad) return bad;
+            } else if (!is_plain(op)) {
+                return op;
+            }
+        }
+    }
+    return NULL;
+}
 
 static swin_status node_err(const struct graph *g, int i, swin_status st, const char *what, swin_error *err)
 {
@@ -179,8 +208,15 @@ static int recognise(const struct graph *g, int i, struct layer *l, swin_error *
         node_err(g, i, SWIN_ERR_MODEL, "tanh-approximated GELU is not supported; MONAI's Swin UNETR uses the exact erf GELU", err);
         return -1;
     }
-    for (size_t k = 0; k < sizeof plain_ops / sizeof plain_ops[0]; k++)
-        if (!strcmp(op, plain_ops[k])) return 0;
+    if (!strcmp(op, "If")) {
+        const char *bad = if_branch_op(n, 0);
+        if (!bad) return 0;
+        char m[160];
+        snprintf(m, sizeof m, "a branch of this If contains %s; expected only shape operations", bad);
+        node_err(g, i, SWIN_ERR_MODEL, m, err);
+        return -1;
+    }
+    if (is_plain(op)) return 0;
     node_err(g, i, SWIN_ERR_MODEL, "operator not expected in a Swin UNETR graph", err);
     return -1;
 }

@@ -344,7 +344,9 @@ static swin_status bind_stage(struct walker *w, int s)
 
     /* proj_out of hidden state s+1 (its presence after stage 1 decides `normalize`) */
     l = peek(w);
-    bool ln = l && l->kind == L_LN && l->w->numel == (uint64_t)(2 * c);
+    /* an LN over 2C followed by a Linear is the next stage's norm1, not proj_out */
+    bool ln = l && l->kind == L_LN && l->w->numel == (uint64_t)(2 * c) &&
+              !(w->pos + 1 < w->L->n && w->L->v[w->pos + 1].kind == L_LINEAR);
     if (s == 0) cfg->normalize = ln;
     if (cfg->normalize) {
         if (!ln) return fail(w, l ? l->node : -1, SWIN_ERR_MODEL, "expected the proj_out LayerNormalization of hidden state %d", s + 1);
