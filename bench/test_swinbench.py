@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""End-to-end test of bench/swinbench.py on a small test model (CTest: bench_harness_e2e).
+
+  test_swinbench.py --worker BUILD/bench/swinrun_bench_worker --swinrun BUILD/swinrun \
+                    --case test-data/f12_c32_ts --out-dir DIR
+
+Runs the harness with warm-up 1 and 2 timed runs of every CPU configuration, then checks the
+JSON: every CPU configuration ran, its times and peak RSS are finite and positive, the swinrun
+plan is present, each pair ratio is the median of its pair ratios, the agreement numbers meet the
+project's criterion (tools/check_logits.compare, recomputed here from the kept logits), the
+ORT reference equals the case's stored logits, the Markdown table and the PNG exist; and that
+bad arguments give exit 2 with one error line. Prints 'N passed, N failed'.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tools"))
+
+CPU = ["ort-cpu", "ort-cpu-noarena", "ort-cpu-samereq", "swinrun-cpu"]
+passed, failed = 0, 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}")
+
+
+def pos_finite(v):
+    return isinstance(v, (int, float)) and math.isfinite(v) and v > 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--worker", required=True)
+    p.add_argument("--swinrun", required=True)
+    p.add_argument("--case", required=True)
+    p.add_argument("--out-dir", required=True)
+    a = p.parse_args()
+    import numpy as np
+    from check_logits import compare
+
+    model = os.path.join(a.case, "model.onnx")
+    inp = os.path.join(a.case, "input.npy")
+    if not (os.path.isfile(model) and os.path.isfile(inp)):
+        print(f"FAIL: test case {a.case} missing (run tools/make_test_data.sh)")
+        print("0 passed, 1 failed")
+        return 1
+    bench = [sys.executable, os.path.join(HERE, "swinbench.py")]
+    cmd = bench + ["--model", model, "--input", inp, "--runs", "2", "--warmup", "1", "--configs", ",".join(CPU),
+                   "--worker", a.worker, "--swinrun", a.swinrun, "--out-dir", a.out_dir, "--keep-logits"]
+    print("running:", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(r.stdout)
+    sys.stdout.write(r.stderr)
+    check(r.returncode == 0, f"swinbench exit status {r.returncode}, expected 0")
+    check("| swinrun-cpu |" in r.stdout and "| ort-cpu |" in r.stdout, "Markdown table rows on stdout")
+
+    jpath = os.path.join(a.out_dir, "results.json")
+    try:
+        doc = json.load(open(jpath))
+    except (OSError, ValueError) as e:
+        check(False, f"cannot read {jpath}: {e}")
+        print(f"{passed} passed, {failed} failed")
+        return 1
+    for k in ("model", "input", "runs", "warmup", "machine", "configs", "ratios", "per_volume", "criterion"):
+        check(k in doc, f"JSON has '{k}'")
+    check(doc.get("runs") == 2 and doc.get("warmup") == 1, "runs/warmup recorded")
+    check(doc.get("model", {}).get("cube") == [32, 32, 32], "model cube [32, 32, 32]")
+    cfgs = doc.get("configs", {})
+    for c in CPU:
+        e = cfgs.get(c, {})
+        check(e.get("status") == "ok", f"{c} status ok (got {e.get('status')}: {e.get('error', '')})")
+        t = e.get("time_per_window") or {}
+        check(len(e.get("seconds", [])) == 2 and all(pos_finite(v) for v in e.get("seconds", [])),
+              f"{c}: 2 finite positive run times")
+        check(all(pos_finite(t.get(k)) for k in ("median", "min", "max")) and t.get("min") <= t.get("median") <= t.get("max"),
+              f"{c}: median/min/max consistent")
+        check(pos_finite(e.get("peak_rss_bytes")), f"{c}: peak RSS > 0")
+        check(pos_finite(e.get("rss_base_bytes")) and e["rss_base_bytes"] <= e.get("peak_rss_bytes", 0),
+              f"{c}: base RSS <= peak RSS")
+    sw = cfgs.get("swinrun-cpu", {})
+    pl = sw.get("planned") or {}
+    check(all(pos_finite(pl.get(k)) for k in ("weight_bytes", "arena_bytes", "lower_bound", "total_bytes"))
+          and pl["total_bytes"] == pl["weight_bytes"] + pl["arena_bytes"] and pl["lower_bound"] <= pl["arena_bytes"],
+          f"swinrun planned bytes consistent: {pl}")
+    # the process holds at least the weights it planned
+    check(sw.get("peak_rss_bytes", 0) >= pl.get("weight_bytes", 1), "swinrun peak RSS >= planned weight bytes")
+    ratios = {r["ort"]: r for r in doc.get("ratios", [])}
+    for o in CPU[:3]:
+        r = ratios.get(o)
+        check(r is not None and r.get("swinrun") == "swinrun-cpu", f"pair {o}/swinrun-cpu present")
+        if r:
+            rs = [pp["swinrun_seconds"] / pp["ort_seconds"] for pp in r["pairs"]]
+            check(len(rs) == 2 and all(pos_finite(v) for v in rs), f"{o}: 2 finite pair ratios")
+            check(abs(float(np.median(rs)) - r["time_ratio_median"]) <= 1e-12 * max(1, r["time_ratio_median"]),
+                  f"{o}: ratio is the median of the pair ratios")
+            check(pos_finite(r.get("peak_rss_ratio")), f"{o}: RSS ratio finite")
+    check(cfgs.get("ort-cpu", {}).get("agreement") == "reference", "ort-cpu is the reference")
+
+    # agreement: recompute from the kept logits with the project's criterion
+    ref_path = os.path.join(a.out_dir, "logits_ort-cpu.npy")
+    ref = np.load(ref_path) if os.path.isfile(ref_path) else None
+    check(ref is not None, "reference logits kept")
+    if ref is not None:
+        stored = np.load(os.path.join(a.case, "logits.npy"))
+        check(stored.shape == ref.shape and float(np.abs(stored - ref).max()) <= 1e-5 * max(1.0, float(np.abs(stored).max())),
+              "harness ORT reference equals the case's stored ORT logits")
+        for c in CPU[1:]:
+            ag = cfgs.get(c, {}).get("agreement")
+            check(isinstance(ag, dict), f"{c}: agreement present")
+            if not isinstance(ag, dict):
+                continue
+            got = np.load(os.path.join(a.out_dir, f"logits_{c}.npy"))
+            ok, line = compare(got, ref)
+            print(f"{c}: {line}")
+            check(ok, f"{c}: check_logits criterion: {line}")
+            check(ag.get("criterion_pass") is True, f"{c}: JSON criterion_pass")
+            d = float(np.abs(got.astype(np.float64) - ref.astype(np.float64)).max())
+            check(math.isfinite(ag.get("max_abs_diff", float("nan"))) and abs(ag["max_abs_diff"] - d) <= 1e-9,
+                  f"{c}: JSON max_abs_diff {ag.get('max_abs_diff')} == recomputed {d}")
+            check(ag["max_abs_diff"] <= 1e-3 * max(1.0, float(np.abs(ref).max())), f"{c}: within 1e-3 * max(1, max|ORT|)")
+            same = float((got.argmax(1) == ref.argmax(1)).mean() * 100)
+            check(abs(ag.get("same_label_pct", -1) - same) < 1e-9 and same >= 99.0, f"{c}: same-label % {same}")
+            dice = ag.get("dice_per_class", [])
+            check(len(dice) == ref.shape[1] and all(d is None or (0.0 <= d <= 1.0) for d in dice),
+                  f"{c}: Dice per class, one per output channel, in [0, 1]")
+            check(ag.get("dice_min") is not None and ag["dice_min"] >= 0.9, f"{c}: min Dice {ag.get('dice_min')} >= 0.9")
+    png = os.path.join(a.out_dir, "results.png")
+    check(os.path.isfile(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "results.png is a PNG")
+    check(os.path.isfile(os.path.join(a.out_dir, "results.md")), "results.md written")
+
+    # bad arguments: exit 2, one error line
+    for bad in (["--model", model, "--runs", "0"], ["--model", "/nonexistent.onnx"],
+                ["--model", model, "--configs", "ort-cpu,nope"], ["--model", model, "--input", "/nonexistent.npy"]):
+        rb = subprocess.run(bench + bad, capture_output=True, text=True)
+        lines = [ln for ln in rb.stderr.splitlines() if ln.strip()]
+        check(rb.returncode == 2 and len(lines) == 1 and lines[0].startswith("swinbench: error:"),
+              f"bad arguments {bad}: exit {rb.returncode}, stderr {lines}")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
