@@ -394,7 +394,20 @@ def main(argv=None) -> int:
     except (TypeError, ValueError) as e:
         die(f"MONAI rejected the configuration: {e}")
     t1 = time.time()
-    note = export(model, cfg, out)
+    try:
+        note = export(model, cfg, out)
+    except Exception as e:  # one clear line; full traceback with SWINRUN_DEBUG=1
+        if os.environ.get("SWINRUN_DEBUG"):
+            raise
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        detail = next((ln for ln in lines if "Constraints violated" in ln or "Not all values" in ln),
+                      lines[0] if lines else "")
+        if cfg["exporter"] == "dynamo" and cfg["dynamic"]:
+            die("the dynamo exporter cannot make SwinUNETR's spatial axes dynamic: torch.export specialises "
+                "the input size because MONAI branches in Python on window/padding sizes "
+                f"(get_window_size '<=', 'if pad > 0', np.ceil); use --exporter torchscript --dynamic "
+                f"(its graph has the sizes baked in anyway) [{type(e).__name__}: {detail[:300]}]", 1)
+        die(f"export failed: {type(e).__name__}: {detail[:500]} (SWINRUN_DEBUG=1 for the traceback)", 1)
     t2 = time.time()
     if note:
         print(f"export_swin_unetr: note: {note}", file=sys.stderr)

@@ -105,18 +105,52 @@ def test_merge_order():
     d = float((ypre - y15).abs().max())
     assert d > 1e-2, d
     # the patched merge uses exactly the old offsets
-    pm = mpre.swinViT.layers1[0].downsample
+    seen = _merge_offsets(mpre.swinViT.layers1[0].downsample)
+    assert seen == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 0), (0, 0, 1), (1, 1, 1)], seen
+
+
+def _merge_offsets(pm):
+    import torch
     t = torch.arange(4 * 4 * 4, dtype=torch.float32).reshape(1, 4, 4, 4, 1)
-    seen = []
-    pm_norm, pm_red = pm.norm, pm.reduction
+    saved = pm.norm, pm.reduction
     pm.norm, pm.reduction = torch.nn.Identity(), torch.nn.Identity()
     try:
         cat = pm(t)[0, 0, 0, 0]
     finally:
-        pm.norm, pm.reduction = pm_norm, pm_red
-    for v in cat.tolist():
-        v = int(v); seen.append((v // 16, (v // 4) % 4, v % 4))
-    assert seen == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 0), (0, 0, 1), (1, 1, 1)], seen
+        pm.norm, pm.reduction = saved
+    return [(int(v) // 16, (int(v) // 4) % 4, int(v) % 4) for v in cat.tolist()]
+
+
+def test_monai_merge_orders_match_spec():
+    """MONAI 1.6.1 'merging' = the 1.5 order of spec 3.6; 'mergingv2' = lexicographic, W fastest."""
+    from monai.networks.nets.swin_unetr import PatchMerging, PatchMergingV2
+    assert _merge_offsets(PatchMerging(1)) == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1),
+                                                (1, 1, 0), (1, 0, 1), (0, 1, 1), (1, 1, 1)]
+    assert _merge_offsets(PatchMergingV2(1)) == [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)]
+
+
+def test_checkpoint_roundtrip():
+    import torch
+    import export_swin_unetr as ex
+    base = ["--feature-size", "12", "--depths", "1,1,1,1", "--seed", "7"]
+    m, _ = ex.make_model(ex.parse_args(base))
+    with tempfile.TemporaryDirectory() as d:
+        for wrap in ("plain", "state_dict", "model", "module"):
+            sd = m.state_dict()
+            if wrap == "module":
+                obj = {"state_dict": {"module." + k: v for k, v in sd.items()}}
+            elif wrap == "plain":
+                obj = sd
+            else:
+                obj = {wrap: sd, "epoch": 3}
+            p = os.path.join(d, f"{wrap}.pt")
+            torch.save(obj, p)
+            m2, _ = ex.make_model(ex.parse_args(base[:4] + ["--seed", "99", "--checkpoint", p]))
+            assert ex.weights_digest(m2) == ex.weights_digest(m), wrap
+        # wrong config -> clear error
+        rc, out = _cli("export_swin_unetr.py", "--feature-size", "24", "--checkpoint", os.path.join(d, "plain.pt"),
+                       "--out", os.path.join(d, "x", "model.onnx"))
+        assert rc != 0 and "error:" in out and "checkpoint" in out, out
 
 
 def test_export_roundtrip():
