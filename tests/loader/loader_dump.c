@@ -85,7 +85,8 @@ static const float *slot(const struct swin_model *m, const char *name, size_t *n
         return *n = res_count(&m->encoder[e], field), res_field(&m->encoder[e], field);
     if (sscanf(name, "decoder%d.%63s", &e, field) == 2 && e >= 0 && e < SWIN_DECODERS) {
         const struct swin_upblock_w *u = &m->decoder[e];
-        if (!strcmp(field, "transp_w")) return *n = (size_t)8 * u->res.cin * u->res.cout / 2, u->transp_w;
+        size_t tcin = (size_t)f << e;   /* decoder1 f -> f; decoder<e+1> (f << e) -> (f << e) / 2 */
+        if (!strcmp(field, "transp_w")) return *n = 8 * tcin * (size_t)u->res.cout, u->transp_w;
         if (!strncmp(field, "res.", 4)) return *n = res_count(&u->res, field + 4), res_field(&u->res, field + 4);
     }
     return NULL;
