@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Write broken variants of valid Swin UNETR exports for the loader's bad-file tests.
+
+    make_bad_models.py TS_MODEL DYNAMO_CASE_DIR OUTDIR
+Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
+each must produce."""
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+def init(m, name):
+    return next(t for t in m.graph.initializer if t.name == name)
+
+
+def producer(m, name):
+    return next(n for n in m.graph.node if name in n.output)
+
+
+def save(m, out, name):
+    onnx.save(m, os.path.join(out, name))
+
+
+def main() -> int:
+    src, dyn_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data")):
+        if not os.path.isfile(p):
+            print(f"FAIL: {p} missing (run tools/make_test_data.sh)")
+            return 1
+    os.makedirs(out, exist_ok=True)
+
+    # a conv weight with the right number of elements but the wrong shape
+    m = onnx.load(src)
+    t = init(m, "encoder2.layer.conv2.conv.weight")
+    t.dims[:] = [t.dims[0] // 2, t.dims[1] * 2] + list(t.dims[2:])
+    save(m, out, "wrong_shape_conv.onnx")
+
+    # the first qkv weight (C, 3C) stored as (3C, C)
+    m = onnx.load(src)
+    mm = next(n for n in m.graph.node if n.op_type == "MatMul" and n.input[1].startswith("onnx::MatMul"))
+    t = init(m, mm.input[1])
+    t.dims[:] = [t.dims[1], t.dims[0]]
+    save(m, out, "wrong_shape_linear.onnx")
+
+    # dims that do not match the payload length
+    m = onnx.load(src)
+    init(m, "out.conv.conv.bias").dims[0] += 1
+    save(m, out, "payload_mismatch.onnx")
+
+    # two conv weights of equal shape that swap names (structure and names disagree)
+    m = onnx.load(src)
+    a, b = "encoder2.layer.conv1.conv.weight", "encoder2.layer.conv2.conv.weight"
+    init(m, a).name, init(m, b).name = "tmp_swap", a
+    init(m, "tmp_swap").name = b
+    for n in m.graph.node:
+        n.input[:] = [{a: b, b: a}.get(x, x) for x in n.input]
+    save(m, out, "swapped_names.onnx")
+
+    # patch_size 4: the patch-embedding conv with kernel = stride = 4
+    m = onnx.load(src)
+    t = init(m, "swinViT.patch_embed.proj.weight")
+    w = np.zeros((t.dims[0], t.dims[1], 4, 4, 4), np.float32)
+    t.CopyFrom(numpy_helper.from_array(w, t.name))
+    conv = next(n for n in m.graph.node if n.op_type == "Conv")
+    for at in conv.attribute:
+        if at.name in ("kernel_shape", "strides"):
+            at.ints[:] = [4, 4, 4]
+    save(m, out, "patch4.onnx")
+
+    # stage 2's patch merging concatenates two sub-grids in another order than stage 1's
+    m = onnx.load(src)
+    ln = next(n for n in m.graph.node if "swinViT.layers2.0.downsample.norm.weight" in n.input)
+    cat = producer(m, ln.input[0])
+    cat.input[1], cat.input[2] = cat.input[2], cat.input[1]
+    save(m, out, "merge_order_mixed.onnx")
+
+    # an unsupported operator in the middle of the graph
+    m = onnx.load(src)
+    i = next(k for k, n in enumerate(m.graph.node) if n.op_type == "Erf")
+    m.graph.node[i].op_type = "Tanh"
+    m.graph.node[i].name = "gelu_as_tanh"
+    save(m, out, "tanh_gelu.onnx")
+
+    # dynamo export: external data truncated to half, and missing
+    for name, cut in (("dyn_trunc_data", True), ("dyn_missing_data", False)):
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(dyn_dir, "model.onnx"), d)
+        data = os.path.join(d, "model.onnx.data")
+        if os.path.exists(data):
+            os.remove(data)
+        if cut:
+            shutil.copy(os.path.join(dyn_dir, "model.onnx.data"), data)
+            with open(data, "r+b") as fh:
+                fh.truncate(os.path.getsize(data) // 2)
+    print("ok", out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
