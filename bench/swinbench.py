@@ -16,10 +16,12 @@ Configurations (each in its own process, so that peak RSS does not mix):
 Without an NVIDIA GPU (nvidia-smi -L lists none) the GPU configurations are skipped and the
 output says so.
 
-Schedule: every worker loads its model and makes --warmup untimed runs; then --runs rounds in
-which, per device, each ONNX Runtime configuration runs one window and swinrun runs one window
-right after it (ORT, swinrun, ORT, swinrun, ...). Each swinrun/ORT time ratio is taken within
-such a pair; the reported ratio is the median of the pair ratios.
+Schedule, per device: the swinrun process starts first and makes --warmup untimed runs; then
+the ONNX Runtime configurations take turns, each in a process alive only during its own phase
+(so at most two models are in memory at once): --warmup untimed runs, then --runs pairs run
+back to back, ORT then swinrun, ORT, swinrun, ... Each swinrun/ORT time ratio is taken within
+such a pair (a noisy machine slows both); the reported ratio is the median of the pair ratios.
+swinrun's own time per window is over all its timed runs (--runs per ORT configuration).
 
 Reported per configuration: median/min/max seconds per window; peak RSS of its process (KiB
 from wait4(), i.e. the OS's ru_maxrss; an ORT process includes the Python interpreter, numpy
@@ -600,9 +602,13 @@ def run(a) -> int:
         + (f"; skipped {', '.join(skipped)}" if skipped else ""))
 
     poller = GpuMemPoller() if gpus else None
-    workers = {}
+    workers = {}   # configuration -> live Worker
+    finished = {}  # configuration -> reaped Worker
     failures = {}
-    for c in configs:
+    logits = {}
+    pairs = {}     # (ort, swinrun) -> [(t_ort, t_swinrun), ...]
+
+    def start(c):
         if c in ORT_CONFIGS:
             argv = [sys.executable, os.path.join(HERE, "ort_worker.py"), model, in_path, "--config", c,
                     "--threads", str(a.threads)]
@@ -610,27 +616,17 @@ def run(a) -> int:
             argv = [worker_bin, model, in_path, "--threads", str(a.threads), "--backend", DEVICE[c]]
         w = Worker(c, argv, os.path.join(out_dir, f"{c}.stderr.log"), a.timeout)
         try:
-            w.wait_ready()  # one at a time: loads do not overlap
+            w.wait_ready()
             workers[c] = w
             log(f"{c}: ready")
+            return w
         except RuntimeError as e:
             failures[c] = str(e)
             log(f"{c}: FAILED to start: {e}")
             w.kill()
             w.finish()
-
-    # schedule: per device, pairs (ORT config, swinrun) in turn
-    order = []
-    for dev in ("cpu", "cuda"):
-        sw = f"swinrun-{dev}"
-        orts = [c for c in configs if DEVICE[c] == dev and c in ORT_CONFIGS]
-        if orts:
-            for o in orts:
-                order.append((o, sw))
-        elif sw in configs:
-            order.append((None, sw))
-    pairs = {}  # (ort, sw) -> list of (t_ort, t_sw)
-    finished = {}  # configuration -> reaped Worker
+            finished[c] = w
+            return None
 
     def one(c, warm):
         w = workers.get(c)
@@ -647,34 +643,52 @@ def run(a) -> int:
             del workers[c]
             return None
 
-    t_start = time.time()
-    for r in range(a.warmup + a.runs):
-        warm = r < a.warmup
-        for o, sw in order:
-            to = one(o, warm) if o else None
-            ts = one(sw, warm)
-            if not warm and to is not None and ts is not None:
-                pairs.setdefault((o, sw), []).append((to, ts))
-        label = f"warm-up {r + 1}/{a.warmup}" if warm else f"round {r - a.warmup + 1}/{a.runs}"
-        done = {c: (w.warmup_times if warm else w.times)[-1] for c, w in workers.items()
-                if (w.warmup_times if warm else w.times)}
-        log(f"{label}: " + ", ".join(f"{c} {t:.3f} s" for c, t in done.items()))
-    bench_seconds = time.time() - t_start
-
-    # logits, then quit and reap for the peak RSS
-    logits = {}
-    for c, w in list(workers.items()):
+    def stop(c):
+        """save the logits of the last run, quit, reap (peak RSS)."""
+        w = workers.pop(c, None)
+        if w is None:
+            return
         path = os.path.join(out_dir, f"logits_{c}.npy")
         try:
             w.save(path)
             logits[c] = path
         except RuntimeError as e:
             failures[c] = str(e)
-    for c in configs:
-        w = workers.get(c)
-        if w is not None:
-            w.finish()
-            finished[c] = w
+        w.finish()
+        finished[c] = w
+
+    # Per device: the swinrun process lives throughout; the ONNX Runtime configurations run
+    # one after the other, each alive only during its own phase (so at most two models are in
+    # memory at once): warm-up, then --runs pairs ORT, swinrun, ORT, swinrun, ...
+    t_start = time.time()
+    for dev in ("cpu", "cuda"):
+        sw = f"swinrun-{dev}"
+        orts = [c for c in configs if DEVICE[c] == dev and c in ORT_CONFIGS]
+        if sw in configs and start(sw):
+            for _ in range(a.warmup):
+                one(sw, True)
+        if not orts and sw in workers:
+            for _ in range(a.runs):
+                one(sw, False)
+            log(f"{sw}: " + ", ".join(f"{t:.3f}" for t in workers[sw].times) + " s")
+        for o in orts:
+            if not start(o):
+                continue
+            for _ in range(a.warmup):
+                one(o, True)
+            for _ in range(a.runs):
+                to = one(o, False)
+                ts = one(sw, False) if sw in workers else None
+                if to is not None and ts is not None:
+                    pairs.setdefault((o, sw), []).append((to, ts))
+            ow = workers.get(o) or finished.get(o)
+            msg = f"{o}: " + ", ".join(f"{t:.3f}" for t in ow.times) + " s"
+            if (o, sw) in pairs:
+                msg += f"; {sw} alongside: " + ", ".join(f"{ts:.3f}" for _, ts in pairs[(o, sw)]) + " s"
+            log(msg)
+            stop(o)
+        stop(sw)
+    bench_seconds = time.time() - t_start
     if poller:
         poller.stop()
     after = load_snapshot()

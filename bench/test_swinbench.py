@@ -83,8 +83,9 @@ def main() -> int:
         e = cfgs.get(c, {})
         check(e.get("status") == "ok", f"{c} status ok (got {e.get('status')}: {e.get('error', '')})")
         t = e.get("time_per_window") or {}
-        check(len(e.get("seconds", [])) == 2 and all(pos_finite(v) for v in e.get("seconds", [])),
-              f"{c}: 2 finite positive run times")
+        n = 2 if c.startswith("ort") else 2 * 3  # swinrun runs once per pair, 2 pairs per ORT configuration
+        check(len(e.get("seconds", [])) == n and all(pos_finite(v) for v in e.get("seconds", [])),
+              f"{c}: {n} finite positive run times (got {e.get('seconds')})")
         check(all(pos_finite(t.get(k)) for k in ("median", "min", "max")) and t.get("min") <= t.get("median") <= t.get("max"),
               f"{c}: median/min/max consistent")
         check(pos_finite(e.get("peak_rss_bytes")), f"{c}: peak RSS > 0")
