@@ -301,7 +301,7 @@ def explicit_instnorm_affine(model) -> int:
     given; with non-cubic cubes ONNX shape inference loses it after the window-padding Pad (whose
     pads are computed in the graph) and export fails with "ONNX export of instance_norm for unknown
     channel size" (MONAI issue #5125).  With explicit scale/bias it does not need the shape.
-    The ONNX graph is the same InstanceNormalization node, only the scale/B inputs are initializers."""
+    The ONNX graph is the same: InstanceNormalization with scale/B from Constant nodes."""
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
