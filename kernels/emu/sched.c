@@ -262,8 +262,8 @@ static void check_exit(struct thread *t)
     const struct thread *w = &blk.t[t->linear - t->lane];
     unsigned exist = existing_lanes(t->linear - t->lane);
     for (unsigned l = 0; l < 32; l++) {
-        const struct cuemu_warp_arg *a = w[l].posted;
-        if ((exist >> l & 1) && a && (a->mask >> t->lane & 1)) {
+        const struct cuemu_warp_arg *a = (exist >> l & 1) ? w[l].posted : NULL;
+        if (a && (a->mask >> t->lane & 1)) {
             char who[160];
             thread_name(who, sizeof who, t);
             cuemu_detect(CUEMU_DET_WARP_EXITED_LANE,

@@ -1,0 +1,232 @@
+/* The runtime API shim: the device memory registry (exact sizes, poison, high water,
+ * capacity, freeze), range-checked copies and memsets, errors, streams, events, the
+ * emulated device's properties, and the launcher's configuration checks. */
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/emu/cuemu_api.h"
+#include "tests/common/check.h"
+#include "tests/emu/k_block.h"
+
+#define CALL_IS(expr, want) check_true(#expr, (expr) == (want))
+
+static bool test_memory(void)
+{
+    bool ok = true;
+    size_t base = cuemu_mem_in_use(), live = cuemu_mem_live_allocations();
+    unsigned char *a = NULL, *b = NULL, host[300];
+    ok &= CALL_IS(cudaMalloc((void **)&a, 300), cudaSuccess);
+    ok &= CALL_IS(cudaMalloc((void **)&b, 100), cudaSuccess);
+    ok &= check_true("pointers are 256-byte aligned", (uintptr_t)a % 256 == 0 && (uintptr_t)b % 256 == 0);
+    ok &= check_true("in use counts exact sizes", cuemu_mem_in_use() == base + 400);
+    ok &= check_true("live allocations", cuemu_mem_live_allocations() == live + 2);
+    ok &= check_true("high water", cuemu_mem_high_water() >= base + 400);
+    ok &= CALL_IS(cudaMemcpy(host, a, 300, cudaMemcpyDeviceToHost), cudaSuccess);
+    int poisoned = 1;
+    for (int i = 0; i < 300; i++)
+        poisoned &= host[i] == 0xFF;
+    ok &= check_true("new allocations read as 0xFF", poisoned);
+
+    /* Range checks: one byte past the end, a host pointer where device memory is
+     * expected (swapped arguments), and an unknown direction. */
+    ok &= CALL_IS(cudaMemcpy(a, host, 301, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaGetLastError(), cudaSuccess);
+    ok &= CALL_IS(cudaMemcpy(a + 250, host, 51, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaMemcpy(host, a, 10, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaMemcpy(a, b, 10, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaMemcpy(a, b, 101, cudaMemcpyDeviceToDevice), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaMemcpy(a, host, 10, (enum cudaMemcpyKind)7), cudaErrorInvalidMemcpyDirection);
+    ok &= CALL_IS(cudaMemset(b + 50, 0, 51), cudaErrorInvalidValue);
+
+    /* Valid copies and memsets, including inferred directions. */
+    for (int i = 0; i < 300; i++)
+        host[i] = (unsigned char)i;
+    ok &= CALL_IS(cudaMemcpy(a, host, 300, cudaMemcpyHostToDevice), cudaSuccess);
+    ok &= CALL_IS(cudaMemcpy(b, a + 200, 100, cudaMemcpyDefault), cudaSuccess);
+    ok &= CALL_IS(cudaMemset(b + 10, 7, 5), cudaSuccess);
+    unsigned char back[100];
+    ok &= CALL_IS(cudaMemcpy(back, b, 100, cudaMemcpyDefault), cudaSuccess);
+    int same = 1;
+    for (int i = 0; i < 100; i++)
+        same &= back[i] == (i >= 10 && i < 15 ? 7 : (unsigned char)(200 + i));
+    ok &= check_true("copy and memset contents", same);
+
+    /* Frees: interior pointer, double free, NULL. */
+    ok &= CALL_IS(cudaFree(a + 1), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaFree(a), cudaSuccess);
+    ok &= CALL_IS(cudaFree(a), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaFree(NULL), cudaSuccess);
+    ok &= CALL_IS(cudaFree(b), cudaSuccess);
+    ok &= check_true("in use back to base", cuemu_mem_in_use() == base);
+    ok &= check_true("high water kept", cuemu_mem_high_water() >= base + 400);
+    cuemu_mem_reset_high_water();
+    ok &= check_true("high water reset", cuemu_mem_high_water() == base);
+
+    void *z = (void *)1;
+    ok &= CALL_IS(cudaMalloc(&z, 0), cudaSuccess);
+    ok &= check_true("cudaMalloc(0) gives NULL", z == NULL);
+    (void)cudaGetLastError();
+    return ok;
+}
+
+static bool test_capacity_and_freeze(void)
+{
+    bool ok = true;
+    size_t base = cuemu_mem_in_use(), fr, total;
+    void *p = NULL, *q = NULL;
+    cuemu_mem_set_capacity(base + 1000);
+    ok &= CALL_IS(cudaMemGetInfo(&fr, &total), cudaSuccess);
+    ok &= check_true("cudaMemGetInfo reports the capacity", total == base + 1000 && fr == 1000);
+    ok &= CALL_IS(cudaMalloc(&p, 1001), cudaErrorMemoryAllocation);
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorMemoryAllocation);
+    ok &= CALL_IS(cudaMalloc(&p, 600), cudaSuccess);
+    ok &= CALL_IS(cudaMalloc(&q, 401), cudaErrorMemoryAllocation);
+    ok &= CALL_IS(cudaMalloc(&q, 400), cudaSuccess);
+    ok &= CALL_IS(cudaFree(q), cudaSuccess);
+    cuemu_mem_set_capacity(0);
+    cuemu_mem_freeze(1);
+    ok &= CALL_IS(cudaMalloc(&q, 16), cudaErrorNotPermitted);
+    ok &= CALL_IS(cudaMallocHost(&q, 16), cudaErrorNotPermitted);
+    cuemu_mem_freeze(0);
+    ok &= CALL_IS(cudaMalloc(&q, 16), cudaSuccess);
+    ok &= CALL_IS(cudaFree(q), cudaSuccess);
+    ok &= CALL_IS(cudaFree(p), cudaSuccess);
+    ok &= CALL_IS(cudaMallocHost(&q, 64), cudaSuccess);
+    ok &= CALL_IS(cudaFree(q), cudaErrorInvalidValue); /* host memory is not cudaFree'd */
+    ok &= CALL_IS(cudaFreeHost(q), cudaSuccess);
+    (void)cudaGetLastError();
+    return ok;
+}
+
+static bool test_errors(void)
+{
+    bool ok = true;
+    ok &= check_true("error string", !strcmp(cudaGetErrorString(cudaErrorInvalidValue), "invalid argument"));
+    ok &= check_true("error name", !strcmp(cudaGetErrorName(cudaErrorMemoryAllocation), "cudaErrorMemoryAllocation"));
+    ok &= check_true("success string", !strcmp(cudaGetErrorString(cudaSuccess), "no error"));
+    ok &= CALL_IS(cudaSetDevice(1), cudaErrorInvalidDevice);
+    ok &= CALL_IS(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+    ok &= CALL_IS(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorInvalidDevice);
+    ok &= CALL_IS(cudaGetLastError(), cudaSuccess);
+    int n = 0, dev = -1;
+    ok &= CALL_IS(cudaGetDeviceCount(&n), cudaSuccess);
+    ok &= CALL_IS(cudaGetDevice(&dev), cudaSuccess);
+    ok &= check_true("one device, device 0", n == 1 && dev == 0);
+    return ok;
+}
+
+static bool test_streams_events(void)
+{
+    bool ok = true;
+    cudaStream_t s;
+    cudaEvent_t e0, e1, never;
+    int bogus = 0;
+    ok &= CALL_IS(cudaStreamCreate(&s), cudaSuccess);
+    ok &= CALL_IS(cudaEventCreate(&e0), cudaSuccess);
+    ok &= CALL_IS(cudaEventCreate(&e1), cudaSuccess);
+    ok &= CALL_IS(cudaEventCreate(&never), cudaSuccess);
+    ok &= CALL_IS(cudaEventRecord(e0, s), cudaSuccess);
+    void *p;
+    ok &= CALL_IS(cudaMalloc(&p, 1 << 20), cudaSuccess);
+    ok &= CALL_IS(cudaMemsetAsync(p, 1, 1 << 20, s), cudaSuccess);
+    ok &= CALL_IS(cudaMemsetAsync(p, 1, 16, (cudaStream_t)(void *)&bogus), cudaErrorInvalidResourceHandle);
+    ok &= CALL_IS(cudaEventRecord(e1, s), cudaSuccess);
+    ok &= CALL_IS(cudaStreamSynchronize(s), cudaSuccess);
+    ok &= CALL_IS(cudaEventSynchronize(e1), cudaSuccess);
+    float ms = -1.0f;
+    ok &= CALL_IS(cudaEventElapsedTime(&ms, e0, e1), cudaSuccess);
+    ok &= check_true("elapsed time is non-negative", ms >= 0.0f && ms < 10000.0f);
+    ok &= CALL_IS(cudaEventElapsedTime(&ms, e0, never), cudaErrorInvalidResourceHandle);
+    ok &= CALL_IS(cudaStreamWaitEvent(s, e1, 0), cudaSuccess);
+    ok &= CALL_IS(cudaStreamSynchronize(0), cudaSuccess);
+    ok &= CALL_IS(cudaDeviceSynchronize(), cudaSuccess);
+    ok &= CALL_IS(cudaEventDestroy(e0), cudaSuccess);
+    ok &= CALL_IS(cudaEventDestroy(e1), cudaSuccess);
+    ok &= CALL_IS(cudaEventDestroy(never), cudaSuccess);
+    ok &= CALL_IS(cudaStreamDestroy(s), cudaSuccess);
+    ok &= CALL_IS(cudaFree(p), cudaSuccess);
+    (void)cudaGetLastError();
+    return ok;
+}
+
+static bool test_device_props(void)
+{
+    bool ok = true;
+    struct cudaDeviceProp p;
+    int v = 0;
+    ok &= check_true("set target 80", cuemu_set_target(80) == 0);
+    ok &= CALL_IS(cudaGetDeviceProperties(&p, 0), cudaSuccess);
+    ok &= check_true("sm_80 properties", p.major == 8 && p.minor == 0 && p.warpSize == 32 &&
+                                             p.maxThreadsPerBlock == 1024 &&
+                                             p.sharedMemPerBlock == 48 * 1024 &&
+                                             p.sharedMemPerBlockOptin == 163 * 1024);
+    ok &= CALL_IS(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), cudaSuccess);
+    ok &= check_true("optin attribute", v == 163 * 1024);
+    ok &= check_true("set target 90", cuemu_set_target(90) == 0);
+    ok &= CALL_IS(cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+    ok &= check_true("sm_90 major", v == 9);
+    ok &= CALL_IS(cudaGetDeviceProperties(&p, 0), cudaSuccess);
+    ok &= check_true("sm_90 optin", p.sharedMemPerBlockOptin == 227 * 1024 && p.multiProcessorCount == 132);
+    ok &= check_true("unknown target refused", cuemu_set_target(75) != 0);
+    ok &= CALL_IS(cudaGetDeviceProperties(&p, 3), cudaErrorInvalidDevice);
+    cuemu_set_target(80);
+    (void)cudaGetLastError();
+    return ok;
+}
+
+/* The launcher refuses what the driver refuses, and the kernel then does not run. */
+static bool test_launch_config(void)
+{
+    bool ok = true;
+    int *flag, val;
+    cudaStream_t s;
+    ok &= CALL_IS(cudaMalloc((void **)&flag, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaStreamCreate(&s), cudaSuccess);
+    int bogus = 0;
+    struct {
+        const char *what;
+        dim3 g, b;
+        size_t smem;
+        cudaStream_t s;
+        cudaError_t want;
+    } cases[] = {
+        {"1025 threads", {1, 1, 1}, {1025, 1, 1}, 0, 0, cudaErrorInvalidConfiguration},
+        {"32x32x2 threads", {1, 1, 1}, {32, 32, 2}, 0, 0, cudaErrorInvalidConfiguration},
+        {"block z 65", {1, 1, 1}, {1, 1, 65}, 0, 0, cudaErrorInvalidConfiguration},
+        {"grid y 65536", {1, 65536, 1}, {32, 1, 1}, 0, 0, cudaErrorInvalidConfiguration},
+        {"grid z 0", {1, 1, 0}, {32, 1, 1}, 0, 0, cudaErrorInvalidConfiguration},
+        {"48 KiB + 1 dynamic smem without opt-in", {1, 1, 1}, {32, 1, 1}, 48 * 1024 + 1, 0, cudaErrorInvalidValue},
+        {"bad stream", {1, 1, 1}, {32, 1, 1}, 0, (cudaStream_t)(void *)&bogus, cudaErrorInvalidResourceHandle},
+        {"48 KiB dynamic smem", {1, 1, 1}, {32, 1, 1}, 48 * 1024, 0, cudaSuccess},
+        {"1024 threads, 3D grid, stream", {2, 2, 2}, {16, 8, 8}, 0, s, cudaSuccess},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ok &= CALL_IS(cudaMemset(flag, 0xFF, sizeof(int)), cudaSuccess);
+        cudaError_t e = kb_config(flag, cases[i].g, cases[i].b, cases[i].smem, cases[i].s);
+        ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaSuccess);
+        ok &= check_true(cases[i].what, e == cases[i].want && val == (e == cudaSuccess ? 1 : -1));
+    }
+    ok &= CALL_IS(kb_config_optin(300 * 1024), cudaErrorInvalidValue); /* above sm_80's 163 KiB */
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorInvalidValue); /* sticky until read, as in CUDA */
+    ok &= CALL_IS(kb_config_optin(100 * 1024), cudaSuccess);
+    ok &= CALL_IS(kb_config(flag, (dim3){1, 1, 1}, (dim3){32, 1, 1}, 100 * 1024, 0), cudaSuccess);
+    ok &= CALL_IS(kb_config(flag, (dim3){1, 1, 1}, (dim3){32, 1, 1}, 100 * 1024 + 1, 0), cudaErrorInvalidValue);
+    ok &= CALL_IS(cudaStreamDestroy(s), cudaSuccess);
+    ok &= CALL_IS(cudaFree(flag), cudaSuccess);
+    return ok;
+}
+
+int main(void)
+{
+    bool ok = true;
+    ok &= test_memory();
+    ok &= test_capacity_and_freeze();
+    ok &= test_errors();
+    ok &= test_streams_events();
+    ok &= test_device_props();
+    ok &= test_launch_config();
+    ok &= check_true("no device memory left", cuemu_mem_live_allocations() == 0);
+    return test_exit(ok);
+}
