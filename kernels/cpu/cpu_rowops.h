@@ -6,4 +6,7 @@
  * * gamma + beta when gamma != NULL. y may equal x. */
 void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta);
 
+/* r[0..n) = softmax(r) in place (max-subtracted; vectorisable exp, ~1 ulp; vexp.c). */
+void swin_cpu_softmax_row(float *r, int n);
+
 #endif

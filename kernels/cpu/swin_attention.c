@@ -16,7 +16,7 @@
  * shift > 0; labels come from the rolled padded coordinate p of each token.
  * Windows are disjoint, so each thread gathers, computes and scatters its windows in place.
  *
- * Workspace: shared rel (n, n) int32 = R_full[i,t] * heads; per thread
+ * Workspace: shared bias (heads, n, n) = table[R_full[i,t], h], built once per call; per thread
  *   tok (n, C) gathered LN1 tokens, later the projection output
  *   qkv (n, 3C), s (n, n) one head's logits, o (n, C), src (n) int64 voxel or -1, label (n) int. */
 #include "kernels/cpu/cpu_internal.h"
@@ -28,7 +28,7 @@
 
 static long win_tokens(const struct swin_window_geom *g) { return (long)g->win[0] * g->win[1] * g->win[2]; }
 
-static size_t attn_rel_bytes(long n) { return swin_cpu_round((size_t)n * n * sizeof(int32_t)); }
+static size_t attn_bias_bytes(long n, int heads) { return swin_cpu_round((size_t)heads * n * n * sizeof(float)); }
 
 static size_t attn_slice(long n, int c)
 {
@@ -41,7 +41,7 @@ size_t swin_cpu_swin_attention_ws(void *bev, struct swin_vol x, const struct swi
 {
     struct swin_cpu_backend *be = bev;
     long n = win_tokens(g);
-    return SWIN_CPU_ALIGN + attn_rel_bytes(n) + (size_t)be->nthreads * attn_slice(n, x.c);
+    return SWIN_CPU_ALIGN + attn_bias_bytes(n, g->heads) + (size_t)be->nthreads * attn_slice(n, x.c);
 }
 
 struct attn_task {
@@ -50,7 +50,7 @@ struct attn_task {
     const struct swin_window_geom *g;
     long n;
     bool masked;
-    const int32_t *rel;      /* (n, n) */
+    float *bias;             /* (heads, n, n) */
     char *ws;                /* per-thread slices */
     size_t slice;
     atomic_long next;
@@ -95,22 +95,6 @@ static void gather(const struct attn_task *t, long widx, float *tok, int64_t *sr
     }
 }
 
-/* Row-wise softmax of s (n, n) in place, max-subtracted. */
-static void softmax_rows(float *s, long n)
-{
-    for (long i = 0; i < n; i++) {
-        float *r = s + i * n, mx = r[0];
-        for (long j = 1; j < n; j++) mx = r[j] > mx ? r[j] : mx;
-        float sum = 0.0f;
-        for (long j = 0; j < n; j++) {
-            r[j] = expf(r[j] - mx);
-            sum += r[j];
-        }
-        const float inv = 1.0f / sum;
-        for (long j = 0; j < n; j++) r[j] *= inv;
-    }
-}
-
 static void attn_run(void *p, int tid, int nth)
 {
     struct attn_task *t = p;
@@ -131,6 +115,9 @@ static void attn_run(void *p, int tid, int nth)
     long wb, we;
     while (swin_cpu_claim(&t->next, nwin, 1, &wb, &we)) {
         gather(t, wb, tok, src, label);
+        /* the mask matters only where the window holds more than one region */
+        bool mixed = false;
+        for (int i = 1; i < n && t->masked; i++) mixed |= label[i] != label[0];
         /* qkv = tok . qkv_w + qkv_b, then q *= scale (MONAI scales q before q k^T) */
         for (int i = 0; i < n; i++) {
             if (w->qkv_b) memcpy(qkv + (size_t)i * c3, w->qkv_b, (size_t)c3 * sizeof(float));
@@ -145,13 +132,12 @@ static void attn_run(void *p, int tid, int nth)
                         qkv + c + h * hd, c3, 0.0f, s, n);
             for (int i = 0; i < n; i++) {
                 float *row = s + (size_t)i * n;
-                const int32_t *ri = t->rel + (size_t)i * n;
-                for (int j = 0; j < n; j++) row[j] += w->bias_table[ri[j] + h];
-                if (t->masked)
-                    for (int j = 0; j < n; j++)
-                        if (label[j] != label[i]) row[j] += -100.0f;
+                const float *bi = t->bias + ((size_t)h * n + i) * n;
+                for (int j = 0; j < n; j++) row[j] += bi[j];
+                if (mixed)
+                    for (int j = 0; j < n; j++) row[j] += label[j] != label[i] ? -100.0f : 0.0f;
+                swin_cpu_softmax_row(row, n);
             }
-            softmax_rows(s, n);
             /* o[:, h hd : (h+1) hd] = s . v_h */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, n, 1.0f, s, n, qkv + 2 * c + h * hd, c3,
                         0.0f, o + h * hd, c);
@@ -168,16 +154,21 @@ static void attn_run(void *p, int tid, int nth)
     }
 }
 
-/* rel[i*n + t] = R_full[i, t] * heads for the configured window cw (spec 3.4.3). */
-static void build_rel(int32_t *rel, long n, const int cw[3], int heads)
+/* bias[h][i][k] = table[R_full[i, k], h], R_full of the configured window (spec 3.4.3: the
+ * token index i < n is decoded in the configured window even when the window shrank).
+ * Threads split the rows i. */
+static void bias_run(void *p, int tid, int nth)
 {
+    struct attn_task *t = p;
+    const int *cw = t->g->cfg_window, heads = t->g->heads;
+    const long n = t->n;
     const int s1 = (2 * cw[1] - 1) * (2 * cw[2] - 1), s2 = 2 * cw[2] - 1;
-    for (long i = 0; i < n; i++) {
+    for (long i = tid; i < n; i += nth) {
         const int i1 = (int)(i / (cw[1] * cw[2])), i2 = (int)(i / cw[2] % cw[1]), i3 = (int)(i % cw[2]);
         for (long k = 0; k < n; k++) {
             const int k1 = (int)(k / (cw[1] * cw[2])), k2 = (int)(k / cw[2] % cw[1]), k3 = (int)(k % cw[2]);
             const int r = (i1 - k1 + cw[0] - 1) * s1 + (i2 - k2 + cw[1] - 1) * s2 + (i3 - k3 + cw[2] - 1);
-            rel[i * n + k] = r * heads;
+            for (int h = 0; h < heads; h++) t->bias[((size_t)h * n + i) * n + k] = t->w->bias_table[(size_t)r * heads + h];
         }
     }
 }
@@ -219,10 +210,9 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
     char *base = swin_cpu_align_ptr(ws);
-    int32_t *rel = (int32_t *)base;
-    build_rel(rel, t.n, g->cfg_window, g->heads);
-    t.rel = rel;
-    t.ws = base + attn_rel_bytes(t.n);
+    t.bias = (float *)base;
+    swin_cpu_run(be, bias_run, &t);
+    t.ws = base + attn_bias_bytes(t.n, g->heads);
     t.slice = attn_slice(t.n, x.c);
     atomic_init(&t.next, 0);
     swin_cpu_run(be, attn_run, &t);
