@@ -6,7 +6,7 @@
 #include "runtime/cli/cli.h"
 
 /* "2G", "1.5GiB", "512M", "300MB", "123456" -> bytes. */
-static int parse_size(const char *s, size_t *out)
+int cli_parse_size(const char *s, size_t *out)
 {
     char *end;
     errno = 0;
@@ -78,7 +78,7 @@ int cli_parse(int argc, char **argv, struct cli_args *a)
             }
         } else if (!strcmp(o, "--mem-limit")) {
             if (i + 1 >= argc) goto missing;
-            if (parse_size(argv[++i], &a->ctx.mem_limit)) {
+            if (cli_parse_size(argv[++i], &a->ctx.mem_limit)) {
                 fprintf(stderr, "swinrun: --mem-limit takes a size such as 2G, 512M or a byte count\n");
                 return 2;
             }

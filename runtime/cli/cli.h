@@ -3,6 +3,8 @@
 #define SWIN_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "runtime/swinrun.h"
 
@@ -26,5 +28,9 @@ swin_model_t *cli_load_model(const char *path, int *exit_code);
 int cli_info(const struct cli_args *a);
 int cli_plan(const struct cli_args *a);
 int cli_forward(const struct cli_args *a);
+/* segment (runtime/cli/segment.c) parses its own options; argv[0] is the verb or the program. */
+int cli_segment(int argc, char **argv);
+/* "2G", "512M", "123456" -> bytes; nonzero when not a size. */
+int cli_parse_size(const char *s, size_t *out);
 
 #endif

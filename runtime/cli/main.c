@@ -11,6 +11,10 @@ static void usage(FILE *o)
             "swinrun " SWINRUN_VERSION ": run a MONAI Swin UNETR ONNX export in a fixed, known memory footprint\n"
             "\n"
             "Usage:\n"
+            "  swinrun CT.nii.gz OUT.nii.gz [--model M.onnx] [--preview P.png] [...]\n"
+            "      segment a CT: the label map on the CT's own grid (details: swinrun segment --help)\n"
+            "  swinrun segment [options] --out-dir DIR CT1.nii.gz CT2.nii.gz ...\n"
+            "      many CTs, the model loaded once\n"
             "  swinrun info MODEL.onnx [--json]\n"
             "      the configuration read from the graph, parameter count, weight bytes, export cube\n"
             "  swinrun plan MODEL.onnx [--cube D H W] [--threads N] [--mem-limit SIZE] [--json]\n"
@@ -35,6 +39,13 @@ static void usage(FILE *o)
             "Exit status: 0 success, 1 runtime failure, 2 bad arguments or unreadable input files.\n");
 }
 
+/* A first argument that is no verb but a NIfTI path means segment. */
+static int looks_like_nifti(const char *s)
+{
+    size_t n = strlen(s);
+    return (n > 4 && !strcmp(s + n - 4, ".nii")) || (n > 7 && !strcmp(s + n - 7, ".nii.gz"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -49,6 +60,8 @@ int main(int argc, char **argv)
         printf("swinrun %s\n", SWINRUN_VERSION);
         return 0;
     }
+    if (!strcmp(argv[1], "segment")) return cli_segment(argc - 1, argv + 1);
+    if (looks_like_nifti(argv[1])) return cli_segment(argc, argv);
     struct cli_args a;
     if (cli_parse(argc - 1, argv + 1, &a)) return 2;
     if (a.help) {

@@ -1,0 +1,48 @@
+/* NIfTI-1/NIfTI-2 input and output (.nii, .nii.gz) through the reference C library
+ * (nifti_clib's libnifti2). Images are 3D scalar volumes; data in memory keeps the file's
+ * order: index i + nx * (j + ny * k), i fastest. */
+#ifndef SWIN_PIPELINE_NIFTI_IO_H
+#define SWIN_PIPELINE_NIFTI_IO_H
+
+#include <nifti/nifti2_io.h>
+#include <stdint.h>
+
+#include "runtime/pipeline/affine.h"
+#include "runtime/status.h"
+
+struct swin_image {
+    nifti_image *hdr;   /* the input's header (data not kept): outputs copy its geometry */
+    int64_t dim[3];     /* nx, ny, nz */
+    swin_mat4 affine;   /* voxel (i, j, k) -> world RAS+ mm: sform if sform_code > 0, else qform if
+                           qform_code > 0, else pixdim scaling (NIfTI method 1) */
+    float *data;        /* nx*ny*nz values, scl_slope/scl_inter applied */
+};
+
+/* Limits that reject absurd headers before anything large is allocated. */
+#define SWIN_NIFTI_MAX_DIM 16384
+#define SWIN_NIFTI_MAX_VOXELS ((int64_t)1 << 31)
+
+/* Reads a 3D scalar image (4D with one volume is accepted) of any integer or float
+ * datatype. Rejects 2D images, several volumes, zero or absurd dimensions, non-finite or
+ * absurd spacing, complex/RGB data, truncated files and NaN/infinite voxels, each with a
+ * one-line message. */
+swin_status swin_image_read(const char *path, struct swin_image *img, swin_error *err);
+void swin_image_free(struct swin_image *img);
+
+/* True when path ends in .nii or .nii.gz (the outputs swinrun writes). */
+int swin_nifti_output_name_ok(const char *path);
+
+/* Streaming writer of an image on the input's grid: header from `like` (dims, pixdim,
+ * qform/sform and their codes, units, NIfTI-1 or NIfTI-2 as the input), datatype and
+ * number of volumes (dim[4]; 1 = a 3D image) given; gzip when path ends in .gz. Data go
+ * through a temporary file that commit renames over path (runtime/atomic_file.h). */
+struct swin_nifti_writer;
+swin_status swin_nifti_writer_open(struct swin_nifti_writer **w, const char *path, const nifti_image *like,
+                                   int datatype, int64_t volumes, int intent_code, const char *descrip,
+                                   swin_error *err);
+swin_status swin_nifti_writer_write(struct swin_nifti_writer *w, const void *data, size_t bytes, swin_error *err);
+swin_status swin_nifti_writer_commit(struct swin_nifti_writer *w, swin_error *err);
+/* Removes the temporary file; safe on NULL and after commit. */
+void swin_nifti_writer_abort(struct swin_nifti_writer *w);
+
+#endif

@@ -1,0 +1,17 @@
+/* A PNG preview: the three orthogonal mid slices of the preprocessed (RAS) volume side
+ * by side, grey from the intensity window, labels overlaid in distinct colours.
+ * Radiological display: axial and coronal show the patient's right on the image's left;
+ * anterior (axial) and superior (coronal, sagittal) up; pixels square in millimetres. */
+#ifndef SWIN_PIPELINE_PREVIEW_H
+#define SWIN_PIPELINE_PREVIEW_H
+
+#include <stdint.h>
+
+#include "runtime/status.h"
+
+/* vol and labels: (d0, d1, d2) on the RAS grid, d2 fastest; spacing in mm per axis;
+ * vol in [0, 1] (values outside clip). labels: uint8 or uint16 (label_bytes 1 or 2). */
+swin_status swin_preview_write(const char *path, const float *vol, const void *labels, int label_bytes,
+                               const int64_t dim[3], const double spacing[3], swin_error *err);
+
+#endif

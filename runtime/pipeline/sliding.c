@@ -1,0 +1,153 @@
+#include "runtime/pipeline/sliding.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int swin_sliding_axis(const struct swin_windows *w)
+{
+    int best = 0;
+    for (int k = 1; k < 3; k++) /* maximise size / roi: the slab is roi * (volume / size) */
+        if ((double)w->size[k] / w->roi[k] > (double)w->size[best] / w->roi[best]) best = k;
+    return best;
+}
+
+/* Voxels in one ring buffer: the volume with the slab axis cut to min(roi, size). */
+static int64_t ring_voxels(const struct swin_windows *w, int ax, int64_t ext[3])
+{
+    for (int k = 0; k < 3; k++) ext[k] = w->size[k];
+    ext[ax] = w->roi[ax] < w->size[ax] ? w->roi[ax] : w->size[ax];
+    return ext[0] * ext[1] * ext[2];
+}
+
+size_t swin_sliding_bytes(const struct swin_windows *w, int out_channels)
+{
+    int64_t ext[3];
+    size_t ring = (size_t)ring_voxels(w, swin_sliding_axis(w), ext);
+    size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
+    return ((size_t)out_channels + 1) * ring * sizeof(float) + (1 + (size_t)out_channels) * win * sizeof(float) +
+           (size_t)out_channels * sizeof(float);
+}
+
+struct ring {
+    int ax;
+    int64_t ext[3], n;
+    float *acc;  /* out_channels planes of n */
+    float *wsum; /* n */
+};
+
+static inline int64_t ring_index(const struct ring *r, int64_t x0, int64_t x1, int64_t x2)
+{
+    int64_t x[3] = {x0, x1, x2};
+    x[r->ax] %= r->ext[r->ax];
+    return (x[0] * r->ext[1] + x[1]) * r->ext[2] + x[2];
+}
+
+/* in = the window at padded start p, zeros outside the volume */
+static void gather(const struct swin_windows *w, const float *vol, const int64_t p[3], float *in)
+{
+    const int64_t *sz = w->size;
+    for (int a = 0; a < w->roi[0]; a++)
+        for (int b = 0; b < w->roi[1]; b++) {
+            float *row = in + ((int64_t)a * w->roi[1] + b) * w->roi[2];
+            int64_t x0 = p[0] + a - w->pad_lo[0], x1 = p[1] + b - w->pad_lo[1];
+            if (x0 < 0 || x0 >= sz[0] || x1 < 0 || x1 >= sz[1]) {
+                memset(row, 0, (size_t)w->roi[2] * sizeof *row);
+                continue;
+            }
+            const float *src = vol + (x0 * sz[1] + x1) * sz[2];
+            for (int c = 0; c < w->roi[2]; c++) {
+                int64_t x2 = p[2] + c - w->pad_lo[2];
+                row[c] = x2 >= 0 && x2 < sz[2] ? src[x2] : 0.0f;
+            }
+        }
+}
+
+static void accumulate(const struct swin_windows *w, struct ring *r, int co, const int64_t p[3], const float *out)
+{
+    int64_t win = (int64_t)w->roi[0] * w->roi[1] * w->roi[2];
+    for (int a = 0; a < w->roi[0]; a++) {
+        int64_t x0 = p[0] + a - w->pad_lo[0];
+        if (x0 < 0 || x0 >= w->size[0]) continue; /* MONAI crops the padding away */
+        for (int b = 0; b < w->roi[1]; b++) {
+            int64_t x1 = p[1] + b - w->pad_lo[1];
+            if (x1 < 0 || x1 >= w->size[1]) continue;
+            for (int c = 0; c < w->roi[2]; c++) {
+                int64_t x2 = p[2] + c - w->pad_lo[2];
+                if (x2 < 0 || x2 >= w->size[2]) continue;
+                int64_t wi = ((int64_t)a * w->roi[1] + b) * w->roi[2] + c, ri = ring_index(r, x0, x1, x2);
+                float imp = w->importance[wi];
+                for (int k = 0; k < co; k++) r->acc[k * r->n + ri] += out[k * win + wi] * imp;
+                r->wsum[ri] += imp;
+            }
+        }
+    }
+}
+
+/* Planes [lo, hi) of the slab axis (volume coordinates) are final: average, sink, clear. */
+static void finalise(const struct swin_sliding *s, struct ring *r, int co, int64_t lo, int64_t hi, float *avg)
+{
+    const struct swin_windows *w = s->layout;
+    int64_t lim[3] = {w->size[0], w->size[1], w->size[2]}, from[3] = {0, 0, 0};
+    from[r->ax] = lo;
+    lim[r->ax] = hi;
+    for (int64_t x0 = from[0]; x0 < lim[0]; x0++)
+        for (int64_t x1 = from[1]; x1 < lim[1]; x1++)
+            for (int64_t x2 = from[2]; x2 < lim[2]; x2++) {
+                int64_t ri = ring_index(r, x0, x1, x2);
+                float ws = r->wsum[ri];
+                for (int k = 0; k < co; k++) {
+                    avg[k] = r->acc[k * r->n + ri] / ws;
+                    r->acc[k * r->n + ri] = 0;
+                }
+                r->wsum[ri] = 0;
+                s->sink(s->sink_user, (x0 * w->size[1] + x1) * w->size[2] + x2, avg);
+            }
+}
+
+swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err)
+{
+    const struct swin_windows *w = s->layout;
+    int co = s->out_channels;
+    struct ring r = {.ax = swin_sliding_axis(w)};
+    r.n = ring_voxels(w, r.ax, r.ext);
+    size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
+    r.acc = calloc((size_t)co * (size_t)r.n, sizeof *r.acc);
+    r.wsum = calloc((size_t)r.n, sizeof *r.wsum);
+    float *in = malloc(win * sizeof *in), *out = malloc((size_t)co * win * sizeof *out);
+    float *avg = malloc((size_t)co * sizeof *avg);
+    swin_status st = SWIN_OK;
+    if (!r.acc || !r.wsum || !in || !out || !avg) {
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the sliding-window buffers (%zu bytes)",
+                            swin_sliding_bytes(w, co));
+        goto done;
+    }
+    int ax = r.ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the two other axes, in order */
+    int64_t total = swin_windows_count(w), done_n = 0, finished = 0; /* planes [0, finished) sunk */
+    for (int i = 0; i < w->n[ax]; i++) {
+        for (int j = 0; j < w->n[o1]; j++)
+            for (int k = 0; k < w->n[o2]; k++) {
+                int64_t p[3];
+                p[ax] = w->starts[ax][i];
+                p[o1] = w->starts[o1][j];
+                p[o2] = w->starts[o2][k];
+                gather(w, vol, p, in);
+                if ((st = s->predict(s->predict_user, in, out, err))) goto done;
+                accumulate(w, &r, co, p, out);
+                if (s->progress) s->progress(s->progress_user, ++done_n, total);
+            }
+        /* no later window reaches below the next start */
+        int64_t upto = i + 1 < w->n[ax] ? w->starts[ax][i + 1] - w->pad_lo[ax] : w->size[ax];
+        if (upto > w->size[ax]) upto = w->size[ax];
+        if (upto > finished) {
+            finalise(s, &r, co, finished, upto, avg);
+            finished = upto;
+        }
+    }
+done:
+    free(r.acc);
+    free(r.wsum);
+    free(in);
+    free(out);
+    free(avg);
+    return st;
+}

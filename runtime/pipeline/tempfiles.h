@@ -1,0 +1,12 @@
+/* The temporary output files that exist right now, so that a signal handler can remove
+ * them (SIGINT/SIGTERM during a run must leave no partial output behind). */
+#ifndef SWIN_PIPELINE_TEMPFILES_H
+#define SWIN_PIPELINE_TEMPFILES_H
+
+/* path must stay valid until swin_tempfile_forget; false when every slot is taken. */
+int swin_tempfile_remember(const char *path);
+void swin_tempfile_forget(const char *path);
+/* Unlinks every remembered file; async-signal-safe (only unlink()). */
+void swin_tempfile_remove_all(void);
+
+#endif

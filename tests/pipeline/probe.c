@@ -1,0 +1,186 @@
+/* A test driver for the pipeline's parts, checked from Python against nibabel and MONAI
+ * (the Python scripts beside it). Every output is a file; nothing here decides pass or fail.
+ *
+ *   probe read IN.nii OUT.npy AFFINE.txt        float32 data (nz, ny, nx) and the affine
+ *   probe write IN.nii OUT.nii[.gz] u8|u16|f32 V  the data cast to a type (V volumes) on IN's grid
+ *   probe prep IN.nii OUT.npy GRID.txt [key=value...]   the preprocessed volume (d0, d1, d2)
+ *   probe sliding VOL.npy OUT.npy roi0 roi1 roi2 overlap constant|gaussian channels
+ *                                               averaged logits (channels, d0, d1, d2) of fake()
+ *   probe segment IN.nii OUT.nii.gz [key=value...]  the whole pipeline with fake() as the model
+ * keys: spacing=X,Y,Z noresample=1 noreorient=1 window=LO,HI nowindow=1 roi=D,H,W overlap=F
+ *       blend=constant|gaussian channels=N probs=FILE preview=FILE
+ *
+ * fake(): logits[c](w) = s_c * (c + 1) * x(w) + 0.05 * c * cos(0.37 w0 + 0.11 c w1 + 0.23 w2),
+ * s_c = -1 for even c, with w the position inside the window; tests/pipeline/fake_model.py
+ * is the same function in torch. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/npy.h"
+#include "runtime/pipeline/nifti_io.h"
+#include "runtime/pipeline/segment.h"
+
+struct fake {
+    int roi[3], co;
+};
+
+static swin_status fake_predict(void *user, const float *in, float *out, swin_error *err)
+{
+    const struct fake *f = user;
+    size_t n = (size_t)f->roi[0] * f->roi[1] * f->roi[2];
+    for (int c = 0; c < f->co; c++)
+        for (int a = 0; a < f->roi[0]; a++)
+            for (int b = 0; b < f->roi[1]; b++)
+                for (int d = 0; d < f->roi[2]; d++) {
+                    size_t i = ((size_t)a * f->roi[1] + b) * f->roi[2] + d;
+                    float s = (c % 2 ? 1.0f : -1.0f) * (float)(c + 1);
+                    out[c * n + i] = s * in[i] + 0.05f * (float)c * cosf(0.37f * a + 0.11f * c * b + 0.23f * d);
+                }
+    return SWIN_OK;
+}
+
+/* the sliding sink: averaged logits into (channels, d0, d1, d2) */
+struct collect {
+    float *out;
+    size_t n;
+    int co;
+};
+
+static void sink(void *u, int64_t v, const float *l)
+{
+    struct collect *c = u;
+    for (int k = 0; k < c->co; k++) c->out[(size_t)k * c->n + (size_t)v] = l[k];
+}
+
+static int fail(const swin_error *e)
+{
+    fprintf(stderr, "probe: %s\n", e->msg);
+    return 1;
+}
+
+static void parse_kv(int argc, char **argv, struct swin_segment_options *o, struct fake *f)
+{
+    for (int i = 0; i < argc; i++) {
+        char *v = strchr(argv[i], '=');
+        if (!v) continue;
+        *v++ = 0;
+        const char *k = argv[i];
+        if (!strcmp(k, "spacing")) sscanf(v, "%lf,%lf,%lf", &o->spacing[0], &o->spacing[1], &o->spacing[2]);
+        else if (!strcmp(k, "noresample")) o->resample = false;
+        else if (!strcmp(k, "noreorient")) o->reorient = false;
+        else if (!strcmp(k, "nowindow")) o->window.enabled = false;
+        else if (!strcmp(k, "window")) sscanf(v, "%f,%f", &o->window.lo, &o->window.hi);
+        else if (!strcmp(k, "roi")) sscanf(v, "%d,%d,%d", &f->roi[0], &f->roi[1], &f->roi[2]);
+        else if (!strcmp(k, "overlap")) o->overlap = atof(v);
+        else if (!strcmp(k, "blend")) o->blend = strcmp(v, "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN;
+        else if (!strcmp(k, "channels")) f->co = atoi(v);
+        else if (!strcmp(k, "probs")) o->probabilities_path = v;
+        else if (!strcmp(k, "preview")) o->preview_path = v;
+    }
+}
+
+static void write_mat(FILE *t, const swin_mat4 *m)
+{
+    for (int i = 0; i < 4; i++) fprintf(t, "%.17g %.17g %.17g %.17g\n", m->m[i][0], m->m[i][1], m->m[i][2], m->m[i][3]);
+}
+
+int main(int argc, char **argv)
+{
+    swin_error e = {0};
+    if (argc < 2) return 2;
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "read") && argc == 5) {
+        struct swin_image img;
+        if (swin_image_read(argv[2], &img, &e)) return fail(&e);
+        size_t shape[3] = {(size_t)img.dim[2], (size_t)img.dim[1], (size_t)img.dim[0]};
+        if (npy_write_f32(argv[3], img.data, 3, shape, &e)) return fail(&e);
+        FILE *t = fopen(argv[4], "w");
+        write_mat(t, &img.affine);
+        fclose(t);
+        swin_image_free(&img);
+        return 0;
+    }
+    if (!strcmp(cmd, "write") && argc == 6) {
+        struct swin_image img;
+        if (swin_image_read(argv[2], &img, &e)) return fail(&e);
+        int dt = !strcmp(argv[4], "u8") ? DT_UINT8 : !strcmp(argv[4], "u16") ? DT_UINT16 : DT_FLOAT32;
+        int64_t vols = atoi(argv[5]), n = img.dim[0] * img.dim[1] * img.dim[2];
+        struct swin_nifti_writer *w;
+        if (swin_nifti_writer_open(&w, argv[3], img.hdr, dt, vols, NIFTI_INTENT_LABEL, "probe", &e)) return fail(&e);
+        for (int64_t v = 0; v < vols; v++)
+            for (int64_t i = 0; i < n; i++) {
+                float x = img.data[i] + (float)v;
+                uint8_t b = (uint8_t)x;
+                uint16_t s = (uint16_t)x;
+                const void *p = dt == DT_UINT8 ? (const void *)&b : dt == DT_UINT16 ? (const void *)&s : (const void *)&x;
+                if (swin_nifti_writer_write(w, p, dt == DT_UINT8 ? 1 : dt == DT_UINT16 ? 2 : 4, &e)) return fail(&e);
+            }
+        if (swin_nifti_writer_commit(w, &e)) return fail(&e);
+        swin_image_free(&img);
+        return 0;
+    }
+    if (!strcmp(cmd, "prep") && argc >= 5) {
+        struct swin_segment_options o = swin_segment_default_options();
+        struct fake f = {{32, 32, 32}, 2};
+        parse_kv(argc - 5, argv + 5, &o, &f);
+        struct swin_image img;
+        if (swin_image_read(argv[2], &img, &e)) return fail(&e);
+        struct swin_grid g;
+        char msg[256];
+        if (!grid_plan(img.affine, img.dim, o.reorient, o.resample ? o.spacing : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
+                       sizeof msg)) {
+            fprintf(stderr, "probe: %s\n", msg);
+            return 1;
+        }
+        float *vol = malloc((size_t)(g.dim[0] * g.dim[1] * g.dim[2]) * sizeof *vol);
+        swin_resample_in(img.data, img.dim, &g, o.window, vol);
+        size_t shape[3] = {(size_t)g.dim[0], (size_t)g.dim[1], (size_t)g.dim[2]};
+        if (npy_write_f32(argv[3], vol, 3, shape, &e)) return fail(&e);
+        FILE *t = fopen(argv[4], "w");
+        write_mat(t, &g.affine);
+        fclose(t);
+        free(vol);
+        swin_image_free(&img);
+        return 0;
+    }
+    if (!strcmp(cmd, "sliding") && argc == 10) {
+        struct npy_array x;
+        if (npy_read_f32(argv[2], &x, &e)) return fail(&e);
+        struct fake f = {{atoi(argv[4]), atoi(argv[5]), atoi(argv[6])}, atoi(argv[9])};
+        int64_t size[3] = {(int64_t)x.shape[0], (int64_t)x.shape[1], (int64_t)x.shape[2]};
+        struct swin_windows w;
+        if (swin_windows_plan(size, f.roi, atof(argv[7]), strcmp(argv[8], "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN,
+                              0.125, &w, &e))
+            return fail(&e);
+        /* collect the sink's averaged logits into (channels, d0, d1, d2); -1e30 marks unset */
+        size_t n = x.count;
+        float *out = malloc((size_t)f.co * n * sizeof *out);
+        for (size_t i = 0; i < (size_t)f.co * n; i++) out[i] = -1e30f;
+        struct collect col = {out, n, f.co};
+        struct swin_sliding s = {.layout = &w, .out_channels = f.co, .predict = fake_predict, .predict_user = &f,
+                                 .sink = sink, .sink_user = &col};
+        if (swin_sliding_run(&s, x.data, &e)) return fail(&e);
+        size_t shape[4] = {(size_t)f.co, x.shape[0], x.shape[1], x.shape[2]};
+        if (npy_write_f32(argv[3], out, 4, shape, &e)) return fail(&e);
+        printf("windows %lld slab_axis %d\n", (long long)swin_windows_count(&w), swin_sliding_axis(&w));
+        return 0;
+    }
+    if (!strcmp(cmd, "segment") && argc >= 4) {
+        struct swin_segment_options o = swin_segment_default_options();
+        struct fake f = {{32, 32, 32}, 3};
+        parse_kv(argc - 4, argv + 4, &o, &f);
+        memcpy(o.roi, f.roi, sizeof o.roi);
+        o.out_channels = f.co;
+        o.predict = fake_predict;
+        o.predict_user = &f;
+        struct swin_segment_report r;
+        if (swin_segment_file(argv[2], argv[3], &o, &r, &e)) return fail(&e);
+        printf("windows %lld grid %lld %lld %lld\n", (long long)r.windows, (long long)r.grid_dim[0],
+               (long long)r.grid_dim[1], (long long)r.grid_dim[2]);
+        return 0;
+    }
+    fprintf(stderr, "probe: bad arguments (see the comment at the top of tests/pipeline/probe.c)\n");
+    return 2;
+}
