@@ -343,7 +343,8 @@ static swin_status parse_model(struct indexer *ix)
     }
     if (k < 0) return ix->err->status;
     if (!graphs || !f->ir_version)
-        return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not an ONNX model (no %s)", f->path, graphs ? "ir_version" : "graph");
+        return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not an ONNX model: no %s (truncated, or another kind of file?)", f->path,
+                              graphs ? "ir_version" : "graph");
     return SWIN_OK;
 }
 
