@@ -1,0 +1,181 @@
+/* The CUDA backend context: device selection, the one weight upload, the fixed scratch,
+ * the arena allocation, error recording and the op table. */
+#include "kernels/cuda/cuda_internal.cuh"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int swin_cuda_fail(struct swin_cuda_backend *be, swin_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(be->err, sizeof be->err, fmt, ap);
+    va_end(ap);
+    return (int)status;
+}
+
+int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char *name, struct swin_vol v)
+{
+    if (!v.data) return swin_cuda_fail(be, SWIN_ERR_ARG, "%s: %s.data is NULL", op, name);
+    if (v.d <= 0 || v.h <= 0 || v.w <= 0 || v.c <= 0 || v.pitch < v.c)
+        return swin_cuda_fail(be, SWIN_ERR_SHAPE,
+                              "%s: %s has dims %dx%dx%d, c %d, pitch %d (need positive dims and c, pitch >= c)", op,
+                              name, v.d, v.h, v.w, v.c, v.pitch);
+    return 0;
+}
+
+bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const char *name, const float *w, size_t count,
+                      const float **dev)
+{
+    *dev = NULL;
+    if (!w) return true;
+    const char *p = (const char *)w;
+    if (p < be->host_flat || p >= be->host_flat + be->flat_bytes ||
+        (size_t)(be->host_flat + be->flat_bytes - p) < count * sizeof(float)) {
+        swin_cuda_fail(be, SWIN_ERR_ARG,
+                       "%s: weight %s (%zu floats at %p) is not inside the uploaded model weights: pass pointers "
+                       "into the swin_model the backend was created with",
+                       op, name, count, (const void *)w);
+        return false;
+    }
+    *dev = (const float *)(be->dev_flat + (p - be->host_flat));
+    return true;
+}
+
+int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) return 0;
+    return swin_cuda_fail(be, SWIN_ERR_BACKEND, "%s: kernel launch failed: %s (%s)", op, cudaGetErrorName(e),
+                          cudaGetErrorString(e));
+}
+
+extern "C" const char *swin_cuda_last_error(void *bev)
+{
+    return ((struct swin_cuda_backend *)bev)->err;
+}
+
+static swin_status cuda_error(swin_error *err, swin_status st, const char *what, cudaError_t e)
+{
+    return swin_error_set(err, st, "CUDA backend: %s failed: %s (%s)", what, cudaGetErrorName(e),
+                          cudaGetErrorString(e));
+}
+
+extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_model *m,
+                                                struct swin_cuda_backend **out, swin_error *err)
+{
+    if (!out) return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: out is NULL");
+    *out = NULL;
+    if (!m || !m->flat || !m->flat_bytes)
+        return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: model has no weight buffer");
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+        return swin_error_set(err, SWIN_ERR_BACKEND,
+                              "no CUDA device is available (%s): use the CPU backend (--backend cpu)",
+                              e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    if (device < 0 || device >= count)
+        return swin_error_set(err, SWIN_ERR_ARG, "CUDA device %d does not exist (this machine has %d)", device, count);
+    e = cudaSetDevice(device);
+    if (e != cudaSuccess) return cuda_error(err, SWIN_ERR_BACKEND, "cudaSetDevice", e);
+
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)calloc(1, sizeof *be);
+    if (!be) return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cuda_backend_create: out of host memory");
+    be->device = device;
+    be->host_flat = (const char *)m->flat;
+    be->flat_bytes = m->flat_bytes;
+    swin_status st = SWIN_OK;
+    const char *what = NULL;
+    if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        what = "cudaStreamCreate";
+        st = SWIN_ERR_BACKEND;
+    } else if ((e = cudaMalloc((void **)&be->dev_flat, m->flat_bytes)) != cudaSuccess) {
+        what = "cudaMalloc of the model weights";
+        st = SWIN_ERR_NOMEM;
+    } else if ((e = cudaMemcpy(be->dev_flat, m->flat, m->flat_bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
+        what = "upload of the model weights";
+        st = SWIN_ERR_BACKEND;
+    } else if ((e = cudaMalloc((void **)&be->stage, SWIN_CUDA_STAGE_FLOATS * sizeof(float))) != cudaSuccess ||
+               (e = cudaMalloc((void **)&be->red, (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double))) !=
+                   cudaSuccess ||
+               (e = cudaMalloc((void **)&be->mean, SWIN_CUDA_RED_CH * sizeof(double))) != cudaSuccess ||
+               (e = cudaMalloc((void **)&be->scale, SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess ||
+               (e = cudaMalloc((void **)&be->shift, SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess) {
+        what = "cudaMalloc of the backend scratch";
+        st = SWIN_ERR_NOMEM;
+    }
+    if (st) {
+        cuda_error(err, st, what, e);
+        swin_cuda_backend_free(be);
+        return st;
+    }
+    be->scratch_bytes = SWIN_CUDA_STAGE_FLOATS * sizeof(float) +
+                        (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double) +
+                        SWIN_CUDA_RED_CH * (sizeof(double) + 2 * sizeof(float));
+    *out = be;
+    return SWIN_OK;
+}
+
+extern "C" void swin_cuda_backend_free(struct swin_cuda_backend *be)
+{
+    if (!be) return;
+    if (be->stream) cudaStreamSynchronize(be->stream);
+    cudaFree(be->dev_flat);
+    cudaFree(be->stage);
+    cudaFree(be->red);
+    cudaFree(be->mean);
+    cudaFree(be->scale);
+    cudaFree(be->shift);
+    if (be->stream) cudaStreamDestroy(be->stream);
+    free(be);
+}
+
+extern "C" void *swin_cuda_arena_alloc(struct swin_cuda_backend *be, size_t bytes, swin_error *err)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : SWIN_CUDA_ALIGN);
+    if (e != cudaSuccess) {
+        swin_error_set(err, SWIN_ERR_NOMEM, "cannot allocate the %.1f MiB device arena: %s",
+                       bytes / (1024.0 * 1024.0), cudaGetErrorString(e));
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena)
+{
+    if (!arena) return;
+    cudaStreamSynchronize(be->stream);
+    cudaFree(arena);
+}
+
+extern "C" size_t swin_cuda_weight_bytes(const struct swin_cuda_backend *be) { return be->flat_bytes; }
+
+extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be) { return be->scratch_bytes; }
+
+extern "C" swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err)
+{
+    cudaError_t e = cudaStreamSynchronize(be->stream);
+    if (e != cudaSuccess) return cuda_error(err, SWIN_ERR_BACKEND, "a kernel", e);
+    return SWIN_OK;
+}
+
+extern "C" const struct swin_ops swin_cuda_ops = {
+    .name = "cuda",
+    .last_error = swin_cuda_last_error,
+    .pack_input = swin_cuda_pack_input,
+    .unpack_output = swin_cuda_unpack_output,
+    .copy = swin_cuda_copy,
+    .conv3d = swin_cuda_conv3d,
+    .conv3d_ws = swin_cuda_conv3d_ws,
+    .conv_transpose2 = swin_cuda_conv_transpose2,
+    .instnorm_act = swin_cuda_instnorm_act,
+    .layernorm = swin_cuda_layernorm,
+    .swin_attention = swin_cuda_swin_attention,
+    .swin_attention_ws = swin_cuda_swin_attention_ws,
+    .swin_mlp = swin_cuda_swin_mlp,
+    .swin_mlp_ws = swin_cuda_swin_mlp_ws,
+    .patch_merge = swin_cuda_patch_merge,
+    .patch_merge_ws = swin_cuda_patch_merge_ws,
+};

@@ -1,0 +1,72 @@
+/* conv3d: out = conv3d(in, w) + bias, cross-correlation as torch.nn.Conv3d, as an
+ * implicit GEMM on gemm_tiled (gemm.cuh), no workspace:
+ *   A (M = OD OH OW output voxels, K = k^3 cin): A(m, tap cin + ci) = in(o stride - pad + tap, ci),
+ *     zero outside the input; taps in (kz, ky, kx) order, read straight from the
+ *     channels-last input by the Im2colA loader (the im2col matrix never exists);
+ *   B = w (k, k, k, cin, cout) = (K x cout) row-major;
+ *   out row m = output voxel m, written with out.pitch (may be a concat half), + bias.
+ * k = 1, stride 1, pad 0 reads the input rows directly (RowsA, lda = in.pitch). */
+#include "kernels/cuda/gemm.cuh"
+
+namespace swin_cuda {
+
+struct Im2colA {
+    const float *in;
+    int d, h, w, pitch, cin;
+    int oh, ow;
+    int k, stride, pad;
+    __device__ float load(int, long long m, int kk) const
+    {
+        const int tap = kk / cin, ci = kk - tap * cin;
+        const int kx = tap % k, ky = tap / k % k, kz = tap / (k * k);
+        const int ox = (int)(m % ow), oy = (int)(m / ow % oh), oz = (int)(m / ((long long)ow * oh));
+        const int iz = oz * stride - pad + kz, iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+        if (iz < 0 || iz >= d || iy < 0 || iy >= h || ix < 0 || ix >= w) return 0.0f;
+        return in[(((long long)iz * h + iy) * w + ix) * pitch + ci];
+    }
+};
+
+} // namespace swin_cuda
+
+using namespace swin_cuda;
+
+extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k) { return 0; }
+
+static int conv_out_dim(int n, int k, int stride, int pad)
+{
+    const int span = n + 2 * pad - k;
+    return span < 0 ? -1 : span / stride + 1;
+}
+
+extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias,
+                                int k, int stride, int pad, void *ws, size_t ws_bytes)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    int rc = swin_cuda_check_vol(be, "conv3d", "out", out);
+    if (!rc) rc = swin_cuda_check_vol(be, "conv3d", "in", in);
+    if (rc) return rc;
+    if (!w) return swin_cuda_fail(be, SWIN_ERR_ARG, "conv3d: w is NULL");
+    if (k < 1 || k > 3 || stride < 1 || stride > 2 || pad < 0 || pad >= k)
+        return swin_cuda_fail(be, SWIN_ERR_ARG,
+                              "conv3d: k %d stride %d pad %d unsupported (k 1-3, stride 1-2, 0 <= pad < k)", k, stride,
+                              pad);
+    if (out.d != conv_out_dim(in.d, k, stride, pad) || out.h != conv_out_dim(in.h, k, stride, pad) ||
+        out.w != conv_out_dim(in.w, k, stride, pad))
+        return swin_cuda_fail(be, SWIN_ERR_SHAPE,
+                              "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d", out.d, out.h,
+                              out.w, in.d, in.h, in.w, k, stride, pad);
+    const int kdim = k * k * k * in.c;
+    const float *dw, *db;
+    if (!swin_cuda_weight(be, "conv3d", "w", w, (size_t)kdim * out.c, &dw) ||
+        !swin_cuda_weight(be, "conv3d", "bias", bias, (size_t)out.c, &db))
+        return SWIN_ERR_ARG;
+    const int M = (int)swin_vol_voxels(out);
+    const StoreRows ep = {out.data, out.pitch, db, false};
+    if (k == 1 && stride == 1 && pad == 0) {
+        gemm_launch(be->stream, RowsA{in.data, in.pitch}, dw, 0, out.c, ep, M, out.c, in.c, 1);
+    } else {
+        const Im2colA a = {in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
+        gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+    }
+    return swin_cuda_check_launch(be, "conv3d");
+}

@@ -1,0 +1,66 @@
+/* The CUDA backend: the op table (kernels/ops.h) on an NVIDIA GPU, or on the CPU through
+ * the emulation layer kernels/emu/ (same sources compiled by g++, see CMakeLists.txt).
+ *
+ *   struct swin_cuda_backend *be;
+ *   if (swin_cuda_backend_create(0, model, &be, &err)) ...;   // uploads model->flat once
+ *   void *arena = swin_cuda_arena_alloc(be, plan_bytes, &err); // device memory, once
+ *   swin_cuda_ops.layernorm(be, out, in, gamma, beta);         // volumes point into arena
+ *   swin_cuda_arena_free(be, arena);
+ *   swin_cuda_backend_free(be);
+ *
+ * Pointers the ops receive:
+ *   - every swin_vol.data and every `ws` is DEVICE memory (the arena);
+ *   - every weight pointer is a HOST pointer into model->flat, as the struct graph holds
+ *     it; the backend reads the device copy at dev_flat + (host_ptr - model->flat). A
+ *     weight pointer outside model->flat is an error (SWIN_ERR_ARG);
+ *   - pack_input reads and unpack_output writes HOST memory (synchronous copies).
+ * Ops are asynchronous on the backend's stream; unpack_output and swin_cuda_synchronize
+ * wait for them. *_ws queries are pure functions of the shapes (data may be NULL).
+ *
+ * Besides weights and arena, the context holds a fixed device scratch of
+ * swin_cuda_context_bytes(): the pack/unpack staging buffer and the instance-norm
+ * reduction partials (ops never allocate). One context is used by one host thread at a
+ * time. */
+#ifndef SWIN_CUDA_BACKEND_H
+#define SWIN_CUDA_BACKEND_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "kernels/ops.h"
+#include "runtime/model.h"
+#include "runtime/status.h"
+
+struct swin_cuda_backend;
+
+/* Selects `device`, creates the stream and scratch, uploads m->flat (m->flat_bytes) once.
+ * SWIN_ERR_BACKEND with the CUDA error text when there is no usable device;
+ * SWIN_ERR_NOMEM when the weights or scratch do not fit. */
+swin_status swin_cuda_backend_create(int device, const struct swin_model *m,
+                                     struct swin_cuda_backend **out, swin_error *err);
+/* Frees the weights, scratch and stream. NULL-safe. Arenas must be freed first. */
+void swin_cuda_backend_free(struct swin_cuda_backend *be);
+
+/* One cudaMalloc of `bytes` (at least 256-byte aligned) for the planned arena; NULL and
+ * *err filled (SWIN_ERR_NOMEM) on failure. Free it with swin_cuda_arena_free. */
+void *swin_cuda_arena_alloc(struct swin_cuda_backend *be, size_t bytes, swin_error *err);
+void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena);
+
+/* Device bytes of the weight copy (== m->flat_bytes). */
+size_t swin_cuda_weight_bytes(const struct swin_cuda_backend *be);
+/* Device bytes of the context's fixed scratch (staging + reductions). */
+size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be);
+
+/* Waits for every op issued so far; SWIN_ERR_BACKEND with the CUDA error if one failed. */
+swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err);
+
+extern const struct swin_ops swin_cuda_ops;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

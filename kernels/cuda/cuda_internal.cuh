@@ -1,0 +1,103 @@
+/* Internals shared by the CUDA op files: the backend context, error recording, weight
+ * pointer translation, workspace carving and the launch macros.
+ *
+ * Kernel rules (shared/design/cuda_emulation.md section 5): launch only through
+ * SWIN_LAUNCH(kernel, grid, block, smem, stream)(args...), dynamic shared memory only
+ * through SWIN_DYN_SMEM(T, name), _sync warp intrinsics with exact masks, no inline PTX,
+ * no spin-waits between blocks. */
+#ifndef SWIN_CUDA_INTERNAL_CUH
+#define SWIN_CUDA_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/cuda/cuda_backend.h"
+
+#include "kernels/emu/swin_launch.h"
+
+/* Alignment of every workspace slice, bytes. */
+#define SWIN_CUDA_ALIGN 256
+/* Floats of the pack/unpack staging buffer (8 MiB). */
+#define SWIN_CUDA_STAGE_FLOATS (2u << 20)
+/* Instance norm: voxel partitions of the first reduction level, and channels per pass. */
+#define SWIN_CUDA_RED_PARTS 512
+#define SWIN_CUDA_RED_CH 256
+/* Workspace budget of the chunked ops (attention, MLP, merge), bytes; at least one
+ * window / 64 rows is always taken. */
+#define SWIN_CUDA_CHUNK_BYTES ((size_t)32 << 20)
+
+struct swin_cuda_backend {
+    int device;
+    cudaStream_t stream;
+    const char *host_flat;        /* model->flat */
+    char *dev_flat;               /* its device copy */
+    size_t flat_bytes;
+    float *stage;                 /* SWIN_CUDA_STAGE_FLOATS, pack/unpack staging */
+    double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
+    double *mean;                 /* (SWIN_CUDA_RED_CH) */
+    float *scale, *shift;         /* (SWIN_CUDA_RED_CH) */
+    size_t scratch_bytes;
+    char err[SWIN_ERROR_MSG_MAX];
+};
+
+/* Records a message in be->err and returns status. */
+int swin_cuda_fail(struct swin_cuda_backend *be, swin_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Checks data != NULL, positive dims and c, pitch >= c. */
+int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char *name, struct swin_vol v);
+
+/* The device copy of host weight pointer `w` (NULL stays NULL). Fails (returns false,
+ * message in be->err) when w is not inside the uploaded flat buffer or `count` floats
+ * from w would run past its end. */
+bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const char *name, const float *w,
+                      size_t count, const float **dev);
+
+/* Checks cudaGetLastError() after the launches of op; 0 or SWIN_ERR_BACKEND. */
+int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op);
+
+static inline size_t swin_cuda_round(size_t bytes)
+{
+    return (bytes + SWIN_CUDA_ALIGN - 1) / SWIN_CUDA_ALIGN * SWIN_CUDA_ALIGN;
+}
+static inline char *swin_cuda_align_ptr(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (char *)((u + SWIN_CUDA_ALIGN - 1) / SWIN_CUDA_ALIGN * SWIN_CUDA_ALIGN);
+}
+static inline unsigned swin_cuda_blocks(long long n, int per_block)
+{
+    return (unsigned)((n + per_block - 1) / per_block);
+}
+
+/* Row layernorm launcher (layernorm.cu), used by layernorm, swin_mlp and patch_merge:
+ * out[r*out_pitch + i] = LN(in[r*in_pitch + 0..c)) (* gamma + beta), r in [0, rows).
+ * out may equal in (same pitch). gamma/beta are device pointers or NULL. */
+void swin_cuda_ln_rows(cudaStream_t s, float *out, int out_pitch, const float *in, int in_pitch, long long rows,
+                       int c, const float *gamma, const float *beta);
+
+/* Op entry points (one file each), listed in swin_cuda_ops. */
+extern "C" {
+const char *swin_cuda_last_error(void *be);
+int swin_cuda_pack_input(void *be, struct swin_vol out, const float *host_cdhw);
+int swin_cuda_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
+int swin_cuda_copy(void *be, struct swin_vol out, struct swin_vol in);
+int swin_cuda_conv3d(void *be, struct swin_vol out, struct swin_vol in, const float *w, const float *bias, int k,
+                     int stride, int pad, void *ws, size_t ws_bytes);
+size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
+int swin_cuda_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
+int swin_cuda_instnorm_act(void *be, struct swin_vol x, const float *gamma, const float *beta,
+                           const struct swin_vol *residual, bool lrelu);
+int swin_cuda_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma, const float *beta);
+int swin_cuda_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,
+                             const struct swin_window_geom *g, void *ws, size_t ws_bytes);
+size_t swin_cuda_swin_attention_ws(void *be, struct swin_vol x, const struct swin_window_geom *g);
+int swin_cuda_swin_mlp(void *be, struct swin_vol x, const struct swin_block_w *blk, int hidden, void *ws,
+                       size_t ws_bytes);
+size_t swin_cuda_swin_mlp_ws(void *be, struct swin_vol x, int hidden);
+int swin_cuda_patch_merge(void *be, struct swin_vol out, struct swin_vol in, const swin_merge_order order,
+                          const float *norm_w, const float *norm_b, const float *red_w, void *ws, size_t ws_bytes);
+size_t swin_cuda_patch_merge_ws(void *be, struct swin_vol out, struct swin_vol in);
+}
+
+#endif

@@ -1,0 +1,49 @@
+/* layernorm: out = LN(in) over the channels of each voxel, * gamma + beta when gamma != NULL.
+ *   in, out (D, H, W, C) channels-last with their pitches; out may be in (same pitch).
+ * Kernel layernorm_rows: one warp per row (ln_row.cuh), 8 rows per 256-thread block, no
+ * shared memory. swin_cuda_ln_rows is also the LN step of swin_mlp and patch_merge. */
+#include "kernels/cuda/cuda_internal.cuh"
+#include "kernels/cuda/ln_row.cuh"
+
+namespace swin_cuda {
+
+constexpr int LN_ROWS_PER_BLOCK = 8;
+
+/* Rows r = blockIdx.x * 8 + warp; a warp past the last row exits as a whole. */
+__global__ void __launch_bounds__(256) layernorm_rows(float *out, int out_pitch, const float *in, int in_pitch,
+                                                      long long rows, int c, const float *gamma, const float *beta)
+{
+    const long long r = (long long)blockIdx.x * LN_ROWS_PER_BLOCK + threadIdx.x / 32;
+    if (r >= rows) return;
+    ln_row_warp(out + r * out_pitch, in + r * in_pitch, c, gamma, beta, threadIdx.x % 32);
+}
+
+} // namespace swin_cuda
+
+void swin_cuda_ln_rows(cudaStream_t s, float *out, int out_pitch, const float *in, int in_pitch, long long rows,
+                       int c, const float *gamma, const float *beta)
+{
+    SWIN_LAUNCH(swin_cuda::layernorm_rows, dim3(swin_cuda_blocks(rows, swin_cuda::LN_ROWS_PER_BLOCK)), dim3(256),
+                0, s)(out, out_pitch, in, in_pitch, rows, c, gamma, beta);
+}
+
+extern "C" int swin_cuda_layernorm(void *bev, struct swin_vol out, struct swin_vol in, const float *gamma,
+                                   const float *beta)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    int rc = swin_cuda_check_vol(be, "layernorm", "out", out);
+    if (!rc) rc = swin_cuda_check_vol(be, "layernorm", "in", in);
+    if (rc) return rc;
+    if (out.d != in.d || out.h != in.h || out.w != in.w || out.c != in.c)
+        return swin_cuda_fail(be, SWIN_ERR_SHAPE, "layernorm: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d,
+                              out.h, out.w, out.c, in.d, in.h, in.w, in.c);
+    if (out.data == in.data && out.pitch != in.pitch)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "layernorm: in place needs equal pitches (out %d, in %d)", out.pitch,
+                              in.pitch);
+    const float *g, *b;
+    if (!swin_cuda_weight(be, "layernorm", "gamma", gamma, (size_t)in.c, &g) ||
+        !swin_cuda_weight(be, "layernorm", "beta", beta, (size_t)in.c, &b))
+        return SWIN_ERR_ARG;
+    swin_cuda_ln_rows(be->stream, out.data, out.pitch, in.data, in.pitch, (long long)swin_vol_voxels(in), in.c, g, b);
+    return swin_cuda_check_launch(be, "layernorm");
+}

@@ -1,0 +1,127 @@
+/* pack_input / unpack_output: host channels-first float32 (C, D, H, W) <-> the device
+ * channels-last volume (D, H, W, C) with pitch, through the context's staging buffer
+ * (SWIN_CUDA_STAGE_FLOATS): per chunk of nv voxels, C copies of nv contiguous floats
+ * (one per channel) between host and stage (C, nv), and one transposing kernel between
+ * stage and the volume. copy: out = in with independent pitches.
+ * Kernels are grid-stride loops over (voxel, channel) with the channel fastest, so the
+ * volume side is coalesced; 256 threads, no shared memory. */
+#include "kernels/cuda/cuda_internal.cuh"
+
+namespace swin_cuda {
+
+/* out(v0 + v, ch) = stage[ch * nv + v], v < nv. */
+__global__ void __launch_bounds__(256) stage_to_volume(float *out, int pitch, long long v0, long long nv, int c,
+                                                       const float *stage)
+{
+    const long long n = nv * c;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const long long v = i / c;
+        const int ch = (int)(i % c);
+        out[(v0 + v) * pitch + ch] = stage[ch * nv + v];
+    }
+}
+
+/* stage[ch * nv + v] = in(v0 + v, ch), v < nv. */
+__global__ void __launch_bounds__(256) volume_to_stage(float *stage, const float *in, int pitch, long long v0,
+                                                       long long nv, int c)
+{
+    const long long n = nv * c;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const long long v = i / c;
+        const int ch = (int)(i % c);
+        stage[ch * nv + v] = in[(v0 + v) * pitch + ch];
+    }
+}
+
+/* out(v, ch) = in(v, ch) for v < nvox, ch < c. */
+__global__ void __launch_bounds__(256) copy_channels(float *out, int out_pitch, const float *in, int in_pitch,
+                                                     long long nvox, int c)
+{
+    const long long n = nvox * c;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const long long v = i / c;
+        const int ch = (int)(i % c);
+        out[v * out_pitch + ch] = in[v * in_pitch + ch];
+    }
+}
+
+/* Grid of a grid-stride loop over n elements: at most 4096 blocks of 256. */
+static dim3 stride_grid(long long n)
+{
+    const unsigned b = swin_cuda_blocks(n, 256);
+    return dim3(b < 4096 ? (b ? b : 1) : 4096);
+}
+
+} // namespace swin_cuda
+
+using namespace swin_cuda;
+
+static int copy_error(struct swin_cuda_backend *be, const char *op, cudaError_t e)
+{
+    return swin_cuda_fail(be, SWIN_ERR_BACKEND, "%s: host/device copy failed: %s", op, cudaGetErrorString(e));
+}
+
+extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float *host_cdhw)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    int rc = swin_cuda_check_vol(be, "pack_input", "out", out);
+    if (rc) return rc;
+    if (!host_cdhw) return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: host_cdhw is NULL");
+    const long long vox = (long long)swin_vol_voxels(out), chunk = SWIN_CUDA_STAGE_FLOATS / out.c;
+    if (chunk < 1)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: %d channels exceed the staging buffer", out.c);
+    for (long long v0 = 0; v0 < vox; v0 += chunk) {
+        const long long nv = vox - v0 < chunk ? vox - v0 : chunk;
+        for (int ch = 0; ch < out.c; ch++) {
+            cudaError_t e = cudaMemcpyAsync(be->stage + ch * nv, host_cdhw + ch * vox + v0, (size_t)nv * sizeof(float),
+                                            cudaMemcpyHostToDevice, be->stream);
+            if (e != cudaSuccess) return copy_error(be, "pack_input", e);
+        }
+        SWIN_LAUNCH(stage_to_volume, stride_grid(nv * out.c), dim3(256), 0, be->stream)(out.data, out.pitch, v0, nv,
+                                                                                       out.c, be->stage);
+        if ((rc = swin_cuda_check_launch(be, "pack_input"))) return rc;
+    }
+    return 0;
+}
+
+extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_vol in)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    int rc = swin_cuda_check_vol(be, "unpack_output", "in", in);
+    if (rc) return rc;
+    if (!host_cdhw) return swin_cuda_fail(be, SWIN_ERR_ARG, "unpack_output: host_cdhw is NULL");
+    const long long vox = (long long)swin_vol_voxels(in), chunk = SWIN_CUDA_STAGE_FLOATS / in.c;
+    if (chunk < 1)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "unpack_output: %d channels exceed the staging buffer", in.c);
+    for (long long v0 = 0; v0 < vox; v0 += chunk) {
+        const long long nv = vox - v0 < chunk ? vox - v0 : chunk;
+        SWIN_LAUNCH(volume_to_stage, stride_grid(nv * in.c), dim3(256), 0, be->stream)(be->stage, in.data, in.pitch,
+                                                                                      v0, nv, in.c);
+        if ((rc = swin_cuda_check_launch(be, "unpack_output"))) return rc;
+        for (int ch = 0; ch < in.c; ch++) {
+            cudaError_t e = cudaMemcpyAsync(host_cdhw + ch * vox + v0, be->stage + ch * nv, (size_t)nv * sizeof(float),
+                                            cudaMemcpyDeviceToHost, be->stream);
+            if (e != cudaSuccess) return copy_error(be, "unpack_output", e);
+        }
+    }
+    cudaError_t e = cudaStreamSynchronize(be->stream);
+    if (e != cudaSuccess)
+        return swin_cuda_fail(be, SWIN_ERR_BACKEND, "unpack_output: a kernel of this forward pass failed: %s (%s)",
+                              cudaGetErrorName(e), cudaGetErrorString(e));
+    return 0;
+}
+
+extern "C" int swin_cuda_copy(void *bev, struct swin_vol out, struct swin_vol in)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    int rc = swin_cuda_check_vol(be, "copy", "out", out);
+    if (!rc) rc = swin_cuda_check_vol(be, "copy", "in", in);
+    if (rc) return rc;
+    if (out.d != in.d || out.h != in.h || out.w != in.w || out.c != in.c)
+        return swin_cuda_fail(be, SWIN_ERR_SHAPE, "copy: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d, out.h,
+                              out.w, out.c, in.d, in.h, in.w, in.c);
+    const long long vox = (long long)swin_vol_voxels(in);
+    SWIN_LAUNCH(copy_channels, stride_grid(vox * in.c), dim3(256), 0, be->stream)(out.data, out.pitch, in.data,
+                                                                                 in.pitch, vox, in.c);
+    return swin_cuda_check_launch(be, "copy");
+}

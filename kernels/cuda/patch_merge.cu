@@ -1,0 +1,95 @@
+/* patch_merge: out(i, j, k, :) = LN_8C( concat_m in(2i+o_m0, 2j+o_m1, 2k+o_m2, :) ) . red_w
+ *   in (D, H, W, C) with even dims, out (D/2, H/2, W/2, 2C), order[m] = (o_d, o_h, o_w) of
+ *   sub-grid m (channels [mC, (m+1)C) of the concat), LN affine over 8C, red_w (8C, 2C),
+ *   no bias (forward spec 3.6).
+ * On chunks of R consecutive output voxels (R from SWIN_CUDA_CHUNK_BYTES):
+ *   merge_gather    a (R, 8C) = the concatenated sub-grid rows (grid-stride, channel fastest)
+ *   layernorm_rows  a = LN(a) in place (warp per row)
+ *   gemm_tiled      out rows = a . red_w (StoreRows epilogue, out.pitch)
+ * Workspace: a (R, 8C). */
+#include "kernels/cuda/gemm.cuh"
+
+namespace swin_cuda {
+
+/* a[r 8C + m C + ci] = in(2i + o_m0, 2j + o_m1, 2k + o_m2, ci) for output voxel v0 + r.
+ * order: sub-grid m's offsets packed in bits [3m, 3m+3) as (o_m0 << 2) | (o_m1 << 1) | o_m2
+ * (a plain int: an indexed array parameter would be copied to local memory). */
+__global__ void __launch_bounds__(256) merge_gather(float *a, const float *in, int pitch, int ih, int iw, long long v0,
+                                                    long long rows, int c, int order)
+{
+    const int c8 = 8 * c, oh = ih / 2, ow = iw / 2;
+    const long long n = rows * c8;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+        const long long r = e / c8, v = v0 + r;
+        const int j = (int)(e % c8), m = j / c, ci = j % c;
+        const int k = (int)(v % ow), jj = (int)(v / ow % oh), i = (int)(v / ((long long)ow * oh));
+        const int o = order >> (3 * m);
+        const long long src = ((long long)(2 * i + (o >> 2 & 1)) * ih + (2 * jj + (o >> 1 & 1))) * iw + (2 * k + (o & 1));
+        a[e] = in[src * pitch + ci];
+    }
+}
+
+} // namespace swin_cuda
+
+using namespace swin_cuda;
+
+static long long merge_rows(long long nout, int c)
+{
+    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)8 * c * sizeof(float)));
+    if (r < 64) r = 64;
+    return r < nout ? r : nout;
+}
+
+extern "C" size_t swin_cuda_patch_merge_ws(void *be, struct swin_vol out, struct swin_vol in)
+{
+    const size_t r = (size_t)merge_rows((long long)swin_vol_voxels(out), in.c);
+    return SWIN_CUDA_ALIGN + swin_cuda_round(r * 8 * in.c * sizeof(float));
+}
+
+extern "C" int swin_cuda_patch_merge(void *bev, struct swin_vol out, struct swin_vol in, const swin_merge_order order,
+                                     const float *norm_w, const float *norm_b, const float *red_w, void *ws,
+                                     size_t ws_bytes)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    int rc = swin_cuda_check_vol(be, "patch_merge", "out", out);
+    if (!rc) rc = swin_cuda_check_vol(be, "patch_merge", "in", in);
+    if (rc) return rc;
+    if (!order || !norm_w || !norm_b || !red_w)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "patch_merge: order, norm_w, norm_b and red_w are required");
+    if (in.d % 2 || in.h % 2 || in.w % 2 || out.d * 2 != in.d || out.h * 2 != in.h || out.w * 2 != in.w ||
+        out.c != 2 * in.c)
+        return swin_cuda_fail(be, SWIN_ERR_SHAPE,
+                              "patch_merge: in %dx%dx%dx%d (even dims) needs out %dx%dx%dx%d, got %dx%dx%dx%d", in.d,
+                              in.h, in.w, in.c, in.d / 2, in.h / 2, in.w / 2, 2 * in.c, out.d, out.h, out.w, out.c);
+    int packed = 0;
+    for (int m = 0; m < 8; m++)
+        for (int a = 0; a < 3; a++) {
+            if (order[m][a] != 0 && order[m][a] != 1)
+                return swin_cuda_fail(be, SWIN_ERR_ARG, "patch_merge: order[%d][%d] = %d, offsets must be 0 or 1", m,
+                                      a, order[m][a]);
+            packed |= order[m][a] << (3 * m + 2 - a);
+        }
+    const size_t need = swin_cuda_patch_merge_ws(be, out, in);
+    if (!ws || ws_bytes < need)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "patch_merge: workspace %zu bytes, need %zu (patch_merge_ws)",
+                              ws ? ws_bytes : 0, need);
+    const int c8 = 8 * in.c;
+    const float *nw, *nb, *rw;
+    if (!swin_cuda_weight(be, "patch_merge", "norm_w", norm_w, c8, &nw) ||
+        !swin_cuda_weight(be, "patch_merge", "norm_b", norm_b, c8, &nb) ||
+        !swin_cuda_weight(be, "patch_merge", "red_w", red_w, (size_t)c8 * out.c, &rw))
+        return SWIN_ERR_ARG;
+    const long long nout = (long long)swin_vol_voxels(out), rmax = merge_rows(nout, in.c);
+    float *a = (float *)swin_cuda_align_ptr(ws);
+    for (long long b = 0; b < nout; b += rmax) {
+        const long long m = nout - b < rmax ? nout - b : rmax;
+        const unsigned blocks = swin_cuda_blocks(m * c8, 256);
+        SWIN_LAUNCH(merge_gather, dim3(blocks < 4096 ? blocks : 4096), dim3(256), 0, be->stream)(
+            a, in.data, in.pitch, in.h, in.w, b, m, in.c, packed);
+        swin_cuda_ln_rows(be->stream, a, c8, a, c8, m, c8, nw, nb);
+        gemm_launch(be->stream, RowsA{a, c8}, rw, 0, out.c, StoreRows{out.data + b * out.pitch, out.pitch, nullptr, false},
+                    (int)m, out.c, c8, 1);
+        if ((rc = swin_cuda_check_launch(be, "patch_merge"))) return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
+ *   x += fc2(GELU_erf(fc1(LN2(x))))      fc1_w (C, hidden), fc2_w (hidden, C)
+ * on chunks of R consecutive voxels (R from SWIN_CUDA_CHUNK_BYTES, a function of the
+ * shapes only), three launches per chunk on the backend stream:
+ *   layernorm_rows  a (R, C) = LN2 of the chunk's rows (warp per row)
+ *   gemm_tiled      h (R, hidden) = GELU_erf(a . fc1_w + fc1_b)   (StoreRows epilogue)
+ *   gemm_tiled      x rows += h . fc2_w + fc2_b                   (AddRows epilogue, pitch)
+ * Workspace: a (R, C) and h (R, hidden), 256-byte aligned slices. */
+#include "kernels/cuda/gemm.cuh"
+
+using namespace swin_cuda;
+
+static long long mlp_rows(long long nvox, int c, int hidden)
+{
+    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)(c + hidden) * sizeof(float)));
+    if (r < 64) r = 64;
+    return r < nvox ? r : nvox;
+}
+
+extern "C" size_t swin_cuda_swin_mlp_ws(void *be, struct swin_vol x, int hidden)
+{
+    const size_t r = (size_t)mlp_rows((long long)swin_vol_voxels(x), x.c, hidden);
+    return SWIN_CUDA_ALIGN + swin_cuda_round(r * x.c * sizeof(float)) + swin_cuda_round(r * hidden * sizeof(float));
+}
+
+extern "C" int swin_cuda_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *blk, int hidden, void *ws,
+                                  size_t ws_bytes)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    int rc = swin_cuda_check_vol(be, "swin_mlp", "x", x);
+    if (rc) return rc;
+    if (!blk || !blk->norm2_w || !blk->norm2_b || !blk->fc1_w || !blk->fc1_b || !blk->fc2_w || !blk->fc2_b)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: block weights missing (norm2, fc1, fc2 with biases)");
+    if (hidden <= 0) return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: hidden %d must be positive", hidden);
+    const size_t need = swin_cuda_swin_mlp_ws(be, x, hidden);
+    if (!ws || ws_bytes < need)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: workspace %zu bytes, need %zu (swin_mlp_ws)",
+                              ws ? ws_bytes : 0, need);
+    const int C = x.c;
+    const float *n2w, *n2b, *w1, *b1, *w2, *b2;
+    if (!swin_cuda_weight(be, "swin_mlp", "norm2_w", blk->norm2_w, C, &n2w) ||
+        !swin_cuda_weight(be, "swin_mlp", "norm2_b", blk->norm2_b, C, &n2b) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc1_w", blk->fc1_w, (size_t)C * hidden, &w1) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc1_b", blk->fc1_b, hidden, &b1) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc2_w", blk->fc2_w, (size_t)hidden * C, &w2) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc2_b", blk->fc2_b, C, &b2))
+        return SWIN_ERR_ARG;
+    const long long nvox = (long long)swin_vol_voxels(x), rmax = mlp_rows(nvox, C, hidden);
+    float *a = (float *)swin_cuda_align_ptr(ws);
+    float *h = (float *)((char *)a + swin_cuda_round((size_t)rmax * C * sizeof(float)));
+    for (long long b = 0; b < nvox; b += rmax) {
+        const int m = (int)(nvox - b < rmax ? nvox - b : rmax);
+        float *xr = x.data + b * x.pitch;
+        swin_cuda_ln_rows(be->stream, a, C, xr, x.pitch, m, C, n2w, n2b);
+        gemm_launch(be->stream, RowsA{a, C}, w1, 0, hidden, StoreRows{h, hidden, b1, true}, m, hidden, C, 1);
+        gemm_launch(be->stream, RowsA{h, hidden}, w2, 0, C, AddRows{xr, x.pitch, b2}, m, C, hidden, 1);
+        if ((rc = swin_cuda_check_launch(be, "swin_mlp"))) return rc;
+    }
+    return 0;
+}
