@@ -395,9 +395,17 @@ swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *er
     return st;
 }
 
-void onnx_file_close(struct onnx_file *f)
+void onnx_file_drop_nodes(struct onnx_file *f)
 {
     for (int i = 0; i < f->n_nodes; i++) onnx__node_proto__free_unpacked(f->nodes[i], NULL);
+    free(f->nodes);
+    f->nodes = NULL;
+    f->n_nodes = 0;
+}
+
+void onnx_file_close(struct onnx_file *f)
+{
+    onnx_file_drop_nodes(f);
     for (int i = 0; i < f->n_inits; i++) free((char *)f->inits[i].name);
     for (int i = 0; i < f->n_inputs; i++) free(f->inputs[i].name);
     for (int i = 0; i < f->n_outputs; i++) free(f->outputs[i].name);
@@ -405,7 +413,6 @@ void onnx_file_close(struct onnx_file *f)
         close(f->files[i].fd);
         free(f->files[i].path);
     }
-    free(f->nodes);
     free(f->inits);
     free(f->inputs);
     free(f->outputs);

@@ -64,6 +64,9 @@ struct onnx_file {
 /* Indexes `path`. On failure everything is freed and *f zeroed. */
 swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *err);
 void onnx_file_close(struct onnx_file *f);
+/* Frees the unpacked nodes (and with them every Constant node's tensor) once the graph has
+ * been matched, so they are not resident while the weights are read. */
+void onnx_file_drop_nodes(struct onnx_file *f);
 
 /* Reads elements [first, first + count) of a float32 tensor into dst. */
 swin_status onnx_tensor_read_f32(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t first,

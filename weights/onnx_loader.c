@@ -2,6 +2,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "weights/graph.h"
 #include "weights/layers.h"
@@ -51,6 +54,49 @@ static swin_status bind(const struct onnx_file *f, const struct walk_out *w, str
     return SWIN_OK;
 }
 
+/* Weights that come from Constant nodes (rare: exporters put parameters in initializers)
+ * point into the unpacked nodes; copy them out so the nodes can be freed before the flat
+ * buffer is allocated. */
+struct detached {
+    struct onnx_tensor *t;
+    float **data;
+    int n;
+};
+
+static swin_status detach_constants(const struct onnx_file *f, struct walk_out *w, struct detached *d, swin_error *err)
+{
+    memset(d, 0, sizeof *d);
+    for (int i = 0; i < w->n_plans; i++) d->n += w->plans[i].t && w->plans[i].t->producer >= 0;
+    if (!d->n) return SWIN_OK;
+    d->t = calloc((size_t)d->n, sizeof *d->t);
+    d->data = calloc((size_t)d->n, sizeof *d->data);
+    if (!d->t || !d->data) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", f->path);
+    int k = 0;
+    for (int i = 0; i < w->n_plans; i++) {
+        struct bind_plan *p = &w->plans[i];
+        if (!p->t || p->t->producer < 0) continue;
+        float *buf = malloc((size_t)(p->t->numel ? p->t->numel : 1) * sizeof *buf);
+        if (!buf) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", f->path);
+        d->data[k] = buf;
+        swin_status st = onnx_tensor_read_f32(f, p->t, 0, p->t->numel, buf, err);
+        if (st) return st;
+        d->t[k] = *p->t;
+        d->t[k].name = "(constant node output)";
+        d->t[k].src = SRC_MEMORY;
+        d->t[k].mem = buf;
+        d->t[k].producer = -1;
+        p->t = &d->t[k++];
+    }
+    return SWIN_OK;
+}
+
+static void detached_free(struct detached *d)
+{
+    for (int i = 0; i < d->n && d->data; i++) free(d->data[i]);
+    free(d->data);
+    free(d->t);
+}
+
 swin_status swin_onnx_load_opts(const char *path, const struct swin_onnx_load_opts *opts, struct swin_model *out,
                                 swin_error *err)
 {
@@ -63,6 +109,7 @@ swin_status swin_onnx_load_opts(const char *path, const struct swin_onnx_load_op
     struct graph g;
     struct layer_list layers = {0};
     struct walk_out w = {0};
+    struct detached det = {0};
     swin_status st = onnx_file_open(path, &f, &e);
     if (st) goto done;
     st = graph_build(&g, &f, &e);
@@ -73,11 +120,18 @@ swin_status swin_onnx_load_opts(const char *path, const struct swin_onnx_load_op
             memcpy(out->cfg.merge_order, opts->merge_order, sizeof(swin_merge_order));
             out->cfg.merge_kind = merge_kind_of(out->cfg.merge_order);
         }
-        if (!st) st = bind(&f, &w, out, &e);
-        free(w.plans);
+        if (!st) st = detach_constants(&f, &w, &det, &e);
         layers_free(&layers);
         graph_free(&g);
     }
+    /* the graph is matched: free it before the weights are read, so the two never coexist */
+    onnx_file_drop_nodes(&f);
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    if (!st) st = bind(&f, &w, out, &e);
+    free(w.plans);
+    detached_free(&det);
     onnx_file_close(&f);
 done:
     if (st) {
