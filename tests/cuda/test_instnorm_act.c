@@ -1,0 +1,38 @@
+/* instnorm_act: CUDA backend (emulated) against swin_cpu_ops.
+ * Tolerance: 2e-5 relative to max(1, max|ref|). Both take the statistics in double; the
+ * kernel applies (x - mean) * scale + shift in fp32 (the CPU in double), which is a few
+ * ulp of outputs of magnitude <= ~4 (normalised values times gamma <= 1.5, + residual).
+ * Shapes: odd dims, 1 and several reduction parts (990 voxels = 4 parts), c 300 (two
+ * channel blocks of 256), pitch > c, residual with its own pitch, affine and plain. */
+#include "tests/cuda/cuda_op_test.h"
+
+static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch, bool affine,
+                    bool residual, bool lrelu)
+{
+    const float *g = affine ? ct_weight(e, r, (size_t)c, 0.5f, 1.5f) : NULL;
+    const float *b = affine ? ct_weight(e, r, (size_t)c, -0.5f, 0.5f) : NULL;
+    ct_env_upload(e);
+    cvol x = cvol_new(d, h, w, c, pitch, r, -3.0f, 5.0f);
+    cvol res = cvol_new(d, h, w, c, c + 2, r, -1.0f, 1.0f);
+    ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, x.host, g, b, residual ? &res.host : NULL, lrelu), &swin_cpu_ops,
+          e->cpu);
+    ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, x.dev, g, b, residual ? &res.dev : NULL, lrelu), &swin_cuda_ops,
+          e->gpu);
+    bool ok = cvol_compare(what, &x, 0, c, 2e-5);
+    cvol_free(&x);
+    cvol_free(&res);
+    return ok;
+}
+
+int main(void)
+{
+    test_rng r = {424242};
+    ct_env e;
+    ct_env_init(&e, 4096);
+    bool ok = in_case(&e, &r, "instnorm lrelu, c 5", 5, 6, 7, 5, 7, false, false, true);
+    ok &= in_case(&e, &r, "instnorm affine + residual + lrelu, 990 voxels", 9, 10, 11, 3, 3, true, true, true);
+    ok &= in_case(&e, &r, "instnorm affine, c 300 (two channel blocks)", 3, 4, 5, 300, 301, true, false, false);
+    ok &= in_case(&e, &r, "instnorm + residual, c 33", 4, 3, 7, 33, 40, false, true, false);
+    ct_env_free(&e);
+    return test_exit(ok);
+}
