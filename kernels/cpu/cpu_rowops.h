@@ -2,7 +2,7 @@
 #ifndef SWIN_CPU_ROWOPS_H
 #define SWIN_CPU_ROWOPS_H
 
-/* y[0..c) = LN(x[0..c)) (eps 1e-5, biased variance, two-pass in double), then
+/* y[0..c) = LN(x[0..c)) (eps 1e-5, biased variance, two-pass statistics in double), then
  * * gamma + beta when gamma != NULL. y may equal x. */
 void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta);
 

@@ -5,10 +5,14 @@
  *   x = LeakyReLU_0.01(x)       when lrelu
  * Statistics: two passes (mean, then mean squared deviation), double accumulation. Channels
  * are processed in blocks of SWIN_CPU_RED_CH; in each pass the threads split the voxels and
- * leave per-channel partials in be->red (nthreads x SWIN_CPU_RED_CH), reduced by the caller. */
+ * leave per-channel partials in be->red (nthreads x SWIN_CPU_RED_CH), reduced by the caller.
+ * The apply pass runs in float, 4 channels per vector. */
 #include "kernels/cpu/cpu_internal.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_vec.h"
 
 struct in_task {
     struct swin_vol x;
@@ -18,7 +22,9 @@ struct in_task {
     int c0, nc;                       /* channel block [c0, c0 + nc) */
     double *red;                      /* (nthreads, SWIN_CPU_RED_CH) */
     double mean[SWIN_CPU_RED_CH];     /* of the block, valid from pass 2 on */
-    double scale[SWIN_CPU_RED_CH], shift[SWIN_CPU_RED_CH];  /* pass 3: y = (x - mean) * scale + shift, in double */
+    /* pass 3, in float: y = ((x - mean_hi) - mean_lo) * scale + shift; mean = mean_hi + mean_lo
+     * to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
+    float mean_hi[SWIN_CPU_RED_CH], mean_lo[SWIN_CPU_RED_CH], scale[SWIN_CPU_RED_CH], shift[SWIN_CPU_RED_CH];
     int pass;                         /* 1 sum, 2 squared deviations, 3 apply */
 };
 
@@ -44,11 +50,23 @@ static void in_run(void *p, int tid, int nth)
         for (int c = 0; c < nc; c++) t->red[(size_t)tid * SWIN_CPU_RED_CH + c] = acc[c];
         return;
     }
+    const int nc4 = nc / 4 * 4;
+    const v4f zero = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t v = b; v < e; v++) {
         float *row = x.data + v * x.pitch + c0;
         const float *r = t->res ? t->res->data + v * t->res->pitch + c0 : NULL;
-        for (int c = 0; c < nc; c++) {
-            float y = (float)((row[c] - t->mean[c]) * t->scale[c] + t->shift[c]);
+        for (int c = 0; c < nc4; c += 4) {   /* 4 channels per step, branch-free */
+            v4f y = ((load4(row + c) - load4(t->mean_hi + c)) - load4(t->mean_lo + c)) * load4(t->scale + c) +
+                    load4(t->shift + c);
+            if (r) y += load4(r + c);
+            if (t->lrelu) {
+                const v4i neg = y < zero;
+                y = (v4f)(((v4i)(y * 0.01f) & neg) | ((v4i)y & ~neg));
+            }
+            memcpy(row + c, &y, sizeof y);
+        }
+        for (int c = nc4; c < nc; c++) {
+            float y = ((row[c] - t->mean_hi[c]) - t->mean_lo[c]) * t->scale[c] + t->shift[c];
             if (r) y += r[c];
             if (t->lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
@@ -91,8 +109,10 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const float *gamma, cons
         for (int c = 0; c < t.nc; c++) {
             double rstd = 1.0 / sqrt(reduce(&t, be->nthreads, c) / n + 1e-5);
             double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
-            t.scale[c] = rstd * g;
-            t.shift[c] = bb;
+            t.mean_hi[c] = (float)t.mean[c];
+            t.mean_lo[c] = (float)(t.mean[c] - t.mean_hi[c]);
+            t.scale[c] = (float)(rstd * g);
+            t.shift[c] = (float)bb;
         }
         t.pass = 3;
         swin_cpu_run(be, in_run, &t);

@@ -1,28 +1,44 @@
 /* layernorm: out = LN(in) over the channels of each voxel (torch.nn.LayerNorm, eps 1e-5,
  * biased variance), then * gamma + beta when gamma != NULL (beta may then be NULL).
  *   in, out (D, H, W, C) channels-last; out may be in itself (same data and pitch).
- * Two-pass mean and variance and the normalisation itself in double, per voxel. Threads take static voxel ranges.
+ * Two-pass mean and variance in double (4 lanes), normalisation in float with the mean
+ * split in two floats, per voxel. Threads take static voxel ranges.
  * swin_cpu_ln_row is shared with the ops that fuse a LayerNorm into a gather. */
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/cpu_vec.h"
 
 #include <math.h>
+#include <string.h>
 
 void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta)
 {
-    double s = 0.0;
-    for (int i = 0; i < c; i++) s += x[i];
+    const int c4 = c / 4 * 4;
+    /* mean and variance: 4 double lanes, then the tail */
+    v4d s4 = {0.0, 0.0, 0.0, 0.0};
+    for (int i = 0; i < c4; i += 4) s4 += __builtin_convertvector(load4(x + i), v4d);
+    double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+    for (int i = c4; i < c; i++) s += x[i];
     const double mean = s / c;
-    double ss = 0.0;
-    for (int i = 0; i < c; i++) {
-        double d = x[i] - mean;
-        ss += d * d;
+    v4d ss4 = {0.0, 0.0, 0.0, 0.0};
+    for (int i = 0; i < c4; i += 4) {
+        const v4d d = __builtin_convertvector(load4(x + i), v4d) - mean;
+        ss4 += d * d;
     }
-    const double rstd = 1.0 / sqrt(ss / c + 1e-5);
-    for (int i = 0; i < c; i++) {
-        double v = (x[i] - mean) * rstd;
-        if (gamma) v = v * gamma[i] + (beta ? beta[i] : 0.0);
-        y[i] = (float)v;
+    double ss = (ss4[0] + ss4[1]) + (ss4[2] + ss4[3]);
+    for (int i = c4; i < c; i++) ss += (x[i] - mean) * (x[i] - mean);
+    /* normalise in float: mean = mean_hi + mean_lo, x - mean_hi is exact near the mean */
+    const float rstd = (float)(1.0 / sqrt(ss / c + 1e-5));
+    const float mh = (float)mean, ml = (float)(mean - mh);
+    for (int i = 0; i < c4; i += 4) {
+        v4f v = ((load4(x + i) - mh) - ml) * rstd;
+        if (gamma) v = v * load4(gamma + i) + (beta ? load4(beta + i) : (v4f){0.0f, 0.0f, 0.0f, 0.0f});
+        memcpy(y + i, &v, sizeof v);
+    }
+    for (int i = c4; i < c; i++) {
+        float v = ((x[i] - mh) - ml) * rstd;
+        if (gamma) v = v * gamma[i] + (beta ? beta[i] : 0.0f);
+        y[i] = v;
     }
 }
 

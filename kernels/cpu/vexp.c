@@ -7,11 +7,7 @@
  * >= 1). No fast-math: the result does not depend on build flags. */
 #include "kernels/cpu/cpu_rowops.h"
 
-#include <stdint.h>
-#include <string.h>
-
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
+#include "kernels/cpu/cpu_vec.h"
 
 /* exp(x) per lane for x <= 0 */
 static inline v4f exp4_nonpos(v4f x)
@@ -32,13 +28,6 @@ static inline v4f exp4_nonpos(v4f x)
     /* 2^n, n in [-126, 0], built in the exponent field */
     const v4i bits = (__builtin_convertvector(fn, v4i) + 127) << 23;
     return p * (v4f)bits;
-}
-
-static inline v4f load4(const float *p)
-{
-    v4f v;
-    memcpy(&v, p, sizeof v);   /* constant size: one unaligned load */
-    return v;
 }
 
 static inline v4f max4(v4f a, v4f b)
