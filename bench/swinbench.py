@@ -489,6 +489,129 @@ def agreement(got, ref) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# per volume
+
+
+def run_process(argv: list, log_path: str, timeout: float):
+    """(exit code, stdout, wall seconds, peak RSS bytes from wait4)."""
+    with open(log_path, "w") as errf:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errf, text=True)
+        out = []
+        reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                pid, status, ru = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.02)
+        wall = time.perf_counter() - t0
+        reader.join(10)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, (out[0] if out else ""), wall, int(ru.ru_maxrss) * 1024
+
+
+def label_agreement(got, ref, classes: int) -> dict:
+    same = float((got == ref).mean() * 100.0)
+    dice = []
+    for c in range(classes):
+        a_, b_ = ref == c, got == c
+        s_ = int(a_.sum()) + int(b_.sum())
+        dice.append(None if s_ == 0 else 2.0 * int((a_ & b_).sum()) / s_)
+    present = [d for d in dice if d is not None]
+    return {"same_label_pct": same, "dice_per_class": dice, "dice_min": min(present) if present else None,
+            "dice_mean": sum(present) / len(present) if present else None}
+
+
+def volume_phase(a, model, cube, cli, configs, out_dir, failures) -> dict:
+    """Pairs of whole-volume runs, each in a fresh process: the MONAI pipeline with ORT as the
+    predictor (bench/ort_volume.py), then `swinrun IN.nii.gz OUT.nii.gz`."""
+    import nibabel as nib
+    import numpy as np
+    res = {"measured": True, "input": a.input, "runs": a.volume_runs, "pairs": [],
+           "timing": "pipeline seconds: read .. write, model load / session creation excluded; wall: whole process",
+           "ort": "bench/ort_volume.py (MONAI Orientation RAS, Spacing 1.5 1.5 2.0, window -175..250, "
+                  "sliding_window_inference overlap 0.5 constant, argmax, nearest back to the input grid)",
+           "swinrun": "swinrun IN.nii.gz OUT.nii.gz --model M --threads N --json J -q"}
+    pairs_for = [("ort-cpu", "swinrun-cpu", "cpu"), ("ort-cuda", "swinrun-cuda", "cuda")]
+    for o, sw, dev in pairs_for:
+        if o not in configs or sw not in configs:
+            continue
+        runs = []
+        for r in range(a.volume_runs):
+            po = os.path.join(out_dir, f"volume_{o}.nii.gz")
+            ps = os.path.join(out_dir, f"volume_{sw}.nii.gz")
+            pj = os.path.join(out_dir, f"volume_{sw}.json")
+            argv_o = [sys.executable, os.path.join(HERE, "ort_volume.py"), model, a.input, po, "--cube",
+                      *map(str, cube), "--config", o, "--threads", str(a.threads)]
+            rc, out, wall_o, rss_o = run_process(argv_o, os.path.join(out_dir, f"volume_{o}.stderr.log"), a.timeout)
+            msg = {}
+            for line in out.splitlines():
+                if line.startswith("{"):
+                    try:
+                        msg = json.loads(line)
+                    except ValueError:
+                        pass
+            if rc != 0 or msg.get("event") != "volume":
+                failures[f"volume {o}"] = f"exit {rc}: {msg.get('message', 'no result')}"
+                log(f"volume {o}: FAILED: {failures[f'volume {o}']}")
+                break
+            argv_s = [cli, a.input, ps, "--model", model, "--threads", str(a.threads), "--json", pj, "-q"]
+            if dev == "cuda":
+                argv_s += ["--backend", "cuda"]
+            rc, _, wall_s, rss_s = run_process(argv_s, os.path.join(out_dir, f"volume_{sw}.stderr.log"), a.timeout)
+            try:
+                js = json.load(open(pj))
+                vs = js["volumes"][0]
+            except (OSError, ValueError, KeyError, IndexError) as e:
+                js, vs = {}, {}
+            if rc != 0 or vs.get("status") != "SWIN_OK":
+                failures[f"volume {sw}"] = f"exit {rc}: {vs.get('error', 'see ' + pj)}"
+                log(f"volume {sw}: FAILED: {failures[f'volume {sw}']}")
+                break
+            t_o, t_s = float(msg["seconds"]), float(vs["seconds"]["total"])
+            runs.append({"ort_seconds": t_o, "ort_wall_seconds": wall_o, "ort_session_seconds": msg.get("session_seconds"),
+                         "ort_peak_rss_bytes": rss_o, "ort_base_rss_bytes": msg.get("rss_imported_kib", 0) * 1024,
+                         "swinrun_seconds": t_s, "swinrun_wall_seconds": wall_s,
+                         "swinrun_model_load_seconds": js.get("model_load_seconds"), "swinrun_peak_rss_bytes": rss_s,
+                         "swinrun_planned_total_bytes": js.get("planned_total_bytes"),
+                         "windows": vs.get("windows"), "ort_windows": msg.get("windows"),
+                         "grid": vs.get("grid_dim"), "ort_grid": msg.get("grid")})
+            log(f"volume pair {r + 1}/{a.volume_runs}: {o} {t_o:.2f} s (wall {wall_o:.1f}), "
+                f"{sw} {t_s:.2f} s (wall {wall_s:.1f})")
+        if not runs:
+            continue
+        lab_o = np.asarray(nib.load(po).dataobj).astype(np.int64)
+        lab_s = np.asarray(nib.load(ps).dataobj).astype(np.int64)
+        classes = int(js.get("classes") or (max(lab_o.max(), lab_s.max()) + 1))
+        agree = label_agreement(lab_s, lab_o, classes) if lab_o.shape == lab_s.shape else \
+            {"error": f"label shapes {lab_s.shape} vs {lab_o.shape}"}
+        ratios = [r_["swinrun_seconds"] / r_["ort_seconds"] for r_ in runs]
+        res["pairs"].append({
+            "ort": o, "swinrun": sw, "runs": runs, "time_ratios": ratios, "time_ratio_median": statistics.median(ratios),
+            "ort_seconds": stats([r_["ort_seconds"] for r_ in runs]),
+            "swinrun_seconds": stats([r_["swinrun_seconds"] for r_ in runs]),
+            "ort_peak_rss_bytes": max(r_["ort_peak_rss_bytes"] for r_ in runs),
+            "swinrun_peak_rss_bytes": max(r_["swinrun_peak_rss_bytes"] for r_ in runs),
+            "labels": agree})
+        if not a.keep_logits:
+            for pth in (po, ps):
+                try:
+                    os.remove(pth)
+                except OSError:
+                    pass
+    if not res["pairs"]:
+        return {"measured": False, "reason": "no volume pair ran (see the failures)" if failures else
+                "needs ort-cpu and swinrun-cpu (or the CUDA pair) among --configs"}
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
 # the run
 
 
@@ -525,6 +648,8 @@ def main(argv=None) -> int:
     p.add_argument("--out-dir", help="where results.json/.md/.png go (default bench/out/<model>_<cube>)")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG")
     p.add_argument("--keep-logits", action="store_true", help="keep each configuration's logits .npy in --out-dir")
+    p.add_argument("--volume-runs", type=int, default=1,
+                   help="with a NIfTI --input: pairs of whole-volume runs (ORT pipeline, swinrun CLI) (default 1; 0 = none)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds to wait for one answer of a worker (default 1800)")
     a = p.parse_args(argv)
     a.argv_used = list(sys.argv[1:] if argv is None else argv)
@@ -539,6 +664,8 @@ def run(a) -> int:
     import numpy as np
     if a.runs < 1:
         raise BadArgs("--runs must be >= 1")
+    if a.volume_runs < 0:
+        raise BadArgs("--volume-runs must be >= 0")
     if a.warmup < 0:
         raise BadArgs("--warmup must be >= 0")
     if a.threads < 0:
@@ -764,9 +891,17 @@ def run(a) -> int:
                        "time_ratios": rs, "time_ratio_median": statistics.median(rs),
                        "peak_rss_ratio": (ms / mo) if (mo and ms) else None})
 
-    vol_reason = swinrun_volume_support(cli) if input_info["kind"] == "nifti" else "input is not a NIfTI volume"
-    if input_info["kind"] == "nifti" and vol_reason is None:
-        vol_reason = "swinrun has a volume path, but per-volume timing is not implemented in this harness yet"
+    per_volume = {"measured": False}
+    if input_info["kind"] != "nifti":
+        per_volume["reason"] = "input is not a NIfTI volume"
+    elif a.volume_runs == 0:
+        per_volume["reason"] = "--volume-runs 0"
+    else:
+        why = swinrun_volume_support(cli)
+        if why:
+            per_volume["reason"] = why
+        else:
+            per_volume = volume_phase(a, model, cube, cli, configs, out_dir, failures)
     doc = {
         "tool": "bench/swinbench.py",
         "command": " ".join([sys.executable, os.path.join(HERE, "swinbench.py"), *a.argv_used]),
@@ -779,7 +914,7 @@ def run(a) -> int:
         "bench_seconds": bench_seconds,
         "configs": results,
         "ratios": ratios,
-        "per_volume": {"measured": False, "reason": vol_reason},
+        "per_volume": per_volume,
         "skipped": skipped,
         "criterion": "max|logit - ref| <= 1e-3 * max(1, max|ref|) and equal labels where the reference's "
                      "top-2 gap > 1e-3 (tools/check_logits.py)",
@@ -893,7 +1028,24 @@ def markdown(doc: dict) -> str:
     for c, e in doc["configs"].items():
         if e.get("device_peak_bytes") is not None:
             L.append(f"Device memory {c}: {fmt_mib(e['device_peak_bytes'])} MiB peak ({e.get('device_memory_source')}).")
-    L.append(f"Per volume: not measured: {doc['per_volume']['reason']}.")
+    pv = doc["per_volume"]
+    if not pv.get("measured"):
+        L.append(f"Per volume: not measured: {pv.get('reason')}.")
+    else:
+        L.append("")
+        L.append(f"Per volume ({pv['input']}; {pv['timing']}):")
+        L.append("")
+        L.append("| pair | ORT s/volume median | swinrun s/volume median | swinrun/ORT (median of pairs) | windows "
+                 "| ORT peak RSS MiB | swinrun peak RSS MiB | same label % | Dice min / mean |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
+        for pr in pv["pairs"]:
+            lab = pr["labels"]
+            dm = lab.get("dice_min")
+            L.append(f"| {pr['ort']} / {pr['swinrun']} | {pr['ort_seconds']['median']:.2f} | "
+                     f"{pr['swinrun_seconds']['median']:.2f} | {pr['time_ratio_median']:.2f} | {pr['runs'][0]['windows']} | "
+                     f"{fmt_mib(pr['ort_peak_rss_bytes'])} | {fmt_mib(pr['swinrun_peak_rss_bytes'])} | "
+                     f"{lab.get('same_label_pct', float('nan')):.4f} | "
+                     + ("-" if dm is None else f"{dm:.4f} / {lab['dice_mean']:.4f}") + " |")
     for c, e in doc["configs"].items():
         ag = e.get("agreement")
         if isinstance(ag, dict) and ag.get("dice_per_class"):
