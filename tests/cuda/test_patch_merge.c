@@ -1,0 +1,43 @@
+/* patch_merge: CUDA backend (emulated: gather of the 8 sub-grids, LN over 8C, reduction
+ * GEMM) against swin_cpu_ops, for the three merge orders of runtime/model.h.
+ * Tolerance: 2e-5 relative to max(1, max|ref|): one fp32 GEMM of K = 8C <= 192 with
+ * normalised inputs (|a| <= ~4) and |w| <= 0.2 in a different order (~192 * 6e-8 * 0.8),
+ * LN over 8C in fp32 vs double.
+ * Shapes: odd C, dims where one output axis is 1, out written into a channel slice. */
+#include "tests/cuda/cuda_op_test.h"
+
+static bool merge_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int C, int in_pitch,
+                       const swin_merge_order order)
+{
+    const float *nw = ct_weight(e, r, (size_t)8 * C, 0.5f, 1.5f);
+    const float *nb = ct_weight(e, r, (size_t)8 * C, -0.3f, 0.3f);
+    const float *rw = ct_weight(e, r, (size_t)8 * C * 2 * C, -0.2f, 0.2f);
+    ct_env_upload(e);
+    cvol in = cvol_new(d, h, w, C, in_pitch, r, -2.0f, 2.0f);
+    cvol out = cvol_new(d / 2, h / 2, w / 2, 2 * C + 3, 2 * C + 3, r, -1.0f, 1.0f);
+    struct swin_vol oh, od;
+    cvol_slice(&out, 1, 2 * C, &oh, &od);
+    const size_t cws = swin_cpu_ops.patch_merge_ws(e->cpu, oh, in.host);
+    const size_t gws = swin_cuda_ops.patch_merge_ws(e->gpu, od, in.dev);
+    void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws);
+    ct_rc(what, swin_cpu_ops.patch_merge(e->cpu, oh, in.host, order, nw, nb, rw, hw, cws), &swin_cpu_ops, e->cpu);
+    ct_rc(what, swin_cuda_ops.patch_merge(e->gpu, od, in.dev, order, nw, nb, rw, dw, gws), &swin_cuda_ops, e->gpu);
+    bool ok = cvol_compare(what, &out, 1, 2 * C, 2e-5);
+    ct_host_ws_free(hw);
+    ct_dev_ws_free(dw);
+    cvol_free(&in);
+    cvol_free(&out);
+    return ok;
+}
+
+int main(void)
+{
+    test_rng r = {0x5eed};
+    ct_env e;
+    ct_env_init(&e, 1 << 18);
+    bool ok = merge_case(&e, &r, "patch_merge v1.5 order, 4x6x2, C 5", 4, 6, 2, 5, 7, swin_merge_order_v15);
+    ok &= merge_case(&e, &r, "patch_merge pre-1.5 order, 6x2x4, C 5", 6, 2, 4, 5, 5, swin_merge_order_pre15);
+    ok &= merge_case(&e, &r, "patch_merge v2 order, 4x4x6, C 24", 4, 4, 6, 24, 24, swin_merge_order_v2);
+    ct_env_free(&e);
+    return test_exit(ok);
+}

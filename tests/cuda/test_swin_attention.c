@@ -1,0 +1,88 @@
+/* swin_attention: CUDA backend (emulated: gather+LN1, qkv GEMM, fused window attention,
+ * proj GEMM with scatter) against swin_cpu_ops on the same residual stream.
+ * Tolerance: 1e-4 relative to max(1, max|ref|). The attention output (|y| ~ 1) passes
+ * through LN1 (double on the CPU, fp32 here), two GEMMs of K = C and 3C and a softmax
+ * whose logits reach ~10 (q, k ~ 3, table in [-1, 1], -100 mask); exp/sum in a different
+ * order (online softmax over key tiles of 32) gives ~1e-6 relative per stage.
+ * Geometries: sizes not divisible by the window (padding, padded tokens as keys),
+ * shifted and unshifted blocks, shrunk windows (L <= window on some axes, with the
+ * relative-position shrink quirk), a non-cubic configured window, head dims 4, 10, 16,
+ * 24 and 100 (the last needs more than 48 KiB of shared memory), qkv without bias, x
+ * with pitch > C. */
+#include "tests/cuda/cuda_op_test.h"
+
+#include <string.h>
+
+static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3], bool odd_block,
+                      int C, int heads, int pitch, bool qkv_bias)
+{
+    struct swin_window_geom g;
+    memset(&g, 0, sizeof g);
+    for (int k = 0; k < 3; k++) {
+        g.L[k] = L[k];
+        g.cfg_window[k] = cfg[k];
+        g.win[k] = L[k] <= cfg[k] ? L[k] : cfg[k];
+        g.shift[k] = (L[k] <= cfg[k] || !odd_block) ? 0 : cfg[k] / 2;
+        g.padded[k] = (L[k] + g.win[k] - 1) / g.win[k] * g.win[k];
+    }
+    g.heads = heads;
+    const size_t T = (size_t)(2 * cfg[0] - 1) * (2 * cfg[1] - 1) * (2 * cfg[2] - 1);
+    struct swin_block_w w;
+    memset(&w, 0, sizeof w);
+    w.norm1_w = ct_weight(e, r, C, 0.5f, 1.5f);
+    w.norm1_b = ct_weight(e, r, C, -0.3f, 0.3f);
+    w.qkv_w = ct_weight(e, r, (size_t)C * 3 * C, -0.4f, 0.4f);
+    w.qkv_b = qkv_bias ? ct_weight(e, r, (size_t)3 * C, -0.5f, 0.5f) : NULL;
+    w.bias_table = ct_weight(e, r, T * heads, -1.0f, 1.0f);
+    w.proj_w = ct_weight(e, r, (size_t)C * C, -0.3f, 0.3f);
+    w.proj_b = ct_weight(e, r, C, -0.2f, 0.2f);
+    ct_env_upload(e);
+    cvol x = cvol_new(L[0], L[1], L[2], C, pitch, r, -2.0f, 2.0f);
+    const size_t cws = swin_cpu_ops.swin_attention_ws(e->cpu, x.host, &g);
+    const size_t gws = swin_cuda_ops.swin_attention_ws(e->gpu, x.dev, &g);
+    void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws);
+    ct_rc(what, swin_cpu_ops.swin_attention(e->cpu, x.host, &w, &g, hw, cws), &swin_cpu_ops, e->cpu);
+    ct_rc(what, swin_cuda_ops.swin_attention(e->gpu, x.dev, &w, &g, dw, gws), &swin_cuda_ops, e->gpu);
+    bool ok = cvol_compare(what, &x, 0, C, 1e-4);
+    ct_host_ws_free(hw);
+    ct_dev_ws_free(dw);
+    cvol_free(&x);
+    return ok;
+}
+
+int main(void)
+{
+    test_rng r = {0xa77e};
+    ct_env e;
+    ct_env_init(&e, 1 << 21);
+    const int w7[3] = {7, 7, 7};
+    bool ok = true;
+    {
+        const int L[3] = {9, 10, 11};   /* padded 14^3, 8 windows; hd 4 */
+        ok &= attn_case(&e, &r, "attention 9x10x11 win 7 unshifted, C 12 heads 3", L, w7, false, 12, 3, 12, true);
+        ok &= attn_case(&e, &r, "attention 9x10x11 win 7 shifted, C 12 heads 3", L, w7, true, 12, 3, 15, true);
+    }
+    {
+        const int L[3] = {5, 8, 6};     /* win (5, 7, 6), shift (0, 3, 0), padded (5, 14, 6); hd 10 */
+        ok &= attn_case(&e, &r, "attention 5x8x6 shrunk + shifted H, C 20 heads 2", L, w7, true, 20, 2, 21, true);
+    }
+    {
+        const int L[3] = {4, 4, 4};     /* one shrunk 4^3 window (n 64, quirk bias); hd 16 */
+        ok &= attn_case(&e, &r, "attention 4x4x4 shrunk window, C 32 heads 2, no qkv bias", L, w7, false, 32, 2, 32,
+                        false);
+    }
+    {
+        const int L[3] = {8, 7, 9};     /* win (7, 7, 7), shift (3, 0, 3), padded (14, 7, 14); hd 24 */
+        ok &= attn_case(&e, &r, "attention 8x7x9 shifted, C 48 heads 2", L, w7, true, 48, 2, 48, true);
+    }
+    {
+        const int L[3] = {7, 9, 5}, cw[3] = {3, 4, 5};   /* non-cubic window: win (3, 4, 5), shift (1, 2, 0) */
+        ok &= attn_case(&e, &r, "attention 7x9x5 window 3x4x5 shifted, C 18 heads 3", L, cw, true, 18, 3, 18, true);
+    }
+    {
+        const int L[3] = {3, 3, 3};     /* hd 100: dynamic shared memory over 48 KiB */
+        ok &= attn_case(&e, &r, "attention 3x3x3, C 100 heads 1 (hd 100)", L, w7, false, 100, 1, 101, true);
+    }
+    ct_env_free(&e);
+    return test_exit(ok);
+}
