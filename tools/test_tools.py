@@ -165,6 +165,10 @@ def test_export_roundtrip():
         assert chk["max_abs_diff"] <= 1e-4 * max(1, chk["max_abs_torch"]), chk
         cfg = json.load(open(os.path.join(d, "m", "model.json")))
         assert cfg["merge_order"] == "pre15" and cfg["cube"] == [32, 32, 64] and cfg["depths"] == [1, 1, 1, 1]
+        import onnx
+        import onnx_summary
+        orders = onnx_summary.merge_orders(onnx.load(out))
+        assert len(orders) == 4 and all(onnx_summary.classify(o) == "pre15" for _, o in orders), orders
         rc, log = _cli("ort_reference.py", out, "--shape", 1, 1, 32, 32, 64, "--save-input",
                        os.path.join(d, "in.npy"), "--out", os.path.join(d, "y.npy"))
         assert rc == 0, log

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The reference for `swinrun segment`: MONAI's own pipeline with ONNX Runtime as the predictor.
+
+    LoadImaged -> EnsureChannelFirstd -> Orientationd("RAS") -> Spacingd(pixdim, bilinear)
+    -> ScaleIntensityRanged(lo, hi -> 0, 1, clip) -> sliding_window_inference(roi, overlap,
+    mode) with onnxruntime (or a test's fake model) -> AsDiscreted(argmax) -> Invertd
+    (nearest) back to the input's grid.
+
+    pipeline_reference.py CT.nii.gz LABELS.npy --model M.onnx [--roi D H W] [--overlap 0.5]
+        [--blend constant|gaussian] [--spacing 1.5 1.5 2] [--window -175 250] [--no-resample]
+        [--prep PREP.npy] [--fake CHANNELS]
+
+LABELS.npy: uint8/uint16 (nx, ny, nz) on the input's grid, nibabel's (i, j, k) order.
+PREP.npy: the preprocessed volume (float32, RAS grid), to compare preprocessing alone.
+--fake N replaces the ONNX model with tests/pipeline/fake_model.py (N output channels)."""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+
+def predictor_from_onnx(path, threads):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    shape = inp.shape
+
+    def predict(x):
+        return torch.from_numpy(sess.run(None, {inp.name: x.numpy().astype(np.float32)})[0])
+
+    cube = tuple(int(s) if isinstance(s, int) else 0 for s in shape[2:])
+    return predict, cube, shape[1]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("image")
+    ap.add_argument("labels")
+    ap.add_argument("--model")
+    ap.add_argument("--fake", type=int, help="use the tests' fake model with this many channels")
+    ap.add_argument("--roi", type=int, nargs=3)
+    ap.add_argument("--overlap", type=float, default=0.5)
+    ap.add_argument("--blend", default="constant", choices=["constant", "gaussian"])
+    ap.add_argument("--spacing", type=float, nargs=3, default=[1.5, 1.5, 2.0])
+    ap.add_argument("--window", type=float, nargs=2, default=[-175.0, 250.0])
+    ap.add_argument("--no-resample", action="store_true")
+    ap.add_argument("--prep", help="also save the preprocessed volume here")
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args(argv)
+
+    from monai.inferers import sliding_window_inference
+    from monai.transforms import (AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged, Orientationd,
+                                  ScaleIntensityRanged, Spacingd)
+
+    if a.fake:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "pipeline"))
+        from fake_model import make_fake
+
+        predict, cube = make_fake(a.fake), (0, 0, 0)
+    else:
+        predict, cube, _ = predictor_from_onnx(a.model, a.threads)
+    roi = tuple(a.roi) if a.roi else cube
+    if not all(roi):
+        sys.exit("pipeline_reference.py: give --roi for a dynamic export")
+
+    pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
+           Orientationd("image", axcodes="RAS")]
+    if not a.no_resample:
+        pre.append(Spacingd("image", pixdim=a.spacing, mode="bilinear"))
+    pre.append(ScaleIntensityRanged("image", a_min=a.window[0], a_max=a.window[1], b_min=0.0, b_max=1.0, clip=True))
+    pre = Compose(pre)
+    d = pre({"image": a.image})
+    img = d["image"]
+    if a.prep:
+        np.save(a.prep, np.asarray(img[0].numpy(), np.float32))
+    with torch.no_grad():
+        logits = sliding_window_inference(img[None].float(), roi, 1, predict, overlap=a.overlap, mode=a.blend)
+    d["pred"] = logits[0]
+    post = Compose([AsDiscreted("pred", argmax=True),
+                    Invertd("pred", transform=pre, orig_keys="image", nearest_interp=True)])
+    d = post(d)
+    lab = np.asarray(d["pred"][0].numpy())
+    ncls = logits.shape[1]
+    np.save(a.labels, lab.round().astype(np.uint8 if ncls <= 256 else np.uint16))
+    print(f"{a.image}: preprocessed {tuple(img.shape[1:])}, labels {lab.shape}, classes {ncls}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
