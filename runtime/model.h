@@ -50,6 +50,11 @@ struct swin_config {
     swin_merge_order merge_order; /* sub-grid order of every patch merging */
     enum swin_merge_kind merge_kind;
     int cube[3];                  /* export cube (D, H, W); 0 where the axis is dynamic */
+    /* 0: stage s's bias tables are complete. n > 0: they were recovered from an export that
+     * constant-folded the relative-position bias for n-token windows; only table rows
+     * R_full[i][t], i, t < n, are known (the rest are 0), so only windows of at most n tokens
+     * are covered (forward spec 3.4.3 and 7.13). */
+    int bias_tokens[SWIN_STAGES];
 };
 
 /* One Swin block (pre-norm, window attention then MLP). C = stage channels, h = heads. */

@@ -187,7 +187,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, swin_error *
     if (!strcmp(op, "Add")) {
         for (int k = 0; k < 2; k++) {
             const struct onnx_tensor *t = graph_tensor(g, node_in(n, k));
-            if (t && t->dtype == ONNX_FLOAT && (t->ndim == 3 || t->ndim == 4) && t->dims[t->ndim - 1] > 1 &&
+            if (t && t->dtype == ONNX_FLOAT && t->ndim >= 3 && t->ndim <= 5 && t->dims[t->ndim - 1] > 1 &&
                 t->dims[t->ndim - 1] == t->dims[t->ndim - 2] && !graph_tensor(g, node_in(n, 1 - k))) {
                 l->kind = L_FOLDED;
                 l->w = t;

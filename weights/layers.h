@@ -1,7 +1,7 @@
 /* Layer recognition: one pass over the nodes in graph order that turns every node carrying
  * weights into a `struct layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
- * LayerNormalization, InstanceNormalization, bias-table Gather, folded (.., n, n) Add
- * constant), and rejects operators a Swin UNETR export never contains. */
+ * LayerNormalization, InstanceNormalization, bias-table Gather, a constant (.., n, n)
+ * added to attention logits: a folded bias or mask), and rejects operators a Swin UNETR export never contains. */
 #ifndef SWIN_WEIGHTS_LAYERS_H
 #define SWIN_WEIGHTS_LAYERS_H
 

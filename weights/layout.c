@@ -1,5 +1,7 @@
 #include "weights/layout.h"
 
+#include "weights/window.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,40 @@ swin_status layout_convert(const struct onnx_file *f, const struct onnx_tensor *
                 }
         }
     }
+    free(buf);
+    return st;
+}
+
+swin_status layout_unfold_bias(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t heads, uint64_t n,
+                               const int window[3], float *dst, swin_error *err)
+{
+    uint64_t rows = (uint64_t)(2 * window[0] - 1) * (2 * window[1] - 1) * (2 * window[2] - 1);
+    unsigned char *seen = calloc((size_t)(rows * heads), 1);
+    float *buf = malloc((size_t)n * sizeof *buf);
+    if (!seen || !buf) {
+        free(seen);
+        free(buf);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory unfolding '%s'", f->path, t->name);
+    }
+    memset(dst, 0, (size_t)(rows * heads) * sizeof *dst);
+    swin_status st = SWIN_OK;
+    for (uint64_t j = 0; j < heads && !st; j++)
+        for (uint64_t i = 0; i < n && !st; i++) {
+            if ((st = onnx_tensor_read_f32(f, t, (j * n + i) * n, n, buf, err))) break;
+            for (uint64_t k = 0; k < n; k++) {
+                uint64_t cell = (uint64_t)window_rel_index(window, (int64_t)i, (int64_t)k) * heads + j;
+                if (seen[cell] && dst[cell] != buf[k]) {
+                    st = swin_error_set(err, SWIN_ERR_MODEL,
+                                        "%s: constant '%s' is not a folded relative-position bias: entries (%llu, %llu, %llu) and an earlier one "
+                                        "map to the same table cell but differ",
+                                        f->path, t->name, (unsigned long long)j, (unsigned long long)i, (unsigned long long)k);
+                    break;
+                }
+                dst[cell] = buf[k];
+                seen[cell] = 1;
+            }
+        }
+    free(seen);
     free(buf);
     return st;
 }

@@ -22,8 +22,8 @@ static swin_status bind(const struct onnx_file *f, const struct walk_out *w, str
     uint64_t total = 0, params = 0;
     for (int i = 0; i < w->n_plans; i++) {
         const struct bind_plan *p = &w->plans[i];
-        total += aligned_floats(p->d0 * p->d1 * p->k);
-        params += p->d0 * p->d1 * p->k;
+        total += aligned_floats(p->out_numel);
+        params += p->out_numel;
     }
     if (total > SIZE_MAX / 4 / 2)
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: the weights need %llu floats, more than this host can address", f->path,
@@ -36,8 +36,9 @@ static swin_status bind(const struct onnx_file *f, const struct walk_out *w, str
     uint64_t off = 0;
     for (int i = 0; i < w->n_plans; i++) {
         const struct bind_plan *p = &w->plans[i];
-        uint64_t n = p->d0 * p->d1 * p->k;
-        swin_status st = layout_convert(f, p->t, p->layout, p->d0, p->d1, p->k, flat + off, err);
+        uint64_t n = p->out_numel;
+        swin_status st = p->unfold_bias ? layout_unfold_bias(f, p->t, p->d0, p->d1, m->cfg.window, flat + off, err)
+                                        : layout_convert(f, p->t, p->layout, p->d0, p->d1, p->k, flat + off, err);
         if (st) {
             free(flat);
             return st;

@@ -99,7 +99,7 @@ static swin_status plan(struct walker *w, const struct layer *l, const float **s
         o->plans = p;
         w->cap = ncap;
     }
-    o->plans[o->n_plans++] = (struct bind_plan){slot, t, kind, d0, d1, k, l->node, false};
+    o->plans[o->n_plans++] = (struct bind_plan){slot, t, kind, d0, d1, k, false, d0 * d1 * k, l->node, false};
     return SWIN_OK;
 }
 
@@ -227,6 +227,74 @@ static swin_status bind_resblock(struct walker *w, struct swin_resblock_w *r, in
     return bind_in(w, cout, &r->norm3_w, &r->norm3_b, desc, key, v2);
 }
 
+static swin_status set_heads(struct walker *w, const struct layer *l, int s, int b, int64_t heads)
+{
+    int64_t c = swin_stage_channels(&w->m->cfg, s);
+    if (b == 0) {
+        if (heads < 1 || c % heads)
+            return fail(w, l->node, SWIN_ERR_SHAPE, "'%s' gives %lld heads, which do not divide the stage's %lld channels",
+                        l->w->name, (long long)heads, (long long)c);
+        w->m->cfg.heads[s] = (int)heads;
+    } else if (heads != w->m->cfg.heads[s]) {
+        return fail(w, l->node, SWIN_ERR_SHAPE, "'%s' gives %lld heads, block 0 of stage %d has %d", l->w->name, (long long)heads,
+                    s + 1, w->m->cfg.heads[s]);
+    }
+    return SWIN_OK;
+}
+
+/* A relative-position bias an exporter constant-folded into (1, heads, n, n): the table
+ * rows it reaches are recovered (layout_unfold_bias); cfg.bias_tokens[s] records n. */
+static swin_status bind_folded_bias(struct walker *w, const struct layer *l, int s, int b)
+{
+    struct swin_config *cfg = &w->m->cfg;
+    const struct onnx_tensor *t = l->w;
+    int r = t->ndim;
+    if (r == 5 || (r == 4 && t->dims[0] != 1))
+        return fail(w, l->node, SWIN_ERR_MODEL, "expected the relative-position bias (1, heads, n, n) to be added here, found constant '%s' of rank %d",
+                    t->name, r);
+    int64_t heads = t->dims[r - 3], n = t->dims[r - 1];
+    if (!w->have_window) {
+        /* only the token count is left: a cubic window, unshrunk in stage 1 */
+        int k = 1;
+        while ((int64_t)k * k * k < n) k++;
+        bool shrunk = false;
+        for (int a = 0; a < 3; a++) shrunk |= cfg->cube[a] && cfg->cube[a] / 2 <= k;
+        if ((int64_t)k * k * k != n || s != 0 || shrunk)
+            return fail(w, l->node, SWIN_ERR_MODEL,
+                        "the relative-position bias was constant-folded into '%s' for %lld-token windows; the configured window cannot be told from it (not a cube, or shrunk to the stage size)",
+                        t->name, (long long)n);
+        cfg->window[0] = cfg->window[1] = cfg->window[2] = k;
+        w->have_window = true;
+    }
+    if (n > (int64_t)cfg->window[0] * cfg->window[1] * cfg->window[2])
+        return fail(w, l->node, SWIN_ERR_SHAPE, "folded bias '%s' covers %lld-token windows, more than the %dx%dx%d window has", t->name,
+                    (long long)n, cfg->window[0], cfg->window[1], cfg->window[2]);
+    TRY(set_heads(w, l, s, b, heads));
+    if (b > 0 && cfg->bias_tokens[s] != n)
+        return fail(w, l->node, SWIN_ERR_MODEL, "stage %d mixes folded biases of different window sizes", s + 1);
+    cfg->bias_tokens[s] = (int)n;
+    TRY(plan(w, l, &w->m->stage[s].block[b].bias_table, t, LAYOUT_COPY, (uint64_t)heads, (uint64_t)n, (uint64_t)n));
+    struct bind_plan *p = &w->out->plans[w->out->n_plans - 1];
+    p->unfold_bias = true;
+    p->out_numel = (uint64_t)swin_bias_table_rows(cfg) * (uint64_t)heads;
+    return SWIN_OK;
+}
+
+/* A folded shifted-window mask holds only 0 and -100 (forward spec 3.4.4). */
+static swin_status check_mask(struct walker *w, const struct layer *l)
+{
+    float buf[4096];
+    for (uint64_t i = 0; i < l->w->numel; i += 4096) {
+        uint64_t n = l->w->numel - i < 4096 ? l->w->numel - i : 4096;
+        TRY(onnx_tensor_read_f32(w->g->f, l->w, i, n, buf, w->err));
+        for (uint64_t k = 0; k < n; k++)
+            if (buf[k] != 0.0f && buf[k] != -100.0f)
+                return fail(w, l->node, SWIN_ERR_MODEL, "constant '%s' added to the attention logits is neither the bias nor a 0/-100 shifted-window mask",
+                            l->w->name);
+    }
+    return SWIN_OK;
+}
+
 /* One Swin block of stage s (0-based), block b. */
 static swin_status bind_block(struct walker *w, int s, int b)
 {
@@ -248,27 +316,28 @@ static swin_status bind_block(struct walker *w, int s, int b)
                     has_bias ? "has" : "lacks", cfg->qkv_bias ? "has one" : "does not");
 
     const struct layer *t = peek(w);
-    if (t && t->kind == L_FOLDED)
-        return fail(w, t->node, SWIN_ERR_MODEL,
-                    "the relative position bias was constant-folded into '%s'; recovering the table from a folded bias is not supported, re-export without constant folding",
-                    t->w->name);
-    TRY(expect(w, L_TABLE, WHAT("relative_position_bias_table lookup"), &t));
-    if (!w->have_window) {
-        TRY(window_detect(w->g, t->node, t->w->dims[0], cfg->window, w->err));
-        w->have_window = true;
+    if (t && t->kind == L_FOLDED) {
+        w->pos++;
+        TRY(bind_folded_bias(w, t, s, b));
+    } else {
+        TRY(expect(w, L_TABLE, WHAT("relative_position_bias_table lookup"), &t));
+        if (!w->have_window) {
+            TRY(window_detect(w->g, t->node, t->w->dims[0], cfg->window, w->err));
+            w->have_window = true;
+        }
+        if (cfg->bias_tokens[s])
+            return fail(w, t->node, SWIN_ERR_MODEL, "stage %d mixes folded and table relative-position biases", s + 1);
+        TRY(set_heads(w, t, s, b, t->w->dims[1]));
+        int64_t want[2] = {swin_bias_table_rows(cfg), cfg->heads[s]};
+        TRY(check_shape(w, t, t->w, WHAT("bias table"), 2, want));
+        TRY(check_name(w, t, t->w, KEY("attn.relative_position_bias_table")));
+        TRY(plan(w, t, &blk->bias_table, t->w, LAYOUT_COPY, (uint64_t)(want[0] * want[1]), 1, 1));
     }
-    int64_t heads = t->w->dims[1];
-    if (b == 0) {
-        if (heads < 1 || c % heads)
-            return fail(w, t->node, SWIN_ERR_SHAPE, "bias table '%s' has %lld heads, which do not divide the stage's %lld channels",
-                        t->w->name, (long long)heads, (long long)c);
-        cfg->heads[s] = (int)heads;
+    /* a folded shifted-window mask: checked, then dropped (the kernels derive it) */
+    while ((t = peek(w)) && t->kind == L_FOLDED) {
+        TRY(check_mask(w, t));
+        w->pos++;
     }
-    int64_t want[2] = {swin_bias_table_rows(cfg), cfg->heads[s]};
-    TRY(check_shape(w, t, t->w, WHAT("bias table"), 2, want));
-    TRY(check_name(w, t, t->w, KEY("attn.relative_position_bias_table")));
-    TRY(plan(w, t, &blk->bias_table, t->w, LAYOUT_COPY, (uint64_t)(want[0] * want[1]), 1, 1));
-    while (peek(w) && peek(w)->kind == L_FOLDED) w->pos++;   /* a folded shifted-window mask: dropped */
 
     TRY(bind_linear(w, c, c, &blk->proj_w, &blk->proj_b, 1, WHAT("attn.proj"), KEY("attn.proj")));
     TRY(bind_ln(w, c, &blk->norm2_w, &blk->norm2_b, WHAT("norm2"), KEY("norm2")));

@@ -14,7 +14,10 @@ struct bind_plan {
     const float **slot;               /* the struct swin_model field */
     const struct onnx_tensor *t;      /* source; NULL for LAYOUT_ZERO */
     enum layout_kind layout;
-    uint64_t d0, d1, k;               /* source dims as the layout sees them (see layout.h) */
+    uint64_t d0, d1, k;               /* source dims as the layout sees them (see layout.h);
+                                         folded bias: d0 = heads, d1 = n tokens */
+    bool unfold_bias;                 /* source is a folded (heads, n, n) bias: layout_unfold_bias */
+    uint64_t out_numel;               /* floats written to the slot */
     int node;                         /* the node it was bound at, for messages */
     bool in_affine;                   /* a CNN-block InstanceNorm gamma/beta: dropped unless cfg.instnorm_affine */
 };

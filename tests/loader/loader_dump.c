@@ -121,6 +121,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 8; i++) printf("%s[%d, %d, %d]", i ? ", " : "", c->merge_order[i][0], c->merge_order[i][1], c->merge_order[i][2]);
     printf("], \"merge_kind\": \"%s\", ", merge_kind_key(c->merge_kind));
     json_ints("cube", c->cube, 3);
+    json_ints("bias_tokens", c->bias_tokens, 4);
     printf("\"param_count\": %zu, \"flat_bytes\": %zu}\n", m.param_count, m.flat_bytes);
     int rc = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
