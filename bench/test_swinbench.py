@@ -47,7 +47,11 @@ def main() -> int:
     p.add_argument("--swinrun", required=True)
     p.add_argument("--case", required=True)
     p.add_argument("--out-dir", required=True)
+    p.add_argument("--volume", action="store_true",
+                   help="instead: a small synthetic CT NIfTI, one window pair and one whole-volume pair")
     a = p.parse_args()
+    if a.volume:
+        return volume_test(a)
     import numpy as np
     from check_logits import compare
 
@@ -149,6 +153,62 @@ def main() -> int:
         lines = [ln for ln in rb.stderr.splitlines() if ln.strip()]
         check(rb.returncode == 2 and len(lines) == 1 and lines[0].startswith("swinbench: error:"),
               f"bad arguments {bad}: exit {rb.returncode}, stderr {lines}")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def volume_test(a) -> int:
+    """A 48 x 40 x 20 CT-like NIfTI (LPS-ish affine, 0.9 x 0.9 x 2.5 mm): swinbench runs one window
+    pair and one whole-volume pair; the JSON's per-volume block must be there and agree."""
+    import nibabel as nib
+    import numpy as np
+    from ort_reference import make_input
+    os.makedirs(a.out_dir, exist_ok=True)
+    v = make_input([1, 1, 20, 40, 48], 3)[0, 0]  # (z, y, x) in [0, 1]
+    hu = (v * 1400 - 1000).astype(np.int16).transpose(2, 1, 0)  # file order (i = x, j = y, k = z)
+    aff = np.diag([-0.9, -0.9, 2.5, 1.0])
+    img = nib.Nifti1Image(hu, aff)
+    img.header.set_qform(aff, 1)
+    img.header.set_sform(aff, 1)
+    ct = os.path.join(a.out_dir, "ct_small.nii.gz")
+    nib.save(img, ct)
+    model = os.path.join(a.case, "model.onnx")
+    cmd = [sys.executable, os.path.join(HERE, "swinbench.py"), "--model", model, "--input", ct, "--runs", "1",
+           "--warmup", "0", "--configs", "ort-cpu,swinrun-cpu", "--volume-runs", "1", "--worker", a.worker,
+           "--swinrun", a.swinrun, "--out-dir", a.out_dir, "--no-chart"]
+    print("running:", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(r.stdout)
+    sys.stdout.write(r.stderr)
+    check(r.returncode == 0, f"swinbench exit status {r.returncode}, expected 0")
+    try:
+        doc = json.load(open(os.path.join(a.out_dir, "results.json")))
+    except (OSError, ValueError) as e:
+        check(False, f"results.json: {e}")
+        print(f"{passed} passed, {failed} failed")
+        return 1
+    check(doc.get("input", {}).get("kind") == "nifti", "input kind nifti")
+    sw = doc.get("configs", {}).get("swinrun-cpu", {})
+    check(isinstance(sw.get("agreement"), dict) and sw["agreement"].get("criterion_pass") is True,
+          "window agreement passes the criterion")
+    pv = doc.get("per_volume", {})
+    check(pv.get("measured") is True, f"per-volume measured ({pv.get('reason')})")
+    pairs = pv.get("pairs", [])
+    check(len(pairs) == 1, "one volume pair (ort-cpu / swinrun-cpu)")
+    if pairs:
+        pr = pairs[0]
+        run = pr["runs"][0]
+        check(pos_finite(run.get("ort_seconds")) and pos_finite(run.get("swinrun_seconds")), "volume times > 0")
+        check(pos_finite(pr.get("time_ratio_median")), "volume time ratio finite")
+        check(pos_finite(pr.get("ort_peak_rss_bytes")) and pos_finite(pr.get("swinrun_peak_rss_bytes")), "volume peak RSS")
+        check(run.get("windows") == run.get("ort_windows") and pos_finite(run.get("windows")),
+              f"same window count ({run.get('windows')} swinrun, {run.get('ort_windows')} ORT pipeline)")
+        check(run.get("grid") == run.get("ort_grid"), f"same resampled grid ({run.get('grid')} vs {run.get('ort_grid')})")
+        lab = pr.get("labels", {})
+        same = lab.get("same_label_pct", -1)
+        check(isinstance(same, float) and same >= 99.0, f"volume labels: {same} % equal (>= 99)")
+        dm = lab.get("dice_mean")
+        check(dm is not None and dm >= 0.95, f"volume labels: mean Dice {dm} >= 0.95")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
