@@ -1,5 +1,7 @@
 #include "weights/layers.h"
 
+#include "weights/order.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -223,18 +225,26 @@ static int recognise(const struct graph *g, int i, struct layer *l, swin_error *
 
 swin_status layers_find(const struct graph *g, struct layer_list *out, swin_error *err)
 {
+    int nn = g->f->n_nodes, *order = NULL, n_order = 0;
     out->n = 0;
-    out->v = malloc(((size_t)g->f->n_nodes + 1) * sizeof *out->v);
-    if (!out->v) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", g->f->path);
-    for (int i = 0; i < g->f->n_nodes; i++) {
-        int r = recognise(g, i, &out->v[out->n], err);
-        if (r < 0) {
-            layers_free(out);
-            return err ? err->status : SWIN_ERR_MODEL;
-        }
-        out->n += r;
+    out->v = malloc(((size_t)nn + 1) * sizeof *out->v);
+    struct layer *by_node = malloc(((size_t)nn + 1) * sizeof *by_node);
+    unsigned char *has = calloc((size_t)nn + 1, 1);
+    swin_status st = out->v && by_node && has ? SWIN_OK : swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", g->f->path);
+    /* every node is checked, in file order, so errors name the first offender as listed */
+    for (int i = 0; i < nn && !st; i++) {
+        int r = recognise(g, i, &by_node[i], err);
+        if (r < 0) st = err->status;
+        else has[i] = (unsigned char)r;
     }
-    return SWIN_OK;
+    if (!st) st = dataflow_order(g, &order, &n_order, err);
+    for (int k = 0; k < n_order && !st; k++)
+        if (has[order[k]]) out->v[out->n++] = by_node[order[k]];
+    free(order);
+    free(by_node);
+    free(has);
+    if (st) layers_free(out);
+    return st;
 }
 
 void layers_free(struct layer_list *l)

@@ -1,7 +1,8 @@
-/* Layer recognition: one pass over the nodes in graph order that turns every node carrying
+/* Layer recognition: one pass over the nodes that turns every node carrying
  * weights into a `struct layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
  * LayerNormalization, InstanceNormalization, bias-table Gather, a constant (.., n, n)
- * added to attention logits: a folded bias or mask), and rejects operators a Swin UNETR export never contains. */
+ * added to attention logits: a folded bias or mask), listed in the canonical dataflow
+ * order of order.h, and rejects operators a Swin UNETR export never contains. */
 #ifndef SWIN_WEIGHTS_LAYERS_H
 #define SWIN_WEIGHTS_LAYERS_H
 

@@ -352,18 +352,24 @@ static swin_status bind_block(struct walker *w, int s, int b)
     return SWIN_OK;
 }
 
-/* proj_out: a LayerNormalization without affine parameters (scale 1, bias 0 or absent). */
-static swin_status check_proj_out(struct walker *w, const struct layer *l, int64_t c, int hs)
+/* proj_out of hidden state hs (C = f << hs channels) when cfg.normalize: a LayerNormalization
+ * without affine parameters (scale 1, bias 0 or absent). */
+static swin_status proj_out(struct walker *w, int hs)
 {
+    if (!w->m->cfg.normalize) return SWIN_OK;
+    int64_t c = swin_stage_channels(&w->m->cfg, hs);
+    char what[80];
+    snprintf(what, sizeof what, "the proj_out LayerNormalization of hidden state %d", hs);
+    const struct layer *l;
+    TRY(expect(w, L_LN, what, &l));
     swin_status st;
     bool plain = graph_const_all(w->g, l->w, 1.0f, w->err, &st);
     if (!st) plain = plain && graph_const_all(w->g, l->b, 0.0f, w->err, &st);
     if (st) return st;
     if (l->w->numel != (uint64_t)c)
-        return fail(w, l->node, SWIN_ERR_SHAPE, "proj_out LayerNormalization of hidden state %d normalises %llu channels, expected %lld",
-                    hs, (unsigned long long)l->w->numel, (long long)c);
-    if (!plain)
-        return fail(w, l->node, SWIN_ERR_MODEL, "proj_out LayerNormalization of hidden state %d has affine parameters; MONAI's has none", hs);
+        return fail(w, l->node, SWIN_ERR_SHAPE, "%s normalises %llu channels, expected %lld", what, (unsigned long long)l->w->numel,
+                    (long long)c);
+    if (!plain) return fail(w, l->node, SWIN_ERR_MODEL, "%s has affine parameters; MONAI's has none", what);
     return SWIN_OK;
 }
 
@@ -411,17 +417,6 @@ static swin_status bind_stage(struct walker *w, int s)
     snprintf(what, sizeof what, "stage %d patch-merging reduction", s + 1);
     TRY(bind_linear(w, 8 * c, 2 * c, &st->merge_red_w, NULL, 0, what, pre));
 
-    /* proj_out of hidden state s+1 (its presence after stage 1 decides `normalize`) */
-    l = peek(w);
-    /* an LN over 2C followed by a Linear is the next stage's norm1, not proj_out */
-    bool ln = l && l->kind == L_LN && l->w->numel == (uint64_t)(2 * c) &&
-              !(w->pos + 1 < w->L->n && w->L->v[w->pos + 1].kind == L_LINEAR);
-    if (s == 0) cfg->normalize = ln;
-    if (cfg->normalize) {
-        if (!ln) return fail(w, l ? l->node : -1, SWIN_ERR_MODEL, "expected the proj_out LayerNormalization of hidden state %d", s + 1);
-        TRY(check_proj_out(w, l, 2 * c, s + 1));
-        w->pos++;
-    }
     return SWIN_OK;
 }
 
@@ -476,42 +471,38 @@ swin_status walk_model(const struct graph *g, const struct layer_list *layers, s
     if (!l->b) return fail(w, l->node, SWIN_ERR_MODEL, "patch-embedding conv has no bias; MONAI's has one");
     TRY(read_input(w));
 
-    /* Up to two LNs over f channels follow: patch_norm (affine), then proj_out of hidden state 0.
-     * Which is which is known once stage 1 shows whether proj_out exists (normalize). */
-    int lead = w->pos, n_lead = 0;
-    while ((l = peek(w)) && l->kind == L_LN && l->w->numel == (uint64_t)f && n_lead < 2 &&
-           !(w->pos + 1 < layers->n && layers->v[w->pos + 1].kind == L_LINEAR)) {
-        w->pos++;
-        n_lead++;
-    }
-    for (int s = 0; s < SWIN_STAGES; s++) TRY(bind_stage(w, s));
-    if (n_lead > 1 + (int)cfg->normalize || (cfg->normalize && n_lead == 0))
-        return fail(w, layers->v[lead].node, SWIN_ERR_MODEL,
-                    "expected %s after the patch embedding, found %d LayerNormalizations over %lld channels",
-                    cfg->normalize ? "patch_norm (optional) then proj_out" : "at most the patch_norm LayerNormalization", n_lead,
-                    (long long)f);
-    cfg->patch_norm = n_lead - (int)cfg->normalize == 1;
-    int end = w->pos;
-    w->pos = lead;
+    /* patch_norm: an LN over f right after the conv that is not stage 1's first norm1 (which a
+     * Linear, qkv, follows) */
+    l = peek(w);
+    cfg->patch_norm = l && l->kind == L_LN && l->w->numel == (uint64_t)f &&
+                      !(w->pos + 1 < layers->n && layers->v[w->pos + 1].kind == L_LINEAR);
     if (cfg->patch_norm) TRY(bind_ln(w, f, &m->patch_norm_w, &m->patch_norm_b, "patch_norm", "swinViT.patch_embed.norm"));
-    if (cfg->normalize) TRY(check_proj_out(w, peek(w), f, 0));
-    w->pos = end;
+    for (int s = 0; s < SWIN_STAGES; s++) TRY(bind_stage(w, s));
 
-    /* the CNN encoder and decoder, in forward order */
-    static const char *const enc_names[5] = {"encoder1", "encoder2", "encoder3", "encoder4", "encoder10"};
-    const int64_t enc_c[5] = {f, f, 2 * f, 4 * f, 16 * f};
-    char pre[80];
-    for (int e = 0; e < 5; e++) {
-        snprintf(pre, sizeof pre, "%s.layer", enc_names[e]);
-        TRY(bind_resblock(w, &m->encoder[e], e == 0 ? cfg->in_channels : enc_c[e], enc_c[e], pre, enc_names[e], false));
-    }
-    const int64_t dec_in[5] = {f, 2 * f, 4 * f, 8 * f, 16 * f};   /* decoder1 .. decoder5 */
+    /* The CNN part in dataflow order (order.h): encoder10 on hs4; then per decoder stage
+     * the up-convolution, the skip (hs3 raw for decoder5, else encoder<k> on its hidden
+     * state), the decoder block; each hidden state's proj_out LN comes just before its
+     * first consumer. Its presence before encoder10 decides `normalize`. */
+    l = peek(w);
+    cfg->normalize = l && l->kind == L_LN && l->w->numel == (uint64_t)(16 * f);
+    TRY(proj_out(w, 4));
+    TRY(bind_resblock(w, &m->encoder[4], 16 * f, 16 * f, "encoder10.layer", "encoder10", false));
+    char pre[80], key[120], what[80];
     for (int d = SWIN_DECODERS - 1; d >= 0; d--) {
-        int64_t cin = dec_in[d], cout = d ? dec_in[d] / 2 : f;
-        char key[120], what[80];
+        int64_t cin = d ? f << d : f, cout = d ? cin / 2 : f;
         snprintf(key, sizeof key, "decoder%d.transp_conv.conv.weight", d + 1);
         snprintf(what, sizeof what, "decoder%d transposed conv", d + 1);
         TRY(bind_conv(w, L_CONVT, cin, cout, 2, 2, 0, &m->decoder[d].transp_w, what, key, NULL));
+        if (d == 4) {
+            TRY(proj_out(w, 3));                  /* hs3 is decoder5's skip as it is */
+        } else if (d > 0) {
+            TRY(proj_out(w, d - 1));              /* encoder<d+1> runs on hs<d-1> */
+            snprintf(pre, sizeof pre, "encoder%d.layer", d + 1);
+            snprintf(what, sizeof what, "encoder%d", d + 1);
+            TRY(bind_resblock(w, &m->encoder[d], f << (d - 1), f << (d - 1), pre, what, false));
+        } else {
+            TRY(bind_resblock(w, &m->encoder[0], cfg->in_channels, f, "encoder1.layer", "encoder1", false));
+        }
         snprintf(pre, sizeof pre, "decoder%d.conv_block", d + 1);
         snprintf(what, sizeof what, "decoder%d", d + 1);
         TRY(bind_resblock(w, &m->decoder[d].res, 2 * cout, cout, pre, what, false));
