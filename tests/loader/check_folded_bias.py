@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A Swin UNETR export whose relative-position biases are constant-folded must load with the
 bias tables recovered: every table row the folded (1, heads, n, n) constants reach must equal
-the original table, cfg.bias_tokens must give n per stage.
+the original table, cfg.bias_tokens must give n per stage. ONNX Runtime's optimised model
+itself (folded, MatMul+Add fused to Gemm, nodes re-sorted) must bind every other weight
+exactly as the original export does.
 
     check_folded_bias.py LOADER_DUMP TS_MODEL WORKDIR
 The folded model is made here: ONNX Runtime's basic optimisation folds the bias (and re-sorts
@@ -82,6 +84,22 @@ def main() -> int:
         ok = n > 0 and np.array_equal(got[rows], ref[rows]) and not got[np.setdiff1d(np.arange(ref.shape[0]), rows)].any()
         bad += not ok
         print(f"{'ok  ' if ok else 'FAIL'} stage {s + 1} block {b}: bias_tokens {n}, {rows.size} of {ref.shape[0]} rows recovered")
+    # the ORT-optimised (re-sorted) graph binds the same weights as the exporter's graph
+    same = ["patch_w", "stage0.block0.qkv_w", "stage0.block1.fc1_w", "stage2.block1.proj_w", "stage3.merge_red_w",
+            "encoder0.conv1_w", "encoder3.conv2_w", "encoder4.conv1_w", "decoder4.transp_w", "decoder2.res.conv3_w",
+            "decoder0.res.conv1_w", "out_w", "out_b"]
+    for which, model in (("a", src), ("b", opt)):
+        args = [dump, model]
+        for k in same:
+            args += [k, os.path.join(work, f"{which}_{k}.bin")]
+        if subprocess.run(args, capture_output=True).returncode:
+            print(f"FAIL: loader_dump could not load {model}")
+            return 1
+    for k in same:
+        ok = np.array_equal(np.fromfile(os.path.join(work, f"a_{k}.bin"), np.float32),
+                            np.fromfile(os.path.join(work, f"b_{k}.bin"), np.float32))
+        bad += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} ORT-optimised graph: {k} as in the export")
     print("PASS" if not bad else "FAILED")
     return 1 if bad else 0
 
