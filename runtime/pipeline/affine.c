@@ -65,6 +65,39 @@ bool mat4_inverse(swin_mat4 a, swin_mat4 *out)
     return true;
 }
 
+bool mat4_solve(swin_mat4 a, swin_mat4 b, swin_mat4 *x)
+{
+    for (int c = 0; c < 4; c++) { /* getrf: column c, pivot = largest magnitude below */
+        int p = c;
+        for (int r = c + 1; r < 4; r++)
+            if (fabs(a.m[r][c]) > fabs(a.m[p][c])) p = r;
+        if (a.m[p][c] == 0) return false;
+        if (p != c)
+            for (int k = 0; k < 4; k++) {
+                double t = a.m[p][k];
+                a.m[p][k] = a.m[c][k], a.m[c][k] = t;
+                t = b.m[p][k];
+                b.m[p][k] = b.m[c][k], b.m[c][k] = t;
+            }
+        double rinv = 1.0 / a.m[c][c];
+        for (int r = c + 1; r < 4; r++) {
+            double l = a.m[r][c] * rinv;
+            a.m[r][c] = l;
+            for (int k = c + 1; k < 4; k++) a.m[r][k] -= l * a.m[c][k];
+            for (int k = 0; k < 4; k++) b.m[r][k] -= l * b.m[c][k];
+        }
+    }
+    for (int c = 3; c >= 0; c--) { /* back substitution */
+        double rinv = 1.0 / a.m[c][c];
+        for (int k = 0; k < 4; k++) {
+            double s = b.m[c][k];
+            for (int j = c + 1; j < 4; j++) s -= a.m[c][j] * x->m[j][k];
+            x->m[c][k] = s * rinv;
+        }
+    }
+    return true;
+}
+
 void mat4_spacing(swin_mat4 a, double sp[3])
 {
     for (int j = 0; j < 3; j++)
@@ -219,6 +252,9 @@ bool grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, cons
         }
     }
     swin_mat4 oriented = mat4_mul(in_affine, p);
+    memcpy(g->ras_dim, odim, sizeof odim);
+    g->ras_affine = oriented;
+    g->ras_to_in = p;
     if (!pixdim) {
         memcpy(g->dim, odim, sizeof odim);
         g->affine = oriented;

@@ -15,6 +15,10 @@ swin_mat4 mat4_identity(void);
 swin_mat4 mat4_mul(swin_mat4 a, swin_mat4 b);
 /* false when singular (|det| of the 3x3 part below 1e-12). */
 bool mat4_inverse(swin_mat4 a, swin_mat4 *out);
+/* x = a^-1 b as LAPACK's gesv computes it (LU with partial pivoting, multiplying by the
+ * pivots' reciprocals), so that matrices MONAI derives with numpy match to the last bit;
+ * false when singular. */
+bool mat4_solve(swin_mat4 a, swin_mat4 b, swin_mat4 *x);
 /* Voxel spacing of each index axis: the length of each column of the 3x3 part. */
 void mat4_spacing(swin_mat4 a, double sp[3]);
 
@@ -30,6 +34,10 @@ struct swin_grid {
     int64_t dim[3];     /* output shape; u2 is the fastest axis in memory */
     swin_mat4 affine;   /* output voxel -> world */
     swin_mat4 to_in;    /* output voxel -> input voxel */
+    /* the intermediate oriented (RAS) grid: the input's voxels permuted and flipped */
+    int64_t ras_dim[3];
+    swin_mat4 ras_affine;  /* RAS voxel -> world */
+    swin_mat4 ras_to_in;   /* RAS voxel -> input voxel (entries 0, +-1 and integer shifts) */
 };
 
 /* MONAI's Orientation(axcodes="RAS") (when reorient) followed by Spacing(pixdim)

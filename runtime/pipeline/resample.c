@@ -1,6 +1,8 @@
 #include "runtime/pipeline/resample.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 static inline double clampd(double x, double hi) { return x < 0 ? 0 : (x > hi ? hi : x); }
 
@@ -44,39 +46,101 @@ void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swi
         }
 }
 
-/* u = from_in * (i, j, k), rounded half to even and clamped to the grid. */
-static inline int64_t nearest_index(swin_mat4 m, const int64_t d[3], int64_t i, int64_t j, int64_t k)
+/* monai.networks.utils.normalize_transform(shape, align_corners=False): voxel -> [-1, 1] */
+static swin_mat4 normalise(const int64_t n[3])
 {
-    int64_t u[3];
+    swin_mat4 m = mat4_identity();
     for (int r = 0; r < 3; r++) {
-        double x = m.m[r][0] * (double)i + m.m[r][1] * (double)j + m.m[r][2] * (double)k + m.m[r][3];
-        u[r] = (int64_t)clampd(nearbyint(x), (double)(d[r] - 1));
+        m.m[r][r] = 2.0 / (double)n[r];
+        m.m[r][3] = 1.0 / (double)n[r] - 1.0;
     }
-    return (u[0] * d[1] + u[1]) * d[2] + u[2];
+    return m;
 }
 
-void swin_plane_nearest_u8(const uint8_t *src, const int64_t d[3], swin_mat4 m, int64_t nx, int64_t ny, int64_t k,
+bool swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
+{
+    memset(inv, 0, sizeof *inv);
+    memcpy(inv->grid_dim, g->dim, sizeof g->dim);
+    memcpy(inv->ras_dim, g->ras_dim, sizeof g->ras_dim);
+    swin_mat4 xform, dninv;
+    /* spatial_resample: xform = solve(src_affine, dst_affine); to_norm_affine:
+     * src_xform @ xform @ inv(dst_xform) */
+    if (!mat4_inverse(g->ras_to_in, &inv->in_to_ras) || !mat4_solve(g->affine, g->ras_affine, &xform) ||
+        !mat4_solve(normalise(g->ras_dim), mat4_identity(), &dninv))
+        return false;
+    swin_mat4 t = mat4_mul(mat4_mul(normalise(g->dim), xform), dninv);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++) inv->theta[r][c] = t.m[r][c];
+    for (int a = 0; a < 3; a++) {
+        int64_t n = g->ras_dim[a], half = n / 2;
+        if (!(inv->base[a] = malloc((size_t)n * sizeof(double)))) {
+            swin_inverse_free(inv);
+            return false;
+        }
+        double step = n > 1 ? 2.0 / (double)(n - 1) : 0;
+        for (int64_t i = 0; i < n; i++) { /* torch.linspace: symmetric, fused multiply-add */
+            double v = n == 1 ? -1.0 : i < half ? fma(step, (double)i, -1.0) : fma(-step, (double)(n - 1 - i), 1.0);
+            inv->base[a][i] = v * (double)(n - 1) / (double)n;
+        }
+    }
+    return true;
+}
+
+void swin_inverse_free(struct swin_inverse *inv)
+{
+    for (int a = 0; a < 3; a++) free(inv->base[a]);
+    memset(inv, 0, sizeof *inv);
+}
+
+/* Grid coordinates (voxel units, clamped to the grid) of input voxel (i, j, k). */
+static inline void grid_coords(const struct swin_inverse *v, int64_t i, int64_t j, int64_t k, double u[3])
+{
+    double x[3];
+    int64_t r[3];
+    const swin_mat4 *p = &v->in_to_ras;
+    for (int a = 0; a < 3; a++) { /* exact: a permutation with flips */
+        double rr = p->m[a][0] * (double)i + p->m[a][1] * (double)j + p->m[a][2] * (double)k + p->m[a][3];
+        r[a] = (int64_t)nearbyint(rr);
+        x[a] = v->base[a][r[a]];
+    }
+    for (int a = 0; a < 3; a++) {
+        /* affine_grid's bmm over (W, H, D, 1) = RAS axes 2, 1, 0 in that order */
+        double gn = ((x[2] * v->theta[a][2] + x[1] * v->theta[a][1]) + x[0] * v->theta[a][0]) + v->theta[a][3];
+        double c = ((gn + 1.0) * (double)v->grid_dim[a] - 1.0) / 2.0; /* grid_sample unnormalise */
+        u[a] = clampd(c, (double)(v->grid_dim[a] - 1));                  /* padding_mode="border" */
+    }
+}
+
+static inline int64_t nearest_index(const struct swin_inverse *v, int64_t i, int64_t j, int64_t k)
+{
+    double u[3];
+    grid_coords(v, i, j, k, u);
+    const int64_t *d = v->grid_dim;
+    return ((int64_t)nearbyint(u[0]) * d[1] + (int64_t)nearbyint(u[1])) * d[2] + (int64_t)nearbyint(u[2]);
+}
+
+void swin_plane_nearest_u8(const struct swin_inverse *v, const uint8_t *src, int64_t nx, int64_t ny, int64_t k,
                            uint8_t *plane)
 {
     for (int64_t j = 0; j < ny; j++)
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(m, d, i, j, k)];
+        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
 }
 
-void swin_plane_nearest_u16(const uint16_t *src, const int64_t d[3], swin_mat4 m, int64_t nx, int64_t ny, int64_t k,
+void swin_plane_nearest_u16(const struct swin_inverse *v, const uint16_t *src, int64_t nx, int64_t ny, int64_t k,
                             uint16_t *plane)
 {
     for (int64_t j = 0; j < ny; j++)
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(m, d, i, j, k)];
+        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
 }
 
-void swin_plane_trilinear(const float *src, const int64_t d[3], swin_mat4 m, int64_t nx, int64_t ny, int64_t k,
+void swin_plane_trilinear(const struct swin_inverse *v, const float *src, int64_t nx, int64_t ny, int64_t k,
                           float *plane)
 {
+    const int64_t *d = v->grid_dim;
     for (int64_t j = 0; j < ny; j++)
         for (int64_t i = 0; i < nx; i++) {
-            double x[3];
-            for (int r = 0; r < 3; r++)
-                x[r] = m.m[r][0] * (double)i + m.m[r][1] * (double)j + m.m[r][2] * (double)k + m.m[r][3];
-            plane[j * nx + i] = (float)trilinear(src, d, d[1] * d[2], d[2], x[0], x[1], x[2]);
+            double u[3];
+            grid_coords(v, i, j, k, u);
+            plane[j * nx + i] = (float)trilinear(src, d, d[1] * d[2], d[2], u[0], u[1], u[2]);
         }
 }

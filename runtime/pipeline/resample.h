@@ -21,14 +21,31 @@ struct swin_intensity {
 void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
                       struct swin_intensity win, float *out);
 
+/* The way back, as MONAI's Invertd computes it: inverse Spacing (grid -> RAS grid, torch
+ * affine_grid + grid_sample in float64, align_corners=False, border) then inverse
+ * Orientation (exact). The sample coordinates are computed in torch's order of float
+ * operations (linspace with fma, normalised grid, unnormalise), because nearest
+ * interpolation of labels is decided by them where a voxel centre falls exactly halfway
+ * between two grid voxels (e.g. 3 mm slices resampled to 2 mm), and exact arithmetic
+ * rounds those ties differently from MONAI. */
+struct swin_inverse {
+    int64_t grid_dim[3], ras_dim[3];
+    swin_mat4 in_to_ras;  /* input voxel -> RAS voxel, exact integers */
+    double theta[3][4];   /* normalised RAS coordinates -> normalised grid coordinates */
+    double *base[3];      /* per RAS axis: torch.linspace(-1, 1, n) * (n - 1) / n */
+};
+
+bool swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv);
+void swin_inverse_free(struct swin_inverse *inv);
+
 /* One k-plane (nx * ny values, i fastest) of the input grid sampled from a volume on the
  * preprocessed grid: nearest (round half to even, as torch) for labels, trilinear for
- * probabilities. from_in = inverse of g->to_in. */
-void swin_plane_nearest_u8(const uint8_t *src, const int64_t src_dim[3], swin_mat4 from_in, int64_t nx, int64_t ny,
-                           int64_t k, uint8_t *plane);
-void swin_plane_nearest_u16(const uint16_t *src, const int64_t src_dim[3], swin_mat4 from_in, int64_t nx,
-                            int64_t ny, int64_t k, uint16_t *plane);
-void swin_plane_trilinear(const float *src, const int64_t src_dim[3], swin_mat4 from_in, int64_t nx, int64_t ny,
-                          int64_t k, float *plane);
+ * probabilities. */
+void swin_plane_nearest_u8(const struct swin_inverse *inv, const uint8_t *src, int64_t nx, int64_t ny, int64_t k,
+                           uint8_t *plane);
+void swin_plane_nearest_u16(const struct swin_inverse *inv, const uint16_t *src, int64_t nx, int64_t ny, int64_t k,
+                            uint16_t *plane);
+void swin_plane_trilinear(const struct swin_inverse *inv, const float *src, int64_t nx, int64_t ny, int64_t k,
+                          float *plane);
 
 #endif

@@ -95,7 +95,7 @@ static void sink_voxel(void *user, int64_t v, const float *x)
 }
 
 static swin_status write_labels(const char *path, const struct swin_image *img, const struct sink *s,
-                                const struct swin_grid *g, swin_mat4 from_in, swin_error *err)
+                                const struct swin_inverse *inv, swin_error *err)
 {
     struct swin_nifti_writer *w;
     swin_status st = swin_nifti_writer_open(&w, path, img->hdr, s->lb == 1 ? DT_UINT8 : DT_UINT16, 1,
@@ -105,8 +105,8 @@ static swin_status write_labels(const char *path, const struct swin_image *img, 
     void *plane = malloc((size_t)(nx * ny) * (size_t)s->lb);
     if (!plane) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     for (int64_t k = 0; k < img->dim[2] && !st; k++) {
-        if (s->lb == 1) swin_plane_nearest_u8(s->labels, g->dim, from_in, nx, ny, k, plane);
-        else swin_plane_nearest_u16(s->labels, g->dim, from_in, nx, ny, k, plane);
+        if (s->lb == 1) swin_plane_nearest_u8(inv, s->labels, nx, ny, k, plane);
+        else swin_plane_nearest_u16(inv, s->labels, nx, ny, k, plane);
         st = swin_nifti_writer_write(w, plane, (size_t)(nx * ny) * (size_t)s->lb, err);
     }
     free(plane);
@@ -119,7 +119,7 @@ static swin_status write_labels(const char *path, const struct swin_image *img, 
 
 /* 4D float32 (nx, ny, nz, classes) on the input grid: softmax, trilinear back. */
 static swin_status write_probs(const char *path, const struct swin_image *img, const struct sink *s,
-                               const struct swin_grid *g, swin_mat4 from_in, swin_error *err)
+                               const struct swin_inverse *inv, swin_error *err)
 {
     struct swin_nifti_writer *w;
     swin_status st = swin_nifti_writer_open(&w, path, img->hdr, DT_FLOAT32, s->co, NIFTI_INTENT_NONE,
@@ -130,7 +130,7 @@ static swin_status write_probs(const char *path, const struct swin_image *img, c
     if (!plane) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     for (int c = 0; c < s->co && !st; c++)
         for (int64_t k = 0; k < img->dim[2] && !st; k++) {
-            swin_plane_trilinear(s->probs + c * s->n, g->dim, from_in, nx, ny, k, plane);
+            swin_plane_trilinear(inv, s->probs + c * s->n, nx, ny, k, plane);
             st = swin_nifti_writer_write(w, plane, (size_t)(nx * ny) * sizeof *plane, err);
         }
     free(plane);
@@ -152,6 +152,7 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
     if ((st = swin_image_read(in_path, &img, err))) return st;
     float *vol = NULL;
     struct swin_windows win = {0};
+    struct swin_inverse inv = {0};
     struct sink sk = {.co = o->out_channels, .lb = o->out_channels <= 256 ? 1 : 2};
     memcpy(rep->in_dim, img.dim, sizeof img.dim);
     affine_axcodes(img.affine, rep->in_axcodes);
@@ -162,11 +163,13 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
     t0 = now();
     struct swin_grid g;
     char msg[400];
-    swin_mat4 from_in;
     if (!grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
-                   sizeof msg) ||
-        !mat4_inverse(g.to_in, &from_in)) {
+                   sizeof msg)) {
         st = swin_error_set(err, SWIN_ERR_SHAPE, "%s: %s", in_path, msg);
+        goto done;
+    }
+    if (!swin_inverse_init(&g, &inv)) {
+        st = swin_error_set(err, SWIN_ERR_SHAPE, "%s: the resampled grid cannot be mapped back (singular affine)", in_path);
         goto done;
     }
     memcpy(rep->grid_dim, g.dim, sizeof g.dim);
@@ -209,8 +212,8 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
     rep->t_windows = now() - t0;
 
     t0 = now();
-    if ((st = write_labels(out_path, &img, &sk, &g, from_in, err))) goto done;
-    if (o->probabilities_path && (st = write_probs(o->probabilities_path, &img, &sk, &g, from_in, err))) goto done;
+    if ((st = write_labels(out_path, &img, &sk, &inv, err))) goto done;
+    if (o->probabilities_path && (st = write_probs(o->probabilities_path, &img, &sk, &inv, err))) goto done;
     if (o->preview_path && (st = swin_preview_write(o->preview_path, vol, sk.labels, sk.lb, g.dim, rep->grid_spacing, err)))
         goto done;
     rep->t_write = now() - t0;
@@ -219,6 +222,7 @@ done:
     free(sk.probs);
     free(vol);
     swin_windows_free(&win);
+    swin_inverse_free(&inv);
     swin_image_free(&img);
     return st;
 }
