@@ -3,7 +3,7 @@
  * Pool: nthreads - 1 workers sleep on `wake`; swin_cpu_run publishes (fn, arg), bumps
  * `generation`, runs fn as tid 0 on the caller, then waits on `done` until every worker
  * has finished. Ops split their work with static ranges or swin_cpu_claim. */
-#include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/conv3d_internal.h"
 
 #include <cblas.h>
 #include <stdarg.h>
@@ -80,6 +80,12 @@ const char *swin_cpu_last_error(void *bev)
 
 int swin_cpu_backend_threads(const struct swin_cpu_backend *be) { return be->nthreads; }
 
+bool swin_cpu_backend_use_avx512(struct swin_cpu_backend *be, bool on)
+{
+    be->avx512 = on && swin_cpu_have_avx512();
+    return be->avx512;
+}
+
 static void pool_stop(struct swin_cpu_backend *be)
 {
     pthread_mutex_lock(&be->mu);
@@ -132,6 +138,7 @@ swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, 
         be->started++;
     }
     be->slots = slots;
+    be->avx512 = swin_cpu_have_avx512();
     /* The pool splits the work; each GEMM call runs on the thread that makes it. */
     openblas_set_num_threads(1);
     *out = be;
@@ -156,6 +163,7 @@ const struct swin_ops swin_cpu_ops = {
     .last_error = swin_cpu_last_error,
     .pack_input = swin_cpu_pack_input,
     .unpack_output = swin_cpu_unpack_output,
+    .copy = swin_cpu_copy,
     .conv3d = swin_cpu_conv3d,
     .conv3d_ws = swin_cpu_conv3d_ws,
     .conv_transpose2 = swin_cpu_conv_transpose2,

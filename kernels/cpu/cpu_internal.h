@@ -38,6 +38,7 @@ struct swin_cpu_backend {
     swin_cpu_task_fn fn;
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
+    bool avx512;                  /* conv3d uses the AVX-512 kernel (CPU has it, not disabled) */
     char err[SWIN_ERROR_MSG_MAX];
 };
 
@@ -77,6 +78,7 @@ static inline char *swin_cpu_align_ptr(void *p)
 /* Op entry points (one file each). */
 const char *swin_cpu_last_error(void *be);
 int swin_cpu_pack_input(void *be, struct swin_vol out, const float *host_cdhw);
+int swin_cpu_copy(void *be, struct swin_vol out, struct swin_vol in);
 int swin_cpu_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
 int swin_cpu_conv3d(void *be, struct swin_vol out, struct swin_vol in, const float *w,
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
