@@ -85,6 +85,14 @@ def main() -> int:
     m.graph.node[i].name = "gelu_as_tanh"
     save(m, out, "tanh_gelu.onnx")
 
+    # an opset < 17 export decomposes LayerNormalization into ReduceMean/Sub/Pow/...
+    m = onnx.load(src)
+    ln = next(n for n in m.graph.node if n.op_type == "LayerNormalization")
+    ln.op_type = "ReduceMean"
+    del ln.attribute[:]
+    del ln.input[1:]
+    save(m, out, "decomposed_ln.onnx")
+
     # dynamo export: external data truncated to half, and missing
     for name, cut in (("dyn_trunc_data", True), ("dyn_missing_data", False)):
         d = os.path.join(out, name)
