@@ -6,8 +6,10 @@
  * (R x k^3 cin, column = tap * cin + ci, taps in (kz, ky, kx) order, zeros outside the
  * input), then one sgemm (R x K) . (K x cout) written straight into out with ldc = pitch.
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
- * Threads claim slabs dynamically. fp32 accumulation inside OpenBLAS. */
-#include "kernels/cpu/cpu_internal.h"
+ * On CPUs with AVX-512 (unless the backend was told otherwise) every other case goes to the
+ * implicit-GEMM kernel of conv3d_avx512.c instead, which reads the input in place.
+ * Threads claim slabs dynamically. fp32 accumulation. */
+#include "kernels/cpu/conv3d_internal.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -29,16 +31,6 @@ size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, in
     long rows = conv_rows((long)swin_vol_voxels(out), kdim);
     return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
 }
-
-struct conv_task {
-    struct swin_vol out, in;
-    const float *w, *bias;
-    int k, stride, pad;
-    long rows, kdim;
-    char *ws;               /* aligned; thread t owns [t*slice, (t+1)*slice) */
-    size_t slice;
-    atomic_long next;
-};
 
 /* Row r of the im2col matrix for output voxel (oz, oy, ox). */
 static void im2col_row(const struct conv_task *t, float *row, int oz, int oy, int ox)
@@ -70,6 +62,13 @@ static void conv_run(void *p, int tid, int nth)
     const int cout = out.c;
     const bool direct = t->k == 1 && t->stride == 1 && t->pad == 0;
     float *a = (float *)(t->ws + (size_t)tid * t->slice);
+    if (t->avx512 && !direct) {
+        /* the slice's first cin floats are the zero row of the padding */
+        memset(a, 0, (size_t)in.c * sizeof(float));
+        long b, e;
+        while (swin_cpu_claim(&t->next, nout, t->rows, &b, &e)) swin_cpu_conv3d_avx512_slab(t, b, e, a);
+        return;
+    }
     long b, e;
     while (swin_cpu_claim(&t->next, nout, t->rows, &b, &e)) {
         const long m = e - b;
@@ -118,7 +117,8 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const fl
     size_t need = swin_cpu_conv3d_ws(be, out, in, k);
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0, need);
-    struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad};
+    struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
+                          .avx512 = be->avx512};
     t.kdim = (long)k * k * k * in.c;
     t.rows = conv_rows((long)swin_vol_voxels(out), t.kdim);
     t.ws = swin_cpu_align_ptr(ws);

@@ -31,12 +31,15 @@ static void naive(float *ref, struct swin_vol in, const float *w, const float *b
                 }
 }
 
+/* Which conv3d path the backend runs now (set by main). */
+static bool g_avx512;
+
 static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, int in_pitch, int cout, int k,
                      int s, int p, bool with_bias, int concat_c, int c0, bool can_fail)
 {
     char name[160];
-    snprintf(name, sizeof name, "conv3d %dx%dx%d cin %d (pitch %d) -> cout %d k %d s %d p %d bias %d slice %d@%d",
-             d, h, w, cin, in_pitch, cout, k, s, p, with_bias, c0, concat_c);
+    snprintf(name, sizeof name, "conv3d[%s] %dx%dx%d cin %d (pitch %d) -> cout %d k %d s %d p %d bias %d slice %d@%d",
+             g_avx512 ? "avx512" : "im2col+blas", d, h, w, cin, in_pitch, cout, k, s, p, with_bias, c0, concat_c);
     test_rng r = {1234567ULL + (uint64_t)(cin * 7 + cout * 13 + k * 17 + s)};
     int od = (d + 2 * p - k) / s + 1, oh = (h + 2 * p - k) / s + 1, ow = (w + 2 * p - k) / s + 1;
     tvol in = tvol_new(d, h, w, cin, in_pitch);
@@ -53,14 +56,16 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     naive(ref, in.v, wt, bias, k, s, p, od, oh, ow, cout, false);
     for (size_t v = 0; v < (size_t)od * oh * ow; v++)
         for (int o = 0; o < cout; o++) got[v * cout + o] = ov.data[v * ov.pitch + o];
-    /* fp32 GEMM over K = k^3 cin <= 27*48 products of |a| <= 1, |w| <= 0.5: accumulated rounding
-     * stays below ~1e-5 absolute; 5e-5 leaves margin, far below the ~0.1 effect of any index error. */
-    ok &= check_close(name, got, ref, n, 5e-5, 1e-5);
+    /* fp32 accumulation over K = k^3 cin <= 27*48 = 1296 products of |a| <= 1, |w| <= 0.5
+     * (outputs up to ~10): measured 1.1e-5 (blocked, OpenBLAS) and 3.2e-5 (serial, AVX-512
+     * kernel) at K = 1296; 1e-4 + 1e-5 |ref| leaves 3x margin and is far below the ~0.1
+     * effect of any index error. */
+    ok &= check_close(name, got, ref, n, 1e-4, 1e-5);
     ok &= tvol_guard_ok(name, &out, c0, cout);
     if (can_fail) {
         naive(ref, in.v, wt, bias, k, s, p, od, oh, ow, cout, true);
         bool differs = false;
-        for (size_t i = 0; i < n; i++) differs |= !(fabsf(got[i] - ref[i]) <= 5e-5f + 1e-5f * fabsf(ref[i]));
+        for (size_t i = 0; i < n; i++) differs |= !(fabsf(got[i] - ref[i]) <= 1e-4f + 1e-5f * fabsf(ref[i]));
         ok &= check_true("conv3d: flipped-kernel reference is rejected (the test can fail)", differs);
     }
     free(ref); free(got); free(wt); free(bias);
@@ -70,10 +75,10 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     return ok;
 }
 
-int main(void)
+/* Every case on both paths: the AVX-512 implicit GEMM (where the CPU has it) and the
+ * portable im2col + OpenBLAS path. */
+static bool all_cases(struct swin_cpu_backend *be)
 {
-    struct swin_cpu_backend *be = test_backend(2);
-    if (!be) return 1;
     bool ok = true;
     /* 3x3x3 pad 1 stride 1 (the CNN blocks), into channels [3, 10) of a 13-channel concat */
     ok &= run_case(be, 5, 9, 13, 5, 8, 7, 3, 1, 1, false, 13, 3, true);
@@ -92,6 +97,18 @@ int main(void)
     ok &= run_case(be, 5, 4, 3, 6, 6, 3, 1, 2, 0, false, 3, 0, false);
     /* many slabs: 12^3 voxels x 48 -> 48 */
     ok &= run_case(be, 12, 12, 12, 48, 48, 48, 3, 1, 1, false, 96, 0, false);
+    return ok;
+}
+
+int main(void)
+{
+    struct swin_cpu_backend *be = test_backend(2);
+    if (!be) return 1;
+    bool ok = true;
+    if ((g_avx512 = swin_cpu_backend_use_avx512(be, true))) ok &= all_cases(be);
+    else fprintf(stderr, "note: this CPU has no AVX-512; only the portable path is tested\n");
+    g_avx512 = swin_cpu_backend_use_avx512(be, false);
+    ok &= all_cases(be);
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
