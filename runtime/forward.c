@@ -83,13 +83,10 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
                 if (!exec_tensor(e, &hs, x.v.d, x.v.h, x.v.w, C, "hidden state")) return e->status;
                 EXEC_OP(e, layernorm, hs.v, x.v, NULL, NULL);
             }
-            fwd_resblock(e, hs.v, &m->encoder[k], &skip, "encoder");
-            exec_release(e, hs.id);
+            fwd_resblock(e, hs.v, hs.id, &m->encoder[k], &skip, "encoder");
         }
         if (c->use_v2) {
-            struct tensor y = fwd_resblock(e, x.v, &m->stage[s].v2, NULL, "v2 block");
-            exec_release(e, x.id);
-            x = y;
+            x = fwd_resblock(e, x.v, x.id, &m->stage[s].v2, NULL, "v2 block");
         }
         swin_stage_blocks(e, m, s, x.v);
         struct tensor y = patch_merge(e, m, s, x.v);
@@ -100,16 +97,14 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
 
     /* hs[4] -> encoder10 */
     if (c->normalize) EXEC_OP(e, layernorm, x.v, x.v, NULL, NULL);
-    d = fwd_resblock(e, x.v, &m->encoder[4], NULL, "encoder10");
-    exec_release(e, x.id);
+    d = fwd_resblock(e, x.v, x.id, &m->encoder[4], NULL, "encoder10");
 
     /* decoder5 .. decoder2 */
     for (int k = SWIN_DECODERS - 1; k >= 1 && EXEC_OK(e); k--) {
         const struct swin_upblock_w *u = &m->decoder[k];
         EXEC_OP(e, conv_transpose2, vol_channels(cat[k].v, 0, u->res.cout), d.v, u->transp_w);
         exec_release(e, d.id);
-        d = fwd_resblock(e, cat[k].v, &u->res, NULL, "decoder");
-        exec_release(e, cat[k].id);
+        d = fwd_resblock(e, cat[k].v, cat[k].id, &u->res, NULL, "decoder");
     }
     if (!EXEC_OK(e)) return e->status;
 
@@ -118,10 +113,8 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     EXEC_OP(e, conv_transpose2, vol_channels(cat[0].v, 0, f), d.v, m->decoder[0].transp_w);
     exec_release(e, d.id);
     struct swin_vol skip0 = vol_channels(cat[0].v, f, f);
-    fwd_resblock(e, X.v, &m->encoder[0], &skip0, "encoder1");
-    exec_release(e, X.id);
-    out = fwd_resblock(e, cat[0].v, &m->decoder[0].res, NULL, "decoder1");
-    exec_release(e, cat[0].id);
+    fwd_resblock(e, X.v, X.id, &m->encoder[0], &skip0, "encoder1");
+    out = fwd_resblock(e, cat[0].v, cat[0].id, &m->decoder[0].res, NULL, "decoder1");
 
     if (!exec_tensor(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;
     fwd_conv(e, logits.v, out.v, m->out_w, m->out_b, 1, 1, 0);

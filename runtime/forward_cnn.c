@@ -14,8 +14,9 @@ void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, cons
  * res = IN(conv3(x)) if cin != cout, else x
  * out = LReLU(b + res)
  * Order keeps at most three cout-channel maps live: res (written straight into the
- * destination when there is one), a and b. */
-struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, const struct swin_resblock_w *w,
+ * destination when there is one), a and b; with conv3 the input dies after conv1, before
+ * b exists (decoder1: concat + res + a, not concat + res + a + b). */
+struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
     struct tensor res = {.v = in, .id = -1}, a, b, out = {.id = -1};
@@ -30,11 +31,13 @@ struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, const struct
     }
     if (!exec_tensor(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
     fwd_conv(e, a.v, in, w->conv1_w, NULL, 3, 1, 1);
+    if (w->conv3_w) exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
     EXEC_OP(e, instnorm_act, a.v, w->norm1_w, w->norm1_b, NULL, true);
     if (!exec_tensor(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
     fwd_conv(e, b.v, a.v, w->conv2_w, NULL, 3, 1, 1);
     exec_release(e, a.id);
     EXEC_OP(e, instnorm_act, b.v, w->norm2_w, w->norm2_b, &res.v, true);
+    if (!w->conv3_w) exec_release(e, in_id);  /* in was the residual */
     if (!dest) {
         exec_release(e, res.id);
         return b;

@@ -11,10 +11,12 @@ void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, cons
               const float *bias, int k, int stride, int pad);
 
 /* UnetResBlock(in -> w->cout) at in's resolution.
+ * in_id: the planner id of `in` when the block may release it after its last read (the
+ *        caller gives up the input), or -1 to leave it alive;
  * dest != NULL: the result is written into *dest (e.g. one half of a decoder concat) and
  *               the returned tensor has id -1 and dest's view;
  * dest == NULL: the result is a new tensor the caller releases. */
-struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, const struct swin_resblock_w *w,
+struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name);
 
 #endif
