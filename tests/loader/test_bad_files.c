@@ -3,7 +3,9 @@
  * -DSWIN_SANITIZE=address,undefined).
  *
  *   test_bad_files expect FILE STATUS SUBSTRING   FILE must fail with STATUS and a message containing SUBSTRING
- *   test_bad_files generated VALID.onnx TMPDIR    VALID must load; empty, random and truncated copies must not */
+ *   test_bad_files generated VALID.onnx TMPDIR    VALID must load; empty, random and truncated copies must not
+ *   test_bad_files mutated VALID.onnx TMPDIR N    N copies with a few random bytes changed: each either loads or
+ *                                                 fails cleanly (a payload-only change may still load) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,49 @@ static bool generated(const char *valid, const char *dir)
     return ok;
 }
 
+/* Flips 1-8 bytes per copy, half of them in the first 2 MiB where the graph's nodes and tags are dense. */
+static bool mutated(const char *valid, const char *dir, int count)
+{
+    FILE *f = fopen(valid, "rb");
+    struct stat sb;
+    if (!f || fstat(fileno(f), &sb)) return check_true("read the valid model", false);
+    size_t n = (size_t)sb.st_size;
+    unsigned char *data = malloc(n), *copy = malloc(n);
+    bool ok = check_true("read the valid model", data && copy && fread(data, 1, n, f) == n);
+    fclose(f);
+    test_rng rng = {0xf22};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mutated.onnx", dir);
+    int loaded = 0, failed = 0;
+    for (int it = 0; ok && it < count; it++) {
+        memcpy(copy, data, n);
+        int flips = 1 + (int)test_rng_uniform(&rng, 0, 8);
+        for (int k = 0; k < flips; k++) {
+            size_t span = (k & 1) && n > (2u << 20) ? (2u << 20) : n;
+            size_t pos = (size_t)test_rng_uniform(&rng, 0, (float)span) % n;
+            copy[pos] = (unsigned char)test_rng_uniform(&rng, 0, 256);
+        }
+        if (!write_file(path, copy, n)) break;
+        struct swin_model m;
+        swin_error err = {SWIN_OK, ""};
+        swin_status st = swin_onnx_load(path, &m, &err);
+        if (st == SWIN_OK) {
+            loaded++;
+            swin_model_release(&m);
+            continue;
+        }
+        failed++;
+        if (!err.msg[0] || strchr(err.msg, '\n') || !all_zero(&m, sizeof m)) {
+            fprintf(stderr, "FAIL mutation %d: status %s, message '%s'\n", it, swin_status_name(st), err.msg);
+            ok = false;
+        }
+    }
+    fprintf(stderr, "%d mutated copies: %d loaded, %d rejected cleanly\n", count, loaded, failed);
+    free(data);
+    free(copy);
+    return check_true("every mutated copy loads or fails cleanly", ok);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "expect")) {
@@ -119,6 +164,7 @@ int main(int argc, char **argv)
         return test_exit(expect_fail(argv[2], want, argv[4]));
     }
     if (argc == 4 && !strcmp(argv[1], "generated")) return test_exit(generated(argv[2], argv[3]));
-    fprintf(stderr, "usage: test_bad_files expect FILE STATUS SUBSTRING | generated VALID.onnx TMPDIR\n");
+    if (argc == 5 && !strcmp(argv[1], "mutated")) return test_exit(mutated(argv[2], argv[3], atoi(argv[4])));
+    fprintf(stderr, "usage: test_bad_files expect FILE STATUS SUBSTRING | generated VALID.onnx TMPDIR | mutated VALID.onnx TMPDIR N\n");
     return 2;
 }
