@@ -37,6 +37,33 @@ def predictor_from_onnx(path, threads):
     return predict, cube, shape[1]
 
 
+def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0),
+              resample=True, prep_out=None):
+    """MONAI's pipeline on one NIfTI file; returns the labels on its grid (uint8/uint16, nibabel order)."""
+    from monai.inferers import sliding_window_inference
+    from monai.transforms import (AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged, Orientationd,
+                                  ScaleIntensityRanged, Spacingd)
+
+    pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
+           Orientationd("image", axcodes="RAS", labels=(("L", "R"), ("P", "A"), ("I", "S")))]
+    if resample:
+        pre.append(Spacingd("image", pixdim=list(spacing), mode="bilinear"))
+    pre.append(ScaleIntensityRanged("image", a_min=window[0], a_max=window[1], b_min=0.0, b_max=1.0, clip=True))
+    pre = Compose(pre)
+    d = pre({"image": image})
+    img = d["image"]
+    if prep_out:
+        np.save(prep_out, np.asarray(img[0].numpy(), np.float32))
+    with torch.no_grad():
+        logits = sliding_window_inference(img[None].float(), roi, 1, predict, overlap=overlap, mode=blend)
+    d["pred"] = logits[0]
+    post = Compose([AsDiscreted("pred", argmax=True),
+                    Invertd("pred", transform=pre, orig_keys="image", nearest_interp=True)])
+    d = post(d)
+    lab = np.asarray(d["pred"][0].numpy())
+    return lab.round().astype(np.uint8 if logits.shape[1] <= 256 else np.uint16), tuple(img.shape[1:])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("image")
@@ -52,11 +79,6 @@ def main(argv=None):
     ap.add_argument("--prep", help="also save the preprocessed volume here")
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args(argv)
-
-    from monai.inferers import sliding_window_inference
-    from monai.transforms import (AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged, Orientationd,
-                                  ScaleIntensityRanged, Spacingd)
-
     if a.fake:
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "pipeline"))
         from fake_model import make_fake
@@ -67,27 +89,10 @@ def main(argv=None):
     roi = tuple(a.roi) if a.roi else cube
     if not all(roi):
         sys.exit("pipeline_reference.py: give --roi for a dynamic export")
-
-    pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
-           Orientationd("image", axcodes="RAS")]
-    if not a.no_resample:
-        pre.append(Spacingd("image", pixdim=a.spacing, mode="bilinear"))
-    pre.append(ScaleIntensityRanged("image", a_min=a.window[0], a_max=a.window[1], b_min=0.0, b_max=1.0, clip=True))
-    pre = Compose(pre)
-    d = pre({"image": a.image})
-    img = d["image"]
-    if a.prep:
-        np.save(a.prep, np.asarray(img[0].numpy(), np.float32))
-    with torch.no_grad():
-        logits = sliding_window_inference(img[None].float(), roi, 1, predict, overlap=a.overlap, mode=a.blend)
-    d["pred"] = logits[0]
-    post = Compose([AsDiscreted("pred", argmax=True),
-                    Invertd("pred", transform=pre, orig_keys="image", nearest_interp=True)])
-    d = post(d)
-    lab = np.asarray(d["pred"][0].numpy())
-    ncls = logits.shape[1]
-    np.save(a.labels, lab.round().astype(np.uint8 if ncls <= 256 else np.uint16))
-    print(f"{a.image}: preprocessed {tuple(img.shape[1:])}, labels {lab.shape}, classes {ncls}", file=sys.stderr)
+    lab, prep_shape = reference(a.image, predict, roi, a.overlap, a.blend, a.spacing, a.window, not a.no_resample,
+                                a.prep)
+    np.save(a.labels, lab)
+    print(f"{a.image}: preprocessed {prep_shape}, labels {lab.shape}", file=sys.stderr)
 
 
 if __name__ == "__main__":

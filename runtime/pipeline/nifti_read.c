@@ -15,8 +15,14 @@ static swin_status check_raw_header(const char *path, swin_error *err)
     if (!h)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a NIfTI file (no valid NIfTI-1/NIfTI-2 header)", path);
     int64_t dim[8];
-    for (int i = 0; i < 8; i++)
-        dim[i] = nver == 2 ? ((nifti_2_header *)h)->dim[i] : ((nifti_1_header *)h)->dim[i];
+    for (int swapped = 0; swapped < 2; swapped++) {
+        for (int i = 0; i < 8; i++)
+            dim[i] = nver == 2 ? ((nifti_2_header *)h)->dim[i] : ((nifti_1_header *)h)->dim[i];
+        if ((dim[0] >= 1 && dim[0] <= 7) || swapped) break;
+        /* unchecked headers come in the file's byte order: try the other one */
+        if (nver == 2) nifti_swap_as_nifti2(h);
+        else nifti_swap_as_nifti1(h);
+    }
     free(h);
     if (dim[0] < 1 || dim[0] > 7)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: corrupt header: dim[0] = %lld (must be 1..7)", path,
