@@ -8,9 +8,12 @@
 #include <type_traits>
 
 namespace cuemu {
+/* The caller's source location: GCC evaluates __builtin_FILE/LINE in a default argument
+ * at the call site, so `site s = site()` as a last parameter names the kernel's line. */
 struct site {
     const char *file;
     int line;
+    site(const char *f = __builtin_FILE(), int l = __builtin_LINE()) : file(f), line(l) {}
 };
 
 inline cuemu_warp_arg warp_arg(cuemu_warp_kind kind, const char *what, unsigned mask, site s)
@@ -87,7 +90,7 @@ inline unsigned reduce(cuemu_reduce_op op, const char *what, unsigned mask, unsi
 }
 } // namespace cuemu
 
-#define CUEMU_SITE ::cuemu::site{__builtin_FILE(), __builtin_LINE()}
+#define CUEMU_SITE ::cuemu::site()
 
 template <typename T>
 inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = 32, cuemu::site s = CUEMU_SITE)

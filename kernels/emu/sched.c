@@ -4,7 +4,8 @@
  * - A barrier is released when every live thread waits at it; exited threads do not
  *   hold it (PTX `exit` semantics). All waiting threads must be at the same call site.
  * - A warp op completes when every lane of its mask has posted it; the last lane to
- *   arrive computes all results. A lane in the mask that has exited is an error.
+ *   arrive computes all results. A lane in the mask that has exited, or lanes that
+ *   disagree on the op or the mask, are errors.
  * - A pass in which nothing ran and no barrier could be released is a deadlock. */
 #include "kernels/emu/sched.h"
 
@@ -177,9 +178,10 @@ static int try_complete(struct thread *me)
     }
     for (unsigned l = 0; l < 32; l++) {
         const struct cuemu_warp_arg *b = lanes[l];
-        if (b && (b->kind != a->kind || b->mask != a->mask || b->line != a->line ||
-                  b->width != a->width || b->size != a->size ||
-                  strcmp(b->file, a->file) != 0)) {
+        /* PTX lets the lanes reach the op from different call sites; the op, mask,
+         * width and operand size must agree. */
+        if (b && (b->kind != a->kind || b->mask != a->mask || b->width != a->width ||
+                  b->size != a->size)) {
             thread_name(who, sizeof who, me);
             cuemu_detect(CUEMU_DET_WARP_MISMATCH,
                          "lanes of one warp disagree (%s):\n  lane %u: %s mask 0x%08x "

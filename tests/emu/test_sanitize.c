@@ -1,0 +1,37 @@
+/* Targets for the sanitizer detectors (registered only in -DSWIN_SANITIZE builds):
+ *   test_emu_sanitize oob_global | oob_shared | misaligned | clean
+ * The first three must make ASan/UBSan report (CTest matches the report); `clean` must
+ * run without any report. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/common/check.h"
+#include "tests/emu/emu_util.h"
+#include "tests/emu/k_detect.h"
+
+int main(int argc, char **argv)
+{
+    static const char *const modes[] = {"clean", "oob_global", "oob_shared", "misaligned"};
+    int mode = -1;
+    for (int i = 0; i < 4 && argc > 1; i++)
+        if (!strcmp(argv[1], modes[i]))
+            mode = i;
+    if (mode < 0) {
+        fprintf(stderr, "usage: %s clean|oob_global|oob_shared|misaligned\n", argv[0]);
+        return 2;
+    }
+    float in[68], out[64];
+    for (int i = 0; i < 68; i++)
+        in[i] = (float)i;
+    float *din = emu_upload(in, sizeof in), *dout = emu_alloc(sizeof out);
+    bool ok = check_true("launch", kd_sanitize(din, dout, mode) == cudaSuccess);
+    emu_download(out, dout, sizeof out);
+    if (mode == 0) {
+        int bad = 0;
+        for (int i = 0; i < 64; i++)
+            bad += out[i] != in[i];
+        ok &= check_true("clean kernel output", bad == 0);
+    }
+    emu_free(din), emu_free(dout);
+    return test_exit(ok);
+}
