@@ -6,7 +6,7 @@
  * (R x k^3 cin, column = tap * cin + ci, taps in (kz, ky, kx) order, zeros outside the
  * input), then one sgemm (R x K) . (K x cout) written straight into out with ldc = pitch.
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
- * On CPUs with AVX-512 (unless the backend was told otherwise) every other case goes to the
+ * On CPUs with AVX-512 (unless the backend was told otherwise) every case goes to the
  * implicit-GEMM kernel of conv3d_avx512.c instead, which reads the input in place.
  * Threads claim slabs dynamically. fp32 accumulation. */
 #include "kernels/cpu/conv3d_internal.h"
@@ -62,7 +62,7 @@ static void conv_run(void *p, int tid, int nth)
     const int cout = out.c;
     const bool direct = t->k == 1 && t->stride == 1 && t->pad == 0;
     float *a = (float *)(t->ws + (size_t)tid * t->slice);
-    if (t->avx512 && !direct) {
+    if (t->avx512) {
         /* the slice's first cin floats are the zero row of the padding */
         memset(a, 0, (size_t)in.c * sizeof(float));
         long b, e;
