@@ -8,10 +8,11 @@
 #include "runtime/pipeline/nifti_io.h"
 
 /* The raw header, before nifti_clib's checks, so a bad dimension gets its own message. */
-static swin_status check_raw_header(const char *path, swin_error *err)
+static swin_status check_raw_header(const char *path, int *version, swin_error *err)
 {
     int nver = 0;
     void *h = nifti_read_header(path, &nver, 0);
+    *version = nver;
     if (!h)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a NIfTI file (no valid NIfTI-1/NIfTI-2 header)", path);
     int64_t dim[8];
@@ -97,10 +98,12 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
     struct stat sb;
     if (stat(path, &sb) != 0) return swin_error_set(err, SWIN_ERR_IO, "%s: %s", path, strerror(errno));
     if (S_ISDIR(sb.st_mode)) return swin_error_set(err, SWIN_ERR_IO, "%s: is a directory, not a NIfTI file", path);
-    swin_status st = check_raw_header(path, err);
+    int version;
+    swin_status st = check_raw_header(path, &version, err);
     if (st) return st;
     nifti_image *n = nifti_image_read(path, 0);
     if (!n) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a readable NIfTI file", path);
+    if (version == 2) n->nifti_type = NIFTI_FTYPE_NIFTI2_1; /* nifti_clib says 1 for any single file */
     int64_t nvox = n->nx * n->ny * n->nz;
     float *f = NULL;
     switch (n->datatype) {

@@ -78,8 +78,6 @@ swin_status swin_nifti_writer_open(struct swin_nifti_writer **out, const char *p
     n->ndim = n->dim[0] = volumes > 1 ? 4 : 3;
     n->nt = n->dim[4] = volumes;
     n->nu = n->nv = n->nw = n->dim[5] = n->dim[6] = n->dim[7] = 1;
-    if (volumes <= 1) n->dt = n->pixdim[4] = 0;
-    else n->dt = n->pixdim[4] = 1;
     n->nvox = n->nx * n->ny * n->nz * volumes;
     n->datatype = datatype;
     nifti_datatype_sizes(datatype, &n->nbyper, &n->swapsize);
