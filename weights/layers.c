@@ -178,7 +178,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, swin_error *
     if (!strcmp(op, "Gather") || !strcmp(op, "GatherND")) {
         const struct onnx_tensor *t = graph_tensor(g, node_in(n, 0));
         if (!t || t->dtype != ONNX_FLOAT) return 0;
-        if (t->ndim != 2 || (op[6] == 0 && node_attr_int(n, "axis", 0) != 0)) {
+        if (t->ndim != 2 || (!strcmp(op, "Gather") && node_attr_int(n, "axis", 0) != 0)) {
             node_err(g, i, SWIN_ERR_MODEL, "a Gather from a float constant must be a bias-table lookup: 2-D table, axis 0", err);
             return -1;
         }

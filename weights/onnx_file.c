@@ -77,8 +77,8 @@ static swin_status bad_tensor(struct indexer *ix, const char *name, const char *
     return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: initializer '%s': %s", ix->f->path, name ? name : "(unnamed)", what);
 }
 
-/* Sets numel and checks the payload length against the type and shape. */
-static swin_status check_payload(struct indexer *ix, struct onnx_tensor *t)
+/* Validates the dims and sets numel. */
+static swin_status set_numel(struct indexer *ix, struct onnx_tensor *t)
 {
     uint64_t n = 1;
     for (int i = 0; i < t->ndim; i++) {
@@ -87,14 +87,20 @@ static swin_status check_payload(struct indexer *ix, struct onnx_tensor *t)
         n *= (uint64_t)t->dims[i];
     }
     t->numel = n;
+    return SWIN_OK;
+}
+
+/* Checks the payload length against the type and shape. */
+static swin_status check_len(struct indexer *ix, const struct onnx_tensor *t)
+{
     int es = elem_size(t->dtype);
-    if (t->src == SRC_FILE && es && t->len != n * (uint64_t)es) {
+    if (t->src == SRC_FILE && es && t->len != t->numel * (uint64_t)es) {
         char m[160];
         snprintf(m, sizeof m, "payload has %llu bytes, shape and type need %llu", (unsigned long long)t->len,
-                 (unsigned long long)(n * (uint64_t)es));
+                 (unsigned long long)(t->numel * (uint64_t)es));
         return bad_tensor(ix, t->name, m);
     }
-    if (t->src == SRC_NONE && n && es) return bad_tensor(ix, t->name, "has no data (or data in an unsupported field)");
+    if (t->src == SRC_NONE && t->numel && es) return bad_tensor(ix, t->name, "has no data (or data in an unsupported field)");
     return SWIN_OK;
 }
 
@@ -208,15 +214,13 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
         }
     }
     if (k < 0) { st = ix->err->status; goto out; }
+    if ((st = set_numel(ix, t))) goto out;
     if (data_location == 1) {
         if (!location) { st = bad_tensor(ix, t->name, "external data without a location"); goto out; }
         int fi = open_side_file(ix, location, ix->err, t->name ? t->name : "(unnamed)");
         if (fi < 0) { st = (swin_status)-fi; goto out; }
         uint64_t fsize = ix->f->files[fi].size;
-        int es = elem_size(t->dtype);
-        uint64_t n = 1;
-        for (int i = 0; i < t->ndim; i++) n = t->dims[i] > 0 && n <= UINT64_MAX / 16 / (uint64_t)t->dims[i] ? n * (uint64_t)t->dims[i] : (t->dims[i] ? UINT64_MAX / 16 : 0);
-        if (ext_len == UINT64_MAX) ext_len = n * (uint64_t)es;
+        if (ext_len == UINT64_MAX) ext_len = t->numel * (uint64_t)elem_size(t->dtype);
         if (ext_off > fsize || ext_len > fsize - ext_off) {
             char m[256];
             snprintf(m, sizeof m, "external data [%llu, +%llu) lies outside %s (%llu bytes; truncated?)",
@@ -228,7 +232,7 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
     }
     if (!t->name) t->name = strdup("");
     if (!t->name) { st = nomem(ix, "an initializer name"); goto out; }
-    st = check_payload(ix, t);
+    st = check_len(ix, t);
 out:
     free(location);
     if (st) { free((char *)t->name); t->name = NULL; }

@@ -455,9 +455,10 @@ swin_status walk_model(const struct graph *g, const struct layer_list *layers, s
     out->plans = NULL;
     out->n_plans = 0;
 
-    /* patch embedding: Conv k=2 s=2 with bias */
+    /* patch embedding: Conv k=2 s=2 with bias (a patchify conv with another size is a
+     * patch_size MONAI allows since 1.5 but swinrun does not) */
     const struct layer *l = peek(w);
-    if (l && l->kind == L_CONV && (l->kernel != 2 || l->stride != 2))
+    if (l && l->kind == L_CONV && l->kernel == l->stride && l->kernel != 2)
         return fail(w, l->node, SWIN_ERR_MODEL, "patch embedding with kernel %d, stride %d: only patch_size 2 is supported", l->kernel,
                     l->stride);
     if (l && l->kind == L_CONV && l->w->ndim == 5) {
