@@ -1,8 +1,8 @@
-/* copy: out = in, voxel by voxel (same dims and channels, pitches may differ), e.g. a
- * resblock result into one half of a decoder concat. Threads split the D slices. */
-#include <string.h>
-
+/* copy: out = in, channels-last volumes of the same dims and channels, pitches may differ
+ * (a hidden state into a concat half). No overlap. Threads take static voxel ranges. */
 #include "kernels/cpu/cpu_internal.h"
+
+#include <string.h>
 
 struct copy_task {
     struct swin_vol out, in;
@@ -11,10 +11,14 @@ struct copy_task {
 static void copy_run(void *p, int tid, int nth)
 {
     const struct copy_task *t = p;
-    const int64_t plane = (int64_t)t->in.h * t->in.w;
-    for (int z = tid; z < t->in.d; z += nth)
-        for (int64_t i = z * plane; i < (z + 1) * plane; i++)
-            memcpy(t->out.data + i * t->out.pitch, t->in.data + i * t->in.pitch, (size_t)t->in.c * sizeof(float));
+    const int64_t n = (int64_t)swin_vol_voxels(t->in);
+    const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
+    const size_t row = (size_t)t->in.c * sizeof(float);
+    if (t->in.pitch == t->in.c && t->out.pitch == t->out.c) {   /* both dense: one block */
+        memcpy(t->out.data + b * t->out.c, t->in.data + b * t->in.c, (size_t)(e - b) * row);
+        return;
+    }
+    for (int64_t v = b; v < e; v++) memcpy(t->out.data + v * t->out.pitch, t->in.data + v * t->in.pitch, row);
 }
 
 int swin_cpu_copy(void *bev, struct swin_vol out, struct swin_vol in)
@@ -24,8 +28,8 @@ int swin_cpu_copy(void *bev, struct swin_vol out, struct swin_vol in)
     if (!rc) rc = swin_cpu_check_vol(be, "copy", "in", in);
     if (rc) return rc;
     if (out.d != in.d || out.h != in.h || out.w != in.w || out.c != in.c)
-        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "copy: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d,
-                             out.h, out.w, out.c, in.d, in.h, in.w, in.c);
+        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "copy: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d, out.h,
+                             out.w, out.c, in.d, in.h, in.w, in.c);
     struct copy_task t = {out, in};
     swin_cpu_run(be, copy_run, &t);
     return 0;
