@@ -2,6 +2,7 @@
 """Exporter variations the loader must bind exactly like the plain export:
   gemm:   a Linear as Gemm(transB=1) with an (out, in) weight and its bias as input C
   shared: one initializer feeding two LayerNorms (exporters de-duplicate identical values)
+  constant: weights held by Constant nodes instead of initializers
 
     check_variants.py LOADER_DUMP TS_MODEL WORKDIR"""
 import os
@@ -73,6 +74,23 @@ def main() -> int:
         b[slots[0]], numpy_helper.to_array(next(t for t in m.graph.initializer if t.name == "swinViT.layers1.0.blocks.0.norm1.weight")))
     bad += not ok
     print(f"{'ok  ' if ok else 'FAIL'} one initializer feeding two LayerNorms binds to both")
+    # constant: two weights moved from initializers into Constant nodes at the top of the graph
+    m = onnx.load(src)
+    names = ["swinViT.layers1.0.blocks.0.norm1.weight", "encoder2.layer.conv1.conv.weight"]
+    for name in names:
+        t = next(t for t in m.graph.initializer if t.name == name)
+        m.graph.initializer.remove(t)
+        m.graph.node.insert(0, helper.make_node("Constant", [], [name], value=t))
+    path = os.path.join(work, "constant.onnx")
+    onnx.save(m, path)
+    slots = ["stage0.block0.norm1_w", "encoder1.conv1_w", "encoder1.conv2_w"]
+    a, b = dump(dump_bin, src, slots, "orig", work), dump(dump_bin, path, slots, "const", work)
+    if a is None or b is None:
+        return 1
+    for k in slots:
+        ok = np.array_equal(a[k], b[k])
+        bad += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} weights in Constant nodes: {k}")
     print("PASS" if not bad else "FAILED")
     return 1 if bad else 0
 
