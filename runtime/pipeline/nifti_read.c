@@ -1,5 +1,6 @@
 /* Reading a NIfTI-1/2 scalar volume into float32 with scaling applied (nifti_clib). */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static swin_status check_raw_header(const char *path, int *version, swin_error *
     }
     free(h);
     if (dim[0] < 1 || dim[0] > 7)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: corrupt header: dim[0] = %lld (must be 1..7)", path,
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a NIfTI file (no valid header: dim[0] = %lld)", path,
                               (long long)dim[0]);
     for (int i = 1; i <= dim[0]; i++)
         if (dim[i] <= 0)
@@ -53,6 +54,24 @@ static swin_status check_raw_header(const char *path, int *version, swin_error *
     return SWIN_OK;
 }
 
+/* The voxel data in the file's datatype, byte-swapped to ours. Not nifti_image_load: it
+ * silently replaces NaN and infinite floats with 0, and those must be reported. */
+static swin_status load_data(const char *path, const nifti_image *n, void *buf, swin_error *err)
+{
+    size_t bytes = (size_t)(n->nx * n->ny * n->nz) * (size_t)n->nbyper;
+    znzFile fp = znzopen(n->iname, "rb", nifti_is_gzfile(n->iname));
+    if (znz_isnull(fp)) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the voxel data %s", path, n->iname);
+    size_t got = 0;
+    if (znzseek(fp, (znz_off_t)n->iname_offset, SEEK_SET) >= 0) got = znzread(buf, 1, bytes, fp);
+    znzclose(fp);
+    if (got != bytes)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the voxel data are truncated or corrupt (%zu of %zu bytes read)",
+                              path, got, bytes);
+    if (n->swapsize > 1 && n->byteorder != nifti_short_order())
+        nifti_swap_Nbytes((int64_t)(bytes / (size_t)n->swapsize), n->swapsize, buf);
+    return SWIN_OK;
+}
+
 static swin_mat4 best_affine(const nifti_image *n)
 {
     const nifti_dmat44 *src = n->sform_code > 0 ? &n->sto_xyz : &n->qto_xyz;
@@ -69,7 +88,7 @@ static swin_mat4 best_affine(const nifti_image *n)
 }
 
 /* data (nvox values of datatype dt) -> out float32, v * slope + inter; returns false on a
- * datatype swinrun does not read. out may alias data only for DT_FLOAT32. */
+ * datatype swinrun does not read. out may alias data for DT_FLOAT32. */
 static bool to_float(const void *data, int dt, int64_t n, double slope, double inter, float *out)
 {
 #define CONVERT(T)                                                                  \
@@ -103,6 +122,7 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
     if (st) return st;
     nifti_image *n = nifti_image_read(path, 0);
     if (!n) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a readable NIfTI file", path);
+    void *raw = NULL;
     if (version == 2) n->nifti_type = NIFTI_FTYPE_NIFTI2_1; /* nifti_clib says 1 for any single file */
     int64_t nvox = n->nx * n->ny * n->nz;
     float *f = NULL;
@@ -130,22 +150,19 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
                                 sp[0], sp[1], sp[2]);
             goto fail;
         }
-    if (nifti_image_load(n) != 0) {
-        st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: the voxel data are truncated or corrupt (expected %lld bytes)",
-                            path, (long long)(nvox * n->nbyper));
-        goto fail;
-    }
-    f = n->datatype == DT_FLOAT32 ? n->data : malloc((size_t)nvox * sizeof *f);
-    if (!f) {
+    f = malloc((size_t)nvox * sizeof *f);
+    raw = n->datatype == DT_FLOAT32 ? (void *)f : malloc((size_t)nvox * (size_t)n->nbyper);
+    if (!f || !raw) {
         st = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %lld voxels", path, (long long)nvox);
         goto fail;
     }
+    if ((st = load_data(path, n, raw, err))) goto fail;
     double slope = n->scl_slope, inter = n->scl_inter;
     if (!(isfinite(slope) && slope != 0)) slope = 1, inter = 0; /* slope 0: no scaling (the standard) */
     if (!isfinite(inter)) inter = 0;
-    to_float(n->data, n->datatype, nvox, slope, inter, f);
-    if (f == n->data) n->data = NULL; /* float32: converted in place, now ours */
-    nifti_image_unload(n);
+    to_float(raw, n->datatype, nvox, slope, inter, f);
+    if (raw != f) free(raw);
+    raw = NULL;
     for (int64_t v = 0; v < nvox; v++)
         if (!isfinite(f[v])) {
             st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: voxel (%lld, %lld, %lld) is %s; swinrun needs finite intensities",
@@ -158,7 +175,7 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
     img->data = f;
     return SWIN_OK;
 fail:
-    if (n && f == n->data) n->data = NULL;
+    if (raw != f) free(raw);
     free(f);
     nifti_image_free(n);
     memset(img, 0, sizeof *img);
