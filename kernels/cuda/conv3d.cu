@@ -15,14 +15,29 @@ struct Im2colA {
     int d, h, w, pitch, cin;
     int oh, ow;
     int k, stride, pad;
-    __device__ float load(int, long long m, int kk) const
+    /* The output voxel's input corner (o stride - pad on each axis). */
+    struct Row {
+        int z0, y0, x0;
+    };
+    /* Column tap cin + ci: tap offsets (kz, ky, kx) and channel ci. */
+    struct Col {
+        int dz, dy, dx, ci;
+    };
+    __device__ Row row(int, long long m) const
     {
-        const int tap = kk / cin, ci = kk - tap * cin;
-        const int kx = tap % k, ky = tap / k % k, kz = tap / (k * k);
-        const int ox = (int)(m % ow), oy = (int)(m / ow % oh), oz = (int)(m / ((long long)ow * oh));
-        const int iz = oz * stride - pad + kz, iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+        return Row{(int)(m / ((long long)ow * oh)) * stride - pad, (int)(m / ow % oh) * stride - pad,
+                   (int)(m % ow) * stride - pad};
+    }
+    __device__ Col col(int kk) const
+    {
+        const int tap = kk / cin;
+        return Col{tap / (k * k), tap / k % k, tap % k, kk - tap * cin};
+    }
+    __device__ float load(const Row &r, const Col &c) const
+    {
+        const int iz = r.z0 + c.dz, iy = r.y0 + c.dy, ix = r.x0 + c.dx;
         if (iz < 0 || iz >= d || iy < 0 || iy >= h || ix < 0 || ix >= w) return 0.0f;
-        return in[(((long long)iz * h + iy) * w + ix) * pitch + ci];
+        return in[(((long long)iz * h + iy) * w + ix) * pitch + c.ci];
     }
 };
 

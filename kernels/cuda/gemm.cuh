@@ -3,19 +3,28 @@
  *   for each batch index z (gridDim.z):   C_z(M x N) = A_z(M x K) . B_z(K x N)
  *
  * B is a row-major weight matrix in the model layout (in, out) = (K x N), leading
- * dimension ldb, B_z = b + z * b_zstride. A is read through a loader functor
- * `float a.load(z, m, k)` (called only for m < M, k < K), so A can be plain rows with a
- * pitch, an implicit im2col of a channels-last volume (conv3d.cu) or anything else that
- * is addressable per element. Each result goes through an epilogue functor
- * `void ep.store(z, m, n, acc)` (called once per m < M, n < N), which adds bias, applies
- * GELU, accumulates into the residual stream or scatters to a voxel.
+ * dimension ldb, B_z = b + z * b_zstride. A is read through a loader functor, so A can be
+ * plain rows with a pitch, an implicit im2col of a channels-last volume (conv3d.cu) or
+ * anything else addressable per element:
+ *   typename ALoad::Row  a.row(z, m)   per output row m < M, once per block
+ *   typename ALoad::Col  a.col(k)      per column k < K, once per k-step and thread
+ *   float a.load(row, col)             the element A(m, k)
+ * Each result goes through an epilogue functor `void ep.store(z, m, n, acc)` (called once
+ * per m < M, n < N), which adds bias, applies GELU, accumulates into the residual stream
+ * or scatters to a voxel.
  *
- * Tiling: 64 x 64 outputs per block of 256 threads, K in steps of 16; each thread owns a
- * 4 x 4 register tile at rows ty + 16 i, columns tx + 16 j (tx = tid % 16, ty = tid / 16),
- * so B reads and epilogue stores are consecutive in n across a half-warp.
- * Shared memory: A tile k-major as[16][64 + 4] (4.3 KiB) and B tile bs[16][64] (4 KiB).
- * fp32 accumulation in k order within a 16-step, fmaf. Grid: (ceil(M/64), ceil(N/64), Z);
- * M tiles on x because M (voxels) can exceed the 65535 limit of grid y. */
+ * Tiling: BM = 128 rows x BN = 16 TN columns (TN = 4: 64, TN = 3: 48, picked per N by
+ * gemm_launch so that e.g. N = 48 or 144 wastes no column) per block of 256 threads;
+ * K in steps of BK = 16. Thread (tx = tid % 16, ty = tid / 16) owns the 8 x TN register
+ * tile at rows ty + 16 i, columns tx + 16 j, so B reads and epilogue stores are
+ * consecutive in n across a half-warp. Each thread loads A elements at rows
+ * tid / 16 + 16 i (i < 8) and column tid % 16 of the k-step (row and column contexts are
+ * computed once, not per element).
+ * Shared memory, double buffered (one barrier per k-step; the next tile is fetched into
+ * registers while the current one is multiplied): as[2][16][128 + 4] (16.5 KiB, k-major)
+ * and bs[2][16][BN] (8 or 6 KiB). fp32 fmaf accumulation, k in order within a tile.
+ * Grid: (ceil(M / 128), ceil(N / BN), Z); M tiles on x because M (voxels) can exceed the
+ * 65535 limit of grid y. */
 #ifndef SWIN_CUDA_GEMM_CUH
 #define SWIN_CUDA_GEMM_CUH
 
@@ -23,76 +32,123 @@
 
 namespace swin_cuda {
 
-constexpr int GEMM_BM = 64, GEMM_BN = 64, GEMM_BK = 16, GEMM_THREADS = 256;
+constexpr int GEMM_BM = 128, GEMM_BK = 16, GEMM_THREADS = 256, GEMM_TM = 8;
 
-template <class ALoad, class Epi>
+template <int TN, class ALoad, class Epi>
 __global__ void __launch_bounds__(GEMM_THREADS)
     gemm_tiled(ALoad a, const float *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K)
 {
-    __shared__ float as[GEMM_BK][GEMM_BM + 4];
-    __shared__ float bs[GEMM_BK][GEMM_BN];
+    constexpr int BN = 16 * TN, BLOADS = GEMM_BK * BN / GEMM_THREADS;
+    __shared__ float as[2][GEMM_BK][GEMM_BM + 4];
+    __shared__ float bs[2][GEMM_BK][BN];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     const long long m0 = (long long)blockIdx.x * GEMM_BM;
-    const int n0 = blockIdx.y * GEMM_BN, z = blockIdx.z;
+    const int n0 = blockIdx.y * BN, z = blockIdx.z;
     const float *bz = b + z * b_zstride;
-    float acc[4][4];
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
 
-    for (int k0 = 0; k0 < K; k0 += GEMM_BK) {
+    /* This thread's A rows (tid / 16 + 16 i) and column within the k-step (tid % 16). */
+    typename ALoad::Row rows[GEMM_TM];
+    unsigned row_ok = 0;
 #pragma unroll
-        for (int i = 0; i < GEMM_BM * GEMM_BK / GEMM_THREADS; i++) {
-            const int e = tid + i * GEMM_THREADS;
-            const int r = e / GEMM_BK, kk = e % GEMM_BK;
-            const long long m = m0 + r;
-            const int k = k0 + kk;
-            as[kk][r] = (m < M && k < K) ? a.load(z, m, k) : 0.0f;
-            const int kb = e / GEMM_BN, c = e % GEMM_BN;
-            bs[kb][c] = (k0 + kb < K && n0 + c < N) ? bz[(long long)(k0 + kb) * ldb + n0 + c] : 0.0f;
+    for (int i = 0; i < GEMM_TM; i++) {
+        const long long m = m0 + ty + 16 * i;
+        if (m < M) {
+            rows[i] = a.row(z, m);
+            row_ok |= 1u << i;
         }
-        __syncthreads();
+    }
+    float areg[GEMM_TM], breg[BLOADS];
+    auto fetch = [&](int k0) {
+        const int k = k0 + tx;
+        if (k < K) {
+            const typename ALoad::Col col = a.col(k);
+#pragma unroll
+            for (int i = 0; i < GEMM_TM; i++) areg[i] = (row_ok >> i & 1) ? a.load(rows[i], col) : 0.0f;
+        } else {
+#pragma unroll
+            for (int i = 0; i < GEMM_TM; i++) areg[i] = 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < BLOADS; i++) {
+            const int e = tid + i * GEMM_THREADS, kb = e / BN, c = e % BN;
+            breg[i] = (k0 + kb < K && n0 + c < N) ? bz[(long long)(k0 + kb) * ldb + n0 + c] : 0.0f;
+        }
+    };
+    auto stash = [&](int buf) {
+#pragma unroll
+        for (int i = 0; i < GEMM_TM; i++) as[buf][tx][ty + 16 * i] = areg[i];
+#pragma unroll
+        for (int i = 0; i < BLOADS; i++) {
+            const int e = tid + i * GEMM_THREADS;
+            bs[buf][e / BN][e % BN] = breg[i];
+        }
+    };
+
+    float acc[GEMM_TM][TN];
+#pragma unroll
+    for (int i = 0; i < GEMM_TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
+
+    fetch(0);
+    stash(0);
+    __syncthreads();
+    for (int k0 = 0, buf = 0; k0 < K; k0 += GEMM_BK, buf ^= 1) {
+        const bool more = k0 + GEMM_BK < K;
+        if (more) fetch(k0 + GEMM_BK);
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk++) {
-            float av[4], bv[4];
+            float av[GEMM_TM], bv[TN];
 #pragma unroll
-            for (int i = 0; i < 4; i++) av[i] = as[kk][ty + 16 * i];
+            for (int i = 0; i < GEMM_TM; i++) av[i] = as[buf][kk][ty + 16 * i];
 #pragma unroll
-            for (int j = 0; j < 4; j++) bv[j] = bs[kk][tx + 16 * j];
+            for (int j = 0; j < TN; j++) bv[j] = bs[buf][kk][tx + 16 * j];
 #pragma unroll
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < GEMM_TM; i++)
 #pragma unroll
-                for (int j = 0; j < 4; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
         }
+        /* The other buffer was last read before the previous barrier. */
+        if (more) stash(buf ^ 1);
         __syncthreads();
     }
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < GEMM_TM; i++) {
         const long long m = m0 + ty + 16 * i;
         if (m >= M) continue;
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < TN; j++) {
             const int n = n0 + tx + 16 * j;
             if (n < N) ep.store(z, m, n, acc[i][j]);
         }
     }
 }
 
-/* Launches gemm_tiled on stream s for Z = batch problems of the same M, N, K. */
+/* Launches gemm_tiled on stream s for Z = batch problems of the same M, N, K, with
+ * 48-column tiles when they cover N with fewer wasted columns than 64-column tiles. */
 template <class ALoad, class Epi>
 void gemm_launch(cudaStream_t s, ALoad a, const float *b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
                  int batch)
 {
-    const dim3 grid(swin_cuda_blocks(M, GEMM_BM), swin_cuda_blocks(N, GEMM_BN), (unsigned)batch);
-    SWIN_LAUNCH((gemm_tiled<ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K);
+    const unsigned t64 = swin_cuda_blocks(N, 64), t48 = swin_cuda_blocks(N, 48);
+    if (48u * t48 < 64u * t64) {
+        const dim3 grid(swin_cuda_blocks(M, GEMM_BM), t48, (unsigned)batch);
+        SWIN_LAUNCH((gemm_tiled<3, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K);
+    } else {
+        const dim3 grid(swin_cuda_blocks(M, GEMM_BM), t64, (unsigned)batch);
+        SWIN_LAUNCH((gemm_tiled<4, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K);
+    }
 }
 
 /* A = rows of a matrix with pitch lda: A(m, k) = p[m lda + k] (the same for every z). */
 struct RowsA {
     const float *p;
     long long lda;
-    __device__ float load(int, long long m, int k) const { return p[m * lda + k]; }
+    typedef const float *Row;
+    typedef int Col;
+    __device__ Row row(int, long long m) const { return p + m * lda; }
+    __device__ Col col(int k) const { return k; }
+    __device__ float load(Row r, Col k) const { return r[k]; }
 };
 
 /* out[m ldc + n] = acc + bias[n] (bias may be NULL), then GELU_erf when gelu. */
@@ -114,10 +170,7 @@ struct AddRows {
     float *out;
     long long ldc;
     const float *bias;
-    __device__ void store(int, long long m, int n, float v) const
-    {
-        out[m * ldc + n] += v + bias[n];
-    }
+    __device__ void store(int, long long m, int n, float v) const { out[m * ldc + n] += v + bias[n]; }
 };
 
 } // namespace swin_cuda

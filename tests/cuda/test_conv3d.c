@@ -4,7 +4,7 @@
  * bound K u max|x w| ~ 351 * 6e-8 * 0.2 ~ 4e-6.
  * Shapes: every (k, stride, pad) forward() uses (3/1/1, 1/1/0, 2/2/0) plus 3/2/1, dims not
  * multiples of anything, cin and cout odd, cout > 64 (two GEMM column tiles), K not a
- * multiple of 16, output into a channel slice of a wider volume, bias and no bias. */
+ * multiple of 16, M over one 128-row tile, N on 48- and 64-column tiles, output into a channel slice of a wider volume, bias and no bias. */
 #include "tests/cuda/cuda_op_test.h"
 
 static bool conv_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int cin, int in_pitch, int cout,
@@ -40,6 +40,8 @@ int main(void)
     ok &= conv_case(&e, &r, "conv3d k1, 17 -> 3, in pitch 20, bias", 3, 5, 4, 17, 20, 3, 3, 0, 1, 1, 0, true);
     ok &= conv_case(&e, &r, "conv3d k2 s2 (patch embed), 6x4x8, 2 -> 12, bias", 6, 4, 8, 2, 2, 12, 12, 0, 2, 2, 0, true);
     ok &= conv_case(&e, &r, "conv3d k3 s2 p1, 7x6x5, 4 -> 9", 7, 6, 5, 4, 4, 9, 9, 0, 3, 2, 1, false);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 5x6x9 (2 row tiles), 6 -> 96 (48-col tiles)", 5, 6, 9, 6, 6, 96, 96, 0, 3,
+                    1, 1, true);
     ct_env_free(&e);
     return test_exit(ok);
 }
