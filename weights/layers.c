@@ -173,6 +173,22 @@ static int recognise(const struct graph *g, int i, struct layer *l, swin_error *
             node_err(g, i, SWIN_ERR_SHAPE, "scale and bias have different lengths", err);
             return -1;
         }
+        /* an affine applied by separate Mul/Add nodes would be silently lost: refuse it */
+        const int *c;
+        int nc = graph_consumers(g, n->output[0], &c);
+        for (int k = 0; k < nc; k++) {
+            const Onnx__NodeProto *u = g->f->nodes[c[k]];
+            if (strcmp(u->op_type, "Mul") && strcmp(u->op_type, "Add")) continue;
+            for (int x = 0; x < 2; x++) {
+                const struct onnx_tensor *t = graph_tensor(g, node_in(u, x));
+                if (t && t->dtype == ONNX_FLOAT && t->numel > 1) {
+                    node_err(g, c[k], SWIN_ERR_MODEL,
+                             "a normalisation's affine applied as a separate Mul/Add of a constant is not supported; expected it in the normalisation's scale and bias",
+                             err);
+                    return -1;
+                }
+            }
+        }
         return 1;
     }
     if (!strcmp(op, "Gather") || !strcmp(op, "GatherND")) {

@@ -93,6 +93,16 @@ def main() -> int:
     del ln.input[1:]
     save(m, out, "decomposed_ln.onnx")
 
+    # an InstanceNorm affine applied as a separate Mul after a plain InstanceNormalization
+    m = onnx.load(src)
+    i, inn = next((k, n) for k, n in enumerate(m.graph.node) if n.op_type == "InstanceNormalization")
+    c = next(t for t in m.graph.initializer if t.name == "encoder1.layer.conv1.conv.weight").dims[0]
+    m.graph.initializer.append(numpy_helper.from_array(np.full((c, 1, 1, 1), 1.5, np.float32), "in_gamma"))
+    out_name = inn.output[0]
+    inn.output[0] = out_name + "_plain"
+    m.graph.node.insert(i + 1, helper.make_node("Mul", [inn.output[0], "in_gamma"], [out_name], name="in_affine_mul"))
+    save(m, out, "in_affine_mul.onnx")
+
     # dynamo export: external data truncated to half, and missing
     for name, cut in (("dyn_trunc_data", True), ("dyn_missing_data", False)):
         d = os.path.join(out, name)
