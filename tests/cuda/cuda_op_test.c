@@ -49,7 +49,15 @@ void ct_env_upload(ct_env *e)
     e->model.flat = e->flat;
     e->model.flat_bytes = e->used ? e->used : 256;
     if (!e->cpu && swin_cpu_backend_create(1, &e->cpu, &err)) die(err.msg);
-    if (swin_cuda_backend_create(0, &e->model, &e->gpu, &err)) die(err.msg);
+    swin_status st = swin_cuda_backend_create(0, &e->model, &e->gpu, &err);
+#ifdef CT_REAL_GPU
+    /* The nvcc build on a machine without a usable GPU: the backend must say so cleanly. */
+    if (st == SWIN_ERR_BACKEND) {
+        fprintf(stderr, "SKIP no usable CUDA device: %s\n", err.msg);
+        exit(77);
+    }
+#endif
+    if (st) die(err.msg);
 }
 
 void ct_env_free(ct_env *e)

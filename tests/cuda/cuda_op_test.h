@@ -38,7 +38,8 @@ void ct_env_init(ct_env *e, size_t weight_floats);
 float *ct_weight(ct_env *e, test_rng *r, size_t n, float lo, float hi);
 /* Creates the CPU backend (1 thread) once and (re)creates the CUDA backend, which uploads
  * the weights made so far: call it after a case's ct_weight calls, before its ops.
- * Exits the test on failure. */
+ * Exits the test on failure; in the real-GPU build (CT_REAL_GPU) exits 77 (CTest skip)
+ * when the backend reports SWIN_ERR_BACKEND, i.e. no usable device. */
 void ct_env_upload(ct_env *e);
 void ct_env_free(ct_env *e);
 
