@@ -1024,7 +1024,8 @@ def markdown(doc: dict) -> str:
     L.append("")
     L.append("Peak RSS: the process's ru_maxrss (wait4), each configuration in its own process; an ORT process's "
              "base is Python + numpy + onnxruntime before the session, swinrun's base is the bare process. "
-             "Ratios < 1 mean swinrun is faster / smaller.")
+             "The ratio column is swinrun / that ORT configuration, from back-to-back pairs; "
+             "(RSS r) is swinrun's peak RSS / that configuration's. Ratios < 1 mean swinrun is faster / smaller.")
     for c, e in doc["configs"].items():
         if e.get("device_peak_bytes") is not None:
             L.append(f"Device memory {c}: {fmt_mib(e['device_peak_bytes'])} MiB peak ({e.get('device_memory_source')}).")
