@@ -1,4 +1,4 @@
-/* The structural walk: matches the recognised layers, in graph order, against the Swin
+/* The structural walk: matches the recognised layers, in dataflow order (order.h), against the Swin
  * UNETR layer sequence, detecting the configuration as it goes (feature size from the
  * patch embedding, depths by counting blocks, heads and window from the bias tables,
  * merge order from the Slice/Concat pattern, ...), checking every shape against it, and
