@@ -38,8 +38,10 @@ def predictor_from_onnx(path, threads):
 
 
 def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0),
-              resample=True, prep_out=None):
-    """MONAI's pipeline on one NIfTI file; returns the labels on its grid (uint8/uint16, nibabel order)."""
+              resample=True, prep_out=None, details=None):
+    """MONAI's pipeline on one NIfTI file; returns the labels on its grid (uint8/uint16, nibabel order)
+    and the preprocessed shape. details (a dict), when given, receives the averaged logits on
+    the preprocessed grid ("logits", (C, D, H, W)) and that grid's affine ("affine")."""
     from monai.inferers import sliding_window_inference
     from monai.transforms import (AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged, Orientationd,
                                   ScaleIntensityRanged, Spacingd)
@@ -56,6 +58,9 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
         np.save(prep_out, np.asarray(img[0].numpy(), np.float32))
     with torch.no_grad():
         logits = sliding_window_inference(img[None].float(), roi, 1, predict, overlap=overlap, mode=blend)
+    if details is not None:
+        details["logits"] = np.asarray(logits[0].numpy())
+        details["affine"] = np.asarray(img.affine, np.float64)
     d["pred"] = logits[0]
     post = Compose([AsDiscreted("pred", argmax=True),
                     Invertd("pred", transform=pre, orig_keys="image", nearest_interp=True)])
