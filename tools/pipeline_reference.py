@@ -41,7 +41,9 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
               resample=True, prep_out=None, details=None):
     """MONAI's pipeline on one NIfTI file; returns the labels on its grid (uint8/uint16, nibabel order)
     and the preprocessed shape. details (a dict), when given, receives the averaged logits on
-    the preprocessed grid ("logits", (C, D, H, W)) and that grid's affine ("affine")."""
+    the preprocessed grid ("logits", (C, D, H, W)) and that grid's affine ("affine"); with
+    details["want_probabilities"] also the softmax probabilities on the input grid
+    ("probabilities", (C, nx, ny, nz), Invertd with bilinear interpolation)."""
     from monai.inferers import sliding_window_inference
     from monai.transforms import (AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged, Orientationd,
                                   ScaleIntensityRanged, Spacingd)
@@ -62,9 +64,15 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
         details["logits"] = np.asarray(logits[0].numpy())
         details["affine"] = np.asarray(img.affine, np.float64)
     d["pred"] = logits[0]
+    keys, nearest = ["pred"], [True]
+    if details is not None and details.get("want_probabilities"):
+        d["prob"] = torch.softmax(logits[0], 0)  # back to the input grid with the forward mode (bilinear)
+        keys, nearest = ["pred", "prob"], [True, False]
     post = Compose([AsDiscreted("pred", argmax=True),
-                    Invertd("pred", transform=pre, orig_keys="image", nearest_interp=True)])
+                    Invertd(keys, transform=pre, orig_keys="image", nearest_interp=nearest)])
     d = post(d)
+    if "prob" in keys:
+        details["probabilities"] = np.asarray(d["prob"].numpy())  # (C, nx, ny, nz)
     lab = np.asarray(d["pred"][0].numpy())
     return lab.round().astype(np.uint8 if logits.shape[1] <= 256 else np.uint16), tuple(img.shape[1:])
 

@@ -72,11 +72,12 @@ def main():
             out = os.path.join(work, f"{name}_{vname}.nii.gz")
             if os.path.exists(out):
                 os.remove(out)
+            probs = os.path.join(work, f"{name}_{vname}_prob.nii.gz") if vname == "default" else None
             if mode == "fake":
                 kv = ["channels=3"] + (["blend=gaussian", "overlap=0.25"] if kw else [])
-                cmd = [probe, "segment", path, out, *kv]
+                cmd = [probe, "segment", path, out, *kv] + ([f"probs={probs}"] if probs else [])
             else:
-                cmd = [swinrun, path, out, "--model", model, "-q", *opts]
+                cmd = [swinrun, path, out, "--model", model, "-q", *opts] + (["--probabilities", probs] if probs else [])
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode:
                 print(f"{name} {vname}: swinrun failed: {r.stderr.strip()}")
@@ -84,8 +85,15 @@ def main():
                 continue
             got_img = nib.load(out)
             got = np.asarray(got_img.dataobj)
-            det = {}
+            det = {"want_probabilities": bool(probs)}
             ref, prep_shape = reference(path, predict, roi, details=det, **kw)
+            pmsg, pgood = "", True
+            if probs:  # softmax probabilities on the input grid vs MONAI's (Invertd, bilinear)
+                p_got = np.asarray(nib.load(probs).dataobj, np.float64)
+                p_ref = np.moveaxis(det["probabilities"], 0, -1)
+                perr = float(np.max(np.abs(p_got - p_ref))) if p_got.shape == p_ref.shape else float("nan")
+                pgood = bool(perr <= (1e-5 if mode == "fake" else 1e-3))  # NaN fails
+                pmsg = f"; probabilities max |diff| {perr:.2e}"
             inp = nib.load(path)
             same_geom = got.shape == inp.shape[:3] and np.allclose(got_img.affine, inp.affine, atol=1e-5)
             frac = float(np.mean(got == ref)) if got.shape == ref.shape else 0.0
@@ -100,9 +108,9 @@ def main():
                 all_top = np.sort(det["logits"].reshape(det["logits"].shape[0], -1), axis=0)
                 margin = (f"; reference top-2 logit margin there <= {float(np.max(top[-1] - top[-2])):.2e} "
                           f"(median over the volume {float(np.median(all_top[-1] - all_top[-2])):.2e})")
-            good = same_geom and frac >= need
+            good = same_geom and frac >= need and pgood
             print(f"{name:24s} {vname:18s} input {inp.shape[:3]} grid {prep_shape}: {100 * frac:.4f} % identical, "
-                  f"{int(diff.sum())} differ ({on_edge} on a reference label boundary{margin})"
+                  f"{int(diff.sum())} differ ({on_edge} on a reference label boundary{margin}){pmsg}"
                   f"{'' if same_geom else ', WRONG GRID/AFFINE'} {'ok' if good else 'FAIL'}")
             ok &= good
     sys.exit(0 if ok else 1)
