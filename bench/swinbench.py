@@ -978,7 +978,8 @@ def markdown(doc: dict) -> str:
     L.append("")
     L.append(f"Machine: {machine_line(doc['machine'])}. Threads: {doc['threads'] or 'all'}. "
              f"Warm-up {doc['warmup']}, {doc['runs']} timed runs per configuration, alternating ORT/swinrun. "
-             f"Input: {doc['input']['kind']}. Load average before/after: "
+             f"Input: {doc['input']['kind']}" + (f" (seed {doc['input']['seed']})" if "seed" in doc["input"] else "")
+             + f". Load average before/after: "
              f"{doc['load_before'].get('loadavg')} / {doc['load_after'].get('loadavg')}.")
     L.append("")
     L.append("| configuration | s/window median | min | max | swinrun/ORT time (median of pairs) | peak RSS MiB "
@@ -1105,9 +1106,11 @@ def chart(doc: dict, path: str) -> str:
     ax2.set_xlim(0, max(rss) * 1.35)
     m = doc["model"]
     f = m.get("feature_size")
+    ortv = next((e.get("ort_version") for e in doc["configs"].values() if e.get("ort_version")), "")
+    la = doc["load_before"].get("loadavg") or ["?"]
     fig.suptitle(f"Swin UNETR{f' f={f}' if f else ''}, window {'x'.join(map(str, m['cube']))}: swinrun vs ONNX Runtime "
-                 f"(CPU threads: {doc['threads'] or 'all'}; {doc['runs']} runs after {doc['warmup']} warm-up)\n"
-                 f"{machine_line(doc['machine'])} - {doc['date_utc']}", fontsize=10)
+                 f"{ortv} (CPU threads: {doc['threads'] or 'all'}; {doc['runs']} runs after {doc['warmup']} warm-up)\n"
+                 f"{machine_line(doc['machine'])}; load average {la[0]} at start - {doc['date_utc']}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
