@@ -46,3 +46,22 @@ void atomic_file_abort(struct atomic_file *af)
     af->f = NULL;
     unlink(af->tmp);
 }
+
+swin_status atomic_file_check_dir(const char *path, const char *what, swin_error *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (strlen(path) >= sizeof dir) return swin_error_set(err, SWIN_ERR_ARG, "%s: path too long", path);
+    if (!slash) {
+        strcpy(dir, ".");
+    } else if (slash == path) {
+        strcpy(dir, "/");
+    } else {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = 0;
+    }
+    if (access(dir, W_OK) != 0)
+        return swin_error_set(err, SWIN_ERR_IO, "%s: cannot write the %s there: %s: %s", path, what, dir,
+                              errno == ENOENT ? "no such directory" : strerror(errno));
+    return SWIN_OK;
+}

@@ -17,6 +17,9 @@ swin_status atomic_file_open(struct atomic_file *af, const char *path, swin_erro
 /* Flushes, checks every write succeeded, fsyncs and renames; on any failure removes the
  * temporary file. */
 swin_status atomic_file_commit(struct atomic_file *af, swin_error *err);
+/* Checks, before any work is done, that the directory of `path` exists and is writable;
+ * `what` names the output in the message (e.g. "label map"). */
+swin_status atomic_file_check_dir(const char *path, const char *what, swin_error *err);
 /* Removes the temporary file without touching the destination. */
 void atomic_file_abort(struct atomic_file *af);
 

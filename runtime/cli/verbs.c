@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "runtime/cli/cli.h"
+#include "runtime/atomic_file.h"
 #include "runtime/npy.h"
 
 static const double MiB = 1024.0 * 1024.0;
@@ -134,7 +135,8 @@ int cli_forward(const struct cli_args *a)
     if (rc) return rc;
     swin_error err = {0};
     struct npy_array x;
-    swin_status st = npy_read_f32(a->pos[1], &x, &err);
+    swin_status st = atomic_file_check_dir(a->pos[2], "logits", &err);
+    if (!st) st = npy_read_f32(a->pos[1], &x, &err);
     if (st) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
         return cli_exit_code(st);

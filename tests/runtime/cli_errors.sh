@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The CLI on bad input: each case must exit with the expected code, print exactly one line
+# on stderr that names the problem, and leave no output file behind.
+#   cli_errors.sh SWINRUN CASE_DIR (a test-data case with model.onnx and input.npy)
+set -u
+swinrun="$1" case_dir="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+fails=0 passes=0
+
+# expect NAME CODE PATTERN OUTFILE -- ARGS...
+expect() {
+    local name="$1" code="$2" pattern="$3" out="$4"; shift 5
+    "$swinrun" "$@" > "$work/stdout" 2> "$work/stderr"
+    local rc=$? lines
+    lines=$(grep -vc '^swinrun: run ' "$work/stderr")
+    if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ] || ! grep -q -- "$pattern" "$work/stderr" \
+        || { [ -n "$out" ] && ls "$out"* > /dev/null 2>&1; }; then
+        echo "FAIL $name: exit $rc (want $code), $lines stderr lines, stderr:"; cat "$work/stderr"
+        fails=$((fails + 1))
+    else
+        echo "ok   $name: $(cat "$work/stderr")"
+        passes=$((passes + 1))
+    fi
+}
+
+: > "$work/empty.onnx"
+head -c 100000 "$case_dir/model.onnx" > "$work/trunc.onnx"
+head -c 3000 "$case_dir/input.npy" > "$work/trunc.npy"
+printf 'not a model' > "$work/text.onnx"
+model="$case_dir/model.onnx" in="$case_dir/input.npy"
+
+expect "empty model"        2 "empty file"           "" -- info "$work/empty.onnx"
+expect "truncated model"    2 "truncated"            "" -- info "$work/trunc.onnx"
+expect "text as model"      2 "text.onnx"            "" -- info "$work/text.onnx"
+expect "missing model"      2 "cannot open"          "" -- plan "$work/none.onnx"
+expect "bad cube"           2 "multiple of 32"       "" -- plan "$model" --cube 48 32 32
+expect "memory limit"       1 "raise --mem-limit"    "" -- plan "$model" --mem-limit 1M
+expect "unknown option"     2 "unknown option"       "" -- plan "$model" --frobnicate
+expect "missing value"      2 "needs a value"        "" -- plan "$model" --threads
+expect "truncated input"    2 "truncated"            "$work/o1.npy" -- forward "$model" "$work/trunc.npy" "$work/o1.npy"
+expect "missing output dir" 2 "no such directory"    "" -- forward "$model" "$in" "$work/nodir/o.npy"
+expect "model as input"     2 "not a .npy"           "$work/o2.npy" -- forward "$model" "$model" "$work/o2.npy"
+expect "limit before alloc" 1 "raise --mem-limit"    "$work/o3.npy" -- forward "$model" "$in" "$work/o3.npy" --mem-limit 2M
+expect "unknown command"    2 "unknown command"      "" -- frobnicate
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
