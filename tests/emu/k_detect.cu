@@ -89,8 +89,10 @@ __global__ void sanitize(const float *in, float *out, int mode)
         out[t + 1] = s[t]; /* thread 63 writes one past the end of out */
     else if (mode == 2)
         out[t] = s[t + 1]; /* thread 63 reads one past the end of s */
-    else if (mode == 3)
-        out[t] = reinterpret_cast<const float4 *>(in + 1)[t % 8].x; /* 4-byte aligned float4 */
+    else if (mode == 3) {
+        float4 v = reinterpret_cast<const float4 *>(in + 1)[t % 8]; /* only 4-byte aligned */
+        out[t] = v.x + v.w;
+    }
     else
         out[t] = s[t];
 }
