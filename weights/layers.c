@@ -1,5 +1,6 @@
 #include "weights/layers.h"
 
+#include "weights/ln_decomposed.h"
 #include "weights/order.h"
 
 #include <math.h>
@@ -94,8 +95,9 @@ static bool eps_ok(const Onnx__NodeProto *n)
 }
 
 /* Recognises node i; *l->kind is set and 1 returned when it carries weights, 0 when it is a
- * plain operator, -1 on error. */
-static int recognise(const struct graph *g, int i, struct layer *l, swin_error *err)
+ * plain operator, -1 on error. rm: the ReduceMean nodes a decomposed LayerNorm ending here
+ * uses (else left alone). */
+static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], swin_error *err)
 {
     const Onnx__NodeProto *n = g->f->nodes[i];
     const char *op = n->op_type ? n->op_type : "";
@@ -155,6 +157,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, swin_error *
     }
     if (!strcmp(op, "LayerNormalization") || !strcmp(op, "InstanceNormalization")) {
         l->kind = op[0] == 'L' ? L_LN : L_IN;
+        l->x = node_in(n, 0);
         l->w = graph_tensor(g, node_in(n, 1));
         l->b = graph_tensor(g, node_in(n, 2));
         if (!is_float_const(l->w, 1) || (node_in(n, 2)[0] && !is_float_const(l->b, 1))) {
@@ -214,10 +217,8 @@ static int recognise(const struct graph *g, int i, struct layer *l, swin_error *
         }
         return 0;
     }
-    if (!strcmp(op, "ReduceMean")) {
-        node_err(g, i, SWIN_ERR_MODEL, "decomposed LayerNormalization (an opset < 17 export); re-export with opset_version >= 17", err);
-        return -1;
-    }
+    if (!strcmp(op, "Div")) return ln_decomposed_match(g, i, l, rm, err);
+    if (!strcmp(op, "ReduceMean")) return 0;   /* checked in layers_find: part of a decomposed LayerNorm */
     if (!strcmp(op, "BatchNormalization")) {
         node_err(g, i, SWIN_ERR_MODEL, "batch norm (norm_name='batch') is not supported; expected InstanceNormalization", err);
         return -1;
@@ -245,20 +246,27 @@ swin_status layers_find(const struct graph *g, struct layer_list *out, swin_erro
     out->n = 0;
     out->v = malloc(((size_t)nn + 1) * sizeof *out->v);
     struct layer *by_node = malloc(((size_t)nn + 1) * sizeof *by_node);
-    unsigned char *has = calloc((size_t)nn + 1, 1);
-    swin_status st = out->v && by_node && has ? SWIN_OK : swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", g->f->path);
+    unsigned char *has = calloc((size_t)nn + 1, 1), *in_ln = calloc((size_t)nn + 1, 1);
+    swin_status st = out->v && by_node && has && in_ln ? SWIN_OK : swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", g->f->path);
     /* every node is checked, in file order, so errors name the first offender as listed */
     for (int i = 0; i < nn && !st; i++) {
-        int r = recognise(g, i, &by_node[i], err);
+        int rm[2] = {-1, -1};
+        int r = recognise(g, i, &by_node[i], rm, err);
         if (r < 0) st = err->status;
         else has[i] = (unsigned char)r;
+        for (int k = 0; k < 2; k++)
+            if (rm[k] >= 0) in_ln[rm[k]] = 1;
     }
+    for (int i = 0; i < nn && !st; i++)
+        if (!strcmp(g->f->nodes[i]->op_type, "ReduceMean") && !in_ln[i])
+            st = node_err(g, i, SWIN_ERR_MODEL, "a ReduceMean that is not part of a decomposed LayerNormalization (mean, centre, variance, divide)", err);
     if (!st) st = dataflow_order(g, &order, &n_order, err);
     for (int k = 0; k < n_order && !st; k++)
         if (has[order[k]]) out->v[out->n++] = by_node[order[k]];
     free(order);
     free(by_node);
     free(has);
+    free(in_ln);
     if (st) layers_free(out);
     return st;
 }

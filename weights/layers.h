@@ -19,6 +19,7 @@ struct layer {
     const struct onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
+    const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
 };
 
 struct layer_list {

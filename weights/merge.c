@@ -38,10 +38,9 @@ static swin_status read_slice(const struct graph *g, int node, int off[3], swin_
     return SWIN_OK;
 }
 
-swin_status merge_order_read(const struct graph *g, int ln_node, swin_merge_order order, swin_error *err)
+swin_status merge_order_read(const struct graph *g, int ln_node, const char *x, swin_merge_order order, swin_error *err)
 {
-    const Onnx__NodeProto *ln = g->f->nodes[ln_node];
-    int cat = graph_producer(g, node_in(ln, 0));
+    int cat = graph_producer(g, x);
     const Onnx__NodeProto *c = cat >= 0 ? g->f->nodes[cat] : NULL;
     if (!c || strcmp(c->op_type, "Concat") || c->n_input != 8 ||
         (node_attr_int(c, "axis", -1) != -1 && node_attr_int(c, "axis", -1) != RANK - 1))

@@ -38,6 +38,9 @@ static swin_status fail(struct walker *w, int node, swin_status st, const char *
 
 static const struct layer *peek(struct walker *w) { return w->pos < w->L->n ? &w->L->v[w->pos] : NULL; }
 
+/* Channels a LayerNorm's scale covers; 0 for a decomposed one without affine (proj_out). */
+static uint64_t ln_width(const struct layer *l) { return l->w ? l->w->numel : 0; }
+
 static swin_status expect(struct walker *w, enum layer_kind k, const char *what, const struct layer **out)
 {
     const struct layer *l = peek(w);
@@ -119,6 +122,7 @@ static swin_status bind_affine(struct walker *w, const struct layer *l, int64_t 
                                const char *what, const char *prefix)
 {
     char key[160];
+    if (!l->w) return fail(w, l->node, SWIN_ERR_MODEL, "%s has no scale; MONAI's is affine", what);
     snprintf(key, sizeof key, "%s.weight", prefix);
     TRY(bind_vec(w, l, l->w, ws, c, what, key));
     snprintf(key, sizeof key, "%s.bias", prefix);
@@ -366,7 +370,7 @@ static swin_status proj_out(struct walker *w, int hs)
     bool plain = graph_const_all(w->g, l->w, 1.0f, w->err, &st);
     if (!st) plain = plain && graph_const_all(w->g, l->b, 0.0f, w->err, &st);
     if (st) return st;
-    if (l->w->numel != (uint64_t)c)
+    if (l->w && l->w->numel != (uint64_t)c)
         return fail(w, l->node, SWIN_ERR_SHAPE, "%s normalises %llu channels, expected %lld", what, (unsigned long long)l->w->numel,
                     (long long)c);
     if (!plain) return fail(w, l->node, SWIN_ERR_MODEL, "%s has affine parameters; MONAI's has none", what);
@@ -387,7 +391,7 @@ static swin_status bind_stage(struct walker *w, int s)
         TRY(bind_resblock(w, &st->v2, c, c, pre, what, true));
     }
     int b = 0;
-    while ((l = peek(w)) && l->kind == L_LN && l->w->numel == (uint64_t)c) {
+    while ((l = peek(w)) && l->kind == L_LN && ln_width(l) == (uint64_t)c) {
         if (b == SWIN_MAX_DEPTH)
             return fail(w, l->node, SWIN_ERR_MODEL, "stage %d has more than %d Swin blocks", s + 1, SWIN_MAX_DEPTH);
         TRY(bind_block(w, s, b++));
@@ -405,7 +409,7 @@ static swin_status bind_stage(struct walker *w, int s)
     l = peek(w);
     TRY(bind_ln(w, 8 * c, &st->merge_norm_w, &st->merge_norm_b, what, pre));
     swin_merge_order order;
-    TRY(merge_order_read(w->g, l->node, order, w->err));
+    TRY(merge_order_read(w->g, l->node, l->x, order, w->err));
     if (!w->have_merge_order) {
         memcpy(cfg->merge_order, order, sizeof order);
         cfg->merge_kind = merge_kind_of(order);
@@ -475,7 +479,7 @@ swin_status walk_model(const struct graph *g, const struct layer_list *layers, s
     /* patch_norm: an LN over f right after the conv that is not stage 1's first norm1 (which a
      * Linear, qkv, follows) */
     l = peek(w);
-    cfg->patch_norm = l && l->kind == L_LN && l->w->numel == (uint64_t)f &&
+    cfg->patch_norm = l && l->kind == L_LN && ln_width(l) == (uint64_t)f &&
                       !(w->pos + 1 < layers->n && layers->v[w->pos + 1].kind == L_LINEAR);
     if (cfg->patch_norm) TRY(bind_ln(w, f, &m->patch_norm_w, &m->patch_norm_b, "patch_norm", "swinViT.patch_embed.norm"));
     for (int s = 0; s < SWIN_STAGES; s++) TRY(bind_stage(w, s));
@@ -485,7 +489,7 @@ swin_status walk_model(const struct graph *g, const struct layer_list *layers, s
      * state), the decoder block; each hidden state's proj_out LN comes just before its
      * first consumer. Its presence before encoder10 decides `normalize`. */
     l = peek(w);
-    cfg->normalize = l && l->kind == L_LN && l->w->numel == (uint64_t)(16 * f);
+    cfg->normalize = l && l->kind == L_LN && (ln_width(l) == (uint64_t)(16 * f) || !l->w);
     TRY(proj_out(w, 4));
     TRY(bind_resblock(w, &m->encoder[4], 16 * f, 16 * f, "encoder10.layer", "encoder10", false));
     char pre[80], key[120], what[80];

@@ -3,8 +3,11 @@
   gemm:   a Linear as Gemm(transB=1) with an (out, in) weight and its bias as input C
   shared: one initializer feeding two LayerNorms (exporters de-duplicate identical values)
   constant: weights held by Constant nodes instead of initializers
+  decomposed: every LayerNormalization written out as opset < 17 exporters do
+              (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta)
 
     check_variants.py LOADER_DUMP TS_MODEL WORKDIR"""
+import json
 import os
 import subprocess
 import sys
@@ -91,6 +94,46 @@ def main() -> int:
         ok = np.array_equal(a[k], b[k])
         bad += not ok
         print(f"{'ok  ' if ok else 'FAIL'} weights in Constant nodes: {k}")
+    # decomposed: the opset-16 LayerNormalization pattern, in place of each LayerNormalization
+    m = onnx.load(src)
+    g = m.graph
+    nodes = []
+    for k, n in enumerate(g.node):
+        if n.op_type != "LayerNormalization":
+            nodes.append(n)
+            continue
+        p = f"ln{k}_"
+        x, y = n.input[0], n.output[0]
+        nodes += [helper.make_node("ReduceMean", [x], [p + "m"], axes=[-1]),
+                  helper.make_node("Sub", [x, p + "m"], [p + "d"]),
+                  helper.make_node("Constant", [], [p + "two"], value=numpy_helper.from_array(np.array(2, np.float32))),
+                  helper.make_node("Pow", [p + "d", p + "two"], [p + "d2"]),
+                  helper.make_node("ReduceMean", [p + "d2"], [p + "v"], axes=[-1]),
+                  helper.make_node("Constant", [], [p + "eps"], value=numpy_helper.from_array(np.array(1e-5, np.float32))),
+                  helper.make_node("Add", [p + "v", p + "eps"], [p + "ve"]),
+                  helper.make_node("Sqrt", [p + "ve"], [p + "s"])]
+        affine = len(n.input) > 2 and n.input[2]
+        nodes.append(helper.make_node("Div", [p + "d", p + "s"], [p + "n" if affine else y]))
+        if affine:
+            nodes += [helper.make_node("Mul", [p + "n", n.input[1]], [p + "g"]), helper.make_node("Add", [p + "g", n.input[2]], [y])]
+    del g.node[:]
+    g.node.extend(nodes)
+    path = os.path.join(work, "decomposed.onnx")
+    onnx.save(m, path)
+    slots = ["stage0.block0.norm1_w", "stage0.block1.norm2_b", "stage2.merge_norm_w", "stage3.merge_norm_b",
+             "stage1.merge_red_w", "stage3.block1.fc2_w", "decoder4.transp_w"]
+    a, b = dump(dump_bin, src, slots, "orig", work), dump(dump_bin, path, slots, "decomp", work)
+    if a is None or b is None:
+        return 1
+    cfg_a = json.loads(subprocess.run([dump_bin, src], capture_output=True, text=True).stdout)
+    cfg_b = json.loads(subprocess.run([dump_bin, path], capture_output=True, text=True).stdout)
+    ok = cfg_a == cfg_b
+    bad += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} decomposed LayerNorms: same configuration")
+    for k in slots:
+        ok = np.array_equal(a[k], b[k])
+        bad += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} decomposed LayerNorms: {k}")
     print("PASS" if not bad else "FAILED")
     return 1 if bad else 0
 

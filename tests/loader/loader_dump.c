@@ -5,7 +5,7 @@
  *   loader_dump model.onnx SLOT out.bin ...      also writes the named weights (float32,
  *                                                canonical layout) to files
  * SLOT names: patch_w patch_b patch_norm_w out_w out_b
- *   stage<s>.block<b>.{norm1_w,qkv_w,qkv_b,bias_table,proj_w,proj_b,norm2_w,fc1_w,fc1_b,fc2_w,fc2_b}
+ *   stage<s>.block<b>.{norm1_w,norm1_b,qkv_w,qkv_b,bias_table,proj_w,proj_b,norm2_w,norm2_b,fc1_w,fc1_b,fc2_w,fc2_b}
  *   stage<s>.{merge_norm_w,merge_norm_b,merge_red_w,v2.conv1_w,v2.conv2_w}
  *   encoder<e>.{conv1_w,conv2_w,conv3_w,norm1_w,norm1_b}   decoder<d>.{transp_w,res.conv1_w,res.conv3_w,res.norm1_w}
  * (s, b, e, d 0-based as in struct swin_model). */
@@ -61,6 +61,8 @@ static const float *slot(const struct swin_model *m, const char *name, size_t *n
         const struct swin_block_w *k = &m->stage[s].block[b];
         size_t C = (size_t)swin_stage_channels(c, s), H = (size_t)c->mlp_hidden[s];
         if (!strcmp(field, "norm1_w")) return *n = C, k->norm1_w;
+        if (!strcmp(field, "norm1_b")) return *n = C, k->norm1_b;
+        if (!strcmp(field, "norm2_b")) return *n = C, k->norm2_b;
         if (!strcmp(field, "qkv_w")) return *n = 3 * C * C, k->qkv_w;
         if (!strcmp(field, "qkv_b")) return *n = 3 * C, k->qkv_b;
         if (!strcmp(field, "bias_table")) return *n = (size_t)swin_bias_table_rows(c) * c->heads[s], k->bias_table;
