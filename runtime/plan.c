@@ -75,6 +75,54 @@ static size_t live_peak(const struct plan *p)
     return peak;
 }
 
+/* Places tensors in the given order, each in the smallest gap (best fit) between tensors
+ * already placed whose lifetimes overlap its own, else above them. Writes off[]; returns
+ * the arena size. */
+static size_t place_in_order(const struct plan *p, const struct sort_key *order, size_t *off, int *placed,
+                             struct sort_key *near)
+{
+    size_t arena = 0;
+    int nplaced = 0;
+    for (int k = 0; k < p->n; k++) {
+        const struct plan_tensor *t = &p->t[order[k].idx];
+        int nn = 0;
+        for (int j = 0; j < nplaced; j++)
+            if (overlap_in_time(t, &p->t[placed[j]])) near[nn++] = (struct sort_key){off[placed[j]], 0, placed[j]};
+        qsort(near, (size_t)nn, sizeof *near, by_key_asc);
+        size_t best = SIZE_MAX, best_gap = SIZE_MAX, cursor = 0;
+        for (int j = 0; j < nn; j++) {
+            size_t o = near[j].key, end = o + p->t[near[j].idx].bytes;
+            if (o > cursor && o - cursor >= t->bytes && o - cursor < best_gap) {
+                best_gap = o - cursor;
+                best = cursor;
+            }
+            if (end > cursor) cursor = end;
+        }
+        size_t at = best != SIZE_MAX ? best : cursor;
+        off[order[k].idx] = at;
+        if (at + t->bytes > arena) arena = at + t->bytes;
+        placed[nplaced++] = order[k].idx;
+    }
+    return arena;
+}
+
+/* The orders tried; the smallest arena wins. Largest first is the classic greedy by size;
+ * the others win on plans where long-lived small tensors fragment the big gaps. */
+enum plan_order { ORDER_SIZE, ORDER_SIZE_X_LIFETIME, ORDER_LIFETIME, ORDER_BIRTH, ORDER_COUNT };
+
+static size_t order_key(const struct plan_tensor *t, enum plan_order o)
+{
+    size_t life = (size_t)(t->dies - t->born);
+    switch (o) {
+    case ORDER_SIZE: return t->bytes;
+    case ORDER_SIZE_X_LIFETIME: return t->bytes / SWIN_PLAN_ALIGN * life;
+    case ORDER_LIFETIME: return life;
+    case ORDER_BIRTH: return (size_t)(INT32_MAX - t->born);
+    case ORDER_COUNT: break;
+    }
+    return 0;
+}
+
 swin_status plan_solve(struct plan *p, swin_error *err)
 {
     for (int i = 0; i < p->n; i++)
@@ -82,43 +130,26 @@ swin_status plan_solve(struct plan *p, swin_error *err)
             return swin_error_set(err, SWIN_ERR_INTERNAL, "plan: tensor '%s' is never freed",
                                   p->t[i].name ? p->t[i].name : "?");
     size_t cnt = (size_t)(p->n ? p->n : 1);
-    struct sort_key *order = malloc(cnt * sizeof *order);
+    struct sort_key *order = malloc(cnt * sizeof *order), *near = malloc(cnt * sizeof *near);
     int *placed = malloc(cnt * sizeof *placed);
-    struct sort_key *near = malloc(cnt * sizeof *near);
-    if (!order || !placed || !near) {
-        free(order), free(placed), free(near);
+    size_t *off = malloc(cnt * sizeof *off);
+    if (!order || !placed || !near || !off) {
+        free(order), free(placed), free(near), free(off);
         return swin_error_set(err, SWIN_ERR_NOMEM, "plan: out of host memory");
     }
-    for (int i = 0; i < p->n; i++) order[i] = (struct sort_key){p->t[i].bytes, p->t[i].born, i};
-    qsort(order, (size_t)p->n, sizeof *order, by_key_desc);
-
-    /* Greedy by size, best fit: place each tensor, largest first, in the smallest gap
-     * between tensors already placed whose lifetimes overlap its own. */
-    size_t arena = 0;
-    int nplaced = 0;
-    for (int k = 0; k < p->n; k++) {
-        struct plan_tensor *t = &p->t[order[k].idx];
-        int nn = 0;
-        for (int j = 0; j < nplaced; j++) {
-            const struct plan_tensor *o = &p->t[placed[j]];
-            if (overlap_in_time(t, o)) near[nn++] = (struct sort_key){o->offset, 0, placed[j]};
+    size_t arena = SIZE_MAX;
+    for (int o = 0; o < ORDER_COUNT; o++) {
+        for (int i = 0; i < p->n; i++)
+            order[i] = (struct sort_key){order_key(&p->t[i], (enum plan_order)o), p->t[i].born, i};
+        qsort(order, (size_t)p->n, sizeof *order, by_key_desc);
+        size_t a = place_in_order(p, order, off, placed, near);
+        if (a < arena) {
+            arena = a;
+            for (int i = 0; i < p->n; i++) p->t[i].offset = off[i];
         }
-        qsort(near, (size_t)nn, sizeof *near, by_key_asc);
-        size_t best = SIZE_MAX, best_gap = SIZE_MAX, cursor = 0;
-        for (int j = 0; j < nn; j++) {
-            const struct plan_tensor *o = &p->t[near[j].idx];
-            if (o->offset > cursor && o->offset - cursor >= t->bytes && o->offset - cursor < best_gap) {
-                best_gap = o->offset - cursor;
-                best = cursor;
-            }
-            if (o->offset + o->bytes > cursor) cursor = o->offset + o->bytes;
-        }
-        t->offset = best != SIZE_MAX ? best : cursor;
-        if (t->offset + t->bytes > arena) arena = t->offset + t->bytes;
-        placed[nplaced++] = order[k].idx;
     }
-    free(order), free(placed), free(near);
-    p->arena_bytes = arena;
+    free(order), free(placed), free(near), free(off);
+    p->arena_bytes = p->n ? arena : 0;
     p->lower_bound = live_peak(p);
     p->solved = true;
     p->cursor = 0;

@@ -3,9 +3,10 @@
  * forward() runs twice through the same code. In plan mode every activation and every
  * op workspace is only declared: plan_alloc() records its size and the event at which it
  * becomes live, plan_free() the event at which it dies. plan_solve() then gives each
- * tensor an offset in one arena (greedy by size, best fit among the gaps left by tensors
- * whose lifetimes overlap) and reports the lower bound: the largest sum of bytes live at
- * one event. In run mode the same sequence of plan_alloc() calls returns those offsets,
+ * tensor an offset in one arena (greedy best fit among the gaps left by tensors whose
+ * lifetimes overlap, trying a few placement orders — by size, size x lifetime, lifetime,
+ * birth — and keeping the smallest arena) and reports the lower bound: the largest sum of
+ * bytes live at one event. In run mode the same sequence of plan_alloc() calls returns those offsets,
  * so planning and running cannot disagree; a different sequence is an internal error.
  */
 #ifndef SWIN_PLAN_H
