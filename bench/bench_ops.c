@@ -371,11 +371,12 @@ static struct swin_window_geom geom(int L, int win, int heads, int shifted)
 static void bench_attention(int L, int c, int heads, int shifted, const char *where)
 {
     char shape[96];
-    snprintf(shape, sizeof shape, "%d^3 C=%d h=%d%s %s", L, c, heads, shifted ? " shifted" : "", where);
-    if (!wanted("swin_attention")) return;
     const int win = 7;
-    struct blockw b = block_new(c, heads, 4 * c, win);
     struct swin_window_geom g = geom(L, win, heads, shifted);
+    int w0 = g.win[0], sh = g.shift[0] || g.shift[1] || g.shift[2];
+    snprintf(shape, sizeof shape, "%d^3 C=%d h=%d win %d%s %s", L, c, heads, w0, sh ? " shifted" : "", where);
+    if (!wanted("swin_attention")) return;
+    struct blockw b = block_new(c, heads, 4 * c, win);
     struct swin_vol x = vol(L, c, 1);
     for (size_t i = 0; i < (size_t)L * L * L * c; i++) x.data[i] *= 0.01f; /* keep the residual stream small */
     size_t wsb = swin_cpu_ops.swin_attention_ws(be, x, &g);

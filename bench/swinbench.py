@@ -981,6 +981,10 @@ def markdown(doc: dict) -> str:
              f"Input: {doc['input']['kind']}" + (f" (seed {doc['input']['seed']})" if "seed" in doc["input"] else "")
              + f". Load average before/after: "
              f"{doc['load_before'].get('loadavg')} / {doc['load_after'].get('loadavg')}.")
+    busy = doc["load_before"].get("busy_processes")
+    if busy:
+        L.append("")
+        L.append("Other processes using >= 10% CPU at the start: " + ", ".join(busy) + ".")
     L.append("")
     L.append("| configuration | s/window median | min | max | swinrun/ORT time (median of pairs) | peak RSS MiB "
              "| base RSS MiB | swinrun planned MiB | max abs diff vs ref | criterion | same label % | Dice min / mean |")
