@@ -16,10 +16,12 @@
  * Tiling: BM = 128 rows x BN = 16 TN columns (TN = 4: 64, TN = 3: 48, picked per N by
  * gemm_launch so that e.g. N = 48 or 144 wastes no column) per block of 256 threads;
  * K in steps of BK = 16. Thread (tx = tid % 16, ty = tid / 16) owns the 8 x TN register
- * tile at rows ty + 16 i, columns tx + 16 j, so B reads and epilogue stores are
- * consecutive in n across a half-warp. Each thread loads A elements at rows
- * tid / 16 + 16 i (i < 8) and column tid % 16 of the k-step (row and column contexts are
- * computed once, not per element).
+ * tile at rows 8 ty + i, columns tx + 16 j: its 8 A values per k are two float4 shared
+ * loads (2 distinct addresses per warp: broadcasts), its TN B values consecutive in n
+ * across the half-warp (conflict-free), so a k costs 2 + TN shared loads for 8 TN FMAs;
+ * epilogue stores are consecutive in n. The same thread fetches A at rows 8 ty + i
+ * (i < 8), column tx of the k-step, and stores them as two float4 (row and column
+ * contexts are computed once per row and once per k-step, not per element).
  * Shared memory, double buffered (one barrier per k-step; the next tile is fetched into
  * registers while the current one is multiplied): as[2][16][128 + 4] (16.5 KiB, k-major)
  * and bs[2][16][BN] (8 or 6 KiB). fp32 fmaf accumulation, k in order within a tile.
@@ -39,19 +41,19 @@ __global__ void __launch_bounds__(GEMM_THREADS)
     gemm_tiled(ALoad a, const float *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K)
 {
     constexpr int BN = 16 * TN, BLOADS = GEMM_BK * BN / GEMM_THREADS;
-    __shared__ float as[2][GEMM_BK][GEMM_BM + 4];
+    __shared__ __align__(16) float as[2][GEMM_BK][GEMM_BM + 4];
     __shared__ float bs[2][GEMM_BK][BN];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     const long long m0 = (long long)blockIdx.x * GEMM_BM;
     const int n0 = blockIdx.y * BN, z = blockIdx.z;
     const float *bz = b + z * b_zstride;
 
-    /* This thread's A rows (tid / 16 + 16 i) and column within the k-step (tid % 16). */
+    /* This thread's A rows (8 ty + i) and column within the k-step (tx). */
     typename ALoad::Row rows[GEMM_TM];
     unsigned row_ok = 0;
 #pragma unroll
     for (int i = 0; i < GEMM_TM; i++) {
-        const long long m = m0 + ty + 16 * i;
+        const long long m = m0 + 8 * ty + i;
         if (m < M) {
             rows[i] = a.row(z, m);
             row_ok |= 1u << i;
@@ -75,8 +77,9 @@ __global__ void __launch_bounds__(GEMM_THREADS)
         }
     };
     auto stash = [&](int buf) {
-#pragma unroll
-        for (int i = 0; i < GEMM_TM; i++) as[buf][tx][ty + 16 * i] = areg[i];
+        float4 *dst = reinterpret_cast<float4 *>(&as[buf][tx][8 * ty]);
+        dst[0] = make_float4(areg[0], areg[1], areg[2], areg[3]);
+        dst[1] = make_float4(areg[4], areg[5], areg[6], areg[7]);
 #pragma unroll
         for (int i = 0; i < BLOADS; i++) {
             const int e = tid + i * GEMM_THREADS;
@@ -98,9 +101,10 @@ __global__ void __launch_bounds__(GEMM_THREADS)
         if (more) fetch(k0 + GEMM_BK);
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk++) {
-            float av[GEMM_TM], bv[TN];
-#pragma unroll
-            for (int i = 0; i < GEMM_TM; i++) av[i] = as[buf][kk][ty + 16 * i];
+            const float4 a0 = reinterpret_cast<const float4 *>(&as[buf][kk][8 * ty])[0];
+            const float4 a1 = reinterpret_cast<const float4 *>(&as[buf][kk][8 * ty])[1];
+            const float av[GEMM_TM] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            float bv[TN];
 #pragma unroll
             for (int j = 0; j < TN; j++) bv[j] = bs[buf][kk][tx + 16 * j];
 #pragma unroll
@@ -114,7 +118,7 @@ __global__ void __launch_bounds__(GEMM_THREADS)
     }
 #pragma unroll
     for (int i = 0; i < GEMM_TM; i++) {
-        const long long m = m0 + ty + 16 * i;
+        const long long m = m0 + 8 * ty + i;
         if (m >= M) continue;
 #pragma unroll
         for (int j = 0; j < TN; j++) {
