@@ -9,15 +9,17 @@
  *        + (-100 if label(i) != label(t), shifted blocks only); padded tokens (zero rows
  *        before the qkv Linear) take part as keys like every other token.
  *
- * Grid (ceil(n / QT), heads, wc); block QT threads (64, or 32 for large hd), one query
- * per thread. Keys are streamed in tiles of KT = 32 with an online softmax (running max m,
- * running sum l, accumulator rescaled once per tile). Dynamic shared memory, floats:
- *   qs[hd][QT]  the block's scaled queries (column per thread: conflict-free)
- *   acc[hd][QT] the output accumulators
- *   ks[KT][hd], vs[KT][hd]  the key/value tile (read as broadcasts)
- *   sc[KT][QT]  the tile's logits of each query
- * and ints klab[KT], krel[KT] (key labels and relative-index parts):
- *   bytes = 4 (2 hd QT + 2 KT hd + KT QT + 2 KT). */
+ * Grid (ceil(n / QT), heads, wc); block QT threads (64, or 32 when the shared memory of
+ * a large head dim would pass 48 KiB), one query per thread. Keys are streamed in tiles
+ * of KT = 32 with an online softmax (running max m and sum l; the accumulator is rescaled
+ * once per tile); the tile's 32 logits of a query live in registers.
+ * Two instantiations of one kernel:
+ *   HD > 0 (the head dims of the default configs, f / 3 = 4, 8, 16, 32): the query and
+ *     the accumulator are HD registers; shared memory holds only the tile:
+ *     ks[KT][HD], vs[KT][HD] (read as broadcasts), klab[KT], krel[KT] (ints);
+ *   HD = 0 (any other head dim): the query and accumulator live in shared memory as
+ *     columns qs[hd][QT], acc[hd][QT] (conflict-free), plus the same tile.
+ * Shared bytes = 4 (2 KT hd + 2 KT) (+ 4 * 2 hd QT for HD = 0). */
 #include "kernels/cuda/cuda_internal.cuh"
 #include "kernels/cuda/window_attention.cuh"
 
@@ -25,19 +27,22 @@ namespace swin_cuda {
 
 constexpr int ATTN_KT = 32;
 
-static size_t attn_smem_bytes(int hd, int qt)
+static size_t attn_smem_bytes(int hd, int qt, bool reg)
 {
-    return sizeof(float) * (2 * (size_t)hd * qt + 2 * (size_t)ATTN_KT * hd + (size_t)ATTN_KT * qt + 2 * ATTN_KT);
+    return sizeof(float) * (2 * (size_t)ATTN_KT * hd + 2 * ATTN_KT + (reg ? 0 : 2 * (size_t)hd * qt));
 }
 
+template <int HD>
 __global__ void window_attention_fused(float *o, const float *qkv, long long w0, WinGeom g, const float *table,
-                                       float scale, int hd, int C)
+                                       float scale, int hd_arg, int C)
 {
+    constexpr int QREG = HD > 0 ? HD : 1;
+    const int hd = HD > 0 ? HD : hd_arg;
     SWIN_DYN_SMEM(float, attn_smem);
     const int qt = blockDim.x, tid = threadIdx.x, h = blockIdx.y;
-    float *qs = attn_smem, *acc = qs + hd * qt, *ks = acc + hd * qt, *vs = ks + ATTN_KT * hd;
-    float *sc = vs + ATTN_KT * hd;
-    int *klab = (int *)(sc + ATTN_KT * qt), *krel = klab + ATTN_KT;
+    float *ks = attn_smem, *vs = ks + ATTN_KT * hd;
+    int *klab = (int *)(vs + ATTN_KT * hd), *krel = klab + ATTN_KT;
+    float *qs = (float *)(krel + ATTN_KT), *acc_s = qs + hd * qt;   /* HD = 0 only */
 
     const int n = g.n, c3 = 3 * C;
     const long long wl = blockIdx.z, window = w0 + wl;
@@ -46,9 +51,18 @@ __global__ void window_attention_fused(float *o, const float *qkv, long long w0,
     const bool valid = i < n;
     const int qlab = valid ? token_label(g, window, i) : 0;
     const int qrel = valid ? rel_query(g, i) : 0;
-    for (int d = 0; d < hd; d++) {
-        qs[d * qt + tid] = valid ? base[(long long)i * c3 + h * hd + d] * scale : 0.0f;
-        acc[d * qt + tid] = 0.0f;
+    float q[QREG], acc[QREG];
+    if constexpr (HD > 0) {
+#pragma unroll
+        for (int d = 0; d < HD; d++) {
+            q[d] = valid ? base[(long long)i * c3 + h * HD + d] * scale : 0.0f;
+            acc[d] = 0.0f;
+        }
+    } else {
+        for (int d = 0; d < hd; d++) {
+            qs[d * qt + tid] = valid ? base[(long long)i * c3 + h * hd + d] * scale : 0.0f;
+            acc_s[d * qt + tid] = 0.0f;
+        }
     }
     float m = -INFINITY, l = 0.0f;
 
@@ -67,29 +81,72 @@ __global__ void window_attention_fused(float *o, const float *qkv, long long w0,
         }
         __syncthreads();
         if (!valid) continue;
-        float tmax = -INFINITY;
-        for (int key = 0; key < nk; key++) {
-            float s = 0.0f;
-            for (int d = 0; d < hd; d++) s = fmaf(qs[d * qt + tid], ks[key * hd + d], s);
-            s += table[(long long)(qrel - krel[key]) * g.heads + h];
-            if (g.masked && klab[key] != qlab) s += -100.0f;
-            sc[key * qt + tid] = s;
-            tmax = fmaxf(tmax, s);
+        float s[ATTN_KT], tmax = -INFINITY;
+#pragma unroll
+        for (int key = 0; key < ATTN_KT; key++) {
+            if (key >= nk) break;
+            float dot = 0.0f;
+            if constexpr (HD > 0) {
+#pragma unroll
+                for (int d = 0; d < HD; d++) dot = fmaf(q[d], ks[key * HD + d], dot);
+            } else {
+                for (int d = 0; d < hd; d++) dot = fmaf(qs[d * qt + tid], ks[key * hd + d], dot);
+            }
+            dot += table[(long long)(qrel - krel[key]) * g.heads + h];
+            if (g.masked && klab[key] != qlab) dot += -100.0f;
+            s[key] = dot;
+            tmax = fmaxf(tmax, dot);
         }
         const float mn = fmaxf(m, tmax), corr = expf(m - mn);
         l *= corr;
-        for (int d = 0; d < hd; d++) acc[d * qt + tid] *= corr;
-        for (int key = 0; key < nk; key++) {
-            const float p = expf(sc[key * qt + tid] - mn);
+        if constexpr (HD > 0) {
+#pragma unroll
+            for (int d = 0; d < HD; d++) acc[d] *= corr;
+        } else {
+            for (int d = 0; d < hd; d++) acc_s[d * qt + tid] *= corr;
+        }
+#pragma unroll
+        for (int key = 0; key < ATTN_KT; key++) {
+            if (key >= nk) break;
+            const float p = expf(s[key] - mn);
             l += p;
-            for (int d = 0; d < hd; d++) acc[d * qt + tid] = fmaf(p, vs[key * hd + d], acc[d * qt + tid]);
+            if constexpr (HD > 0) {
+#pragma unroll
+                for (int d = 0; d < HD; d++) acc[d] = fmaf(p, vs[key * HD + d], acc[d]);
+            } else {
+                for (int d = 0; d < hd; d++) acc_s[d * qt + tid] = fmaf(p, vs[key * hd + d], acc_s[d * qt + tid]);
+            }
         }
         m = mn;
     }
     if (!valid) return;
     const float inv = 1.0f / l;
     float *out = o + (wl * n + i) * C + h * hd;
-    for (int d = 0; d < hd; d++) out[d] = acc[d * qt + tid] * inv;
+    if constexpr (HD > 0) {
+#pragma unroll
+        for (int d = 0; d < HD; d++) out[d] = acc[d] * inv;
+    } else {
+        for (int d = 0; d < hd; d++) out[d] = acc_s[d * qt + tid] * inv;
+    }
+}
+
+/* Launches the HD instantiation with QT = 64 (32 when that keeps the shared memory under
+ * the default 48 KiB); above 48 KiB, opts in to the device's larger limit. */
+template <int HD>
+static cudaError_t launch_attention(cudaStream_t s, float *o, const float *qkv, long long w0, int wc, const WinGeom &g,
+                                    const float *table, float scale, int hd, int C)
+{
+    int qt = 64;
+    if (attn_smem_bytes(hd, qt, HD > 0) > 48 * 1024) qt = 32;
+    const size_t smem = attn_smem_bytes(hd, qt, HD > 0);
+    if (smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(window_attention_fused<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)smem);
+        if (e != cudaSuccess) return e;
+    }
+    const dim3 grid(swin_cuda_blocks(g.n, qt), g.heads, wc);
+    SWIN_LAUNCH((window_attention_fused<HD>), grid, dim3(qt), smem, s)(o, qkv, w0, g, table, scale, hd, C);
+    return cudaGetLastError();
 }
 
 } // namespace swin_cuda
@@ -101,15 +158,11 @@ cudaError_t swin_cuda_window_attention(cudaStream_t s, float *o, const float *qk
 {
     const int hd = C / g.heads;
     const float scale = (float)(1.0 / sqrt((double)hd));
-    int qt = 64;
-    if (attn_smem_bytes(hd, qt) > 48 * 1024) qt = 32;
-    const size_t smem = attn_smem_bytes(hd, qt);
-    if (smem > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(window_attention_fused, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)smem);
-        if (e != cudaSuccess) return e;
+    switch (hd) {
+    case 4: return launch_attention<4>(s, o, qkv, w0, wc, g, table, scale, hd, C);
+    case 8: return launch_attention<8>(s, o, qkv, w0, wc, g, table, scale, hd, C);
+    case 16: return launch_attention<16>(s, o, qkv, w0, wc, g, table, scale, hd, C);
+    case 32: return launch_attention<32>(s, o, qkv, w0, wc, g, table, scale, hd, C);
+    default: return launch_attention<0>(s, o, qkv, w0, wc, g, table, scale, hd, C);
     }
-    const dim3 grid(swin_cuda_blocks(g.n, qt), g.heads, wc);
-    SWIN_LAUNCH(window_attention_fused, grid, dim3(qt), smem, s)(o, qkv, w0, g, table, scale, hd, C);
-    return cudaGetLastError();
 }

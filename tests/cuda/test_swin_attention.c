@@ -6,9 +6,9 @@
  * order (online softmax over key tiles of 32) gives ~1e-6 relative per stage.
  * Geometries: sizes not divisible by the window (padding, padded tokens as keys),
  * shifted and unshifted blocks, shrunk windows (L <= window on some axes, with the
- * relative-position shrink quirk), a non-cubic configured window, head dims 4, 10, 16,
- * 24 and 100 (the last needs more than 48 KiB of shared memory), qkv without bias, x
- * with pitch > C. */
+ * relative-position shrink quirk), a non-cubic configured window, head dims 4, 8, 16, 32
+ * (register instantiations) and 6, 10, 24, 100 (generic; 100 needs more than 48 KiB of
+ * shared memory), qkv without bias, x with pitch > C. */
 #include "tests/cuda/cuda_op_test.h"
 
 #include <string.h>
@@ -78,6 +78,14 @@ int main(void)
     {
         const int L[3] = {7, 9, 5}, cw[3] = {3, 4, 5};   /* non-cubic window: win (3, 4, 5), shift (1, 2, 0) */
         ok &= attn_case(&e, &r, "attention 7x9x5 window 3x4x5 shifted, C 18 heads 3", L, cw, true, 18, 3, 18, true);
+    }
+    {
+        const int L[3] = {6, 9, 7};     /* win (6, 7, 7), shift (0, 3, 0), padded (6, 14, 7); hd 8 */
+        ok &= attn_case(&e, &r, "attention 6x9x7 shifted, C 16 heads 2", L, w7, true, 16, 2, 17, true);
+    }
+    {
+        const int L[3] = {8, 8, 3};     /* win (7, 7, 3), shift (3, 3, 0), padded (14, 14, 3); hd 32 */
+        ok &= attn_case(&e, &r, "attention 8x8x3 shifted, C 64 heads 2", L, w7, true, 64, 2, 64, true);
     }
     {
         const int L[3] = {3, 3, 3};     /* hd 100: dynamic shared memory over 48 KiB */
