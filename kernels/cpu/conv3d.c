@@ -65,8 +65,7 @@ static void conv_run(void *p, int tid, int nth)
     if (t->avx512) {
         /* the slice's first cin floats are the zero row of the padding */
         memset(a, 0, (size_t)in.c * sizeof(float));
-        long b, e;
-        while (swin_cpu_claim(&t->next, nout, t->rows, &b, &e)) swin_cpu_conv3d_avx512_slab(t, b, e, a);
+        swin_cpu_conv3d_avx512_run(t, &t->next, a);
         return;
     }
     long b, e;

@@ -13,6 +13,8 @@
 #include <immintrin.h>
 
 #define MR 8
+/* voxels per work item: 8 tiles */
+#define CONV_AVX512_SLAB (8 * MR)
 
 bool swin_cpu_have_avx512(void)
 {
@@ -116,11 +118,17 @@ static void tile(const struct conv_task *t, long v0, int m, int co0, int nco, co
     else tile_nv(t, v0, m, co0, nco, zero, 1);
 }
 
-void swin_cpu_conv3d_avx512_slab(const struct conv_task *t, long b, long e, const float *zero)
+void swin_cpu_conv3d_avx512_run(const struct conv_task *t, atomic_long *next, const float *zero)
 {
-    for (long v0 = b; v0 < e; v0 += MR) {
-        const int m = e - v0 < MR ? (int)(e - v0) : MR;
-        for (int co0 = 0; co0 < t->out.c; co0 += 48)
-            tile(t, v0, m, co0, t->out.c - co0 < 48 ? t->out.c - co0 : 48, zero);
+    /* work items: (slab of CONV_AVX512_SLAB voxels, block of 48 output channels), so that
+     * small volumes with many channels (encoder10: 27 voxels x 768) still use every thread */
+    const long nout = (long)swin_vol_voxels(t->out);
+    const long nslab = (nout + CONV_AVX512_SLAB - 1) / CONV_AVX512_SLAB;
+    const long ncob = (t->out.c + 47) / 48;
+    long b, e;
+    while (swin_cpu_claim(next, nslab * ncob, 1, &b, &e)) {
+        const long v0 = b / ncob * CONV_AVX512_SLAB, v1 = v0 + CONV_AVX512_SLAB < nout ? v0 + CONV_AVX512_SLAB : nout;
+        const int co0 = (int)(b % ncob) * 48, nco = t->out.c - co0 < 48 ? t->out.c - co0 : 48;
+        for (long v = v0; v < v1; v += MR) tile(t, v, v1 - v < MR ? (int)(v1 - v) : MR, co0, nco, zero);
     }
 }

@@ -18,8 +18,9 @@ struct conv_task {
 
 /* True when the running CPU has AVX-512F (checked once at backend creation). */
 bool swin_cpu_have_avx512(void);
-/* out voxels [b, e) of the task, bias included, with AVX-512 FMA (fp32 accumulation in the
- * order taps, then input channels). zero: >= in.c floats of 0 (the padding row). */
-void swin_cpu_conv3d_avx512_slab(const struct conv_task *t, long b, long e, const float *zero);
+/* This thread's share of the whole convolution, bias included, with AVX-512 FMA (fp32
+ * accumulation in the order taps, then input channels); claims work items from *next.
+ * zero: >= in.c floats of 0 (the padding row). */
+void swin_cpu_conv3d_avx512_run(const struct conv_task *t, atomic_long *next, const float *zero);
 
 #endif

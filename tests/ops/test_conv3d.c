@@ -95,6 +95,8 @@ static bool all_cases(struct swin_cpu_backend *be)
     ok &= run_case(be, 3, 5, 7, 10, 12, 14, 1, 1, 0, true, 17, 2, false);
     /* 1x1x1 stride 2 goes through im2col */
     ok &= run_case(be, 5, 4, 3, 6, 6, 3, 1, 2, 0, false, 3, 0, false);
+    /* few voxels, many output channels: 48 + 48 + 4 channel blocks (encoder10-like) */
+    ok &= run_case(be, 3, 3, 3, 20, 21, 100, 3, 1, 1, true, 100, 0, false);
     /* many slabs: 12^3 voxels x 48 -> 48 */
     ok &= run_case(be, 12, 12, 12, 48, 48, 48, 3, 1, 1, false, 96, 0, false);
     return ok;
