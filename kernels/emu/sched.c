@@ -122,7 +122,7 @@ static int release_barrier(void)
         if (!ref) {
             ref = t;
         } else if (t->bar_kind != ref->bar_kind || t->bar_line != ref->bar_line ||
-                   strcmp(t->bar_file, ref->bar_file) != 0) {
+                   (t->bar_file != ref->bar_file && strcmp(t->bar_file, ref->bar_file) != 0)) {
             char a[160], b[160];
             thread_name(a, sizeof a, ref);
             thread_name(b, sizeof b, t);
