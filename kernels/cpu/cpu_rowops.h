@@ -8,5 +8,7 @@ void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const 
 
 /* r[0..n) = softmax(r) in place (max-subtracted; vectorisable exp, ~1 ulp; vexp.c). */
 void swin_cpu_softmax_row(float *r, int n);
+/* The same with AVX-512 (softmax_avx512.c); call only where the CPU has AVX-512F. */
+void swin_cpu_softmax_row_avx512(float *r, int n);
 
 #endif

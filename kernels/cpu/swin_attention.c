@@ -51,6 +51,7 @@ struct attn_task {
     long n;
     bool masked;
     float *bias;             /* (heads, n, n) */
+    void (*softmax)(float *row, int n);
     char *ws;                /* per-thread slices */
     size_t slice;
     atomic_long next;
@@ -136,7 +137,7 @@ static void attn_run(void *p, int tid, int nth)
                 for (int j = 0; j < n; j++) row[j] += bi[j];
                 if (mixed)
                     for (int j = 0; j < n; j++) row[j] += label[j] != label[i] ? -100.0f : 0.0f;
-                swin_cpu_softmax_row(row, n);
+                t->softmax(row, n);
             }
             /* o[:, h hd : (h+1) hd] = s . v_h */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, n, 1.0f, s, n, qkv + 2 * c + h * hd, c3,
@@ -209,6 +210,7 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
                              ws ? ws_bytes : 0, need);
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
+    t.softmax = be->avx512 ? swin_cpu_softmax_row_avx512 : swin_cpu_softmax_row;
     char *base = swin_cpu_align_ptr(ws);
     t.bias = (float *)base;
     swin_cpu_run(be, bias_run, &t);

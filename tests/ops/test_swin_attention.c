@@ -240,10 +240,9 @@ static bool run_case(struct swin_cpu_backend *be, int L0, int L1, int L2, const 
     return ok;
 }
 
-int main(void)
+/* All cases on the backend's current softmax path. */
+static bool all_cases(struct swin_cpu_backend *be)
 {
-    struct swin_cpu_backend *be = test_backend(2);
-    if (!be) return 1;
     bool ok = true;
     const int c7[3] = {7, 7, 7}, c573[3] = {5, 7, 3};
     struct variant all_wrong[] = {{.flip_roll = true}, {.geometric_bias = true}, {.pad_is_ln0 = true}, {.no_mask = true}};
@@ -267,6 +266,19 @@ int main(void)
     ok &= run_case(be, 8, 8, 8, c7, 6, 2, true, 6, true, NULL, 0);
     /* full 7^3 windows, 8 of them, shifted */
     ok &= run_case(be, 14, 14, 14, c7, 12, 3, true, 13, true, NULL, 0);
+    return ok;
+}
+
+int main(void)
+{
+    struct swin_cpu_backend *be = test_backend(2);
+    if (!be) return 1;
+    bool ok = true;
+    /* the 16-lane AVX-512 softmax where the CPU has it, then the portable 4-lane one */
+    if (swin_cpu_backend_use_avx512(be, true)) ok &= check_true("-- AVX-512 softmax --", true) && all_cases(be);
+    else fprintf(stderr, "note: this CPU has no AVX-512; only the portable path is tested\n");
+    swin_cpu_backend_use_avx512(be, false);
+    ok &= check_true("-- portable softmax --", true) && all_cases(be);
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
