@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "weights/mask.h"
 #include "weights/merge.h"
 #include "weights/window.h"
 
@@ -284,21 +285,6 @@ static swin_status bind_folded_bias(struct walker *w, const struct layer *l, int
     return SWIN_OK;
 }
 
-/* A folded shifted-window mask holds only 0 and -100 (forward spec 3.4.4). */
-static swin_status check_mask(struct walker *w, const struct layer *l)
-{
-    float buf[4096];
-    for (uint64_t i = 0; i < l->w->numel; i += 4096) {
-        uint64_t n = l->w->numel - i < 4096 ? l->w->numel - i : 4096;
-        TRY(onnx_tensor_read_f32(w->g->f, l->w, i, n, buf, w->err));
-        for (uint64_t k = 0; k < n; k++)
-            if (buf[k] != 0.0f && buf[k] != -100.0f)
-                return fail(w, l->node, SWIN_ERR_MODEL, "constant '%s' added to the attention logits is neither the bias nor a 0/-100 shifted-window mask",
-                            l->w->name);
-    }
-    return SWIN_OK;
-}
-
 /* One Swin block of stage s (0-based), block b. */
 static swin_status bind_block(struct walker *w, int s, int b)
 {
@@ -339,7 +325,7 @@ static swin_status bind_block(struct walker *w, int s, int b)
     }
     /* a folded shifted-window mask: checked, then dropped (the kernels derive it) */
     while ((t = peek(w)) && t->kind == L_FOLDED) {
-        TRY(check_mask(w, t));
+        TRY(mask_check(w->g->f, cfg, s, t->w, w->err));
         w->pos++;
     }
 

@@ -3,7 +3,8 @@
 bias tables recovered: every table row the folded (1, heads, n, n) constants reach must equal
 the original table, cfg.bias_tokens must give n per stage. ONNX Runtime's optimised model
 itself (folded, MatMul+Add fused to Gemm, nodes re-sorted) must bind every other weight
-exactly as the original export does.
+exactly as the original export does; its folded shifted-window masks are checked against the
+standard mask (one flipped entry must be refused).
 
     check_folded_bias.py LOADER_DUMP TS_MODEL WORKDIR
 The folded model is made here: ONNX Runtime's basic optimisation folds the bias (and re-sorts
@@ -100,6 +101,18 @@ def main() -> int:
                             np.fromfile(os.path.join(work, f"b_{k}.bin"), np.float32))
         bad += not ok
         print(f"{'ok  ' if ok else 'FAIL'} ORT-optimised graph: {k} as in the export")
+    # a folded mask with one entry flipped is refused
+    o = onnx.load(opt)
+    mask = next(t for t in o.graph.initializer if len(t.dims) == 5 and t.dims[0] == 1 and t.dims[-1] == t.dims[-2] > 1)
+    a = numpy_helper.to_array(mask).copy()
+    a.flat[1] = -100.0 if a.flat[1] == 0 else 0.0
+    mask.CopyFrom(numpy_helper.from_array(a, mask.name))
+    flipped = os.path.join(work, "mask_flipped.onnx")
+    onnx.save(o, flipped)
+    r = json.loads(subprocess.run([dump, flipped], capture_output=True, text=True).stdout)
+    ok = r.get("status") == "SWIN_ERR_MODEL" and "shifted-window mask" in r.get("message", "")
+    bad += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} a folded mask with one flipped entry is refused: {r.get('message', r)}")
     print("PASS" if not bad else "FAILED")
     return 1 if bad else 0
 
