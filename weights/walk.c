@@ -139,7 +139,7 @@ static swin_status bind_ln(struct walker *w, int64_t c, const float **ws, const 
 }
 
 /* Linear in -> out; *wslot gets (in, out). bias: 1 required, 0 forbidden, -1 optional
- * (then *has_bias tells). */
+ * (the caller reads the layer to see which). */
 static swin_status bind_linear(struct walker *w, int64_t in, int64_t out, const float **wslot, const float **bslot,
                                int bias, const char *what, const char *prefix)
 {
@@ -162,6 +162,9 @@ static swin_status bind_linear(struct walker *w, int64_t in, int64_t out, const 
     return bind_vec(w, l, l->b, bslot, out, what, key);
 }
 
+/* Conv (cout, cin, k^3) or ConvTranspose (cin, cout, k^3) into (k^3, cin, cout). With lout
+ * the layer is returned and its bias left to the caller (the patch and output convs have
+ * one); otherwise a bias is an error. */
 static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin, int64_t cout, int k, int stride,
                              int pad, const float **slot, const char *what, const char *key, const struct layer **lout)
 {
