@@ -100,6 +100,8 @@ static swin_status check_len(struct indexer *ix, const struct onnx_tensor *t)
                  (unsigned long long)(t->numel * (uint64_t)es));
         return bad_tensor(ix, t->name, m);
     }
+    if (t->src == SRC_VARINTS && t->numel > t->len)   /* a varint takes at least one byte */
+        return bad_tensor(ix, t->name, "has fewer int data bytes than its shape has elements");
     if (t->src == SRC_NONE && t->numel && es) return bad_tensor(ix, t->name, "has no data (or data in an unsupported field)");
     return SWIN_OK;
 }
