@@ -38,9 +38,9 @@ static void usage(FILE *o)
             "Model:\n"
             "  --model FILE        the Swin UNETR ONNX export; default $SWINRUN_MODEL, else\n"
             "                      $XDG_DATA_HOME/swinrun/model.onnx (XDG_DATA_HOME defaults to ~/.local/share)\n"
-            "  --backend B         cpu (default) | cuda | auto\n"
+            "  --backend B         cpu (default) | cuda | auto (the CUDA backend is not in this build yet)\n"
             "  --threads N         CPU threads (default: every core)\n"
-            "  --device N          CUDA device index (default 0)\n"
+            "  --device N          CUDA device index (default 0; this build has device 0 only)\n"
             "  --mem-limit SIZE    refuse a model plan (weights + activations) above SIZE, e.g. 2G\n"
             "Preprocessing:\n"
             "  --spacing X Y Z     target spacing in mm along R, A, S (default 1.5 1.5 2.0)\n"
@@ -189,8 +189,8 @@ static int parse(int argc, char **argv, struct seg_args *a, bool *help)
         a->out = a->inputs[1];
         a->ninputs = 1;
     }
-    if (a->ctx.backend == SWIN_BACKEND_CPU && a->device)
-        return bad("%s", "--device selects a CUDA device; it needs --backend cuda or auto");
+    if (a->device) /* swin_context_params has no device field yet */
+        return bad("%s", "--device: this build runs on device 0 only (no device selection in the C API yet)");
     return 0;
 }
 
