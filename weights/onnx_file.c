@@ -282,9 +282,13 @@ static swin_status parse_graph(struct indexer *ix, uint64_t end)
             if ((st = wire_read(&ix->r, fl.data, (size_t)fl.len, b))) { free(b); return st; }
             Onnx__NodeProto *n = onnx__node_proto__unpack(NULL, (size_t)fl.len, b);
             free(b);
-            if (!n)
+            bool named = n && n->op_type;
+            for (size_t a = 0; named && a < n->n_attribute; a++) named = n->attribute[a]->name != NULL;
+            if (!named) {
+                if (n) onnx__node_proto__free_unpacked(n, NULL);
                 return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d (at byte %llu) is corrupt",
                                       f->path, f->n_nodes, (unsigned long long)fl.data);
+            }
             f->nodes[f->n_nodes++] = n;
             break;
         }
