@@ -221,7 +221,7 @@ static void on_signal(int sig)
 }
 
 struct bar {
-    bool on;
+    bool on, open; /* open: a bar line is drawn and not yet ended */
     const char *name;
     double t0;
 };
@@ -237,7 +237,8 @@ static void progress(void *user, int64_t done, int64_t total)
     bar[w] = 0;
     fprintf(stderr, "\r%s [%s] %lld/%lld windows  %5.0fs elapsed  ETA %5.0fs ", b->name, bar, (long long)done,
             (long long)total, el, eta);
-    if (done == total) fputc('\n', stderr);
+    b->open = done != total;
+    if (!b->open) fputc('\n', stderr);
     fflush(stderr);
 }
 
@@ -257,17 +258,29 @@ static size_t peak_rss(void)
     return (size_t)ru.ru_maxrss * 1024;
 }
 
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void json_volume(FILE *f, const char *in, const char *out, swin_status st, const swin_error *err,
                         const struct swin_segment_report *r, double total)
 {
-    fprintf(f, "    {\"input\": \"%s\", \"output\": \"%s\", \"status\": \"%s\"", in, out, swin_status_name(st));
+    fprintf(f, "    {\"input\": ");
+    json_string(f, in);
+    fprintf(f, ", \"output\": ");
+    json_string(f, out);
+    fprintf(f, ", \"status\": \"%s\"", swin_status_name(st));
     if (st) {
-        fprintf(f, ", \"error\": \"");
-        for (const char *c = err->msg; *c; c++) {
-            if (*c == '"' || *c == '\\') fputc('\\', f);
-            fputc(*c, f);
-        }
-        fprintf(f, "\"}");
+        fprintf(f, ", \"error\": ");
+        json_string(f, err->msg);
+        fprintf(f, "}");
         return;
     }
     fprintf(f,
@@ -344,7 +357,8 @@ int cli_segment(int argc, char **argv)
         a.opt.probabilities_path = a.probs;
         a.opt.preview_path = a.preview;
         st = swin_segment_check(a.out, &a.opt, &err);
-        if (!st && a.preview && !strstr(a.preview, ".png"))
+        size_t pl = a.preview ? strlen(a.preview) : 0;
+        if (!st && a.preview && (pl < 5 || strcmp(a.preview + pl - 4, ".png")))
             st = swin_error_set(&err, SWIN_ERR_ARG, "%s: the preview is a PNG: name it .png", a.preview);
     } else if (stat(a.out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         st = swin_error_set(&err, SWIN_ERR_IO, "--out-dir %s: no such directory", a.out_dir);
@@ -378,11 +392,13 @@ int cli_segment(int argc, char **argv)
             return cli_exit_code(st);
         }
         json_remembered = swin_tempfile_remember(jf.tmp);
-        fprintf(jf.f, "{\"model\": \"%s\", \"backend\": \"cpu\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
+        fprintf(jf.f, "{\"model\": ");
+        json_string(jf.f, model_path);
+        fprintf(jf.f, ", \"backend\": \"cpu\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
                       "\"blend\": \"%s\", \"classes\": %d,\n \"model_load_seconds\": %.3f, "
                       "\"context_bytes\": %zu, \"context_weight_bytes\": %zu, \"context_arena_bytes\": %zu,\n"
                       " \"volumes\": [\n",
-                model_path, plan.cube[0], plan.cube[1], plan.cube[2], a.opt.overlap,
+                plan.cube[0], plan.cube[1], plan.cube[2], a.opt.overlap,
                 a.opt.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant", info.out_channels, t_model,
                 plan.total_bytes, plan.weight_bytes, plan.arena_bytes);
     }
@@ -405,7 +421,8 @@ int cli_segment(int argc, char **argv)
         double t0 = now();
         st = swin_segment_file(in, out, &a.opt, &rep, &err);
         if (rep.planned_bytes > planned_max) planned_max = rep.planned_bytes;
-        if (bar.on && rep.windows == 0) fputc('\r', stderr);
+        if (bar.open) fputc('\n', stderr);
+        bar.open = false;
         if (st) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
             failed++;
