@@ -24,9 +24,13 @@ sys.path.insert(0, os.path.join(here, "..", "..", "tools"))
 from cases import real_cases, synthetic_cases  # noqa: E402
 from pipeline_reference import predictor_from_onnx, reference  # noqa: E402
 
-VARIANTS = {  # name -> (swinrun options, reference keyword arguments)
-    "default": ([], {}),
-    "gaussian_overlap25": (["--blend", "gaussian", "--overlap", "0.25"], {"blend": "gaussian", "overlap": 0.25}),
+VARIANTS = {  # name -> (swinrun options, probe key=values, reference keyword arguments)
+    "default": ([], [], {}),
+    "gaussian_overlap25": (["--blend", "gaussian", "--overlap", "0.25"], ["blend=gaussian", "overlap=0.25"],
+                           {"blend": "gaussian", "overlap": 0.25}),
+    "noresample_window": (["--no-resample", "--window", "-100", "200"], ["noresample=1", "window=-100,200"],
+                          {"resample": False, "window": (-100.0, 200.0)}),
+    "spacing_1_1_1.5": (["--spacing", "1", "1", "1.5"], ["spacing=1,1,1.5"], {"spacing": (1.0, 1.0, 1.5)}),
 }
 
 
@@ -66,16 +70,16 @@ def main():
         cases["ct_phantom"] = ph
     ok = True
     for name, path in cases.items():
-        for vname, (opts, kw) in VARIANTS.items():
-            if vname != "default" and (name not in ("lps_aniso", "small") or "--quick" in sys.argv):
+        for vname, (opts, kv, kw) in VARIANTS.items():
+            wanted = {"default": None, "gaussian_overlap25": ("lps_aniso", "small")}.get(vname, ("lps_aniso",))
+            if wanted and (name not in wanted or "--quick" in sys.argv):
                 continue
             out = os.path.join(work, f"{name}_{vname}.nii.gz")
             if os.path.exists(out):
                 os.remove(out)
             probs = os.path.join(work, f"{name}_{vname}_prob.nii.gz") if vname == "default" else None
             if mode == "fake":
-                kv = ["channels=3"] + (["blend=gaussian", "overlap=0.25"] if kw else [])
-                cmd = [probe, "segment", path, out, *kv] + ([f"probs={probs}"] if probs else [])
+                cmd = [probe, "segment", path, out, "channels=3", *kv] + ([f"probs={probs}"] if probs else [])
             else:
                 cmd = [swinrun, path, out, "--model", model, "-q", *opts] + (["--probabilities", probs] if probs else [])
             r = subprocess.run(cmd, capture_output=True, text=True)
