@@ -110,9 +110,6 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
         swin_cuda_backend_free(be);
         return st;
     }
-    be->scratch_bytes = SWIN_CUDA_STAGE_FLOATS * sizeof(float) +
-                        (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double) +
-                        SWIN_CUDA_RED_CH * (sizeof(double) + 2 * sizeof(float));
     *out = be;
     return SWIN_OK;
 }
@@ -152,7 +149,11 @@ extern "C" void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena)
 
 extern "C" size_t swin_cuda_weight_bytes(const struct swin_cuda_backend *be) { return be->flat_bytes; }
 
-extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be) { return be->scratch_bytes; }
+extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be)
+{
+    return SWIN_CUDA_STAGE_FLOATS * sizeof(float) + (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double) +
+           SWIN_CUDA_RED_CH * (sizeof(double) + 2 * sizeof(float));
+}
 
 extern "C" swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err)
 {

@@ -51,7 +51,8 @@ void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena);
 
 /* Device bytes of the weight copy (== m->flat_bytes). */
 size_t swin_cuda_weight_bytes(const struct swin_cuda_backend *be);
-/* Device bytes of the context's fixed scratch (staging + reductions). */
+/* Device bytes of the context's fixed scratch (staging + reductions), the same for every
+ * context: be may be NULL (planning without a device). */
 size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be);
 
 /* Waits for every op issued so far; SWIN_ERR_BACKEND with the CUDA error if one failed. */

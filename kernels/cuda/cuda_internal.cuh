@@ -36,7 +36,6 @@ struct swin_cuda_backend {
     double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
     double *mean;                 /* (SWIN_CUDA_RED_CH) */
     float *scale, *shift;         /* (SWIN_CUDA_RED_CH) */
-    size_t scratch_bytes;
     char err[SWIN_ERROR_MSG_MAX];
 };
 

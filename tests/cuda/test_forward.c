@@ -1,0 +1,185 @@
+/* The whole forward pass (runtime/forward.c, plan then run) on the CUDA backend, emulated,
+ * against the same forward pass on the CPU backend: a random f=12 model (depths 2, heads
+ * 3/6/12/24, window 7, 1 -> 3 channels) on a 32^3 cube, which exercises shifted and
+ * padded windows (stage L 16 and 8), shrunk windows (L 4 and 2), every decoder, the
+ * concat views, the planned arena and workspaces in device memory. It is also the
+ * reference for wiring --backend cuda into runtime/api.c (see kernels/cuda/README.md).
+ * Tolerance: 1e-4 relative to max(1, max|logit|). About 50 ops, most ending in an
+ * instance norm or layer norm that rescales their fp32 rounding differences (summation
+ * order of GEMMs with K up to 27 * 24, fp32 vs double norm statistics). Measured: 4.9e-6
+ * absolute on logits of magnitude ~5 (1e-6 relative). 1e-4 leaves a 20x margin and still
+ * catches any indexing error, which changes logits by O(1). */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "runtime/exec.h"
+#include "runtime/forward.h"
+#include "runtime/plan.h"
+#include "tests/common/check.h"
+
+struct builder {
+    char *flat;
+    size_t used, cap;
+    test_rng rng;
+};
+
+/* n floats uniform in [-a, a) + off, 256-byte aligned inside the flat buffer. */
+static const float *param(struct builder *b, size_t n, float a, float off)
+{
+    size_t bytes = (n * sizeof(float) + 255) / 256 * 256;
+    if (b->used + bytes > b->cap) {
+        fprintf(stderr, "FAIL model buffer too small\n");
+        exit(1);
+    }
+    float *p = (float *)(b->flat + b->used);
+    b->used += bytes;
+    test_fill_uniform(&b->rng, p, n, -a, a);
+    for (size_t i = 0; i < n; i++) p[i] += off;
+    return p;
+}
+
+static const float *conv_w(struct builder *b, int taps, int cin, int cout)
+{
+    return param(b, (size_t)taps * cin * cout, sqrtf(3.0f / (float)(taps * cin)), 0.0f);
+}
+
+static void resblock(struct builder *b, struct swin_resblock_w *r, int cin, int cout)
+{
+    r->cin = cin;
+    r->cout = cout;
+    r->conv1_w = conv_w(b, 27, cin, cout);
+    r->conv2_w = conv_w(b, 27, cout, cout);
+    r->conv3_w = cin != cout ? conv_w(b, 1, cin, cout) : NULL;
+}
+
+static void random_model(struct swin_model *m, struct builder *b, int f)
+{
+    memset(m, 0, sizeof *m);
+    struct swin_config *c = &m->cfg;
+    c->in_channels = 1;
+    c->out_channels = 3;
+    c->feature_size = f;
+    for (int s = 0; s < 4; s++) {
+        c->depths[s] = 2;
+        c->heads[s] = 3 << s;
+        c->mlp_hidden[s] = 4 * (f << s);
+    }
+    c->window[0] = c->window[1] = c->window[2] = 7;
+    c->qkv_bias = c->normalize = true;
+    memcpy(c->merge_order, swin_merge_order_v15, sizeof c->merge_order);
+    c->merge_kind = SWIN_MERGE_V15;
+    m->patch_w = conv_w(b, 8, 1, f);
+    m->patch_b = param(b, f, 0.1f, 0.0f);
+    const int T = swin_bias_table_rows(c);
+    for (int s = 0; s < 4; s++) {
+        const int C = f << s, h = c->heads[s], hid = c->mlp_hidden[s];
+        for (int k = 0; k < 2; k++) {
+            struct swin_block_w *w = &m->stage[s].block[k];
+            w->norm1_w = param(b, C, 0.2f, 1.0f);
+            w->norm1_b = param(b, C, 0.1f, 0.0f);
+            w->qkv_w = conv_w(b, 1, C, 3 * C);
+            w->qkv_b = param(b, 3 * C, 0.1f, 0.0f);
+            w->bias_table = param(b, (size_t)T * h, 0.5f, 0.0f);
+            w->proj_w = conv_w(b, 1, C, C);
+            w->proj_b = param(b, C, 0.1f, 0.0f);
+            w->norm2_w = param(b, C, 0.2f, 1.0f);
+            w->norm2_b = param(b, C, 0.1f, 0.0f);
+            w->fc1_w = conv_w(b, 1, C, hid);
+            w->fc1_b = param(b, hid, 0.1f, 0.0f);
+            w->fc2_w = conv_w(b, 1, hid, C);
+            w->fc2_b = param(b, C, 0.1f, 0.0f);
+        }
+        m->stage[s].merge_norm_w = param(b, 8 * C, 0.2f, 1.0f);
+        m->stage[s].merge_norm_b = param(b, 8 * C, 0.1f, 0.0f);
+        m->stage[s].merge_red_w = conv_w(b, 1, 8 * C, 2 * C);
+    }
+    resblock(b, &m->encoder[0], 1, f);
+    for (int k = 1; k <= 3; k++) resblock(b, &m->encoder[k], f << (k - 1), f << (k - 1));
+    resblock(b, &m->encoder[4], 16 * f, 16 * f);
+    for (int k = 0; k < SWIN_DECODERS; k++) {
+        const int cout = k == 0 ? f : f << (k - 1), cin = k == 0 ? f : 2 * cout;
+        m->decoder[k].transp_w = conv_w(b, 8, cin, cout);
+        resblock(b, &m->decoder[k].res, 2 * cout, cout);
+    }
+    m->out_w = conv_w(b, 1, f, c->out_channels);
+    m->out_b = param(b, c->out_channels, 0.1f, 0.0f);
+    m->flat = b->flat;
+    m->flat_bytes = b->used;
+}
+
+/* Plans and runs forward() on one backend; the arena comes from alloc_arena. */
+static bool run_forward(const char *name, const struct swin_ops *ops, void *be, const struct swin_model *m,
+                        const int cube[3], const float *in, float *out, void *(*alloc_arena)(void *, size_t),
+                        void (*free_arena)(void *, void *))
+{
+    swin_error err = {0};
+    struct plan plan;
+    plan_init(&plan);
+    struct swin_exec e = {.plan = &plan, .planning = true, .ops = ops, .be = be, .err = &err};
+    swin_status st = swin_forward(&e, m, cube, NULL, NULL);
+    if (!st) st = plan_solve(&plan, &err);
+    void *arena = NULL;
+    if (!st) {
+        fprintf(stderr, "%s: arena %.1f MiB\n", name, plan.arena_bytes / 1048576.0);
+        arena = alloc_arena(be, plan.arena_bytes);
+        if (!arena) st = swin_error_set(&err, SWIN_ERR_NOMEM, "arena allocation failed");
+    }
+    if (!st) {
+        plan_rewind(&plan);
+        e = (struct swin_exec){.plan = &plan, .arena = arena, .ops = ops, .be = be, .err = &err};
+        st = swin_forward(&e, m, cube, in, out);
+    }
+    if (arena) free_arena(be, arena);
+    plan_release(&plan);
+    if (st) fprintf(stderr, "FAIL %s forward: %s\n", name, err.msg);
+    return st == SWIN_OK;
+}
+
+static void *cpu_arena(void *be, size_t bytes) { return aligned_alloc(SWIN_PLAN_ALIGN, bytes ? bytes : SWIN_PLAN_ALIGN); }
+static void cpu_arena_free(void *be, void *a) { free(a); }
+static void *gpu_arena(void *be, size_t bytes)
+{
+    swin_error err = {0};
+    void *a = swin_cuda_arena_alloc(be, bytes, &err);
+    if (!a) fprintf(stderr, "%s\n", err.msg);
+    return a;
+}
+static void gpu_arena_free(void *be, void *a) { swin_cuda_arena_free(be, a); }
+
+int main(void)
+{
+    const int f = 12, cube[3] = {32, 32, 32};
+    struct builder b = {.cap = (size_t)24 << 20, .rng = {0xf0f0}};
+    b.flat = aligned_alloc(256, b.cap);
+    struct swin_model m;
+    random_model(&m, &b, f);
+    fprintf(stderr, "random f=%d model: %.1f MiB of weights\n", f, m.flat_bytes / 1048576.0);
+
+    const size_t nin = (size_t)cube[0] * cube[1] * cube[2], nout = nin * m.cfg.out_channels;
+    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *got = malloc(nout * sizeof(float));
+    test_rng r = {99};
+    test_fill_uniform(&r, in, nin, -1.0f, 1.0f);
+
+    swin_error err = {0};
+    struct swin_cpu_backend *cpu = NULL;
+    struct swin_cuda_backend *gpu = NULL;
+    if (swin_cpu_backend_create(1, &cpu, &err) || swin_cuda_backend_create(0, &m, &gpu, &err)) {
+        fprintf(stderr, "FAIL backend: %s\n", err.msg);
+        return 1;
+    }
+    bool ok = run_forward("cpu", &swin_cpu_ops, cpu, &m, cube, in, ref, cpu_arena, cpu_arena_free);
+    ok = ok && run_forward("cuda", &swin_cuda_ops, gpu, &m, cube, in, got, gpu_arena, gpu_arena_free);
+    if (ok) ok = check_close_scaled("logits, CUDA (emulated) vs CPU forward", got, ref, nout, 1e-4);
+    swin_cuda_backend_free(gpu);
+    swin_cpu_backend_free(cpu);
+    free(in);
+    free(ref);
+    free(got);
+    free(b.flat);
+    return test_exit(ok);
+}
