@@ -165,6 +165,9 @@ int main(int argc, char **argv)
         size_t shape[4] = {(size_t)f.co, x.shape[0], x.shape[1], x.shape[2]};
         if (npy_write_f32(argv[3], out, 4, shape, &e)) return fail(&e);
         printf("windows %lld slab_axis %d\n", (long long)swin_windows_count(&w), swin_sliding_axis(&w));
+        swin_windows_free(&w);
+        free(out);
+        free(x.data);
         return 0;
     }
     if (!strcmp(cmd, "segment") && argc >= 4) {
