@@ -138,6 +138,9 @@ done:
     if (st) {
         memset(out, 0, sizeof *out);
         if (e.status == SWIN_OK) swin_error_set(&e, st, "%s: load failed", path);
+        /* names from a corrupt file may hold control characters: keep the message one line */
+        for (char *c = e.msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
         if (err) *err = e;
     }
     return st;
