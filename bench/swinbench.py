@@ -135,16 +135,30 @@ def load_snapshot() -> dict:
         snap["loadavg"] = [float(v) for v in open("/proc/loadavg").read().split()[:3]]
     except OSError:
         pass
+    # CPU use of every process over one second (from /proc/<pid>/stat utime + stime)
+    def ticks():
+        t = {}
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+                comm = st[st.index("(") + 1:st.rindex(")")]
+                rest = st[st.rindex(")") + 2:].split()
+                t[pid] = (comm, int(rest[11]) + int(rest[12]))
+            except (OSError, ValueError, IndexError):
+                continue
+        return t
     try:
-        out = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"], capture_output=True,
-                             text=True, timeout=10).stdout
-        busy = []
-        for line in out.splitlines():
-            parts = line.split(None, 1)
-            if len(parts) == 2 and float(parts[0]) >= 10.0:
-                busy.append(f"{parts[1].strip()} {parts[0]}%")
-        snap["busy_processes"] = busy[:10]
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+        hz = os.sysconf("SC_CLK_TCK")
+        t0 = ticks()
+        time.sleep(1.0)
+        t1 = ticks()
+        use = sorted(((100.0 * (v[1] - t0[k][1]) / hz, v[0]) for k, v in t1.items()
+                      if k in t0 and k != str(os.getpid())), reverse=True)
+        snap["busy_processes"] = [f"{comm} {pct:.0f}%" for pct, comm in use if pct >= 10.0][:10]
+    except (OSError, ValueError):
         pass
     return snap
 
@@ -981,10 +995,11 @@ def markdown(doc: dict) -> str:
              f"Input: {doc['input']['kind']}" + (f" (seed {doc['input']['seed']})" if "seed" in doc["input"] else "")
              + f". Load average before/after: "
              f"{doc['load_before'].get('loadavg')} / {doc['load_after'].get('loadavg')}.")
-    busy = doc["load_before"].get("busy_processes")
-    if busy:
+    b0, b1 = doc["load_before"].get("busy_processes"), doc["load_after"].get("busy_processes")
+    if b0 is not None or b1 is not None:
         L.append("")
-        L.append("Other processes using >= 10% CPU at the start: " + ", ".join(busy) + ".")
+        L.append("Other processes using >= 10% of a CPU (1 s samples): at the start " + (", ".join(b0 or []) or "none")
+                 + "; at the end " + (", ".join(b1 or []) or "none") + ".")
     L.append("")
     L.append("| configuration | s/window median | min | max | swinrun/ORT time (median of pairs) | peak RSS MiB "
              "| base RSS MiB | swinrun planned MiB | max abs diff vs ref | criterion | same label % | Dice min / mean |")
