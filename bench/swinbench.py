@@ -714,11 +714,19 @@ def run(a) -> int:
     gpus = machine["gpus"]
     skipped = {}
     configs = []
+    ort_cuda = None
     for c in wanted:
         if DEVICE[c] == "cuda" and not gpus:
             skipped[c] = "no NVIDIA GPU on this machine (nvidia-smi missing or lists none)"
-        else:
-            configs.append(c)
+            continue
+        if DEVICE[c] == "cuda" and c in ORT_CONFIGS:
+            if ort_cuda is None:
+                import onnxruntime as ort
+                ort_cuda = "CUDAExecutionProvider" in ort.get_available_providers()
+            if not ort_cuda:
+                skipped[c] = "this onnxruntime has no CUDAExecutionProvider (the onnxruntime-gpu package provides it)"
+                continue
+        configs.append(c)
 
     cli, worker_bin = find_swinrun(a.build)
     if a.worker:
@@ -884,7 +892,7 @@ def run(a) -> int:
                 e["providers"] = rd.get("providers")
                 e["description"] = rd.get("description")
                 e["ort_version"] = rd.get("ort_version")
-            else:
+            elif rd:
                 e["planned"] = {k: rd.get(k) for k in ("weight_bytes", "arena_bytes", "lower_bound", "total_bytes")}
                 e["load_seconds"] = rd.get("load_seconds")
             if poller is not None:
@@ -934,8 +942,8 @@ def run(a) -> int:
                      "top-2 gap > 1e-3 (tools/check_logits.py)",
     }
     for c, e in results.items():
-        if e.get("runtime") == "swinrun" and e.get("planned"):
-            info = finished[c].ready
+        info = finished[c].ready if c in finished else None
+        if e.get("runtime") == "swinrun" and info:
             doc["model"]["feature_size"] = info.get("feature_size")
             doc["model"]["params"] = info.get("params")
             doc["model"]["out_channels"] = info.get("out_channels")
