@@ -4,6 +4,9 @@
  * padded windows (stage L 16 and 8), shrunk windows (L 4 and 2), every decoder, the
  * concat views, the planned arena and workspaces in device memory. It is also the
  * reference for wiring --backend cuda into runtime/api.c (see kernels/cuda/README.md).
+ * The CUDA run happens with the emulator's allocations frozen (any cudaMalloc inside an
+ * op fails the pass), and the emulated device high-water mark must equal weights +
+ * context scratch + planned arena exactly.
  * Tolerance: 1e-4 relative to max(1, max|logit|). About 50 ops, most ending in an
  * instance norm or layer norm that rescales their fp32 rounding differences (summation
  * order of GEMMs with K up to 27 * 24, fp32 vs double norm statistics). Measured: 4.9e-6
@@ -17,6 +20,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/emu/cuemu_api.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "runtime/plan.h"
@@ -112,10 +116,12 @@ static void random_model(struct swin_model *m, struct builder *b, int f)
     m->flat_bytes = b->used;
 }
 
-/* Plans and runs forward() on one backend; the arena comes from alloc_arena. */
+/* Plans and runs forward() on one backend; the arena comes from alloc_arena. With
+ * `freeze`, device allocations are an error during the run (emulator switch). The
+ * planned arena size goes to *arena_bytes. */
 static bool run_forward(const char *name, const struct swin_ops *ops, void *be, const struct swin_model *m,
                         const int cube[3], const float *in, float *out, void *(*alloc_arena)(void *, size_t),
-                        void (*free_arena)(void *, void *))
+                        void (*free_arena)(void *, void *), bool freeze, size_t *arena_bytes)
 {
     swin_error err = {0};
     struct plan plan;
@@ -130,9 +136,12 @@ static bool run_forward(const char *name, const struct swin_ops *ops, void *be, 
         if (!arena) st = swin_error_set(&err, SWIN_ERR_NOMEM, "arena allocation failed");
     }
     if (!st) {
+        *arena_bytes = plan.arena_bytes;
         plan_rewind(&plan);
         e = (struct swin_exec){.plan = &plan, .arena = arena, .ops = ops, .be = be, .err = &err};
+        if (freeze) cuemu_mem_freeze(1);
         st = swin_forward(&e, m, cube, in, out);
+        if (freeze) cuemu_mem_freeze(0);
     }
     if (arena) free_arena(be, arena);
     plan_release(&plan);
@@ -172,9 +181,15 @@ int main(void)
         fprintf(stderr, "FAIL backend: %s\n", err.msg);
         return 1;
     }
-    bool ok = run_forward("cpu", &swin_cpu_ops, cpu, &m, cube, in, ref, cpu_arena, cpu_arena_free);
-    ok = ok && run_forward("cuda", &swin_cuda_ops, gpu, &m, cube, in, got, gpu_arena, gpu_arena_free);
+    size_t cpu_bytes = 0, gpu_bytes = 0;
+    bool ok = run_forward("cpu", &swin_cpu_ops, cpu, &m, cube, in, ref, cpu_arena, cpu_arena_free, false, &cpu_bytes);
+    ok = ok && run_forward("cuda", &swin_cuda_ops, gpu, &m, cube, in, got, gpu_arena, gpu_arena_free, true, &gpu_bytes);
     if (ok) ok = check_close_scaled("logits, CUDA (emulated) vs CPU forward", got, ref, nout, 1e-4);
+    const size_t expect = m.flat_bytes + swin_cuda_context_bytes(NULL) + gpu_bytes;
+    char msg[200];
+    snprintf(msg, sizeof msg, "device high-water %zu bytes = weights + context scratch + arena (%zu)",
+             cuemu_mem_high_water(), expect);
+    ok &= check_true(msg, cuemu_mem_high_water() == expect);
     swin_cuda_backend_free(gpu);
     swin_cpu_backend_free(cpu);
     free(in);
