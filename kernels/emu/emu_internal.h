@@ -44,9 +44,6 @@ unsigned long long cuemu_schedule_rand(void);
 /* Whether the stream handle is the default stream or a live stream. */
 int cuemu_stream_valid(cudaStream_t s);
 
-/* Max dynamic shared memory cudaFuncSetAttribute allowed for the kernel. */
-size_t cuemu_func_max_dynamic_smem(const void *kernel);
-
 /* Parses "123", "64K", "2M", "3G"; returns 0 on error. */
 size_t cuemu_parse_size(const char *s);
 

@@ -34,7 +34,8 @@ static unsigned nfuncs;
 
 #define DEFAULT_DYN_SMEM (48u * 1024)
 
-size_t cuemu_func_max_dynamic_smem(const void *kernel)
+/* Max dynamic shared memory cudaFuncSetAttribute allowed for the kernel. */
+static size_t func_max_dynamic_smem(const void *kernel)
 {
     for (unsigned i = 0; i < nfuncs; i++)
         if (funcs[i].func == kernel)
@@ -78,7 +79,7 @@ static cudaError_t validate(const struct cuemu_launch_desc *d)
     if (!cuemu_stream_valid(d->stream))
         return cudaErrorInvalidResourceHandle;
     /* More than 48 KiB of dynamic shared memory needs the per-kernel opt-in. */
-    if (d->smem > cuemu_func_max_dynamic_smem(d->kernel) || d->smem > cuemu_target()->smem_optin)
+    if (d->smem > func_max_dynamic_smem(d->kernel) || d->smem > cuemu_target()->smem_optin)
         return cudaErrorInvalidValue;
     return cudaSuccess;
 }
