@@ -2,6 +2,8 @@
 #ifndef SWIN_CPU_ROWOPS_H
 #define SWIN_CPU_ROWOPS_H
 
+#include <stddef.h>
+
 /* y[0..c) = LN(x[0..c)) (eps 1e-5, biased variance, two-pass statistics in double), then
  * * gamma + beta when gamma != NULL. y may equal x. */
 void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta);
@@ -10,5 +12,9 @@ void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const 
 void swin_cpu_softmax_row(float *r, int n);
 /* The same with AVX-512 (softmax_avx512.c); call only where the CPU has AVX-512F. */
 void swin_cpu_softmax_row_avx512(float *r, int n);
+
+/* h[0..n) = GELU(h) = 0.5 h (1 + erf(h / sqrt 2)) in place, exact-erf form, within a few
+ * ulp (gelu.c). */
+void swin_cpu_gelu_erf(float *h, size_t n);
 
 #endif

@@ -1,5 +1,6 @@
 /* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
  *   x += fc2(GELU_erf(fc1(LN2(x))))       LN2 affine (norm2), GELU 0.5 v (1 + erf(v / sqrt 2))
+ *                                          (vectorised erf, gelu.c)
  * fc1_w (C, hidden), fc2_w (hidden, C) as runtime/model.h. Chunked over R consecutive
  * tokens so the hidden activations exist for R tokens only. Per thread workspace:
  *   a (R, C)       LN2 of the chunk
@@ -9,7 +10,6 @@
 #include "kernels/cpu/cpu_rowops.h"
 
 #include <cblas.h>
-#include <math.h>
 #include <string.h>
 
 static long mlp_rows(long n) { return n < 256 ? n : 256; }
@@ -53,7 +53,7 @@ static void mlp_run(void *p, int tid, int nth)
             memcpy(h + (size_t)r * hid, w->fc1_b, (size_t)hid * sizeof(float));
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hid, c, 1.0f, a, c, w->fc1_w, hid, 1.0f, h, hid);
-        for (size_t i = 0; i < (size_t)m * hid; i++) h[i] = 0.5f * h[i] * (1.0f + erff(h[i] * (float)M_SQRT1_2));
+        swin_cpu_gelu_erf(h, (size_t)m * hid);
         for (int r = 0; r < m; r++)
             for (int i = 0; i < c; i++) xr[(size_t)r * x.pitch + i] += w->fc2_b[i];
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, c, hid, 1.0f, h, hid, w->fc2_w, c, 1.0f, xr,
