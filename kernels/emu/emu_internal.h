@@ -19,6 +19,15 @@ void cuemu_detect(enum cuemu_detector det, const char *fmt, ...)
 void cuemu_report(enum cuemu_detector det, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Marks memory whose content is poison as undefined for valgrind's memcheck (a no-op
+ * elsewhere), so reads of never-written device or shared memory are reported. */
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define CUEMU_POISONED(p, n) (void)VALGRIND_MAKE_MEM_UNDEFINED(p, n)
+#else
+#define CUEMU_POISONED(p, n) ((void)(p), (void)(n))
+#endif
+
 /* Whether [p, p + bytes) lies inside one live device allocation. */
 int cuemu_mem_is_device_range(const void *p, size_t bytes);
 /* Whether p points into any live device allocation. */

@@ -126,10 +126,14 @@ cudaError_t cuemu_launch(const struct cuemu_launch_desc *d)
         size_t b = order[i];
         uint3 idx = {(unsigned)(b % d->grid.x), (unsigned)(b / d->grid.x % d->grid.y),
                      (unsigned)(b / ((size_t)d->grid.x * d->grid.y))};
-        if (shared_bytes)
+        if (shared_bytes) {
             memset(__start_cuemu_shared, 0xFF, shared_bytes);
-        if (dyn_smem)
+            CUEMU_POISONED(__start_cuemu_shared, shared_bytes);
+        }
+        if (dyn_smem) {
             memset(dyn_smem, 0xFF, d->smem);
+            CUEMU_POISONED(dyn_smem, d->smem);
+        }
         if (cuemu_sched_run_block(d, idx) != 0)
             err = cudaErrorLaunchFailure;
     }

@@ -121,6 +121,7 @@ static cudaError_t alloc(void **ptr, size_t size, int host)
         return cuemu_set_error(cudaErrorMemoryAllocation);
     }
     memset(p, 0xFF, size); /* uninitialised device memory reads as NaN / -1 */
+    CUEMU_POISONED(p, size);
     if (!host) {
         in_use += size;
         n_device++;
