@@ -1,11 +1,12 @@
-/* swin_cpu_softmax_row_avx512: the attention softmax with 16-lane AVX-512 (this file's
- * function is compiled for avx512f only; the backend calls it only where the CPU has it).
+/* swin_cpu_softmax_row_avx512: the attention softmax (bias and mask added first) with 16-lane
+ * AVX-512 (compiled for avx512f only; the backend calls it only where the CPU has it).
  * Same algorithm as swin_cpu_softmax_row in vexp.c (max-subtracted, Cephes expf with the
  * argument clamped at -87), with fused multiply-adds in the polynomial, so the two agree
  * to ~1 ulp, not bit for bit. The tail uses masked loads and stores. */
 #include "kernels/cpu/cpu_rowops.h"
 
 #include <immintrin.h>
+#include <math.h>
 
 __attribute__((target("avx512f"), always_inline))
 static inline __m512 exp16_nonpos(__m512 x)
@@ -27,14 +28,35 @@ static inline __m512 exp16_nonpos(__m512 x)
     return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
 }
 
+/* Logits + bias (+ mask) of the lanes in `m`, from r + j. */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 biased(const float *r, const float *bias, const int *label, int label_i, int j, __mmask16 m)
+{
+    __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, r + j), _mm512_maskz_loadu_ps(m, bias + j));
+    if (label) {
+        const __mmask16 other =
+            _mm512_mask_cmpneq_epi32_mask(m, _mm512_maskz_loadu_epi32(m, label + j), _mm512_set1_epi32(label_i));
+        v = _mm512_mask_add_ps(v, other, v, _mm512_set1_ps(-100.0f));
+    }
+    return v;
+}
+
 __attribute__((target("avx512f")))
-void swin_cpu_softmax_row_avx512(float *r, int n)
+void swin_cpu_softmax_row_avx512(float *r, const float *bias, const int *label, int label_i, int n)
 {
     const int n16 = n / 16 * 16;
-    const __mmask16 tail = (__mmask16)((1u << (n - n16)) - 1u);
-    __m512 vm = _mm512_set1_ps(r[0]);
-    for (int j = 0; j < n16; j += 16) vm = _mm512_max_ps(vm, _mm512_loadu_ps(r + j));
-    vm = _mm512_mask_max_ps(vm, tail, vm, _mm512_maskz_loadu_ps(tail, r + n16));
+    const __mmask16 all = 0xFFFF, tail = (__mmask16)((1u << (n - n16)) - 1u);
+    __m512 vm = _mm512_set1_ps(-INFINITY);
+    for (int j = 0; j < n16; j += 16) {
+        const __m512 v = biased(r, bias, label, label_i, j, all);
+        _mm512_storeu_ps(r + j, v);
+        vm = _mm512_max_ps(vm, v);
+    }
+    if (tail) {
+        const __m512 v = biased(r, bias, label, label_i, n16, tail);
+        _mm512_mask_storeu_ps(r + n16, tail, v);
+        vm = _mm512_mask_max_ps(vm, tail, vm, v);
+    }
     const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(vm));
     __m512 acc = _mm512_setzero_ps();
     for (int j = 0; j < n16; j += 16) {

@@ -51,7 +51,7 @@ struct attn_task {
     long n;
     bool masked;
     float *bias;             /* (heads, n, n) */
-    void (*softmax)(float *row, int n);
+    void (*softmax)(float *row, const float *bias, const int *label, int label_i, int n);
     char *ws;                /* per-thread slices */
     size_t slice;
     atomic_long next;
@@ -131,14 +131,9 @@ static void attn_run(void *p, int tid, int nth)
             /* s = q_h k_h^T (n, n) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, hd, 1.0f, qkv + h * hd, c3,
                         qkv + c + h * hd, c3, 0.0f, s, n);
-            for (int i = 0; i < n; i++) {
-                float *row = s + (size_t)i * n;
-                const float *bi = t->bias + ((size_t)h * n + i) * n;
-                for (int j = 0; j < n; j++) row[j] += bi[j];
-                if (mixed)
-                    for (int j = 0; j < n; j++) row[j] += label[j] != label[i] ? -100.0f : 0.0f;
-                t->softmax(row, n);
-            }
+            /* + bias + mask, softmax over keys, row by row */
+            for (int i = 0; i < n; i++)
+                t->softmax(s + (size_t)i * n, t->bias + ((size_t)h * n + i) * n, mixed ? label : NULL, label[i], n);
             /* o[:, h hd : (h+1) hd] = s . v_h */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, n, 1.0f, s, n, qkv + 2 * c + h * hd, c3,
                         0.0f, o + h * hd, c);

@@ -6,21 +6,37 @@
 
 #include "kernels/cpu/cpu_vec.h"
 
+#include <math.h>
+
 static inline v4f max4(v4f a, v4f b)
 {
     const v4i gt = a > b;
     return (v4f)(((v4i)a & gt) | ((v4i)b & ~gt));
 }
 
-void swin_cpu_softmax_row(float *r, int n)
+void swin_cpu_softmax_row(float *r, const float *bias, const int *label, int label_i, int n)
 {
     const int n4 = n / 4 * 4;
-    /* max: 4 lanes, then across lanes and the tail */
-    v4f vm = {r[0], r[0], r[0], r[0]};
-    for (int j = 0; j < n4; j += 4) vm = max4(load4(r + j), vm);
+    /* logits + bias (+ mask), stored back, and their max: 4 lanes, then across lanes and the tail */
+    const v4f minus100 = {-100.0f, -100.0f, -100.0f, -100.0f};
+    v4f vm = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (int j = 0; j < n4; j += 4) {
+        v4f v = load4(r + j) + load4(bias + j);
+        if (label) {
+            v4i lj;
+            memcpy(&lj, label + j, sizeof lj);
+            v += (v4f)((v4i)minus100 & (lj != label_i));
+        }
+        memcpy(r + j, &v, sizeof v);
+        vm = max4(v, vm);
+    }
     float mx = vm[0];
     for (int k = 1; k < 4; k++) mx = vm[k] > mx ? vm[k] : mx;
-    for (int j = n4; j < n; j++) mx = r[j] > mx ? r[j] : mx;
+    for (int j = n4; j < n; j++) {
+        r[j] += bias[j];
+        if (label && label[j] != label_i) r[j] += -100.0f;
+        mx = r[j] > mx ? r[j] : mx;
+    }
     /* exp(r - max) and its sum; the tail goes through a zero-filled block whose padding
      * lanes are not added */
     v4f acc = {0};
