@@ -5,7 +5,10 @@
  *     channels-last input by the Im2colA loader (the im2col matrix never exists);
  *   B = w (k, k, k, cin, cout) = (K x cout) row-major;
  *   out row m = output voxel m, written with out.pitch (may be a concat half), + bias.
- * k = 1, stride 1, pad 0 reads the input rows directly (RowsA, lda = in.pitch). */
+ * k = 1, stride 1, pad 0 reads the input rows directly (RowsA, lda = in.pitch).
+ * Deep layers (few output tiles, long K: encoder10, decoder5, ...) split K
+ * (gemm_splits): partial sums go to the workspace (splits, M, cout) and splitk_reduce adds
+ * them in order, plus the bias, into out. Otherwise no workspace. */
 #include "kernels/cuda/gemm.cuh"
 
 namespace swin_cuda {
@@ -45,7 +48,12 @@ struct Im2colA {
 
 using namespace swin_cuda;
 
-extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k) { return 0; }
+extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k)
+{
+    const long long M = (long long)swin_vol_voxels(out);
+    const int splits = gemm_splits(M, out.c, k * k * k * in.c);
+    return splits > 1 ? SWIN_CUDA_ALIGN + swin_cuda_round((size_t)splits * M * out.c * sizeof(float)) : 0;
+}
 
 static int conv_out_dim(int n, int k, int stride, int pad)
 {
@@ -75,13 +83,24 @@ extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, struct swin_vol 
     if (!swin_cuda_weight(be, "conv3d", "w", w, (size_t)kdim * out.c, &dw) ||
         !swin_cuda_weight(be, "conv3d", "bias", bias, (size_t)out.c, &db))
         return SWIN_ERR_ARG;
+    const size_t need = swin_cuda_conv3d_ws(be, out, in, k);
+    if (need && (!ws || ws_bytes < need))
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0,
+                              need);
     const int M = (int)swin_vol_voxels(out);
+    const int splits = gemm_splits(M, out.c, kdim);
+    float *part = (float *)swin_cuda_align_ptr(ws);
     const StoreRows ep = {out.data, out.pitch, db, false};
+    const StorePartial pp = {part, M, out.c};
     if (k == 1 && stride == 1 && pad == 0) {
-        gemm_launch(be->stream, RowsA{in.data, in.pitch}, dw, 0, out.c, ep, M, out.c, in.c, 1);
+        const RowsA a = {in.data, in.pitch};
+        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
+        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
     } else {
         const Im2colA a = {in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
-        gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
+        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
     }
+    if (splits > 1) swin_cuda_splitk_reduce(be->stream, out.data, out.pitch, part, splits, M, out.c, db);
     return swin_cuda_check_launch(be, "conv3d");
 }

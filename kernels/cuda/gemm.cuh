@@ -25,8 +25,11 @@
  * Shared memory, double buffered (one barrier per k-step; the next tile is fetched into
  * registers while the current one is multiplied): as[2][16][128 + 4] (16.5 KiB, k-major)
  * and bs[2][16][BN] (8 or 6 KiB). fp32 fmaf accumulation, k in order within a tile.
- * Grid: (ceil(M / 128), ceil(N / BN), Z); M tiles on x because M (voxels) can exceed the
- * 65535 limit of grid y. */
+ * Grid: (ceil(M / 128), ceil(N / BN), Z splits); M tiles on x because M (voxels) can
+ * exceed the 65535 limit of grid y. blockIdx.z = batch index * splits + split index: the
+ * loader, B and the epilogue's z see the batch index (conv_transpose2's taps), and split s
+ * covers k in [s k_split, (s+1) k_split) (split-K for small M x N with long K; the
+ * epilogue then writes partial sums, see gemm_splits and splitk_reduce). */
 #ifndef SWIN_CUDA_GEMM_CUH
 #define SWIN_CUDA_GEMM_CUH
 
@@ -38,14 +41,16 @@ constexpr int GEMM_BM = 128, GEMM_BK = 16, GEMM_THREADS = 256, GEMM_TM = 8;
 
 template <int TN, class ALoad, class Epi>
 __global__ void __launch_bounds__(GEMM_THREADS)
-    gemm_tiled(ALoad a, const float *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K)
+    gemm_tiled(ALoad a, const float *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
+               int splits, int k_split)
 {
     constexpr int BN = 16 * TN, BLOADS = GEMM_BK * BN / GEMM_THREADS;
     __shared__ __align__(16) float as[2][GEMM_BK][GEMM_BM + 4];
     __shared__ float bs[2][GEMM_BK][BN];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     const long long m0 = (long long)blockIdx.x * GEMM_BM;
-    const int n0 = blockIdx.y * BN, z = blockIdx.z;
+    const int n0 = blockIdx.y * BN, z = blockIdx.z / splits, split = blockIdx.z % splits;
+    const int kbeg = split * k_split, kend = kbeg + k_split < K ? kbeg + k_split : K;
     const float *bz = b + z * b_zstride;
 
     /* This thread's A rows (8 ty + i) and column within the k-step (tx). */
@@ -62,7 +67,7 @@ __global__ void __launch_bounds__(GEMM_THREADS)
     float areg[GEMM_TM], breg[BLOADS];
     auto fetch = [&](int k0) {
         const int k = k0 + tx;
-        if (k < K) {
+        if (k < kend) {
             const typename ALoad::Col col = a.col(k);
 #pragma unroll
             for (int i = 0; i < GEMM_TM; i++) areg[i] = (row_ok >> i & 1) ? a.load(rows[i], col) : 0.0f;
@@ -73,7 +78,7 @@ __global__ void __launch_bounds__(GEMM_THREADS)
 #pragma unroll
         for (int i = 0; i < BLOADS; i++) {
             const int e = tid + i * GEMM_THREADS, kb = e / BN, c = e % BN;
-            breg[i] = (k0 + kb < K && n0 + c < N) ? bz[(long long)(k0 + kb) * ldb + n0 + c] : 0.0f;
+            breg[i] = (k0 + kb < kend && n0 + c < N) ? bz[(long long)(k0 + kb) * ldb + n0 + c] : 0.0f;
         }
     };
     auto stash = [&](int buf) {
@@ -93,11 +98,11 @@ __global__ void __launch_bounds__(GEMM_THREADS)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
-    fetch(0);
+    fetch(kbeg);
     stash(0);
     __syncthreads();
-    for (int k0 = 0, buf = 0; k0 < K; k0 += GEMM_BK, buf ^= 1) {
-        const bool more = k0 + GEMM_BK < K;
+    for (int k0 = kbeg, buf = 0; k0 < kend; k0 += GEMM_BK, buf ^= 1) {
+        const bool more = k0 + GEMM_BK < kend;
         if (more) fetch(k0 + GEMM_BK);
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk++) {
@@ -123,26 +128,53 @@ __global__ void __launch_bounds__(GEMM_THREADS)
 #pragma unroll
         for (int j = 0; j < TN; j++) {
             const int n = n0 + tx + 16 * j;
-            if (n < N) ep.store(z, m, n, acc[i][j]);
+            if (n < N) ep.store(blockIdx.z, m, n, acc[i][j]);
         }
     }
 }
 
-/* Launches gemm_tiled on stream s for Z = batch problems of the same M, N, K, with
- * 48-column tiles when they cover N with fewer wasted columns than 64-column tiles. */
+/* Column tile of N: 48 when 48-column tiles cover N with fewer wasted columns than 64. */
+inline int gemm_col_tile(int N)
+{
+    return 48u * swin_cuda_blocks(N, 48) < 64u * swin_cuda_blocks(N, 64) ? 48 : 64;
+}
+
+/* Split-K factor of a single (batch 1) GEMM, a pure function of the shape: enough splits
+ * to give the GPU ~256 blocks when the M x N tiles alone are fewer, each split at least
+ * 512 of K (32 k-steps); 1 means no split. */
+inline int gemm_splits(long long M, int N, int K)
+{
+    const long long tiles = (long long)swin_cuda_blocks(M, GEMM_BM) * swin_cuda_blocks(N, gemm_col_tile(N));
+    long long s = (256 + tiles - 1) / tiles;
+    if (s > K / 512) s = K / 512;
+    return s > 1 ? (int)s : 1;
+}
+
+/* Launches gemm_tiled on stream s for `batch` problems of the same M, N, K, each split
+ * into `splits` K ranges (batch 1 when splits > 1). */
 template <class ALoad, class Epi>
 void gemm_launch(cudaStream_t s, ALoad a, const float *b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
-                 int batch)
+                 int batch, int splits = 1)
 {
-    const unsigned t64 = swin_cuda_blocks(N, 64), t48 = swin_cuda_blocks(N, 48);
-    if (48u * t48 < 64u * t64) {
-        const dim3 grid(swin_cuda_blocks(M, GEMM_BM), t48, (unsigned)batch);
-        SWIN_LAUNCH((gemm_tiled<3, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K);
-    } else {
-        const dim3 grid(swin_cuda_blocks(M, GEMM_BM), t64, (unsigned)batch);
-        SWIN_LAUNCH((gemm_tiled<4, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K);
-    }
+    const int k_split = (K + splits - 1) / splits;
+    const int bn = gemm_col_tile(N);
+    const dim3 grid(swin_cuda_blocks(M, GEMM_BM), swin_cuda_blocks(N, bn), (unsigned)(batch * splits));
+    if (bn == 48)
+        SWIN_LAUNCH((gemm_tiled<3, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
+                                                                                 splits, k_split);
+    else
+        SWIN_LAUNCH((gemm_tiled<4, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
+                                                                                 splits, k_split);
 }
+
+/* Split-K partial sums: part[z M N + m N + n] = acc (z = split). */
+struct StorePartial {
+    float *part;
+    long long M;
+    int N;
+    __device__ void store(int z, long long m, int n, float v) const { part[(z * M + m) * N + n] = v; }
+};
+
 
 /* A = rows of a matrix with pitch lda: A(m, k) = p[m lda + k] (the same for every z). */
 struct RowsA {
@@ -178,5 +210,10 @@ struct AddRows {
 };
 
 } // namespace swin_cuda
+
+/* out[m ldc + n] = bias[n] + sum over z in order of part[z M N + m N + n] (deterministic;
+ * splitk_reduce.cu). */
+void swin_cuda_splitk_reduce(cudaStream_t s, float *out, long long ldc, const float *part, int splits, long long M,
+                             int N, const float *bias);
 
 #endif
