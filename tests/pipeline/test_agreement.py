@@ -112,6 +112,16 @@ def main():
                 all_top = np.sort(det["logits"].reshape(det["logits"].shape[0], -1), axis=0)
                 margin = (f"; reference top-2 logit margin there <= {float(np.max(top[-1] - top[-2])):.2e} "
                           f"(median over the volume {float(np.median(all_top[-1] - all_top[-2])):.2e})")
+            if mode == "fake" and kv == []:  # the preprocessed volume and its affine alone, vs MONAI's
+                pn, gn = os.path.join(work, "prep.npy"), os.path.join(work, "grid.txt")
+                r = subprocess.run([probe, "prep", path, pn, gn], capture_output=True, text=True)
+                rp = os.path.join(work, "prep_ref.npy")
+                reference(path, predict, roi, prep_out=rp)
+                a, b = (np.load(pn), np.load(rp)) if r.returncode == 0 else (np.zeros(1), np.ones(2))
+                perr = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
+                aerr = float(np.max(np.abs(np.loadtxt(gn) - det["affine"]))) if r.returncode == 0 else float("nan")
+                pgood &= bool(perr <= 1e-6 and aerr <= 1e-9)
+                pmsg += f"; preprocessed max |diff| {perr:.1e}, grid affine {aerr:.1e}"
             good = same_geom and frac >= need and pgood
             print(f"{name:24s} {vname:18s} input {inp.shape[:3]} grid {prep_shape}: {100 * frac:.4f} % identical, "
                   f"{int(diff.sum())} differ ({on_edge} on a reference label boundary{margin}){pmsg}"
