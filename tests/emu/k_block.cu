@@ -83,6 +83,13 @@ __global__ void read_uninit(unsigned *out)
     out[32 + threadIdx.x] = d[threadIdx.x];
 }
 
+__constant__ float table16[16];
+
+__global__ void scale_table(float *out)
+{
+    out[threadIdx.x] = 2.0f * table16[threadIdx.x];
+}
+
 __global__ void config_kernel(int *flag)
 {
     if (threadIdx.x == 0 && blockIdx.x == 0)
@@ -124,6 +131,18 @@ cudaError_t kb_read_uninit(unsigned *out)
 {
     SWIN_LAUNCH(read_uninit, 1, 32, 32 * sizeof(unsigned))(out);
     return cudaGetLastError();
+}
+
+cudaError_t kb_constant_table(const float *table, float *out, float *back)
+{
+    cudaError_t e = cudaMemcpyToSymbol(table16, table, 16 * sizeof(float));
+    if (e != cudaSuccess)
+        return e;
+    SWIN_LAUNCH(scale_table, 1, 16)(out);
+    e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    return cudaMemcpyFromSymbol(back, table16, 16 * sizeof(float));
 }
 
 cudaError_t kb_config(int *flag, dim3 g, dim3 b, size_t smem, cudaStream_t s)

@@ -22,6 +22,9 @@ cudaError_t kb_index3d(unsigned *out, unsigned *dims, dim3 g, dim3 b);
 cudaError_t kb_reverse_dyn(const float *in, float *out, int n, int blocks);
 /* out[0..32) = an unwritten static shared array, out[32..64) = unwritten dynamic. */
 cudaError_t kb_read_uninit(unsigned *out);
+/* Copies `table` (16 floats) into a __constant__ array with cudaMemcpyToSymbol, then a
+ * kernel writes table[i] * 2 to out[i]; finally reads the symbol back into `back`. */
+cudaError_t kb_constant_table(const float *table, float *out, float *back);
 /* Launch with the given configuration (for the launcher's validation); the kernel
  * writes 1 to flag[0]. */
 cudaError_t kb_config(int *flag, dim3 g, dim3 b, size_t smem, cudaStream_t s);

@@ -218,6 +218,22 @@ static bool test_launch_config(void)
     return ok;
 }
 
+static bool test_symbols(void)
+{
+    float table[16], out[16], back[16], want[16], *d_out;
+    for (int i = 0; i < 16; i++) {
+        table[i] = (float)i - 3.5f;
+        want[i] = 2.0f * table[i];
+    }
+    bool ok = CALL_IS(cudaMalloc((void **)&d_out, sizeof out), cudaSuccess);
+    ok &= CALL_IS(kb_constant_table(table, d_out, back), cudaSuccess);
+    ok &= CALL_IS(cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
+    ok &= check_close("kernel reads the __constant__ table", out, want, 16, 0, 0);
+    ok &= check_close("cudaMemcpyFromSymbol", back, table, 16, 0, 0);
+    ok &= CALL_IS(cudaFree(d_out), cudaSuccess);
+    return ok;
+}
+
 int main(void)
 {
     bool ok = true;
@@ -227,6 +243,7 @@ int main(void)
     ok &= test_streams_events();
     ok &= test_device_props();
     ok &= test_launch_config();
+    ok &= test_symbols();
     ok &= check_true("no device memory left", cuemu_mem_live_allocations() == 0);
     return test_exit(ok);
 }
