@@ -160,7 +160,10 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
     double slope = n->scl_slope, inter = n->scl_inter;
     if (!(isfinite(slope) && slope != 0)) slope = 1, inter = 0; /* slope 0: no scaling (the standard) */
     if (!isfinite(inter)) inter = 0;
-    to_float(raw, n->datatype, nvox, slope, inter, f);
+    if (!to_float(raw, n->datatype, nvox, slope, inter, f)) { /* the datatype was checked above */
+        st = swin_error_set(err, SWIN_ERR_INTERNAL, "%s: datatype %d slipped through", path, n->datatype);
+        goto fail;
+    }
     if (raw != f) free(raw);
     raw = NULL;
     for (int64_t v = 0; v < nvox; v++)
