@@ -76,8 +76,8 @@ extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, struct swin_vol 
     if (out.d != conv_out_dim(in.d, k, stride, pad) || out.h != conv_out_dim(in.h, k, stride, pad) ||
         out.w != conv_out_dim(in.w, k, stride, pad))
         return swin_cuda_fail(be, SWIN_ERR_SHAPE,
-                              "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d", out.d, out.h,
-                              out.w, in.d, in.h, in.w, k, stride, pad);
+                              "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d", out.d,
+                              out.h, out.w, in.d, in.h, in.w, k, stride, pad);
     const int kdim = k * k * k * in.c;
     const float *dw, *db;
     if (!swin_cuda_weight(be, "conv3d", "w", w, (size_t)kdim * out.c, &dw) ||

@@ -63,7 +63,8 @@ __global__ void __launch_bounds__(256) instnorm_apply(float *x, int pitch, long 
                                                       const float *res, int res_pitch, bool lrelu)
 {
     const long long n = nvox * nc;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
         const long long v = i / nc;
         const int ch = (int)(i % nc);
         float *p = x + v * pitch + c0 + ch;

@@ -14,7 +14,8 @@ __global__ void __launch_bounds__(256) stage_to_volume(float *out, int pitch, lo
                                                        const float *stage)
 {
     const long long n = nv * c;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
         const long long v = i / c;
         const int ch = (int)(i % c);
         out[(v0 + v) * pitch + ch] = stage[ch * nv + v];
@@ -26,7 +27,8 @@ __global__ void __launch_bounds__(256) volume_to_stage(float *stage, const float
                                                        long long nv, int c)
 {
     const long long n = nv * c;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
         const long long v = i / c;
         const int ch = (int)(i % c);
         stage[ch * nv + v] = in[(v0 + v) * pitch + ch];
@@ -38,7 +40,8 @@ __global__ void __launch_bounds__(256) copy_channels(float *out, int out_pitch, 
                                                      long long nvox, int c)
 {
     const long long n = nvox * c;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
         const long long v = i / c;
         const int ch = (int)(i % c);
         out[v * out_pitch + ch] = in[v * in_pitch + ch];

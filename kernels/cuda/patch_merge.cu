@@ -19,12 +19,14 @@ __global__ void __launch_bounds__(256) merge_gather(float *a, const float *in, i
 {
     const int c8 = 8 * c, oh = ih / 2, ow = iw / 2;
     const long long n = rows * c8;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (long long)gridDim.x * blockDim.x) {
         const long long r = e / c8, v = v0 + r;
         const int j = (int)(e % c8), m = j / c, ci = j % c;
         const int k = (int)(v % ow), jj = (int)(v / ow % oh), i = (int)(v / ((long long)ow * oh));
         const int o = order >> (3 * m);
-        const long long src = ((long long)(2 * i + (o >> 2 & 1)) * ih + (2 * jj + (o >> 1 & 1))) * iw + (2 * k + (o & 1));
+        const long long src =
+            ((long long)(2 * i + (o >> 2 & 1)) * ih + (2 * jj + (o >> 1 & 1))) * iw + (2 * k + (o & 1));
         a[e] = in[src * pitch + ci];
     }
 }
@@ -87,8 +89,8 @@ extern "C" int swin_cuda_patch_merge(void *bev, struct swin_vol out, struct swin
         SWIN_LAUNCH(merge_gather, dim3(blocks < 4096 ? blocks : 4096), dim3(256), 0, be->stream)(
             a, in.data, in.pitch, in.h, in.w, b, m, in.c, packed);
         swin_cuda_ln_rows(be->stream, a, c8, a, c8, m, c8, nw, nb);
-        gemm_launch(be->stream, RowsA{a, c8}, rw, 0, out.c, StoreRows{out.data + b * out.pitch, out.pitch, nullptr, false},
-                    (int)m, out.c, c8, 1);
+        gemm_launch(be->stream, RowsA{a, c8}, rw, 0, out.c,
+                    StoreRows{out.data + b * out.pitch, out.pitch, nullptr, false}, (int)m, out.c, c8, 1);
         if ((rc = swin_cuda_check_launch(be, "patch_merge"))) return rc;
     }
     return 0;

@@ -16,12 +16,14 @@ static bool conv_case(ct_env *e, test_rng *r, const char *what, int d, int h, in
     const float *wt = ct_weight(e, r, (size_t)k * k * k * cin * cout, -0.2f, 0.2f);
     const float *bs = bias ? ct_weight(e, r, (size_t)cout, -1.0f, 1.0f) : NULL;
     ct_env_upload(e);
-    const int od = (d + 2 * pad - k) / stride + 1, oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+    const int od = (d + 2 * pad - k) / stride + 1, oh = (h + 2 * pad - k) / stride + 1,
+              ow = (w + 2 * pad - k) / stride + 1;
     cvol in = cvol_new(d, h, w, cin, in_pitch, r, -1.0f, 1.0f);
     cvol out = cvol_new(od, oh, ow, out_pitch, out_pitch, r, -1.0f, 1.0f);
     struct swin_vol oh_, od_;
     cvol_slice(&out, out_c0, cout, &oh_, &od_);
-    const size_t cws = swin_cpu_ops.conv3d_ws(e->cpu, oh_, in.host, k), gws = swin_cuda_ops.conv3d_ws(e->gpu, od_, in.dev, k);
+    const size_t cws = swin_cpu_ops.conv3d_ws(e->cpu, oh_, in.host, k),
+                 gws = swin_cuda_ops.conv3d_ws(e->gpu, od_, in.dev, k);
     void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws);
     ct_rc(what, swin_cpu_ops.conv3d(e->cpu, oh_, in.host, wt, bs, k, stride, pad, hw, cws), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.conv3d(e->gpu, od_, in.dev, wt, bs, k, stride, pad, dw, gws), &swin_cuda_ops, e->gpu);
@@ -38,10 +40,12 @@ int main(void)
     test_rng r = {31337};
     ct_env e;
     ct_env_init(&e, 1 << 20);
-    bool ok = conv_case(&e, &r, "conv3d k3 s1 p1, 5x6x7, 3 -> 5 into a slice, bias", 5, 6, 7, 3, 4, 5, 11, 2, 3, 1, 1, true);
+    bool ok =
+        conv_case(&e, &r, "conv3d k3 s1 p1, 5x6x7, 3 -> 5 into a slice, bias", 5, 6, 7, 3, 4, 5, 11, 2, 3, 1, 1, true);
     ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 4x5x3, 13 -> 70 (K 351)", 4, 5, 3, 13, 13, 70, 70, 0, 3, 1, 1, false);
     ok &= conv_case(&e, &r, "conv3d k1, 17 -> 3, in pitch 20, bias", 3, 5, 4, 17, 20, 3, 3, 0, 1, 1, 0, true);
-    ok &= conv_case(&e, &r, "conv3d k2 s2 (patch embed), 6x4x8, 2 -> 12, bias", 6, 4, 8, 2, 2, 12, 12, 0, 2, 2, 0, true);
+    ok &=
+        conv_case(&e, &r, "conv3d k2 s2 (patch embed), 6x4x8, 2 -> 12, bias", 6, 4, 8, 2, 2, 12, 12, 0, 2, 2, 0, true);
     ok &= conv_case(&e, &r, "conv3d k3 s2 p1, 7x6x5, 4 -> 9", 7, 6, 5, 4, 4, 9, 9, 0, 3, 2, 1, false);
     ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 5x6x9 (2 row tiles), 6 -> 96 (48-col tiles)", 5, 6, 9, 6, 6, 96, 96, 0, 3,
                     1, 1, true);

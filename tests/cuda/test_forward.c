@@ -149,7 +149,10 @@ static bool run_forward(const char *name, const struct swin_ops *ops, void *be, 
     return st == SWIN_OK;
 }
 
-static void *cpu_arena(void *be, size_t bytes) { return aligned_alloc(SWIN_PLAN_ALIGN, bytes ? bytes : SWIN_PLAN_ALIGN); }
+static void *cpu_arena(void *be, size_t bytes)
+{
+    return aligned_alloc(SWIN_PLAN_ALIGN, bytes ? bytes : SWIN_PLAN_ALIGN);
+}
 static void cpu_arena_free(void *be, void *a) { free(a); }
 static void *gpu_arena(void *be, size_t bytes)
 {
