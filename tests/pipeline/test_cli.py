@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The segment CLI's forms and promises, with a real (small) model:
   - `swinrun CT OUT` with the model from SWINRUN_MODEL, a preview PNG and --json;
+  - a dynamic export: --roi required, then any multiple-of-32 window;
   - the batch form: model loaded once, DIR/<name>_seg.nii.gz, a bad volume reported and
     skipped (exit 1), the good one written, JSON for both;
   - SIGINT and SIGTERM during the windows: the process dies by the signal and leaves
@@ -66,6 +67,16 @@ def main():
         v = j["volumes"][0]
         check("json: windows, timings, memory", v["windows"] == 2 and v["seconds"]["windows"] > 0 and
               j["peak_rss_bytes"] > 0 and j["planned_total_bytes"] > 0, f"{v['windows']} windows")
+
+    dyn = os.path.join(os.path.dirname(model), "..", "f12_dyn_ts", "model.onnx")
+    check("test data: the dynamic export f12_dyn_ts", os.path.exists(dyn), dyn)
+    if os.path.exists(dyn):  # a dynamic export needs --roi; with it, it runs
+        o = os.path.join(work, "dyn.nii.gz")
+        r1 = subprocess.run([swinrun, a, o, "--model", dyn], capture_output=True, text=True)
+        r2 = subprocess.run([swinrun, a, o, "--model", dyn, "--roi", "32", "32", "64"], capture_output=True, text=True)
+        check("dynamic export: refused without --roi, runs with it",
+              r1.returncode == 2 and "dynamic" in r1.stderr and r2.returncode == 0 and os.path.exists(o),
+              (r1.stderr + r2.stderr).strip()[-200:])
 
     bad = os.path.join(work, "b.nii")
     open(bad, "w").write("not an image")
