@@ -29,9 +29,9 @@ void swin_cpu_backend_free(struct swin_cpu_backend *be);
 int swin_cpu_backend_threads(const struct swin_cpu_backend *be);
 
 /* Where the CPU has AVX-512F, conv3d runs an implicit-GEMM kernel (elsewhere im2col +
- * OpenBLAS) and the attention softmax a 16-lane version (elsewhere 4 lanes). on = false
- * forces the portable paths (tests run both); on = true selects the AVX-512 kernels only if
- * the CPU supports them. Returns whether they are in use. */
+ * OpenBLAS), and the attention softmax and the MLP's GELU run 16-lane versions (elsewhere
+ * 4 lanes). on = false forces the portable paths (tests run both); on = true selects the
+ * AVX-512 kernels only if the CPU supports them. Returns whether they are in use. */
 bool swin_cpu_backend_use_avx512(struct swin_cpu_backend *be, bool on);
 
 extern const struct swin_ops swin_cpu_ops;

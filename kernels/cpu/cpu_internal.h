@@ -38,7 +38,7 @@ struct swin_cpu_backend {
     swin_cpu_task_fn fn;
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
-    bool avx512;                  /* AVX-512 kernels in use (conv3d, softmax): CPU has it, not disabled */
+    bool avx512;                  /* AVX-512 kernels in use (conv3d, softmax, GELU): CPU has it, not disabled */
     char err[SWIN_ERROR_MSG_MAX];
 };
 

@@ -1,6 +1,6 @@
 /* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
  *   x += fc2(GELU_erf(fc1(LN2(x))))       LN2 affine (norm2), GELU 0.5 v (1 + erf(v / sqrt 2))
- *                                          (vectorised erf, gelu.c)
+ *                                          (vectorised erf: gelu.c, vmath_avx512.c)
  * fc1_w (C, hidden), fc2_w (hidden, C) as runtime/model.h. Chunked over R consecutive
  * tokens so the hidden activations exist for R tokens only. Per thread workspace:
  *   a (R, C)       LN2 of the chunk
@@ -29,6 +29,7 @@ struct mlp_task {
     struct swin_vol x;
     const struct swin_block_w *blk;
     int hidden;
+    void (*gelu)(float *h, size_t n);
     long rows;
     char *ws;
     size_t slice;
@@ -53,7 +54,7 @@ static void mlp_run(void *p, int tid, int nth)
             memcpy(h + (size_t)r * hid, w->fc1_b, (size_t)hid * sizeof(float));
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hid, c, 1.0f, a, c, w->fc1_w, hid, 1.0f, h, hid);
-        swin_cpu_gelu_erf(h, (size_t)m * hid);
+        t->gelu(h, (size_t)m * hid);
         for (int r = 0; r < m; r++)
             for (int i = 0; i < c; i++) xr[(size_t)r * x.pitch + i] += w->fc2_b[i];
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, c, hid, 1.0f, h, hid, w->fc2_w, c, 1.0f, xr,
@@ -73,7 +74,8 @@ int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *b
     size_t need = swin_cpu_swin_mlp_ws(be, x, hidden);
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: workspace %zu bytes, need %zu (swin_mlp_ws)", ws ? ws_bytes : 0, need);
-    struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden};
+    struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden,
+                         .gelu = be->avx512 ? swin_cpu_gelu_erf_avx512 : swin_cpu_gelu_erf};
     t.rows = mlp_rows((long)swin_vol_voxels(x));
     t.ws = swin_cpu_align_ptr(ws);
     t.slice = mlp_slice(t.rows, x.c, hidden);

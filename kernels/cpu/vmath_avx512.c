@@ -1,8 +1,10 @@
-/* swin_cpu_softmax_row_avx512: the attention softmax (bias and mask added first) with 16-lane
- * AVX-512 (compiled for avx512f only; the backend calls it only where the CPU has it).
- * Same algorithm as swin_cpu_softmax_row in vexp.c (max-subtracted, Cephes expf with the
- * argument clamped at -87), with fused multiply-adds in the polynomial, so the two agree
- * to ~1 ulp, not bit for bit. The tail uses masked loads and stores. */
+/* 16-lane AVX-512 versions of the row functions of cpu_rowops.h (compiled for avx512f only;
+ * the backend calls them only where the CPU has it):
+ *   swin_cpu_softmax_row_avx512  the attention softmax (bias and mask added first), same
+ *                                algorithm as vexp.c (max-subtracted, Cephes expf clamped at -87)
+ *   swin_cpu_gelu_erf_avx512     exact-erf GELU, same algorithm as gelu.c
+ * with fused multiply-adds in the polynomials, so they agree with the portable versions to
+ * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
 #include "kernels/cpu/cpu_rowops.h"
 
 #include <immintrin.h>
@@ -72,4 +74,51 @@ void swin_cpu_softmax_row_avx512(float *r, const float *bias, const int *label, 
     const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(acc));
     for (int j = 0; j < n16; j += 16) _mm512_storeu_ps(r + j, _mm512_mul_ps(_mm512_loadu_ps(r + j), inv));
     if (tail) _mm512_mask_storeu_ps(r + n16, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, r + n16), inv));
+}
+
+/* erf(x), N. Juffa's erff algorithm as in gelu.c: x + x P(x^2) for |x| <= 0.921875, else
+ * sign(x) (1 - exp(-(t + t Q(t)))) with t = min(|x|, 3.725); both computed, then blended. */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 erf16(__m512 x)
+{
+    const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000));
+    const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000),
+                                                              _mm512_castps_si512(x)));
+    const __m512 s = _mm512_mul_ps(x, x);
+    __m512 p = _mm512_fmadd_ps(s, _mm512_set1_ps(-5.99104969e-4f), _mm512_set1_ps(4.99339588e-3f));
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(-2.67667342e-2f));
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(1.12818025e-1f));
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(-3.76124859e-1f));
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(1.28379151e-1f));
+    const __m512 small = _mm512_fmadd_ps(p, x, x);
+    const __m512 t = _mm512_min_ps(ax, _mm512_set1_ps(3.725f));
+    __m512 q = _mm512_fmadd_ps(t, _mm512_set1_ps(1.72948930e-5f), _mm512_set1_ps(-3.83208680e-4f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(3.88393435e-3f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-2.42545605e-2f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.06777847e-1f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(6.34846687e-1f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.28717512e-1f));
+    q = _mm512_fmadd_ps(q, t, t);
+    const __m512 e = _mm512_sub_ps(_mm512_set1_ps(1.0f), exp16_nonpos(_mm512_sub_ps(_mm512_setzero_ps(), q)));
+    const __m512 large = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(e), sign));
+    const __mmask16 use_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.921875f), _CMP_LE_OQ);
+    return _mm512_mask_blend_ps(use_small, large, small);
+}
+
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 gelu16(__m512 v)
+{
+    const __m512 e = erf16(_mm512_mul_ps(v, _mm512_set1_ps((float)M_SQRT1_2)));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+__attribute__((target("avx512f")))
+void swin_cpu_gelu_erf_avx512(float *h, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(h + i, gelu16(_mm512_loadu_ps(h + i)));
+    if (i < n) {
+        const __mmask16 tail = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(h + i, tail, gelu16(_mm512_maskz_loadu_ps(tail, h + i)));
+    }
 }
