@@ -333,7 +333,9 @@ int cli_segment(int argc, char **argv)
     const char *model_path = find_model(&a, mbuf, sizeof mbuf);
     struct stat sb;
     if (stat(model_path, &sb) != 0) {
+        const char *env = getenv("SWINRUN_MODEL");
         if (a.model) fprintf(stderr, "swinrun: model %s: %s\n", model_path, strerror(errno));
+        else if (env && *env) fprintf(stderr, "swinrun: SWINRUN_MODEL=%s: %s\n", model_path, strerror(errno));
         else
             fprintf(stderr,
                     "swinrun: no model found at %s: give --model FILE or set SWINRUN_MODEL (export one with "
