@@ -178,6 +178,7 @@ int main(int argc, char **argv)
         bench_conv(96, 96, 48, 3);
         bench_conv(96, 48, 48, 3);
         bench_conv(96, 96, 48, 1);
+        bench_conv(96, 1, 48, 3);
     }
     if (strstr("convt", f) || !*f) bench_convt(48, 48, 48);
     if (strstr("norm", f) || !*f) bench_norms(96, 48);

@@ -23,10 +23,9 @@ static bool same(const char *what, float *const got[NBE], size_t n)
     return ok;
 }
 
-int main(void)
+/* Every op on every backend, compared across thread counts. */
+static bool run_all(void)
 {
-    for (int i = 0; i < NBE; i++)
-        if (!(be[i] = test_backend(i + 1))) return 1;
     bool ok = true;
     test_rng r = {2024};
     const int D = 9, H = 10, W = 11, C = 12, HID = 48;
@@ -115,6 +114,22 @@ int main(void)
     for (int i = 0; i < np; i++) free(p[i]);
     free(win); free(bias); free(wmerge); free(g8); free(b8);
     tvol_free(&src);
-    FOR_BE swin_cpu_backend_free(be[i]);
+    return ok;
+}
+
+int main(void)
+{
+    for (int i = 0; i < NBE; i++)
+        if (!(be[i] = test_backend(i + 1))) return 1;
+    bool ok = true;
+    /* the AVX-512 kernels where the CPU has them, then the portable paths */
+    for (int pass = 0; pass < 2; pass++) {
+        bool avx512 = false;
+        for (int i = 0; i < NBE; i++) avx512 = swin_cpu_backend_use_avx512(be[i], pass == 0);
+        if (pass == 0 && !avx512) continue;
+        ok &= check_true(avx512 ? "-- AVX-512 kernels --" : "-- portable paths --", true);
+        ok &= run_all();
+    }
+    for (int i = 0; i < NBE; i++) swin_cpu_backend_free(be[i]);
     return test_exit(ok);
 }
