@@ -93,7 +93,10 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     } else if ((e = cudaMalloc((void **)&be->dev_flat, m->flat_bytes)) != cudaSuccess) {
         what = "cudaMalloc of the model weights";
         st = SWIN_ERR_NOMEM;
-    } else if ((e = cudaMemcpy(be->dev_flat, m->flat, m->flat_bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
+    } else if ((e = cudaMemcpy(be->dev_flat, m->flat, m->flat_bytes, cudaMemcpyHostToDevice)) != cudaSuccess ||
+               (e = cudaDeviceSynchronize()) != cudaSuccess) {
+        /* A pageable cudaMemcpy may return before its DMA lands, and the ops run on a
+         * non-blocking stream that does not wait for the legacy stream: wait here. */
         what = "upload of the model weights";
         st = SWIN_ERR_BACKEND;
     } else if ((e = cudaMalloc((void **)&be->stage, SWIN_CUDA_STAGE_FLOATS * sizeof(float))) != cudaSuccess ||

@@ -79,6 +79,8 @@ cvol cvol_new(int d, int h, int w, int c, int pitch, test_rng *r, float lo, floa
     for (size_t i = 0; i < vox; i++) test_fill_uniform(r, v.hmem + i * pitch, (size_t)c, lo, hi);
     cuda_ok(cudaMalloc((void **)&v.dmem, v.total * sizeof(float)), "cudaMalloc of a test volume");
     cuda_ok(cudaMemcpy(v.dmem, v.hmem, v.total * sizeof(float), cudaMemcpyHostToDevice), "upload of a test volume");
+    /* the backend's stream is non-blocking: make sure the copy has landed */
+    cuda_ok(cudaDeviceSynchronize(), "upload of a test volume");
     v.host = (struct swin_vol){v.hmem, d, h, w, c, pitch};
     v.dev = (struct swin_vol){v.dmem, d, h, w, c, pitch};
     return v;
