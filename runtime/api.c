@@ -63,6 +63,8 @@ swin_context_params swin_context_default_params(void)
     return (swin_context_params){.backend = SWIN_BACKEND_CPU};
 }
 
+static swin_status check_bias_coverage(const struct swin_model *m, const int cube[3], swin_error *err);
+
 static swin_status resolve_cube(const struct swin_model *m, const swin_context_params *p, int cube[3],
                                 swin_error *err)
 {
@@ -77,6 +79,27 @@ static swin_status resolve_cube(const struct swin_model *m, const swin_context_p
             return swin_error_set(err, SWIN_ERR_ARG,
                                   "window %d x %d x %d: every side must be a multiple of 32 between 32 and 1024",
                                   cube[0], cube[1], cube[2]);
+    return check_bias_coverage(m, cube, err);
+}
+
+/* An export whose bias tables were recovered from constant-folded (h, n, n) biases only
+ * knows the rows of windows of at most n tokens (forward spec 7.13): refuse larger ones. */
+static swin_status check_bias_coverage(const struct swin_model *m, const int cube[3], swin_error *err)
+{
+    int L[3] = {cube[0], cube[1], cube[2]};
+    for (int s = 0; s < SWIN_STAGES; s++) {
+        for (int k = 0; k < 3; k++) L[k] /= 2;
+        int n_max = m->cfg.bias_tokens[s];
+        struct swin_window_geom g;
+        swin_block_geometry(&m->cfg, s, 0, L, &g);
+        int n = g.win[0] * g.win[1] * g.win[2];
+        if (n_max > 0 && n > n_max)
+            return swin_error_set(err, SWIN_ERR_SHAPE,
+                                  "window %d x %d x %d: stage %d needs attention windows of %d tokens, but this "
+                                  "export folded its relative-position bias for %d-token windows only; use a "
+                                  "smaller --cube (such as the export cube) or re-export without constant folding",
+                                  cube[0], cube[1], cube[2], s + 1, n, n_max);
+    }
     return SWIN_OK;
 }
 
