@@ -4,10 +4,14 @@
 Air outside, a body ellipse (fat rim, soft tissue), organ-like blobs (liver, spleen, two
 kidneys, aorta), a spine with vertebral bodies, ribs, bowel gas pockets, mild noise.
 Stored like a scanner export: LPS orientation (i runs to the patient's left, j to
-posterior, k superior), anisotropic spacing (0.78 x 0.78 x 2.5 mm by default), qform and
-sform both set (code 1, scanner), int16 with scl_slope 1 / scl_inter 0.
+posterior, k superior), anisotropic spacing, qform and sform both set (code 1, scanner),
+int16 with scl_slope 1 / scl_inter 0.
 
-    tools/make_ct_phantom.py out.nii.gz [--shape 512 512 300] [--spacing 0.78 0.78 2.5]
+    tools/make_ct_phantom.py out.nii.gz [--shape NX NY NZ] [--spacing DX DY DZ] [--seed S]
+
+The default (240 x 240 x 96 at 1.2 x 1.2 x 2.5 mm: a 288 mm field of view, 240 mm long)
+resamples to 192 x 192 x 120 at the BTCV spacing: 18 windows of 96^3 at overlap 0.5, a
+quick first run. A full-size scan: --shape 512 512 300 --spacing 0.78 0.78 2.5.
 """
 import argparse
 import sys
@@ -38,7 +42,8 @@ def phantom(shape, spacing, seed=0):
             w = 1 - ((zk / zmax - zc) / rz) ** 2
             if w <= 0:
                 return
-            m = ((X - cx * half_w) / (rx * half_w * np.sqrt(w))) ** 2 + ((Y - cy * half_h) / (ry * half_h * np.sqrt(w))) ** 2
+            m = ((X - cx * half_w) / (rx * half_w * np.sqrt(w))) ** 2 + \
+                ((Y - cy * half_h) / (ry * half_h * np.sqrt(w))) ** 2
             sl[m <= 1.0] = hu
         # patient's right is -x in LPS index terms here (x grows to the left)
         blob(-0.45, -0.15, 0.38, 0.45, 60.0, zc=0.35, rz=0.6)   # liver
@@ -66,7 +71,7 @@ def phantom(shape, spacing, seed=0):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="output .nii or .nii.gz")
-    ap.add_argument("--shape", type=int, nargs=3, default=[256, 256, 120], metavar=("NX", "NY", "NZ"))
+    ap.add_argument("--shape", type=int, nargs=3, default=[240, 240, 96], metavar=("NX", "NY", "NZ"))
     ap.add_argument("--spacing", type=float, nargs=3, default=[1.2, 1.2, 2.5], metavar=("DX", "DY", "DZ"))
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
