@@ -49,11 +49,20 @@ __asm__(".text\n"
         ".size cuemu_fiber_switch,.-cuemu_fiber_switch\n");
 
 static void *sched_sp;                /* the scheduler's rsp while a fiber runs */
-static struct cuemu_fiber *running;   /* the fiber running now, NULL in the scheduler */
 #if CUEMU_ASAN
+#include <pthread.h>
 static void *sched_fake;
-static const void *sched_bottom;
+static void *sched_bottom; /* the scheduler's stack, for switches back to it */
 static size_t sched_size;
+
+static void find_sched_stack(void)
+{
+    pthread_attr_t attr;
+    if (sched_bottom || pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    pthread_attr_getstack(&attr, &sched_bottom, &sched_size);
+    pthread_attr_destroy(&attr);
+}
 #endif
 
 static size_t stack_bytes(void)
@@ -113,41 +122,45 @@ void cuemu_fiber_start(struct cuemu_fiber *f, void (*entry)(void), unsigned inde
 
 void cuemu_fiber_resume(struct cuemu_fiber *f)
 {
-    running = f;
 #if CUEMU_ASAN
+    find_sched_stack();
     __sanitizer_start_switch_fiber(&sched_fake, f->stack_lo, f->stack_size);
 #endif
     cuemu_fiber_switch(&sched_sp, f->sp);
 #if CUEMU_ASAN
     __sanitizer_finish_switch_fiber(sched_fake, NULL, NULL);
 #endif
-    running = NULL;
 }
 
 void cuemu_fiber_entered(void)
 {
 #if CUEMU_ASAN
-    __sanitizer_finish_switch_fiber(NULL, &sched_bottom, &sched_size);
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
 }
 
-void cuemu_fiber_yield(struct cuemu_fiber *f)
+void cuemu_fiber_transfer(struct cuemu_fiber *from, struct cuemu_fiber *to)
 {
 #if CUEMU_ASAN
-    __sanitizer_start_switch_fiber(&f->asan_fake, sched_bottom, sched_size);
+    __sanitizer_start_switch_fiber(&from->asan_fake, to ? to->stack_lo : sched_bottom,
+                                   to ? to->stack_size : sched_size);
 #endif
-    cuemu_fiber_switch(&f->sp, sched_sp);
+    cuemu_fiber_switch(&from->sp, to ? to->sp : sched_sp);
 #if CUEMU_ASAN
-    __sanitizer_finish_switch_fiber(f->asan_fake, &sched_bottom, &sched_size);
+    __sanitizer_finish_switch_fiber(from->asan_fake, NULL, NULL);
 #endif
 }
 
-void cuemu_fiber_exit(void)
+void cuemu_fiber_exit(struct cuemu_fiber *to)
 {
-    struct cuemu_fiber *f = running;
+    /* Not a local: under ASan a local whose address is taken gets redzones that would
+     * stay poisoned on the stack, since this frame never returns. */
+    static void *dead_sp;
 #if CUEMU_ASAN
-    __sanitizer_start_switch_fiber(NULL, sched_bottom, sched_size); /* leaving for good */
+    /* NULL: this fiber's fake stack can go, it is never resumed */
+    __sanitizer_start_switch_fiber(NULL, to ? to->stack_lo : sched_bottom,
+                                   to ? to->stack_size : sched_size);
 #endif
-    cuemu_fiber_switch(&f->sp, sched_sp);
+    cuemu_fiber_switch(&dead_sp, to ? to->sp : sched_sp);
     __builtin_unreachable();
 }

@@ -1,7 +1,8 @@
 /* Fibers: one stack and saved stack pointer per CUDA thread, switched by a few lines of
  * x86-64 assembly (~7 ns, against ~200 ns for swapcontext, which makes a syscall).
- * There is one scheduler context (the launching OS thread); fibers only ever switch to
- * it and it to them. Under AddressSanitizer every switch is announced with
+ * Besides the fibers there is one scheduler context (the launching OS thread). A fiber
+ * that blocks hands the CPU straight to the next fiber to run, or back to the scheduler.
+ * Under AddressSanitizer every switch is announced with
  * __sanitizer_start/finish_switch_fiber. */
 #ifndef CUEMU_FIBER_H
 #define CUEMU_FIBER_H
@@ -28,9 +29,10 @@ void cuemu_fiber_resume(struct cuemu_fiber *f);
 
 /* Fiber side: first thing entry() does. */
 void cuemu_fiber_entered(void);
-/* Fiber side: back to the scheduler; returns when resumed. */
-void cuemu_fiber_yield(struct cuemu_fiber *f);
-/* Fiber side: back to the scheduler for good. */
-void cuemu_fiber_exit(void) __attribute__((noreturn));
+/* Fiber side: switch from `from` (the running fiber) to `to`, or to the scheduler when
+ * `to` is NULL; returns when `from` is resumed. */
+void cuemu_fiber_transfer(struct cuemu_fiber *from, struct cuemu_fiber *to);
+/* Fiber side: leave the running fiber for good, for `to` or (NULL) the scheduler. */
+void cuemu_fiber_exit(struct cuemu_fiber *to) __attribute__((noreturn));
 
 #endif

@@ -1,5 +1,7 @@
-/* Runs one block: every CUDA thread is a fiber; a pass resumes each runnable thread in
- * the schedule's order until it blocks (barrier, warp op) or exits.
+/* Runs one block: every CUDA thread is a fiber; a pass runs each runnable thread in the
+ * schedule's order until it blocks (barrier, warp op) or exits. A thread that blocks or
+ * exits switches straight to the next runnable thread of the pass (one switch per
+ * thread, not two through the scheduler); the last one returns to the scheduler.
  *
  * - A barrier is released when every live thread waits at it; exited threads do not
  *   hold it (PTX `exit` semantics). All waiting threads must be at the same call site.
@@ -36,6 +38,7 @@ static struct {
     struct cuemu_fiber *fibers;
     unsigned *order;
     unsigned cap, n, live, arrived;
+    unsigned pos; /* next index into order[] in the current pass */
     int bar_acc, bar_result;
     int failed;
     const struct cuemu_launch_desc *desc;
@@ -84,17 +87,39 @@ static void thread_name(char *buf, size_t size, const struct thread *t)
              t->b.block_idx.z, blk.desc->name);
 }
 
+/* The next runnable thread of the current pass, or NULL at its end (or after a failure). */
+static struct thread *next_runnable(void)
+{
+    while (blk.pos < blk.n && !blk.failed) {
+        struct thread *t = &blk.t[blk.order[blk.pos++]];
+        if (t->state == T_RUNNABLE)
+            return t;
+    }
+    return NULL;
+}
+
+/* Makes t the running thread; returns its fiber. */
+static struct cuemu_fiber *enter(struct thread *t)
+{
+    cur = t;
+    cuemu_self = &t->b;
+    return &blk.fibers[t->linear];
+}
+
 /* After a detector hit in error mode: leave the kernel; the scheduler abandons the block. */
 static void __attribute__((noreturn)) fail_from_fiber(void)
 {
     blk.failed = 1;
     cur->state = T_EXITED;
-    cuemu_fiber_exit();
+    cuemu_fiber_exit(NULL);
 }
 
+/* The running thread blocks: run the next one; returns when this one is resumed. */
 static void yield_current(void)
 {
-    cuemu_fiber_yield(&blk.fibers[cur->linear]);
+    struct cuemu_fiber *me = &blk.fibers[cur->linear];
+    struct thread *next = next_runnable();
+    cuemu_fiber_transfer(me, next ? enter(next) : NULL);
 }
 
 int cuemu_syncthreads(enum cuemu_bar_kind kind, int pred, const char *file, int line)
@@ -283,7 +308,8 @@ static void thread_entry(void)
     check_exit(cur);
     cur->state = T_EXITED;
     blk.live--;
-    cuemu_fiber_exit();
+    struct thread *next = next_runnable();
+    cuemu_fiber_exit(next ? enter(next) : NULL);
 }
 
 static void report_deadlock(void)
@@ -358,14 +384,10 @@ int cuemu_sched_run_block(const struct cuemu_launch_desc *d, uint3 block_idx)
         int ran = 0;
         if (random)
             shuffle_order();
-        for (unsigned k = 0; k < blk.n && !blk.failed; k++) {
-            struct thread *t = &blk.t[blk.order[k]];
-            if (t->state != T_RUNNABLE)
-                continue;
+        blk.pos = 0;
+        for (struct thread *t; (t = next_runnable());) {
             ran = 1;
-            cur = t;
-            cuemu_self = &t->b;
-            cuemu_fiber_resume(&blk.fibers[t->linear]);
+            cuemu_fiber_resume(enter(t)); /* returns at the end of the pass */
         }
         if (blk.failed || blk.live == 0)
             break;
