@@ -6,8 +6,9 @@
  * (R x k^3 cin, column = tap * cin + ci, taps in (kz, ky, kx) order, zeros outside the
  * input), then one sgemm (R x K) . (K x cout) written straight into out with ldc = pitch.
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
- * On CPUs with AVX-512 (unless the backend was told otherwise) every case goes to the
- * implicit-GEMM kernel of conv3d_avx512.c instead, which reads the input in place.
+ * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) every case goes to the
+ * implicit-GEMM kernel of conv3d_avx512.c or conv3d_avx2.c instead, which read the input
+ * in place.
  * Threads claim slabs dynamically. fp32 accumulation. */
 #include "kernels/cpu/conv3d_internal.h"
 
@@ -62,10 +63,11 @@ static void conv_run(void *p, int tid, int nth)
     const int cout = out.c;
     const bool direct = t->k == 1 && t->stride == 1 && t->pad == 0;
     float *a = (float *)(t->ws + (size_t)tid * t->slice);
-    if (t->avx512) {
+    if (t->simd != SWIN_CPU_SIMD_BASELINE) {
         /* the slice's first cin floats are the zero row of the padding */
         memset(a, 0, (size_t)in.c * sizeof(float));
-        swin_cpu_conv3d_avx512_run(t, &t->next, a);
+        if (t->simd == SWIN_CPU_SIMD_AVX512) swin_cpu_conv3d_avx512_run(t, &t->next, a);
+        else swin_cpu_conv3d_avx2_run(t, &t->next, a);
         return;
     }
     long b, e;
@@ -117,7 +119,7 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const fl
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0, need);
     struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
-                          .avx512 = be->avx512};
+                          .simd = be->simd};
     t.kdim = (long)k * k * k * in.c;
     t.rows = conv_rows((long)swin_vol_voxels(out), t.kdim);
     t.ws = swin_cpu_align_ptr(ws);

@@ -16,41 +16,6 @@
 /* voxels per work item: 8 tiles */
 #define CONV_AVX512_SLAB (8 * MR)
 
-bool swin_cpu_have_avx512(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-}
-
-/* Where the tile's voxels start in the input: (z, y, x) of tap (0, 0, 0), computed once per tile. */
-struct tile_origin {
-    int z[MR], y[MR], x[MR];
-};
-
-static void tile_origin(const struct conv_task *t, long v0, int m, struct tile_origin *o)
-{
-    const struct swin_vol out = t->out;
-    for (int i = 0; i < m; i++) {
-        const long v = v0 + i;
-        o->x[i] = (int)(v % out.w) * t->stride - t->pad;
-        o->y[i] = (int)(v / out.w % out.h) * t->stride - t->pad;
-        o->z[i] = (int)(v / ((long)out.w * out.h)) * t->stride - t->pad;
-    }
-}
-
-/* Input row pointers of the tile's voxels [0, m) for tap (kz, ky, kx). */
-static void tap_rows(const struct conv_task *t, const struct tile_origin *o, int m, int kz, int ky, int kx,
-                     const float *zero, const float **rows)
-{
-    const struct swin_vol in = t->in;
-    for (int i = 0; i < m; i++) {
-        const int iz = o->z[i] + kz, iy = o->y[i] + ky, ix = o->x[i] + kx;
-        const bool inside = iz >= 0 && iz < in.d && iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
-        rows[i] = inside ? in.data + (((int64_t)iz * in.h + iy) * in.w + ix) * in.pitch : zero;
-    }
-    for (int i = m; i < MR; i++) rows[i] = zero;   /* rows past the slab end: computed, never stored */
-}
-
 /* One tile: voxels [v0, v0 + m), output channels [co0, co0 + nco), NV = ceil(nco / 16)
  * vectors (a constant after inlining). The 8 x NV accumulators are named variables, not an
  * array, so that they stay in registers. */
@@ -90,12 +55,12 @@ static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, i
     const float *bias = t->bias ? t->bias + co0 : NULL;
     ACC_DECL(0) ACC_DECL(1) ACC_DECL(2) ACC_DECL(3) ACC_DECL(4) ACC_DECL(5) ACC_DECL(6) ACC_DECL(7)
     const float *rows[MR];
-    struct tile_origin org;
-    tile_origin(t, v0, m, &org);
+    struct conv_tile_origin org;
+    conv_tile_origin(t, v0, m, &org);
     for (int kz = 0; kz < k; kz++)
         for (int ky = 0; ky < k; ky++)
             for (int kx = 0; kx < k; kx++) {
-                tap_rows(t, &org, m, kz, ky, kx, zero, rows);
+                conv_tap_rows(t, &org, m, MR, kz, ky, kx, zero, rows);
                 const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3], *r4 = rows[4],
                             *r5 = rows[5], *r6 = rows[6], *r7 = rows[7];
                 const float *wt = t->w + (size_t)((kz * k + ky) * k + kx) * cin * cout + co0;

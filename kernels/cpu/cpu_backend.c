@@ -3,7 +3,7 @@
  * Pool: nthreads - 1 workers sleep on `wake`; swin_cpu_run publishes (fn, arg), bumps
  * `generation`, runs fn as tid 0 on the caller, then waits on `done` until every worker
  * has finished. Ops split their work with static ranges or swin_cpu_claim. */
-#include "kernels/cpu/conv3d_internal.h"
+#include "kernels/cpu/cpu_internal.h"
 
 #include <cblas.h>
 #include <stdarg.h>
@@ -80,10 +80,19 @@ const char *swin_cpu_last_error(void *bev)
 
 int swin_cpu_backend_threads(const struct swin_cpu_backend *be) { return be->nthreads; }
 
-bool swin_cpu_backend_use_avx512(struct swin_cpu_backend *be, bool on)
+enum swin_cpu_simd swin_cpu_simd_of_cpu(void)
 {
-    be->avx512 = on && swin_cpu_have_avx512();
-    return be->avx512;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return SWIN_CPU_SIMD_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SWIN_CPU_SIMD_AVX2;
+    return SWIN_CPU_SIMD_BASELINE;
+}
+
+enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max)
+{
+    const enum swin_cpu_simd cpu = swin_cpu_simd_of_cpu();
+    be->simd = max < cpu ? max : cpu;
+    return be->simd;
 }
 
 static void pool_stop(struct swin_cpu_backend *be)
@@ -138,7 +147,7 @@ swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, 
         be->started++;
     }
     be->slots = slots;
-    be->avx512 = swin_cpu_have_avx512();
+    be->simd = swin_cpu_simd_of_cpu();
     /* The pool splits the work; each GEMM call runs on the thread that makes it. */
     openblas_set_num_threads(1);
     *out = be;

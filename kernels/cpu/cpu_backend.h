@@ -28,11 +28,20 @@ void swin_cpu_backend_free(struct swin_cpu_backend *be);
 /* Threads the backend runs ops on (including the caller). */
 int swin_cpu_backend_threads(const struct swin_cpu_backend *be);
 
-/* Where the CPU has AVX-512F, conv3d runs an implicit-GEMM kernel (elsewhere im2col +
- * OpenBLAS), and the attention softmax and the MLP's GELU run 16-lane versions (elsewhere
- * 4 lanes). on = false forces the portable paths (tests run both); on = true selects the
- * AVX-512 kernels only if the CPU supports them. Returns whether they are in use. */
-bool swin_cpu_backend_use_avx512(struct swin_cpu_backend *be, bool on);
+/* Instruction sets the kernels may use. By default the backend uses the best the CPU has:
+ *   AVX512    conv3d: 8 voxels x 48 channels implicit GEMM; softmax and GELU: 16 lanes
+ *   AVX2      conv3d: 4 voxels x 24 channels implicit GEMM (AVX2 + FMA); the rest as BASELINE
+ *   BASELINE  conv3d: im2col + OpenBLAS sgemm (OpenBLAS picks its own kernels at run time);
+ *             softmax and GELU: 4-lane SSE2 vectors
+ * Results agree across levels to fp32 rounding (different summation orders), not bit for bit. */
+enum swin_cpu_simd {
+    SWIN_CPU_SIMD_BASELINE = 0,
+    SWIN_CPU_SIMD_AVX2 = 1,
+    SWIN_CPU_SIMD_AVX512 = 2,
+};
+/* Caps the level at `max` (tests run every level); returns the level now in use, which is
+ * lower than max where the CPU lacks it. */
+enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
 
 extern const struct swin_ops swin_cpu_ops;
 

@@ -38,9 +38,12 @@ struct swin_cpu_backend {
     swin_cpu_task_fn fn;
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
-    bool avx512;                  /* AVX-512 kernels in use (conv3d, softmax, GELU): CPU has it, not disabled */
+    enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
     char err[SWIN_ERROR_MSG_MAX];
 };
+
+/* The best level this CPU supports (cpuid, once per backend creation). */
+enum swin_cpu_simd swin_cpu_simd_of_cpu(void);
 
 /* Runs fn on all threads and returns when every thread has finished. */
 void swin_cpu_run(struct swin_cpu_backend *be, swin_cpu_task_fn fn, void *arg);

@@ -205,7 +205,7 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
                              ws ? ws_bytes : 0, need);
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
-    t.softmax = be->avx512 ? swin_cpu_softmax_row_avx512 : swin_cpu_softmax_row;
+    t.softmax = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_softmax_row_avx512 : swin_cpu_softmax_row;
     char *base = swin_cpu_align_ptr(ws);
     t.bias = (float *)base;
     swin_cpu_run(be, bias_run, &t);

@@ -75,7 +75,7 @@ int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *b
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: workspace %zu bytes, need %zu (swin_mlp_ws)", ws ? ws_bytes : 0, need);
     struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden,
-                         .gelu = be->avx512 ? swin_cpu_gelu_erf_avx512 : swin_cpu_gelu_erf};
+                         .gelu = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512 : swin_cpu_gelu_erf};
     t.rows = mlp_rows((long)swin_vol_voxels(x));
     t.ws = swin_cpu_align_ptr(ws);
     t.slice = mlp_slice(t.rows, x.c, hidden);

@@ -1,5 +1,6 @@
 /* Times the CPU ops at Swin UNETR f=48, 96^3 shapes and prints GFLOP/s (2 flops per MAC).
- * Not a test (no naive check; the op tests do that): bench_cpu_ops [threads] [reps] [filter] */
+ * Not a test (no naive check; the op tests do that):
+ *   bench_cpu_ops [threads] [reps] [conv|convt|norm|swin|merge] [avx512|avx2|baseline] */
 #include "tests/ops/op_test.h"
 
 #include <stdio.h>
@@ -172,7 +173,12 @@ int main(int argc, char **argv)
     const char *f = argc > 3 ? argv[3] : "";
     if (!(be = test_backend(threads))) return 1;
     nthreads = swin_cpu_backend_threads(be);
-    printf("threads %d, best of %d\n", nthreads, reps);
+    enum swin_cpu_simd want = SWIN_CPU_SIMD_AVX512;
+    if (argc > 4) want = !strcmp(argv[4], "baseline") ? SWIN_CPU_SIMD_BASELINE
+                         : !strcmp(argv[4], "avx2")   ? SWIN_CPU_SIMD_AVX2
+                                                      : SWIN_CPU_SIMD_AVX512;
+    const enum swin_cpu_simd simd = swin_cpu_backend_set_simd(be, want);
+    printf("threads %d, best of %d, kernels %d (0 baseline, 1 avx2, 2 avx512)\n", nthreads, reps, (int)simd);
     if (strstr("conv", f) || !*f) {
         bench_conv(48, 48, 48, 3);
         bench_conv(96, 96, 48, 3);

@@ -112,3 +112,26 @@ struct swin_cpu_backend *test_backend(int threads)
     }
     return be;
 }
+
+const enum swin_cpu_simd test_simd_levels[TEST_SIMD_LEVELS] = {SWIN_CPU_SIMD_AVX512, SWIN_CPU_SIMD_AVX2,
+                                                              SWIN_CPU_SIMD_BASELINE};
+
+const char *test_simd_name(enum swin_cpu_simd level)
+{
+    switch (level) {
+    case SWIN_CPU_SIMD_AVX512: return "avx512";
+    case SWIN_CPU_SIMD_AVX2: return "avx2";
+    case SWIN_CPU_SIMD_BASELINE: return "baseline";
+    }
+    return "?";
+}
+
+bool test_simd_select(struct swin_cpu_backend *be, enum swin_cpu_simd level)
+{
+    if (swin_cpu_backend_set_simd(be, level) == level) {
+        fprintf(stderr, "---- kernels: %s ----\n", test_simd_name(level));
+        return true;
+    }
+    fprintf(stderr, "note: this CPU lacks %s; that level is not tested here\n", test_simd_name(level));
+    return false;
+}

@@ -31,15 +31,15 @@ static void naive(float *ref, struct swin_vol in, const float *w, const float *b
                 }
 }
 
-/* Which conv3d path the backend runs now (set by main). */
-static bool g_avx512;
+/* Which conv3d kernel the backend runs now (set by main). */
+static enum swin_cpu_simd g_simd;
 
 static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, int in_pitch, int cout, int k,
                      int s, int p, bool with_bias, int concat_c, int c0, bool can_fail)
 {
     char name[160];
     snprintf(name, sizeof name, "conv3d[%s] %dx%dx%d cin %d (pitch %d) -> cout %d k %d s %d p %d bias %d slice %d@%d",
-             g_avx512 ? "avx512" : "im2col+blas", d, h, w, cin, in_pitch, cout, k, s, p, with_bias, c0, concat_c);
+             g_simd == SWIN_CPU_SIMD_BASELINE ? "im2col+blas" : test_simd_name(g_simd), d, h, w, cin, in_pitch, cout, k, s, p, with_bias, c0, concat_c);
     test_rng r = {1234567ULL + (uint64_t)(cin * 7 + cout * 13 + k * 17 + s)};
     int od = (d + 2 * p - k) / s + 1, oh = (h + 2 * p - k) / s + 1, ow = (w + 2 * p - k) / s + 1;
     tvol in = tvol_new(d, h, w, cin, in_pitch);
@@ -75,8 +75,8 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     return ok;
 }
 
-/* Every case on both paths: the AVX-512 implicit GEMM (where the CPU has it) and the
- * portable im2col + OpenBLAS path. */
+/* Every case on every kernel: the AVX-512 and AVX2 implicit GEMMs (where the CPU has them)
+ * and the portable im2col + OpenBLAS path. */
 static bool all_cases(struct swin_cpu_backend *be)
 {
     bool ok = true;
@@ -107,10 +107,8 @@ int main(void)
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
     bool ok = true;
-    if ((g_avx512 = swin_cpu_backend_use_avx512(be, true))) ok &= all_cases(be);
-    else fprintf(stderr, "note: this CPU has no AVX-512; only the portable path is tested\n");
-    g_avx512 = swin_cpu_backend_use_avx512(be, false);
-    ok &= all_cases(be);
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++)
+        if (test_simd_select(be, g_simd = test_simd_levels[i])) ok &= all_cases(be);
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }

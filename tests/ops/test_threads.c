@@ -122,13 +122,10 @@ int main(void)
     for (int i = 0; i < NBE; i++)
         if (!(be[i] = test_backend(i + 1))) return 1;
     bool ok = true;
-    /* the AVX-512 kernels where the CPU has them, then the portable paths */
-    for (int pass = 0; pass < 2; pass++) {
-        bool avx512 = false;
-        for (int i = 0; i < NBE; i++) avx512 = swin_cpu_backend_use_avx512(be[i], pass == 0);
-        if (pass == 0 && !avx512) continue;
-        ok &= check_true(avx512 ? "-- AVX-512 kernels --" : "-- portable paths --", true);
-        ok &= run_all();
+    for (int l = 0; l < TEST_SIMD_LEVELS; l++) {
+        bool have = true;
+        for (int i = 0; i < NBE; i++) have &= test_simd_select(be[i], test_simd_levels[l]);
+        if (have) ok &= run_all();
     }
     for (int i = 0; i < NBE; i++) swin_cpu_backend_free(be[i]);
     return test_exit(ok);
