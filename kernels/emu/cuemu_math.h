@@ -99,7 +99,11 @@ inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned sh)
     return (unsigned)(((unsigned long long)hi << 32 | lo) >> (sh < 32 ? sh : 32));
 }
 /* 24-bit multiplies use the low 24 bits of each operand (signed for __mul24). */
-inline int __mul24(int a, int b) { return (int)((long long)(a << 8 >> 8) * (b << 8 >> 8)); }
+inline int __mul24(int a, int b)
+{
+    long long a24 = (int)((unsigned)a << 8) >> 8, b24 = (int)((unsigned)b << 8) >> 8;
+    return (int)(a24 * b24);
+}
 inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xFFFFFFu) * (b & 0xFFFFFFu); }
 inline int __mulhi(int a, int b) { return (int)((long long)a * b >> 32); }
 inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)((unsigned long long)a * b >> 32); }
