@@ -15,6 +15,8 @@
  * i, t < n (the shrink quirk, spec 3.4.3). The mask (spec 3.4.4) is used iff some
  * shift > 0; labels come from the rolled padded coordinate p of each token.
  * Windows are disjoint, so each thread gathers, computes and scatters its windows in place.
+ * Threads claim whole windows (a stage with a single window, e.g. stage 4 at 96^3, runs on
+ * one thread). GEMMs: OpenBLAS; bias + mask + softmax: swin_cpu_softmax_row(_avx512).
  *
  * Workspace: shared bias (heads, n, n) = table[R_full[i,t], h], built once per call; per thread
  *   tok (n, C) gathered LN1 tokens, later the projection output
