@@ -16,11 +16,15 @@
  * shift > 0; labels come from the rolled padded coordinate p of each token.
  * Windows are disjoint, so each thread gathers, computes and scatters its windows in place.
  * Threads claim whole windows (a stage with a single window, e.g. stage 4 at 96^3, runs on
- * one thread). GEMMs: OpenBLAS; bias + mask + softmax: swin_cpu_softmax_row(_avx512).
+ * one thread). With AVX-512 each head runs fused per 8 query rows (attn_avx512.c);
+ * otherwise OpenBLAS GEMMs and swin_cpu_softmax_row. qkv and proj GEMMs: OpenBLAS.
  *
  * Workspace: shared bias (heads, n, n) = table[R_full[i,t], h], built once per call; per thread
  *   tok (n, C) gathered LN1 tokens, later the projection output
- *   qkv (n, 3C), s (n, n) one head's logits, o (n, C), src (n) int64 voxel or -1, label (n) int. */
+ *   qkv (n, 3C), s (n, n) one head's logits, o (n, C), src (n) int64 voxel or -1, label (n) int,
+ *   kt, vt ((hd + 3), npad) one head's k and v transposed for the AVX-512 path (which
+ *   uses only the first 8 rows of s). */
+#include "kernels/cpu/attn_avx512.h"
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/cpu_rowops.h"
 
@@ -32,18 +36,25 @@ static long win_tokens(const struct swin_window_geom *g) { return (long)g->win[0
 
 static size_t attn_bias_bytes(long n, int heads) { return swin_cpu_round((size_t)heads * n * n * sizeof(float)); }
 
-static size_t attn_slice(long n, int c)
+/* Per-thread scratch of the AVX-512 products: k and v of one head transposed, (hd + 3) rows
+ * of npad floats each. */
+static size_t attn_tr_bytes(long n, int c, int heads)
+{
+    return swin_cpu_round((size_t)(c / heads + 3) * swin_cpu_attn_npad((int)n) * sizeof(float));
+}
+
+static size_t attn_slice(long n, int c, int heads)
 {
     return swin_cpu_round((size_t)n * c * sizeof(float)) * 2 + swin_cpu_round((size_t)n * 3 * c * sizeof(float)) +
            swin_cpu_round((size_t)n * n * sizeof(float)) + swin_cpu_round((size_t)n * sizeof(int64_t)) +
-           swin_cpu_round((size_t)n * sizeof(int));
+           swin_cpu_round((size_t)n * sizeof(int)) + 2 * attn_tr_bytes(n, c, heads);
 }
 
 size_t swin_cpu_swin_attention_ws(void *bev, struct swin_vol x, const struct swin_window_geom *g)
 {
     struct swin_cpu_backend *be = bev;
     long n = win_tokens(g);
-    return SWIN_CPU_ALIGN + attn_bias_bytes(n, g->heads) + (size_t)be->nthreads * attn_slice(n, x.c);
+    return SWIN_CPU_ALIGN + attn_bias_bytes(n, g->heads) + (size_t)be->nthreads * attn_slice(n, x.c, g->heads);
 }
 
 struct attn_task {
@@ -53,7 +64,7 @@ struct attn_task {
     long n;
     bool masked;
     float *bias;             /* (heads, n, n) */
-    void (*softmax)(float *row, const float *bias, const int *label, int label_i, int n);
+    bool avx512;             /* heads with attn_avx512.c instead of OpenBLAS + swin_cpu_softmax_row */
     char *ws;                /* per-thread slices */
     size_t slice;
     atomic_long next;
@@ -113,7 +124,9 @@ static void attn_run(void *p, int tid, int nth)
     float *qkv = (float *)(base += swin_cpu_round((size_t)n * c * sizeof(float)));
     float *s = (float *)(base += swin_cpu_round((size_t)n * c3 * sizeof(float)));
     int64_t *src = (int64_t *)(base += swin_cpu_round((size_t)n * n * sizeof(float)));
-    int *label = (int *)(base + swin_cpu_round((size_t)n * sizeof(int64_t)));
+    int *label = (int *)(base += swin_cpu_round((size_t)n * sizeof(int64_t)));
+    float *kt = (float *)(base += swin_cpu_round((size_t)n * sizeof(int)));
+    float *vt = (float *)(base + attn_tr_bytes(n, c, heads));
     const long nwin = (long)(g->padded[0] / g->win[0]) * (g->padded[1] / g->win[1]) * (g->padded[2] / g->win[2]);
     long wb, we;
     while (swin_cpu_claim(&t->next, nwin, 1, &wb, &we)) {
@@ -130,15 +143,18 @@ static void attn_run(void *p, int tid, int nth)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < c; j++) qkv[(size_t)i * c3 + j] *= scale;
         for (int h = 0; h < heads; h++) {
-            /* s = q_h k_h^T (n, n) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, hd, 1.0f, qkv + h * hd, c3,
-                        qkv + c + h * hd, c3, 0.0f, s, n);
-            /* + bias + mask, softmax over keys, row by row */
+            const float *q = qkv + h * hd, *k = qkv + c + h * hd, *v = qkv + 2 * c + h * hd;
+            const float *bias = t->bias + (size_t)h * n * n;
+            if (t->avx512) {   /* fused per 8 query rows, see attn_avx512.c */
+                swin_cpu_attn_head_avx512(o + h * hd, c, q, k, v, c3, n, hd, bias, mixed ? label : NULL, label, kt,
+                                          vt, s);
+                continue;
+            }
+            /* s = q_h k_h^T (n, n); + bias + mask, softmax over keys, row by row; o_h = s v_h */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, hd, 1.0f, q, c3, k, c3, 0.0f, s, n);
             for (int i = 0; i < n; i++)
-                t->softmax(s + (size_t)i * n, t->bias + ((size_t)h * n + i) * n, mixed ? label : NULL, label[i], n);
-            /* o[:, h hd : (h+1) hd] = s . v_h */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, n, 1.0f, s, n, qkv + 2 * c + h * hd, c3,
-                        0.0f, o + h * hd, c);
+                swin_cpu_softmax_row(s + (size_t)i * n, bias + (size_t)i * n, mixed ? label : NULL, label[i], n);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, n, 1.0f, s, n, v, c3, 0.0f, o + h * hd, c);
         }
         /* tok = o . proj_w + proj_b, scattered onto the real positions */
         for (int i = 0; i < n; i++) memcpy(tok + (size_t)i * c, w->proj_b, (size_t)c * sizeof(float));
@@ -207,12 +223,12 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
                              ws ? ws_bytes : 0, need);
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
-    t.softmax = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_softmax_row_avx512 : swin_cpu_softmax_row;
+    t.avx512 = be->simd == SWIN_CPU_SIMD_AVX512;
     char *base = swin_cpu_align_ptr(ws);
     t.bias = (float *)base;
     swin_cpu_run(be, bias_run, &t);
     t.ws = base + attn_bias_bytes(t.n, g->heads);
-    t.slice = attn_slice(t.n, x.c);
+    t.slice = attn_slice(t.n, x.c, g->heads);
     atomic_init(&t.next, 0);
     swin_cpu_run(be, attn_run, &t);
     return 0;
