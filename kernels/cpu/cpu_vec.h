@@ -9,8 +9,6 @@
 
 typedef float v4f __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
-/* 4 doubles (two SSE2 registers); used only inside functions, never passed by value */
-typedef double v4d __attribute__((vector_size(32)));
 
 static inline v4f load4(const float *p)
 {

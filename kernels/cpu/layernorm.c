@@ -1,7 +1,7 @@
 /* layernorm: out = LN(in) over the channels of each voxel (torch.nn.LayerNorm, eps 1e-5,
  * biased variance), then * gamma + beta when gamma != NULL (beta may then be NULL).
  *   in, out (D, H, W, C) channels-last; out may be in itself (same data and pitch).
- * Two-pass mean and variance in double (4 lanes), normalisation in float with the mean
+ * Two-pass mean and variance in double (4 accumulators), normalisation in float with the mean
  * split in two floats, per voxel. Threads take static voxel ranges.
  * swin_cpu_ln_row is shared with the ops that fuse a LayerNorm into a gather. */
 #include "kernels/cpu/cpu_internal.h"
@@ -14,18 +14,27 @@
 void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta)
 {
     const int c4 = c / 4 * 4;
-    /* mean and variance: 4 double lanes, then the tail */
-    v4d s4 = {0.0, 0.0, 0.0, 0.0};
-    for (int i = 0; i < c4; i += 4) s4 += __builtin_convertvector(load4(x + i), v4d);
-    double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+    /* mean and variance in double with 4 independent scalar accumulators (registers; a
+     * 32-byte double vector would live on the stack under SSE2), then the tail */
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (int i = 0; i < c4; i += 4) {
+        s0 += x[i];
+        s1 += x[i + 1];
+        s2 += x[i + 2];
+        s3 += x[i + 3];
+    }
+    double s = (s0 + s1) + (s2 + s3);
     for (int i = c4; i < c; i++) s += x[i];
     const double mean = s / c;
-    v4d ss4 = {0.0, 0.0, 0.0, 0.0};
+    s0 = s1 = s2 = s3 = 0.0;
     for (int i = 0; i < c4; i += 4) {
-        const v4d d = __builtin_convertvector(load4(x + i), v4d) - mean;
-        ss4 += d * d;
+        const double d0 = x[i] - mean, d1 = x[i + 1] - mean, d2 = x[i + 2] - mean, d3 = x[i + 3] - mean;
+        s0 += d0 * d0;
+        s1 += d1 * d1;
+        s2 += d2 * d2;
+        s3 += d3 * d3;
     }
-    double ss = (ss4[0] + ss4[1]) + (ss4[2] + ss4[3]);
+    double ss = (s0 + s1) + (s2 + s3);
     for (int i = c4; i < c; i++) ss += (x[i] - mean) * (x[i] - mean);
     /* normalise in float: mean = mean_hi + mean_lo, x - mean_hi is exact near the mean */
     const float rstd = (float)(1.0 / sqrt(ss / c + 1e-5));
