@@ -246,6 +246,16 @@ static void progress(void *user, int64_t done, int64_t total)
     fflush(stderr);
 }
 
+static void stage(void *user, const char *what)
+{
+    struct bar *b = user;
+    if (!b->on) return;
+    fprintf(stderr, "\r%s: %s...%*s", b->name, what, 40, "");
+    b->open = true;
+    if (!strcmp(what, "writing")) fputc('\n', stderr), b->open = false;
+    fflush(stderr);
+}
+
 struct predictor {
     swin_context_t *ctx;
 };
@@ -386,6 +396,7 @@ int cli_segment(int argc, char **argv)
     a.opt.predict_user = &pr;
     a.opt.progress = progress;
     a.opt.progress_user = &bar;
+    a.opt.stage = stage;
 
     struct atomic_file jf = {0};
     int json_remembered = 0;

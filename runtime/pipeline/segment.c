@@ -149,6 +149,7 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
     if (st) return st;
     double t0 = now();
     struct swin_image img;
+    if (o->stage) o->stage(o->progress_user, "reading");
     if ((st = swin_image_read(in_path, &img, err))) return st;
     float *vol = NULL;
     struct swin_windows win = {0};
@@ -192,6 +193,7 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
                             (long long)g.dim[0], (long long)g.dim[1], (long long)g.dim[2]);
         goto done;
     }
+    if (o->stage) o->stage(o->progress_user, "preprocessing");
     swin_resample_in(img.data, img.dim, &g, o->window, vol);
     free(img.data); /* only the header is needed from here on */
     img.data = NULL;
@@ -212,6 +214,7 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
     rep->t_windows = now() - t0;
 
     t0 = now();
+    if (o->stage) o->stage(o->progress_user, "writing");
     if ((st = write_labels(out_path, &img, &sk, &inv, err))) goto done;
     if (o->probabilities_path && (st = write_probs(o->probabilities_path, &img, &sk, &inv, err))) goto done;
     if (o->preview_path && (st = swin_preview_write(o->preview_path, vol, sk.labels, sk.lb, g.dim, rep->grid_spacing, err)))

@@ -26,8 +26,9 @@ struct swin_segment_options {
     int in_channels, out_channels; /* the model's */
     swin_predict_fn predict;
     void *predict_user;
-    swin_window_progress progress; /* may be NULL */
+    swin_window_progress progress; /* may be NULL; progress_user is also the stage callback's */
     void *progress_user;
+    void (*stage)(void *user, const char *what); /* may be NULL: "reading", "preprocessing", ... */
     const char *probabilities_path; /* NULL: none */
     const char *preview_path;       /* NULL: none */
 };
