@@ -3,7 +3,10 @@
  * Pool: nthreads - 1 workers sleep on `wake`; swin_cpu_run publishes (fn, arg), bumps
  * `generation`, runs fn as tid 0 on the caller, then waits on `done` until every worker
  * has finished. Ops split their work with static ranges or swin_cpu_claim. */
+#define _GNU_SOURCE   /* sched_getaffinity */
 #include "kernels/cpu/cpu_internal.h"
+
+#include <sched.h>
 
 #include <cblas.h>
 #include <stdarg.h>
@@ -112,7 +115,9 @@ swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, 
         return swin_error_set(err, SWIN_ERR_ARG,
                               "swin_cpu_backend_create: threads %d out of range (0 = all cores, max 1024)", threads);
     if (threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        /* the CPUs this process may run on (a container's cpuset), else all online ones */
+        cpu_set_t set;
+        long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
         threads = n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
     }
     struct swin_cpu_backend *be = calloc(1, sizeof *be);

@@ -20,6 +20,9 @@ int main(void)
     swin_error err = {0};
     ok &= check_true("create(-1 threads) fails with SWIN_ERR_ARG",
                      swin_cpu_backend_create(-1, &bad, &err) == SWIN_ERR_ARG && bad == NULL && err.msg[0]);
+    struct swin_cpu_backend *all = test_backend(0);
+    ok &= check_true("create(0 threads) uses every allowed core (>= 1 thread)", all && swin_cpu_backend_threads(all) >= 1);
+    swin_cpu_backend_free(all);
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
     ok &= check_true("last_error is empty before any failure", swin_cpu_ops.last_error(be)[0] == '\0');
