@@ -3,10 +3,14 @@
  *       * gamma + beta          when gamma != NULL (torch.nn.InstanceNorm3d(affine=True))
  *       + residual              when residual != NULL (same dims and c, own pitch)
  *   x = LeakyReLU_0.01(x)       when lrelu
- * Statistics: two passes (mean, then mean squared deviation), double accumulation. Channels
- * are processed in blocks of SWIN_CPU_RED_CH; in each pass the threads split the voxels and
- * leave per-channel partials in be->red (nthreads x SWIN_CPU_RED_CH), reduced by the caller.
- * The apply pass runs in float, 4 channels per vector. */
+ * Statistics: one pass of shifted sums in double, d = x - K with K the channel's value at the
+ * first voxel: mean = K + sum(d)/N, var = sum(d^2)/N - (sum(d)/N)^2. With K within a few
+ * standard deviations of the mean (any real value of the channel is) the subtraction
+ * cancels only a few of double's 53 bits, far below float resolution. Channels are
+ * processed in blocks of IN_BLOCK; the threads split the voxels and leave per-channel
+ * partial sums in be->red (nthreads x SWIN_CPU_RED_CH doubles: IN_BLOCK sums of d, then
+ * IN_BLOCK of d^2), reduced by the caller. The apply pass runs in float, 4 channels per
+ * vector. */
 #include "kernels/cpu/cpu_internal.h"
 
 #include <math.h>
@@ -14,18 +18,20 @@
 
 #include "kernels/cpu/cpu_vec.h"
 
+#define IN_BLOCK (SWIN_CPU_RED_CH / 2)
+
 struct in_task {
     struct swin_vol x;
     const float *gamma, *beta;
     const struct swin_vol *res;
     bool lrelu;
-    int c0, nc;                       /* channel block [c0, c0 + nc) */
+    int c0, nc;                       /* channel block [c0, c0 + nc), nc <= IN_BLOCK */
     double *red;                      /* (nthreads, SWIN_CPU_RED_CH) */
-    double mean[SWIN_CPU_RED_CH];     /* of the block, valid from pass 2 on */
-    /* pass 3, in float: y = ((x - mean_hi) - mean_lo) * scale + shift; mean = mean_hi + mean_lo
-     * to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
-    float mean_hi[SWIN_CPU_RED_CH], mean_lo[SWIN_CPU_RED_CH], scale[SWIN_CPU_RED_CH], shift[SWIN_CPU_RED_CH];
-    int pass;                         /* 1 sum, 2 squared deviations, 3 apply */
+    float shift_k[IN_BLOCK];          /* K: the block's values at voxel 0 */
+    /* apply pass, in float: y = ((x - mean_hi) - mean_lo) * scale + shift; mean = mean_hi +
+     * mean_lo to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
+    float mean_hi[IN_BLOCK], mean_lo[IN_BLOCK], scale[IN_BLOCK], shift[IN_BLOCK];
+    bool apply;                       /* false: statistics pass, true: apply pass */
 };
 
 static void in_run(void *p, int tid, int nth)
@@ -35,19 +41,21 @@ static void in_run(void *p, int tid, int nth)
     const int64_t n = (int64_t)swin_vol_voxels(x);
     const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
     const int c0 = t->c0, nc = t->nc;
-    if (t->pass < 3) {
-        double acc[SWIN_CPU_RED_CH] = {0};
+    if (!t->apply) {
+        double s1[IN_BLOCK] = {0}, s2[IN_BLOCK] = {0};
         for (int64_t v = b; v < e; v++) {
             const float *row = x.data + v * x.pitch + c0;
-            if (t->pass == 1)
-                for (int c = 0; c < nc; c++) acc[c] += row[c];
-            else
-                for (int c = 0; c < nc; c++) {
-                    double d = row[c] - t->mean[c];
-                    acc[c] += d * d;
-                }
+            for (int c = 0; c < nc; c++) {
+                const double d = (double)row[c] - t->shift_k[c];
+                s1[c] += d;
+                s2[c] += d * d;
+            }
         }
-        for (int c = 0; c < nc; c++) t->red[(size_t)tid * SWIN_CPU_RED_CH + c] = acc[c];
+        double *red = t->red + (size_t)tid * SWIN_CPU_RED_CH;
+        for (int c = 0; c < nc; c++) {
+            red[c] = s1[c];
+            red[IN_BLOCK + c] = s2[c];
+        }
         return;
     }
     const int nc4 = nc / 4 * 4;
@@ -74,11 +82,11 @@ static void in_run(void *p, int tid, int nth)
     }
 }
 
-/* Sum of the threads' partials for channel c of the block. */
-static double reduce(const struct in_task *t, int nth, int c)
+/* Sum over the threads of partial slot i (channel c: i = c for sum(d), IN_BLOCK + c for sum(d^2)). */
+static double reduce(const struct in_task *t, int nth, int i)
 {
     double s = 0.0;
-    for (int i = 0; i < nth; i++) s += t->red[(size_t)i * SWIN_CPU_RED_CH + c];
+    for (int k = 0; k < nth; k++) s += t->red[(size_t)k * SWIN_CPU_RED_CH + i];
     return s;
 }
 
@@ -98,23 +106,23 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const float *gamma, cons
     if (gamma && !beta) return swin_cpu_fail(be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
     const double n = (double)swin_vol_voxels(x);
     struct in_task t = {.x = x, .gamma = gamma, .beta = beta, .res = residual, .lrelu = lrelu, .red = be->red};
-    for (int c0 = 0; c0 < x.c; c0 += SWIN_CPU_RED_CH) {
+    for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
         t.c0 = c0;
-        t.nc = x.c - c0 < SWIN_CPU_RED_CH ? x.c - c0 : SWIN_CPU_RED_CH;
-        t.pass = 1;
-        swin_cpu_run(be, in_run, &t);
-        for (int c = 0; c < t.nc; c++) t.mean[c] = reduce(&t, be->nthreads, c) / n;
-        t.pass = 2;
+        t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
+        for (int c = 0; c < t.nc; c++) t.shift_k[c] = x.data[c0 + c];
+        t.apply = false;
         swin_cpu_run(be, in_run, &t);
         for (int c = 0; c < t.nc; c++) {
-            double rstd = 1.0 / sqrt(reduce(&t, be->nthreads, c) / n + 1e-5);
-            double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
-            t.mean_hi[c] = (float)t.mean[c];
-            t.mean_lo[c] = (float)(t.mean[c] - t.mean_hi[c]);
+            const double m1 = reduce(&t, be->nthreads, c) / n, m2 = reduce(&t, be->nthreads, IN_BLOCK + c) / n;
+            const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
+            const double mean = t.shift_k[c] + m1, rstd = 1.0 / sqrt(var + 1e-5);
+            const double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
+            t.mean_hi[c] = (float)mean;
+            t.mean_lo[c] = (float)(mean - t.mean_hi[c]);
             t.scale[c] = (float)(rstd * g);
             t.shift[c] = (float)bb;
         }
-        t.pass = 3;
+        t.apply = true;
         swin_cpu_run(be, in_run, &t);
     }
     return 0;
