@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_backend.h"
+#include "runtime/backend.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "runtime/model.h"
@@ -15,8 +15,7 @@ struct swin_context {
     int cube[3];
     struct plan plan;
     char *arena;
-    const struct swin_ops *ops;
-    struct swin_cpu_backend *cpu;
+    struct backend backend;
     swin_plan_info info;
 };
 
@@ -103,22 +102,11 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
     return SWIN_OK;
 }
 
-static swin_status backend_open(const swin_context_params *p, const struct swin_ops **ops,
-                                struct swin_cpu_backend **cpu, swin_error *err)
-{
-    if (p->backend == SWIN_BACKEND_CUDA)
-        return swin_error_set(err, SWIN_ERR_BACKEND,
-                              "this build has no CUDA backend yet; use the CPU backend (--backend cpu)");
-    if (p->threads < 0) return swin_error_set(err, SWIN_ERR_ARG, "threads must be >= 0 (0 = every core)");
-    *ops = &swin_cpu_ops;
-    return swin_cpu_backend_create(p->threads, cpu, err);
-}
-
 /* Runs forward() in plan mode and solves the plan. */
-static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct swin_ops *ops,
-                             void *be, struct plan *plan, swin_plan_info *info, swin_error *err)
+static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct backend *b,
+                             struct plan *plan, swin_plan_info *info, swin_error *err)
 {
-    struct swin_exec e = {.plan = plan, .planning = true, .ops = ops, .be = be, .err = err};
+    struct swin_exec e = {.plan = plan, .planning = true, .ops = b->ops, .be = b->be, .err = err};
     plan_init(plan);
     swin_status st = swin_forward(&e, m, cube, NULL, NULL);
     if (!st) st = plan_solve(plan, err);
@@ -127,8 +115,9 @@ static swin_status make_plan(const struct swin_model *m, const int cube[3], cons
         return st;
     }
     *info = (swin_plan_info){
-        .cube = {cube[0], cube[1], cube[2]}, .weight_bytes = m->flat_bytes, .arena_bytes = plan->arena_bytes,
-        .lower_bound = plan->lower_bound, .total_bytes = m->flat_bytes + plan->arena_bytes, .tensors = plan->n,
+        .cube = {cube[0], cube[1], cube[2]}, .backend = b->kind, .weight_bytes = b->weight_bytes,
+        .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = b->context_bytes,
+        .total_bytes = b->weight_bytes + plan->arena_bytes + b->context_bytes, .tensors = plan->n,
     };
     return SWIN_OK;
 }
@@ -138,24 +127,23 @@ static swin_status check_limit(const swin_plan_info *i, size_t limit, swin_error
     if (!limit || i->total_bytes <= limit) return SWIN_OK;
     const double mib = 1024.0 * 1024.0;
     return swin_error_set(err, SWIN_ERR_MEM_LIMIT,
-                          "window %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f), over the limit of %.1f MiB: "
-                          "raise --mem-limit to at least %.1f MiB or use a smaller --cube",
+                          "window %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f), over the limit "
+                          "of %.1f MiB: raise --mem-limit to at least %.1f MiB or use a smaller --cube",
                           i->cube[0], i->cube[1], i->cube[2], i->total_bytes / mib, i->weight_bytes / mib,
-                          i->arena_bytes / mib, limit / mib, i->total_bytes / mib);
+                          i->arena_bytes / mib, i->context_bytes / mib, limit / mib, i->total_bytes / mib);
 }
 
 swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p, swin_plan_info *out,
                             swin_error *err)
 {
     int cube[3];
-    const struct swin_ops *ops;
-    struct swin_cpu_backend *cpu = NULL;
+    struct backend b = {0};
     struct plan plan;
     swin_status st = resolve_cube(m, p, cube, err);
-    if (!st) st = backend_open(p, &ops, &cpu, err);
-    if (!st) st = make_plan(m, cube, ops, cpu, &plan, out, err);
+    if (!st) st = backend_open(m, p, false, &b, err);
+    if (!st) st = make_plan(m, cube, &b, &plan, out, err);
     if (!st) plan_release(&plan);
-    if (cpu) swin_cpu_backend_free(cpu);
+    backend_close(&b);
     if (!st) st = check_limit(out, p->mem_limit, err);
     return st;
 }
@@ -168,15 +156,10 @@ swin_status swin_context_create(const swin_model_t *m, const swin_context_params
     if (!ctx) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     ctx->model = m;
     swin_status st = resolve_cube(m, p, ctx->cube, err);
-    if (!st) st = backend_open(p, &ctx->ops, &ctx->cpu, err);
-    if (!st) st = make_plan(m, ctx->cube, ctx->ops, ctx->cpu, &ctx->plan, &ctx->info, err);
+    if (!st) st = backend_open(m, p, true, &ctx->backend, err);
+    if (!st) st = make_plan(m, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
     if (!st) st = check_limit(&ctx->info, p->mem_limit, err);
-    if (!st) {
-        ctx->arena = aligned_alloc(SWIN_PLAN_ALIGN, ctx->plan.arena_bytes ? ctx->plan.arena_bytes : SWIN_PLAN_ALIGN);
-        if (!ctx->arena)
-            st = swin_error_set(err, SWIN_ERR_NOMEM, "cannot allocate the %.1f MiB activation arena",
-                                ctx->plan.arena_bytes / (1024.0 * 1024.0));
-    }
+    if (!st) st = backend_arena_alloc(&ctx->backend, ctx->plan.arena_bytes, (void **)&ctx->arena, err);
     if (st) {
         swin_context_free(ctx);
         return st;
@@ -194,15 +177,16 @@ swin_status swin_context_run(swin_context_t *ctx, const float *input, float *log
 {
     if (!input || !logits) return swin_error_set(err, SWIN_ERR_ARG, "input and logits buffers are required");
     plan_rewind(&ctx->plan);
-    struct swin_exec e = {.plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->ops, .be = ctx->cpu, .err = err};
+    struct swin_exec e = {.plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->backend.ops, .be = ctx->backend.be,
+                          .err = err};
     return swin_forward(&e, ctx->model, ctx->cube, input, logits);
 }
 
 void swin_context_free(swin_context_t *ctx)
 {
     if (!ctx) return;
-    free(ctx->arena);
+    backend_arena_free(&ctx->backend, ctx->arena);
     plan_release(&ctx->plan);
-    if (ctx->cpu) swin_cpu_backend_free(ctx->cpu);
+    backend_close(&ctx->backend);
     free(ctx);
 }

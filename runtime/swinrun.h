@@ -56,16 +56,19 @@ typedef struct swin_model_info {
 /* Exact memory of one context, known before anything is allocated. */
 typedef struct swin_plan_info {
     int cube[3];
+    swin_backend backend;   /* the backend the plan is for: CPU or CUDA, never AUTO */
     size_t weight_bytes;    /* weights (the backend's copy) */
     size_t arena_bytes;     /* every activation and op workspace, one allocation */
     size_t lower_bound;     /* largest sum of simultaneously live bytes in the plan */
-    size_t total_bytes;     /* weight_bytes + arena_bytes */
+    size_t context_bytes;   /* the backend's fixed scratch (CUDA: staging, reductions; CPU: 0) */
+    size_t total_bytes;     /* weight_bytes + arena_bytes + context_bytes: all device (or host) bytes */
     int tensors;            /* activations and workspaces planned */
 } swin_plan_info;
 
 typedef struct swin_context_params {
     swin_backend backend;
     int threads;            /* CPU threads; 0 = every core */
+    int device;             /* CUDA device index (CUDA and AUTO backends) */
     int cube[3];            /* window (D, H, W), multiples of 32; 0 = the export cube */
     size_t mem_limit;       /* refuse plans whose total exceeds this many bytes; 0 = none */
 } swin_context_params;
@@ -76,13 +79,15 @@ void swin_model_get_info(const swin_model_t *model, swin_model_info *out);
 
 swin_context_params swin_context_default_params(void);
 
-/* Plans a context without allocating it (what `swinrun plan` prints). */
+/* Plans a context without allocating it (what `swinrun plan` prints). Needs no GPU: with
+ * SWIN_BACKEND_CUDA it gives the device bytes a CUDA context would use. */
 swin_status swin_model_plan(const swin_model_t *model, const swin_context_params *params,
                             swin_plan_info *out, swin_error *err);
 
 swin_status swin_context_create(const swin_model_t *model, const swin_context_params *params,
                                 swin_context_t **out, swin_error *err);
 void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out);
+
 /* input: float32 (Ci, D, H, W); logits: float32 (Co, D, H, W), with (D, H, W) the cube. */
 swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err);
 void swin_context_free(swin_context_t *ctx);

@@ -60,6 +60,12 @@ int cli_parse(int argc, char **argv, struct cli_args *a)
                 fprintf(stderr, "swinrun: --threads takes an integer 0..4096 (0 = every core)\n");
                 return 2;
             }
+        } else if (!strcmp(o, "--device")) {
+            if (i + 1 >= argc) goto missing;
+            if (parse_int(argv[++i], 0, 64, &a->ctx.device)) {
+                fprintf(stderr, "swinrun: --device takes a CUDA device index 0..64\n");
+                return 2;
+            }
         } else if (!strcmp(o, "--runs")) {
             if (i + 1 >= argc) goto missing;
             if (parse_int(argv[++i], 1, 100000, &a->runs)) {

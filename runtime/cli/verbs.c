@@ -10,6 +10,11 @@
 
 static const double MiB = 1024.0 * 1024.0;
 
+static const char *backend_name(swin_backend b)
+{
+    return b == SWIN_BACKEND_CUDA ? "cuda" : "cpu";
+}
+
 static int need_args(const struct cli_args *a, int n, const char *verb, const char *what)
 {
     if (a->npos == n) return 0;
@@ -76,19 +81,23 @@ int cli_plan(const struct cli_args *a)
     }
     double ratio = p.lower_bound ? (double)p.arena_bytes / (double)p.lower_bound : 1.0;
     if (a->json) {
-        printf("{\"cube\": [%d, %d, %d], \"backend\": \"cpu\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, "
-               "\"lower_bound\": %zu, \"ratio\": %.4f, \"total_bytes\": %zu, \"tensors\": %d}\n",
-               p.cube[0], p.cube[1], p.cube[2], p.weight_bytes, p.arena_bytes, p.lower_bound, ratio,
-               p.total_bytes, p.tensors);
+        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, "
+               "\"lower_bound\": %zu, \"ratio\": %.4f, \"context_bytes\": %zu, \"total_bytes\": %zu, "
+               "\"tensors\": %d}\n",
+               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), p.weight_bytes, p.arena_bytes,
+               p.lower_bound, ratio, p.context_bytes, p.total_bytes, p.tensors);
     } else {
         printf("window         %d x %d x %d\n", p.cube[0], p.cube[1], p.cube[2]);
-        printf("backend        cpu (float32)\n");
+        printf("backend        %s (float32)\n", backend_name(p.backend));
         printf("weights        %12zu bytes  %9.1f MiB\n", p.weight_bytes, p.weight_bytes / MiB);
         printf("arena          %12zu bytes  %9.1f MiB  (%d activations and workspaces)\n", p.arena_bytes,
                p.arena_bytes / MiB, p.tensors);
         printf("lower bound    %12zu bytes  %9.1f MiB  (largest sum of live bytes)\n", p.lower_bound,
                p.lower_bound / MiB);
         printf("arena / bound  %.4f\n", ratio);
+        if (p.context_bytes)
+            printf("scratch        %12zu bytes  %9.1f MiB  (backend staging and reductions)\n", p.context_bytes,
+                   p.context_bytes / MiB);
         printf("total          %12zu bytes  %9.1f MiB\n", p.total_bytes, p.total_bytes / MiB);
     }
     return 0;
@@ -107,9 +116,10 @@ static void report_runs(const struct cli_args *a, const swin_context_t *ctx, con
     swin_plan_info p;
     swin_context_plan(ctx, &p);
     if (a->json) {
-        printf("{\"cube\": [%d, %d, %d], \"backend\": \"cpu\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, "
+        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, "
                "\"lower_bound\": %zu, \"total_bytes\": %zu, \"run_seconds\": [",
-               p.cube[0], p.cube[1], p.cube[2], p.weight_bytes, p.arena_bytes, p.lower_bound, p.total_bytes);
+               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), p.weight_bytes, p.arena_bytes,
+               p.lower_bound, p.total_bytes);
         for (int r = 0; r < a->runs; r++) printf("%s%.6f", r ? ", " : "", secs[r]);
         printf("]}\n");
     } else {
@@ -162,6 +172,11 @@ int cli_forward(const struct cli_args *a)
                             info.in_channels);
     } else {
         st = swin_context_create(m, &p, &ctx, &err);
+        if (st == SWIN_ERR_BACKEND && p.backend == SWIN_BACKEND_CUDA) {
+            fprintf(stderr, "swinrun: %s; running on the CPU backend instead\n", err.msg);
+            p.backend = SWIN_BACKEND_CPU;
+            st = swin_context_create(m, &p, &ctx, &err);
+        }
     }
     size_t n = (size_t)info.out_channels * (size_t)p.cube[0] * (size_t)p.cube[1] * (size_t)p.cube[2];
     if (!st && !(y = malloc(n * sizeof *y))) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of host memory");

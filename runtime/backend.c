@@ -1,0 +1,105 @@
+#include "runtime/backend.h"
+
+#include <stdlib.h>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "runtime/plan.h"
+#ifdef SWIN_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
+
+static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, struct backend *b,
+                            swin_error *err)
+{
+    struct swin_cpu_backend *cpu = NULL;
+    swin_status st = swin_cpu_backend_create(p->threads, &cpu, err);
+    if (st) return st;
+    *b = (struct backend){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu, .weight_bytes = m->flat_bytes};
+    return SWIN_OK;
+}
+
+#ifdef SWIN_HAVE_CUDA
+static swin_status open_cuda(const struct swin_model *m, const swin_context_params *p, bool need_device,
+                             struct backend *b, swin_error *err)
+{
+    struct swin_cuda_backend *cuda = NULL;
+    if (need_device) {
+        swin_status st = swin_cuda_backend_create(p->device, m, &cuda, err);
+        if (st) return st;
+    }
+    *b = (struct backend){.kind = SWIN_BACKEND_CUDA, .ops = &swin_cuda_ops, .be = cuda,
+                          .weight_bytes = cuda ? swin_cuda_weight_bytes(cuda) : m->flat_bytes,
+                          .context_bytes = swin_cuda_context_bytes(cuda)};
+    return SWIN_OK;
+}
+#endif
+
+swin_status backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
+                         struct backend *b, swin_error *err)
+{
+    *b = (struct backend){0};
+    if (p->threads < 0) return swin_error_set(err, SWIN_ERR_ARG, "threads must be >= 0 (0 = every core)");
+    if (p->device < 0) return swin_error_set(err, SWIN_ERR_ARG, "the CUDA device index must be >= 0");
+    switch (p->backend) {
+    case SWIN_BACKEND_CPU:
+        return open_cpu(m, p, b, err);
+    case SWIN_BACKEND_CUDA:
+#ifdef SWIN_HAVE_CUDA
+        return open_cuda(m, p, need_device, b, err);
+#else
+        return swin_error_set(err, SWIN_ERR_BACKEND,
+                              "this build has no CUDA backend (it was built without the CUDA toolkit); "
+                              "use the CPU backend (--backend cpu)");
+#endif
+    case SWIN_BACKEND_AUTO:
+#ifdef SWIN_HAVE_CUDA
+        if (open_cuda(m, p, true, b, err) == SWIN_OK) {
+            if (!need_device) {  /* planning only: keep the kind, give the device back */
+                swin_cuda_backend_free(b->be);
+                b->be = NULL;
+            }
+            return SWIN_OK;
+        }
+#endif
+        return open_cpu(m, p, b, err);
+    }
+    return swin_error_set(err, SWIN_ERR_ARG, "unknown backend %d", (int)p->backend);
+}
+
+void backend_close(struct backend *b)
+{
+    if (!b->be) return;
+    if (b->kind == SWIN_BACKEND_CPU) swin_cpu_backend_free(b->be);
+#ifdef SWIN_HAVE_CUDA
+    else swin_cuda_backend_free(b->be);
+#endif
+    b->be = NULL;
+}
+
+swin_status backend_arena_alloc(struct backend *b, size_t bytes, void **arena, swin_error *err)
+{
+    if (!bytes) bytes = SWIN_PLAN_ALIGN;
+#ifdef SWIN_HAVE_CUDA
+    if (b->kind == SWIN_BACKEND_CUDA) {
+        *arena = swin_cuda_arena_alloc(b->be, bytes, err);
+        return *arena ? SWIN_OK : (err ? err->status : SWIN_ERR_NOMEM);
+    }
+#endif
+    *arena = aligned_alloc(SWIN_PLAN_ALIGN, (bytes + SWIN_PLAN_ALIGN - 1) / SWIN_PLAN_ALIGN * SWIN_PLAN_ALIGN);
+    if (!*arena)
+        return swin_error_set(err, SWIN_ERR_NOMEM, "cannot allocate the %.1f MiB activation arena",
+                              (double)bytes / (1024.0 * 1024.0));
+    return SWIN_OK;
+}
+
+void backend_arena_free(struct backend *b, void *arena)
+{
+    if (!arena) return;
+#ifdef SWIN_HAVE_CUDA
+    if (b->kind == SWIN_BACKEND_CUDA) {
+        swin_cuda_arena_free(b->be, arena);
+        return;
+    }
+#endif
+    free(arena);
+}

@@ -1,0 +1,30 @@
+/* Opening a compute backend (CPU or CUDA) behind the op table, and its arena. */
+#ifndef SWIN_BACKEND_H
+#define SWIN_BACKEND_H
+
+#include <stdbool.h>
+
+#include "kernels/ops.h"
+#include "runtime/model.h"
+#include "runtime/swinrun.h"
+
+struct backend {
+    swin_backend kind;           /* SWIN_BACKEND_CPU or SWIN_BACKEND_CUDA */
+    const struct swin_ops *ops;
+    void *be;                    /* the backend context; NULL for a CUDA plan without a device */
+    size_t weight_bytes;         /* the backend's copy of the weights */
+    size_t context_bytes;        /* its fixed scratch besides weights and arena */
+};
+
+/* Opens the backend p->backend asks for. With need_device false (planning only), CUDA
+ * needs no GPU: its workspace queries are pure functions of shapes. AUTO takes CUDA when
+ * a device opens, else the CPU. */
+swin_status backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
+                         struct backend *b, swin_error *err);
+void backend_close(struct backend *b);
+
+/* The one arena allocation (host for the CPU, device for CUDA), SWIN_PLAN_ALIGN aligned. */
+swin_status backend_arena_alloc(struct backend *b, size_t bytes, void **arena, swin_error *err);
+void backend_arena_free(struct backend *b, void *arena);
+
+#endif
