@@ -5,11 +5,20 @@
 #      incremental, in test-data/);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
 #   4. the CUDA emulator's tests again under AddressSanitizer + UBSan (build-asan/).
-# Usage: tools/test.sh [extra ctest arguments]
+# Usage: tools/test.sh [--slow] [extra ctest arguments]
+#   --slow  also exports the f=48 96^3 model (a few minutes) and runs the tests labelled
+#           slow (its agreement with ONNX Runtime, its load-time memory)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 jobs="$(nproc)"
+slow=()
+skip_slow=(-LE slow)
+if [ "${1:-}" = "--slow" ]; then
+    slow=(--slow)
+    skip_slow=()
+    shift
+fi
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -18,7 +27,7 @@ tools/setup_env.sh
 py="$(tools/setup_env.sh --print-python)"
 
 step "test models and ONNX Runtime references"
-tools/make_test_data.sh "$repo/test-data"
+tools/make_test_data.sh "${slow[@]}" "$repo/test-data"
 
 step "build"
 cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" > build-configure.log \
@@ -26,7 +35,7 @@ cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" > bui
 cmake --build build -j "$jobs"
 
 step "tests"
-(cd build && ctest --output-on-failure -j "$jobs" "$@")
+(cd build && ctest --output-on-failure -j "$jobs" "${skip_slow[@]}" "$@")
 
 if [ -d kernels/emu ]; then
     step "CUDA emulator tests under AddressSanitizer + UBSan"
