@@ -18,6 +18,17 @@
 #define CUEMU_DEFAULT_STACK_KB 64
 #endif
 
+#if defined(CUEMU_TSAN)
+#include <sanitizer/tsan_interface.h>
+static void *sched_tsan; /* the scheduler's TSan context */
+/* Tells TSan which context runs next, without ordering anything (tsan_model.h). */
+#define TSAN_SWITCH(to) __tsan_switch_to_fiber((to) ? (to)->tsan : sched_tsan, __tsan_switch_to_fiber_no_sync)
+#define TSAN_CREATE() __tsan_create_fiber(0)
+#else
+#define TSAN_SWITCH(to) ((void)(to))
+#define TSAN_CREATE() NULL
+#endif
+
 /* valgrind must be told about the fiber stacks, or it takes every switch for a stack
  * overflow; the client requests cost a few instructions when not under valgrind. */
 #if __has_include(<valgrind/valgrind.h>)
@@ -93,7 +104,7 @@ int cuemu_fiber_reserve(struct cuemu_fiber **fibers, unsigned n)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) != 0)
             return -1;
-        f[capacity] = (struct cuemu_fiber){.stack_lo = m + page, .stack_size = size};
+        f[capacity] = (struct cuemu_fiber){.stack_lo = m + page, .stack_size = size, .tsan = TSAN_CREATE()};
         (void)CUEMU_STACK_REGISTER(m + page, m + page + size);
     }
     return 0;
@@ -104,6 +115,12 @@ void cuemu_fiber_start(struct cuemu_fiber *f, void (*entry)(void), unsigned inde
 #if CUEMU_ASAN
     if (f->dirty) /* frames of an abandoned kernel left their redzones poisoned */
         __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
+#endif
+#if defined(CUEMU_TSAN)
+    if (f->dirty) { /* ... and their calls on TSan's shadow stack */
+        __tsan_destroy_fiber(f->tsan);
+        f->tsan = __tsan_create_fiber(0);
+    }
 #endif
     f->dirty = 0;
     /* Stagger stack tops by 64 bytes over 64 fibers so that the threads' frames do not
@@ -122,6 +139,11 @@ void cuemu_fiber_start(struct cuemu_fiber *f, void (*entry)(void), unsigned inde
 
 void cuemu_fiber_resume(struct cuemu_fiber *f)
 {
+#if defined(CUEMU_TSAN)
+    if (!sched_tsan)
+        sched_tsan = __tsan_get_current_fiber();
+#endif
+    TSAN_SWITCH(f);
 #if CUEMU_ASAN
     find_sched_stack();
     __sanitizer_start_switch_fiber(&sched_fake, f->stack_lo, f->stack_size);
@@ -145,6 +167,7 @@ void cuemu_fiber_transfer(struct cuemu_fiber *from, struct cuemu_fiber *to)
     __sanitizer_start_switch_fiber(&from->asan_fake, to ? to->stack_lo : sched_bottom,
                                    to ? to->stack_size : sched_size);
 #endif
+    TSAN_SWITCH(to);
     cuemu_fiber_switch(&from->sp, to ? to->sp : sched_sp);
 #if CUEMU_ASAN
     __sanitizer_finish_switch_fiber(from->asan_fake, NULL, NULL);
@@ -161,6 +184,7 @@ void cuemu_fiber_exit(struct cuemu_fiber *to)
     __sanitizer_start_switch_fiber(NULL, to ? to->stack_lo : sched_bottom,
                                    to ? to->stack_size : sched_size);
 #endif
+    TSAN_SWITCH(to);
     cuemu_fiber_switch(&dead_sp, to ? to->sp : sched_sp);
     __builtin_unreachable();
 }

@@ -15,6 +15,7 @@ struct cuemu_fiber {
     size_t stack_size;
     void *asan_fake;    /* ASan's fake-stack handle while switched out */
     int dirty;          /* abandoned mid-kernel: its stack shadow needs clearing */
+    void *tsan;         /* ThreadSanitizer's fiber context (TSan builds) */
 };
 
 /* Makes sure fibers[0..n) have stacks (kept and reused across launches). */

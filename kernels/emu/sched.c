@@ -18,6 +18,7 @@
 
 #include "kernels/emu/emu_internal.h"
 #include "kernels/emu/fiber.h"
+#include "kernels/emu/tsan_model.h"
 
 enum tstate { T_RUNNABLE, T_BARRIER, T_WARP, T_EXITED };
 
@@ -45,6 +46,12 @@ static struct {
 } blk;
 
 static struct thread *cur; /* the thread running now */
+
+/* Synchronisation objects of the TSan model (tsan_model.h); only their addresses count. */
+static struct {
+    char launch, end, bar[2], warp[32];
+} hb;
+static unsigned bar_gen; /* barriers released so far in this block */
 
 static const char *const bar_names[] = {"__syncthreads", "__syncthreads_count",
                                         "__syncthreads_and", "__syncthreads_or"};
@@ -109,14 +116,17 @@ static struct cuemu_fiber *enter(struct thread *t)
 /* After a detector hit in error mode: leave the kernel; the scheduler abandons the block. */
 static void __attribute__((noreturn)) fail_from_fiber(void)
 {
+    CUEMU_HB_RELEASE(&hb.end);
     blk.failed = 1;
     cur->state = T_EXITED;
     cuemu_fiber_exit(NULL);
 }
 
-/* The running thread blocks: run the next one; returns when this one is resumed. */
+/* The running thread blocks: run the next one; returns when this one is resumed. The
+ * release covers a thread that never resumes because its block is abandoned. */
 static void yield_current(void)
 {
+    CUEMU_HB_RELEASE(&hb.end);
     struct cuemu_fiber *me = &blk.fibers[cur->linear];
     struct thread *next = next_runnable();
     cuemu_fiber_transfer(me, next ? enter(next) : NULL);
@@ -131,7 +141,10 @@ int cuemu_syncthreads(enum cuemu_bar_kind kind, int pred, const char *file, int 
     t->bar_line = line;
     blk.bar_acc += pred != 0;
     blk.arrived++;
+    unsigned gen = bar_gen;
+    CUEMU_HB_RELEASE(&hb.bar[gen & 1]);
     yield_current();
+    CUEMU_HB_ACQUIRE(&hb.bar[gen & 1]);
     /* The next barrier cannot be released before every thread has read this result. */
     return blk.bar_result;
 }
@@ -167,6 +180,7 @@ static int release_barrier(void)
     }
     blk.bar_acc = 0;
     blk.arrived = 0;
+    bar_gen++;
     for (unsigned i = 0; i < blk.n; i++)
         if (blk.t[i].state == T_BARRIER)
             blk.t[i].state = T_RUNNABLE;
@@ -216,8 +230,13 @@ static int try_complete(struct thread *me)
             fail_from_fiber();
         }
     }
+    int orders = a->kind == CUEMU_WARP_SYNC || a->kind == CUEMU_WARP_CUSTOM;
+    if (orders) /* every lane released before posting */
+        CUEMU_HB_ACQUIRE(&hb.warp[me->linear / 32]);
     const char *err = a->kind == CUEMU_WARP_CUSTOM ? a->compute(lanes, a->mask)
                                                    : cuemu_warp_compute(lanes, a->mask);
+    if (orders)
+        CUEMU_HB_RELEASE(&hb.warp[me->linear / 32]);
     if (err) {
         thread_name(who, sizeof who, me);
         cuemu_detect(CUEMU_DET_KERNEL_CHECK, "%s at %s:%d (%s): %s", a->what, a->file,
@@ -260,10 +279,15 @@ void cuemu_warp_op(struct cuemu_warp_arg *a)
 {
     struct thread *me = self(a->what);
     check_warp_args(me, a);
+    int orders = a->kind == CUEMU_WARP_SYNC || a->kind == CUEMU_WARP_CUSTOM;
+    if (orders)
+        CUEMU_HB_RELEASE(&hb.warp[me->linear / 32]);
     me->posted = a;
     if (!try_complete(me)) {
         me->state = T_WARP;
         yield_current();
+        if (orders)
+            CUEMU_HB_ACQUIRE(&hb.warp[me->linear / 32]);
     }
 }
 
@@ -304,7 +328,9 @@ static void check_exit(struct thread *t)
 static void thread_entry(void)
 {
     cuemu_fiber_entered();
+    CUEMU_HB_ACQUIRE(&hb.launch);
     blk.desc->body(blk.desc->ctx);
+    CUEMU_HB_RELEASE(&hb.end);
     check_exit(cur);
     cur->state = T_EXITED;
     blk.live--;
@@ -380,6 +406,8 @@ int cuemu_sched_run_block(const struct cuemu_launch_desc *d, uint3 block_idx)
 {
     int random = cuemu_schedule_kind() == CUEMU_SCHED_RANDOM;
     init_block(d, block_idx);
+    bar_gen = 0;
+    CUEMU_HB_RELEASE(&hb.launch); /* after launch.c poisoned shared memory */
     for (;;) {
         int ran = 0;
         if (random)
@@ -401,6 +429,7 @@ int cuemu_sched_run_block(const struct cuemu_launch_desc *d, uint3 block_idx)
     }
     cur = NULL;
     cuemu_self = NULL;
+    CUEMU_HB_ACQUIRE(&hb.end);
     if (!blk.failed)
         return 0;
     for (unsigned i = 0; i < blk.n; i++)

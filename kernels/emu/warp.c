@@ -1,8 +1,33 @@
 /* Results of the built-in warp collectives, computed by the last lane to arrive.
  * lanes[l] is lane l's posted argument for every l in mask, NULL otherwise. */
-#include <string.h>
-
 #include "kernels/emu/sched.h"
+
+/* Byte loops, not memcpy/memset/memcmp: under TSan those are intercepted and would
+ * count as this lane touching the other lanes' stacks (tsan_model.h). volatile keeps
+ * the compiler from turning the loops back into library calls. */
+static void copy(void *dst, const void *src, unsigned n)
+{
+    volatile unsigned char *d = dst;
+    const volatile unsigned char *s = src;
+    for (unsigned i = 0; i < n; i++)
+        d[i] = s[i];
+}
+
+static void fill(void *dst, unsigned char v, unsigned n)
+{
+    volatile unsigned char *d = dst;
+    for (unsigned i = 0; i < n; i++)
+        d[i] = v;
+}
+
+static int bytes_equal(const void *a, const void *b, unsigned n)
+{
+    const volatile unsigned char *x = a, *y = b;
+    for (unsigned i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return 0;
+    return 1;
+}
 
 /* Source lane of a shuffle, following the CUDA Programming Guide: lanes are split into
  * segments of `width`; idx wraps inside the segment, up/down return the caller's own
@@ -39,7 +64,7 @@ static unsigned reduce(enum cuemu_reduce_op op, unsigned acc, unsigned v)
 
 static void set_u32(struct cuemu_warp_arg *a, unsigned v)
 {
-    memcpy(a->out.b, &v, sizeof v);
+    copy(a->out.b, &v, sizeof v);
 }
 
 const char *cuemu_warp_compute(struct cuemu_warp_arg *const lanes[32], unsigned mask)
@@ -65,9 +90,9 @@ const char *cuemu_warp_compute(struct cuemu_warp_arg *const lanes[32], unsigned 
                                        (unsigned)a0->width);
             /* Reading a lane that does not take part is undefined: poison it. */
             if (src < 32 && (mask >> src & 1))
-                memcpy(lanes[l]->out.b, lanes[src]->in.b, a0->size);
+                copy(lanes[l]->out.b, lanes[src]->in.b, a0->size);
             else
-                memset(lanes[l]->out.b, 0xFF, a0->size);
+                fill(lanes[l]->out.b, 0xFF, a0->size);
         }
         break;
     case CUEMU_WARP_BALLOT:
@@ -87,7 +112,7 @@ const char *cuemu_warp_compute(struct cuemu_warp_arg *const lanes[32], unsigned 
                 continue;
             unsigned same = 0;
             for (unsigned o = 0; o < 32; o++)
-                if ((mask >> o & 1) && !memcmp(lanes[o]->in.b, lanes[l]->in.b, a0->size))
+                if ((mask >> o & 1) && bytes_equal(lanes[o]->in.b, lanes[l]->in.b, a0->size))
                     same |= 1u << o;
             set_u32(lanes[l], same);
             if (same != mask)
@@ -103,11 +128,11 @@ const char *cuemu_warp_compute(struct cuemu_warp_arg *const lanes[32], unsigned 
     }
     case CUEMU_WARP_REDUCE: {
         enum cuemu_reduce_op op = (enum cuemu_reduce_op)a0->param;
-        memcpy(&acc, a0->in.b, sizeof acc);
+        copy(&acc, a0->in.b, sizeof acc);
         for (unsigned l = first + 1; l < 32; l++)
             if (mask >> l & 1) {
                 unsigned v;
-                memcpy(&v, lanes[l]->in.b, sizeof v);
+                copy(&v, lanes[l]->in.b, sizeof v);
                 acc = reduce(op, acc, v);
             }
         for (unsigned l = 0; l < 32; l++)

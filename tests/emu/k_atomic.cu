@@ -5,6 +5,8 @@
 #include "kernels/emu/swin_launch.h"
 #include "tests/emu/k_atomic.h"
 
+/* CAS loops start from an atomic read (atomicAdd of 0, or a CAS that cannot change the
+ * value): a plain read would race with the other threads' atomics. */
 __global__ void atomic_all(atomic_buf *b)
 {
     int g = blockIdx.x * blockDim.x + threadIdx.x;
@@ -19,7 +21,7 @@ __global__ void atomic_all(atomic_buf *b)
     atomicAnd(&b->i_and, ~(1 << (g % 31)));
     atomicOr(&b->i_or, 1 << (g % 13));
     atomicXor(&b->i_xor, a);
-    for (int old = b->i_cas, seen; (seen = atomicCAS(&b->i_cas, old, old + 2)) != old; old = seen) {
+    for (int old = atomicAdd(&b->i_cas, 0), seen; (seen = atomicCAS(&b->i_cas, old, old + 2)) != old; old = seen) {
     }
 
     atomicAdd(&b->u_add, u);
@@ -30,7 +32,7 @@ __global__ void atomic_all(atomic_buf *b)
     atomicAnd(&b->u_and, ~(1u << (g % 32)));
     atomicOr(&b->u_or, 1u << (g % 29));
     atomicXor(&b->u_xor, u);
-    for (unsigned old = b->u_cas, seen; (seen = atomicCAS(&b->u_cas, old, old + 3)) != old; old = seen) {
+    for (unsigned old = atomicAdd(&b->u_cas, 0u), seen; (seen = atomicCAS(&b->u_cas, old, old + 3)) != old; old = seen) {
     }
 
     unsigned long long w = (unsigned long long)u << 20 | (unsigned)g;
@@ -41,7 +43,7 @@ __global__ void atomic_all(atomic_buf *b)
     atomicAnd(&b->ull_and, ~(1ull << (g % 64)));
     atomicOr(&b->ull_or, 1ull << (g % 61));
     atomicXor(&b->ull_xor, w);
-    for (unsigned long long old = b->ull_cas, seen;
+    for (unsigned long long old = atomicAdd(&b->ull_cas, 0ull), seen;
          (seen = atomicCAS(&b->ull_cas, old, old + 5)) != old; old = seen) {
     }
     atomicMin(&b->ll_min, (long long)a * 1000000007LL);
@@ -51,7 +53,7 @@ __global__ void atomic_all(atomic_buf *b)
     float of = atomicExch(&b->f_exch, (float)g);
     atomicAdd((unsigned long long *)&b->f_exch_olds, (unsigned long long)(long long)of);
     atomicAdd(&b->d_add, 0.25 * g);
-    for (unsigned short old = b->us_cas, seen;
+    for (unsigned short old = atomicCAS(&b->us_cas, (unsigned short)0, (unsigned short)0), seen;
          (seen = atomicCAS(&b->us_cas, old, (unsigned short)(old + 1))) != old; old = seen) {
     }
     atomicAdd((__half *)&b->h_add, __float2half(1.0f));

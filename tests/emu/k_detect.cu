@@ -81,7 +81,7 @@ __global__ void uninit_sum(const float *in, float *out, int fill_all)
 
 __global__ void sanitize(const float *in, float *out, int mode)
 {
-    __shared__ float s[64];
+    __shared__ float s[64], r[64];
     int t = threadIdx.x;
     s[t] = in[t];
     __syncthreads();
@@ -93,7 +93,10 @@ __global__ void sanitize(const float *in, float *out, int mode)
         float4 v = reinterpret_cast<const float4 *>(in + 1)[t % 8]; /* only 4-byte aligned */
         out[t] = v.x + v.w;
     }
-    else
+    else if (mode == 4) {
+        r[t] = 2.0f * s[t];
+        out[t] = r[(t + 1) % 64]; /* wrong: no __syncthreads between write and read */
+    } else
         out[t] = s[t];
 }
 

@@ -26,7 +26,8 @@ cudaError_t kd_neighbour(const float *in, float *out, int n, int barrier);
 cudaError_t kd_uninit_sum(const float *in, float *out, int n, int fill_all);
 /* Sanitizer targets, 64 threads, in: 68 floats, out: 64 floats. mode 1 writes one
  * element past out; 2 reads past a static shared array; 3 loads float4 from a 4-byte
- * aligned address; 0 stays in bounds. */
+ * aligned address; 4 reads a neighbour's shared write without a barrier (a race);
+ * 0 is correct. */
 cudaError_t kd_sanitize(const float *in, float *out, int mode);
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* Targets for the sanitizer detectors (registered only in -DSWIN_SANITIZE builds):
- *   test_emu_sanitize oob_global | oob_shared | misaligned | clean
- * The first three must make ASan/UBSan report (CTest matches the report); `clean` must
- * run without any report. */
+ *   test_emu_sanitize oob_global | oob_shared | misaligned | race | clean
+ * The first four must make ASan, UBSan or TSan report (CTest matches the report);
+ * `clean` must run without any report. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,13 +11,13 @@
 
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = {"clean", "oob_global", "oob_shared", "misaligned"};
+    static const char *const modes[] = {"clean", "oob_global", "oob_shared", "misaligned", "race"};
     int mode = -1;
-    for (int i = 0; i < 4 && argc > 1; i++)
+    for (int i = 0; i < 5 && argc > 1; i++)
         if (!strcmp(argv[1], modes[i]))
             mode = i;
     if (mode < 0) {
-        fprintf(stderr, "usage: %s clean|oob_global|oob_shared|misaligned\n", argv[0]);
+        fprintf(stderr, "usage: %s clean|oob_global|oob_shared|misaligned|race\n", argv[0]);
         return 2;
     }
     float in[68], out[64];
