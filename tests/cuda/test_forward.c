@@ -28,6 +28,7 @@
 #include "runtime/forward.h"
 #include "runtime/plan.h"
 #include "tests/common/check.h"
+#include "tests/common/default_config.h"
 
 struct builder {
     char *flat;
@@ -68,18 +69,7 @@ static void random_model(struct swin_model *m, struct builder *b, int f)
 {
     memset(m, 0, sizeof *m);
     struct swin_config *c = &m->cfg;
-    c->in_channels = 1;
-    c->out_channels = 3;
-    c->feature_size = f;
-    for (int s = 0; s < 4; s++) {
-        c->depths[s] = 2;
-        c->heads[s] = 3 << s;
-        c->mlp_hidden[s] = 4 * (f << s);
-    }
-    c->window[0] = c->window[1] = c->window[2] = 7;
-    c->qkv_bias = c->normalize = true;
-    memcpy(c->merge_order, swin_merge_order_v15, sizeof c->merge_order);
-    c->merge_kind = SWIN_MERGE_V15;
+    test_default_config(c, f, 1, 3);
     m->patch_w = conv_w(b, 8, 1, f);
     m->patch_b = param(b, f, 0.1f, 0.0f);
     const int T = swin_bias_table_rows(c);

@@ -8,24 +8,14 @@
 #include "runtime/model.h"
 #include "runtime/swinrun.h"
 #include "tests/common/check.h"
+#include "tests/common/default_config.h"
 
 static const float dummy[1];
 
 static void default_model(struct swin_model *m, int f)
 {
     memset(m, 0, sizeof *m);
-    struct swin_config *c = &m->cfg;
-    c->in_channels = 1;
-    c->out_channels = 14;
-    c->feature_size = f;
-    for (int s = 0; s < 4; s++) {
-        c->depths[s] = 2;
-        c->heads[s] = 3 << s;
-        c->mlp_hidden[s] = 4 * (f << s);
-    }
-    c->window[0] = c->window[1] = c->window[2] = 7;
-    c->normalize = c->qkv_bias = true;
-    memcpy(c->merge_order, swin_merge_order_v15, sizeof c->merge_order);
+    test_default_config(&m->cfg, f, 1, 14);
     /* encoder1 (Ci != f) and every decoder have the 1x1x1 residual conv */
     m->encoder[0] = (struct swin_resblock_w){.cin = 1, .cout = f, .conv3_w = dummy};
     for (int k = 1; k <= 3; k++) m->encoder[k] = (struct swin_resblock_w){.cin = f << (k - 1), .cout = f << (k - 1)};
