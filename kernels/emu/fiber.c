@@ -87,7 +87,42 @@ static size_t stack_bytes(void)
     return bytes;
 }
 
-static unsigned capacity;   /* stacks allocated so far */
+static unsigned capacity;             /* stacks allocated so far */
+static struct cuemu_fiber *all_fibers; /* for the overflow handler */
+
+#if !CUEMU_ASAN && !defined(CUEMU_TSAN)
+#include <signal.h>
+/* A fault in a guard page is a fiber stack overflow: say so and exit with status 70
+ * (EX_SOFTWARE) instead of a bare SIGSEGV. Other faults get the default action when the
+ * instruction is retried. (Sanitizer builds keep their own SIGSEGV reports.) */
+static void on_segv(int sig, siginfo_t *info, void *ctx)
+{
+    static const char msg[] = "cuemu: fiber stack overflow (a CUDA thread's locals exceed its "
+                              "stack): raise CUEMU_STACK_KB\n";
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *addr = info->si_addr;
+    for (unsigned i = 0; i < capacity; i++)
+        if (addr >= all_fibers[i].stack_lo - page && addr < all_fibers[i].stack_lo) {
+            ssize_t w = write(2, msg, sizeof msg - 1);
+            (void)w;
+            _exit(70);
+        }
+    signal(sig, SIG_DFL);
+    (void)ctx;
+}
+
+/* The handler runs on its own stack: the faulting one is exhausted. */
+static void catch_overflows(void)
+{
+    static char alt[64 * 1024];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt};
+    struct sigaction sa = {.sa_sigaction = on_segv, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+    if (sigaltstack(&ss, NULL) == 0)
+        sigaction(SIGSEGV, &sa, NULL);
+}
+#else
+static void catch_overflows(void) {}
+#endif
 
 int cuemu_fiber_reserve(struct cuemu_fiber **fibers, unsigned n)
 {
@@ -97,6 +132,9 @@ int cuemu_fiber_reserve(struct cuemu_fiber **fibers, unsigned n)
     if (!f)
         return -1;
     *fibers = f;
+    all_fibers = f;
+    if (capacity == 0)
+        catch_overflows();
     size_t page = (size_t)sysconf(_SC_PAGESIZE), size = stack_bytes();
     for (; capacity < n; capacity++) {
         /* One guard page below each stack turns an overflow into SIGSEGV. */

@@ -100,7 +100,21 @@ __global__ void sanitize(const float *in, float *out, int mode)
         out[t] = s[t];
 }
 
+__global__ void stack_overflow(float *out)
+{
+    volatile float big[256 * 1024]; /* wrong: 1 MiB of locals per thread */
+    for (int i = 0; i < 256 * 1024; i += 1024)
+        big[i] = (float)i;
+    out[threadIdx.x] = big[1024 * threadIdx.x];
+}
+
 extern "C" {
+cudaError_t kd_stack_overflow(float *out)
+{
+    SWIN_LAUNCH(stack_overflow, 1, 32)(out);
+    return cudaGetLastError();
+}
+
 cudaError_t kd_barrier(int *out, int divergent)
 {
     SWIN_LAUNCH(barrier_kernel, 1, 64)(out, divergent);

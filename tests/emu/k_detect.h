@@ -29,6 +29,8 @@ cudaError_t kd_uninit_sum(const float *in, float *out, int n, int fill_all);
  * aligned address; 4 reads a neighbour's shared write without a barrier (a race);
  * 0 is correct. */
 cudaError_t kd_sanitize(const float *in, float *out, int mode);
+/* A kernel whose locals (1 MiB per thread) overflow the fiber stack. */
+cudaError_t kd_stack_overflow(float *out);
 #ifdef __cplusplus
 }
 #endif

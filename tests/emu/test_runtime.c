@@ -234,8 +234,26 @@ static bool test_symbols(void)
     return ok;
 }
 
-int main(void)
+/* Run with CUEMU_DEVICE_MEM=64M CUEMU_TARGET=sm_90: the environment configures the device. */
+static bool test_environment(void)
 {
+    size_t fr, total;
+    void *p = NULL;
+    struct cudaDeviceProp prop;
+    bool ok = CALL_IS(cudaMemGetInfo(&fr, &total), cudaSuccess);
+    ok &= check_true("CUEMU_DEVICE_MEM=64M sets the capacity", total == (size_t)64 << 20);
+    ok &= CALL_IS(cudaMalloc(&p, (size_t)65 << 20), cudaErrorMemoryAllocation);
+    ok &= CALL_IS(cudaMalloc(&p, (size_t)63 << 20), cudaSuccess);
+    ok &= CALL_IS(cudaFree(p), cudaSuccess);
+    ok &= CALL_IS(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+    ok &= check_true("CUEMU_TARGET=sm_90 sets the device", prop.major == 9 && prop.totalGlobalMem == total);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "environment"))
+        return test_exit(test_environment());
     bool ok = true;
     ok &= test_memory();
     ok &= test_capacity_and_freeze();
