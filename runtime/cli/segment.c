@@ -42,9 +42,10 @@ static void usage(FILE *o)
             "Model:\n"
             "  --model FILE        the Swin UNETR ONNX export; default $SWINRUN_MODEL, else\n"
             "                      $XDG_DATA_HOME/swinrun/model.onnx (XDG_DATA_HOME defaults to ~/.local/share)\n"
-            "  --backend B         cpu (default) | cuda | auto (the CUDA backend is not in this build yet)\n"
+            "  --backend B         cpu (default) | cuda | auto (CUDA when a GPU opens, else CPU); cuda without\n"
+            "                      a usable GPU says so and runs on the CPU\n"
             "  --threads N         CPU threads (default: every core)\n"
-            "  --device N          CUDA device index (default 0; this build has device 0 only)\n"
+            "  --device N          CUDA device index (default 0)\n"
             "  --mem-limit SIZE    refuse a model plan (weights + activations) above SIZE, e.g. 2G\n"
             "Preprocessing:\n"
             "  --spacing X Y Z     target spacing in mm along R, A, S (default 1.5 1.5 2.0)\n"
@@ -76,7 +77,6 @@ struct seg_args {
     int ninputs;
     const char *out, *out_dir, *model, *probs, *preview, *json;
     bool with_probs, with_preview, quiet;
-    int device;
     swin_context_params ctx;
     struct swin_segment_options opt;
 };
@@ -140,7 +140,7 @@ static int parse(int argc, char **argv, struct seg_args *a, bool *help)
             if (integer(argv[++i], 0, 4096, &a->ctx.threads)) return bad("%s takes an integer 0..4096", o);
         } else if (!strcmp(o, "--device")) {
             NEED(1);
-            if (integer(argv[++i], 0, 64, &a->device)) return bad("%s takes a device index 0..64", o);
+            if (integer(argv[++i], 0, 64, &a->ctx.device)) return bad("%s takes a device index 0..64", o);
         } else if (!strcmp(o, "--mem-limit")) {
             NEED(1);
             if (cli_parse_size(argv[++i], &a->ctx.mem_limit)) return bad("%s takes a size such as 2G or 512M", o);
@@ -193,8 +193,6 @@ static int parse(int argc, char **argv, struct seg_args *a, bool *help)
         a->out = a->inputs[1];
         a->ninputs = 1;
     }
-    if (a->device) /* swin_context_params has no device field yet */
-        return bad("%s", "--device: this build runs on device 0 only (no device selection in the C API yet)");
     return 0;
 }
 
@@ -382,6 +380,11 @@ int cli_segment(int argc, char **argv)
         st = swin_segment_check(NULL, &a.opt, &err);
     }
     if (!st) st = swin_context_create(m, &a.ctx, &ctx, &err);
+    if (st == SWIN_ERR_BACKEND && a.ctx.backend == SWIN_BACKEND_CUDA) {
+        fprintf(stderr, "swinrun: %s; running on the CPU backend instead\n", err.msg);
+        a.ctx.backend = SWIN_BACKEND_CPU;
+        st = swin_context_create(m, &a.ctx, &ctx, &err);
+    }
     if (st) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
         swin_model_free(m);
@@ -411,11 +414,12 @@ int cli_segment(int argc, char **argv)
         json_remembered = swin_tempfile_remember(jf.tmp);
         fprintf(jf.f, "{\"model\": ");
         json_string(jf.f, model_path);
-        fprintf(jf.f, ", \"backend\": \"cpu\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
+        fprintf(jf.f, ", \"backend\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
                       "\"blend\": \"%s\", \"classes\": %d,\n \"model_load_seconds\": %.3f, "
                       "\"context_bytes\": %zu, \"context_weight_bytes\": %zu, \"context_arena_bytes\": %zu,\n"
                       " \"volumes\": [\n",
-                plan.cube[0], plan.cube[1], plan.cube[2], a.opt.overlap,
+                plan.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", plan.cube[0], plan.cube[1], plan.cube[2],
+                a.opt.overlap,
                 a.opt.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant", info.out_channels, t_model,
                 plan.total_bytes, plan.weight_bytes, plan.arena_bytes);
     }

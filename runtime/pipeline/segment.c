@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/atomic_file.h"
 #include "runtime/pipeline/nifti_io.h"
 #include "runtime/pipeline/preview.h"
 
@@ -24,23 +25,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static swin_status check_dir(const char *path, const char *what, swin_error *err)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (strlen(path) >= sizeof dir) return swin_error_set(err, SWIN_ERR_ARG, "%s: path too long", path);
-    if (!slash) strcpy(dir, ".");
-    else if (slash == path) strcpy(dir, "/");
-    else {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = 0;
-    }
-    if (access(dir, W_OK) != 0)
-        return swin_error_set(err, SWIN_ERR_IO, "%s: cannot write the %s there: %s: %s", path, what, dir,
-                              errno == ENOENT ? "no such directory" : strerror(errno));
-    return SWIN_OK;
 }
 
 swin_status swin_segment_check(const char *out_path, const struct swin_segment_options *o, swin_error *err)
@@ -65,7 +49,7 @@ swin_status swin_segment_check(const char *out_path, const struct swin_segment_o
         if (!outs[i]) continue;
         if (i < 2 && !swin_nifti_output_name_ok(outs[i]))
             return swin_error_set(err, SWIN_ERR_ARG, "%s: the %s must be named .nii or .nii.gz", outs[i], what[i]);
-        swin_status st = check_dir(outs[i], what[i], err);
+        swin_status st = atomic_file_check_dir(outs[i], what[i], err);
         if (st) return st;
     }
     return SWIN_OK;
