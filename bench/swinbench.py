@@ -1091,7 +1091,13 @@ def chart(doc: dict, path: str) -> str:
         raise RuntimeError("no configuration ran")
     names = [c for c, _ in rows]
     colors = ["#1f77b4" if e["runtime"] == "onnxruntime" else "#ff7f0e" for _, e in rows]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 0.6 * len(rows) + 2.8))
+    pv = doc.get("per_volume", {})
+    vol = pv.get("pairs", []) if pv.get("measured") else []
+    if vol:
+        fig, axes = plt.subplots(1, 3, figsize=(18, 0.6 * len(rows) + 2.8), gridspec_kw={"width_ratios": [3, 3, 2]})
+        ax1, ax2, ax3 = axes
+    else:
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 0.6 * len(rows) + 2.8))
     med = [e["time_per_window"]["median"] for _, e in rows]
     lo = [m - e["time_per_window"]["min"] for m, (_, e) in zip(med, rows)]
     hi = [e["time_per_window"]["max"] - m for m, (_, e) in zip(med, rows)]
@@ -1131,6 +1137,23 @@ def chart(doc: dict, path: str) -> str:
     ax2.set_xlabel("MiB")
     ax2.set_title("peak memory")
     ax2.set_xlim(0, max(rss) * 1.35)
+    if vol:
+        names3, vals3, cols3, rss3 = [], [], [], []
+        for pr in vol:
+            for who, key, col in ((pr["ort"] + " (MONAI+ORT)", "ort", "#1f77b4"), (pr["swinrun"], "swinrun", "#ff7f0e")):
+                names3.append(who)
+                vals3.append(pr[f"{key}_seconds"]["median"])
+                rss3.append(pr[f"{key}_peak_rss_bytes"] / MiB)
+                cols3.append(col)
+        y3 = list(range(len(names3)))
+        ax3.barh(y3, vals3, color=cols3)
+        for i in y3:
+            ax3.text(vals3[i], i, f" {vals3[i]:.1f} s, {rss3[i]:,.0f} MiB", va="center", fontsize=9)
+        ax3.set_yticks(y3, names3)
+        ax3.invert_yaxis()
+        ax3.set_xlim(0, max(vals3) * 1.7)
+        ax3.set_xlabel("seconds per volume (median; labels: peak RSS)")
+        ax3.set_title(f"whole volume ({vol[0]['runs'][0]['windows']} windows)")
     m = doc["model"]
     f = m.get("feature_size")
     ortv = next((e.get("ort_version") for e in doc["configs"].values() if e.get("ort_version")), "")
