@@ -527,13 +527,13 @@ int main(int argc, char **argv)
         m5 = v5 > m5 ? v5 : m5;
     }
     printf("Measured FMA throughput (best of 3), %d thread(s) of register-only FMA chains: AVX2 %.0f GFLOP/s, AVX-512 %.0f GFLOP/s "
-           "(0 = not supported; a check of the estimate at the real clock, lowered by whatever else runs)\n"
-           "Columns: %% est. = GFLOP/s / the estimate; %% FMA = GFLOP/s / the better measured FMA throughput\n\n",
+           "(0 = not supported; a check of the estimate at the real clock, lowered by whatever else runs)\n",
            nthreads, m2, m5);
     fma_gflops = m2 > m5 ? m2 : m5;
     if (fma_gflops > 0)
         printf("Implied clock at the estimate's %d FLOP/cycle: %.0f MHz (vs %.0f MHz in /proc/cpuinfo)\n", pk.flops_per_cycle,
                fma_gflops * 1e3 / (pk.cores * pk.flops_per_cycle), pk.mhz);
+    printf("Columns: %% est. = GFLOP/s / the estimate; %% FMA = GFLOP/s / the better measured FMA throughput\n\n");
     printf("| %-15s | %-44s | %9s | %9s | %9s | %8s | %6s | %6s | %-9s | %s |\n", "op", "shape (where)", "GFLOP",
            "median ms", "min ms", "GFLOP/s", "% est.", "% FMA", "memory", "FLOPs counted");
     printf("|---|---|---|---|---|---|---|---|---|---|\n");
