@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,40 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
+/* The options every verb that opens a context shares. Returns 0 when argv[*i] is not one
+ * of them, 1 when it was consumed (with its value), 2 after printing a one-line error. */
+int cli_parse_context_option(const char *verb, int argc, char **argv, int *i, swin_context_params *ctx)
+{
+    const char *o = argv[*i];
+    bool known = !strcmp(o, "--threads") || !strcmp(o, "--device") || !strcmp(o, "--backend") ||
+                 !strcmp(o, "--mem-limit");
+    if (!known) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "swinrun %s: option %s needs a value (try swinrun %s --help)\n", verb, o, verb);
+        return 2;
+    }
+    const char *v = argv[++*i];
+    const char *why = NULL;
+    if (!strcmp(o, "--threads")) {
+        if (parse_int(v, 0, 4096, &ctx->threads)) why = "takes an integer 0..4096 (0 = every core)";
+    } else if (!strcmp(o, "--device")) {
+        if (parse_int(v, 0, 64, &ctx->device)) why = "takes a CUDA device index 0..64";
+    } else if (!strcmp(o, "--mem-limit")) {
+        if (cli_parse_size(v, &ctx->mem_limit)) why = "takes a size such as 2G, 512M or a byte count";
+    } else if (!strcmp(v, "cpu")) {
+        ctx->backend = SWIN_BACKEND_CPU;
+    } else if (!strcmp(v, "cuda")) {
+        ctx->backend = SWIN_BACKEND_CUDA;
+    } else if (!strcmp(v, "auto")) {
+        ctx->backend = SWIN_BACKEND_AUTO;
+    } else {
+        why = "takes cpu, cuda or auto";
+    }
+    if (!why) return 1;
+    fprintf(stderr, "swinrun %s: %s %s, not '%s'\n", verb, o, why, v);
+    return 2;
+}
+
 int cli_parse(int argc, char **argv, struct cli_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -43,6 +78,9 @@ int cli_parse(int argc, char **argv, struct cli_args *a)
     a->runs = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
+        int rc = cli_parse_context_option(argv[0], argc, argv, &i, &a->ctx);
+        if (rc == 2) return 2;
+        if (rc == 1) continue;
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
             a->help = true;
         } else if (!strcmp(o, "--json")) {
@@ -54,38 +92,10 @@ int cli_parse(int argc, char **argv, struct cli_args *a)
                     fprintf(stderr, "swinrun: --cube takes three positive integers D H W\n");
                     return 2;
                 }
-        } else if (!strcmp(o, "--threads")) {
-            if (i + 1 >= argc) goto missing;
-            if (parse_int(argv[++i], 0, 4096, &a->ctx.threads)) {
-                fprintf(stderr, "swinrun: --threads takes an integer 0..4096 (0 = every core)\n");
-                return 2;
-            }
-        } else if (!strcmp(o, "--device")) {
-            if (i + 1 >= argc) goto missing;
-            if (parse_int(argv[++i], 0, 64, &a->ctx.device)) {
-                fprintf(stderr, "swinrun: --device takes a CUDA device index 0..64\n");
-                return 2;
-            }
         } else if (!strcmp(o, "--runs")) {
             if (i + 1 >= argc) goto missing;
             if (parse_int(argv[++i], 1, 100000, &a->runs)) {
                 fprintf(stderr, "swinrun: --runs takes a positive integer\n");
-                return 2;
-            }
-        } else if (!strcmp(o, "--backend")) {
-            if (i + 1 >= argc) goto missing;
-            const char *b = argv[++i];
-            if (!strcmp(b, "cpu")) a->ctx.backend = SWIN_BACKEND_CPU;
-            else if (!strcmp(b, "cuda")) a->ctx.backend = SWIN_BACKEND_CUDA;
-            else if (!strcmp(b, "auto")) a->ctx.backend = SWIN_BACKEND_AUTO;
-            else {
-                fprintf(stderr, "swinrun: --backend takes cpu, cuda or auto, not '%s'\n", b);
-                return 2;
-            }
-        } else if (!strcmp(o, "--mem-limit")) {
-            if (i + 1 >= argc) goto missing;
-            if (cli_parse_size(argv[++i], &a->ctx.mem_limit)) {
-                fprintf(stderr, "swinrun: --mem-limit takes a size such as 2G, 512M or a byte count\n");
                 return 2;
             }
         } else if (o[0] == '-' && o[1]) {

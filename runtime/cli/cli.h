@@ -20,6 +20,10 @@ struct cli_args {
 
 /* argv[0] is the verb. Prints a one-line error and returns nonzero on bad arguments. */
 int cli_parse(int argc, char **argv, struct cli_args *a);
+/* The context options shared by every verb (--threads, --device, --backend, --mem-limit):
+ * 0 when argv[*i] is none of them, 1 when consumed (with its value), 2 after printing an
+ * error. */
+int cli_parse_context_option(const char *verb, int argc, char **argv, int *i, swin_context_params *ctx);
 /* Maps a library status to the exit code: 2 for bad arguments or inputs, 1 otherwise. */
 int cli_exit_code(swin_status st);
 /* Loads the model or prints the loader's one-line error. */

@@ -116,6 +116,9 @@ static int parse(int argc, char **argv, struct seg_args *a, bool *help)
         const char *o = argv[i];
         int left = argc - 1 - i;
 #define NEED(n) if (left < (n)) return bad("option %s needs a value", o)
+        int rc = cli_parse_context_option("segment", argc, argv, &i, &a->ctx);
+        if (rc == 2) return 2;
+        if (rc == 1) continue;
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) *help = true;
         else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) a->quiet = true;
         else if (!strcmp(o, "--model")) { NEED(1); a->model = argv[++i]; }
@@ -128,23 +131,7 @@ static int parse(int argc, char **argv, struct seg_args *a, bool *help)
         else if (!strcmp(o, "--no-resample")) a->opt.resample = false;
         else if (!strcmp(o, "--no-reorient")) a->opt.reorient = false;
         else if (!strcmp(o, "--no-window")) a->opt.window.enabled = false;
-        else if (!strcmp(o, "--backend")) {
-            NEED(1);
-            const char *b = argv[++i];
-            if (!strcmp(b, "cpu")) a->ctx.backend = SWIN_BACKEND_CPU;
-            else if (!strcmp(b, "cuda")) a->ctx.backend = SWIN_BACKEND_CUDA;
-            else if (!strcmp(b, "auto")) a->ctx.backend = SWIN_BACKEND_AUTO;
-            else return bad("--backend takes cpu, cuda or auto, not '%s'", b);
-        } else if (!strcmp(o, "--threads")) {
-            NEED(1);
-            if (integer(argv[++i], 0, 4096, &a->ctx.threads)) return bad("%s takes an integer 0..4096", o);
-        } else if (!strcmp(o, "--device")) {
-            NEED(1);
-            if (integer(argv[++i], 0, 64, &a->ctx.device)) return bad("%s takes a device index 0..64", o);
-        } else if (!strcmp(o, "--mem-limit")) {
-            NEED(1);
-            if (cli_parse_size(argv[++i], &a->ctx.mem_limit)) return bad("%s takes a size such as 2G or 512M", o);
-        } else if (!strcmp(o, "--spacing")) {
+        else if (!strcmp(o, "--spacing")) {
             NEED(3);
             for (int k = 0; k < 3; k++)
                 if (num(argv[++i], &a->opt.spacing[k]) || !(a->opt.spacing[k] >= 0.01 && a->opt.spacing[k] <= 100))
