@@ -195,7 +195,7 @@ static float *rnd(size_t n, float lo, float hi)
 
 static struct swin_vol vol(int L, int c, int fill)
 {
-    struct swin_vol v = {NULL, L, L, L, c, c};
+    struct swin_vol v = {NULL, L, L, L, c, c, SWIN_F32};
     size_t n = (size_t)L * L * L * c;
     v.data = fill ? rnd(n, -1, 1) : calloc(n ? n : 1, sizeof(float));
     if (!v.data) {
@@ -380,7 +380,7 @@ static void bench_attention(int L, int c, int heads, int shifted, const char *wh
     if (!wanted("swin_attention")) return;
     struct blockw b = block_new(c, heads, 4 * c, win);
     struct swin_vol x = vol(L, c, 1);
-    for (size_t i = 0; i < (size_t)L * L * L * c; i++) x.data[i] *= 0.01f; /* keep the residual stream small */
+    for (size_t i = 0; i < (size_t)L * L * L * c; i++) swin_vol_f32(x)[i] *= 0.01f; /* keep the residual stream small */
     size_t wsb = swin_cpu_ops.swin_attention_ws(be, x, &g);
     void *ws = ws_alloc(wsb);
     double Np = (double)g.padded[0] * g.padded[1] * g.padded[2];
@@ -401,7 +401,7 @@ static void bench_mlp(int L, int c, const char *where)
     if (!wanted("swin_mlp")) return;
     struct blockw b = block_new(c, 1, hid, 7);
     struct swin_vol x = vol(L, c, 1);
-    for (size_t i = 0; i < (size_t)L * L * L * c; i++) x.data[i] *= 0.01f;
+    for (size_t i = 0; i < (size_t)L * L * L * c; i++) swin_vol_f32(x)[i] *= 0.01f;
     size_t wsb = swin_cpu_ops.swin_mlp_ws(be, x, hid);
     void *ws = ws_alloc(wsb);
     double t[256];

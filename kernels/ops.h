@@ -3,7 +3,9 @@
  * Layout: every activation is a channels-last volume of one batch item,
  *   element (z, y, x, ch) at data[((z*h + y)*w + x)*pitch + ch],  ch in [0, c), pitch >= c.
  * A pitch larger than c makes a view of a channel slice of a wider tensor, which is how
- * producers write straight into one half of a decoder concat.
+ * producers write straight into one half of a decoder concat. Elements are stored as
+ * `dtype` (float32 everywhere except the CUDA backend's half mode, which stores binary16
+ * and accumulates in float32); the backend's `act_dtype` says which it expects.
  *
  * Conventions for every op:
  *   - outputs first, then inputs, then weights, then parameters, then the workspace;
@@ -23,11 +25,21 @@
 
 #include "runtime/model.h"
 
+/* Storage type of activations (and of the weights the backend keeps). F32 is 0, so a
+ * zero-initialised volume is float32. */
+enum swin_dtype { SWIN_F32 = 0, SWIN_F16 = 1 };
+
+static inline size_t swin_dtype_bytes(enum swin_dtype t) { return t == SWIN_F16 ? 2 : 4; }
+
 struct swin_vol {
-    float *data;
+    void *data;           /* elements of dtype, layout above */
     int d, h, w, c;
     int pitch;
+    enum swin_dtype dtype;
 };
+
+/* The data of a float32 volume (the CPU backend's only storage type). */
+static inline float *swin_vol_f32(struct swin_vol v) { return (float *)v.data; }
 
 static inline size_t swin_vol_voxels(struct swin_vol v) { return (size_t)v.d * (size_t)v.h * (size_t)v.w; }
 
@@ -47,6 +59,10 @@ struct swin_window_geom {
 
 struct swin_ops {
     const char *name;
+    /* The storage type of every volume this backend's ops take (exec_tensor sizes and
+     * types activations with it). Weights and host buffers are always float32 on the
+     * API side; a half backend converts them itself. */
+    enum swin_dtype act_dtype;
 
     /* The message of the last failed op on this backend context ("" if none). */
     const char *(*last_error)(void *be);

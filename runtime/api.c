@@ -115,7 +115,7 @@ static swin_status make_plan(const struct swin_model *m, const int cube[3], cons
         return st;
     }
     *info = (swin_plan_info){
-        .cube = {cube[0], cube[1], cube[2]}, .backend = b->kind, .weight_bytes = b->weight_bytes,
+        .cube = {cube[0], cube[1], cube[2]}, .backend = b->kind, .half = b->half, .weight_bytes = b->weight_bytes,
         .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = b->context_bytes,
         .total_bytes = b->weight_bytes + plan->arena_bytes + b->context_bytes, .tensors = plan->n,
     };

@@ -23,12 +23,13 @@ static swin_status open_cuda(const struct swin_model *m, const swin_context_para
                              struct backend *b, swin_error *err)
 {
     struct swin_cuda_backend *cuda = NULL;
+    const enum swin_dtype dtype = p->half ? SWIN_F16 : SWIN_F32;
     if (need_device) {
-        swin_status st = swin_cuda_backend_create(p->device, m, &cuda, err);
+        swin_status st = swin_cuda_backend_create(p->device, m, dtype, &cuda, err);
         if (st) return st;
     }
-    *b = (struct backend){.kind = SWIN_BACKEND_CUDA, .ops = &swin_cuda_ops, .be = cuda,
-                          .weight_bytes = cuda ? swin_cuda_weight_bytes(cuda) : m->flat_bytes,
+    *b = (struct backend){.kind = SWIN_BACKEND_CUDA, .half = p->half, .ops = swin_cuda_ops_for(dtype), .be = cuda,
+                          .weight_bytes = swin_cuda_weight_bytes(m, dtype),
                           .context_bytes = swin_cuda_context_bytes(cuda)};
     return SWIN_OK;
 }
@@ -42,6 +43,10 @@ swin_status backend_open(const struct swin_model *m, const swin_context_params *
     if (p->device < 0) return swin_error_set(err, SWIN_ERR_ARG, "the CUDA device index must be >= 0");
     switch (p->backend) {
     case SWIN_BACKEND_CPU:
+        if (p->half)
+            return swin_error_set(err, SWIN_ERR_ARG,
+                                  "half precision is a CUDA backend mode; the CPU backend runs float32 "
+                                  "(drop --half, or use --backend cuda)");
         return open_cpu(m, p, b, err);
     case SWIN_BACKEND_CUDA:
 #ifdef SWIN_HAVE_CUDA

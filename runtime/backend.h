@@ -10,6 +10,7 @@
 
 struct backend {
     swin_backend kind;           /* SWIN_BACKEND_CPU or SWIN_BACKEND_CUDA */
+    bool half;                   /* CUDA half mode (ops->act_dtype == SWIN_F16) */
     const struct swin_ops *ops;
     void *be;                    /* the backend context; NULL for a CUDA plan without a device */
     size_t weight_bytes;         /* the backend's copy of the weights */

@@ -22,9 +22,10 @@ static bool exec_reserve(struct swin_exec *e, size_t bytes, const char *name, in
 bool exec_tensor(struct swin_exec *e, struct tensor *t, int d, int h, int w, int c, const char *name)
 {
     void *data;
-    size_t bytes = (size_t)d * (size_t)h * (size_t)w * (size_t)c * sizeof(float);
+    const enum swin_dtype dtype = e->ops->act_dtype;
+    size_t bytes = (size_t)d * (size_t)h * (size_t)w * (size_t)c * swin_dtype_bytes(dtype);
     bool ok = exec_reserve(e, bytes, name, &t->id, &data);
-    t->v = (struct swin_vol){.data = data, .d = d, .h = h, .w = w, .c = c, .pitch = c};
+    t->v = (struct swin_vol){.data = data, .d = d, .h = h, .w = w, .c = c, .pitch = c, .dtype = dtype};
     return ok;
 }
 

@@ -45,7 +45,7 @@ void exec_op_failed(struct swin_exec *e, int rc, const char *op);
 /* A view of channels [c0, c0 + nc) of a volume (same voxels, same pitch). */
 static inline struct swin_vol vol_channels(struct swin_vol v, int c0, int nc)
 {
-    v.data = v.data ? v.data + c0 : NULL;
+    v.data = v.data ? (char *)v.data + (size_t)c0 * swin_dtype_bytes(v.dtype) : NULL;
     v.c = nc;
     return v;
 }

@@ -57,6 +57,7 @@ typedef struct swin_model_info {
 typedef struct swin_plan_info {
     int cube[3];
     swin_backend backend;   /* the backend the plan is for: CPU or CUDA, never AUTO */
+    bool half;              /* weights and activations stored as float16 (CUDA half mode) */
     size_t weight_bytes;    /* weights (the backend's copy) */
     size_t arena_bytes;     /* every activation and op workspace, one allocation */
     size_t lower_bound;     /* largest sum of simultaneously live bytes in the plan */
@@ -71,6 +72,10 @@ typedef struct swin_context_params {
     int device;             /* CUDA device index (CUDA and AUTO backends) */
     int cube[3];            /* window (D, H, W), multiples of 32; 0 = the export cube */
     size_t mem_limit;       /* refuse plans whose total exceeds this many bytes; 0 = none */
+    bool half;              /* CUDA only: store weights and activations as float16 (float32
+                               arithmetic), half the device bytes; logits agree with float32
+                               to about 1e-2 relative. SWIN_BACKEND_CPU refuses it; AUTO
+                               falling back to the CPU runs float32 (plan info .half false). */
 } swin_context_params;
 
 swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);

@@ -48,7 +48,7 @@ static void im2col_row(const struct conv_task *t, float *row, int oz, int oy, in
                     memset(row, 0, (size_t)cin * sizeof(float));
                     continue;
                 }
-                const float *src = in.data + (((int64_t)iz * in.h + iy) * in.w + ix) * in.pitch;
+                const float *src = swin_vol_f32(in) + (((int64_t)iz * in.h + iy) * in.w + ix) * in.pitch;
                 memcpy(row, src, (size_t)cin * sizeof(float));
             }
         }
@@ -73,7 +73,7 @@ static void conv_run(void *p, int tid, int nth)
     long b, e;
     while (swin_cpu_claim(&t->next, nout, t->rows, &b, &e)) {
         const long m = e - b;
-        float *c = out.data + b * out.pitch;
+        float *c = swin_vol_f32(out) + b * out.pitch;
         float beta = 0.0f;
         if (t->bias) {
             for (long r = 0; r < m; r++) memcpy(c + r * out.pitch, t->bias, (size_t)cout * sizeof(float));
@@ -81,7 +81,7 @@ static void conv_run(void *p, int tid, int nth)
         }
         if (direct) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, cout, in.c, 1.0f,
-                        in.data + b * in.pitch, in.pitch, t->w, cout, beta, c, out.pitch);
+                        swin_vol_f32(in) + b * in.pitch, in.pitch, t->w, cout, beta, c, out.pitch);
             continue;
         }
         for (long v = b; v < e; v++) {

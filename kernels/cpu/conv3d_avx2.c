@@ -30,7 +30,7 @@ static inline __m256i lanes(int n)
     }
 #define ACC_STORE(i)                                                      \
     if (i < m) {                                                          \
-        float *o = t->out.data + (v0 + i) * t->out.pitch + co0;           \
+        float *o = swin_vol_f32(t->out) + (v0 + i) * t->out.pitch + co0;           \
         store_row(o, bias, acc##i##0, acc##i##1, acc##i##2, NV, last);    \
     }
 

@@ -51,7 +51,7 @@ static inline void conv_tap_rows(const struct conv_task *t, const struct conv_ti
     for (int i = 0; i < m; i++) {
         const int iz = o->z[i] + kz, iy = o->y[i] + ky, ix = o->x[i] + kx;
         const bool inside = iz >= 0 && iz < in.d && iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
-        rows[i] = inside ? in.data + (((int64_t)iz * in.h + iy) * in.w + ix) * in.pitch : zero;
+        rows[i] = inside ? swin_vol_f32(in) + (((int64_t)iz * in.h + iy) * in.w + ix) * in.pitch : zero;
     }
     for (int i = m; i < mr; i++) rows[i] = zero;
 }

@@ -23,10 +23,10 @@ static void convt_run(void *p, int tid, int nth)
     long b, e;
     while (swin_cpu_claim(&t->next, lines, 1, &b, &e)) {
         const int i = (int)(b / in.h), j = (int)(b % in.h);
-        const float *a_rows = in.data + (int64_t)b * in.w * in.pitch;
+        const float *a_rows = swin_vol_f32(in) + (int64_t)b * in.w * in.pitch;
         for (int tap = 0; tap < 8; tap++) {
             const int da = tap >> 2, db = (tap >> 1) & 1, dg = tap & 1;
-            float *c = out.data + ((((int64_t)(2 * i + da) * out.h) + (2 * j + db)) * out.w + dg) * out.pitch;
+            float *c = swin_vol_f32(out) + ((((int64_t)(2 * i + da) * out.h) + (2 * j + db)) * out.w + dg) * out.pitch;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in.w, cout, cin, 1.0f, a_rows, in.pitch,
                         t->w + (int64_t)tap * cin * cout, cout, 0.0f, c, 2 * out.pitch);
         }

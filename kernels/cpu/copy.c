@@ -15,10 +15,10 @@ static void copy_run(void *p, int tid, int nth)
     const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
     const size_t row = (size_t)t->in.c * sizeof(float);
     if (t->in.pitch == t->in.c && t->out.pitch == t->out.c) {   /* both dense: one block */
-        memcpy(t->out.data + b * t->out.c, t->in.data + b * t->in.c, (size_t)(e - b) * row);
+        memcpy(swin_vol_f32(t->out) + b * t->out.c, swin_vol_f32(t->in) + b * t->in.c, (size_t)(e - b) * row);
         return;
     }
-    for (int64_t v = b; v < e; v++) memcpy(t->out.data + v * t->out.pitch, t->in.data + v * t->in.pitch, row);
+    for (int64_t v = b; v < e; v++) memcpy(swin_vol_f32(t->out) + v * t->out.pitch, swin_vol_f32(t->in) + v * t->in.pitch, row);
 }
 
 int swin_cpu_copy(void *bev, struct swin_vol out, struct swin_vol in)

@@ -68,6 +68,8 @@ int swin_cpu_check_vol(struct swin_cpu_backend *be, const char *op, const char *
 {
     if (!v.data)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "%s: %s.data is NULL", op, name);
+    if (v.dtype != SWIN_F32)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "%s: %s is not float32 (the CPU backend has no half mode)", op, name);
     if (v.d <= 0 || v.h <= 0 || v.w <= 0 || v.c <= 0 || v.pitch < v.c)
         return swin_cpu_fail(be, SWIN_ERR_SHAPE,
                              "%s: %s has dims %dx%dx%d, c %d, pitch %d (need positive dims and c, pitch >= c)",
@@ -174,6 +176,7 @@ void swin_cpu_backend_free(struct swin_cpu_backend *be)
 
 const struct swin_ops swin_cpu_ops = {
     .name = "cpu",
+    .act_dtype = SWIN_F32,
     .last_error = swin_cpu_last_error,
     .pack_input = swin_cpu_pack_input,
     .unpack_output = swin_cpu_unpack_output,

@@ -44,7 +44,7 @@ static void in_run(void *p, int tid, int nth)
     if (!t->apply) {
         double s1[IN_BLOCK] = {0}, s2[IN_BLOCK] = {0};
         for (int64_t v = b; v < e; v++) {
-            const float *row = x.data + v * x.pitch + c0;
+            const float *row = swin_vol_f32(x) + v * x.pitch + c0;
             for (int c = 0; c < nc; c++) {
                 const double d = (double)row[c] - t->shift_k[c];
                 s1[c] += d;
@@ -61,8 +61,8 @@ static void in_run(void *p, int tid, int nth)
     const int nc4 = nc / 4 * 4;
     const v4f zero = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t v = b; v < e; v++) {
-        float *row = x.data + v * x.pitch + c0;
-        const float *r = t->res ? t->res->data + v * t->res->pitch + c0 : NULL;
+        float *row = swin_vol_f32(x) + v * x.pitch + c0;
+        const float *r = t->res ? swin_vol_f32(*t->res) + v * t->res->pitch + c0 : NULL;
         for (int c = 0; c < nc4; c += 4) {   /* 4 channels per step, branch-free */
             v4f y = ((load4(row + c) - load4(t->mean_hi + c)) - load4(t->mean_lo + c)) * load4(t->scale + c) +
                     load4(t->shift + c);
@@ -109,7 +109,7 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const float *gamma, cons
     for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
         t.c0 = c0;
         t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
-        for (int c = 0; c < t.nc; c++) t.shift_k[c] = x.data[c0 + c];
+        for (int c = 0; c < t.nc; c++) t.shift_k[c] = swin_vol_f32(x)[c0 + c];
         t.apply = false;
         swin_cpu_run(be, in_run, &t);
         for (int c = 0; c < t.nc; c++) {

@@ -62,7 +62,7 @@ static void ln_run(void *p, int tid, int nth)
     const int64_t n = (int64_t)swin_vol_voxels(t->in);
     const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
     for (int64_t v = b; v < e; v++)
-        swin_cpu_ln_row(t->out.data + v * t->out.pitch, t->in.data + v * t->in.pitch, t->in.c, t->gamma,
+        swin_cpu_ln_row(swin_vol_f32(t->out) + v * t->out.pitch, swin_vol_f32(t->in) + v * t->in.pitch, t->in.c, t->gamma,
                         t->beta);
 }
 

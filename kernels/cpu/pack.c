@@ -15,7 +15,7 @@ static void pack_run(void *p, int tid, int nth)
     const int64_t plane = (int64_t)v.h * v.w, vox = (int64_t)v.d * plane;
     for (int z = tid; z < v.d; z += nth)
         for (int64_t i = z * plane; i < (z + 1) * plane; i++) {
-            float *cl = v.data + i * v.pitch;
+            float *cl = swin_vol_f32(v) + i * v.pitch;
             for (int c = 0; c < v.c; c++) {
                 float *cf = t->host + c * vox + i;
                 if (t->to_vol) cl[c] = *cf;

@@ -44,12 +44,12 @@ static void merge_run(void *p, int tid, int nth)
             for (int m = 0; m < 8; m++) {
                 const int64_t src = ((int64_t)(2 * i + t->order[m][0]) * in.h + (2 * j + t->order[m][1])) * in.w +
                                     (2 * k + t->order[m][2]);
-                memcpy(row + (size_t)m * c, in.data + src * in.pitch, (size_t)c * sizeof(float));
+                memcpy(row + (size_t)m * c, swin_vol_f32(in) + src * in.pitch, (size_t)c * sizeof(float));
             }
             swin_cpu_ln_row(row, row, c8, t->norm_w, t->norm_b);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(e - b), out.c, c8, 1.0f, a, c8, t->red_w,
-                    out.c, 0.0f, out.data + b * out.pitch, out.pitch);
+                    out.c, 0.0f, swin_vol_f32(out) + b * out.pitch, out.pitch);
     }
 }
 

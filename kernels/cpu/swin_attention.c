@@ -105,7 +105,7 @@ static void gather(const struct attn_task *t, long widx, float *tok, int64_t *sr
             continue;
         }
         src[ti] = ((int64_t)q[0] * x.h + q[1]) * x.w + q[2];
-        swin_cpu_ln_row(row, x.data + src[ti] * x.pitch, c, t->w->norm1_w, t->w->norm1_b);
+        swin_cpu_ln_row(row, swin_vol_f32(x) + src[ti] * x.pitch, c, t->w->norm1_w, t->w->norm1_b);
     }
 }
 
@@ -161,7 +161,7 @@ static void attn_run(void *p, int tid, int nth)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, c, c, 1.0f, o, c, w->proj_w, c, 1.0f, tok, c);
         for (int i = 0; i < n; i++) {
             if (src[i] < 0) continue;
-            float *dst = x.data + src[i] * x.pitch;
+            float *dst = swin_vol_f32(x) + src[i] * x.pitch;
             const float *y = tok + (size_t)i * c;
             for (int j = 0; j < c; j++) dst[j] += y[j];
         }

@@ -48,7 +48,7 @@ static void mlp_run(void *p, int tid, int nth)
     long b, e;
     while (swin_cpu_claim(&t->next, n, t->rows, &b, &e)) {
         const int m = (int)(e - b);
-        float *xr = x.data + b * x.pitch;
+        float *xr = swin_vol_f32(x) + b * x.pitch;
         for (int r = 0; r < m; r++) {
             swin_cpu_ln_row(a + (size_t)r * c, xr + (size_t)r * x.pitch, c, w->norm2_w, w->norm2_b);
             memcpy(h + (size_t)r * hid, w->fc1_b, (size_t)hid * sizeof(float));

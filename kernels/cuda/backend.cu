@@ -18,6 +18,10 @@ int swin_cuda_fail(struct swin_cuda_backend *be, swin_status status, const char 
 int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char *name, struct swin_vol v)
 {
     if (!v.data) return swin_cuda_fail(be, SWIN_ERR_ARG, "%s: %s.data is NULL", op, name);
+    if (v.dtype != be->dtype)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "%s: %s is %s but this backend stores %s (its op table's act_dtype)",
+                              op, name, v.dtype == SWIN_F16 ? "float16" : "float32",
+                              be->dtype == SWIN_F16 ? "float16" : "float32");
     if (v.d <= 0 || v.h <= 0 || v.w <= 0 || v.c <= 0 || v.pitch < v.c)
         return swin_cuda_fail(be, SWIN_ERR_SHAPE,
                               "%s: %s has dims %dx%dx%d, c %d, pitch %d (need positive dims and c, pitch >= c)", op,
@@ -25,8 +29,8 @@ int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char
     return 0;
 }
 
-bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const char *name, const float *w, size_t count,
-                      const float **dev)
+bool swin_cuda_weight_ptr(struct swin_cuda_backend *be, const char *op, const char *name, const float *w,
+                          size_t count, const void **dev)
 {
     *dev = NULL;
     if (!w) return true;
@@ -39,7 +43,8 @@ bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const char *
                        op, name, count, (const void *)w);
         return false;
     }
-    *dev = (const float *)(be->dev_flat + (p - be->host_flat));
+    const size_t elem = (size_t)(w - (const float *)be->host_flat);
+    *dev = be->dev_flat + elem * swin_dtype_bytes(be->dtype);
     return true;
 }
 
@@ -62,13 +67,15 @@ static swin_status cuda_error(swin_error *err, swin_status st, const char *what,
                           cudaGetErrorString(e));
 }
 
-extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_model *m,
+extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_model *m, enum swin_dtype dtype,
                                                 struct swin_cuda_backend **out, swin_error *err)
 {
     if (!out) return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: out is NULL");
     *out = NULL;
     if (!m || !m->flat || !m->flat_bytes)
         return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: model has no weight buffer");
+    if (dtype != SWIN_F32 && dtype != SWIN_F16)
+        return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: storage type %d unknown", (int)dtype);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0)
@@ -83,21 +90,13 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)calloc(1, sizeof *be);
     if (!be) return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cuda_backend_create: out of host memory");
     be->device = device;
+    be->dtype = dtype;
     be->host_flat = (const char *)m->flat;
     be->flat_bytes = m->flat_bytes;
     swin_status st = SWIN_OK;
     const char *what = NULL;
     if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         what = "cudaStreamCreate";
-        st = SWIN_ERR_BACKEND;
-    } else if ((e = cudaMalloc((void **)&be->dev_flat, m->flat_bytes)) != cudaSuccess) {
-        what = "cudaMalloc of the model weights";
-        st = SWIN_ERR_NOMEM;
-    } else if ((e = cudaMemcpy(be->dev_flat, m->flat, m->flat_bytes, cudaMemcpyHostToDevice)) != cudaSuccess ||
-               (e = cudaDeviceSynchronize()) != cudaSuccess) {
-        /* A pageable cudaMemcpy may return before its DMA lands, and the ops run on a
-         * non-blocking stream that does not wait for the legacy stream: wait here. */
-        what = "upload of the model weights";
         st = SWIN_ERR_BACKEND;
     } else if ((e = cudaMalloc((void **)&be->stage, SWIN_CUDA_STAGE_FLOATS * sizeof(float))) != cudaSuccess ||
                (e = cudaMalloc((void **)&be->red, (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double))) !=
@@ -107,6 +106,12 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
                (e = cudaMalloc((void **)&be->shift, SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess) {
         what = "cudaMalloc of the backend scratch";
         st = SWIN_ERR_NOMEM;
+    } else if ((e = cudaMalloc((void **)&be->dev_flat, swin_cuda_weight_bytes(m, dtype))) != cudaSuccess) {
+        what = "cudaMalloc of the model weights";
+        st = SWIN_ERR_NOMEM;
+    } else if ((e = swin_cuda_upload(be, be->dev_flat, (const float *)m->flat, m->flat_bytes / sizeof(float))) != cudaSuccess) {
+        what = "upload of the model weights";   /* (through the stage in half mode) */
+        st = SWIN_ERR_BACKEND;
     }
     if (st) {
         cuda_error(err, st, what, e);
@@ -150,7 +155,10 @@ extern "C" void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena)
     cudaFree(arena);
 }
 
-extern "C" size_t swin_cuda_weight_bytes(const struct swin_cuda_backend *be) { return be->flat_bytes; }
+extern "C" size_t swin_cuda_weight_bytes(const struct swin_model *m, enum swin_dtype dtype)
+{
+    return m->flat_bytes / sizeof(float) * swin_dtype_bytes(dtype);
+}
 
 extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be)
 {
@@ -165,21 +173,22 @@ extern "C" swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_
     return SWIN_OK;
 }
 
-extern "C" const struct swin_ops swin_cuda_ops = {
-    .name = "cuda",
-    .last_error = swin_cuda_last_error,
-    .pack_input = swin_cuda_pack_input,
-    .unpack_output = swin_cuda_unpack_output,
-    .copy = swin_cuda_copy,
-    .conv3d = swin_cuda_conv3d,
-    .conv3d_ws = swin_cuda_conv3d_ws,
-    .conv_transpose2 = swin_cuda_conv_transpose2,
-    .instnorm_act = swin_cuda_instnorm_act,
-    .layernorm = swin_cuda_layernorm,
-    .swin_attention = swin_cuda_swin_attention,
-    .swin_attention_ws = swin_cuda_swin_attention_ws,
-    .swin_mlp = swin_cuda_swin_mlp,
-    .swin_mlp_ws = swin_cuda_swin_mlp_ws,
-    .patch_merge = swin_cuda_patch_merge,
-    .patch_merge_ws = swin_cuda_patch_merge_ws,
-};
+/* The two op tables share every entry point (each op picks its kernels from be->dtype);
+ * they differ in the activation storage type the planner sizes tensors with. */
+#define SWIN_CUDA_OP_ENTRIES                                                                                         \
+    .last_error = swin_cuda_last_error, .pack_input = swin_cuda_pack_input,                                        \
+    .unpack_output = swin_cuda_unpack_output, .copy = swin_cuda_copy, .conv3d = swin_cuda_conv3d,                  \
+    .conv3d_ws = swin_cuda_conv3d_ws, .conv_transpose2 = swin_cuda_conv_transpose2,                                \
+    .instnorm_act = swin_cuda_instnorm_act, .layernorm = swin_cuda_layernorm,                                      \
+    .swin_attention = swin_cuda_swin_attention, .swin_attention_ws = swin_cuda_swin_attention_ws,                  \
+    .swin_mlp = swin_cuda_swin_mlp, .swin_mlp_ws = swin_cuda_swin_mlp_ws, .patch_merge = swin_cuda_patch_merge,   \
+    .patch_merge_ws = swin_cuda_patch_merge_ws
+
+extern "C" const struct swin_ops swin_cuda_ops = {.name = "cuda", .act_dtype = SWIN_F32, SWIN_CUDA_OP_ENTRIES};
+extern "C" const struct swin_ops swin_cuda_half_ops = {.name = "cuda-half", .act_dtype = SWIN_F16,
+                                                       SWIN_CUDA_OP_ENTRIES};
+
+extern "C" const struct swin_ops *swin_cuda_ops_for(enum swin_dtype dtype)
+{
+    return dtype == SWIN_F16 ? &swin_cuda_half_ops : &swin_cuda_ops;
+}

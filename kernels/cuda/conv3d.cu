@@ -13,8 +13,8 @@
 
 namespace swin_cuda {
 
-struct Im2colA {
-    const float *in;
+template <class T> struct Im2colA {
+    const T *in;
     int d, h, w, pitch, cin;
     int oh, ow;
     int k, stride, pad;
@@ -40,7 +40,7 @@ struct Im2colA {
     {
         const int iz = r.z0 + c.dz, iy = r.y0 + c.dy, ix = r.x0 + c.dx;
         if (iz < 0 || iz >= d || iy < 0 || iy >= h || ix < 0 || ix >= w) return 0.0f;
-        return in[(((long long)iz * h + iy) * w + ix) * pitch + c.ci];
+        return ldf(in + (((long long)iz * h + iy) * w + ix) * pitch + c.ci);
     }
 };
 
@@ -53,6 +53,33 @@ extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin
     const long long M = (long long)swin_vol_voxels(out);
     const int splits = gemm_splits(M, out.c, k * k * k * in.c);
     return splits > 1 ? SWIN_CUDA_ALIGN + swin_cuda_round((size_t)splits * M * out.c * sizeof(float)) : 0;
+}
+
+/* The typed half of conv3d (T = the backend's storage type): weights, then the launches. */
+template <class T>
+static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
+                        const float *bias, int k, int stride, int pad, void *ws)
+{
+    const int M = (int)swin_vol_voxels(out), kdim = k * k * k * in.c;
+    const T *dw, *db;
+    if (!swin_cuda_weight(be, "conv3d", "w", w, (size_t)kdim * out.c, &dw) ||
+        !swin_cuda_weight(be, "conv3d", "bias", bias, (size_t)out.c, &db))
+        return SWIN_ERR_ARG;
+    const int splits = gemm_splits(M, out.c, kdim);
+    float *part = (float *)swin_cuda_align_ptr(ws);
+    const StoreRows<T> ep = {(T *)out.data, out.pitch, db, false};
+    const StorePartial pp = {part, M, out.c};
+    if (k == 1 && stride == 1 && pad == 0) {
+        const RowsA<T> a = {(const T *)in.data, in.pitch};
+        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
+        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+    } else {
+        const Im2colA<T> a = {(const T *)in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
+        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
+        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+    }
+    if (splits > 1) swin_cuda_splitk_reduce(be->stream, (T *)out.data, out.pitch, part, splits, M, out.c, db);
+    return swin_cuda_check_launch(be, "conv3d");
 }
 
 static int conv_out_dim(int n, int k, int stride, int pad)
@@ -78,29 +105,10 @@ extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, struct swin_vol 
         return swin_cuda_fail(be, SWIN_ERR_SHAPE,
                               "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d", out.d,
                               out.h, out.w, in.d, in.h, in.w, k, stride, pad);
-    const int kdim = k * k * k * in.c;
-    const float *dw, *db;
-    if (!swin_cuda_weight(be, "conv3d", "w", w, (size_t)kdim * out.c, &dw) ||
-        !swin_cuda_weight(be, "conv3d", "bias", bias, (size_t)out.c, &db))
-        return SWIN_ERR_ARG;
     const size_t need = swin_cuda_conv3d_ws(be, out, in, k);
     if (need && (!ws || ws_bytes < need))
         return swin_cuda_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0,
                               need);
-    const int M = (int)swin_vol_voxels(out);
-    const int splits = gemm_splits(M, out.c, kdim);
-    float *part = (float *)swin_cuda_align_ptr(ws);
-    const StoreRows ep = {out.data, out.pitch, db, false};
-    const StorePartial pp = {part, M, out.c};
-    if (k == 1 && stride == 1 && pad == 0) {
-        const RowsA a = {in.data, in.pitch};
-        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
-        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
-    } else {
-        const Im2colA a = {in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
-        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
-        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
-    }
-    if (splits > 1) swin_cuda_splitk_reduce(be->stream, out.data, out.pitch, part, splits, M, out.c, db);
-    return swin_cuda_check_launch(be, "conv3d");
+    return be->dtype == SWIN_F16 ? conv3d_typed<__half>(be, out, in, w, bias, k, stride, pad, ws)
+                                 : conv3d_typed<float>(be, out, in, w, bias, k, stride, pad, ws);
 }

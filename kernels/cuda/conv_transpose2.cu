@@ -8,8 +8,8 @@
 
 namespace swin_cuda {
 
-struct TapScatter {
-    float *out;
+template <class T> struct TapScatter {
+    T *out;
     int pitch;
     int h, w;        /* input dims; output is 2h x 2w per slice */
     __device__ void store(int z, long long m, int n, float v) const
@@ -17,13 +17,23 @@ struct TapScatter {
         const int k = (int)(m % w), j = (int)(m / w % h), i = (int)(m / ((long long)w * h));
         const int a = z >> 2, b = (z >> 1) & 1, g = z & 1;
         const long long o = ((long long)(2 * i + a) * (2 * h) + (2 * j + b)) * (2 * w) + (2 * k + g);
-        out[o * pitch + n] = v;
+        stf(out + o * pitch + n, v);
     }
 };
 
 } // namespace swin_cuda
 
 using namespace swin_cuda;
+
+template <class T> static int conv_transpose2_typed(struct swin_cuda_backend *be, struct swin_vol out, struct swin_vol in, const float *w)
+{
+    const T *dw;
+    if (!swin_cuda_weight(be, "conv_transpose2", "w", w, (size_t)8 * in.c * out.c, &dw)) return SWIN_ERR_ARG;
+    const TapScatter<T> ep = {(T *)out.data, out.pitch, in.h, in.w};
+    gemm_launch(be->stream, RowsA<T>{(const T *)in.data, in.pitch}, dw, (long long)in.c * out.c, out.c, ep,
+                (int)swin_vol_voxels(in), out.c, in.c, 8);
+    return swin_cuda_check_launch(be, "conv_transpose2");
+}
 
 extern "C" int swin_cuda_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in, const float *w)
 {
@@ -35,10 +45,6 @@ extern "C" int swin_cuda_conv_transpose2(void *bev, struct swin_vol out, struct 
     if (out.d != 2 * in.d || out.h != 2 * in.h || out.w != 2 * in.w)
         return swin_cuda_fail(be, SWIN_ERR_SHAPE, "conv_transpose2: out %dx%dx%d is not 2 x in %dx%dx%d", out.d, out.h,
                               out.w, in.d, in.h, in.w);
-    const float *dw;
-    if (!swin_cuda_weight(be, "conv_transpose2", "w", w, (size_t)8 * in.c * out.c, &dw)) return SWIN_ERR_ARG;
-    const TapScatter ep = {out.data, out.pitch, in.h, in.w};
-    gemm_launch(be->stream, RowsA{in.data, in.pitch}, dw, (long long)in.c * out.c, out.c, ep,
-                (int)swin_vol_voxels(in), out.c, in.c, 8);
-    return swin_cuda_check_launch(be, "conv_transpose2");
+    return be->dtype == SWIN_F16 ? conv_transpose2_typed<__half>(be, out, in, w)
+                                 : conv_transpose2_typed<float>(be, out, in, w);
 }

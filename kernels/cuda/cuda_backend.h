@@ -2,18 +2,26 @@
  * the emulation layer kernels/emu/ (same sources compiled by g++, see CMakeLists.txt).
  *
  *   struct swin_cuda_backend *be;
- *   if (swin_cuda_backend_create(0, model, &be, &err)) ...;   // uploads model->flat once
+ *   if (swin_cuda_backend_create(0, model, SWIN_F32, &be, &err)) ...;  // uploads model->flat once
  *   void *arena = swin_cuda_arena_alloc(be, plan_bytes, &err); // device memory, once
- *   swin_cuda_ops.layernorm(be, out, in, gamma, beta);         // volumes point into arena
+ *   swin_cuda_ops_for(SWIN_F32)->layernorm(be, out, in, gamma, beta); // volumes point into arena
  *   swin_cuda_arena_free(be, arena);
  *   swin_cuda_backend_free(be);
  *
+ * Storage: SWIN_F32 keeps weights and activations in float32; SWIN_F16 (half mode) keeps
+ * both in IEEE binary16 (the weights converted once at upload, round to nearest even),
+ * with float32 arithmetic and accumulation in every kernel (statistics of the norms in
+ * float32/double as in fp32 mode). Half mode halves the weight copy and the arena. The
+ * op table of a storage type (swin_cuda_ops_for) carries it as act_dtype, and every
+ * volume an op receives must have the backend's dtype.
+ *
  * Pointers the ops receive:
  *   - every swin_vol.data and every `ws` is DEVICE memory (the arena);
- *   - every weight pointer is a HOST pointer into model->flat, as the struct graph holds
- *     it; the backend reads the device copy at dev_flat + (host_ptr - model->flat). A
+ *   - every weight pointer is a HOST pointer into model->flat (float32), as the struct
+ *     graph holds it; the backend reads element (host_ptr - model->flat) of its device
+ *     copy. A
  *     weight pointer outside model->flat is an error (SWIN_ERR_ARG);
- *   - pack_input reads and unpack_output writes HOST memory (synchronous copies).
+ *   - pack_input reads and unpack_output writes HOST float32 memory (synchronous copies).
  * Ops are asynchronous on the backend's stream; unpack_output and swin_cuda_synchronize
  * wait for them. *_ws queries are pure functions of the shapes (data may be NULL).
  *
@@ -36,10 +44,10 @@ extern "C" {
 
 struct swin_cuda_backend;
 
-/* Selects `device`, creates the stream and scratch, uploads m->flat (m->flat_bytes) once.
- * SWIN_ERR_BACKEND with the CUDA error text when there is no usable device;
- * SWIN_ERR_NOMEM when the weights or scratch do not fit. */
-swin_status swin_cuda_backend_create(int device, const struct swin_model *m,
+/* Selects `device`, creates the stream and scratch, uploads m->flat once as `dtype`
+ * (swin_cuda_weight_bytes). SWIN_ERR_BACKEND with the CUDA error text when there is no
+ * usable device; SWIN_ERR_NOMEM when the weights or scratch do not fit. */
+swin_status swin_cuda_backend_create(int device, const struct swin_model *m, enum swin_dtype dtype,
                                      struct swin_cuda_backend **out, swin_error *err);
 /* Frees the weights, scratch and stream. NULL-safe. Arenas must be freed first. */
 void swin_cuda_backend_free(struct swin_cuda_backend *be);
@@ -49,8 +57,8 @@ void swin_cuda_backend_free(struct swin_cuda_backend *be);
 void *swin_cuda_arena_alloc(struct swin_cuda_backend *be, size_t bytes, swin_error *err);
 void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena);
 
-/* Device bytes of the weight copy (== m->flat_bytes). */
-size_t swin_cuda_weight_bytes(const struct swin_cuda_backend *be);
+/* Device bytes of the weight copy of m in `dtype` (m->flat_bytes, or half of it). */
+size_t swin_cuda_weight_bytes(const struct swin_model *m, enum swin_dtype dtype);
 /* Device bytes of the context's fixed scratch (staging + reductions), the same for every
  * context: be may be NULL (planning without a device). */
 size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be);
@@ -58,7 +66,10 @@ size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be);
 /* Waits for every op issued so far; SWIN_ERR_BACKEND with the CUDA error if one failed. */
 swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err);
 
+/* The op tables: act_dtype SWIN_F32 (swin_cuda_ops) and SWIN_F16 (swin_cuda_half_ops). */
 extern const struct swin_ops swin_cuda_ops;
+extern const struct swin_ops swin_cuda_half_ops;
+const struct swin_ops *swin_cuda_ops_for(enum swin_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef SWIN_CUDA_INTERNAL_CUH
 #define SWIN_CUDA_INTERNAL_CUH
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -28,10 +29,11 @@
 
 struct swin_cuda_backend {
     int device;
+    enum swin_dtype dtype;        /* storage of activations and of the weight copy */
     cudaStream_t stream;
-    const char *host_flat;        /* model->flat */
-    char *dev_flat;               /* its device copy */
-    size_t flat_bytes;
+    const char *host_flat;        /* model->flat (float32) */
+    char *dev_flat;               /* its device copy, converted to dtype */
+    size_t flat_bytes;            /* host bytes of model->flat */
     float *stage;                 /* SWIN_CUDA_STAGE_FLOATS, pack/unpack staging */
     double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
     double *mean;                 /* (SWIN_CUDA_RED_CH) */
@@ -43,17 +45,43 @@ struct swin_cuda_backend {
 int swin_cuda_fail(struct swin_cuda_backend *be, swin_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Checks data != NULL, positive dims and c, pitch >= c. */
+/* Checks data != NULL, dtype == the backend's, positive dims and c, pitch >= c. */
 int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char *name, struct swin_vol v);
 
-/* The device copy of host weight pointer `w` (NULL stays NULL). Fails (returns false,
- * message in be->err) when w is not inside the uploaded flat buffer or `count` floats
- * from w would run past its end. */
-bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const char *name, const float *w,
-                      size_t count, const float **dev);
+/* The device copy of host weight pointer `w` (NULL stays NULL): element (w - flat) of the
+ * converted copy. Fails (returns false, message in be->err) when w is not inside the
+ * uploaded flat buffer or `count` floats from w would run past its end. */
+bool swin_cuda_weight_ptr(struct swin_cuda_backend *be, const char *op, const char *name, const float *w,
+                          size_t count, const void **dev);
+/* The same, typed with the backend's storage type T (float, or __half in half mode). */
+template <class T>
+inline bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const char *name, const float *w,
+                             size_t count, const T **dev)
+{
+    const void *p;
+    const bool ok = swin_cuda_weight_ptr(be, op, name, w, count, &p);
+    *dev = (const T *)p;
+    return ok;
+}
+
+/* Uploads `count` host floats into the device array dst of the backend's dtype through
+ * the staging buffer (converting to half in half mode), then waits. Used once, for the
+ * weights, at backend creation (pack.cu). */
+cudaError_t swin_cuda_upload(struct swin_cuda_backend *be, void *dst, const float *host, size_t count);
 
 /* Checks cudaGetLastError() after the launches of op; 0 or SWIN_ERR_BACKEND. */
 int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op);
+
+namespace swin_cuda {
+/* Storage <-> float32 for the two storage types: every kernel is a template on the
+ * storage type T (float or __half), loads with ldf, computes in float32 and stores with
+ * stf (round to nearest even for __half). Each op's entry point picks the instantiation
+ * from be->dtype. */
+__device__ inline float ldf(const float *p) { return *p; }
+__device__ inline float ldf(const __half *p) { return __half2float(*p); }
+__device__ inline void stf(float *p, float v) { *p = v; }
+__device__ inline void stf(__half *p, float v) { *p = __float2half_rn(v); }
+} // namespace swin_cuda
 
 static inline size_t swin_cuda_round(size_t bytes)
 {
@@ -71,9 +99,10 @@ static inline unsigned swin_cuda_blocks(long long n, int per_block)
 
 /* Row layernorm launcher (layernorm.cu), used by layernorm, swin_mlp and patch_merge:
  * out[r*out_pitch + i] = LN(in[r*in_pitch + 0..c)) (* gamma + beta), r in [0, rows).
- * out may equal in (same pitch). gamma/beta are device pointers or NULL. */
-void swin_cuda_ln_rows(cudaStream_t s, float *out, int out_pitch, const float *in, int in_pitch, long long rows,
-                       int c, const float *gamma, const float *beta);
+ * out may equal in (same pitch). gamma/beta are device pointers or NULL. T = float or __half. */
+template <class T>
+void swin_cuda_ln_rows(cudaStream_t s, T *out, int out_pitch, const T *in, int in_pitch, long long rows, int c,
+                       const T *gamma, const T *beta);
 
 /* Op entry points (one file each), listed in swin_cuda_ops. */
 extern "C" {

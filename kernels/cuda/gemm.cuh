@@ -1,9 +1,12 @@
-/* gemm_tiled: the backend's one fp32 GEMM, used by every linear layer and convolution.
+/* gemm_tiled: the backend's one GEMM (fp32 arithmetic), used by every linear layer and
+ * convolution.
  *
  *   for each batch index z (gridDim.z):   C_z(M x N) = A_z(M x K) . B_z(K x N)
  *
  * B is a row-major weight matrix in the model layout (in, out) = (K x N), leading
- * dimension ldb, B_z = b + z * b_zstride. A is read through a loader functor, so A can be
+ * dimension ldb, B_z = b + z * b_zstride, stored as TB (float, or __half in half mode:
+ * converted to float when staged into shared memory). A is read through a loader functor
+ * (which converts its storage type the same way), so A can be
  * plain rows with a pitch, an implicit im2col of a channels-last volume (conv3d.cu) or
  * anything else addressable per element:
  *   typename ALoad::Row  a.row(z, m)   per output row m < M, once per block
@@ -39,9 +42,9 @@ namespace swin_cuda {
 
 constexpr int GEMM_BM = 128, GEMM_BK = 16, GEMM_THREADS = 256, GEMM_TM = 8;
 
-template <int TN, class ALoad, class Epi>
+template <int TN, class TB, class ALoad, class Epi>
 __global__ void __launch_bounds__(GEMM_THREADS)
-    gemm_tiled(ALoad a, const float *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
+    gemm_tiled(ALoad a, const TB *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
                int splits, int k_split)
 {
     constexpr int BN = 16 * TN, BLOADS = GEMM_BK * BN / GEMM_THREADS;
@@ -51,7 +54,7 @@ __global__ void __launch_bounds__(GEMM_THREADS)
     const long long m0 = (long long)blockIdx.x * GEMM_BM;
     const int n0 = blockIdx.y * BN, z = blockIdx.z / splits, split = blockIdx.z % splits;
     const int kbeg = split * k_split, kend = kbeg + k_split < K ? kbeg + k_split : K;
-    const float *bz = b + z * b_zstride;
+    const TB *bz = b + z * b_zstride;
 
     /* This thread's A rows (8 ty + i) and column within the k-step (tx). */
     typename ALoad::Row rows[GEMM_TM];
@@ -78,7 +81,7 @@ __global__ void __launch_bounds__(GEMM_THREADS)
 #pragma unroll
         for (int i = 0; i < BLOADS; i++) {
             const int e = tid + i * GEMM_THREADS, kb = e / BN, c = e % BN;
-            breg[i] = (k0 + kb < kend && n0 + c < N) ? bz[(long long)(k0 + kb) * ldb + n0 + c] : 0.0f;
+            breg[i] = (k0 + kb < kend && n0 + c < N) ? ldf(bz + (long long)(k0 + kb) * ldb + n0 + c) : 0.0f;
         }
     };
     auto stash = [&](int buf) {
@@ -152,22 +155,22 @@ inline int gemm_splits(long long M, int N, int K)
 
 /* Launches gemm_tiled on stream s for `batch` problems of the same M, N, K, each split
  * into `splits` K ranges (batch 1 when splits > 1). */
-template <class ALoad, class Epi>
-void gemm_launch(cudaStream_t s, ALoad a, const float *b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
+template <class TB, class ALoad, class Epi>
+void gemm_launch(cudaStream_t s, ALoad a, const TB *b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
                  int batch, int splits = 1)
 {
     const int k_split = (K + splits - 1) / splits;
     const int bn = gemm_col_tile(N);
     const dim3 grid(swin_cuda_blocks(M, GEMM_BM), swin_cuda_blocks(N, bn), (unsigned)(batch * splits));
     if (bn == 48)
-        SWIN_LAUNCH((gemm_tiled<3, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
+        SWIN_LAUNCH((gemm_tiled<3, TB, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
                                                                                  splits, k_split);
     else
-        SWIN_LAUNCH((gemm_tiled<4, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
+        SWIN_LAUNCH((gemm_tiled<4, TB, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
                                                                                  splits, k_split);
 }
 
-/* Split-K partial sums: part[z M N + m N + n] = acc (z = split). */
+/* Split-K partial sums, float32 in both modes: part[z M N + m N + n] = acc (z = split). */
 struct StorePartial {
     float *part;
     long long M;
@@ -177,43 +180,49 @@ struct StorePartial {
 
 
 /* A = rows of a matrix with pitch lda: A(m, k) = p[m lda + k] (the same for every z). */
-struct RowsA {
-    const float *p;
+template <class T> struct RowsA {
+    const T *p;
     long long lda;
-    typedef const float *Row;
+    typedef const T *Row;
     typedef int Col;
     __device__ Row row(int, long long m) const { return p + m * lda; }
     __device__ Col col(int k) const { return k; }
-    __device__ float load(Row r, Col k) const { return r[k]; }
+    __device__ float load(Row r, Col k) const { return ldf(r + k); }
 };
 
 /* out[m ldc + n] = acc + bias[n] (bias may be NULL), then GELU_erf when gelu. */
-struct StoreRows {
-    float *out;
+template <class T> struct StoreRows {
+    T *out;
     long long ldc;
-    const float *bias;
+    const T *bias;
     bool gelu;
     __device__ void store(int, long long m, int n, float v) const
     {
-        if (bias) v += bias[n];
+        if (bias) v += ldf(bias + n);
         if (gelu) v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-        out[m * ldc + n] = v;
+        stf(out + m * ldc + n, v);
     }
 };
 
-/* In place on a residual stream: out[m ldc + n] += acc + bias[n]. */
-struct AddRows {
-    float *out;
+/* In place on a residual stream: out[m ldc + n] += acc + bias[n] (the sum in float32,
+ * rounded once to T). */
+template <class T> struct AddRows {
+    T *out;
     long long ldc;
-    const float *bias;
-    __device__ void store(int, long long m, int n, float v) const { out[m * ldc + n] += v + bias[n]; }
+    const T *bias;
+    __device__ void store(int, long long m, int n, float v) const
+    {
+        T *p = out + m * ldc + n;
+        stf(p, ldf(p) + (v + ldf(bias + n)));
+    }
 };
 
 } // namespace swin_cuda
 
 /* out[m ldc + n] = bias[n] + sum over z in order of part[z M N + m N + n] (deterministic;
- * splitk_reduce.cu). */
-void swin_cuda_splitk_reduce(cudaStream_t s, float *out, long long ldc, const float *part, int splits, long long M,
-                             int N, const float *bias);
+ * splitk_reduce.cu). T = float or __half. */
+template <class T>
+void swin_cuda_splitk_reduce(cudaStream_t s, T *out, long long ldc, const float *part, int splits, long long M, int N,
+                             const T *bias);
 
 #endif

@@ -16,7 +16,8 @@
 namespace swin_cuda {
 
 /* pass 1: sum x; pass 2: sum (x - mean)^2. Part p covers voxels [p chunk, (p+1) chunk). */
-__global__ void __launch_bounds__(256) instnorm_partial(const float *x, int pitch, long long nvox, int c0, int nc,
+template <class T>
+__global__ void __launch_bounds__(256) instnorm_partial(const T *x, int pitch, long long nvox, int c0, int nc,
                                                         long long chunk, const double *mean, double *partial)
 {
     __shared__ double red[8][32];
@@ -27,7 +28,7 @@ __global__ void __launch_bounds__(256) instnorm_partial(const float *x, int pitc
     if (ch < nc) {
         const double mu = mean ? mean[ch] : 0.0;
         for (long long v = b + ty; v < e; v += 8) {
-            const double d = (double)x[v * pitch + c0 + ch] - mu;
+            const double d = (double)ldf(x + v * pitch + c0 + ch) - mu;
             acc += mean ? d * d : d;
         }
     }
@@ -41,9 +42,10 @@ __global__ void __launch_bounds__(256) instnorm_partial(const float *x, int pitc
 }
 
 /* pass 1: mean[ch] = S / n; pass 2: scale = rstd * gamma, shift = beta (1 and 0 without gamma). */
+template <class T>
 __global__ void __launch_bounds__(256) instnorm_finalize(int pass, int parts, int nc, int c0, const double *partial,
                                                          double n, double *mean, float *scale, float *shift,
-                                                         const float *gamma, const float *beta)
+                                                         const T *gamma, const T *beta)
 {
     for (int ch = threadIdx.x; ch < nc; ch += blockDim.x) {
         double s = 0.0;
@@ -52,32 +54,67 @@ __global__ void __launch_bounds__(256) instnorm_finalize(int pass, int parts, in
             mean[ch] = s / n;
         } else {
             const double rstd = 1.0 / sqrt(s / n + 1e-5);
-            scale[ch] = (float)(rstd * (gamma ? gamma[c0 + ch] : 1.0));
-            shift[ch] = gamma ? beta[c0 + ch] : 0.0f;
+            scale[ch] = (float)(rstd * (gamma ? ldf(gamma + c0 + ch) : 1.0f));
+            shift[ch] = gamma ? ldf(beta + c0 + ch) : 0.0f;
         }
     }
 }
 
-__global__ void __launch_bounds__(256) instnorm_apply(float *x, int pitch, long long nvox, int c0, int nc,
+template <class T>
+__global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long nvox, int c0, int nc,
                                                       const double *mean, const float *scale, const float *shift,
-                                                      const float *res, int res_pitch, bool lrelu)
+                                                      const T *res, int res_pitch, bool lrelu)
 {
     const long long n = nvox * nc;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         const long long v = i / nc;
         const int ch = (int)(i % nc);
-        float *p = x + v * pitch + c0 + ch;
-        float y = fmaf(*p - (float)mean[ch], scale[ch], shift[ch]);
-        if (res) y += res[v * res_pitch + c0 + ch];
+        T *p = x + v * pitch + c0 + ch;
+        float y = fmaf(ldf(p) - (float)mean[ch], scale[ch], shift[ch]);
+        if (res) y += ldf(res + v * res_pitch + c0 + ch);
         if (lrelu && y < 0.0f) y *= 0.01f;
-        *p = y;
+        stf(p, y);
     }
 }
 
 } // namespace swin_cuda
 
 using namespace swin_cuda;
+
+template <class T>
+static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, const float *gamma, const float *beta,
+                              const struct swin_vol *residual, bool lrelu)
+{
+    const T *g, *b;
+    if (!swin_cuda_weight(be, "instnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
+        !swin_cuda_weight(be, "instnorm_act", "beta", beta, (size_t)x.c, &b))
+        return SWIN_ERR_ARG;
+    T *xd = (T *)x.data;
+    const T *rd = residual ? (const T *)residual->data : nullptr;
+    const long long nvox = (long long)swin_vol_voxels(x);
+    const long long want = (nvox + 255) / 256;
+    const int parts = (int)(want < SWIN_CUDA_RED_PARTS ? want : SWIN_CUDA_RED_PARTS);
+    const long long chunk = (nvox + parts - 1) / parts;
+    const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
+    for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
+        const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
+        const dim3 grid(parts, swin_cuda_blocks(nc, 32)), block(32, 8);
+        SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, nullptr,
+                                                                     be->red);
+        SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(1, parts, nc, c0, be->red, (double)nvox,
+                                                                             be->mean, be->scale, be->shift, g, b);
+        SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, be->mean,
+                                                                     be->red);
+        SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(2, parts, nc, c0, be->red, (double)nvox,
+                                                                             be->mean, be->scale, be->shift, g, b);
+        SWIN_LAUNCH(instnorm_apply<T>, dim3(apply_blocks < 4096 ? apply_blocks : 4096), dim3(256), 0, be->stream)(
+            xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
+        int rc = swin_cuda_check_launch(be, "instnorm_act");
+        if (rc) return rc;
+    }
+    return 0;
+}
 
 extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, const float *gamma, const float *beta,
                                       const struct swin_vol *residual, bool lrelu)
@@ -93,30 +130,6 @@ extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, const float 
                                   residual->h, residual->w, residual->c, x.d, x.h, x.w, x.c);
     }
     if (gamma && !beta) return swin_cuda_fail(be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
-    const float *g, *b;
-    if (!swin_cuda_weight(be, "instnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
-        !swin_cuda_weight(be, "instnorm_act", "beta", beta, (size_t)x.c, &b))
-        return SWIN_ERR_ARG;
-    const long long nvox = (long long)swin_vol_voxels(x);
-    const long long want = (nvox + 255) / 256;
-    const int parts = (int)(want < SWIN_CUDA_RED_PARTS ? want : SWIN_CUDA_RED_PARTS);
-    const long long chunk = (nvox + parts - 1) / parts;
-    const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
-    for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
-        const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
-        const dim3 grid(parts, swin_cuda_blocks(nc, 32)), block(32, 8);
-        SWIN_LAUNCH(instnorm_partial, grid, block, 0, be->stream)(x.data, x.pitch, nvox, c0, nc, chunk, nullptr,
-                                                                  be->red);
-        SWIN_LAUNCH(instnorm_finalize, dim3(1), dim3(256), 0, be->stream)(1, parts, nc, c0, be->red, (double)nvox,
-                                                                          be->mean, be->scale, be->shift, g, b);
-        SWIN_LAUNCH(instnorm_partial, grid, block, 0, be->stream)(x.data, x.pitch, nvox, c0, nc, chunk, be->mean,
-                                                                  be->red);
-        SWIN_LAUNCH(instnorm_finalize, dim3(1), dim3(256), 0, be->stream)(2, parts, nc, c0, be->red, (double)nvox,
-                                                                          be->mean, be->scale, be->shift, g, b);
-        SWIN_LAUNCH(instnorm_apply, dim3(apply_blocks < 4096 ? apply_blocks : 4096), dim3(256), 0, be->stream)(
-            x.data, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, residual ? residual->data : nullptr,
-            residual ? residual->pitch : 0, lrelu);
-        if ((rc = swin_cuda_check_launch(be, "instnorm_act"))) return rc;
-    }
-    return 0;
+    return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, gamma, beta, residual, lrelu)
+                                 : instnorm_act_typed<float>(be, x, gamma, beta, residual, lrelu);
 }

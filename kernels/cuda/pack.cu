@@ -4,13 +4,16 @@
  * (one per channel) between host and stage (C, nv), and one transposing kernel between
  * stage and the volume. copy: out = in with independent pitches.
  * Kernels are grid-stride loops over (voxel, channel) with the channel fastest, so the
- * volume side is coalesced; 256 threads, no shared memory. */
+ * volume side is coalesced; 256 threads, no shared memory. The volume side is the
+ * backend's storage type T (float, or __half in half mode); the stage is always float32.
+ * swin_cuda_upload also converts the model weights through the stage (stage_to_array). */
 #include "kernels/cuda/cuda_internal.cuh"
 
 namespace swin_cuda {
 
 /* out(v0 + v, ch) = stage[ch * nv + v], v < nv. */
-__global__ void __launch_bounds__(256) stage_to_volume(float *out, int pitch, long long v0, long long nv, int c,
+template <class T>
+__global__ void __launch_bounds__(256) stage_to_volume(T *out, int pitch, long long v0, long long nv, int c,
                                                        const float *stage)
 {
     const long long n = nv * c;
@@ -18,12 +21,13 @@ __global__ void __launch_bounds__(256) stage_to_volume(float *out, int pitch, lo
          i += (long long)gridDim.x * blockDim.x) {
         const long long v = i / c;
         const int ch = (int)(i % c);
-        out[(v0 + v) * pitch + ch] = stage[ch * nv + v];
+        stf(out + (v0 + v) * pitch + ch, stage[ch * nv + v]);
     }
 }
 
 /* stage[ch * nv + v] = in(v0 + v, ch), v < nv. */
-__global__ void __launch_bounds__(256) volume_to_stage(float *stage, const float *in, int pitch, long long v0,
+template <class T>
+__global__ void __launch_bounds__(256) volume_to_stage(float *stage, const T *in, int pitch, long long v0,
                                                        long long nv, int c)
 {
     const long long n = nv * c;
@@ -31,12 +35,13 @@ __global__ void __launch_bounds__(256) volume_to_stage(float *stage, const float
          i += (long long)gridDim.x * blockDim.x) {
         const long long v = i / c;
         const int ch = (int)(i % c);
-        stage[ch * nv + v] = in[(v0 + v) * pitch + ch];
+        stage[ch * nv + v] = ldf(in + (v0 + v) * pitch + ch);
     }
 }
 
 /* out(v, ch) = in(v, ch) for v < nvox, ch < c. */
-__global__ void __launch_bounds__(256) copy_channels(float *out, int out_pitch, const float *in, int in_pitch,
+template <class T>
+__global__ void __launch_bounds__(256) copy_channels(T *out, int out_pitch, const T *in, int in_pitch,
                                                      long long nvox, int c)
 {
     const long long n = nvox * c;
@@ -46,6 +51,13 @@ __global__ void __launch_bounds__(256) copy_channels(float *out, int out_pitch, 
         const int ch = (int)(i % c);
         out[v * out_pitch + ch] = in[v * in_pitch + ch];
     }
+}
+
+/* dst[i] = stage[i], i < n: float32 to the storage type. */
+template <class T> __global__ void __launch_bounds__(256) stage_to_array(T *dst, const float *stage, long long n)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        stf(dst + i, stage[i]);
 }
 
 /* Grid of a grid-stride loop over n elements: at most 4096 blocks of 256. */
@@ -80,8 +92,12 @@ extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float 
                                             cudaMemcpyHostToDevice, be->stream);
             if (e != cudaSuccess) return copy_error(be, "pack_input", e);
         }
-        SWIN_LAUNCH(stage_to_volume, stride_grid(nv * out.c), dim3(256), 0, be->stream)(out.data, out.pitch, v0, nv,
-                                                                                       out.c, be->stage);
+        if (out.dtype == SWIN_F16)
+            SWIN_LAUNCH(stage_to_volume<__half>, stride_grid(nv * out.c), dim3(256), 0, be->stream)(
+                (__half *)out.data, out.pitch, v0, nv, out.c, be->stage);
+        else
+            SWIN_LAUNCH(stage_to_volume<float>, stride_grid(nv * out.c), dim3(256), 0, be->stream)(
+                (float *)out.data, out.pitch, v0, nv, out.c, be->stage);
         if ((rc = swin_cuda_check_launch(be, "pack_input"))) return rc;
     }
     return 0;
@@ -98,8 +114,12 @@ extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_
         return swin_cuda_fail(be, SWIN_ERR_ARG, "unpack_output: %d channels exceed the staging buffer", in.c);
     for (long long v0 = 0; v0 < vox; v0 += chunk) {
         const long long nv = vox - v0 < chunk ? vox - v0 : chunk;
-        SWIN_LAUNCH(volume_to_stage, stride_grid(nv * in.c), dim3(256), 0, be->stream)(be->stage, in.data, in.pitch,
-                                                                                      v0, nv, in.c);
+        if (in.dtype == SWIN_F16)
+            SWIN_LAUNCH(volume_to_stage<__half>, stride_grid(nv * in.c), dim3(256), 0, be->stream)(
+                be->stage, (const __half *)in.data, in.pitch, v0, nv, in.c);
+        else
+            SWIN_LAUNCH(volume_to_stage<float>, stride_grid(nv * in.c), dim3(256), 0, be->stream)(
+                be->stage, (const float *)in.data, in.pitch, v0, nv, in.c);
         if ((rc = swin_cuda_check_launch(be, "unpack_output"))) return rc;
         for (int ch = 0; ch < in.c; ch++) {
             cudaError_t e = cudaMemcpyAsync(host_cdhw + ch * vox + v0, be->stage + ch * nv, (size_t)nv * sizeof(float),
@@ -124,7 +144,34 @@ extern "C" int swin_cuda_copy(void *bev, struct swin_vol out, struct swin_vol in
         return swin_cuda_fail(be, SWIN_ERR_SHAPE, "copy: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d, out.h,
                               out.w, out.c, in.d, in.h, in.w, in.c);
     const long long vox = (long long)swin_vol_voxels(in);
-    SWIN_LAUNCH(copy_channels, stride_grid(vox * in.c), dim3(256), 0, be->stream)(out.data, out.pitch, in.data,
-                                                                                 in.pitch, vox, in.c);
+    if (in.dtype == SWIN_F16)
+        SWIN_LAUNCH(copy_channels<__half>, stride_grid(vox * in.c), dim3(256), 0, be->stream)(
+            (__half *)out.data, out.pitch, (const __half *)in.data, in.pitch, vox, in.c);
+    else
+        SWIN_LAUNCH(copy_channels<float>, stride_grid(vox * in.c), dim3(256), 0, be->stream)(
+            (float *)out.data, out.pitch, (const float *)in.data, in.pitch, vox, in.c);
     return swin_cuda_check_launch(be, "copy");
+}
+
+cudaError_t swin_cuda_upload(struct swin_cuda_backend *be, void *dst, const float *host, size_t count)
+{
+    cudaError_t e = cudaSuccess;
+    if (be->dtype == SWIN_F32) {
+        e = cudaMemcpy(dst, host, count * sizeof(float), cudaMemcpyHostToDevice);
+    } else {
+        for (size_t i0 = 0; i0 < count && e == cudaSuccess; i0 += SWIN_CUDA_STAGE_FLOATS) {
+            const size_t n = count - i0 < SWIN_CUDA_STAGE_FLOATS ? count - i0 : SWIN_CUDA_STAGE_FLOATS;
+            e = cudaMemcpyAsync(be->stage, host + i0, n * sizeof(float), cudaMemcpyHostToDevice, be->stream);
+            if (e == cudaSuccess) {
+                SWIN_LAUNCH(stage_to_array<__half>, stride_grid((long long)n), dim3(256), 0, be->stream)(
+                    (__half *)dst + i0, be->stage, (long long)n);
+                e = cudaGetLastError();
+            }
+            /* the next chunk overwrites the stage */
+            if (e == cudaSuccess) e = cudaStreamSynchronize(be->stream);
+        }
+    }
+    /* A pageable cudaMemcpy may return before its DMA lands, and the ops run on a
+     * non-blocking stream that does not wait for the legacy stream: wait here. */
+    return e == cudaSuccess ? cudaDeviceSynchronize() : e;
 }

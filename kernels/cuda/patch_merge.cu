@@ -6,7 +6,7 @@
  *   merge_gather    a (R, 8C) = the concatenated sub-grid rows (grid-stride, channel fastest)
  *   layernorm_rows  a = LN(a) in place (warp per row)
  *   gemm_tiled      out rows = a . red_w (StoreRows epilogue, out.pitch)
- * Workspace: a (R, 8C). */
+ * Workspace: a (R, 8C) in the storage type of in. */
 #include "kernels/cuda/gemm.cuh"
 
 namespace swin_cuda {
@@ -14,7 +14,8 @@ namespace swin_cuda {
 /* a[r 8C + m C + ci] = in(2i + o_m0, 2j + o_m1, 2k + o_m2, ci) for output voxel v0 + r.
  * order: sub-grid m's offsets packed in bits [3m, 3m+3) as (o_m0 << 2) | (o_m1 << 1) | o_m2
  * (a plain int: an indexed array parameter would be copied to local memory). */
-__global__ void __launch_bounds__(256) merge_gather(float *a, const float *in, int pitch, int ih, int iw, long long v0,
+template <class T>
+__global__ void __launch_bounds__(256) merge_gather(T *a, const T *in, int pitch, int ih, int iw, long long v0,
                                                     long long rows, int c, int order)
 {
     const int c8 = 8 * c, oh = ih / 2, ow = iw / 2;
@@ -35,17 +36,44 @@ __global__ void __launch_bounds__(256) merge_gather(float *a, const float *in, i
 
 using namespace swin_cuda;
 
-static long long merge_rows(long long nout, int c)
+static long long merge_rows(long long nout, int c, size_t elem)
 {
-    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)8 * c * sizeof(float)));
+    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)8 * c * elem));
     if (r < 64) r = 64;
     return r < nout ? r : nout;
 }
 
 extern "C" size_t swin_cuda_patch_merge_ws(void *be, struct swin_vol out, struct swin_vol in)
 {
-    const size_t r = (size_t)merge_rows((long long)swin_vol_voxels(out), in.c);
-    return SWIN_CUDA_ALIGN + swin_cuda_round(r * 8 * in.c * sizeof(float));
+    const size_t elem = swin_dtype_bytes(in.dtype);
+    const size_t r = (size_t)merge_rows((long long)swin_vol_voxels(out), in.c, elem);
+    return SWIN_CUDA_ALIGN + swin_cuda_round(r * 8 * in.c * elem);
+}
+
+template <class T>
+static int patch_merge_typed(struct swin_cuda_backend *be, struct swin_vol out, struct swin_vol in, int packed,
+                             const float *norm_w, const float *norm_b, const float *red_w, void *ws)
+{
+    const int c8 = 8 * in.c;
+    const T *nw, *nb, *rw;
+    if (!swin_cuda_weight(be, "patch_merge", "norm_w", norm_w, c8, &nw) ||
+        !swin_cuda_weight(be, "patch_merge", "norm_b", norm_b, c8, &nb) ||
+        !swin_cuda_weight(be, "patch_merge", "red_w", red_w, (size_t)c8 * out.c, &rw))
+        return SWIN_ERR_ARG;
+    const long long nout = (long long)swin_vol_voxels(out), rmax = merge_rows(nout, in.c, sizeof(T));
+    T *a = (T *)swin_cuda_align_ptr(ws);
+    for (long long b = 0; b < nout; b += rmax) {
+        const long long m = nout - b < rmax ? nout - b : rmax;
+        const unsigned blocks = swin_cuda_blocks(m * c8, 256);
+        SWIN_LAUNCH(merge_gather<T>, dim3(blocks < 4096 ? blocks : 4096), dim3(256), 0, be->stream)(
+            a, (const T *)in.data, in.pitch, in.h, in.w, b, m, in.c, packed);
+        swin_cuda_ln_rows(be->stream, a, c8, (const T *)a, c8, m, c8, nw, nb);
+        gemm_launch(be->stream, RowsA<T>{a, c8}, rw, 0, out.c,
+                    StoreRows<T>{(T *)out.data + b * out.pitch, out.pitch, nullptr, false}, (int)m, out.c, c8, 1);
+        int rc = swin_cuda_check_launch(be, "patch_merge");
+        if (rc) return rc;
+    }
+    return 0;
 }
 
 extern "C" int swin_cuda_patch_merge(void *bev, struct swin_vol out, struct swin_vol in, const swin_merge_order order,
@@ -75,23 +103,6 @@ extern "C" int swin_cuda_patch_merge(void *bev, struct swin_vol out, struct swin
     if (!ws || ws_bytes < need)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "patch_merge: workspace %zu bytes, need %zu (patch_merge_ws)",
                               ws ? ws_bytes : 0, need);
-    const int c8 = 8 * in.c;
-    const float *nw, *nb, *rw;
-    if (!swin_cuda_weight(be, "patch_merge", "norm_w", norm_w, c8, &nw) ||
-        !swin_cuda_weight(be, "patch_merge", "norm_b", norm_b, c8, &nb) ||
-        !swin_cuda_weight(be, "patch_merge", "red_w", red_w, (size_t)c8 * out.c, &rw))
-        return SWIN_ERR_ARG;
-    const long long nout = (long long)swin_vol_voxels(out), rmax = merge_rows(nout, in.c);
-    float *a = (float *)swin_cuda_align_ptr(ws);
-    for (long long b = 0; b < nout; b += rmax) {
-        const long long m = nout - b < rmax ? nout - b : rmax;
-        const unsigned blocks = swin_cuda_blocks(m * c8, 256);
-        SWIN_LAUNCH(merge_gather, dim3(blocks < 4096 ? blocks : 4096), dim3(256), 0, be->stream)(
-            a, in.data, in.pitch, in.h, in.w, b, m, in.c, packed);
-        swin_cuda_ln_rows(be->stream, a, c8, a, c8, m, c8, nw, nb);
-        gemm_launch(be->stream, RowsA{a, c8}, rw, 0, out.c,
-                    StoreRows{out.data + b * out.pitch, out.pitch, nullptr, false}, (int)m, out.c, c8, 1);
-        if ((rc = swin_cuda_check_launch(be, "patch_merge"))) return rc;
-    }
-    return 0;
+    return be->dtype == SWIN_F16 ? patch_merge_typed<__half>(be, out, in, packed, norm_w, norm_b, red_w, ws)
+                                 : patch_merge_typed<float>(be, out, in, packed, norm_w, norm_b, red_w, ws);
 }

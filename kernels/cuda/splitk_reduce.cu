@@ -6,8 +6,9 @@
 
 namespace swin_cuda {
 
-__global__ void __launch_bounds__(256) splitk_reduce(float *out, long long ldc, const float *part, int splits,
-                                                     long long M, int N, const float *bias)
+template <class T>
+__global__ void __launch_bounds__(256) splitk_reduce(T *out, long long ldc, const float *part, int splits, long long M,
+                                                     int N, const T *bias)
 {
     const long long n_el = M * N;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n_el;
@@ -16,16 +17,21 @@ __global__ void __launch_bounds__(256) splitk_reduce(float *out, long long ldc, 
         const int n = (int)(e % N);
         float v = 0.0f;
         for (int z = 0; z < splits; z++) v += part[z * n_el + e];
-        out[m * ldc + n] = bias ? v + bias[n] : v;
+        stf(out + m * ldc + n, bias ? v + ldf(bias + n) : v);
     }
 }
 
 } // namespace swin_cuda
 
-void swin_cuda_splitk_reduce(cudaStream_t s, float *out, long long ldc, const float *part, int splits, long long M,
-                             int N, const float *bias)
+template <class T>
+void swin_cuda_splitk_reduce(cudaStream_t s, T *out, long long ldc, const float *part, int splits, long long M, int N,
+                             const T *bias)
 {
     const unsigned blocks = swin_cuda_blocks(M * N, 256);
-    SWIN_LAUNCH(swin_cuda::splitk_reduce, dim3(blocks < 4096 ? blocks : 4096), dim3(256), 0, s)(out, ldc, part, splits,
-                                                                                              M, N, bias);
+    SWIN_LAUNCH(swin_cuda::splitk_reduce<T>, dim3(blocks < 4096 ? blocks : 4096), dim3(256), 0, s)(out, ldc, part,
+                                                                                                 splits, M, N, bias);
 }
+template void swin_cuda_splitk_reduce<float>(cudaStream_t, float *, long long, const float *, int, long long, int,
+                                             const float *);
+template void swin_cuda_splitk_reduce<__half>(cudaStream_t, __half *, long long, const float *, int, long long, int,
+                                              const __half *);

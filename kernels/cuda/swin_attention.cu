@@ -12,7 +12,7 @@
  *                         (WindowScatterAdd epilogue: the window reverse, the roll back
  *                         and the crop are the scatter's index map).
  * Windows are disjoint in x, so a chunk's scatter never touches a later chunk's gather.
- * Workspace: tok/o (wc n, C) and qkv (wc n, 3C), 256-byte aligned slices. */
+ * Workspace: tok/o (wc n, C) and qkv (wc n, 3C) in x's storage type, 256-byte aligned slices. */
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/ln_row.cuh"
 #include "kernels/cuda/window_attention.cuh"
@@ -20,33 +20,33 @@
 namespace swin_cuda {
 
 /* tok row r = LN1 of the source voxel of global token t0 + r, or zeros (padded token). */
-__global__ void __launch_bounds__(256) window_gather_ln(float *tok, const float *x, int pitch, long long t0,
-                                                        long long rows, WinGeom g, int C, const float *gamma,
-                                                        const float *beta)
+template <class T>
+__global__ void __launch_bounds__(256) window_gather_ln(T *tok, const T *x, int pitch, long long t0, long long rows,
+                                                        WinGeom g, int C, const T *gamma, const T *beta)
 {
     const long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (r >= rows) return;
-    float *dst = tok + r * C;
+    T *dst = tok + r * C;
     const long long v = token_voxel(g, t0 + r);
     if (v < 0) {
-        for (int i = lane; i < C; i += 32) dst[i] = 0.0f;
+        for (int i = lane; i < C; i += 32) stf(dst + i, 0.0f);
         return;
     }
     ln_row_warp(dst, x + v * pitch, C, gamma, beta, lane);
 }
 
 /* x[token_voxel(t0 + m) pitch + n] += acc + bias[n] for real tokens. */
-struct WindowScatterAdd {
-    float *x;
+template <class T> struct WindowScatterAdd {
+    T *x;
     int pitch;
-    const float *bias;
+    const T *bias;
     WinGeom g;
     long long t0;
     __device__ void store(int, long long m, int n, float v) const
     {
         const long long vox = token_voxel(g, t0 + m);
-        if (vox >= 0) x[vox * pitch + n] += v + bias[n];
+        if (vox >= 0) stf(x + vox * pitch + n, ldf(x + vox * pitch + n) + (v + ldf(bias + n)));
     }
 };
 
@@ -59,12 +59,12 @@ static long long n_windows(const struct swin_window_geom *g)
     return (long long)(g->padded[0] / g->win[0]) * (g->padded[1] / g->win[1]) * (g->padded[2] / g->win[2]);
 }
 
-/* Windows per chunk: as many as fit SWIN_CUDA_CHUNK_BYTES (4C floats per token), at least
- * one, at most all and at most 65535 (grid z of the attention kernel). */
-static long long chunk_windows(const struct swin_window_geom *g, int c)
+/* Windows per chunk: as many as fit SWIN_CUDA_CHUNK_BYTES (4C elements per token), at
+ * least one, at most all and at most 65535 (grid z of the attention kernel). */
+static long long chunk_windows(const struct swin_window_geom *g, int c, size_t elem)
 {
     const long long n = (long long)g->win[0] * g->win[1] * g->win[2];
-    long long wc = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)n * 4 * c * sizeof(float)));
+    long long wc = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)n * 4 * c * elem));
     const long long nw = n_windows(g);
     if (wc < 1) wc = 1;
     if (wc > nw) wc = nw;
@@ -74,9 +74,9 @@ static long long chunk_windows(const struct swin_window_geom *g, int c)
 extern "C" size_t swin_cuda_swin_attention_ws(void *be, struct swin_vol x, const struct swin_window_geom *g)
 {
     const long long n = (long long)g->win[0] * g->win[1] * g->win[2];
-    const size_t rows = (size_t)(chunk_windows(g, x.c) * n);
-    return SWIN_CUDA_ALIGN + swin_cuda_round(rows * x.c * sizeof(float)) +
-           swin_cuda_round(rows * 3 * x.c * sizeof(float));
+    const size_t elem = swin_dtype_bytes(x.dtype);
+    const size_t rows = (size_t)(chunk_windows(g, x.c, elem) * n);
+    return SWIN_CUDA_ALIGN + swin_cuda_round(rows * x.c * elem) + swin_cuda_round(rows * 3 * x.c * elem);
 }
 
 static int check_geom(struct swin_cuda_backend *be, struct swin_vol x, const struct swin_window_geom *g)
@@ -98,6 +98,47 @@ static int check_geom(struct swin_cuda_backend *be, struct swin_vol x, const str
     return 0;
 }
 
+template <class T>
+static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x, const struct swin_block_w *blk,
+                                const struct swin_window_geom *g, void *ws)
+{
+    const int C = x.c;
+    const size_t table_rows =
+        (size_t)(2 * g->cfg_window[0] - 1) * (2 * g->cfg_window[1] - 1) * (2 * g->cfg_window[2] - 1);
+    const T *n1w, *n1b, *qw, *qb, *tab, *pw, *pb;
+    if (!swin_cuda_weight(be, "swin_attention", "norm1_w", blk->norm1_w, C, &n1w) ||
+        !swin_cuda_weight(be, "swin_attention", "norm1_b", blk->norm1_b, C, &n1b) ||
+        !swin_cuda_weight(be, "swin_attention", "qkv_w", blk->qkv_w, (size_t)C * 3 * C, &qw) ||
+        !swin_cuda_weight(be, "swin_attention", "qkv_b", blk->qkv_b, (size_t)3 * C, &qb) ||
+        !swin_cuda_weight(be, "swin_attention", "bias_table", blk->bias_table, table_rows * g->heads, &tab) ||
+        !swin_cuda_weight(be, "swin_attention", "proj_w", blk->proj_w, (size_t)C * C, &pw) ||
+        !swin_cuda_weight(be, "swin_attention", "proj_b", blk->proj_b, C, &pb))
+        return SWIN_ERR_ARG;
+
+    const WinGeom wg = win_geom(g);
+    const long long nw = n_windows(g), wc_max = chunk_windows(g, C, sizeof(T)), n = wg.n;
+    T *xd = (T *)x.data;
+    T *tok = (T *)swin_cuda_align_ptr(ws);
+    T *qkv = (T *)((char *)tok + swin_cuda_round((size_t)(wc_max * n) * C * sizeof(T)));
+    for (long long w0 = 0; w0 < nw; w0 += wc_max) {
+        const long long wc = nw - w0 < wc_max ? nw - w0 : wc_max, rows = wc * n, t0 = w0 * n;
+        SWIN_LAUNCH(window_gather_ln<T>, dim3(swin_cuda_blocks(rows, 8)), dim3(256), 0, be->stream)(
+            tok, xd, x.pitch, t0, rows, wg, C, n1w, n1b);
+        gemm_launch(be->stream, RowsA<T>{tok, C}, qw, 0, 3 * C, StoreRows<T>{qkv, 3 * C, qb, false}, (int)rows, 3 * C,
+                    C, 1);
+        cudaError_t e = swin_cuda_window_attention(be->stream, tok, qkv, w0, (int)wc, wg, tab, C);
+        if (e != cudaSuccess)
+            return swin_cuda_fail(be, SWIN_ERR_BACKEND,
+                                  "swin_attention: window attention launch failed (head dim %d): %s", C / g->heads,
+                                  cudaGetErrorString(e));
+        gemm_launch(be->stream, RowsA<T>{tok, C}, pw, 0, C, WindowScatterAdd<T>{xd, x.pitch, pb, wg, t0}, (int)rows,
+                    C, C, 1);
+        int rc = swin_cuda_check_launch(be, "swin_attention");
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 extern "C" int swin_cuda_swin_attention(void *bev, struct swin_vol x, const struct swin_block_w *blk,
                                         const struct swin_window_geom *g, void *ws, size_t ws_bytes)
 {
@@ -113,36 +154,6 @@ extern "C" int swin_cuda_swin_attention(void *bev, struct swin_vol x, const stru
     if (!ws || ws_bytes < need)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_attention: workspace %zu bytes, need %zu (swin_attention_ws)",
                               ws ? ws_bytes : 0, need);
-    const int C = x.c;
-    const size_t table_rows =
-        (size_t)(2 * g->cfg_window[0] - 1) * (2 * g->cfg_window[1] - 1) * (2 * g->cfg_window[2] - 1);
-    const float *n1w, *n1b, *qw, *qb, *tab, *pw, *pb;
-    if (!swin_cuda_weight(be, "swin_attention", "norm1_w", blk->norm1_w, C, &n1w) ||
-        !swin_cuda_weight(be, "swin_attention", "norm1_b", blk->norm1_b, C, &n1b) ||
-        !swin_cuda_weight(be, "swin_attention", "qkv_w", blk->qkv_w, (size_t)C * 3 * C, &qw) ||
-        !swin_cuda_weight(be, "swin_attention", "qkv_b", blk->qkv_b, (size_t)3 * C, &qb) ||
-        !swin_cuda_weight(be, "swin_attention", "bias_table", blk->bias_table, table_rows * g->heads, &tab) ||
-        !swin_cuda_weight(be, "swin_attention", "proj_w", blk->proj_w, (size_t)C * C, &pw) ||
-        !swin_cuda_weight(be, "swin_attention", "proj_b", blk->proj_b, C, &pb))
-        return SWIN_ERR_ARG;
-
-    const WinGeom wg = win_geom(g);
-    const long long nw = n_windows(g), wc_max = chunk_windows(g, C), n = wg.n;
-    float *tok = (float *)swin_cuda_align_ptr(ws);
-    float *qkv = (float *)((char *)tok + swin_cuda_round((size_t)(wc_max * n) * C * sizeof(float)));
-    for (long long w0 = 0; w0 < nw; w0 += wc_max) {
-        const long long wc = nw - w0 < wc_max ? nw - w0 : wc_max, rows = wc * n, t0 = w0 * n;
-        SWIN_LAUNCH(window_gather_ln, dim3(swin_cuda_blocks(rows, 8)), dim3(256), 0, be->stream)(
-            tok, x.data, x.pitch, t0, rows, wg, C, n1w, n1b);
-        gemm_launch(be->stream, RowsA{tok, C}, qw, 0, 3 * C, StoreRows{qkv, 3 * C, qb, false}, (int)rows, 3 * C, C, 1);
-        cudaError_t e = swin_cuda_window_attention(be->stream, tok, qkv, w0, (int)wc, wg, tab, C);
-        if (e != cudaSuccess)
-            return swin_cuda_fail(be, SWIN_ERR_BACKEND,
-                                  "swin_attention: window attention launch failed (head dim %d): %s", C / g->heads,
-                                  cudaGetErrorString(e));
-        gemm_launch(be->stream, RowsA{tok, C}, pw, 0, C, WindowScatterAdd{x.data, x.pitch, pb, wg, t0}, (int)rows, C,
-                    C, 1);
-        if ((rc = swin_cuda_check_launch(be, "swin_attention"))) return rc;
-    }
-    return 0;
+    return be->dtype == SWIN_F16 ? swin_attention_typed<__half>(be, x, blk, g, ws)
+                                 : swin_attention_typed<float>(be, x, blk, g, ws);
 }

@@ -5,22 +5,51 @@
  *   layernorm_rows  a (R, C) = LN2 of the chunk's rows (warp per row)
  *   gemm_tiled      h (R, hidden) = GELU_erf(a . fc1_w + fc1_b)   (StoreRows epilogue)
  *   gemm_tiled      x rows += h . fc2_w + fc2_b                   (AddRows epilogue, pitch)
- * Workspace: a (R, C) and h (R, hidden), 256-byte aligned slices. */
+ * Workspace: a (R, C) and h (R, hidden) in x's storage type, 256-byte aligned slices. */
 #include "kernels/cuda/gemm.cuh"
 
 using namespace swin_cuda;
 
-static long long mlp_rows(long long nvox, int c, int hidden)
+static long long mlp_rows(long long nvox, int c, int hidden, size_t elem)
 {
-    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)(c + hidden) * sizeof(float)));
+    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)(c + hidden) * elem));
     if (r < 64) r = 64;
     return r < nvox ? r : nvox;
 }
 
 extern "C" size_t swin_cuda_swin_mlp_ws(void *be, struct swin_vol x, int hidden)
 {
-    const size_t r = (size_t)mlp_rows((long long)swin_vol_voxels(x), x.c, hidden);
-    return SWIN_CUDA_ALIGN + swin_cuda_round(r * x.c * sizeof(float)) + swin_cuda_round(r * hidden * sizeof(float));
+    const size_t elem = swin_dtype_bytes(x.dtype);
+    const size_t r = (size_t)mlp_rows((long long)swin_vol_voxels(x), x.c, hidden, elem);
+    return SWIN_CUDA_ALIGN + swin_cuda_round(r * x.c * elem) + swin_cuda_round(r * hidden * elem);
+}
+
+template <class T>
+static int swin_mlp_typed(struct swin_cuda_backend *be, struct swin_vol x, const struct swin_block_w *blk, int hidden,
+                          void *ws)
+{
+    const int C = x.c;
+    const T *n2w, *n2b, *w1, *b1, *w2, *b2;
+    if (!swin_cuda_weight(be, "swin_mlp", "norm2_w", blk->norm2_w, C, &n2w) ||
+        !swin_cuda_weight(be, "swin_mlp", "norm2_b", blk->norm2_b, C, &n2b) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc1_w", blk->fc1_w, (size_t)C * hidden, &w1) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc1_b", blk->fc1_b, hidden, &b1) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc2_w", blk->fc2_w, (size_t)hidden * C, &w2) ||
+        !swin_cuda_weight(be, "swin_mlp", "fc2_b", blk->fc2_b, C, &b2))
+        return SWIN_ERR_ARG;
+    const long long nvox = (long long)swin_vol_voxels(x), rmax = mlp_rows(nvox, C, hidden, sizeof(T));
+    T *a = (T *)swin_cuda_align_ptr(ws);
+    T *h = (T *)((char *)a + swin_cuda_round((size_t)rmax * C * sizeof(T)));
+    for (long long b = 0; b < nvox; b += rmax) {
+        const int m = (int)(nvox - b < rmax ? nvox - b : rmax);
+        T *xr = (T *)x.data + b * x.pitch;
+        swin_cuda_ln_rows(be->stream, a, C, (const T *)xr, x.pitch, m, C, n2w, n2b);
+        gemm_launch(be->stream, RowsA<T>{a, C}, w1, 0, hidden, StoreRows<T>{h, hidden, b1, true}, m, hidden, C, 1);
+        gemm_launch(be->stream, RowsA<T>{h, hidden}, w2, 0, C, AddRows<T>{xr, x.pitch, b2}, m, C, hidden, 1);
+        int rc = swin_cuda_check_launch(be, "swin_mlp");
+        if (rc) return rc;
+    }
+    return 0;
 }
 
 extern "C" int swin_cuda_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *blk, int hidden, void *ws,
@@ -36,25 +65,6 @@ extern "C" int swin_cuda_swin_mlp(void *bev, struct swin_vol x, const struct swi
     if (!ws || ws_bytes < need)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: workspace %zu bytes, need %zu (swin_mlp_ws)",
                               ws ? ws_bytes : 0, need);
-    const int C = x.c;
-    const float *n2w, *n2b, *w1, *b1, *w2, *b2;
-    if (!swin_cuda_weight(be, "swin_mlp", "norm2_w", blk->norm2_w, C, &n2w) ||
-        !swin_cuda_weight(be, "swin_mlp", "norm2_b", blk->norm2_b, C, &n2b) ||
-        !swin_cuda_weight(be, "swin_mlp", "fc1_w", blk->fc1_w, (size_t)C * hidden, &w1) ||
-        !swin_cuda_weight(be, "swin_mlp", "fc1_b", blk->fc1_b, hidden, &b1) ||
-        !swin_cuda_weight(be, "swin_mlp", "fc2_w", blk->fc2_w, (size_t)hidden * C, &w2) ||
-        !swin_cuda_weight(be, "swin_mlp", "fc2_b", blk->fc2_b, C, &b2))
-        return SWIN_ERR_ARG;
-    const long long nvox = (long long)swin_vol_voxels(x), rmax = mlp_rows(nvox, C, hidden);
-    float *a = (float *)swin_cuda_align_ptr(ws);
-    float *h = (float *)((char *)a + swin_cuda_round((size_t)rmax * C * sizeof(float)));
-    for (long long b = 0; b < nvox; b += rmax) {
-        const int m = (int)(nvox - b < rmax ? nvox - b : rmax);
-        float *xr = x.data + b * x.pitch;
-        swin_cuda_ln_rows(be->stream, a, C, xr, x.pitch, m, C, n2w, n2b);
-        gemm_launch(be->stream, RowsA{a, C}, w1, 0, hidden, StoreRows{h, hidden, b1, true}, m, hidden, C, 1);
-        gemm_launch(be->stream, RowsA{h, hidden}, w2, 0, C, AddRows{xr, x.pitch, b2}, m, C, hidden, 1);
-        if ((rc = swin_cuda_check_launch(be, "swin_mlp"))) return rc;
-    }
-    return 0;
+    return be->dtype == SWIN_F16 ? swin_mlp_typed<__half>(be, x, blk, hidden, ws)
+                                 : swin_mlp_typed<float>(be, x, blk, hidden, ws);
 }

@@ -19,7 +19,9 @@
  *     ks[KT][HD], vs[KT][HD] (read as broadcasts), klab[KT], krel[KT] (ints);
  *   HD = 0 (any other head dim): the query and accumulator live in shared memory as
  *     columns qs[hd][QT], acc[hd][QT] (conflict-free), plus the same tile.
- * Shared bytes = 4 (2 KT hd + 2 KT) (+ 4 * 2 hd QT for HD = 0). */
+ * Shared bytes = 4 (2 KT hd + 2 KT) (+ 4 * 2 hd QT for HD = 0).
+ * T is the storage type of qkv, o and the table (float, or __half in half mode); tiles,
+ * logits and the softmax are float32 in both. */
 #include "kernels/cuda/cuda_internal.cuh"
 #include "kernels/cuda/window_attention.cuh"
 
@@ -32,9 +34,9 @@ static size_t attn_smem_bytes(int hd, int qt, bool reg)
     return sizeof(float) * (2 * (size_t)ATTN_KT * hd + 2 * ATTN_KT + (reg ? 0 : 2 * (size_t)hd * qt));
 }
 
-template <int HD>
-__global__ void window_attention_fused(float *o, const float *qkv, long long w0, WinGeom g, const float *table,
-                                       float scale, int hd_arg, int C)
+template <int HD, class T>
+__global__ void window_attention_fused(T *o, const T *qkv, long long w0, WinGeom g, const T *table, float scale,
+                                       int hd_arg, int C)
 {
     constexpr int QREG = HD > 0 ? HD : 1;
     const int hd = HD > 0 ? HD : hd_arg;
@@ -46,7 +48,7 @@ __global__ void window_attention_fused(float *o, const float *qkv, long long w0,
 
     const int n = g.n, c3 = 3 * C;
     const long long wl = blockIdx.z, window = w0 + wl;
-    const float *base = qkv + wl * n * c3;
+    const T *base = qkv + wl * n * c3;
     const int i = blockIdx.x * qt + tid;
     const bool valid = i < n;
     const int qlab = valid ? token_label(g, window, i) : 0;
@@ -55,12 +57,12 @@ __global__ void window_attention_fused(float *o, const float *qkv, long long w0,
     if constexpr (HD > 0) {
 #pragma unroll
         for (int d = 0; d < HD; d++) {
-            q[d] = valid ? base[(long long)i * c3 + h * HD + d] * scale : 0.0f;
+            q[d] = valid ? ldf(base + (long long)i * c3 + h * HD + d) * scale : 0.0f;
             acc[d] = 0.0f;
         }
     } else {
         for (int d = 0; d < hd; d++) {
-            qs[d * qt + tid] = valid ? base[(long long)i * c3 + h * hd + d] * scale : 0.0f;
+            qs[d * qt + tid] = valid ? ldf(base + (long long)i * c3 + h * hd + d) * scale : 0.0f;
             acc_s[d * qt + tid] = 0.0f;
         }
     }
@@ -71,9 +73,9 @@ __global__ void window_attention_fused(float *o, const float *qkv, long long w0,
         __syncthreads();  /* the previous tile is no longer read */
         for (int e = tid; e < nk * hd; e += qt) {
             const int key = e / hd, d = e % hd;
-            const float *row = base + (long long)(kt0 + key) * c3 + h * hd + d;
-            ks[key * hd + d] = row[C];
-            vs[key * hd + d] = row[2 * C];
+            const T *row = base + (long long)(kt0 + key) * c3 + h * hd + d;
+            ks[key * hd + d] = ldf(row + C);
+            vs[key * hd + d] = ldf(row + 2 * C);
         }
         for (int key = tid; key < nk; key += qt) {
             klab[key] = token_label(g, window, kt0 + key);
@@ -92,7 +94,7 @@ __global__ void window_attention_fused(float *o, const float *qkv, long long w0,
             } else {
                 for (int d = 0; d < hd; d++) dot = fmaf(qs[d * qt + tid], ks[key * hd + d], dot);
             }
-            dot += table[(long long)(qrel - krel[key]) * g.heads + h];
+            dot += ldf(table + (long long)(qrel - krel[key]) * g.heads + h);
             if (g.masked && klab[key] != qlab) dot += -100.0f;
             s[key] = dot;
             tmax = fmaxf(tmax, dot);
@@ -121,31 +123,31 @@ __global__ void window_attention_fused(float *o, const float *qkv, long long w0,
     }
     if (!valid) return;
     const float inv = 1.0f / l;
-    float *out = o + (wl * n + i) * C + h * hd;
+    T *out = o + (wl * n + i) * C + h * hd;
     if constexpr (HD > 0) {
 #pragma unroll
-        for (int d = 0; d < HD; d++) out[d] = acc[d] * inv;
+        for (int d = 0; d < HD; d++) stf(out + d, acc[d] * inv);
     } else {
-        for (int d = 0; d < hd; d++) out[d] = acc_s[d * qt + tid] * inv;
+        for (int d = 0; d < hd; d++) stf(out + d, acc_s[d * qt + tid] * inv);
     }
 }
 
 /* Launches the HD instantiation with QT = 64 (32 when that keeps the shared memory under
  * the default 48 KiB); above 48 KiB, opts in to the device's larger limit. */
-template <int HD>
-static cudaError_t launch_attention(cudaStream_t s, float *o, const float *qkv, long long w0, int wc, const WinGeom &g,
-                                    const float *table, float scale, int hd, int C)
+template <int HD, class T>
+static cudaError_t launch_attention(cudaStream_t s, T *o, const T *qkv, long long w0, int wc, const WinGeom &g,
+                                    const T *table, float scale, int hd, int C)
 {
     int qt = 64;
     if (attn_smem_bytes(hd, qt, HD > 0) > 48 * 1024) qt = 32;
     const size_t smem = attn_smem_bytes(hd, qt, HD > 0);
     if (smem > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(window_attention_fused<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)smem);
+        cudaError_t e = cudaFuncSetAttribute(window_attention_fused<HD, T>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess) return e;
     }
     const dim3 grid(swin_cuda_blocks(g.n, qt), g.heads, wc);
-    SWIN_LAUNCH((window_attention_fused<HD>), grid, dim3(qt), smem, s)(o, qkv, w0, g, table, scale, hd, C);
+    SWIN_LAUNCH((window_attention_fused<HD, T>), grid, dim3(qt), smem, s)(o, qkv, w0, g, table, scale, hd, C);
     return cudaGetLastError();
 }
 
@@ -153,8 +155,9 @@ static cudaError_t launch_attention(cudaStream_t s, float *o, const float *qkv, 
 
 using namespace swin_cuda;
 
-cudaError_t swin_cuda_window_attention(cudaStream_t s, float *o, const float *qkv, long long w0, int wc,
-                                       const WinGeom &g, const float *table, int C)
+template <class T>
+cudaError_t swin_cuda_window_attention(cudaStream_t s, T *o, const T *qkv, long long w0, int wc, const WinGeom &g,
+                                       const T *table, int C)
 {
     const int hd = C / g.heads;
     const float scale = (float)(1.0 / sqrt((double)hd));
@@ -166,3 +169,7 @@ cudaError_t swin_cuda_window_attention(cudaStream_t s, float *o, const float *qk
     default: return launch_attention<0>(s, o, qkv, w0, wc, g, table, scale, hd, C);
     }
 }
+template cudaError_t swin_cuda_window_attention<float>(cudaStream_t, float *, const float *, long long, int,
+                                                       const WinGeom &, const float *, int);
+template cudaError_t swin_cuda_window_attention<__half>(cudaStream_t, __half *, const __half *, long long, int,
+                                                        const WinGeom &, const __half *, int);

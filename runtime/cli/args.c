@@ -42,6 +42,10 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 int cli_parse_context_option(const char *verb, int argc, char **argv, int *i, swin_context_params *ctx)
 {
     const char *o = argv[*i];
+    if (!strcmp(o, "--half")) {  /* the one flag without a value */
+        ctx->half = true;
+        return 1;
+    }
     bool known = !strcmp(o, "--threads") || !strcmp(o, "--device") || !strcmp(o, "--backend") ||
                  !strcmp(o, "--mem-limit");
     if (!known) return 0;

@@ -46,6 +46,8 @@ static void usage(FILE *o)
             "                      a usable GPU says so and runs on the CPU\n"
             "  --threads N         CPU threads (default: every core)\n"
             "  --device N          CUDA device index (default 0)\n"
+            "  --half              CUDA: float16 weights and activations (float32 arithmetic), half the\n"
+            "                      device bytes; the CPU fallback runs float32\n"
             "  --mem-limit SIZE    refuse a model plan (weights + activations) above SIZE, e.g. 2G\n"
             "Preprocessing:\n"
             "  --spacing X Y Z     target spacing in mm along R, A, S (default 1.5 1.5 2.0)\n"
@@ -368,8 +370,9 @@ int cli_segment(int argc, char **argv)
     }
     if (!st) st = swin_context_create(m, &a.ctx, &ctx, &err);
     if (st == SWIN_ERR_BACKEND && a.ctx.backend == SWIN_BACKEND_CUDA) {
-        fprintf(stderr, "swinrun: %s; running on the CPU backend instead\n", err.msg);
+        fprintf(stderr, "swinrun: %s; running on the CPU backend (float32) instead\n", err.msg);
         a.ctx.backend = SWIN_BACKEND_CPU;
+        a.ctx.half = false;
         st = swin_context_create(m, &a.ctx, &ctx, &err);
     }
     if (st) {
@@ -401,11 +404,11 @@ int cli_segment(int argc, char **argv)
         json_remembered = swin_tempfile_remember(jf.tmp);
         fprintf(jf.f, "{\"model\": ");
         json_string(jf.f, model_path);
-        fprintf(jf.f, ", \"backend\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
+        fprintf(jf.f, ", \"backend\": \"%s\", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
                       "\"blend\": \"%s\", \"classes\": %d,\n \"model_load_seconds\": %.3f, "
                       "\"context_bytes\": %zu, \"context_weight_bytes\": %zu, \"context_arena_bytes\": %zu,\n"
                       " \"volumes\": [\n",
-                plan.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", plan.cube[0], plan.cube[1], plan.cube[2],
+                plan.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", plan.half ? "float16" : "float32", plan.cube[0], plan.cube[1], plan.cube[2],
                 a.opt.overlap,
                 a.opt.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant", info.out_channels, t_model,
                 plan.total_bytes, plan.weight_bytes, plan.arena_bytes);

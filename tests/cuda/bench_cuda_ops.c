@@ -1,14 +1,15 @@
 /* Timing of the CUDA ops at the f=48, 96^3 shapes that dominate the forward pass, for a
  * session that has a GPU (nvcc build: build-cuda/tests/cuda/bench_cuda_ops_gpu):
  *
- *   bench_cuda_ops_gpu [--reps N] [--div D]
+ *   bench_cuda_ops_gpu [--reps N] [--div D] [--half]
  *
  * Each op runs once to warm up, then N times (default 5); the time is host wall clock
  * around the N runs and a swin_cuda_synchronize, divided by N. It prints ms, GFLOP/s and
  * GB/s (FLOPs and compulsory DRAM bytes counted as in kernels/cuda/estimates.py), to set
  * against the estimates in kernels/cuda/README.md. --div D divides the spatial sizes by
  * D: the emulated build runs it with --div 12 --reps 1 as a smoke test (its times mean
- * nothing). Inputs are random; nothing is checked (the tests do that). */
+ * nothing). --half runs the float16-storage mode (bytes then count 2 per element).
+ * Inputs are random; nothing is checked (the tests do that). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/common/check.h"
 
+static enum swin_dtype dtype = SWIN_F32;
 static char *flat;
 static size_t flat_used, flat_cap;
 static test_rng rng = {0xbe7c4};
@@ -37,15 +39,19 @@ static const float *weight(size_t n, float a)
 
 static struct swin_vol dvol(int d, int h, int w, int c)
 {
-    struct swin_vol v = {NULL, d, h, w, c, c};
+    struct swin_vol v = {NULL, d, h, w, c, c, dtype};
     const size_t n = (size_t)d * h * w * c;
     float *host = malloc(n * sizeof(float));
-    if (cudaMalloc((void **)&v.data, n * sizeof(float)) != cudaSuccess || !host) {
+    _Float16 *half = malloc(n * sizeof(_Float16));
+    if (cudaMalloc(&v.data, n * swin_dtype_bytes(dtype)) != cudaSuccess || !host || !half) {
         fprintf(stderr, "out of memory for a %dx%dx%dx%d volume\n", d, h, w, c);
         exit(1);
     }
     test_fill_uniform(&rng, host, n, -1.0f, 1.0f);
-    cudaMemcpy(v.data, host, n * sizeof(float), cudaMemcpyHostToDevice);
+    for (size_t i = 0; i < n; i++) half[i] = (_Float16)host[i];
+    cudaMemcpy(v.data, dtype == SWIN_F16 ? (void *)half : (void *)host, n * swin_dtype_bytes(dtype),
+               cudaMemcpyHostToDevice);
+    free(half);
     cudaDeviceSynchronize();
     free(host);
     return v;
@@ -113,12 +119,14 @@ static struct bench *add(struct bench *b, int *nb, const char *name, enum kind k
 int main(int argc, char **argv)
 {
     int reps = 5, div = 1;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--div")) div = atoi(argv[i + 1]);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--half")) dtype = SWIN_F16;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--div") && i + 1 < argc) div = atoi(argv[++i]);
+        else reps = 0;   /* unknown: usage */
     }
     if (reps < 1 || div < 1) {
-        fprintf(stderr, "usage: %s [--reps N] [--div D]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--reps N] [--div D] [--half]\n", argv[0]);
         return 2;
     }
     const int f = 48, F = 96 / div, H = 48 / div; /* full-resolution and stage-1 sides */
@@ -143,7 +151,7 @@ int main(int argc, char **argv)
     m.flat_bytes = flat_used;
     struct swin_cuda_backend *be;
     swin_error err = {0};
-    if (swin_cuda_backend_create(0, &m, &be, &err)) {
+    if (swin_cuda_backend_create(0, &m, dtype, &be, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         free(flat);
         return err.status == SWIN_ERR_BACKEND ? 77 : 1;
@@ -196,8 +204,9 @@ int main(int argc, char **argv)
         b[i].ws_bytes = ws;
     }
 
-    printf("f=48 shapes at %d^3 (stage 1 %d^3), %d reps; FLOPs and bytes as in kernels/cuda/estimates.py\n", F, H,
-           reps);
+    printf("f=48 shapes at %d^3 (stage 1 %d^3), %d reps, %s storage; FLOPs and bytes as in "
+           "kernels/cuda/estimates.py\n",
+           F, H, reps, dtype == SWIN_F16 ? "float16" : "float32");
     printf("%-40s %10s %10s %10s\n", "op", "ms", "GFLOP/s", "GB/s");
     bool ok = true;
     for (int i = 0; i < nb; i++) {
@@ -211,7 +220,8 @@ int main(int argc, char **argv)
             ok = false;
             continue;
         }
-        printf("%-40s %10.3f %10.1f %10.1f\n", b[i].name, ms, b[i].flops / ms * 1e-6, b[i].bytes / ms * 1e-6);
+        const double bytes = b[i].bytes * (double)swin_dtype_bytes(dtype) / 4.0;
+        printf("%-40s %10.3f %10.1f %10.1f\n", b[i].name, ms, b[i].flops / ms * 1e-6, bytes / ms * 1e-6);
     }
     for (int i = 0; i < nb; i++) {
         cudaFree(b[i].out.data);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #define GUARD 64
-static const float SENTINEL = -12345.678f;
+static const float SENTINEL = -12345.678f;   /* float16: -12344 */
 
 static void die(const char *what)
 {
@@ -20,6 +20,50 @@ static void cuda_ok(cudaError_t e, const char *what)
         fprintf(stderr, "FAIL %s: %s\n", what, cudaGetErrorString(e));
         exit(1);
     }
+}
+
+enum swin_dtype ct_dtype(void)
+{
+    const char *d = getenv("CT_DTYPE");
+    return d && !strcmp(d, "f16") ? SWIN_F16 : SWIN_F32;
+}
+
+void ct_round(float *p, size_t n)
+{
+    if (ct_dtype() != SWIN_F16) return;
+    for (size_t i = 0; i < n; i++) p[i] = (float)(_Float16)p[i];
+}
+
+/* The device bytes of n elements of the storage type under test. */
+static size_t dev_bytes(size_t n) { return n * swin_dtype_bytes(ct_dtype()); }
+
+/* Host float32 <-> device storage (n elements). */
+static void to_device(void *dst, const float *src, size_t n, const char *what)
+{
+    if (ct_dtype() == SWIN_F32) {
+        cuda_ok(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyHostToDevice), what);
+    } else {
+        _Float16 *h = malloc(n * sizeof *h);
+        if (!h) die("out of host memory for a conversion");
+        for (size_t i = 0; i < n; i++) h[i] = (_Float16)src[i];
+        cuda_ok(cudaMemcpy(dst, h, n * sizeof *h, cudaMemcpyHostToDevice), what);
+        free(h);
+    }
+    /* the backend's stream is non-blocking: make sure the copy has landed */
+    cuda_ok(cudaDeviceSynchronize(), what);
+}
+
+static void from_device(float *dst, const void *src, size_t n, const char *what)
+{
+    if (ct_dtype() == SWIN_F32) {
+        cuda_ok(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost), what);
+        return;
+    }
+    _Float16 *h = malloc(n * sizeof *h);
+    if (!h) die("out of host memory for a conversion");
+    cuda_ok(cudaMemcpy(h, src, n * sizeof *h, cudaMemcpyDeviceToHost), what);
+    for (size_t i = 0; i < n; i++) dst[i] = (float)h[i];
+    free(h);
 }
 
 void ct_env_init(ct_env *e, size_t weight_floats)
@@ -38,6 +82,7 @@ float *ct_weight(ct_env *e, test_rng *r, size_t n, float lo, float hi)
     float *w = (float *)(e->flat + e->used);
     e->used += bytes;
     test_fill_uniform(r, w, n, lo, hi);
+    ct_round(w, n);
     return w;
 }
 
@@ -49,7 +94,7 @@ void ct_env_upload(ct_env *e)
     e->model.flat = e->flat;
     e->model.flat_bytes = e->used ? e->used : 256;
     if (!e->cpu && swin_cpu_backend_create(1, &e->cpu, &err)) die(err.msg);
-    swin_status st = swin_cuda_backend_create(0, &e->model, &e->gpu, &err);
+    swin_status st = swin_cuda_backend_create(0, &e->model, ct_dtype(), &e->gpu, &err);
 #ifdef CT_REAL_GPU
     /* The nvcc build on a machine without a usable GPU: the backend must say so cleanly. */
     if (st == SWIN_ERR_BACKEND) {
@@ -77,12 +122,11 @@ cvol cvol_new(int d, int h, int w, int c, int pitch, test_rng *r, float lo, floa
     if (!v.hmem) die("out of host memory for a volume");
     for (size_t i = 0; i < v.total; i++) v.hmem[i] = SENTINEL;
     for (size_t i = 0; i < vox; i++) test_fill_uniform(r, v.hmem + i * pitch, (size_t)c, lo, hi);
-    cuda_ok(cudaMalloc((void **)&v.dmem, v.total * sizeof(float)), "cudaMalloc of a test volume");
-    cuda_ok(cudaMemcpy(v.dmem, v.hmem, v.total * sizeof(float), cudaMemcpyHostToDevice), "upload of a test volume");
-    /* the backend's stream is non-blocking: make sure the copy has landed */
-    cuda_ok(cudaDeviceSynchronize(), "upload of a test volume");
-    v.host = (struct swin_vol){v.hmem, d, h, w, c, pitch};
-    v.dev = (struct swin_vol){v.dmem, d, h, w, c, pitch};
+    ct_round(v.hmem, v.total);
+    cuda_ok(cudaMalloc(&v.dmem, dev_bytes(v.total)), "cudaMalloc of a test volume");
+    to_device(v.dmem, v.hmem, v.total, "upload of a test volume");
+    v.host = (struct swin_vol){v.hmem, d, h, w, c, pitch, SWIN_F32};
+    v.dev = (struct swin_vol){v.dmem, d, h, w, c, pitch, ct_dtype()};
     return v;
 }
 
@@ -90,8 +134,8 @@ void cvol_slice(const cvol *v, int c0, int c, struct swin_vol *host, struct swin
 {
     *host = v->host;
     *dev = v->dev;
-    host->data += c0;
-    dev->data += c0;
+    host->data = (float *)host->data + c0;
+    dev->data = (char *)dev->data + dev_bytes((size_t)c0);
     host->c = dev->c = c;
 }
 
@@ -102,7 +146,7 @@ bool cvol_compare(const char *what, const cvol *v, int c0, int c, double rel)
     float *g = malloc((vox * c + 1) * sizeof(float)), *ref = malloc((vox * c + 1) * sizeof(float));
     if (!got || !g || !ref) die("out of host memory for a comparison");
     cuda_ok(cudaDeviceSynchronize(), what);
-    cuda_ok(cudaMemcpy(got, v->dmem, v->total * sizeof(float), cudaMemcpyDeviceToHost), "download of a test volume");
+    from_device(got, v->dmem, v->total, "download of a test volume");
     size_t changed = 0;
     for (size_t i = 0; i < v->total; i++) {
         const size_t ch = i % pitch;
@@ -115,7 +159,7 @@ bool cvol_compare(const char *what, const cvol *v, int c0, int c, double rel)
     }
     bool ok = check_close_scaled(what, g, ref, vox * c, rel);
     char msg[256];
-    snprintf(msg, sizeof msg, "%s: floats outside channels [%d, %d) identical on both backends (%zu differ)", what,
+    snprintf(msg, sizeof msg, "%s: elements outside channels [%d, %d) identical on both backends (%zu differ)", what,
              c0, c0 + c, changed);
     ok &= check_true(msg, changed == 0);
     free(got);

@@ -14,7 +14,14 @@
  *                                                         // bit-identical
  * Weights are host pointers into env's flat buffer, which is what both op tables expect
  * (the CUDA backend translates them to its device copy). Workspaces come from the *_ws
- * queries of each backend and are handed over 4 bytes past an aligned address. */
+ * queries of each backend and are handed over 4 bytes past an aligned address.
+ *
+ * Half mode (environment CT_DTYPE=f16, CTest's cuda_<op>_half): the CUDA backend stores
+ * weights and volumes as float16. Weights and volume contents are then drawn as values
+ * that float16 represents exactly (rounded with the compiler's _Float16, independent of
+ * the backend's conversions), so both backends start from identical numbers and the
+ * comparison measures only the kernels' float16 intermediates and outputs; each test
+ * states its half tolerance next to the float32 one (CT_TOL). */
 #ifndef SWIN_CUDA_OP_TEST_H
 #define SWIN_CUDA_OP_TEST_H
 
@@ -24,6 +31,12 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/common/check.h"
+
+/* The storage type under test (from CT_DTYPE) and the tolerance that goes with it. */
+enum swin_dtype ct_dtype(void);
+#define CT_TOL(f32_rel, f16_rel) (ct_dtype() == SWIN_F16 ? (f16_rel) : (f32_rel))
+/* Rounds n floats in place to the storage type under test (no-op for float32). */
+void ct_round(float *p, size_t n);
 
 typedef struct {
     struct swin_model model;      /* only flat / flat_bytes are set */
@@ -43,19 +56,21 @@ float *ct_weight(ct_env *e, test_rng *r, size_t n, float lo, float hi);
 void ct_env_upload(ct_env *e);
 void ct_env_free(ct_env *e);
 
-/* A volume (d, h, w, c) with pitch, plus TVOL guard floats; host and device hold the same
- * bytes after cvol_new: random channels, a sentinel in the pitch padding and tail. */
+/* A volume (d, h, w, c) with pitch, plus guard elements; host and device hold the same
+ * values after cvol_new: random channels, a sentinel in the pitch padding and tail. The
+ * host twin is float32, the device twin has the storage type under test. */
 typedef struct {
     struct swin_vol host, dev;
-    float *hmem, *dmem;
-    size_t total;                 /* floats */
+    float *hmem;
+    void *dmem;
+    size_t total;                 /* elements */
 } cvol;
 
 cvol cvol_new(int d, int h, int w, int c, int pitch, test_rng *r, float lo, float hi);
 /* A view of channels [c0, c0 + c) of both twins. */
 void cvol_slice(const cvol *v, int c0, int c, struct swin_vol *host, struct swin_vol *dev);
 /* Compares the device twin with the host twin: channels [c0, c0 + c) of every voxel with
- * check_close_scaled(rel), every other float bit for bit. */
+ * check_close_scaled(rel), every other element exactly (as float32 values). */
 bool cvol_compare(const char *what, const cvol *v, int c0, int c, double rel);
 void cvol_free(cvol *v);
 

@@ -7,7 +7,9 @@
  * multiples of anything, cin and cout odd, cout > 64 (two GEMM column tiles), K not a
  * multiple of 16, M over one 128-row tile, N on 48- and 64-column tiles, split-K (deep
  * layers: few tiles, long K; workspace from conv3d_ws), output into a channel slice of a
- * wider volume, bias and no bias. */
+ * wider volume, bias and no bias.
+ * Half mode: 1e-3, the float16 rounding of the output (and, with split-K, of nothing
+ * else: partial sums stay fp32); measured 3.2e-4. */
 #include "tests/cuda/cuda_op_test.h"
 
 static bool conv_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int cin, int in_pitch, int cout,
@@ -27,7 +29,7 @@ static bool conv_case(ct_env *e, test_rng *r, const char *what, int d, int h, in
     void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws);
     ct_rc(what, swin_cpu_ops.conv3d(e->cpu, oh_, in.host, wt, bs, k, stride, pad, hw, cws), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.conv3d(e->gpu, od_, in.dev, wt, bs, k, stride, pad, dw, gws), &swin_cuda_ops, e->gpu);
-    bool ok = cvol_compare(what, &out, out_c0, cout, 2e-5);
+    bool ok = cvol_compare(what, &out, out_c0, cout, CT_TOL(2e-5, 1e-3));
     ct_host_ws_free(hw);
     ct_dev_ws_free(dw);
     cvol_free(&in);

@@ -2,7 +2,8 @@
  * Tolerance: 2e-5 relative to max(1, max|ref|): K = cin <= 70 fp32 products of |x| <= 1,
  * |w| <= 0.2 in a different summation order (bound ~ 70 * 6e-8 * 0.2).
  * Shapes: odd dims, output into the upsampled half of a concat (pitch 2 cout), cout > 64
- * (two column tiles), in pitch > cin. */
+ * (two column tiles), in pitch > cin.
+ * Half mode: 1e-3, the float16 rounding of the output; measured 2.1e-4. */
 #include "tests/cuda/cuda_op_test.h"
 
 static bool convt_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int cin, int in_pitch, int cout,
@@ -16,7 +17,7 @@ static bool convt_case(ct_env *e, test_rng *r, const char *what, int d, int h, i
     cvol_slice(&out, 0, cout, &oh, &od);
     ct_rc(what, swin_cpu_ops.conv_transpose2(e->cpu, oh, in.host, wt), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.conv_transpose2(e->gpu, od, in.dev, wt), &swin_cuda_ops, e->gpu);
-    bool ok = cvol_compare(what, &out, 0, cout, 2e-5);
+    bool ok = cvol_compare(what, &out, 0, cout, CT_TOL(2e-5, 1e-3));
     cvol_free(&in);
     cvol_free(&out);
     return ok;

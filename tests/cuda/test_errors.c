@@ -26,7 +26,7 @@ int main(void)
 
     struct swin_cuda_backend *be = NULL;
     ok &= check_true("create without weights: SWIN_ERR_ARG",
-                     swin_cuda_backend_create(0, NULL, &be, &err) == SWIN_ERR_ARG && be == NULL && err.msg[0]);
+                     swin_cuda_backend_create(0, NULL, SWIN_F32, &be, &err) == SWIN_ERR_ARG && be == NULL && err.msg[0]);
     ok &= check_true("context bytes without a context", swin_cuda_context_bytes(NULL) > (size_t)8 << 20);
 
     cvol in = cvol_new(2, 3, 4, 8, 8, &r, -1.0f, 1.0f);

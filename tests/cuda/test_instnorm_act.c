@@ -3,7 +3,9 @@
  * kernel applies (x - mean) * scale + shift in fp32 (the CPU in double), which is a few
  * ulp of outputs of magnitude <= ~4 (normalised values times gamma <= 1.5, + residual).
  * Shapes: odd dims, 1 and several reduction parts (990 voxels = 4 parts), c 300 (two
- * channel blocks of 256), pitch > c, residual with its own pitch, affine and plain. */
+ * channel blocks of 256), pitch > c, residual with its own pitch, affine and plain.
+ * Half mode: 1e-3, the float16 output rounding (2^-11 relative) plus fp32 noise;
+ * measured 3.1e-4. */
 #include "tests/cuda/cuda_op_test.h"
 
 static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch, bool affine,
@@ -18,7 +20,7 @@ static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int 
           e->cpu);
     ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, x.dev, g, b, residual ? &res.dev : NULL, lrelu), &swin_cuda_ops,
           e->gpu);
-    bool ok = cvol_compare(what, &x, 0, c, 2e-5);
+    bool ok = cvol_compare(what, &x, 0, c, CT_TOL(2e-5, 1e-3));
     cvol_free(&x);
     cvol_free(&res);
     return ok;

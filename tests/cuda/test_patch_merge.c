@@ -3,7 +3,9 @@
  * Tolerance: 2e-5 relative to max(1, max|ref|): one fp32 GEMM of K = 8C <= 192 with
  * normalised inputs (|a| <= ~4) and |w| <= 0.2 in a different order (~192 * 6e-8 * 0.8),
  * LN over 8C in fp32 vs double.
- * Shapes: odd C, dims where one output axis is 1, out written into a channel slice. */
+ * Shapes: odd C, dims where one output axis is 1, out written into a channel slice.
+ * Half mode: 1.5e-3, float16 roundings of the normalised concat and of the output;
+ * measured 4.1e-4. */
 #include "tests/cuda/cuda_op_test.h"
 
 static bool merge_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int C, int in_pitch,
@@ -22,7 +24,7 @@ static bool merge_case(ct_env *e, test_rng *r, const char *what, int d, int h, i
     void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws);
     ct_rc(what, swin_cpu_ops.patch_merge(e->cpu, oh, in.host, order, nw, nb, rw, hw, cws), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.patch_merge(e->gpu, od, in.dev, order, nw, nb, rw, dw, gws), &swin_cuda_ops, e->gpu);
-    bool ok = cvol_compare(what, &out, 1, 2 * C, 2e-5);
+    bool ok = cvol_compare(what, &out, 1, 2 * C, CT_TOL(2e-5, 1.5e-3));
     ct_host_ws_free(hw);
     ct_dev_ws_free(dw);
     cvol_free(&in);

@@ -8,7 +8,11 @@
  * shifted and unshifted blocks, shrunk windows (L <= window on some axes, with the
  * relative-position shrink quirk), a non-cubic configured window, head dims 4, 8, 16, 32
  * (register instantiations) and 6, 10, 24, 100 (generic; 100 needs more than 48 KiB of
- * shared memory), qkv without bias, x with pitch > C. */
+ * shared memory), qkv without bias, x with pitch > C.
+ * Half mode: 5e-3. The LN1 output and q, k, v are stored as float16 (2^-11 relative
+ * each), and a logit q.k of magnitude ~25 (head dim 100) then moves by ~1e-2, which the
+ * softmax turns into ~1 % of one head's output; plus the rounding of x itself. Measured
+ * 1.6e-3 (the head-dim-100 case). */
 #include "tests/cuda/cuda_op_test.h"
 
 #include <string.h>
@@ -43,7 +47,7 @@ static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], 
     void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws);
     ct_rc(what, swin_cpu_ops.swin_attention(e->cpu, x.host, &w, &g, hw, cws), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.swin_attention(e->gpu, x.dev, &w, &g, dw, gws), &swin_cuda_ops, e->gpu);
-    bool ok = cvol_compare(what, &x, 0, C, 1e-4);
+    bool ok = cvol_compare(what, &x, 0, C, CT_TOL(1e-4, 5e-3));
     ct_host_ws_free(hw);
     ct_dev_ws_free(dw);
     cvol_free(&x);

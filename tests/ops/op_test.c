@@ -24,7 +24,7 @@ tvol tvol_new(int d, int h, int w, int c, int pitch)
 struct swin_vol tvol_slice(const tvol *t, int c0, int c)
 {
     struct swin_vol v = t->v;
-    v.data += c0;
+    v.data = swin_vol_f32(v) + c0;
     v.c = c;
     return v;
 }
@@ -39,7 +39,7 @@ float *tvol_dense(const tvol *t)
 {
     size_t n = swin_vol_voxels(t->v);
     float *d = malloc(n * t->v.c * sizeof(float));
-    for (size_t i = 0; i < n; i++) memcpy(d + i * t->v.c, t->v.data + i * t->v.pitch, (size_t)t->v.c * sizeof(float));
+    for (size_t i = 0; i < n; i++) memcpy(d + i * t->v.c, swin_vol_f32(t->v) + i * t->v.pitch, (size_t)t->v.c * sizeof(float));
     return d;
 }
 

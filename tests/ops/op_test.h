@@ -26,7 +26,7 @@ void tvol_fill(tvol *t, test_rng *r, float lo, float hi);
 /* Element (z, y, x, ch) of a volume. */
 static inline float *vol_at(struct swin_vol v, int z, int y, int x, int ch)
 {
-    return v.data + (((size_t)z * v.h + y) * v.w + x) * v.pitch + ch;
+    return swin_vol_f32(v) + (((size_t)z * v.h + y) * v.w + x) * v.pitch + ch;
 }
 /* Dense copy (voxels, c) of the channels, malloc'ed. */
 float *tvol_dense(const tvol *t);

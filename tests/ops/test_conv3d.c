@@ -55,7 +55,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     float *ref = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
     naive(ref, in.v, wt, bias, k, s, p, od, oh, ow, cout, false);
     for (size_t v = 0; v < (size_t)od * oh * ow; v++)
-        for (int o = 0; o < cout; o++) got[v * cout + o] = ov.data[v * ov.pitch + o];
+        for (int o = 0; o < cout; o++) got[v * cout + o] = swin_vol_f32(ov)[v * ov.pitch + o];
     /* fp32 accumulation over K = k^3 cin <= 27*48 = 1296 products of |a| <= 1, |w| <= 0.5
      * (outputs up to ~10): measured 1.1e-5 (blocked, OpenBLAS) and 3.2e-5 (serial, AVX-512
      * kernel) at K = 1296; 1e-4 + 1e-5 |ref| leaves 3x margin and is far below the ~0.1

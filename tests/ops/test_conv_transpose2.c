@@ -41,7 +41,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     float *ref = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
     naive(ref, in.v, wt, cout, false);
     for (size_t v = 0; v < nv; v++)
-        for (int o = 0; o < cout; o++) got[v * cout + o] = ov.data[v * ov.pitch + o];
+        for (int o = 0; o < cout; o++) got[v * cout + o] = swin_vol_f32(ov)[v * ov.pitch + o];
     /* fp32 dot products of cin <= 40 terms |a| <= 1, |w| <= 0.5: rounding < 1e-5. */
     ok &= check_close(name, got, ref, n, 2e-5, 1e-5);
     ok &= tvol_guard_ok(name, &out, c0, cout);
