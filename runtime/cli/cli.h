@@ -37,4 +37,10 @@ int cli_segment(int argc, char **argv);
 /* "2G", "512M", "123456" -> bytes; nonzero when not a size. */
 int cli_parse_size(const char *s, size_t *out);
 
+#ifdef SWINRUN_EMULATED_CUDA
+/* swinrun_emu (runtime/cli/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's
+ * high-water mark equals p->total_bytes; prints one line on stderr when it does. */
+swin_status cli_emu_check_device_bytes(const swin_plan_info *p, swin_error *err);
+#endif
+
 #endif

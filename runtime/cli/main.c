@@ -5,11 +5,25 @@
 #include "runtime/cli/cli.h"
 #include "runtime/swinrun.h"
 
+/* swinrun_emu (SWINRUN_EMULATED_CUDA) is the same CLI with the CUDA backend built against
+ * the CUDA emulator; it says so in --help and --version. */
+#ifdef SWINRUN_EMULATED_CUDA
+#define BUILD_NOTE " (CUDA backend emulated on the CPU)"
+#define BUILD_HELP                                                                                     \
+    "This is swinrun_emu, a test build: the CUDA backend is emulated on the CPU (kernels/emu), so\n"    \
+    "--backend cuda runs the CUDA kernels here, slowly; forward also checks that the emulated\n"       \
+    "device's high-water mark equals the planned total bytes.\n"                                      \
+    "\n"
+#else
+#define BUILD_NOTE ""
+#define BUILD_HELP ""
+#endif
+
 static void usage(FILE *o)
 {
     fprintf(o,
             "swinrun " SWINRUN_VERSION ": run a MONAI Swin UNETR ONNX export in a fixed, known memory footprint\n"
-            "\n"
+            "\n" BUILD_HELP
             "Usage:\n"
             "  swinrun CT.nii.gz OUT.nii.gz [--model M.onnx] [--preview P.png] [...]\n"
             "      segment a CT: the label map on the CT's own grid (details: swinrun segment --help)\n"
@@ -64,7 +78,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("swinrun %s\n", SWINRUN_VERSION);
+        printf("swinrun %s%s\n", SWINRUN_VERSION, BUILD_NOTE);
         return 0;
     }
     if (!strcmp(argv[1], "segment")) return cli_segment(argc - 1, argv + 1);

@@ -192,6 +192,11 @@ int cli_forward(const struct cli_args *a)
     }
     if (!st) report_runs(a, ctx, secs);
     free(secs);
+#ifdef SWINRUN_EMULATED_CUDA
+    swin_plan_info used;
+    if (!st) swin_context_plan(ctx, &used);
+    if (!st && used.backend == SWIN_BACKEND_CUDA) st = cli_emu_check_device_bytes(&used, &err);
+#endif
     if (!st) {
         size_t shape[5] = {1, (size_t)info.out_channels, (size_t)p.cube[0], (size_t)p.cube[1], (size_t)p.cube[2]};
         st = npy_write_f32(a->pos[2], y, 5, shape, &err);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # One end-to-end agreement test: swinrun forward on a test-data case, compared with the
 # ONNX Runtime logits of the same ONNX file and input by tools/check_logits.py.
-#   forward_case.sh SWINRUN PYTHON CASE_DIR WORK_DIR
+#   forward_case.sh SWINRUN PYTHON CASE_DIR WORK_DIR [FORWARD_OPTION...]
+# Options after WORK_DIR go to `swinrun forward` (e.g. --backend cuda for swinrun_emu).
 set -euo pipefail
 swinrun="$1" py="$2" case_dir="$3" work="$4"
+shift 4
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 for f in model.onnx input.npy logits.npy; do
     if [ ! -f "$case_dir/$f" ]; then
@@ -15,5 +17,5 @@ mkdir -p "$work"
 out="$work/$(basename "$case_dir").logits.npy"
 rm -f "$out"
 /usr/bin/time -f "swinrun forward: %e s wall, peak RSS %M KiB" \
-    "$swinrun" forward "$case_dir/model.onnx" "$case_dir/input.npy" "$out"
+    "$swinrun" forward "$case_dir/model.onnx" "$case_dir/input.npy" "$out" "$@"
 "$py" "$repo/tools/check_logits.py" "$out" "$case_dir/logits.npy"
