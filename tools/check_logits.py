@@ -7,7 +7,9 @@ Pass iff
     reference logits differ by more than 1e-3.
 NaN/Inf anywhere in GOT (or REF) fails.
 Exit codes: 0 pass, 1 fail, 2 bad input (missing/unreadable file, shape mismatch).
-Options: --atol-rel R (default 1e-3), --margin M (default 1e-3).
+Options: --atol-rel R (default 1e-3), --margin M (default 1e-3),
+  --min-label-agreement F: instead of the label rule above, pass iff the argmax is equal
+  on at least the fraction F of all voxels (the half-precision criterion: 0.995).
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import sys
 import numpy as np
 
 
-def compare(got: np.ndarray, ref: np.ndarray, rel: float = 1e-3, margin: float = 1e-3):
+def compare(got: np.ndarray, ref: np.ndarray, rel: float = 1e-3, margin: float = 1e-3,
+            min_agreement: float | None = None):
     """Return (ok, summary_line)."""
     got = got.astype(np.float64, copy=False)
     ref = ref.astype(np.float64, copy=False)
@@ -36,12 +39,16 @@ def compare(got: np.ndarray, ref: np.ndarray, rel: float = 1e-3, margin: float =
         lab_got = got.argmax(axis=1)
         compared = int(sel.sum())
         mism = int(((lab_ref != lab_got) & sel).sum())
+        agreement = float((lab_ref == lab_got).mean())
     else:
-        compared, mism = 0, 0
-    ok = diff <= bound and mism == 0
+        compared, mism, agreement = 0, 0, 1.0
+    labels_ok = mism == 0 if min_agreement is None else agreement >= min_agreement
+    ok = diff <= bound and labels_ok
     line = (f"{'PASS' if ok else 'FAIL'}: max|got-ref| {diff:.3g} bound {bound:.3g} (max|ref| {maxref:.3g}); "
             f"labels compared {compared} of {ref.size // max(1, ref.shape[1] if ref.ndim >= 2 else 1)} voxels, "
-            f"mismatches {mism}")
+            f"mismatches {mism}; same label on {100 * agreement:.3f} % of all voxels")
+    if min_agreement is not None:
+        line += f" (need >= {100 * min_agreement:.3g} %)"
     return ok, line
 
 
@@ -52,6 +59,7 @@ def main(argv=None) -> int:
     p.add_argument("ref")
     p.add_argument("--atol-rel", type=float, default=1e-3)
     p.add_argument("--margin", type=float, default=1e-3)
+    p.add_argument("--min-label-agreement", type=float, default=None)
     try:
         a = p.parse_args(argv)
     except SystemExit as e:
@@ -70,7 +78,7 @@ def main(argv=None) -> int:
     if not (np.issubdtype(got.dtype, np.floating) and np.issubdtype(ref.dtype, np.floating)):
         print(f"check_logits: error: expected float arrays, got {got.dtype} and {ref.dtype}", file=sys.stderr)
         return 2
-    ok, line = compare(got, ref, a.atol_rel, a.margin)
+    ok, line = compare(got, ref, a.atol_rel, a.margin, a.min_label_agreement)
     print(line)
     return 0 if ok else 1
 

@@ -56,6 +56,13 @@ def test_check_logits():
         got3 = ref3.copy(); got3[0, 1, 0, 0, 0] = 9.9995
         rc, out = _cli("check_logits.py", save("got3.npy", got3), save("ref3.npy", ref3))
         assert rc == 0, out
+        # the half-precision criterion: 1 flipped label of 8 voxels is 87.5 % agreement
+        half_args = ["--atol-rel", "1e-2", "--min-label-agreement", "0.995"]
+        rc, out = _cli("check_logits.py", save("got2h.npy", got2), save("ref2h.npy", ref2), *half_args)
+        assert rc == 1 and "87.500 %" in out, out
+        rc, out = _cli("check_logits.py", save("got2o.npy", got2), save("ref2o.npy", ref2), "--atol-rel", "1e-2",
+                       "--min-label-agreement", "0.875")
+        assert rc == 0, out
         # bad input -> 2
         rc, out = _cli("check_logits.py", save("short.npy", ref[:, :4]), r)
         assert rc == 2, out
