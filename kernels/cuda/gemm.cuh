@@ -1,12 +1,10 @@
-/* gemm_tiled: the backend's one GEMM (fp32 arithmetic), used by every linear layer and
- * convolution.
+/* gemm_tiled: the backend's float32 GEMM, used by every linear layer and convolution
+ * (half mode runs the same contract on tensor cores: gemm_wmma.cuh).
  *
  *   for each batch index z (gridDim.z):   C_z(M x N) = A_z(M x K) . B_z(K x N)
  *
  * B is a row-major weight matrix in the model layout (in, out) = (K x N), leading
- * dimension ldb, B_z = b + z * b_zstride, stored as TB (float, or __half in half mode:
- * converted to float when staged into shared memory). A is read through a loader functor
- * (which converts its storage type the same way), so A can be
+ * dimension ldb, B_z = b + z * b_zstride. A is read through a loader functor, so A can be
  * plain rows with a pitch, an implicit im2col of a channels-last volume (conv3d.cu) or
  * anything else addressable per element:
  *   typename ALoad::Row  a.row(z, m)   per output row m < M, once per block
@@ -36,15 +34,18 @@
 #ifndef SWIN_CUDA_GEMM_CUH
 #define SWIN_CUDA_GEMM_CUH
 
+#include <type_traits>
+
 #include "kernels/cuda/cuda_internal.cuh"
+#include "kernels/cuda/gemm_wmma.cuh"
 
 namespace swin_cuda {
 
 constexpr int GEMM_BM = 128, GEMM_BK = 16, GEMM_THREADS = 256, GEMM_TM = 8;
 
-template <int TN, class TB, class ALoad, class Epi>
+template <int TN, class ALoad, class Epi>
 __global__ void __launch_bounds__(GEMM_THREADS)
-    gemm_tiled(ALoad a, const TB *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
+    gemm_tiled(ALoad a, const float *__restrict__ b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
                int splits, int k_split)
 {
     constexpr int BN = 16 * TN, BLOADS = GEMM_BK * BN / GEMM_THREADS;
@@ -54,7 +55,7 @@ __global__ void __launch_bounds__(GEMM_THREADS)
     const long long m0 = (long long)blockIdx.x * GEMM_BM;
     const int n0 = blockIdx.y * BN, z = blockIdx.z / splits, split = blockIdx.z % splits;
     const int kbeg = split * k_split, kend = kbeg + k_split < K ? kbeg + k_split : K;
-    const TB *bz = b + z * b_zstride;
+    const float *bz = b + z * b_zstride;
 
     /* This thread's A rows (8 ty + i) and column within the k-step (tx). */
     typename ALoad::Row rows[GEMM_TM];
@@ -81,7 +82,7 @@ __global__ void __launch_bounds__(GEMM_THREADS)
 #pragma unroll
         for (int i = 0; i < BLOADS; i++) {
             const int e = tid + i * GEMM_THREADS, kb = e / BN, c = e % BN;
-            breg[i] = (k0 + kb < kend && n0 + c < N) ? ldf(bz + (long long)(k0 + kb) * ldb + n0 + c) : 0.0f;
+            breg[i] = (k0 + kb < kend && n0 + c < N) ? bz[(long long)(k0 + kb) * ldb + n0 + c] : 0.0f;
         }
     };
     auto stash = [&](int buf) {
@@ -153,21 +154,28 @@ inline int gemm_splits(long long M, int N, int K)
     return s > 1 ? (int)s : 1;
 }
 
-/* Launches gemm_tiled on stream s for `batch` problems of the same M, N, K, each split
- * into `splits` K ranges (batch 1 when splits > 1). */
+/* Launches the GEMM on stream s for `batch` problems of the same M, N, K, each split
+ * into `splits` K ranges (batch 1 when splits > 1): gemm_tiled for float32 weights,
+ * gemm_wmma (tensor cores, gemm_wmma.cuh) for float16 ones (half mode). */
 template <class TB, class ALoad, class Epi>
 void gemm_launch(cudaStream_t s, ALoad a, const TB *b, long long b_zstride, int ldb, Epi ep, int M, int N, int K,
                  int batch, int splits = 1)
 {
     const int k_split = (K + splits - 1) / splits;
-    const int bn = gemm_col_tile(N);
-    const dim3 grid(swin_cuda_blocks(M, GEMM_BM), swin_cuda_blocks(N, bn), (unsigned)(batch * splits));
-    if (bn == 48)
-        SWIN_LAUNCH((gemm_tiled<3, TB, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
-                                                                                 splits, k_split);
-    else
-        SWIN_LAUNCH((gemm_tiled<4, TB, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K,
-                                                                                 splits, k_split);
+    if constexpr (std::is_same<TB, __half>::value) {
+        const dim3 grid(swin_cuda_blocks(M, WMMA_BM), swin_cuda_blocks(N, WMMA_BN), (unsigned)(batch * splits));
+        SWIN_LAUNCH((gemm_wmma<ALoad, Epi>), grid, dim3(WMMA_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M, N, K, splits,
+                                                                             k_split);
+    } else {
+        const int bn = gemm_col_tile(N);
+        const dim3 grid(swin_cuda_blocks(M, GEMM_BM), swin_cuda_blocks(N, bn), (unsigned)(batch * splits));
+        if (bn == 48)
+            SWIN_LAUNCH((gemm_tiled<3, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M,
+                                                                                         N, K, splits, k_split);
+        else
+            SWIN_LAUNCH((gemm_tiled<4, ALoad, Epi>), grid, dim3(GEMM_THREADS), 0, s)(a, b, b_zstride, ldb, ep, M,
+                                                                                         N, K, splits, k_split);
+    }
 }
 
 /* Split-K partial sums, float32 in both modes: part[z M N + m N + n] = acc (z = split). */
