@@ -1,6 +1,7 @@
 /* The public C API (runtime/swinrun.h): models, plans and contexts. */
 #include "runtime/swinrun.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,19 +123,22 @@ static swin_status make_plan(const struct swin_model *m, const int cube[3], cons
     return SWIN_OK;
 }
 
-static swin_status check_limit(const swin_plan_info *i, size_t limit, swin_error *err)
+/* Refuses a plan over the limit, naming what would fit: the limit it needs, and the
+ * alternatives in `fits` (may be empty). */
+static swin_status check_limit(const swin_plan_info *i, size_t limit, const char *fits, swin_error *err)
 {
     if (!limit || i->total_bytes <= limit) return SWIN_OK;
     const double mib = 1024.0 * 1024.0;
     return swin_error_set(err, SWIN_ERR_MEM_LIMIT,
                           "window %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f), over the limit "
-                          "of %.1f MiB: raise --mem-limit to at least %.1f MiB or use a smaller --cube",
+                          "of %.1f MiB: raise --mem-limit to at least %.1f MiB%s",
                           i->cube[0], i->cube[1], i->cube[2], i->total_bytes / mib, i->weight_bytes / mib,
-                          i->arena_bytes / mib, i->context_bytes / mib, limit / mib, i->total_bytes / mib);
+                          i->arena_bytes / mib, i->context_bytes / mib, limit / mib, i->total_bytes / mib, fits);
 }
 
-swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p, swin_plan_info *out,
-                            swin_error *err)
+/* The plan of p's window and backend, without a device and without the limit check. */
+static swin_status plan_only(const struct swin_model *m, const swin_context_params *p, swin_plan_info *out,
+                             swin_error *err)
 {
     int cube[3];
     struct backend b = {0};
@@ -144,8 +148,51 @@ swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p,
     if (!st) st = make_plan(m, cube, &b, &plan, out, err);
     if (!st) plan_release(&plan);
     backend_close(&b);
-    if (!st) st = check_limit(out, p->mem_limit, err);
     return st;
+}
+
+/* The largest window (each axis min(its size, s), s a multiple of 32) whose plan under q
+ * fits q->mem_limit, as " or a DxHxW window (X MiB)" (prefixed by `flag`); "" when none
+ * does. (The window is --cube for plan and segment, the input's size for forward.) */
+static void fitting_cube(const struct swin_model *m, const swin_context_params *q, const int cube[3],
+                         const char *flag, char *out, size_t cap)
+{
+    out[0] = 0;
+    int s = cube[0] > cube[1] ? cube[0] : cube[1];
+    s = s > cube[2] ? s : cube[2];
+    for (s = s / 32 * 32; s >= 32; s -= 32) {
+        swin_context_params t = *q;
+        swin_plan_info i;
+        for (int k = 0; k < 3; k++) t.cube[k] = cube[k] < s ? cube[k] : s;
+        if (plan_only(m, &t, &i, NULL) == SWIN_OK && i.total_bytes <= q->mem_limit) {
+            snprintf(out, cap, " or %sa %dx%dx%d window (%.1f MiB)", flag, t.cube[0], t.cube[1], t.cube[2],
+                     i.total_bytes / (1024.0 * 1024.0));
+            return;
+        }
+    }
+}
+
+swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p, swin_plan_info *out,
+                            swin_error *err)
+{
+    swin_status st = plan_only(m, p, out, err);
+    if (st || !p->mem_limit || out->total_bytes <= p->mem_limit) return st;
+    /* What would fit: a smaller window, and on CUDA float32, --half (alone or with one). */
+    char fits[256], smaller[96], half[96] = "";
+    fitting_cube(m, p, out->cube, "", smaller, sizeof smaller);
+    if (out->backend == SWIN_BACKEND_CUDA && !out->half) {
+        swin_context_params q = *p;
+        swin_plan_info h;
+        q.half = true;
+        q.backend = SWIN_BACKEND_CUDA;
+        if (plan_only(m, &q, &h, NULL) == SWIN_OK && h.total_bytes <= p->mem_limit)
+            snprintf(half, sizeof half, " or --half (%.1f MiB)", h.total_bytes / (1024.0 * 1024.0));
+        else
+            fitting_cube(m, &q, out->cube, "--half with ", half, sizeof half);
+    }
+    snprintf(fits, sizeof fits, "%s%s", smaller, half);
+    if (!fits[0]) snprintf(fits, sizeof fits, " (no smaller window fits either)");
+    return check_limit(out, p->mem_limit, fits, err);
 }
 
 swin_status swin_context_create(const swin_model_t *m, const swin_context_params *p, swin_context_t **out,
@@ -155,10 +202,12 @@ swin_status swin_context_create(const swin_model_t *m, const swin_context_params
     struct swin_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     ctx->model = m;
-    swin_status st = resolve_cube(m, p, ctx->cube, err);
+    /* The limit is checked on a device-free plan first: a refused plan allocates nothing. */
+    swin_status st = p->mem_limit ? swin_model_plan(m, p, &ctx->info, err) : SWIN_OK;
+    if (!st) st = resolve_cube(m, p, ctx->cube, err);
     if (!st) st = backend_open(m, p, true, &ctx->backend, err);
     if (!st) st = make_plan(m, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
-    if (!st) st = check_limit(&ctx->info, p->mem_limit, err);
+    if (!st) st = check_limit(&ctx->info, p->mem_limit, "", err);
     if (!st) st = backend_arena_alloc(&ctx->backend, ctx->plan.arena_bytes, (void **)&ctx->arena, err);
     if (st) {
         swin_context_free(ctx);

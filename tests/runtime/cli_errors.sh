@@ -36,6 +36,8 @@ expect "text as model"      2 "text.onnx"            "" -- info "$work/text.onnx
 expect "missing model"      2 "cannot open"          "" -- plan "$work/none.onnx"
 expect "bad cube"           2 "multiple of 32"       "" -- plan "$model" --cube 48 32 32
 expect "memory limit"       1 "raise --mem-limit"    "" -- plan "$model" --mem-limit 1M
+expect "limit names --half" 1 "or --half ("          "" -- plan "$model" --backend cuda --mem-limit 25M
+expect "half on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --half
 expect "unknown option"     2 "unknown option"       "" -- plan "$model" --frobnicate
 expect "missing value"      2 "needs a value"        "" -- plan "$model" --threads
 expect "truncated input"    2 "truncated"            "$work/o1.npy" -- forward "$model" "$work/trunc.npy" "$work/o1.npy"
