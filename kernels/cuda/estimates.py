@@ -2,10 +2,13 @@
 """Per-kernel FLOPs, DRAM bytes and roofline time estimates of the CUDA backend's forward
 pass (runtime/forward.c order), for kernels/cuda/README.md.
 
-    python3 kernels/cuda/estimates.py [--f 48] [--cube 96] [--ci 1] [--co 14]
+    python3 kernels/cuda/estimates.py [--f 48] [--cube 96] [--ci 1] [--co 14] [--half]
 
-ESTIMATES, nothing measured: time = max(FLOPs / peak FP32, bytes / peak DRAM bandwidth),
-the roofline lower bound from the vendors' peak figures. Bytes are compulsory DRAM
+ESTIMATES, nothing measured: time = max(FLOPs / peak, bytes / peak DRAM bandwidth),
+the roofline lower bound from the vendors' peak figures. The peak is FP32 (non-tensor)
+for every kernel in float32 mode; with --half (float16 storage: 2 bytes per element)
+the GEMMs run on tensor cores (gemm_wmma: dense FP16 with FP32 accumulation) and the
+other kernels stay FP32 SIMT arithmetic. Bytes are compulsory DRAM
 traffic: every tensor a kernel touches is read or written once (weights once per
 launch), i.e. perfect on-chip reuse inside a kernel (for the implicit-GEMM conv the 27
 taps re-read the input through L1/L2, counted once). FLOPs count a multiply-add as 2.
@@ -13,12 +16,13 @@ taps re-read the input through L1/L2, counted once). FLOPs count a multiply-add 
 import argparse
 from collections import OrderedDict
 
-PEAKS = {  # FP32 non-tensor FLOP/s, DRAM bytes/s
-    "H100 SXM": (66.9e12, 3.35e12),
-    "T4": (8.14e12, 320e9),
+PEAKS = {  # FP32 non-tensor FLOP/s, FP16 tensor (dense, FP32 accumulate) FLOP/s, DRAM bytes/s
+    "H100 SXM": (66.9e12, 989.4e12, 3.35e12),
+    "T4": (8.14e12, 65e12, 320e9),
 }
 
-F = 4  # bytes per float
+F = 4  # bytes per stored element (weights and activations): 4, or 2 with --half
+GEMM = "gemm_tiled"  # the GEMM kernel: gemm_wmma with --half
 
 
 class Tally:
@@ -32,11 +36,11 @@ class Tally:
 
 def resblock(t, V, cin, cout, dest, wbytes=True):
     if cin != cout:
-        t.add("gemm_tiled<RowsA,StoreRows> conv 1x1", 2 * V * cin * cout, F * (V * cin + V * cout + cin * cout))
+        t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V * cin * cout, F * (V * cin + V * cout + cin * cout))
         instnorm(t, V, cout, residual=False)
-    t.add("gemm_tiled<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cin * cout, F * (V * cin + V * cout + 27 * cin * cout))
+    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cin * cout, F * (V * cin + V * cout + 27 * cin * cout))
     instnorm(t, V, cout, residual=False)
-    t.add("gemm_tiled<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cout * cout, F * (V * cout + V * cout + 27 * cout * cout))
+    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cout * cout, F * (V * cout + V * cout + 27 * cout * cout))
     instnorm(t, V, cout, residual=True)
     if dest:
         t.add("copy_channels", 0, F * 2 * V * cout)
@@ -59,20 +63,20 @@ def swin_block(t, L, C, heads, win=7):
     nwin = T // n
     V = L ** 3
     t.add("window_gather_ln", 6 * T * C, F * (V * C + T * C))
-    t.add("gemm_tiled<RowsA,StoreRows> qkv", 2 * T * C * 3 * C, F * (T * C + T * 3 * C + 3 * C * C))
+    t.add(f"{GEMM}<RowsA,StoreRows> qkv", 2 * T * C * 3 * C, F * (T * C + T * 3 * C + 3 * C * C))
     t.add("window_attention_fused", 4 * n * n * C * nwin, F * (T * 3 * C + T * C))
-    t.add("gemm_tiled<RowsA,WindowScatterAdd> proj", 2 * T * C * C, F * (T * C + 2 * V * C + C * C))
+    t.add(f"{GEMM}<RowsA,WindowScatterAdd> proj", 2 * T * C * C, F * (T * C + 2 * V * C + C * C))
     layernorm(t, V, C)  # LN2 into the MLP workspace
-    t.add("gemm_tiled<RowsA,StoreRows> fc1+GELU", 2 * V * C * 4 * C, F * (V * C + V * 4 * C + 4 * C * C))
-    t.add("gemm_tiled<RowsA,AddRows> fc2", 2 * V * 4 * C * C, F * (V * 4 * C + 2 * V * C + 4 * C * C))
+    t.add(f"{GEMM}<RowsA,StoreRows> fc1+GELU", 2 * V * C * 4 * C, F * (V * C + V * 4 * C + 4 * C * C))
+    t.add(f"{GEMM}<RowsA,AddRows> fc2", 2 * V * 4 * C * C, F * (V * 4 * C + 2 * V * C + 4 * C * C))
 
 
 def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
     t = Tally()
     V0 = cube ** 3
-    t.add("stage_to_volume (pack)", 0, F * 2 * V0 * ci)
+    t.add("stage_to_volume (pack)", 0, (4 + F) * V0 * ci)
     V1 = (cube // 2) ** 3
-    t.add("gemm_tiled<Im2colA,StoreRows> patch embed k2s2", 2 * 8 * V1 * ci * f, F * (V0 * ci + V1 * f))
+    t.add(f"{GEMM}<Im2colA,StoreRows> patch embed k2s2", 2 * 8 * V1 * ci * f, F * (V0 * ci + V1 * f))
     for s in range(4):
         C, L = f << s, cube // 2 >> s
         V = L ** 3
@@ -84,7 +88,7 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
         Vo = V // 8
         t.add("merge_gather", 0, F * 2 * V * C)
         layernorm(t, Vo, 8 * C)
-        t.add("gemm_tiled<RowsA,StoreRows> merge reduction", 2 * Vo * 8 * C * 2 * C, F * (Vo * 8 * C + Vo * 2 * C + 16 * C * C))
+        t.add(f"{GEMM}<RowsA,StoreRows> merge reduction", 2 * Vo * 8 * C * 2 * C, F * (Vo * 8 * C + Vo * 2 * C + 16 * C * C))
     L4, C4 = cube // 32, 16 * f
     layernorm(t, L4 ** 3, C4)
     resblock(t, L4 ** 3, C4, C4, dest=False)
@@ -92,15 +96,15 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
     for k in range(4, 0, -1):
         cout = cin // 2
         Vi, Vo = L ** 3, (2 * L) ** 3
-        t.add("gemm_tiled<RowsA,TapScatter> conv_transpose2", 2 * Vi * cin * cout * 8, F * (Vi * cin + Vo * cout + 8 * cin * cout))
+        t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * cin * cout * 8, F * (Vi * cin + Vo * cout + 8 * cin * cout))
         resblock(t, Vo, 2 * cout, cout, dest=False)
         cin, L = cout, 2 * L
     Vi = (cube // 2) ** 3
-    t.add("gemm_tiled<RowsA,TapScatter> conv_transpose2", 2 * Vi * f * f * 8, F * (Vi * f + V0 * f + 8 * f * f))
+    t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * f * f * 8, F * (Vi * f + V0 * f + 8 * f * f))
     resblock(t, V0, ci, f, dest=True)  # encoder1
     resblock(t, V0, 2 * f, f, dest=False)  # decoder1
-    t.add("gemm_tiled<RowsA,StoreRows> conv 1x1", 2 * V0 * f * co, F * (V0 * f + V0 * co + f * co))
-    t.add("volume_to_stage (unpack)", 0, F * 2 * V0 * co)
+    t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V0 * f * co, F * (V0 * f + V0 * co + f * co))
+    t.add("volume_to_stage (unpack)", 0, (4 + F) * V0 * co)
     return t
 
 
@@ -110,15 +114,22 @@ def main():
     ap.add_argument("--cube", type=int, default=96)
     ap.add_argument("--ci", type=int, default=1)
     ap.add_argument("--co", type=int, default=14)
+    ap.add_argument("--half", action="store_true", help="float16 storage, GEMMs on tensor cores")
     a = ap.parse_args()
+    global F, GEMM
+    if a.half:
+        F, GEMM = 2, "gemm_wmma"
     t = forward(a.f, a.cube, a.ci, a.co)
     names = list(PEAKS)
-    print(f"f={a.f}, {a.cube}^3, Ci={a.ci}, Co={a.co}. ESTIMATES (roofline bound from peak figures), not measurements.\n")
+    mode = "half mode (float16 storage, tensor-core GEMMs)" if a.half else "float32"
+    print(f"f={a.f}, {a.cube}^3, Ci={a.ci}, Co={a.co}, {mode}. ESTIMATES (roofline bound from peak figures), "
+          "not measurements.\n")
     print("| kernel | launches | GFLOP | DRAM MB | FLOP/byte | " + " | ".join(f"{n} est. ms" for n in names) + " |")
     print("|---|---:|---:|---:|---:|" + "---:|" * len(names))
     tot = [0.0, 0.0] + [0.0] * len(names)
     for k, (fl, by, n) in t.k.items():
-        times = [max(fl / p[0], by / p[1]) * 1e3 for p in PEAKS.values()]
+        tensor = a.half and k.startswith("gemm_wmma")
+        times = [max(fl / (p[1] if tensor else p[0]), by / p[2]) * 1e3 for p in PEAKS.values()]
         tot[0] += fl
         tot[1] += by
         for i, x in enumerate(times):
