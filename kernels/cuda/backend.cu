@@ -29,6 +29,13 @@ int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char
     return 0;
 }
 
+int swin_cuda_check_ws(struct swin_cuda_backend *be, const char *op, const void *ws, size_t ws_bytes, size_t need)
+{
+    if (!need || (ws && ws_bytes >= need)) return 0;
+    return swin_cuda_fail(be, SWIN_ERR_ARG, "%s: workspace %zu bytes, need %zu (%s_ws)", op, ws ? ws_bytes : 0, need,
+                          op);
+}
+
 bool swin_cuda_weight_ptr(struct swin_cuda_backend *be, const char *op, const char *name, const float *w,
                           size_t count, const void **dev)
 {
@@ -109,7 +116,8 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     } else if ((e = cudaMalloc((void **)&be->dev_flat, swin_cuda_weight_bytes(m, dtype))) != cudaSuccess) {
         what = "cudaMalloc of the model weights";
         st = SWIN_ERR_NOMEM;
-    } else if ((e = swin_cuda_upload(be, be->dev_flat, (const float *)m->flat, m->flat_bytes / sizeof(float))) != cudaSuccess) {
+    } else if ((e = swin_cuda_upload(be, be->dev_flat, (const float *)m->flat, m->flat_bytes / sizeof(float))) !=
+               cudaSuccess) {
         what = "upload of the model weights";   /* (through the stage in half mode) */
         st = SWIN_ERR_BACKEND;
     }

@@ -105,10 +105,7 @@ extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, struct swin_vol 
         return swin_cuda_fail(be, SWIN_ERR_SHAPE,
                               "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d", out.d,
                               out.h, out.w, in.d, in.h, in.w, k, stride, pad);
-    const size_t need = swin_cuda_conv3d_ws(be, out, in, k);
-    if (need && (!ws || ws_bytes < need))
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0,
-                              need);
+    if ((rc = swin_cuda_check_ws(be, "conv3d", ws, ws_bytes, swin_cuda_conv3d_ws(be, out, in, k)))) return rc;
     return be->dtype == SWIN_F16 ? conv3d_typed<__half>(be, out, in, w, bias, k, stride, pad, ws)
                                  : conv3d_typed<float>(be, out, in, w, bias, k, stride, pad, ws);
 }

@@ -25,7 +25,8 @@ template <class T> struct TapScatter {
 
 using namespace swin_cuda;
 
-template <class T> static int conv_transpose2_typed(struct swin_cuda_backend *be, struct swin_vol out, struct swin_vol in, const float *w)
+template <class T>
+static int conv_transpose2_typed(struct swin_cuda_backend *be, struct swin_vol out, struct swin_vol in, const float *w)
 {
     const T *dw;
     if (!swin_cuda_weight(be, "conv_transpose2", "w", w, (size_t)8 * in.c * out.c, &dw)) return SWIN_ERR_ARG;

@@ -99,10 +99,8 @@ extern "C" int swin_cuda_patch_merge(void *bev, struct swin_vol out, struct swin
                                       a, order[m][a]);
             packed |= order[m][a] << (3 * m + 2 - a);
         }
-    const size_t need = swin_cuda_patch_merge_ws(be, out, in);
-    if (!ws || ws_bytes < need)
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "patch_merge: workspace %zu bytes, need %zu (patch_merge_ws)",
-                              ws ? ws_bytes : 0, need);
+    if ((rc = swin_cuda_check_ws(be, "patch_merge", ws, ws_bytes, swin_cuda_patch_merge_ws(be, out, in))))
+        return rc;
     return be->dtype == SWIN_F16 ? patch_merge_typed<__half>(be, out, in, packed, norm_w, norm_b, red_w, ws)
                                  : patch_merge_typed<float>(be, out, in, packed, norm_w, norm_b, red_w, ws);
 }

@@ -150,10 +150,8 @@ extern "C" int swin_cuda_swin_attention(void *bev, struct swin_vol x, const stru
         return swin_cuda_fail(be, SWIN_ERR_ARG,
                               "swin_attention: block weights missing (norm1, qkv_w, bias_table, proj)");
     if ((rc = check_geom(be, x, g))) return rc;
-    const size_t need = swin_cuda_swin_attention_ws(be, x, g);
-    if (!ws || ws_bytes < need)
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_attention: workspace %zu bytes, need %zu (swin_attention_ws)",
-                              ws ? ws_bytes : 0, need);
+    if ((rc = swin_cuda_check_ws(be, "swin_attention", ws, ws_bytes, swin_cuda_swin_attention_ws(be, x, g))))
+        return rc;
     return be->dtype == SWIN_F16 ? swin_attention_typed<__half>(be, x, blk, g, ws)
                                  : swin_attention_typed<float>(be, x, blk, g, ws);
 }

@@ -61,10 +61,7 @@ extern "C" int swin_cuda_swin_mlp(void *bev, struct swin_vol x, const struct swi
     if (!blk || !blk->norm2_w || !blk->norm2_b || !blk->fc1_w || !blk->fc1_b || !blk->fc2_w || !blk->fc2_b)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: block weights missing (norm2, fc1, fc2 with biases)");
     if (hidden <= 0) return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: hidden %d must be positive", hidden);
-    const size_t need = swin_cuda_swin_mlp_ws(be, x, hidden);
-    if (!ws || ws_bytes < need)
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: workspace %zu bytes, need %zu (swin_mlp_ws)",
-                              ws ? ws_bytes : 0, need);
+    if ((rc = swin_cuda_check_ws(be, "swin_mlp", ws, ws_bytes, swin_cuda_swin_mlp_ws(be, x, hidden)))) return rc;
     return be->dtype == SWIN_F16 ? swin_mlp_typed<__half>(be, x, blk, hidden, ws)
                                  : swin_mlp_typed<float>(be, x, blk, hidden, ws);
 }

@@ -26,7 +26,8 @@ int main(void)
 
     struct swin_cuda_backend *be = NULL;
     ok &= check_true("create without weights: SWIN_ERR_ARG",
-                     swin_cuda_backend_create(0, NULL, SWIN_F32, &be, &err) == SWIN_ERR_ARG && be == NULL && err.msg[0]);
+                     swin_cuda_backend_create(0, NULL, SWIN_F32, &be, &err) == SWIN_ERR_ARG && be == NULL &&
+                         err.msg[0]);
     ok &= check_true("context bytes without a context", swin_cuda_context_bytes(NULL) > (size_t)8 << 20);
 
     cvol in = cvol_new(2, 3, 4, 8, 8, &r, -1.0f, 1.0f);
@@ -42,6 +43,10 @@ int main(void)
     bad = out.dev;
     bad.pitch = 4;
     ok &= expect("layernorm with pitch < c", swin_cuda_ops.layernorm(e.gpu, bad, in.dev, g, g), SWIN_ERR_SHAPE, e.gpu);
+    bad = out.dev;
+    bad.dtype = bad.dtype == SWIN_F16 ? SWIN_F32 : SWIN_F16;  /* the other storage type */
+    ok &= expect("layernorm on a volume of the other storage type", swin_cuda_ops.layernorm(e.gpu, bad, in.dev, g, g),
+                 SWIN_ERR_ARG, e.gpu);
 
     cvol big = cvol_new(4, 4, 4, 16, 16, &r, -1.0f, 1.0f);
     cvol half = cvol_new(2, 2, 2, 32, 32, &r, -1.0f, 1.0f);
