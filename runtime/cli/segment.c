@@ -408,7 +408,8 @@ int cli_segment(int argc, char **argv)
                       "\"blend\": \"%s\", \"classes\": %d,\n \"model_load_seconds\": %.3f, "
                       "\"context_bytes\": %zu, \"context_weight_bytes\": %zu, \"context_arena_bytes\": %zu,\n"
                       " \"volumes\": [\n",
-                plan.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", plan.half ? "float16" : "float32", plan.cube[0], plan.cube[1], plan.cube[2],
+                plan.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", plan.half ? "float16" : "float32", plan.cube[0],
+                plan.cube[1], plan.cube[2],
                 a.opt.overlap,
                 a.opt.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant", info.out_channels, t_model,
                 plan.total_bytes, plan.weight_bytes, plan.arena_bytes);
