@@ -1,6 +1,7 @@
 /* The public C API (runtime/swinrun.h): models, plans and contexts. */
 #include "runtime/swinrun.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,13 +223,30 @@ void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out)
     *out = ctx->info;
 }
 
+/* Half mode stores activations as float16 (largest finite value 65504): an input far
+ * outside the range the model was trained on can overflow to inf/NaN. Said, not passed on. */
+static swin_status check_half_finite(const swin_context_t *ctx, const float *logits, swin_error *err)
+{
+    const size_t n = (size_t)ctx->model->cfg.out_channels * (size_t)ctx->cube[0] * (size_t)ctx->cube[1] *
+                     (size_t)ctx->cube[2];
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += !isfinite(logits[i]);
+    if (!bad) return SWIN_OK;
+    return swin_error_set(err, SWIN_ERR_BACKEND,
+                          "CUDA half mode: %zu of %zu logits are not finite (a float16 activation overflowed its "
+                          "range of +-65504; is the input normalised like the training data?): run without --half",
+                          bad, n);
+}
+
 swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err)
 {
     if (!input || !logits) return swin_error_set(err, SWIN_ERR_ARG, "input and logits buffers are required");
     plan_rewind(&ctx->plan);
     struct swin_exec e = {.plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->backend.ops, .be = ctx->backend.be,
                           .err = err};
-    return swin_forward(&e, ctx->model, ctx->cube, input, logits);
+    swin_status st = swin_forward(&e, ctx->model, ctx->cube, input, logits);
+    if (!st && ctx->info.half) st = check_half_finite(ctx, logits, err);
+    return st;
 }
 
 void swin_context_free(swin_context_t *ctx)

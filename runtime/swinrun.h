@@ -75,7 +75,9 @@ typedef struct swin_context_params {
     bool half;              /* CUDA only: store weights and activations as float16 (float32
                                arithmetic), half the device bytes; logits agree with float32
                                to about 1e-2 relative. SWIN_BACKEND_CPU refuses it; AUTO
-                               falling back to the CPU runs float32 (plan info .half false). */
+                               falling back to the CPU runs float32 (plan info .half false).
+                               A run whose float16 activations overflow (non-finite logits)
+                               fails with SWIN_ERR_BACKEND instead of returning them. */
 } swin_context_params;
 
 swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
