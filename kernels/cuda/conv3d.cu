@@ -1,5 +1,5 @@
 /* conv3d: out = conv3d(in, w) + bias, cross-correlation as torch.nn.Conv3d, as an
- * implicit GEMM on gemm_tiled (gemm.cuh), no workspace:
+ * implicit GEMM through gemm_launch (gemm_tiled, or gemm_wmma in half mode), no workspace:
  *   A (M = OD OH OW output voxels, K = k^3 cin): A(m, tap cin + ci) = in(o stride - pad + tap, ci),
  *     zero outside the input; taps in (kz, ky, kx) order, read straight from the
  *     channels-last input by the Im2colA loader (the im2col matrix never exists);

@@ -5,7 +5,7 @@
  * On chunks of R consecutive output voxels (R from SWIN_CUDA_CHUNK_BYTES):
  *   merge_gather    a (R, 8C) = the concatenated sub-grid rows (grid-stride, channel fastest)
  *   layernorm_rows  a = LN(a) in place (warp per row)
- *   gemm_tiled      out rows = a . red_w (StoreRows epilogue, out.pitch)
+ *   gemm_launch     out rows = a . red_w (StoreRows epilogue, out.pitch)
  * Workspace: a (R, 8C) in the storage type of in. */
 #include "kernels/cuda/gemm.cuh"
 

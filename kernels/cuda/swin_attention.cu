@@ -6,9 +6,9 @@
  *   1. window_gather_ln   tok (wc n, C) = LN1(x[token_voxel(gt)]), 0 for padded tokens
  *                         (warp per token, 8 per block: the shift, padding and partition
  *                         are the gather's index map, window_geom.cuh);
- *   2. gemm_tiled         qkv (wc n, 3C) = tok . qkv_w + qkv_b;
+ *   2. gemm_launch        qkv (wc n, 3C) = tok . qkv_w + qkv_b;
  *   3. window_attention_fused   o (wc n, C), stored over tok (window_attention.cu);
- *   4. gemm_tiled         x[token_voxel(gt)] += o . proj_w + proj_b for real tokens
+ *   4. gemm_launch        x[token_voxel(gt)] += o . proj_w + proj_b for real tokens
  *                         (WindowScatterAdd epilogue: the window reverse, the roll back
  *                         and the crop are the scatter's index map).
  * Windows are disjoint in x, so a chunk's scatter never touches a later chunk's gather.

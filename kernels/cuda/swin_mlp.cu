@@ -3,8 +3,8 @@
  * on chunks of R consecutive voxels (R from SWIN_CUDA_CHUNK_BYTES, a function of the
  * shapes only), three launches per chunk on the backend stream:
  *   layernorm_rows  a (R, C) = LN2 of the chunk's rows (warp per row)
- *   gemm_tiled      h (R, hidden) = GELU_erf(a . fc1_w + fc1_b)   (StoreRows epilogue)
- *   gemm_tiled      x rows += h . fc2_w + fc2_b                   (AddRows epilogue, pitch)
+ *   gemm_launch     h (R, hidden) = GELU_erf(a . fc1_w + fc1_b)   (StoreRows epilogue)
+ *   gemm_launch     x rows += h . fc2_w + fc2_b                   (AddRows epilogue, pitch)
  * Workspace: a (R, C) and h (R, hidden) in x's storage type, 256-byte aligned slices. */
 #include "kernels/cuda/gemm.cuh"
 
