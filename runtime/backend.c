@@ -58,13 +58,10 @@ swin_status backend_open(const struct swin_model *m, const swin_context_params *
 #endif
     case SWIN_BACKEND_AUTO:
 #ifdef SWIN_HAVE_CUDA
-        if (open_cuda(m, p, true, b, err) == SWIN_OK) {
-            if (!need_device) {  /* planning only: keep the kind, give the device back */
-                swin_cuda_backend_free(b->be);
-                b->be = NULL;
-            }
+        /* Planning only asks whether the device exists; a run opens it (uploads weights). */
+        if (need_device ? open_cuda(m, p, true, b, err) == SWIN_OK
+                        : swin_cuda_device_usable(p->device) && open_cuda(m, p, false, b, err) == SWIN_OK)
             return SWIN_OK;
-        }
 #endif
         return open_cpu(m, p, b, err);
     }

@@ -74,6 +74,12 @@ static swin_status cuda_error(swin_error *err, swin_status st, const char *what,
                           cudaGetErrorString(e));
 }
 
+extern "C" bool swin_cuda_device_usable(int device)
+{
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
+}
+
 extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_model *m, enum swin_dtype dtype,
                                                 struct swin_cuda_backend **out, swin_error *err)
 {

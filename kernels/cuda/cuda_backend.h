@@ -32,6 +32,7 @@
 #ifndef SWIN_CUDA_BACKEND_H
 #define SWIN_CUDA_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -49,6 +50,9 @@ struct swin_cuda_backend;
  * usable device; SWIN_ERR_NOMEM when the weights or scratch do not fit. */
 swin_status swin_cuda_backend_create(int device, const struct swin_model *m, enum swin_dtype dtype,
                                      struct swin_cuda_backend **out, swin_error *err);
+/* Whether CUDA device `device` exists and the driver works, without creating a context's
+ * buffers (what --backend auto plans with). */
+bool swin_cuda_device_usable(int device);
 /* Frees the weights, scratch and stream. NULL-safe. Arenas must be freed first. */
 void swin_cuda_backend_free(struct swin_cuda_backend *be);
 
