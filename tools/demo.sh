@@ -38,6 +38,10 @@ step "swinrun info"
 build/swinrun info "$model"
 step "swinrun plan (exact bytes, before anything is allocated)"
 build/swinrun plan "$model"
+# The same window on a CUDA GPU (planning needs none): all-in device bytes, float32 and half.
+for mode in "" --half; do
+    build/swinrun plan "$model" --backend cuda $mode | grep -E '^(backend|total)'
+done
 
 step "segment the CT (sliding 96^3 windows, overlap 0.5, labels on the CT's grid)"
 /usr/bin/time -f "peak RSS %M KiB, %e s wall" \
