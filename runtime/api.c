@@ -52,6 +52,8 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
         .patch_norm = c->patch_norm, .instnorm_affine = c->instnorm_affine,
         .downsample = swin_merge_kind_name(c->merge_kind),
         .param_count = m->param_count, .weight_bytes = m->flat_bytes,
+        .opset = m->source.opset, .exporter = m->source.exporter, .post = m->source.post,
+        .weight_storage = m->source.weight_storage,
     };
     memcpy(o->depths, c->depths, sizeof o->depths);
     memcpy(o->heads, c->heads, sizeof o->heads);

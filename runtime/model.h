@@ -57,6 +57,14 @@ struct swin_config {
     int bias_tokens[SWIN_STAGES];
 };
 
+/* Where the ONNX file came from, as far as the file tells (for `swinrun info` and messages). */
+struct swin_source {
+    int opset;                        /* of the default ONNX domain */
+    char exporter[160];               /* e.g. "torch.onnx dynamo exporter (pytorch 2.15.0)" */
+    char post[96];                    /* traces of post-processing tools, "" when none */
+    char weight_storage[96];          /* e.g. "float32", "float16, cast to float32 in the graph" */
+};
+
 /* One Swin block (pre-norm, window attention then MLP). C = stage channels, h = heads. */
 struct swin_block_w {
     const float *norm1_w, *norm1_b;   /* (C) */
@@ -104,6 +112,8 @@ struct swin_model {
     struct swin_upblock_w decoder[SWIN_DECODERS];
     const float *out_w;               /* (1,1,1, f, Co) */
     const float *out_b;               /* (Co) */
+
+    struct swin_source source;
 
     void *flat;                       /* the one weight buffer every pointer above points into */
     size_t flat_bytes;

@@ -51,6 +51,12 @@ typedef struct swin_model_info {
     const char *downsample; /* patch-merging order, e.g. "merging (MONAI >= 1.5 order)" */
     size_t param_count;     /* float parameters */
     size_t weight_bytes;    /* bytes of the one weight buffer */
+    int opset;              /* ONNX opset of the file */
+    const char *exporter;   /* what wrote the file, e.g. "torch.onnx dynamo exporter (pytorch 2.15.0)" */
+    const char *post;       /* post-processing tools the file shows traces of; "" when none */
+    const char *weight_storage;  /* how the file stores the weights, e.g. "float32" or
+                                    "float16 (...), cast to float32 in the graph"; swinrun
+                                    holds them as float32 (CUDA half mode: float16) */
 } swin_model_info;
 
 /* Exact memory of one context, known before anything is allocated. */

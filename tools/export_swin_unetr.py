@@ -61,8 +61,10 @@ def parse_args(argv=None):
     p.add_argument("--no-qkv-bias", action="store_true")
     p.add_argument("--patch-norm", action="store_true")
     p.add_argument("--instnorm-affine", action="store_true", help='norm_name=("instance", {"affine": True})')
-    p.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
-    p.add_argument("--opset", type=int, default=None, help="default 17 (torchscript) / 18 (dynamo)")
+    p.add_argument("--exporter", choices=["torchscript", "dynamo"], default="dynamo",
+                   help="dynamo (default: what torch.onnx.export does today) or torchscript (dynamo=False)")
+    p.add_argument("--opset", type=int, default=None,
+                   help="ONNX opset; default: the exporter's own default (torch 2.15: 20 for dynamo)")
     p.add_argument("--dynamic", action="store_true", help="dynamic spatial axes (D,H,W)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--checkpoint", default=None, help="state_dict file (.pt/.pth); MONAI bundle dicts ok")
@@ -98,8 +100,6 @@ def parse_args(argv=None):
         die(f"--window {a.window}: must be positive")
     if a.merge_order == "pre15" and a.downsample != "merging":
         die("--merge-order pre15 only applies to --downsample merging")
-    if a.opset is None:
-        a.opset = 17 if a.exporter == "torchscript" else 18
     return a
 
 
@@ -344,24 +344,25 @@ def _export(model, cfg: dict, out: str) -> None:
     x = torch.zeros(1, cfg["in_channels"], D, H, W)
     if os.path.exists(out + ".data"):
         os.remove(out + ".data")
+    # only what the user chose is passed: everything else is torch.onnx.export's own default
+    kwargs = {"input_names": ["input"], "output_names": ["logits"]}
+    if cfg["opset"] is not None:
+        kwargs["opset_version"] = cfg["opset"]
     with torch.no_grad():
         if cfg["exporter"] == "torchscript":
-            dyn = None
             if cfg["dynamic"]:
-                dyn = {"input": {2: "D", 3: "H", 4: "W"}, "logits": {2: "D", 3: "H", 4: "W"}}
-            torch.onnx.export(model, (x,), out, dynamo=False, opset_version=cfg["opset"],
-                              input_names=["input"], output_names=["logits"], dynamic_axes=dyn,
-                              do_constant_folding=True)
+                kwargs["dynamic_axes"] = {"input": {2: "D", 3: "H", 4: "W"}, "logits": {2: "D", 3: "H", 4: "W"}}
+            torch.onnx.export(model, (x,), out, dynamo=False, **kwargs)
         else:
-            kwargs = {}
             if cfg["dynamic"]:
                 from torch.export import Dim
                 kwargs["dynamic_shapes"] = {"x_in": {2: 32 * Dim("d", min=1, max=64),
                                                      3: 32 * Dim("h", min=1, max=64),
                                                      4: 32 * Dim("w", min=1, max=64)}}
-            prog = torch.onnx.export(model, (x,), None, dynamo=True, opset_version=cfg["opset"],
-                                     input_names=["input"], output_names=["logits"], **kwargs)
-            prog.save(out, external_data=True)
+            torch.onnx.export(model, (x,), out, dynamo=True, **kwargs)
+    import onnx
+    m = onnx.load(out, load_external_data=False)
+    cfg["opset"] = next(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
 
 
 def ort_check(model, cfg: dict, out: str, seed: int = 1) -> dict:

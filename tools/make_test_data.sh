@@ -118,18 +118,82 @@ PYEOF
         "$(awk "BEGIN{print $t1 - $t0}")" "$(awk "BEGIN{print $t2 - $t1}")" "$sz"
 }
 
-run_case f12_c32_ts          "32 32 32" --feature-size 12 --size 32 32 32 --exporter torchscript --opset 17
-run_case f12_c64_dynamo      "64 64 64" --feature-size 12 --size 64 64 64 --exporter dynamo
-run_case f24_c64_v2_ts       "64 64 64" --feature-size 24 --size 64 64 64 --use-v2
-run_case f12_64x32x96_ts     "64 32 96" --feature-size 12 --size 64 32 96
-run_case f12_c32_nonorm_ts   "32 32 32" --feature-size 12 --size 32 32 32 --no-normalize
-run_case f12_c32_mergingv2_ts "32 32 32" --feature-size 12 --size 32 32 32 --downsample mergingv2
-run_case f12_c32_pre15_ts    "32 32 32" --feature-size 12 --size 32 32 32 --merge-order pre15
+# derive_case NAME BASE KIND: BASE's model rewritten by tools/transform_onnx.py KIND, with its
+# own ONNX Runtime reference at BASE's run cube (same input seed)
+derive_case() {
+    local name="$1" base="$2" kind="$3"
+    if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
+    local dir="$outdir/$name" bdir="$outdir/$base"
+    if [ ! -f "$bdir/case.json" ]; then
+        echo "[$name] FAILED: base case $base is missing" >&2; failed+=("$name"); return 0
+    fi
+    local cube ci
+    cube="$("$PY" -c 'import json,sys;print(*json.load(open(sys.argv[1]))["run_cube"])' "$bdir/case.json")"
+    ci="$("$PY" -c 'import json,sys;print(json.load(open(sys.argv[1]))["in_channels"])' "$bdir/case.json")"
+    local cmd="transform_onnx.py $kind ($(cat "$bdir/cmdline.txt")) | ort_reference.py --shape 1 $ci $cube --seed 0 | tools-v1"
+    if [ -f "$dir/cmdline.txt" ] && [ "$(cat "$dir/cmdline.txt")" = "$cmd" ] && [ -f "$dir/logits.npy" ] \
+        && [ -f "$dir/case.json" ]; then
+        echo "[$name] up to date, skipped"
+        return 0
+    fi
+    echo "[$name] building in $dir"
+    rm -rf "$dir"; mkdir -p "$dir"
+    if ! "$PY" "$here/transform_onnx.py" "$kind" "$bdir/model.onnx" "$dir/model.onnx" > "$dir/export.log" 2>&1; then
+        tail -n 3 "$dir/export.log" >&2
+        echo "[$name] FAILED: transform $kind" >&2; failed+=("$name"); return 0
+    fi
+    if ! "$PY" "$here/ort_reference.py" "$dir/model.onnx" --shape 1 "$ci" $cube --seed 0 \
+            --save-input "$dir/input.npy" --out "$dir/logits.npy" > "$dir/ort.log" 2>&1; then
+        tail -n 3 "$dir/ort.log" >&2
+        echo "[$name] FAILED: ORT reference" >&2; failed+=("$name"); return 0
+    fi
+    "$PY" - "$bdir/case.json" "$dir" "$kind" <<'PYEOF'
+import json, os, sys
+src, d, kind = sys.argv[1:]
+cfg = json.load(open(src))
+cfg["derived"] = kind
+cfg["reference"] = "ORT CPUExecutionProvider on model.onnx"
+cfg["files"] = {f: os.path.getsize(os.path.join(d, f)) for f in sorted(os.listdir(d))
+                if f.endswith((".onnx", ".data", ".npy"))}
+for k in ("export_seconds", "reference_seconds", "torch_vs_ort_max_abs_diff"):
+    cfg.pop(k, None)
+with open(os.path.join(d, "case.json"), "w") as fh:
+    json.dump(cfg, fh, indent=1)
+    fh.write("\n")
+PYEOF
+    cp "$bdir/model.json" "$dir/model.json"
+    printf '%s' "$cmd" > "$dir/cmdline.txt"
+    echo "[$name] done: $(tail -n 1 "$dir/export.log")"
+}
+
+TS="--exporter torchscript"
+run_case f12_c32_ts          "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset 17
+run_case f12_c64_dynamo      "64 64 64" --feature-size 12 --size 64 64 64 --exporter dynamo --opset 18
+run_case f24_c64_v2_ts       "64 64 64" --feature-size 24 --size 64 64 64 --use-v2 $TS --opset 17
+run_case f12_64x32x96_ts     "64 32 96" --feature-size 12 --size 64 32 96 $TS --opset 17
+run_case f12_c32_nonorm_ts   "32 32 32" --feature-size 12 --size 32 32 32 --no-normalize $TS --opset 17
+run_case f12_c32_mergingv2_ts "32 32 32" --feature-size 12 --size 32 32 32 --downsample mergingv2 $TS --opset 17
+run_case f12_c32_pre15_ts    "32 32 32" --feature-size 12 --size 32 32 32 --merge-order pre15 $TS --opset 17
 run_case f12_c32_misc_ts     "32 32 32" --feature-size 12 --size 32 32 32 --depths 1,3,2,1 --heads 2,4,6,12 \
-                                        --window 5 --no-qkv-bias --patch-norm --instnorm-affine
-run_case f12_dyn_ts          "64 64 64" --feature-size 12 --size 32 32 32 --dynamic
+                                        --window 5 --no-qkv-bias --patch-norm --instnorm-affine $TS --opset 17
+run_case f12_dyn_ts          "64 64 64" --feature-size 12 --size 32 32 32 --dynamic $TS --opset 17
+# every opset the two exporters emit; f12_c32_default is what torch.onnx.export(model, x, path) gives today
+run_case f12_c32_default     "32 32 32" --feature-size 12 --size 32 32 32
+for o in 18 19 20; do run_case f12_c32_ts$o "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset $o; done
+for o in 19 21 22 23; do run_case f12_c32_dynamo$o "32 32 32" --feature-size 12 --size 32 32 32 --exporter dynamo --opset $o; done
+# what users' post-processing tools make of an export (tools/transform_onnx.py)
+for base in f12_c32_ts f12_c32_default; do
+    derive_case "${base}_onnxsim" "$base" onnxsim
+    derive_case "${base}_onnxslim" "$base" onnxslim
+    derive_case "${base}_ortbasic" "$base" ort-basic
+done
+derive_case f12_c32_ts_fp16w       f12_c32_ts fp16-weights
+derive_case f12_c32_default_bf16w  f12_c32_default bf16-weights
+derive_case f12_c32_default_fp16g  f12_c32_default fp16-graph
+derive_case f12_c32_default_fardata f12_c32_default far-data
 if [ $slow -eq 1 ]; then
-    run_case f48_c96_ts      "96 96 96" --feature-size 48 --size 96 96 96
+    run_case f48_c96_ts      "96 96 96" --feature-size 48 --size 96 96 96 $TS --opset 17
+    run_case f48_c96_default "96 96 96" --feature-size 48 --size 96 96 96
 fi
 
 echo "make_test_data: $(( $(date +%s) - total_start ))s total, output in $outdir"

@@ -45,14 +45,28 @@ def make_input(shape, seed: int):
     return out
 
 
+def input_is_float16(model: str) -> bool:
+    """True for a float16 graph (its input is float16)."""
+    import onnx
+    m = onnx.load(model, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    ins = [i for i in m.graph.input if i.name not in inits]
+    return bool(ins) and ins[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
+
+
 def run(model: str, x, threads: int = 0):
+    """Logits of ORT's CPU provider; a float16 graph gets x in float16 (exactly: the caller
+    passes float16-representable values) and its logits are widened to float32."""
+    import numpy as np
     import onnxruntime as ort
     so = ort.SessionOptions()
     if threads:
         so.intra_op_num_threads = threads
     sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-    name = sess.get_inputs()[0].name
-    return sess.run(None, {name: x})[0]
+    inp = sess.get_inputs()[0]
+    if inp.type == "tensor(float16)":
+        x = x.astype(np.float16)
+    return np.asarray(sess.run(None, {inp.name: x})[0], dtype=np.float32)
 
 
 def main(argv=None) -> int:
@@ -79,6 +93,8 @@ def main(argv=None) -> int:
         x = np.ascontiguousarray(x, dtype=np.float32)
     else:
         x = make_input(a.shape, a.seed)
+        if input_is_float16(a.model):   # the same values for swinrun's float32 input and ORT's float16 one
+            x = x.astype(np.float16).astype(np.float32)
         if a.save_input:
             os.makedirs(os.path.dirname(os.path.abspath(a.save_input)), exist_ok=True)
             np.save(a.save_input, x)

@@ -28,6 +28,14 @@ float node_attr_float(const Onnx__NodeProto *n, const char *name, float dflt)
     return a && a->has_f ? a->f : dflt;
 }
 
+bool node_attr_str_is(const Onnx__NodeProto *n, const char *name, const char *value, bool dflt)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    if (!a || !a->has_s) return dflt;
+    size_t len = strlen(value);
+    return a->s.len == len && !memcmp(a->s.data, value, len);
+}
+
 int node_attr_ints(const Onnx__NodeProto *n, const char *name, const int64_t **vals)
 {
     const Onnx__AttributeProto *a = attr(n, name);
@@ -62,6 +70,12 @@ int graph_consumers(const struct graph *g, const char *name, const int **nodes)
     if (v < 0) return 0;
     *nodes = g->cons + g->cons_start[v];
     return g->cons_start[v + 1] - g->cons_start[v];
+}
+
+/* A Cast to float32, float16 or bfloat16. */
+static bool is_float_cast(const Onnx__NodeProto *n)
+{
+    return !strcmp(n->op_type, "Cast") && onnx_dtype_is_float((int)node_attr_int(n, "to", 0));
 }
 
 static swin_status nomem(struct graph *g, swin_error *err)
@@ -115,9 +129,13 @@ swin_status graph_build(struct graph *g, struct onnx_file *f, swin_error *err)
                 continue;   /* other Constant forms never carry what the loader reads */
             }
             if (!st && !strmap_put(&g->tensor, n->output[0], f->n_inits + g->n_consts++)) st = nomem(g, err);
-        } else if (!strcmp(n->op_type, "Identity") && n->n_input == 1 && n->n_output == 1) {
+        } else if ((!strcmp(n->op_type, "Identity") || is_float_cast(n)) && n->n_input == 1 && n->n_output == 1) {
+            /* an alias of the constant; a Cast between float types (weights stored in float16
+             * or bfloat16, cast back to float32) reads the stored tensor widened to float32 */
             int id = strmap_get(&g->tensor, n->input[0]);
-            if (id >= 0 && !strmap_put(&g->tensor, n->output[0], id)) st = nomem(g, err);
+            const struct onnx_tensor *t = id < 0 ? NULL : id < f->n_inits ? &f->inits[id] : &g->consts[id - f->n_inits];
+            if (t && (n->op_type[0] == 'I' || onnx_dtype_is_float(t->dtype)) && !strmap_put(&g->tensor, n->output[0], id))
+                st = nomem(g, err);
         }
     }
     /* Consumer lists (CSR). */

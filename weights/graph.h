@@ -35,6 +35,8 @@ const char *node_in(const Onnx__NodeProto *n, int i);
 /* Attribute lookups; the default when the attribute is absent. */
 int64_t node_attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt);
 float node_attr_float(const Onnx__NodeProto *n, const char *name, float dflt);
+/* STRING attribute equal to `value`; `dflt` when the attribute is absent. */
+bool node_attr_str_is(const Onnx__NodeProto *n, const char *name, const char *value, bool dflt);
 /* INTS attribute: the count (-1 if absent), values in *vals. */
 int node_attr_ints(const Onnx__NodeProto *n, const char *name, const int64_t **vals);
 

@@ -59,7 +59,7 @@ static swin_status node_err(const struct graph *g, int i, swin_status st, const 
 
 static bool is_float_const(const struct onnx_tensor *t, int rank)
 {
-    return t && t->dtype == ONNX_FLOAT && t->ndim == rank;
+    return t && onnx_dtype_is_float(t->dtype) && t->ndim == rank;
 }
 
 /* Cubic kernel, equal strides, equal pads, unit dilation, group 1. */
@@ -79,10 +79,7 @@ static swin_status conv_attrs(const struct graph *g, int i, struct layer *l, swi
     for (int j = 0; j < k; j++) ok = ok && v[j] == 1;
     k = node_attr_ints(n, "output_padding", &v);
     for (int j = 0; j < k; j++) ok = ok && v[j] == 0;
-    for (size_t j = 0; j < n->n_attribute; j++)
-        if (!strcmp(n->attribute[j]->name, "auto_pad") && n->attribute[j]->has_s &&
-            !(n->attribute[j]->s.len == 6 && !memcmp(n->attribute[j]->s.data, "NOTSET", 6)))
-            ok = false;
+    ok = ok && node_attr_str_is(n, "auto_pad", "NOTSET", true);
     if (!ok)
         return node_err(g, i, SWIN_ERR_MODEL,
                         "expected a 3-D convolution with a cubic kernel, equal strides and pads, no dilation, group 1", err);
@@ -103,6 +100,14 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
     const char *op = n->op_type ? n->op_type : "";
     memset(l, 0, sizeof *l);
     l->node = i;
+    if (n->domain && !strncmp(n->domain, "com.microsoft", 13)) {
+        node_err(g, i, SWIN_ERR_MODEL,
+                 "an ONNX Runtime fused operator: this file was saved by ONNX Runtime at the extended or all optimisation "
+                 "level, which only ONNX Runtime can run; re-save it at the basic level "
+                 "(SessionOptions.graph_optimization_level = ORT_ENABLE_BASIC) or use the original export",
+                 err);
+        return -1;
+    }
     if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx")) {
         node_err(g, i, SWIN_ERR_MODEL, "operator from a custom domain; a Swin UNETR export uses only standard ONNX operators", err);
         return -1;
@@ -113,11 +118,11 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         l->w = graph_tensor(g, node_in(n, 1));
         l->b = graph_tensor(g, node_in(n, 2));
         if (!is_float_const(l->w, 5)) {
-            node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 5-D weight (3-D convolution)", err);
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant 5-D float weight (3-D convolution)", err);
             return -1;
         }
         if (node_in(n, 2)[0] && !is_float_const(l->b, 1)) {
-            node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 1-D bias", err);
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant 1-D float bias", err);
             return -1;
         }
         return conv_attrs(g, i, l, err) ? -1 : 1;
@@ -126,7 +131,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         const struct onnx_tensor *b = graph_tensor(g, node_in(n, 1));
         if (!b || graph_tensor(g, node_in(n, 0))) return 0;   /* activation x activation (attention) */
         if (!is_float_const(b, 2)) {
-            node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 2-D weight for a Linear layer", err);
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant 2-D float weight for a Linear layer", err);
             return -1;
         }
         l->kind = L_LINEAR;
@@ -139,7 +144,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
             l->w_out_in = node_attr_int(n, "transB", 0) != 0;
             l->b = graph_tensor(g, node_in(n, 2));
             if (node_in(n, 2)[0] && !is_float_const(l->b, 1)) {
-                node_err(g, i, SWIN_ERR_MODEL, "expected a constant float32 1-D Gemm bias", err);
+                node_err(g, i, SWIN_ERR_MODEL, "expected a constant 1-D float Gemm bias", err);
                 return -1;
             }
             return 1;
@@ -161,7 +166,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         l->w = graph_tensor(g, node_in(n, 1));
         l->b = graph_tensor(g, node_in(n, 2));
         if (!is_float_const(l->w, 1) || (node_in(n, 2)[0] && !is_float_const(l->b, 1))) {
-            node_err(g, i, SWIN_ERR_MODEL, "expected constant float32 1-D scale and bias", err);
+            node_err(g, i, SWIN_ERR_MODEL, "expected constant 1-D float scale and bias", err);
             return -1;
         }
         if (!eps_ok(n)) {
@@ -184,7 +189,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
             if (strcmp(u->op_type, "Mul") && strcmp(u->op_type, "Add")) continue;
             for (int x = 0; x < 2; x++) {
                 const struct onnx_tensor *t = graph_tensor(g, node_in(u, x));
-                if (t && t->dtype == ONNX_FLOAT && t->numel > 1) {
+                if (t && onnx_dtype_is_float(t->dtype) && t->numel > 1) {
                     node_err(g, c[k], SWIN_ERR_MODEL,
                              "a normalisation's affine applied as a separate Mul/Add of a constant is not supported; expected it in the normalisation's scale and bias",
                              err);
@@ -196,7 +201,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
     }
     if (!strcmp(op, "Gather") || !strcmp(op, "GatherND")) {
         const struct onnx_tensor *t = graph_tensor(g, node_in(n, 0));
-        if (!t || t->dtype != ONNX_FLOAT) return 0;
+        if (!t || !onnx_dtype_is_float(t->dtype)) return 0;
         if (t->ndim != 2 || (!strcmp(op, "Gather") && node_attr_int(n, "axis", 0) != 0)) {
             node_err(g, i, SWIN_ERR_MODEL, "a Gather from a float constant must be a bias-table lookup: 2-D table, axis 0", err);
             return -1;
@@ -208,7 +213,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
     if (!strcmp(op, "Add")) {
         for (int k = 0; k < 2; k++) {
             const struct onnx_tensor *t = graph_tensor(g, node_in(n, k));
-            if (t && t->dtype == ONNX_FLOAT && t->ndim >= 3 && t->ndim <= 5 && t->dims[t->ndim - 1] > 1 &&
+            if (t && onnx_dtype_is_float(t->dtype) && t->ndim >= 3 && t->ndim <= 5 && t->dims[t->ndim - 1] > 1 &&
                 t->dims[t->ndim - 1] == t->dims[t->ndim - 2] && !graph_tensor(g, node_in(n, 1 - k))) {
                 l->kind = L_FOLDED;
                 l->w = t;
@@ -223,10 +228,11 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         node_err(g, i, SWIN_ERR_MODEL, "batch norm (norm_name='batch') is not supported; expected InstanceNormalization", err);
         return -1;
     }
-    if (!strcmp(op, "Tanh")) {
+    if (!strcmp(op, "Tanh") || (!strcmp(op, "Gelu") && !node_attr_str_is(n, "approximate", "none", true))) {
         node_err(g, i, SWIN_ERR_MODEL, "tanh-approximated GELU is not supported; MONAI's Swin UNETR uses the exact erf GELU", err);
         return -1;
     }
+    if (!strcmp(op, "Gelu")) return 0;   /* opset 20's exact GELU, in place of Div/Erf/Add/Mul */
     if (!strcmp(op, "If")) {
         const char *bad = if_branch_op(n, 0);
         if (!bad) return 0;

@@ -29,7 +29,7 @@ static const struct onnx_tensor *const_operand(const struct graph *g, const Onnx
 {
     for (int k = 0; k < 2; k++) {
         const struct onnx_tensor *t = graph_tensor(g, node_in(n, k));
-        if (t && t->dtype == ONNX_FLOAT) {
+        if (t && onnx_dtype_is_float(t->dtype)) {
             *other = node_in(n, 1 - k);
             return t;
         }

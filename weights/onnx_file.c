@@ -11,7 +11,8 @@
 #include "weights/wire.h"
 
 /* Field numbers from onnx.proto. */
-enum { MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET = 8 };
+enum { MODEL_IR_VERSION = 1, MODEL_PRODUCER = 2, MODEL_PRODUCER_VERSION = 3, MODEL_GRAPH = 7, MODEL_OPSET = 8,
+       MODEL_METADATA = 14 };
 enum { GRAPH_NODE = 1, GRAPH_INITIALIZER = 5, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12, GRAPH_SPARSE_INIT = 15 };
 enum {
     TENSOR_DIMS = 1, TENSOR_DATA_TYPE = 2, TENSOR_SEGMENT = 3, TENSOR_FLOAT_DATA = 4, TENSOR_INT32_DATA = 5,
@@ -253,6 +254,8 @@ static swin_status parse_value_info(struct indexer *ix, const struct wire_field 
     memset(vi, 0, sizeof *vi);
     vi->name = strdup(p->name ? p->name : "");
     vi->ndim = -1;
+    if (p->type && p->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && p->type->tensor_type)
+        vi->elem_type = p->type->tensor_type->has_elem_type ? p->type->tensor_type->elem_type : 0;
     if (p->type && p->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && p->type->tensor_type &&
         p->type->tensor_type->shape) {
         Onnx__TensorShapeProto *sh = p->type->tensor_type->shape;
@@ -342,7 +345,22 @@ static swin_status parse_model(struct indexer *ix)
             free(b);
             if (!o) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt opset_import", f->path);
             if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) f->opset = o->version;
+            else if (!strcmp(o->domain, "com.microsoft.nchwc") || !strcmp(o->domain, "com.microsoft.experimental"))
+                f->ort_domains = true;
             onnx__operator_set_id_proto__free_unpacked(o, NULL);
+        } else if ((fl.number == MODEL_PRODUCER || fl.number == MODEL_PRODUCER_VERSION) && fl.type == WIRE_LEN) {
+            unsigned char *b;
+            if ((st = read_small(ix, &fl, "ModelProto.producer", &b))) return st;
+            char *dst = fl.number == MODEL_PRODUCER ? f->producer : f->producer_version;
+            snprintf(dst, sizeof f->producer, "%s", (char *)b);
+            free(b);
+        } else if (fl.number == MODEL_METADATA && fl.type == WIRE_LEN) {
+            unsigned char *b;
+            if ((st = read_small(ix, &fl, "ModelProto.metadata_props", &b))) return st;
+            Onnx__StringStringEntryProto *e = onnx__string_string_entry_proto__unpack(NULL, (size_t)fl.len, b);
+            free(b);
+            if (e && e->key && !strncmp(e->key, "onnxsim.", 8)) f->onnxsim_metadata = true;
+            if (e) onnx__string_string_entry_proto__free_unpacked(e, NULL);
         } else if (fl.number == MODEL_GRAPH && fl.type == WIRE_LEN) {
             if (graphs++) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: two graphs", f->path);
             uint64_t save = ix->r.pos;
@@ -446,14 +464,78 @@ static swin_status pread_all(const struct onnx_file *f, int fi, uint64_t off, si
     return SWIN_OK;
 }
 
+/* IEEE 754 binary16 -> binary32, exact (subnormals, infinities and NaN kept). */
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
+    if (e == 0x1f) {
+        bits = sign | 0x7f800000u | (m << 13);
+    } else if (e) {
+        bits = sign | ((e + 112) << 23) | (m << 13);
+    } else if (m) {                         /* subnormal: normalise */
+        int shift = 0;
+        while (!(m & 0x400)) m <<= 1, shift++;
+        bits = sign | ((uint32_t)(113 - shift) << 23) | ((m & 0x3ff) << 13);
+    } else {
+        bits = sign;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static float bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* 16-bit float payloads, read in chunks and widened. int32_data holds them one value per
+ * varint (SRC_VARINTS), raw_data and external data as little-endian pairs of bytes. */
+static swin_status read_half(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t first, uint64_t count,
+                             float *dst, swin_error *err)
+{
+    float (*widen)(uint16_t) = t->dtype == ONNX_FLOAT16 ? f16_to_f32 : bf16_to_f32;
+    if (t->src == SRC_VARINTS) {
+        int64_t *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v);
+        if (!v) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory reading '%s'", f->path, t->name);
+        struct onnx_tensor as_int = *t;
+        as_int.dtype = ONNX_INT32;
+        swin_status st = onnx_tensor_read_i64(f, &as_int, v, t->numel, err);
+        for (uint64_t i = 0; !st && i < count; i++) dst[i] = widen((uint16_t)v[first + i]);
+        free(v);
+        return st;
+    }
+    uint16_t buf[4096];
+    for (uint64_t done = 0; done < count;) {
+        uint64_t n = count - done < 4096 ? count - done : 4096;
+        if (t->src == SRC_FILE) {
+            swin_status st = pread_all(f, t->file, t->off + (first + done) * 2, (size_t)n * 2, buf, err);
+            if (st) return st;
+        } else if (t->src == SRC_MEMORY) {
+            memcpy(buf, (const unsigned char *)t->mem + (first + done) * 2, (size_t)n * 2);
+        } else {
+            return swin_error_set(err, SWIN_ERR_MODEL, "%s: float tensor '%s' stores its data in an unsupported field", f->path,
+                                  t->name);
+        }
+        for (uint64_t i = 0; i < n; i++) dst[done + i] = widen(buf[i]);
+        done += n;
+    }
+    return SWIN_OK;
+}
+
 swin_status onnx_tensor_read_f32(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t first,
                                  uint64_t count, float *dst, swin_error *err)
 {
-    if (t->dtype != ONNX_FLOAT)
-        return swin_error_set(err, SWIN_ERR_MODEL, "%s: tensor '%s' has ONNX data type %d, expected float32 (1)", f->path,
-                              t->name, t->dtype);
+    if (!onnx_dtype_is_float(t->dtype))
+        return swin_error_set(err, SWIN_ERR_MODEL,
+                              "%s: tensor '%s' has ONNX data type %d, expected float32 (1), float16 (10) or bfloat16 (16)",
+                              f->path, t->name, t->dtype);
     if (first > t->numel || count > t->numel - first)
         return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: read past the end of tensor '%s'", f->path, t->name);
+    if (t->dtype != ONNX_FLOAT) return read_half(f, t, first, count, dst, err);
     switch (t->src) {
     case SRC_FILE: return pread_all(f, t->file, t->off + first * 4, (size_t)count * 4, dst, err);
     case SRC_MEMORY: memcpy(dst, (const float *)t->mem + first, (size_t)count * 4); return SWIN_OK;

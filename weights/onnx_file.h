@@ -6,6 +6,7 @@
 #ifndef SWIN_WEIGHTS_ONNX_FILE_H
 #define SWIN_WEIGHTS_ONNX_FILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "runtime/status.h"
@@ -13,7 +14,13 @@
 
 #define ONNX_MAX_RANK 8
 
-enum onnx_dtype { ONNX_FLOAT = 1, ONNX_INT32 = 6, ONNX_INT64 = 7 };
+enum onnx_dtype { ONNX_FLOAT = 1, ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_FLOAT16 = 10, ONNX_BFLOAT16 = 16 };
+
+/* The floating-point types weights may be stored in; onnx_tensor_read_f32 converts them. */
+static inline bool onnx_dtype_is_float(int dtype)
+{
+    return dtype == ONNX_FLOAT || dtype == ONNX_FLOAT16 || dtype == ONNX_BFLOAT16;
+}
 
 enum tensor_src {
     SRC_NONE,       /* no data (empty tensor) */
@@ -44,6 +51,7 @@ struct onnx_side_file {
 
 struct onnx_value_info {    /* a graph input or output */
     char *name;
+    int elem_type;                 /* ONNX data type, 0 when not a tensor or not given */
     int ndim;
     int64_t dims[ONNX_MAX_RANK];   /* 0 where the dim is a dim_param or unknown */
 };
@@ -51,6 +59,10 @@ struct onnx_value_info {    /* a graph input or output */
 struct onnx_file {
     const char *path;
     int64_t ir_version, opset;     /* opset of the default domain, 0 if not imported */
+    char producer[64];             /* ModelProto producer_name and producer_version, "" when absent */
+    char producer_version[64];
+    bool onnxsim_metadata;         /* metadata_props written by onnx-simplifier (onnxsim.*) */
+    bool ort_domains;              /* opset imports only ONNX Runtime writes (com.microsoft.nchwc, ...) */
     Onnx__NodeProto **nodes;
     int n_nodes;
     struct onnx_tensor *inits;     /* initializers */
@@ -68,7 +80,8 @@ void onnx_file_close(struct onnx_file *f);
  * been matched, so they are not resident while the weights are read. */
 void onnx_file_drop_nodes(struct onnx_file *f);
 
-/* Reads elements [first, first + count) of a float32 tensor into dst. */
+/* Reads elements [first, first + count) of a float32, float16 or bfloat16 tensor into dst,
+ * as float32. */
 swin_status onnx_tensor_read_f32(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t first,
                                  uint64_t count, float *dst, swin_error *err);
 /* Reads all elements of an int64 or int32 tensor as int64 (count must equal t->numel). */

@@ -10,6 +10,7 @@
 #include "weights/layers.h"
 #include "weights/merge.h"
 #include "weights/onnx_file.h"
+#include "weights/provenance.h"
 #include "weights/walk.h"
 
 #define FLAT_ALIGN 256
@@ -117,6 +118,7 @@ swin_status swin_onnx_load_opts(const char *path, const struct swin_onnx_load_op
     if (!st) {
         st = layers_find(&g, &layers, &e);
         if (!st) st = walk_model(&g, &layers, out, &w, &e);
+        if (!st) provenance_detect(&g, &w, &out->source);
         if (!st && opts && opts->merge_order) {
             memcpy(out->cfg.merge_order, opts->merge_order, sizeof(swin_merge_order));
             out->cfg.merge_kind = merge_kind_of(out->cfg.merge_order);

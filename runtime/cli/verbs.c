@@ -37,14 +37,19 @@ int cli_info(const struct cli_args *a)
                "\"depths\": [%d, %d, %d, %d], \"heads\": [%d, %d, %d, %d], \"window\": [%d, %d, %d], "
                "\"cube\": [%d, %d, %d], \"normalize\": %s, \"use_v2\": %s, \"qkv_bias\": %s, "
                "\"patch_norm\": %s, \"instnorm_affine\": %s, \"downsample\": \"%s\", "
-               "\"params\": %zu, \"weight_bytes\": %zu}\n",
+               "\"params\": %zu, \"weight_bytes\": %zu, \"opset\": %d, \"exporter\": \"%s\", \"post_processing\": \"%s\", "
+               "\"weight_storage\": \"%s\"}\n",
                i.in_channels, i.out_channels, i.feature_size, i.depths[0], i.depths[1], i.depths[2],
                i.depths[3], i.heads[0], i.heads[1], i.heads[2], i.heads[3], i.window[0], i.window[1],
                i.window[2], i.cube[0], i.cube[1], i.cube[2], i.normalize ? "true" : "false",
                i.use_v2 ? "true" : "false", i.qkv_bias ? "true" : "false", i.patch_norm ? "true" : "false",
-               i.instnorm_affine ? "true" : "false", i.downsample, i.param_count, i.weight_bytes);
+               i.instnorm_affine ? "true" : "false", i.downsample, i.param_count, i.weight_bytes, i.opset, i.exporter,
+               i.post, i.weight_storage);
     } else {
         printf("model          %s\n", a->pos[0]);
+        printf("exporter       %s, opset %d\n", i.exporter, i.opset);
+        if (i.post[0]) printf("processed by   %s\n", i.post);
+        printf("weights stored %s\n", i.weight_storage);
         printf("channels       in %d, out %d\n", i.in_channels, i.out_channels);
         printf("feature size   %d\n", i.feature_size);
         printf("depths         %d %d %d %d\n", i.depths[0], i.depths[1], i.depths[2], i.depths[3]);

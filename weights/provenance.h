@@ -1,0 +1,12 @@
+/* What produced an ONNX file (exporter, post-processing tools, opset) and how its weights are
+ * stored, read from the file's metadata and naming conventions and the bound weight tensors. */
+#ifndef SWIN_WEIGHTS_PROVENANCE_H
+#define SWIN_WEIGHTS_PROVENANCE_H
+
+#include "runtime/model.h"
+#include "weights/graph.h"
+#include "weights/walk.h"
+
+void provenance_detect(const struct graph *g, const struct walk_out *w, struct swin_source *out);
+
+#endif
