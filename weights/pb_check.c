@@ -62,6 +62,7 @@ static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, s
             if (!used || used > 5) return "a malformed length";
             pos += used;
             if (v > n - pos) return "a length-delimited field runs past the end of its message";
+            if (v >= PB_MAX_LEN) return "a length-delimited field of 2 GiB or more";
             const char *why = NULL;
             if (f && f->label == PROTOBUF_C_LABEL_REPEATED && packable(f->type))
                 why = check_packed(f->type, p + pos, (size_t)v);
@@ -80,5 +81,6 @@ static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, s
 
 const char *pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n)
 {
+    if (n >= PB_MAX_LEN) return "a message of 2 GiB or more";
     return walk(d, p, n, 0);
 }

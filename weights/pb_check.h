@@ -9,8 +9,8 @@
  * is unbounded. This walk accepts only bytes that protobuf-c parses without any of these:
  * field numbers 1 .. 2^29-1 in keys of at most 5 bytes, wire types 0, 1, 2 and 5, varints
  * of at most 10 bytes that fit in 64 bits, length prefixes of at most 5 bytes that stay
- * inside the enclosing message, non-empty well-formed packed fields, and messages nested
- * at most PB_MAX_DEPTH deep. */
+ * inside the enclosing message and below PB_MAX_LEN, non-empty well-formed packed fields,
+ * and messages nested at most PB_MAX_DEPTH deep. */
 #ifndef SWIN_WEIGHTS_PB_CHECK_H
 #define SWIN_WEIGHTS_PB_CHECK_H
 
@@ -20,6 +20,8 @@
 #include <protobuf-c/protobuf-c.h>
 
 #define PB_MAX_DEPTH 32
+/* protobuf-c keeps field lengths in unsigned and int variables: messages and fields stay below */
+#define PB_MAX_LEN ((size_t)1 << 31)
 
 /* NULL when protobuf-c may unpack [p, p + n) as a `d`; otherwise what is wrong with it. */
 const char *pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n);
