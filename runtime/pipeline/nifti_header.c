@@ -119,17 +119,11 @@ swin_status swin_nifti_data_fits(const char *path, const char *data_file, int64_
     return SWIN_OK;
 }
 
-swin_status swin_nifti_header_read(const char *path, struct swin_nifti_header *h, swin_error *err)
+/* The checks of the header bytes b (got of them) read from hfile. */
+static swin_status check_header(const char *path, const char *hfile, const unsigned char *b, size_t got,
+                                struct swin_nifti_header *h, swin_error *err)
 {
-    memset(h, 0, sizeof *h);
-    unsigned char b[N2_SIZE];
-    char *hfile = nifti_findhdrname(path);   /* the file nifti_clib will read the header from (x.img: x.hdr) */
-    znzFile fp = hfile ? znzopen(hfile, "rb", nifti_is_gzfile(hfile)) : NULL;
-    free(hfile);
-    if (znz_isnull(fp)) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a NIfTI file (no header file found)", path);
-    size_t got = znzread(b, 1, sizeof b, fp);
-    znzclose(fp);
-    if (got > sizeof b) got = 0;   /* znzread's -1: a corrupt gzip stream */
+    if (got > N2_SIZE) got = 0;   /* znzread's -1: a corrupt gzip stream */
     if (got >= 12 && !memcmp(b, "<nifti_image", 12))
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: a NIfTI ASCII header (<nifti_image ...>); swinrun reads binary NIfTI-1/NIfTI-2 files only",
@@ -170,6 +164,23 @@ swin_status swin_nifti_header_read(const char *path, struct swin_nifti_header *h
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: vox_offset %lld is not a byte offset", path, (long long)h->vox_offset);
     /* the data, and the extensions nifti_clib reads before them, must fit in the file */
     if (h->one_file)
-        return swin_nifti_data_fits(path, path, h->vox_offset, (uint64_t)(h->nx * h->ny * h->nz) * (uint64_t)h->nbyper, err);
+        return swin_nifti_data_fits(path, hfile, h->vox_offset, (uint64_t)(h->nx * h->ny * h->nz) * (uint64_t)h->nbyper, err);
     return SWIN_OK;
+}
+
+swin_status swin_nifti_header_read(const char *path, struct swin_nifti_header *h, swin_error *err)
+{
+    memset(h, 0, sizeof *h);
+    char *hfile = nifti_findhdrname(path);   /* the file nifti_clib will read the header from (x.img: x.hdr) */
+    znzFile fp = hfile ? znzopen(hfile, "rb", nifti_is_gzfile(hfile)) : NULL;
+    if (znz_isnull(fp)) {
+        free(hfile);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a NIfTI file (no header file found)", path);
+    }
+    unsigned char b[N2_SIZE];
+    size_t got = znzread(b, 1, sizeof b, fp);
+    znzclose(fp);
+    swin_status st = check_header(path, hfile, b, got, h, err);
+    free(hfile);
+    return st;
 }
