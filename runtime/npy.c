@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/atomic_file.h"
@@ -75,6 +77,16 @@ swin_status npy_read_f32(const char *path, struct npy_array *out, swin_error *er
             goto done;
         }
         out->count *= out->shape[i];
+    }
+    /* the data must be in the file before count floats are allocated for them */
+    struct stat sb;
+    long pos = ftell(f);
+    if (fstat(fileno(f), &sb) != 0 || pos < 0 || (uint64_t)sb.st_size < (uint64_t)pos ||
+        (uint64_t)out->count * sizeof(float) > (uint64_t)sb.st_size - (uint64_t)pos) {
+        st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: truncated: the shape needs %zu float32 values (%llu bytes), the file has %llu bytes of data",
+                            path, out->count, (unsigned long long)out->count * sizeof(float),
+                            (unsigned long long)(pos >= 0 && sb.st_size >= pos ? sb.st_size - pos : 0));
+        goto done;
     }
     out->data = malloc(out->count ? out->count * sizeof(float) : 1);
     if (!out->data) {

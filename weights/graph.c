@@ -9,6 +9,11 @@ const char *node_in(const Onnx__NodeProto *n, int i)
     return i < (int)n->n_input && n->input[i] ? n->input[i] : "";
 }
 
+const char *node_out(const Onnx__NodeProto *n, int i)
+{
+    return i < (int)n->n_output && n->output[i] ? n->output[i] : "";
+}
+
 static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name)
 {
     for (size_t i = 0; i < n->n_attribute; i++)

@@ -32,6 +32,8 @@ int graph_consumers(const struct graph *g, const char *name, const int **nodes);
 
 /* Node input i's name, or "" when absent. */
 const char *node_in(const Onnx__NodeProto *n, int i);
+/* Node output i's name, or "" when absent (every indexed node has output 0: onnx_file.c). */
+const char *node_out(const Onnx__NodeProto *n, int i);
 /* Attribute lookups; the default when the attribute is absent. */
 int64_t node_attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt);
 float node_attr_float(const Onnx__NodeProto *n, const char *name, float dflt);

@@ -151,7 +151,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         }
         /* MatMul: the bias is the other input of the one Add that consumes the product. */
         const int *c;
-        int nc = graph_consumers(g, n->output[0], &c);
+        int nc = graph_consumers(g, node_out(n, 0), &c);
         if (nc == 1 && !strcmp(g->f->nodes[c[0]]->op_type, "Add")) {
             const Onnx__NodeProto *a = g->f->nodes[c[0]];
             const struct onnx_tensor *bt = graph_tensor(g, node_in(a, 0));
@@ -183,7 +183,7 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         }
         /* an affine applied by separate Mul/Add nodes would be silently lost: refuse it */
         const int *c;
-        int nc = graph_consumers(g, n->output[0], &c);
+        int nc = graph_consumers(g, node_out(n, 0), &c);
         for (int k = 0; k < nc; k++) {
             const Onnx__NodeProto *u = g->f->nodes[c[k]];
             if (strcmp(u->op_type, "Mul") && strcmp(u->op_type, "Add")) continue;

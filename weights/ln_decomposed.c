@@ -78,12 +78,12 @@ int ln_decomposed_match(const struct graph *g, int div, struct layer *l, int red
         return -1;
     }
     /* affine: Mul by a constant vector, then Add of one */
-    int mul = single_consumer(g, n->output[0], "Mul");
+    int mul = single_consumer(g, node_out(n, 0), "Mul");
     const char *rest;
     const struct onnx_tensor *gamma = mul >= 0 ? const_operand(g, g->f->nodes[mul], &rest) : NULL;
     if (gamma && gamma->ndim == 1) {
         l->w = gamma;
-        int badd = single_consumer(g, g->f->nodes[mul]->output[0], "Add");
+        int badd = single_consumer(g, node_out(g->f->nodes[mul], 0), "Add");
         const struct onnx_tensor *beta = badd >= 0 ? const_operand(g, g->f->nodes[badd], &rest) : NULL;
         if (beta && beta->ndim == 1) l->b = beta;
     }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "weights/pb_check.h"
 #include "weights/wire.h"
 
 /* Field numbers from onnx.proto. */
@@ -71,6 +72,14 @@ static swin_status read_small(struct indexer *ix, const struct wire_field *fl, c
     b[fl->len] = 0;
     *out = b;
     return SWIN_OK;
+}
+
+/* protobuf-c unpacks only bytes pb_check has accepted (weights/pb_check.h); NULL when either
+ * refuses them, with *why saying what pb_check found (NULL when protobuf-c refused). */
+static void *unpack(const ProtobufCMessageDescriptor *d, const unsigned char *b, size_t n, const char **why)
+{
+    *why = pb_check(d, b, n);
+    return *why ? NULL : protobuf_c_message_unpack(d, NULL, n, b);
 }
 
 static swin_status bad_tensor(struct indexer *ix, const char *name, const char *what)
@@ -191,11 +200,14 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
         case TENSOR_EXTERNAL: {
             unsigned char *b;
             if ((st = read_small(ix, &fl, "TensorProto.external_data", &b))) goto out;
-            Onnx__StringStringEntryProto *e = onnx__string_string_entry_proto__unpack(NULL, (size_t)fl.len, b);
+            const char *why;
+            Onnx__StringStringEntryProto *e = unpack(&onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
             if (!e || !e->key || !e->value) {
                 if (e) onnx__string_string_entry_proto__free_unpacked(e, NULL);
-                st = bad_tensor(ix, t->name, "corrupt external_data entry");
+                char m[160];
+                snprintf(m, sizeof m, "corrupt external_data entry%s%s%s", why ? " (" : "", why ? why : "", why ? ")" : "");
+                st = bad_tensor(ix, t->name, m);
                 goto out;
             }
             char *endp = NULL;
@@ -247,10 +259,12 @@ static swin_status parse_value_info(struct indexer *ix, const struct wire_field 
     unsigned char *b;
     swin_status st = read_small(ix, fl, "ValueInfoProto", &b);
     if (st) return st;
-    Onnx__ValueInfoProto *p = onnx__value_info_proto__unpack(NULL, (size_t)fl->len, b);
+    const char *why;
+    Onnx__ValueInfoProto *p = unpack(&onnx__value_info_proto__descriptor, b, (size_t)fl->len, &why);
     free(b);
-    if (!p) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt graph input/output at byte %llu",
-                                  ix->f->path, (unsigned long long)fl->data);
+    if (!p)
+        return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt graph input/output at byte %llu%s%s%s",
+                              ix->f->path, (unsigned long long)fl->data, why ? " (" : "", why ? why : "", why ? ")" : "");
     memset(vi, 0, sizeof *vi);
     vi->name = strdup(p->name ? p->name : "");
     vi->ndim = -1;
@@ -283,14 +297,23 @@ static swin_status parse_graph(struct indexer *ix, uint64_t end)
             unsigned char *b = malloc(fl.len ? fl.len : 1);
             if (!b) return nomem(ix, "a node");
             if ((st = wire_read(&ix->r, fl.data, (size_t)fl.len, b))) { free(b); return st; }
-            Onnx__NodeProto *n = onnx__node_proto__unpack(NULL, (size_t)fl.len, b);
+            const char *why;
+            Onnx__NodeProto *n = unpack(&onnx__node_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
             bool named = n && n->op_type;
             for (size_t a = 0; named && a < n->n_attribute; a++) named = n->attribute[a]->name != NULL;
             if (!named) {
                 if (n) onnx__node_proto__free_unpacked(n, NULL);
-                return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d (at byte %llu) is corrupt",
-                                      f->path, f->n_nodes, (unsigned long long)fl.data);
+                return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d (at byte %llu) is corrupt%s%s%s",
+                                      f->path, f->n_nodes, (unsigned long long)fl.data, why ? " (" : "", why ? why : "",
+                                      why ? ")" : "");
+            }
+            /* every reader takes a node's first output for granted (graph.h: node_out) */
+            if (n->n_output == 0) {
+                swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d '%s' (%s) has no output",
+                               f->path, f->n_nodes, n->name ? n->name : "", n->op_type);
+                onnx__node_proto__free_unpacked(n, NULL);
+                return SWIN_ERR_FORMAT;
             }
             f->nodes[f->n_nodes++] = n;
             break;
@@ -341,9 +364,12 @@ static swin_status parse_model(struct indexer *ix)
         } else if (fl.number == MODEL_OPSET && fl.type == WIRE_LEN) {
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.opset_import", &b))) return st;
-            Onnx__OperatorSetIdProto *o = onnx__operator_set_id_proto__unpack(NULL, (size_t)fl.len, b);
+            const char *why;
+            Onnx__OperatorSetIdProto *o = unpack(&onnx__operator_set_id_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
-            if (!o) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt opset_import", f->path);
+            if (!o)
+                return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt opset_import%s%s%s", f->path,
+                                      why ? " (" : "", why ? why : "", why ? ")" : "");
             if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) f->opset = o->version;
             else if (!strcmp(o->domain, "com.microsoft.nchwc") || !strcmp(o->domain, "com.microsoft.experimental"))
                 f->ort_domains = true;
@@ -627,8 +653,15 @@ swin_status onnx_tensor_from_proto(const Onnx__TensorProto *p, const char *name,
         t->src = SRC_MEMORY, t->mem = p->int32_data, t->len = n * 4;
     } else if (n == 0) {
         t->src = SRC_NONE;
+    } else if (p->n_float_data || p->n_int32_data || p->n_int64_data || p->n_string_data || p->n_double_data ||
+               p->n_uint64_data) {
+        if (t->dtype == ONNX_FLOAT || t->dtype == ONNX_INT32 || t->dtype == ONNX_INT64)
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: constant '%s' has a data field whose length is not its shape's %llu elements",
+                                  path, name, (unsigned long long)n);
+        t->src = SRC_NONE;   /* other types: readers report it if it is ever needed */
     } else {
-        t->src = SRC_NONE;   /* other types/fields: readers report it if it is ever needed */
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: constant '%s' has a shape of %llu elements but no data", path, name,
+                              (unsigned long long)n);
     }
     return SWIN_OK;
 }

@@ -46,6 +46,9 @@ swin_status window_detect(const struct graph *g, int table_node, int64_t rows, i
     }
     int64_t n = idx->dims[0];
     if (n < 1 || n > 64 * 64 * 64) return fail(g, table_node, "relative_position_index has an impossible size", err);
+    /* the n*n values must be in the file (at least a byte each) before n*n*8 bytes are allocated */
+    if (idx->src == SRC_NONE || idx->numel != (uint64_t)(n * n) || idx->len < idx->numel)
+        return fail(g, table_node, "relative_position_index has less data than its shape needs", err);
     int64_t *v = malloc((size_t)(n * n) * sizeof *v);
     if (!v) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory reading relative_position_index", g->f->path);
     swin_status st = onnx_tensor_read_i64(g->f, idx, v, (uint64_t)(n * n), err);

@@ -39,6 +39,7 @@ size_t wire_varint_mem(const unsigned char *p, size_t n, uint64_t *v)
 {
     uint64_t x = 0;
     for (size_t i = 0; i < n && i < 10; i++) {
+        if (i == 9 && p[i] > 1) return 0;   /* bits beyond the 64th */
         x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
         if (!(p[i] & 0x80)) {
             *v = x;

@@ -41,7 +41,8 @@ void wire_init(struct wire_reader *r, int fd, uint64_t file_size, const char *pa
 int wire_next(struct wire_reader *r, uint64_t end, struct wire_field *f, const char *msg_name);
 /* Copies file bytes [off, off+len) into dst (len <= the field length checked before). */
 swin_status wire_read(struct wire_reader *r, uint64_t off, size_t len, void *dst);
-/* Decodes one varint from a memory buffer; returns bytes used, 0 when malformed/truncated. */
+/* Decodes one varint from a memory buffer; returns bytes used, 0 when malformed, truncated,
+ * longer than 10 bytes or above 2^64 - 1. */
 size_t wire_varint_mem(const unsigned char *p, size_t n, uint64_t *v);
 
 #endif

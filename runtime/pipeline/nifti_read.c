@@ -6,71 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "runtime/pipeline/nifti_header.h"
 #include "runtime/pipeline/nifti_io.h"
-
-/* The raw header, before nifti_clib's checks, so a bad dimension gets its own message. */
-static swin_status check_raw_header(const char *path, int *version, swin_error *err)
-{
-    int nver = 0;
-    void *h = nifti_read_header(path, &nver, 0);
-    *version = nver;
-    if (!h)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a NIfTI file (no valid NIfTI-1/NIfTI-2 header)", path);
-    int64_t dim[8];
-    for (int swapped = 0; swapped < 2; swapped++) {
-        for (int i = 0; i < 8; i++)
-            dim[i] = nver == 2 ? ((nifti_2_header *)h)->dim[i] : ((nifti_1_header *)h)->dim[i];
-        if ((dim[0] >= 1 && dim[0] <= 7) || swapped) break;
-        /* unchecked headers come in the file's byte order: try the other one */
-        if (nver == 2) nifti_swap_as_nifti2(h);
-        else nifti_swap_as_nifti1(h);
-    }
-    free(h);
-    if (dim[0] < 1 || dim[0] > 7)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a NIfTI file (no valid header: dim[0] = %lld)", path,
-                              (long long)dim[0]);
-    for (int i = 1; i <= dim[0]; i++)
-        if (dim[i] <= 0)
-            return swin_error_set(err, SWIN_ERR_SHAPE, "%s: dimension %d has size %lld: the image is empty", path, i,
-                                  (long long)dim[i]);
-    int64_t s[3];
-    for (int i = 0; i < 3; i++) s[i] = i + 1 <= dim[0] ? dim[i + 1] : 1;
-    int64_t vols = 1;
-    for (int i = 4; i <= dim[0]; i++) vols *= dim[i];
-    if (vols > 1)
-        return swin_error_set(err, SWIN_ERR_SHAPE,
-                              "%s: a %lldD image with %lld volumes; swinrun segments one 3D volume (extract one first)",
-                              path, (long long)dim[0], (long long)vols);
-    if (s[0] < 2 || s[1] < 2 || s[2] < 2)
-        return swin_error_set(err, SWIN_ERR_SHAPE, "%s: a 2D image (%lld x %lld x %lld); swinrun segments 3D volumes",
-                              path, (long long)s[0], (long long)s[1], (long long)s[2]);
-    for (int i = 0; i < 3; i++)
-        if (s[i] > SWIN_NIFTI_MAX_DIM)
-            return swin_error_set(err, SWIN_ERR_SHAPE, "%s: dimension %d is %lld voxels (limit %d): corrupt header?", path,
-                                  i + 1, (long long)s[i], SWIN_NIFTI_MAX_DIM);
-    if (s[0] * s[1] * s[2] > SWIN_NIFTI_MAX_VOXELS)
-        return swin_error_set(err, SWIN_ERR_SHAPE, "%s: %lld x %lld x %lld is more than %lld voxels", path,
-                              (long long)s[0], (long long)s[1], (long long)s[2], (long long)SWIN_NIFTI_MAX_VOXELS);
-    return SWIN_OK;
-}
-
-/* The voxel data in the file's datatype, byte-swapped to ours. Not nifti_image_load: it
- * silently replaces NaN and infinite floats with 0, and those must be reported. */
-static swin_status load_data(const char *path, const nifti_image *n, void *buf, swin_error *err)
-{
-    size_t bytes = (size_t)(n->nx * n->ny * n->nz) * (size_t)n->nbyper;
-    znzFile fp = znzopen(n->iname, "rb", nifti_is_gzfile(n->iname));
-    if (znz_isnull(fp)) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the voxel data %s", path, n->iname);
-    size_t got = 0;
-    if (znzseek(fp, (znz_off_t)n->iname_offset, SEEK_SET) >= 0) got = znzread(buf, 1, bytes, fp);
-    znzclose(fp);
-    if (got != bytes)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the voxel data are truncated or corrupt (%zu of %zu bytes read)",
-                              path, got, bytes);
-    if (n->swapsize > 1 && n->byteorder != nifti_short_order())
-        nifti_swap_Nbytes((int64_t)(bytes / (size_t)n->swapsize), n->swapsize, buf);
-    return SWIN_OK;
-}
 
 static swin_mat4 best_affine(const nifti_image *n)
 {
@@ -87,8 +24,8 @@ static swin_mat4 best_affine(const nifti_image *n)
     return a;
 }
 
-/* data (nvox values of datatype dt) -> out float32, v * slope + inter; returns false on a
- * datatype swinrun does not read. out may alias data for DT_FLOAT32. */
+/* data (n values of datatype dt) -> out float32, v * slope + inter; returns false on a
+ * datatype swinrun does not read. */
 static bool to_float(const void *data, int dt, int64_t n, double slope, double inter, float *out)
 {
 #define CONVERT(T)                                                                  \
@@ -110,6 +47,75 @@ static bool to_float(const void *data, int dt, int64_t n, double slope, double i
 #undef CONVERT
 }
 
+/* nifti_clib's reading of the header agrees with the check of it (the file did not change
+ * in between, nifti_clib did not pick another file). */
+static bool same_header(const nifti_image *n, const struct swin_nifti_header *h)
+{
+    for (int i = 0; i <= h->dim[0]; i++)
+        if (n->dim[i] != h->dim[i]) return false;
+    return n->datatype == h->datatype && n->nbyper == h->nbyper && n->iname_offset == h->vox_offset &&
+           n->nx == h->nx && n->ny == h->ny && n->nz == h->nz;
+}
+
+/* The voxel data in chunks, each swapped to our byte order and converted to float32
+ * (v * slope + inter) as it arrives. Not nifti_image_load: it silently replaces NaN and
+ * infinite floats with 0, and those must be reported. When the size of the data was
+ * checked against the file's (`exact`), *out is allocated whole; a gzip stream can end
+ * before the header's voxel count, so then *out grows with what the stream delivers
+ * (doubling), never beyond twice that. */
+static swin_status load_voxels(const char *path, const nifti_image *n, int64_t nvox, double slope, double inter,
+                               bool exact, float **out, swin_error *err)
+{
+    enum { CHUNK = 1 << 20 };
+    const int64_t per = CHUNK / n->nbyper;
+    int64_t cap = exact || nvox < per ? nvox : per, done = 0;
+    unsigned char *buf = malloc(CHUNK);
+    float *f = malloc((size_t)cap * sizeof *f);
+    znzFile fp = NULL;
+    swin_status st = SWIN_OK;
+    if (!buf || !f) {
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %lld voxels", path, (long long)nvox);
+        goto done;
+    }
+    fp = znzopen(n->iname, "rb", nifti_is_gzfile(n->iname));
+    if (znz_isnull(fp)) {
+        st = swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the voxel data %s", path, n->iname);
+        goto done;
+    }
+    bool at_data = znzseek(fp, (znz_off_t)n->iname_offset, SEEK_SET) >= 0;
+    while (done < nvox) {
+        int64_t want = nvox - done < per ? nvox - done : per;
+        size_t bytes = (size_t)want * (size_t)n->nbyper, got = at_data ? znzread(buf, 1, bytes, fp) : 0;
+        if (got != bytes) {   /* short, or znzread's -1 on a corrupt gzip stream */
+            st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: the voxel data are truncated or corrupt (%llu of %llu bytes read)",
+                                path, (unsigned long long)done * (unsigned long long)n->nbyper + (got < bytes ? got : 0),
+                                (unsigned long long)nvox * (unsigned long long)n->nbyper);
+            goto done;
+        }
+        if (n->swapsize > 1 && n->byteorder != nifti_short_order()) nifti_swap_Nbytes(want, n->swapsize, buf);
+        if (done + want > cap) {
+            cap = 2 * cap < nvox ? 2 * cap : nvox;
+            float *g = realloc(f, (size_t)cap * sizeof *f);
+            if (!g) {
+                st = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %lld voxels", path, (long long)nvox);
+                goto done;
+            }
+            f = g;
+        }
+        if (!to_float(buf, n->datatype, want, slope, inter, f + done)) {   /* the datatype was checked before */
+            st = swin_error_set(err, SWIN_ERR_INTERNAL, "%s: datatype %d slipped through", path, n->datatype);
+            goto done;
+        }
+        done += want;
+    }
+done:
+    if (fp) znzclose(fp);
+    free(buf);
+    if (st) free(f);
+    else *out = f;
+    return st;
+}
+
 swin_status swin_image_read(const char *path, struct swin_image *img, swin_error *err)
 {
     memset(img, 0, sizeof *img);
@@ -117,23 +123,21 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
     struct stat sb;
     if (stat(path, &sb) != 0) return swin_error_set(err, SWIN_ERR_IO, "%s: %s", path, strerror(errno));
     if (S_ISDIR(sb.st_mode)) return swin_error_set(err, SWIN_ERR_IO, "%s: is a directory, not a NIfTI file", path);
-    int version;
-    swin_status st = check_raw_header(path, &version, err);
+    struct swin_nifti_header h;
+    swin_status st = swin_nifti_header_read(path, &h, err);
     if (st) return st;
     nifti_image *n = nifti_image_read(path, 0);
     if (!n) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not a readable NIfTI file", path);
-    void *raw = NULL;
-    if (version == 2) n->nifti_type = NIFTI_FTYPE_NIFTI2_1; /* nifti_clib says 1 for any single file */
-    int64_t nvox = n->nx * n->ny * n->nz;
-    float *f = NULL;
-    switch (n->datatype) {
-    case DT_UINT8: case DT_INT8: case DT_INT16: case DT_UINT16: case DT_INT32: case DT_UINT32:
-    case DT_INT64: case DT_UINT64: case DT_FLOAT32: case DT_FLOAT64: break;
-    default:
-        st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: voxel datatype %s is not a scalar intensity swinrun reads", path,
-                            nifti_datatype_string(n->datatype));
+    if (!same_header(n, &h)) {
+        st = swin_error_set(err, SWIN_ERR_IO, "%s: the header changed while it was read", path);
         goto fail;
     }
+    if (h.version == 2) n->nifti_type = NIFTI_FTYPE_NIFTI2_1; /* nifti_clib says 1 for any single file */
+    int64_t nvox = h.nx * h.ny * h.nz;
+    bool gz = nifti_is_gzfile(n->iname);
+    /* a one-file image's data were checked with its header; a .hdr/.img pair's are here */
+    if (!h.one_file && (st = swin_nifti_data_fits(path, n->iname, n->iname_offset, (uint64_t)nvox * (uint64_t)h.nbyper, err)))
+        goto fail;
     img->affine = best_affine(n);
     double sp[3];
     mat4_spacing(img->affine, sp);
@@ -150,27 +154,17 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
                                 sp[0], sp[1], sp[2]);
             goto fail;
         }
-    f = malloc((size_t)nvox * sizeof *f);
-    raw = n->datatype == DT_FLOAT32 ? (void *)f : malloc((size_t)nvox * (size_t)n->nbyper);
-    if (!f || !raw) {
-        st = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %lld voxels", path, (long long)nvox);
-        goto fail;
-    }
-    if ((st = load_data(path, n, raw, err))) goto fail;
     double slope = n->scl_slope, inter = n->scl_inter;
     if (!(isfinite(slope) && slope != 0)) slope = 1, inter = 0; /* slope 0: no scaling (the standard) */
     if (!isfinite(inter)) inter = 0;
-    if (!to_float(raw, n->datatype, nvox, slope, inter, f)) { /* the datatype was checked above */
-        st = swin_error_set(err, SWIN_ERR_INTERNAL, "%s: datatype %d slipped through", path, n->datatype);
-        goto fail;
-    }
-    if (raw != f) free(raw);
-    raw = NULL;
+    float *f;
+    if ((st = load_voxels(path, n, nvox, slope, inter, !gz, &f, err))) goto fail;
     for (int64_t v = 0; v < nvox; v++)
         if (!isfinite(f[v])) {
             st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: voxel (%lld, %lld, %lld) is %s; swinrun needs finite intensities",
                                 path, (long long)(v % n->nx), (long long)(v / n->nx % n->ny),
                                 (long long)(v / (n->nx * n->ny)), isnan(f[v]) ? "NaN" : "infinite");
+            free(f);
             goto fail;
         }
     img->hdr = n;
@@ -178,8 +172,6 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
     img->data = f;
     return SWIN_OK;
 fail:
-    if (raw != f) free(raw);
-    free(f);
     nifti_image_free(n);
     memset(img, 0, sizeof *img);
     return st;
