@@ -61,6 +61,10 @@ def parse_args(argv=None):
     p.add_argument("--no-qkv-bias", action="store_true")
     p.add_argument("--patch-norm", action="store_true")
     p.add_argument("--instnorm-affine", action="store_true", help='norm_name=("instance", {"affine": True})')
+    p.add_argument("--mlp-ratio", type=float, default=4.0, help="MLP hidden width / channels (MONAI default 4.0)")
+    p.add_argument("--flash-attention", action="store_true",
+                   help="use_flash_attention=True (MONAI >= 1.6: attention through scaled_dot_product_attention)")
+    p.add_argument("--use-checkpoint", action="store_true", help="use_checkpoint=True (no effect on the forward pass)")
     p.add_argument("--exporter", choices=["torchscript", "dynamo"], default="dynamo",
                    help="dynamo (default: what torch.onnx.export does today) or torchscript (dynamo=False)")
     p.add_argument("--opset", type=int, default=None,
@@ -98,6 +102,8 @@ def parse_args(argv=None):
             die(f"--heads: stage {s} has {c} channels, not divisible by {h} heads")
     if any(x <= 0 for x in a.window):
         die(f"--window {a.window}: must be positive")
+    if a.mlp_ratio <= 0:
+        die(f"--mlp-ratio {a.mlp_ratio}: must be positive")
     if a.merge_order == "pre15" and a.downsample != "merging":
         die("--merge-order pre15 only applies to --downsample merging")
     return a
@@ -166,9 +172,12 @@ def build_model(cfg: dict):
         downsample=cfg["downsample"],
         use_v2=cfg["use_v2"],
         norm_name=("instance", {"affine": True}) if cfg["instnorm_affine"] else "instance",
-        use_checkpoint=False,
+        mlp_ratio=cfg.get("mlp_ratio", 4.0),
+        use_checkpoint=cfg.get("use_checkpoint", False),
         spatial_dims=3,
     )
+    if cfg.get("use_flash_attention"):
+        kw["use_flash_attention"] = True
     m = SwinUNETR(**kw)
     if cfg["merge_order"] == "pre15":
         apply_pre15(m)
@@ -269,6 +278,9 @@ def config_from_args(a) -> dict:
         "qkv_bias": not a.no_qkv_bias,
         "patch_norm": bool(a.patch_norm),
         "instnorm_affine": bool(a.instnorm_affine),
+        "mlp_ratio": a.mlp_ratio,
+        "use_flash_attention": bool(a.flash_attention),
+        "use_checkpoint": bool(a.use_checkpoint),
         "exporter": a.exporter,
         "opset": a.opset,
         "cube": list(a.size),

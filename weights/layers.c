@@ -117,6 +117,10 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         l->kind = t ? L_CONVT : L_CONV;
         l->w = graph_tensor(g, node_in(n, 1));
         l->b = graph_tensor(g, node_in(n, 2));
+        if (is_float_const(l->w, 4)) {
+            node_err(g, i, SWIN_ERR_MODEL, "a 2-D convolution: a 2-D Swin UNETR (spatial_dims=2)? swinrun runs the 3-D model", err);
+            return -1;
+        }
         if (!is_float_const(l->w, 5)) {
             node_err(g, i, SWIN_ERR_MODEL, "expected a constant 5-D float weight (3-D convolution)", err);
             return -1;

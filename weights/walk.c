@@ -178,7 +178,11 @@ static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin
     TRY(check_name(w, l, l->w, key));
     if (kind == L_CONVT && l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
     if (lout) *lout = l;
-    else if (l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
+    else if (l->b)
+        return fail(w, l->node, SWIN_ERR_MODEL,
+                    "%s has a bias, MONAI's has none: a model built with norm_name='batch' (the exporter folds each batch "
+                    "norm into the convolution before it)? swinrun runs instance norm, MONAI's default",
+                    what);
     return plan(w, l, slot, l->w, kind == L_CONV ? LAYOUT_OUT_IN : LAYOUT_IN_OUT, (uint64_t)want[0], (uint64_t)want[1],
                 (uint64_t)k * k * k);
 }
@@ -200,6 +204,11 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
             return fail(w, l->node, SWIN_ERR_MODEL, "%s has affine parameters; MONAI's v2 block InstanceNorm has none", what);
         return check_shape(w, l, l->w, what, 1, &c);
     }
+    if (l->w && l->w->numel != (uint64_t)c && l->w->numel > 1 && c % (int64_t)l->w->numel == 0)
+        return fail(w, l->node, SWIN_ERR_MODEL,
+                    "%s normalises %llu groups of a %lld-channel map: a model built with norm_name='group' (GroupNorm is "
+                    "exported as instance norm over channel groups)? swinrun runs instance norm, MONAI's default",
+                    what, (unsigned long long)l->w->numel, (long long)c);
     w->in_affine_seen |= !plain;
     int first = w->out->n_plans;
     TRY(bind_affine(w, l, c, ws, bs, what, prefix));

@@ -124,6 +124,8 @@ int main(int argc, char **argv)
     printf("], \"merge_kind\": \"%s\", ", merge_kind_key(c->merge_kind));
     json_ints("cube", c->cube, 3);
     json_ints("bias_tokens", c->bias_tokens, 4);
+    printf("\"opset\": %d, \"exporter\": \"%s\", \"post\": \"%s\", \"weight_storage\": \"%s\", ", m.source.opset,
+           m.source.exporter, m.source.post, m.source.weight_storage);
     printf("\"param_count\": %zu, \"flat_bytes\": %zu}\n", m.param_count, m.flat_bytes);
     int rc = 0;
     for (int i = 2; i + 1 < argc; i += 2) {

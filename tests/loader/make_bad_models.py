@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Write broken variants of valid Swin UNETR exports for the loader's bad-file tests.
 
-    make_bad_models.py TS_MODEL DYNAMO_CASE_DIR OUTDIR
-Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
+    make_bad_models.py TS_MODEL DYNAMO_CASE_DIR DEFAULT_CASE_DIR OUTDIR
+DEFAULT_CASE_DIR is today's default export (dynamo, opset 20: GELU as one Gelu node). Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
 each must produce."""
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -26,8 +27,9 @@ def save(m, out, name):
 
 
 def main() -> int:
-    src, dyn_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
-    for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data")):
+    src, dyn_dir, default_dir, out = sys.argv[1:5]
+    for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data"),
+              os.path.join(default_dir, "model.onnx")):
         if not os.path.isfile(p):
             print(f"FAIL: {p} missing (run tools/make_test_data.sh)")
             return 1
@@ -115,6 +117,18 @@ def main() -> int:
             shutil.copy(os.path.join(dyn_dir, "model.onnx.data"), data)
             with open(data, "r+b") as fh:
                 fh.truncate(os.path.getsize(data) // 2)
+    # opset 20's Gelu node with the tanh approximation
+    m = onnx.load(os.path.join(default_dir, "model.onnx"))
+    gelu = next(n for n in m.graph.node if n.op_type == "Gelu")
+    gelu.attribute.append(helper.make_attribute("approximate", "tanh"))
+    d = os.path.join(out, "gelu_tanh")
+    os.makedirs(d, exist_ok=True)
+    onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
+
+    # saved by ONNX Runtime at the extended level: its private fused operators
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "transform_onnx.py")
+    subprocess.run([sys.executable, tool, "ort-extended", src, os.path.join(out, "ort_extended", "model.onnx")],
+                   check=True, stdout=subprocess.DEVNULL)
     print("ok", out)
     return 0
 
