@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Write broken variants of valid Swin UNETR exports for the loader's bad-file tests.
 
-    make_bad_models.py TS_MODEL DYNAMO_CASE_DIR DEFAULT_CASE_DIR OUTDIR
-DEFAULT_CASE_DIR is today's default export (dynamo, opset 20: GELU as one Gelu node). Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
+    make_bad_models.py TEST_DATA_DIR OUTDIR
+from the cases f12_c32_ts (TorchScript), f12_c64_dynamo (external data), f12_c32_default
+(today's default export: GELU as one Gelu node) and f12_c32_flash_dynamo23 (opset 23's
+Attention). Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
 each must produce."""
 import os
 import shutil
@@ -27,9 +29,12 @@ def save(m, out, name):
 
 
 def main() -> int:
-    src, dyn_dir, default_dir, out = sys.argv[1:5]
+    data, out = sys.argv[1:3]
+    src = os.path.join(data, "f12_c32_ts", "model.onnx")
+    dyn_dir, default_dir, flash_dir = (os.path.join(data, c) for c in ("f12_c64_dynamo", "f12_c32_default",
+                                                                        "f12_c32_flash_dynamo23"))
     for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data"),
-              os.path.join(default_dir, "model.onnx")):
+              os.path.join(default_dir, "model.onnx"), os.path.join(flash_dir, "model.onnx")):
         if not os.path.isfile(p):
             print(f"FAIL: {p} missing (run tools/make_test_data.sh)")
             return 1
@@ -122,6 +127,16 @@ def main() -> int:
     gelu = next(n for n in m.graph.node if n.op_type == "Gelu")
     gelu.attribute.append(helper.make_attribute("approximate", "tanh"))
     d = os.path.join(out, "gelu_tanh")
+    os.makedirs(d, exist_ok=True)
+    onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
+
+    # opset 23's Attention with another scale than MONAI's 1/sqrt(head dim)
+    m = onnx.load(os.path.join(flash_dir, "model.onnx"))
+    att = next(n for n in m.graph.node if n.op_type == "Attention")
+    for a in att.attribute:
+        if a.name == "scale":
+            a.f *= 1.5
+    d = os.path.join(out, "attention_scale")
     os.makedirs(d, exist_ok=True)
     onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
 
