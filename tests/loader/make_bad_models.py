@@ -125,6 +125,7 @@ def main() -> int:
     # opset 20's Gelu node with the tanh approximation
     m = onnx.load(os.path.join(default_dir, "model.onnx"))
     gelu = next(n for n in m.graph.node if n.op_type == "Gelu")
+    del gelu.attribute[:]   # the exporter writes approximate='none'
     gelu.attribute.append(helper.make_attribute("approximate", "tanh"))
     d = os.path.join(out, "gelu_tanh")
     os.makedirs(d, exist_ok=True)
