@@ -122,6 +122,17 @@ def main() -> int:
             shutil.copy(os.path.join(dyn_dir, "model.onnx.data"), data)
             with open(data, "r+b") as fh:
                 fh.truncate(os.path.getsize(data) // 2)
+    # external data outside the model's folder: a parent-relative and an absolute location
+    for name, loc in (("ext_parent", "../model.onnx.data"), ("ext_absolute", "/etc/passwd")):
+        m = onnx.load(os.path.join(dyn_dir, "model.onnx"), load_external_data=False)
+        for t in m.graph.initializer:
+            for e in t.external_data:
+                if e.key == "location":
+                    e.value = loc
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        onnx.save(m, os.path.join(d, "model.onnx"))
+
     # opset 20's Gelu node with the tanh approximation
     m = onnx.load(os.path.join(default_dir, "model.onnx"))
     gelu = next(n for n in m.graph.node if n.op_type == "Gelu")
