@@ -242,7 +242,10 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
     if (!strcmp(op, "Div")) return ln_decomposed_match(g, i, l, rm, err);
     if (!strcmp(op, "ReduceMean")) return 0;   /* checked in layers_find: part of a decomposed LayerNorm */
     if (!strcmp(op, "BatchNormalization")) {
-        node_err(g, i, SWIN_ERR_MODEL, "batch norm (norm_name='batch') is not supported; expected InstanceNormalization", err);
+        node_err(g, i, SWIN_ERR_MODEL,
+                 "a batch norm left as its own node: swinrun reads norm_name='batch' models whose batch norms the exporter "
+                 "folded into the convolutions (torch.onnx's default; keep do_constant_folding on)",
+                 err);
         return -1;
     }
     if (!strcmp(op, "Tanh") || (!strcmp(op, "Gelu") && !node_attr_str_is(n, "approximate", "none", true))) {
