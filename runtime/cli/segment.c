@@ -16,7 +16,7 @@
 #include "runtime/atomic_file.h"
 #include "runtime/cli/cli.h"
 #include "runtime/pipeline/segment.h"
-#include "runtime/pipeline/tempfiles.h"
+#include "runtime/tempfiles.h"
 
 static void usage(FILE *o)
 {
@@ -392,7 +392,6 @@ int cli_segment(int argc, char **argv)
     a.opt.stage = stage;
 
     struct atomic_file jf = {0};
-    int json_remembered = 0;
     if (a.json) {
         if ((st = atomic_file_open(&jf, a.json, &err))) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
@@ -401,7 +400,6 @@ int cli_segment(int argc, char **argv)
             free(a.inputs);
             return cli_exit_code(st);
         }
-        json_remembered = swin_tempfile_remember(jf.tmp);
         fprintf(jf.f, "{\"model\": ");
         json_string(jf.f, model_path);
         fprintf(jf.f, ", \"backend\": \"%s\", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
@@ -458,7 +456,6 @@ int cli_segment(int argc, char **argv)
             failed++;
             if (worst < 1) worst = 1;
         }
-        if (json_remembered) swin_tempfile_forget(jf.tmp);
     }
     swin_context_free(ctx);
     swin_model_free(m);

@@ -1,4 +1,4 @@
-#include "runtime/pipeline/tempfiles.h"
+#include "runtime/tempfiles.h"
 
 #include <signal.h>
 #include <stddef.h>
