@@ -34,13 +34,19 @@ swin_status atomic_file_open(struct atomic_file *af, const char *path, swin_erro
     return SWIN_OK;
 }
 
+swin_status atomic_file_write_failed(const struct atomic_file *af, int e, swin_error *err)
+{
+    const char *hint = e == ENOSPC || e == EDQUOT ? " (free some space or write elsewhere)"
+                       : e == EFBIG ? " (over the file size limit: ulimit -f, or the filesystem's largest file)"
+                                    : "";
+    return swin_error_set(err, SWIN_ERR_IO, "%s: write failed: %s%s", af->dest, strerror(e), hint);
+}
+
 /* Removes the temporary file and says why (errno e). */
 static swin_status fail(struct atomic_file *af, int e, swin_error *err)
 {
     atomic_file_abort(af);
-    return swin_error_set(err, SWIN_ERR_IO, "%s: write failed: %s%s", af->dest, strerror(e),
-                          e == ENOSPC || e == EFBIG || e == EDQUOT ? " (no space left for the output: free some or "
-                                                                     "write elsewhere)" : "");
+    return atomic_file_write_failed(af, e, err);
 }
 
 swin_status atomic_file_finish(struct atomic_file *af, swin_error *err)

@@ -28,6 +28,9 @@ swin_status atomic_file_finish(struct atomic_file *af, swin_error *err);
 swin_status atomic_file_publish(struct atomic_file *af, swin_error *err);
 /* atomic_file_finish, then atomic_file_publish. */
 swin_status atomic_file_commit(struct atomic_file *af, swin_error *err);
+/* SWIN_ERR_IO with the message for a write to af that failed with errno e (a full disk
+ * or a file size limit says so); removes nothing. */
+swin_status atomic_file_write_failed(const struct atomic_file *af, int e, swin_error *err);
 /* Removes the temporary file (finished or not) without touching the destination. */
 void atomic_file_abort(struct atomic_file *af);
 /* Checks, before any work is done, that the directory of `path` exists and is writable;

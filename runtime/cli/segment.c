@@ -71,7 +71,10 @@ static void usage(FILE *o)
             "                      write DIR/<name>_probabilities.nii.gz and DIR/<name>_preview.png\n"
             "  -q, --quiet         no progress bar (there is none when stderr is not a terminal)\n"
             "\n"
-            "Exit status: 0 success, 1 runtime failure, 2 bad arguments or unreadable input files.\n");
+            "Exit status: 0 success, 1 runtime failure, 2 bad arguments, unreadable input or unwritable\n"
+            "output files (a full disk included). A failed volume leaves none of its outputs. SIGINT or\n"
+            "SIGTERM: the temporary files are removed and swinrun ends by that signal (a shell reports\n"
+            "130 or 143); the outputs of volumes already finished are kept.\n");
 }
 
 struct seg_args {
@@ -365,9 +368,12 @@ int cli_segment(int argc, char **argv)
             st = swin_error_set(&err, SWIN_ERR_ARG, "%s: the preview is a PNG: name it .png", a.preview);
     } else if (stat(a.out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         st = swin_error_set(&err, SWIN_ERR_IO, "--out-dir %s: no such directory", a.out_dir);
+    } else if (access(a.out_dir, W_OK) != 0) {
+        st = swin_error_set(&err, SWIN_ERR_IO, "--out-dir %s: cannot write there: %s", a.out_dir, strerror(errno));
     } else if (info.in_channels != 1) {
         st = swin_segment_check(NULL, &a.opt, &err);
     }
+    if (!st && a.json) st = atomic_file_check_dir(a.json, "JSON report", &err);
     if (!st) st = swin_context_create(m, &a.ctx, &ctx, &err);
     if (st == SWIN_ERR_BACKEND && a.ctx.backend == SWIN_BACKEND_CUDA) {
         fprintf(stderr, "swinrun: %s; running on the CPU backend (float32) instead\n", err.msg);
@@ -454,7 +460,7 @@ int cli_segment(int argc, char **argv)
         if (js) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
             failed++;
-            if (worst < 1) worst = 1;
+            if (cli_exit_code(js) > worst) worst = cli_exit_code(js);
         }
     }
     swin_context_free(ctx);

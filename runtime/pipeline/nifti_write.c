@@ -1,6 +1,7 @@
 /* Streaming NIfTI-1/NIfTI-2 single-file writer (.nii, .nii.gz): the header comes from
  * nifti_clib's own conversion of a copy of the input's nifti_image, the data are streamed
  * (deflated for .gz) into a temporary file renamed over the destination at commit. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -42,8 +43,7 @@ static void z_free(voidpf opaque, voidpf p)
 static swin_status put(struct swin_nifti_writer *w, const void *data, size_t bytes, int flush, swin_error *err)
 {
     if (!w->gz) {
-        if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes)
-            return swin_error_set(err, SWIN_ERR_IO, "%s: write failed (disk full?)", w->af.dest);
+        if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes) return atomic_file_write_failed(&w->af, errno, err);
         return SWIN_OK;
     }
     const unsigned char *p = data;
@@ -59,8 +59,7 @@ static swin_status put(struct swin_nifti_writer *w, const void *data, size_t byt
             rc = deflate(&w->z, last ? Z_FINISH : Z_NO_FLUSH);
             if (rc == Z_STREAM_ERROR) return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: zlib deflate failed", w->af.dest);
             size_t have = sizeof w->out - w->z.avail_out;
-            if (have && fwrite(w->out, 1, have, w->af.f) != have)
-                return swin_error_set(err, SWIN_ERR_IO, "%s: write failed (disk full?)", w->af.dest);
+            if (have && fwrite(w->out, 1, have, w->af.f) != have) return atomic_file_write_failed(&w->af, errno, err);
         } while (w->z.avail_out == 0 || (last && rc != Z_STREAM_END));
         p += chunk;
         bytes -= chunk;
