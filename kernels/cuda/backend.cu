@@ -110,7 +110,7 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     const char *what = NULL;
     if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         what = "cudaStreamCreate";
-        st = SWIN_ERR_BACKEND;
+        st = e == cudaErrorMemoryAllocation ? SWIN_ERR_NOMEM : SWIN_ERR_BACKEND;
     } else if ((e = cudaMalloc((void **)&be->stage, SWIN_CUDA_STAGE_FLOATS * sizeof(float))) != cudaSuccess ||
                (e = cudaMalloc((void **)&be->red, (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double))) !=
                    cudaSuccess ||
@@ -125,7 +125,7 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     } else if ((e = swin_cuda_upload(be, be->dev_flat, (const float *)m->flat, m->flat_bytes / sizeof(float))) !=
                cudaSuccess) {
         what = "upload of the model weights";   /* (through the stage in half mode) */
-        st = SWIN_ERR_BACKEND;
+        st = e == cudaErrorMemoryAllocation ? SWIN_ERR_NOMEM : SWIN_ERR_BACKEND;
     }
     if (st) {
         cuda_error(err, st, what, e);
