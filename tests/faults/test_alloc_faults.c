@@ -40,7 +40,7 @@
 
 struct world {
     const char *model_path, *out_dir, *volume;
-    char labels[4096], probs[4096], preview[4096], logits_npy[4096];
+    char labels[4096], probs[4096], preview[4096], logits_npy[4096], input_npy[4096];
     swin_context_params params;
     swin_model_t *model;
     swin_context_t *ctx;
@@ -78,6 +78,21 @@ static swin_status do_plan(struct world *w, swin_error *err)
     return swin_model_plan(w->model, &w->params, &info, err);
 }
 
+/* A limit below the plan: refused (SWIN_ERR_MEM_LIMIT, the phase's success) after a
+ * search for a window that fits, which plans again and must not take a failed
+ * allocation for a window that does not fit. */
+static swin_status do_plan_over_limit(struct world *w, swin_error *err)
+{
+    swin_context_params p = w->params; /* 32^3 */
+    swin_plan_info info;
+    swin_status st = swin_model_plan(w->model, &p, &info, err);
+    if (st) return st;
+    p.cube[0] = p.cube[1] = p.cube[2] = 64;
+    p.mem_limit = info.total_bytes; /* the 32^3 window fits, 64^3 does not */
+    st = swin_model_plan(w->model, &p, &info, err);
+    return st == SWIN_ERR_MEM_LIMIT && strstr(err->msg, "32x32x32") ? SWIN_OK : st ? st : SWIN_ERR_INTERNAL;
+}
+
 static swin_status do_context(struct world *w, swin_error *err)
 {
     return swin_context_create(w->model, &w->params, &w->ctx, err);
@@ -100,6 +115,14 @@ static swin_status do_write_npy(struct world *w, swin_error *err)
     swin_model_get_info(w->model, &mi);
     const size_t shape[5] = {1, (size_t)mi.out_channels, 32, 32, 32};
     return npy_write_f32(w->logits_npy, w->logits, 5, shape, err);
+}
+
+static swin_status do_read_npy(struct world *w, swin_error *err)
+{
+    struct npy_array a;
+    swin_status st = npy_read_f32(w->input_npy, &a, err);
+    free(a.data);
+    return st;
 }
 
 static swin_status predict(void *user, const float *in, float *out, swin_error *err)
@@ -287,6 +310,12 @@ static int make_buffers(struct world *w)
     w->logits = calloc(w->out_n, sizeof *w->logits);
     if (!w->input || !w->logits) return 1;
     for (size_t k = 0; k < w->in_n; k++) w->input[k] = (float)(k % 97) / 97.0f;
+    const size_t shape[5] = {1, (size_t)mi.in_channels, 32, 32, 32};
+    swin_error err;
+    if (npy_write_f32(w->input_npy, w->input, 5, shape, &err)) {
+        fprintf(stderr, "FAIL %s\n", err.msg);
+        return 1;
+    }
     return 0;
 }
 
@@ -331,6 +360,7 @@ int main(int argc, char **argv)
     snprintf(w.probs, sizeof w.probs, "%s/probabilities.nii", out_dir);
     snprintf(w.preview, sizeof w.preview, "%s/preview.png", out_dir);
     snprintf(w.logits_npy, sizeof w.logits_npy, "%s/logits.npy", out_dir);
+    snprintf(w.input_npy, sizeof w.input_npy, "%s/input.npy", argv[2]);
     remove_outputs(&w);
     if (write_volume(volume)) {
         fprintf(stderr, "cannot write the test volume %s\n", volume);
@@ -343,8 +373,10 @@ int main(int argc, char **argv)
      * is no part of the library. */
     const struct phase cpu_phases[] = {
         {"load", do_load, undo_load},          {"plan", do_plan, NULL},
+        {"plan>limit", do_plan_over_limit, NULL},
         {"context", do_context, undo_context}, {"forward", do_run, NULL},
-        {"write .npy", do_write_npy, NULL},    {"segment", do_segment, NULL},
+        {"write .npy", do_write_npy, NULL},    {"read .npy", do_read_npy, NULL},
+        {"segment", do_segment, NULL},
     };
     const struct phase cuda_phases[] = {{"plan", do_plan, NULL}, {"context", do_context, undo_context}};
     const bool cuda = w.params.backend == SWIN_BACKEND_CUDA;
