@@ -2,9 +2,9 @@
  * after window 10. A context allocates its weights and arena once, at creation; the first
  * windows touch every page of them (and OpenBLAS's buffers), and a window allocates
  * nothing (tests/faults: forward makes 0 allocations), so from then on the resident set
- * should not move. 1 MiB is a quarter of the f=12 32^3 arena and far above the page or
- * two a stack or the allocator may still touch; a leak of even one 32^3 float channel per
- * window (128 KiB) would exceed it after 90 windows.
+ * should not move. 1 MiB is an eighth of the f=12 32^3 arena (8.5 MiB) and far above the
+ * page or two a stack or the allocator may still touch; a leak of even one 32^3 float
+ * channel per window (128 KiB) would exceed it eight times over by window 100.
  *
  *     test_windows_rss MODEL.onnx */
 #include <stdio.h>
