@@ -7,7 +7,8 @@
 /* path must stay valid until swin_tempfile_forget; false when every slot is taken. */
 int swin_tempfile_remember(const char *path);
 void swin_tempfile_forget(const char *path);
-/* Unlinks every remembered file; async-signal-safe (only unlink()). */
+/* Unlinks every remembered file; async-signal-safe (only unlink() and lock-free atomics).
+ * Remember and forget may be called from several threads at once. */
 void swin_tempfile_remove_all(void);
 
 #endif

@@ -1,6 +1,6 @@
 /* Streaming NIfTI-1/NIfTI-2 single-file writer (.nii, .nii.gz): the header comes from
  * nifti_clib's own conversion of a copy of the input's nifti_image, the data are streamed
- * (deflated for .gz) into a temporary file renamed over the destination at commit. */
+ * (deflated for .gz) into a temporary file renamed over the destination when published. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,8 +156,7 @@ swin_status swin_nifti_writer_finish(struct swin_nifti_writer *w, swin_error *er
 
 swin_status swin_nifti_writer_publish(struct swin_nifti_writer *w, swin_error *err)
 {
-    swin_status st = w->af.tmp[0] ? atomic_file_publish(&w->af, err)
-                                  : swin_error_set(err, SWIN_ERR_INTERNAL, "%s: published unfinished", w->af.dest);
+    swin_status st = atomic_file_publish(&w->af, err);
     free(w);
     return st;
 }
