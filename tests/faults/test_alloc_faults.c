@@ -1,6 +1,7 @@
 /* Allocation fault injection through the library, phase by phase: load a model, plan,
- * create a context, run a window, write the logits (.npy), segment a small NIfTI volume
- * with every output (labels .nii.gz, probabilities .nii, preview .png). For each phase,
+ * plan over a memory limit (the search for a window that fits), create a context, run a
+ * window, write the logits (.npy), read a .npy, segment a small NIfTI volume with every
+ * output (labels .nii.gz, probabilities .nii, preview .png). For each phase,
  * with the earlier phases done and not counted, a first run counts the phase's
  * allocations and records the call stack of each; then allocation N fails, one run per N:
  * every N when the phase makes at most EVERY_N allocations, else (the loader: about 80k,

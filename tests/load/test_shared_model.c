@@ -43,7 +43,7 @@ static void *run_job(void *arg)
     return NULL;
 }
 
-static int check_threads(const swin_model_t *m, size_t in_n, size_t out_n, float *const in[CONTEXTS], int threads)
+static int check_threads(const swin_model_t *m, size_t out_n, float *const in[CONTEXTS], int threads)
 {
     int bad = 0;
     struct job jobs[CONTEXTS];
@@ -54,12 +54,13 @@ static int check_threads(const swin_model_t *m, size_t in_n, size_t out_n, float
         for (int r = 0; r < RUNS; r++) jobs[c].logits[r] = malloc(out_n * sizeof(float));
     }
     pthread_t t[CONTEXTS];
-    for (int c = 0; c < CONTEXTS; c++)
-        if (pthread_create(&t[c], NULL, run_job, &jobs[c])) {
-            fprintf(stderr, "FAIL cannot start thread %d\n", c);
-            return 1;
-        }
-    for (int c = 0; c < CONTEXTS; c++) pthread_join(t[c], NULL);
+    int started = 0;
+    while (started < CONTEXTS && !pthread_create(&t[started], NULL, run_job, &jobs[started])) started++;
+    for (int c = 0; c < started; c++) pthread_join(t[c], NULL);
+    if (started < CONTEXTS) {
+        fprintf(stderr, "FAIL cannot start thread %d\n", started);
+        return 1;
+    }
 
     /* the reference: one context, the same inputs one after the other */
     swin_context_params p = params_for(threads);
@@ -97,7 +98,6 @@ static int check_threads(const swin_model_t *m, size_t in_n, size_t out_n, float
     for (int c = 0; c < CONTEXTS; c++)
         for (int r = 0; r < RUNS; r++) free(jobs[c].logits[r]);
     free(ref);
-    (void)in_n;
     return bad;
 }
 
@@ -127,8 +127,7 @@ int main(int argc, char **argv)
             in[c][i] = (float)((s >> 8) & 0xffff) / 65535.0f;
         }
     }
-    int bad = only ? check_threads(m, in_n, out_n, in, only)
-                   : check_threads(m, in_n, out_n, in, 1) + check_threads(m, in_n, out_n, in, 2);
+    int bad = only ? check_threads(m, out_n, in, only) : check_threads(m, out_n, in, 1) + check_threads(m, out_n, in, 2);
     for (int c = 0; c < CONTEXTS; c++) free(in[c]);
     swin_model_free(m);
     printf("%s\n", bad ? "FAIL" : "ok: every context's logits bitwise equal to the single context's");
