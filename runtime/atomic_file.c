@@ -16,10 +16,8 @@ swin_status atomic_file_open(struct atomic_file *af, const char *path, swin_erro
     snprintf(af->tmp, sizeof af->tmp, "%s.tmpXXXXXX", path);
     int fd = mkstemp(af->tmp);
     if (fd < 0) {
-        int e = errno;
         af->tmp[0] = 0;
-        return swin_error_set(err, SWIN_ERR_IO, "%s: cannot create the output file: %s", path,
-                              e == EISDIR ? "it is a directory" : strerror(e));
+        return swin_error_set(err, SWIN_ERR_IO, "%s: cannot create the output file: %s", path, strerror(errno));
     }
     af->remembered = swin_tempfile_remember(af->tmp);
     fchmod(fd, 0644); /* mkstemp makes 0600; outputs are ordinary files */

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <zlib.h>
 
-
 static void be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
