@@ -155,8 +155,9 @@ extern "C" void *swin_cuda_arena_alloc(struct swin_cuda_backend *be, size_t byte
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, bytes ? bytes : SWIN_CUDA_ALIGN);
     if (e != cudaSuccess) {
-        swin_error_set(err, SWIN_ERR_NOMEM, "cannot allocate the %.1f MiB device arena: %s",
-                       bytes / (1024.0 * 1024.0), cudaGetErrorString(e));
+        swin_error_set(err, SWIN_ERR_NOMEM,
+                       "out of device memory for the %.1f MiB activation arena (%s): use a smaller window (--cube)%s",
+                       bytes / (1024.0 * 1024.0), cudaGetErrorString(e), be->dtype == SWIN_F16 ? "" : " or --half");
         return NULL;
     }
     return p;

@@ -116,7 +116,10 @@ static int parse(int argc, char **argv, struct seg_args *a, bool *help)
     a->ctx = swin_context_default_params();
     a->opt = swin_segment_default_options();
     a->inputs = calloc((size_t)argc, sizeof *a->inputs);
-    if (!a->inputs) return bad("%s", "out of memory");
+    if (!a->inputs) {
+        fprintf(stderr, "swinrun: out of host memory\n");
+        return 1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int left = argc - 1 - i;
