@@ -156,9 +156,10 @@ static swin_status plan_only(const struct swin_model *m, const swin_context_para
 
 /* The largest window (each axis min(its size, s), s a multiple of 32) whose plan under q
  * fits q->mem_limit, as " or a DxHxW window (X MiB)" (prefixed by `flag`); "" when none
- * does. (The window is --cube for plan and segment, the input's size for forward.) */
-static void fitting_cube(const struct swin_model *m, const swin_context_params *q, const int cube[3],
-                         const char *flag, char *out, size_t cap)
+ * does. (The window is --cube for plan and segment, the input's size for forward.) Fails
+ * only when memory runs out: a window that cannot be planned otherwise does not fit. */
+static swin_status fitting_cube(const struct swin_model *m, const swin_context_params *q, const int cube[3],
+                                const char *flag, char *out, size_t cap, swin_error *err)
 {
     out[0] = 0;
     int s = cube[0] > cube[1] ? cube[0] : cube[1];
@@ -167,12 +168,16 @@ static void fitting_cube(const struct swin_model *m, const swin_context_params *
         swin_context_params t = *q;
         swin_plan_info i;
         for (int k = 0; k < 3; k++) t.cube[k] = cube[k] < s ? cube[k] : s;
-        if (plan_only(m, &t, &i, NULL) == SWIN_OK && i.total_bytes <= q->mem_limit) {
+        swin_error why;
+        swin_status st = plan_only(m, &t, &i, &why);
+        if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s", why.msg);
+        if (st == SWIN_OK && i.total_bytes <= q->mem_limit) {
             snprintf(out, cap, " or %sa %dx%dx%d window (%.1f MiB)", flag, t.cube[0], t.cube[1], t.cube[2],
                      i.total_bytes / (1024.0 * 1024.0));
-            return;
+            return SWIN_OK;
         }
     }
+    return SWIN_OK;
 }
 
 swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p, swin_plan_info *out,
@@ -182,16 +187,19 @@ swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p,
     if (st || !p->mem_limit || out->total_bytes <= p->mem_limit) return st;
     /* What would fit: a smaller window, and on CUDA float32, --half (alone or with one). */
     char fits[256], smaller[96], half[96] = "";
-    fitting_cube(m, p, out->cube, "", smaller, sizeof smaller);
+    if ((st = fitting_cube(m, p, out->cube, "", smaller, sizeof smaller, err))) return st;
     if (out->backend == SWIN_BACKEND_CUDA && !out->half) {
         swin_context_params q = *p;
         swin_plan_info h;
         q.half = true;
         q.backend = SWIN_BACKEND_CUDA;
-        if (plan_only(m, &q, &h, NULL) == SWIN_OK && h.total_bytes <= p->mem_limit)
+        swin_error why;
+        st = plan_only(m, &q, &h, &why);
+        if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s", why.msg);
+        if (st == SWIN_OK && h.total_bytes <= p->mem_limit)
             snprintf(half, sizeof half, " or --half (%.1f MiB)", h.total_bytes / (1024.0 * 1024.0));
-        else
-            fitting_cube(m, &q, out->cube, "--half with ", half, sizeof half);
+        else if ((st = fitting_cube(m, &q, out->cube, "--half with ", half, sizeof half, err)))
+            return st;
     }
     snprintf(fits, sizeof fits, "%s%s", smaller, half);
     if (!fits[0]) snprintf(fits, sizeof fits, " (no smaller window fits either)");

@@ -89,7 +89,9 @@ swin_status backend_arena_alloc(struct backend *b, size_t bytes, void **arena, s
 #endif
     *arena = aligned_alloc(SWIN_PLAN_ALIGN, (bytes + SWIN_PLAN_ALIGN - 1) / SWIN_PLAN_ALIGN * SWIN_PLAN_ALIGN);
     if (!*arena)
-        return swin_error_set(err, SWIN_ERR_NOMEM, "cannot allocate the %.1f MiB activation arena",
+        return swin_error_set(err, SWIN_ERR_NOMEM,
+                              "out of host memory for the %.1f MiB activation arena: free some, or use a smaller "
+                              "window (--cube)",
                               (double)bytes / (1024.0 * 1024.0));
     return SWIN_OK;
 }

@@ -50,7 +50,15 @@ swin_status npy_read_f32(const char *path, struct npy_array *out, swin_error *er
         }
         hlen = pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
     }
-    if (hlen > 65536 || !(hdr = calloc(1, hlen + 1)) || fread(hdr, 1, hlen, f) != hlen) {
+    if (hlen > 65536) {
+        st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: bad .npy header", path);
+        goto done;
+    }
+    if (!(hdr = calloc(1, hlen + 1))) {
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for the .npy header", path);
+        goto done;
+    }
+    if (fread(hdr, 1, hlen, f) != hlen) {
         st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: bad .npy header", path);
         goto done;
     }

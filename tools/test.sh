@@ -4,7 +4,11 @@
 #   2. the exported test models and their ONNX Runtime references (tools/make_test_data.sh,
 #      incremental, in test-data/);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
-#   4. the CUDA emulator's tests again under AddressSanitizer + UBSan (build-asan/).
+#   4. the CUDA emulator's, unit, fault-injection and load tests again under AddressSanitizer
+#      + UBSan with leak detection (build-asan/);
+#   5. the shared-model load test under ThreadSanitizer, two threads per context (build-tsan/:
+#      only that test and the library, CPU backend, no nvcc; both settings by hand:
+#      ctest -R shared_model_threads in build-tsan, about 3 minutes).
 # Usage: tools/test.sh [--slow] [extra ctest arguments]
 #   --slow  also exports the f=48 96^3 model (a few minutes) and runs the tests labelled
 #           slow (its agreement with ONNX Runtime, its load-time memory)
@@ -38,9 +42,15 @@ step "tests"
 (cd build && ctest --output-on-failure -j "$jobs" "${skip_slow[@]}" "$@")
 
 if [ -d kernels/emu ]; then
-    step "CUDA emulator tests under AddressSanitizer + UBSan"
+    step "CUDA emulator, unit, fault-injection and load tests under AddressSanitizer + UBSan"
     cmake -S . -B build-asan -DSWIN_SANITIZE=address,undefined -DSWIN_PYTHON="$py" \
         -DSWIN_TEST_DATA="$repo/test-data" > build-asan-configure.log || { cat build-asan-configure.log; exit 1; }
     cmake --build build-asan -j "$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -L "emu|unit")
 fi
+
+step "four contexts on one model in four threads under ThreadSanitizer"
+cmake -S . -B build-tsan -DSWIN_SANITIZE=thread -DCMAKE_CUDA_COMPILER=NOTFOUND -DSWIN_PYTHON="$py" \
+    -DSWIN_TEST_DATA="$repo/test-data" > build-tsan-configure.log || { cat build-tsan-configure.log; exit 1; }
+cmake --build build-tsan -j "$jobs" --target test_shared_model
+TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/load/test_shared_model "$repo/test-data/f12_c32_ts/model.onnx" --threads 2

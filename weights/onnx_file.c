@@ -28,6 +28,7 @@ struct indexer {
     swin_error *err;
     int cap_nodes, cap_inits, cap_inputs, cap_outputs;
     char *model_dir;
+    bool out_of_memory; /* protobuf-c's last unpack ran out of memory */
 };
 
 static int elem_size(int dtype)
@@ -74,12 +75,33 @@ static swin_status read_small(struct indexer *ix, const struct wire_field *fl, c
     return SWIN_OK;
 }
 
+/* protobuf-c allocates through malloc here (not its own default), so that running out of
+ * memory is told apart from a refusal: allocator_data points to a flag set on failure. */
+static void *pb_alloc(void *out_of_memory, size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p && out_of_memory) *(bool *)out_of_memory = true;
+    return p;
+}
+
+static void pb_free(void *unused, void *p)
+{
+    free(p);
+}
+
+static ProtobufCAllocator pb_allocator = {.alloc = pb_alloc, .free = pb_free};
+
 /* protobuf-c unpacks only bytes pb_check has accepted (weights/pb_check.h); NULL when either
- * refuses them, with *why saying what pb_check found (NULL when protobuf-c refused). */
-static void *unpack(const ProtobufCMessageDescriptor *d, const unsigned char *b, size_t n, const char **why)
+ * refuses them, with *why saying what pb_check found (NULL when protobuf-c refused), or
+ * when memory ran out (then ix->out_of_memory is set). */
+static void *unpack(struct indexer *ix, const ProtobufCMessageDescriptor *d, const unsigned char *b, size_t n,
+                    const char **why)
 {
     *why = pb_check(d, b, n);
-    return *why ? NULL : protobuf_c_message_unpack(d, NULL, n, b);
+    if (*why) return NULL;
+    ProtobufCAllocator a = {.alloc = pb_alloc, .free = pb_free, .allocator_data = &ix->out_of_memory};
+    ix->out_of_memory = false;
+    return protobuf_c_message_unpack(d, &a, n, b);
 }
 
 static swin_status bad_tensor(struct indexer *ix, const char *name, const char *what)
@@ -201,10 +223,11 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
             unsigned char *b;
             if ((st = read_small(ix, &fl, "TensorProto.external_data", &b))) goto out;
             const char *why;
-            Onnx__StringStringEntryProto *e = unpack(&onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
+            Onnx__StringStringEntryProto *e = unpack(ix, &onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
+            if (!e && ix->out_of_memory) { st = nomem(ix, "an external_data entry"); goto out; }
             if (!e || !e->key || !e->value) {
-                if (e) onnx__string_string_entry_proto__free_unpacked(e, NULL);
+                if (e) onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
                 char m[160];
                 snprintf(m, sizeof m, "corrupt external_data entry%s%s%s", why ? " (" : "", why ? why : "", why ? ")" : "");
                 st = bad_tensor(ix, t->name, m);
@@ -220,7 +243,7 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
                 ext_len = strtoull(e->value, &endp, 10);
             }
             bool bad_num = endp && (*endp || endp == e->value);
-            onnx__string_string_entry_proto__free_unpacked(e, NULL);
+            onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
             if (bad_num) { st = bad_tensor(ix, t->name, "external_data offset/length is not a number"); goto out; }
             break;
         }
@@ -260,8 +283,9 @@ static swin_status parse_value_info(struct indexer *ix, const struct wire_field 
     swin_status st = read_small(ix, fl, "ValueInfoProto", &b);
     if (st) return st;
     const char *why;
-    Onnx__ValueInfoProto *p = unpack(&onnx__value_info_proto__descriptor, b, (size_t)fl->len, &why);
+    Onnx__ValueInfoProto *p = unpack(ix, &onnx__value_info_proto__descriptor, b, (size_t)fl->len, &why);
     free(b);
+    if (!p && ix->out_of_memory) return nomem(ix, "a graph input or output");
     if (!p)
         return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt graph input/output at byte %llu%s%s%s",
                               ix->f->path, (unsigned long long)fl->data, why ? " (" : "", why ? why : "", why ? ")" : "");
@@ -277,7 +301,7 @@ static swin_status parse_value_info(struct indexer *ix, const struct wire_field 
         for (int i = 0; i < vi->ndim; i++)
             vi->dims[i] = sh->dim[i]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? sh->dim[i]->dim_value : 0;
     }
-    onnx__value_info_proto__free_unpacked(p, NULL);
+    onnx__value_info_proto__free_unpacked(p, &pb_allocator);
     return vi->name ? SWIN_OK : nomem(ix, "a graph input name");
 }
 
@@ -298,12 +322,13 @@ static swin_status parse_graph(struct indexer *ix, uint64_t end)
             if (!b) return nomem(ix, "a node");
             if ((st = wire_read(&ix->r, fl.data, (size_t)fl.len, b))) { free(b); return st; }
             const char *why;
-            Onnx__NodeProto *n = unpack(&onnx__node_proto__descriptor, b, (size_t)fl.len, &why);
+            Onnx__NodeProto *n = unpack(ix, &onnx__node_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
+            if (!n && ix->out_of_memory) return nomem(ix, "a node");
             bool named = n && n->op_type;
             for (size_t a = 0; named && a < n->n_attribute; a++) named = n->attribute[a]->name != NULL;
             if (!named) {
-                if (n) onnx__node_proto__free_unpacked(n, NULL);
+                if (n) onnx__node_proto__free_unpacked(n, &pb_allocator);
                 return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d (at byte %llu) is corrupt%s%s%s",
                                       f->path, f->n_nodes, (unsigned long long)fl.data, why ? " (" : "", why ? why : "",
                                       why ? ")" : "");
@@ -312,7 +337,7 @@ static swin_status parse_graph(struct indexer *ix, uint64_t end)
             if (n->n_output == 0) {
                 swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d '%s' (%s) has no output",
                                f->path, f->n_nodes, n->name ? n->name : "", n->op_type);
-                onnx__node_proto__free_unpacked(n, NULL);
+                onnx__node_proto__free_unpacked(n, &pb_allocator);
                 return SWIN_ERR_FORMAT;
             }
             f->nodes[f->n_nodes++] = n;
@@ -365,15 +390,16 @@ static swin_status parse_model(struct indexer *ix)
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.opset_import", &b))) return st;
             const char *why;
-            Onnx__OperatorSetIdProto *o = unpack(&onnx__operator_set_id_proto__descriptor, b, (size_t)fl.len, &why);
+            Onnx__OperatorSetIdProto *o = unpack(ix, &onnx__operator_set_id_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
+            if (!o && ix->out_of_memory) return nomem(ix, "ModelProto.opset_import");
             if (!o)
                 return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: corrupt opset_import%s%s%s", f->path,
                                       why ? " (" : "", why ? why : "", why ? ")" : "");
             if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) f->opset = o->version;
             else if (!strcmp(o->domain, "com.microsoft.nchwc") || !strcmp(o->domain, "com.microsoft.experimental"))
                 f->ort_domains = true;
-            onnx__operator_set_id_proto__free_unpacked(o, NULL);
+            onnx__operator_set_id_proto__free_unpacked(o, &pb_allocator);
         } else if ((fl.number == MODEL_PRODUCER || fl.number == MODEL_PRODUCER_VERSION) && fl.type == WIRE_LEN) {
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.producer", &b))) return st;
@@ -383,10 +409,12 @@ static swin_status parse_model(struct indexer *ix)
         } else if (fl.number == MODEL_METADATA && fl.type == WIRE_LEN) {
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.metadata_props", &b))) return st;
-            Onnx__StringStringEntryProto *e = onnx__string_string_entry_proto__unpack(NULL, (size_t)fl.len, b);
+            const char *why;
+            Onnx__StringStringEntryProto *e = unpack(ix, &onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
+            if (!e && ix->out_of_memory) return nomem(ix, "ModelProto.metadata_props");
             if (e && e->key && !strncmp(e->key, "onnxsim.", 8)) f->onnxsim_metadata = true;
-            if (e) onnx__string_string_entry_proto__free_unpacked(e, NULL);
+            if (e) onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
         } else if (fl.number == MODEL_GRAPH && fl.type == WIRE_LEN) {
             if (graphs++) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: two graphs", f->path);
             uint64_t save = ix->r.pos;
@@ -451,7 +479,7 @@ swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *er
 
 void onnx_file_drop_nodes(struct onnx_file *f)
 {
-    for (int i = 0; i < f->n_nodes; i++) onnx__node_proto__free_unpacked(f->nodes[i], NULL);
+    for (int i = 0; i < f->n_nodes; i++) onnx__node_proto__free_unpacked(f->nodes[i], &pb_allocator);
     free(f->nodes);
     f->nodes = NULL;
     f->n_nodes = 0;

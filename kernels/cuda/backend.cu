@@ -110,7 +110,7 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     const char *what = NULL;
     if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         what = "cudaStreamCreate";
-        st = SWIN_ERR_BACKEND;
+        st = e == cudaErrorMemoryAllocation ? SWIN_ERR_NOMEM : SWIN_ERR_BACKEND;
     } else if ((e = cudaMalloc((void **)&be->stage, SWIN_CUDA_STAGE_FLOATS * sizeof(float))) != cudaSuccess ||
                (e = cudaMalloc((void **)&be->red, (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double))) !=
                    cudaSuccess ||
@@ -125,7 +125,7 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     } else if ((e = swin_cuda_upload(be, be->dev_flat, (const float *)m->flat, m->flat_bytes / sizeof(float))) !=
                cudaSuccess) {
         what = "upload of the model weights";   /* (through the stage in half mode) */
-        st = SWIN_ERR_BACKEND;
+        st = e == cudaErrorMemoryAllocation ? SWIN_ERR_NOMEM : SWIN_ERR_BACKEND;
     }
     if (st) {
         cuda_error(err, st, what, e);
@@ -155,8 +155,9 @@ extern "C" void *swin_cuda_arena_alloc(struct swin_cuda_backend *be, size_t byte
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, bytes ? bytes : SWIN_CUDA_ALIGN);
     if (e != cudaSuccess) {
-        swin_error_set(err, SWIN_ERR_NOMEM, "cannot allocate the %.1f MiB device arena: %s",
-                       bytes / (1024.0 * 1024.0), cudaGetErrorString(e));
+        swin_error_set(err, SWIN_ERR_NOMEM,
+                       "out of device memory for the %.1f MiB activation arena (%s): use a smaller window (--cube)%s",
+                       bytes / (1024.0 * 1024.0), cudaGetErrorString(e), be->dtype == SWIN_F16 ? "" : " or --half");
         return NULL;
     }
     return p;

@@ -57,7 +57,8 @@ static void usage(FILE *o)
             "  -h, --help        this text\n"
             "  --version         the version\n"
             "\n"
-            "Exit status: 0 success, 1 runtime failure, 2 bad arguments or unreadable input files.\n");
+            "Exit status: 0 success, 1 runtime failure, 2 bad arguments, unreadable input or unwritable\n"
+            "output files (a full disk included).\n");
 }
 
 /* A first argument that is no verb but a NIfTI path means segment. */

@@ -16,7 +16,7 @@
 #include "runtime/atomic_file.h"
 #include "runtime/cli/cli.h"
 #include "runtime/pipeline/segment.h"
-#include "runtime/pipeline/tempfiles.h"
+#include "runtime/tempfiles.h"
 
 static void usage(FILE *o)
 {
@@ -71,7 +71,10 @@ static void usage(FILE *o)
             "                      write DIR/<name>_probabilities.nii.gz and DIR/<name>_preview.png\n"
             "  -q, --quiet         no progress bar (there is none when stderr is not a terminal)\n"
             "\n"
-            "Exit status: 0 success, 1 runtime failure, 2 bad arguments or unreadable input files.\n");
+            "Exit status: 0 success, 1 runtime failure, 2 bad arguments, unreadable input or unwritable\n"
+            "output files (a full disk included). A failed volume leaves none of its outputs. SIGINT or\n"
+            "SIGTERM: the temporary files are removed and swinrun ends by that signal (a shell reports\n"
+            "130 or 143); the outputs of volumes already finished are kept.\n");
 }
 
 struct seg_args {
@@ -113,7 +116,10 @@ static int parse(int argc, char **argv, struct seg_args *a, bool *help)
     a->ctx = swin_context_default_params();
     a->opt = swin_segment_default_options();
     a->inputs = calloc((size_t)argc, sizeof *a->inputs);
-    if (!a->inputs) return bad("%s", "out of memory");
+    if (!a->inputs) {
+        fprintf(stderr, "swinrun: out of host memory\n");
+        return 1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int left = argc - 1 - i;
@@ -365,9 +371,12 @@ int cli_segment(int argc, char **argv)
             st = swin_error_set(&err, SWIN_ERR_ARG, "%s: the preview is a PNG: name it .png", a.preview);
     } else if (stat(a.out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         st = swin_error_set(&err, SWIN_ERR_IO, "--out-dir %s: no such directory", a.out_dir);
+    } else if (access(a.out_dir, W_OK) != 0) {
+        st = swin_error_set(&err, SWIN_ERR_IO, "--out-dir %s: cannot write there: %s", a.out_dir, strerror(errno));
     } else if (info.in_channels != 1) {
         st = swin_segment_check(NULL, &a.opt, &err);
     }
+    if (!st && a.json) st = atomic_file_check_dir(a.json, "JSON report", &err);
     if (!st) st = swin_context_create(m, &a.ctx, &ctx, &err);
     if (st == SWIN_ERR_BACKEND && a.ctx.backend == SWIN_BACKEND_CUDA) {
         fprintf(stderr, "swinrun: %s; running on the CPU backend (float32) instead\n", err.msg);
@@ -392,7 +401,6 @@ int cli_segment(int argc, char **argv)
     a.opt.stage = stage;
 
     struct atomic_file jf = {0};
-    int json_remembered = 0;
     if (a.json) {
         if ((st = atomic_file_open(&jf, a.json, &err))) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
@@ -401,7 +409,6 @@ int cli_segment(int argc, char **argv)
             free(a.inputs);
             return cli_exit_code(st);
         }
-        json_remembered = swin_tempfile_remember(jf.tmp);
         fprintf(jf.f, "{\"model\": ");
         json_string(jf.f, model_path);
         fprintf(jf.f, ", \"backend\": \"%s\", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, "
@@ -456,9 +463,8 @@ int cli_segment(int argc, char **argv)
         if (js) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
             failed++;
-            if (worst < 1) worst = 1;
+            if (cli_exit_code(js) > worst) worst = cli_exit_code(js);
         }
-        if (json_remembered) swin_tempfile_forget(jf.tmp);
     }
     swin_context_free(ctx);
     swin_model_free(m);

@@ -35,14 +35,19 @@ int swin_nifti_output_name_ok(const char *path);
 /* Streaming writer of an image on the input's grid: header from `like` (dims, pixdim,
  * qform/sform and their codes, units, NIfTI-1 or NIfTI-2 as the input), datatype and
  * number of volumes (dim[4]; 1 = a 3D image) given; gzip when path ends in .gz. Data go
- * through a temporary file that commit renames over path (runtime/atomic_file.h). */
+ * through a temporary file renamed over path when published (runtime/atomic_file.h). */
 struct swin_nifti_writer;
 swin_status swin_nifti_writer_open(struct swin_nifti_writer **w, const char *path, const nifti_image *like,
                                    int datatype, int64_t volumes, int intent_code, const char *descrip,
                                    swin_error *err);
 swin_status swin_nifti_writer_write(struct swin_nifti_writer *w, const void *data, size_t bytes, swin_error *err);
+/* Completes the file under its temporary name (on failure removes it; abort the writer
+ * then). Publish renames it over path and frees the writer, whatever happens. */
+swin_status swin_nifti_writer_finish(struct swin_nifti_writer *w, swin_error *err);
+swin_status swin_nifti_writer_publish(struct swin_nifti_writer *w, swin_error *err);
+/* finish, then publish (or abort); the writer is freed either way. */
 swin_status swin_nifti_writer_commit(struct swin_nifti_writer *w, swin_error *err);
-/* Removes the temporary file; safe on NULL and after commit. */
+/* Removes the temporary file (finished or not) and frees the writer; safe on NULL. */
 void swin_nifti_writer_abort(struct swin_nifti_writer *w);
 
 #endif

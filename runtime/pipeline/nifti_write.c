@@ -1,17 +1,17 @@
 /* Streaming NIfTI-1/NIfTI-2 single-file writer (.nii, .nii.gz): the header comes from
  * nifti_clib's own conversion of a copy of the input's nifti_image, the data are streamed
- * (deflated for .gz) into a temporary file renamed over the destination at commit. */
+ * (deflated for .gz) into a temporary file renamed over the destination when published. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "runtime/atomic_file.h"
 #include "runtime/pipeline/nifti_io.h"
-#include "runtime/pipeline/tempfiles.h"
 
 struct swin_nifti_writer {
     struct atomic_file af;
-    int gz, open, remembered;
+    int gz;
     z_stream z;
     unsigned char out[1 << 16];
 };
@@ -29,11 +29,21 @@ int swin_nifti_output_name_ok(const char *path)
     return (ends_with(base, ".nii") && strlen(base) > 4) || (ends_with(base, ".nii.gz") && strlen(base) > 7);
 }
 
+/* zlib's state comes from this library's allocator, as everything else here */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+    return calloc(items, size);
+}
+
+static void z_free(voidpf opaque, voidpf p)
+{
+    free(p);
+}
+
 static swin_status put(struct swin_nifti_writer *w, const void *data, size_t bytes, int flush, swin_error *err)
 {
     if (!w->gz) {
-        if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes)
-            return swin_error_set(err, SWIN_ERR_IO, "%s: write failed (disk full?)", w->af.dest);
+        if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes) return atomic_file_write_failed(&w->af, errno, err);
         return SWIN_OK;
     }
     const unsigned char *p = data;
@@ -49,8 +59,7 @@ static swin_status put(struct swin_nifti_writer *w, const void *data, size_t byt
             rc = deflate(&w->z, last ? Z_FINISH : Z_NO_FLUSH);
             if (rc == Z_STREAM_ERROR) return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: zlib deflate failed", w->af.dest);
             size_t have = sizeof w->out - w->z.avail_out;
-            if (have && fwrite(w->out, 1, have, w->af.f) != have)
-                return swin_error_set(err, SWIN_ERR_IO, "%s: write failed (disk full?)", w->af.dest);
+            if (have && fwrite(w->out, 1, have, w->af.f) != have) return atomic_file_write_failed(&w->af, errno, err);
         } while (w->z.avail_out == 0 || (last && rc != Z_STREAM_END));
         p += chunk;
         bytes -= chunk;
@@ -111,13 +120,13 @@ swin_status swin_nifti_writer_open(struct swin_nifti_writer **out, const char *p
         free(w);
         return st;
     }
-    w->open = 1;
-    w->remembered = swin_tempfile_remember(w->af.tmp);
     w->gz = ends_with(path, ".gz");
+    w->z.zalloc = z_alloc;
+    w->z.zfree = z_free;
     if (w->gz && deflateInit2(&w->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         w->gz = 0;
         swin_nifti_writer_abort(w);
-        return swin_error_set(err, SWIN_ERR_NOMEM, "zlib: out of memory");
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for the compressor", path);
     }
     static const char extender[4] = {0, 0, 0, 0}; /* no extensions follow */
     if ((st = put(w, &h, hbytes, 0, err)) || (st = put(w, extender, 4, 0, err))) {
@@ -133,26 +142,39 @@ swin_status swin_nifti_writer_write(struct swin_nifti_writer *w, const void *dat
     return put(w, data, bytes, 0, err);
 }
 
-swin_status swin_nifti_writer_commit(struct swin_nifti_writer *w, swin_error *err)
+swin_status swin_nifti_writer_finish(struct swin_nifti_writer *w, swin_error *err)
 {
     swin_status st = w->gz ? put(w, NULL, 0, 1, err) : SWIN_OK;
+    if (w->gz) deflateEnd(&w->z);
+    w->gz = 0;
+    if (st) {
+        atomic_file_abort(&w->af);
+        return st;
+    }
+    return atomic_file_finish(&w->af, err); /* removes the temporary file on failure */
+}
+
+swin_status swin_nifti_writer_publish(struct swin_nifti_writer *w, swin_error *err)
+{
+    swin_status st = atomic_file_publish(&w->af, err);
+    free(w);
+    return st;
+}
+
+swin_status swin_nifti_writer_commit(struct swin_nifti_writer *w, swin_error *err)
+{
+    swin_status st = swin_nifti_writer_finish(w, err);
     if (st) {
         swin_nifti_writer_abort(w);
         return st;
     }
-    if (w->gz) deflateEnd(&w->z);
-    w->gz = 0;
-    st = atomic_file_commit(&w->af, err); /* removes the temporary file on failure */
-    w->open = 0;
-    swin_nifti_writer_abort(w);
-    return st;
+    return swin_nifti_writer_publish(w, err);
 }
 
 void swin_nifti_writer_abort(struct swin_nifti_writer *w)
 {
     if (!w) return;
     if (w->gz) deflateEnd(&w->z);
-    if (w->open) atomic_file_abort(&w->af);
-    if (w->remembered) swin_tempfile_forget(w->af.tmp);
+    atomic_file_abort(&w->af);
     free(w);
 }

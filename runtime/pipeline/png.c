@@ -4,9 +4,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "runtime/atomic_file.h"
-#include "runtime/pipeline/tempfiles.h"
-
 static void be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
@@ -26,7 +23,8 @@ static void chunk(FILE *f, const char *type, const uint8_t *data, uint32_t n)
     fwrite(b, 1, 4, f);
 }
 
-swin_status swin_png_write_rgb(const char *path, const uint8_t *rgb, int width, int height, swin_error *err)
+swin_status swin_png_finish_rgb(struct atomic_file *af, const char *path, const uint8_t *rgb, int width, int height,
+                                swin_error *err)
 {
     size_t stride = (size_t)width * 3, raw_n = (stride + 1) * (size_t)height;
     uint8_t *raw = malloc(raw_n);
@@ -45,26 +43,23 @@ swin_status swin_png_write_rgb(const char *path, const uint8_t *rgb, int width, 
     free(raw);
     if (zrc != Z_OK) {
         free(z);
-        return swin_error_set(err, SWIN_ERR_INTERNAL, "zlib compress failed for the preview");
+        return zrc == Z_MEM_ERROR ? swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the preview")
+                                  : swin_error_set(err, SWIN_ERR_INTERNAL, "zlib compress failed for the preview");
     }
-    struct atomic_file af;
-    swin_status st = atomic_file_open(&af, path, err);
+    swin_status st = atomic_file_open(af, path, err);
     if (st) {
         free(z);
         return st;
     }
-    int remembered = swin_tempfile_remember(af.tmp);
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t ihdr[13];
     be32(ihdr, (uint32_t)width);
     be32(ihdr + 4, (uint32_t)height);
     ihdr[8] = 8, ihdr[9] = 2, ihdr[10] = ihdr[11] = ihdr[12] = 0; /* 8-bit RGB, deflate, no interlace */
-    fwrite(sig, 1, 8, af.f);
-    chunk(af.f, "IHDR", ihdr, 13);
-    chunk(af.f, "IDAT", z, (uint32_t)zn);
-    chunk(af.f, "IEND", NULL, 0);
+    fwrite(sig, 1, 8, af->f);
+    chunk(af->f, "IHDR", ihdr, 13);
+    chunk(af->f, "IDAT", z, (uint32_t)zn);
+    chunk(af->f, "IEND", NULL, 0);
     free(z);
-    st = atomic_file_commit(&af, err); /* checks every write */
-    if (remembered) swin_tempfile_forget(af.tmp);
-    return st;
+    return atomic_file_finish(af, err); /* checks every write; removes the file on failure */
 }

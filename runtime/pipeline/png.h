@@ -1,13 +1,16 @@
-/* Minimal PNG writer: 8-bit RGB, zlib-compressed, through a temporary file renamed at the
- * end (runtime/atomic_file.h). */
+/* Minimal PNG writer: 8-bit RGB, zlib-compressed, into a temporary file that the caller
+ * publishes (runtime/atomic_file.h). */
 #ifndef SWIN_PIPELINE_PNG_H
 #define SWIN_PIPELINE_PNG_H
 
 #include <stdint.h>
 
+#include "runtime/atomic_file.h"
 #include "runtime/status.h"
 
-/* rgb: height rows of width * 3 bytes, top row first. */
-swin_status swin_png_write_rgb(const char *path, const uint8_t *rgb, int width, int height, swin_error *err);
+/* rgb: height rows of width * 3 bytes, top row first. Leaves *af finished, for the caller
+ * to publish or abort (atomic_file_publish, atomic_file_abort); on failure nothing. */
+swin_status swin_png_finish_rgb(struct atomic_file *af, const char *path, const uint8_t *rgb, int width, int height,
+                                swin_error *err);
 
 #endif

@@ -43,8 +43,8 @@ static void draw(uint8_t *rgb, int img_w, int x_off, const struct panel *p, int 
         }
 }
 
-swin_status swin_preview_write(const char *path, const float *vol, const void *labels, int label_bytes,
-                               const int64_t d[3], const double sp[3], swin_error *err)
+swin_status swin_preview_finish(struct atomic_file *af, const char *path, const float *vol, const void *labels,
+                                int label_bytes, const int64_t d[3], const double sp[3], swin_error *err)
 {
     double px = fmin(sp[0], fmin(sp[1], sp[2])); /* mm per pixel */
     /* axial (fixed u2): x = R..L, y = A..P; coronal (fixed u1): x = R..L, y = S..I;
@@ -63,7 +63,7 @@ swin_status swin_preview_write(const char *path, const float *vol, const void *l
     if (!rgb) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the preview");
     for (int i = 0, x = 0; i < 3; x += p[i].w + gap, i++)
         draw(rgb, w, x, &p[i], fixed[i], d[fixed[i]] / 2, vol, labels, label_bytes, d, sp, px);
-    swin_status st = swin_png_write_rgb(path, rgb, w, h, err);
+    swin_status st = swin_png_finish_rgb(af, path, rgb, w, h, err);
     free(rgb);
     return st;
 }

@@ -57,7 +57,7 @@ static swin_mat4 normalise(const int64_t n[3])
     return m;
 }
 
-bool swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
+swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
 {
     memset(inv, 0, sizeof *inv);
     memcpy(inv->grid_dim, g->dim, sizeof g->dim);
@@ -67,7 +67,7 @@ bool swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
      * src_xform @ xform @ inv(dst_xform) */
     if (!mat4_inverse(g->ras_to_in, &inv->in_to_ras) || !mat4_solve(g->affine, g->ras_affine, &xform) ||
         !mat4_solve(normalise(g->ras_dim), mat4_identity(), &dninv))
-        return false;
+        return SWIN_ERR_SHAPE;
     swin_mat4 t = mat4_mul(mat4_mul(normalise(g->dim), xform), dninv);
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 4; c++) inv->theta[r][c] = t.m[r][c];
@@ -75,7 +75,7 @@ bool swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
         int64_t n = g->ras_dim[a], half = n / 2;
         if (!(inv->base[a] = malloc((size_t)n * sizeof(double)))) {
             swin_inverse_free(inv);
-            return false;
+            return SWIN_ERR_NOMEM;
         }
         double step = n > 1 ? 2.0 / (double)(n - 1) : 0;
         for (int64_t i = 0; i < n; i++) { /* torch.linspace: symmetric, fused multiply-add */
@@ -83,7 +83,7 @@ bool swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
             inv->base[a][i] = v * (double)(n - 1) / (double)n;
         }
     }
-    return true;
+    return SWIN_OK;
 }
 
 void swin_inverse_free(struct swin_inverse *inv)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "runtime/pipeline/affine.h"
+#include "runtime/status.h"
 
 /* Intensity window: (v - lo) / (hi - lo), clipped to [0, 1] (MONAI ScaleIntensityRange
  * with b_min 0, b_max 1, clip=True). enabled=false keeps the intensities. */
@@ -35,7 +36,8 @@ struct swin_inverse {
     double *base[3];      /* per RAS axis: torch.linspace(-1, 1, n) * (n - 1) / n */
 };
 
-bool swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv);
+/* SWIN_ERR_SHAPE: a singular affine; SWIN_ERR_NOMEM. Sets no message. */
+swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv);
 void swin_inverse_free(struct swin_inverse *inv);
 
 /* One k-plane (nx * ny values, i fastest) of the input grid sampled from a volume on the

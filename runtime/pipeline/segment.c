@@ -78,8 +78,36 @@ static void sink_voxel(void *user, int64_t v, const float *x)
     }
 }
 
+/* The outputs of one volume, each finished under its temporary name; published together
+ * once all are, so that a failure on any leaves none. */
+struct outputs {
+    struct swin_nifti_writer *labels, *probs;
+    struct atomic_file preview;
+};
+
+/* Publishes labels, probabilities, preview in this order; stops at the first failure and
+ * leaves the rest to discard(). */
+static swin_status publish(struct outputs *o, swin_error *err)
+{
+    swin_status st = swin_nifti_writer_publish(o->labels, err);
+    o->labels = NULL;
+    if (o->probs && !st) {
+        st = swin_nifti_writer_publish(o->probs, err);
+        o->probs = NULL;
+    }
+    if (o->preview.tmp[0] && !st) st = atomic_file_publish(&o->preview, err);
+    return st;
+}
+
+static void discard(struct outputs *o)
+{
+    swin_nifti_writer_abort(o->labels);
+    swin_nifti_writer_abort(o->probs);
+    atomic_file_abort(&o->preview);
+}
+
 static swin_status write_labels(const char *path, const struct swin_image *img, const struct sink *s,
-                                const struct swin_inverse *inv, swin_error *err)
+                                const struct swin_inverse *inv, struct swin_nifti_writer **done, swin_error *err)
 {
     struct swin_nifti_writer *w;
     swin_status st = swin_nifti_writer_open(&w, path, img->hdr, s->lb == 1 ? DT_UINT8 : DT_UINT16, 1,
@@ -94,16 +122,18 @@ static swin_status write_labels(const char *path, const struct swin_image *img, 
         st = swin_nifti_writer_write(w, plane, (size_t)(nx * ny) * (size_t)s->lb, err);
     }
     free(plane);
+    if (!st) st = swin_nifti_writer_finish(w, err);
     if (st) {
         swin_nifti_writer_abort(w);
         return st;
     }
-    return swin_nifti_writer_commit(w, err);
+    *done = w;
+    return SWIN_OK;
 }
 
 /* 4D float32 (nx, ny, nz, classes) on the input grid: softmax, trilinear back. */
 static swin_status write_probs(const char *path, const struct swin_image *img, const struct sink *s,
-                               const struct swin_inverse *inv, swin_error *err)
+                               const struct swin_inverse *inv, struct swin_nifti_writer **done, swin_error *err)
 {
     struct swin_nifti_writer *w;
     swin_status st = swin_nifti_writer_open(&w, path, img->hdr, DT_FLOAT32, s->co, NIFTI_INTENT_NONE,
@@ -118,11 +148,13 @@ static swin_status write_probs(const char *path, const struct swin_image *img, c
             st = swin_nifti_writer_write(w, plane, (size_t)(nx * ny) * sizeof *plane, err);
         }
     free(plane);
+    if (!st) st = swin_nifti_writer_finish(w, err);
     if (st) {
         swin_nifti_writer_abort(w);
         return st;
     }
-    return swin_nifti_writer_commit(w, err);
+    *done = w;
+    return SWIN_OK;
 }
 
 swin_status swin_segment_file(const char *in_path, const char *out_path, const struct swin_segment_options *o,
@@ -138,6 +170,7 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
     float *vol = NULL;
     struct swin_windows win = {0};
     struct swin_inverse inv = {0};
+    struct outputs outs = {0};
     struct sink sk = {.co = o->out_channels, .lb = o->out_channels <= 256 ? 1 : 2};
     memcpy(rep->in_dim, img.dim, sizeof img.dim);
     affine_axcodes(img.affine, rep->in_axcodes);
@@ -153,8 +186,9 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
         st = swin_error_set(err, SWIN_ERR_SHAPE, "%s: %s", in_path, msg);
         goto done;
     }
-    if (!swin_inverse_init(&g, &inv)) {
-        st = swin_error_set(err, SWIN_ERR_SHAPE, "%s: the resampled grid cannot be mapped back (singular affine)", in_path);
+    if ((st = swin_inverse_init(&g, &inv))) {
+        if (st == SWIN_ERR_NOMEM) swin_error_set(err, st, "%s: out of host memory for the inverse resampling", in_path);
+        else swin_error_set(err, st, "%s: the resampled grid cannot be mapped back (singular affine)", in_path);
         goto done;
     }
     memcpy(rep->grid_dim, g.dim, sizeof g.dim);
@@ -199,12 +233,15 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
 
     t0 = now();
     if (o->stage) o->stage(o->progress_user, "writing");
-    if ((st = write_labels(out_path, &img, &sk, &inv, err))) goto done;
-    if (o->probabilities_path && (st = write_probs(o->probabilities_path, &img, &sk, &inv, err))) goto done;
-    if (o->preview_path && (st = swin_preview_write(o->preview_path, vol, sk.labels, sk.lb, g.dim, rep->grid_spacing, err)))
+    if ((st = write_labels(out_path, &img, &sk, &inv, &outs.labels, err))) goto done;
+    if (o->probabilities_path && (st = write_probs(o->probabilities_path, &img, &sk, &inv, &outs.probs, err))) goto done;
+    if (o->preview_path &&
+        (st = swin_preview_finish(&outs.preview, o->preview_path, vol, sk.labels, sk.lb, g.dim, rep->grid_spacing, err)))
         goto done;
+    st = publish(&outs, err);
     rep->t_write = now() - t0;
 done:
+    discard(&outs);
     free(sk.labels);
     free(sk.probs);
     free(vol);

@@ -50,6 +50,8 @@ struct swin_segment_options swin_segment_default_options(void);
  * (.nii/.nii.gz) in an existing writable directory, a preview name, the channel count. */
 swin_status swin_segment_check(const char *out_path, const struct swin_segment_options *o, swin_error *err);
 
+/* The outputs (label map, probabilities, preview) appear together when the volume succeeds;
+ * a failure leaves none of them (and no temporary file). */
 swin_status swin_segment_file(const char *in_path, const char *out_path, const struct swin_segment_options *o,
                               struct swin_segment_report *rep, swin_error *err);
 

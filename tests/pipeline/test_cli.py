@@ -2,14 +2,18 @@
 """The segment CLI's forms and promises, with a real (small) model:
   - `swinrun CT OUT` with the model from SWINRUN_MODEL, a preview PNG and --json;
   - a dynamic export: --roi required, then any multiple-of-32 window;
-  - the batch form: model loaded once, DIR/<name>_seg.nii.gz, a bad volume reported and
-    skipped (exit 1), the good one written, JSON for both;
-  - SIGINT and SIGTERM during the windows: the process dies by the signal and leaves
-    neither an output nor a temporary file.
+  - the batch form: model loaded once, DIR/<name>_seg.nii.gz, a bad volume in the middle
+    reported by name and skipped (exit 1, "1 of 3 volumes failed"), the volumes before and
+    after it written, JSON for all three;
+  - SIGINT and SIGTERM in the middle of a batch (the second of three volumes in its
+    windows): the process dies by the signal (a shell reports 130 / 143), the first
+    volume's outputs are kept whole, nothing of the second or third and no temporary file
+    (nor the JSON report) is left.
 
     test_cli.py SWINRUN MODEL WORKDIR"""
 import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -80,35 +84,53 @@ def main():
 
     bad = os.path.join(work, "b.nii")
     open(bad, "w").write("not an image")
+    c = save(os.path.join(work, "c.nii.gz"), (36, 36, 18), (1.5, 1.5, 2.0))
     outdir = os.path.join(work, "batch")
     os.makedirs(outdir, exist_ok=True)
     bj = os.path.join(work, "batch.json")
     r = subprocess.run([swinrun, "segment", "--model", model, "--out-dir", outdir, "--with-preview", "--json", bj,
-                        bad, a], capture_output=True, text=True)
+                        a, bad, c], capture_output=True, text=True)
     files = sorted(os.listdir(outdir))
-    check("batch: bad volume skipped, exit 1", r.returncode == 1 and "b.nii" in r.stderr, r.stderr.strip()[-200:])
-    check("batch: good volume written with preview", files == ["a_preview.png", "a_seg.nii.gz"], str(files))
+    check("batch: bad volume in the middle named, exit 1", r.returncode == 1 and "b.nii" in r.stderr and
+          "1 of 3 volumes failed" in r.stderr, r.stderr.strip()[-200:])
+    check("batch: the volumes before and after it written with previews",
+          files == ["a_preview.png", "a_seg.nii.gz", "c_preview.png", "c_seg.nii.gz"], str(files))
+    if "c_seg.nii.gz" in files:
+        check("batch: the last volume's labels on its own grid", nib.load(os.path.join(outdir, "c_seg.nii.gz")).shape ==
+              (36, 36, 18))
     if os.path.exists(bj):
-        st = [v["status"] for v in json.load(open(bj))["volumes"]]
-        check("batch: json has both volumes", st == ["SWIN_ERR_FORMAT", "SWIN_OK"], str(st))
+        st = [(os.path.basename(v["input"]), v["status"]) for v in json.load(open(bj))["volumes"]]
+        check("batch: json has all three volumes", st == [("a.nii.gz", "SWIN_OK"), ("b.nii", "SWIN_ERR_FORMAT"),
+                                                          ("c.nii.gz", "SWIN_OK")], str(st))
     else:
         check("batch: json written", False)
 
-    # a volume that takes a few seconds (hundreds of windows of 32^3)
+    # a volume that takes a few seconds (hundreds of windows of 32^3), second of three
     big = save(os.path.join(work, "big.nii.gz"), (200, 200, 100), (1.5, 1.5, 2.0))
     for sig in (signal.SIGINT, signal.SIGTERM):
         sub = os.path.join(work, f"sig{int(sig)}")
-        os.makedirs(sub, exist_ok=True)
-        p = subprocess.Popen([swinrun, big, os.path.join(sub, "o.nii.gz"), "--model", model, "--json",
-                              os.path.join(sub, "o.json"), "--probabilities", os.path.join(sub, "p.nii.gz")],
-                             stderr=subprocess.PIPE, text=True)
-        time.sleep(3.0)
-        tmp_seen = os.listdir(sub)
+        shutil.rmtree(sub, ignore_errors=True)
+        os.makedirs(sub)
+        js = os.path.join(work, f"sig{int(sig)}.json")
+        if os.path.exists(js):
+            os.remove(js)
+        p = subprocess.Popen([swinrun, "segment", "--model", model, "--out-dir", sub, "--with-probabilities",
+                              "--with-preview", "--json", js, a, big, c], stderr=subprocess.PIPE, text=True)
+        first = os.path.join(sub, "a_seg.nii.gz")
+        t0 = time.time()
+        while not os.path.exists(first) and time.time() - t0 < 60 and p.poll() is None:
+            time.sleep(0.05)
+        time.sleep(1.5)  # into the big volume's windows
+        tmp_seen = [f for f in os.listdir(work) if f.startswith(os.path.basename(js))]
         p.send_signal(sig)
         p.wait(timeout=60)
-        left = os.listdir(sub)
-        check(f"{signal.Signals(sig).name} mid-run: killed by it, nothing left behind",
-              p.returncode == -sig and not left and tmp_seen, f"rc={p.returncode} before={tmp_seen} after={left}")
+        left = sorted(os.listdir(sub))
+        json_left = [f for f in os.listdir(work) if f.startswith(os.path.basename(js))]
+        first_ok = os.path.exists(first) and nib.load(first).shape == (40, 30, 20)
+        check(f"{signal.Signals(sig).name} mid-batch: killed by it, first volume kept, nothing else left",
+              p.returncode == -sig and first_ok and
+              left == ["a_preview.png", "a_probabilities.nii.gz", "a_seg.nii.gz"] and tmp_seen and not json_left,
+              f"rc={p.returncode} json tmp before={tmp_seen} after={json_left} outputs={left}")
     sys.exit(0 if ok else 1)
 
 
