@@ -228,12 +228,18 @@ def kernel_spec(name):
         return dict(threads=256, bm=128, bn=16 * tn, ffma_per_kstep=8 * tn * 16)
     if name.startswith("gemm_wmma<"):
         return dict(threads=128, bm=64, bn=64, macs_per_kstep=32 * 32 * 16)
-    for pat, thr in (("instnorm_partial", 256), ("instnorm_apply", 256), ("instnorm_finalize", 256),
-                     ("layernorm_rows", 256), ("splitk_reduce", 256), ("window_attention_fused<32", 32),
-                     ("window_attention_fused<0", 32), ("window_attention_fused", 64)):
+    m = re.match(r"window_attention_fused<(\d+),", name)
+    if m and int(m.group(1)):  # QT = 64 queries; dynamic smem 4 (2 KT HD + 2 KT), KT = 32 (window_attention.cu)
+        return dict(threads=64, dyn_smem=4 * (2 * 32 * int(m.group(1)) + 2 * 32))
+    for pat in ("instnorm_partial", "instnorm_apply", "instnorm_finalize", "layernorm_rows", "splitk_reduce"):
         if name.startswith(pat):
-            return dict(threads=thr)
-    return None
+            return dict(threads=256)
+    return None  # block size set at launch from the shapes (grid-stride copies, generic attention)
+
+
+def spec_dyn(name):
+    spec = kernel_spec(name)
+    return spec.get("dyn_smem", 0) if spec else 0
 
 
 def ksteps_per_iter(spec, c):
@@ -282,8 +288,8 @@ def collect(arch, objects, ptxas_text, cuobjdump):
         row = dict(kernel=name, arch=arch, regs=r.get("regs"), spill=r.get("spill"), smem=r.get("smem"),
                    loop=c, ksteps_per_iter=ksteps_per_iter(spec, c), threads=spec["threads"] if spec else None)
         if spec and r:
-            row["blocks_per_sm"], row["occupancy"], row["occ_limit"] = occupancy(arch, r["regs"], r["smem"],
-                                                                                 spec["threads"])
+            row["blocks_per_sm"], row["occupancy"], row["occ_limit"] = occupancy(
+                arch, r["regs"], r["smem"] + spec.get("dyn_smem", 0), spec["threads"])
         rows[name] = row
     return rows
 
@@ -384,7 +390,7 @@ def markdown(all_rows, bounds, title):
                     f"{100 * ff / c['instrs']:.0f} %", cell("FP"), cell("LDS"), cell("STS"), cell("LDSM"),
                     cell("LDG"), cell("STG"), cell("LDGSTS"), cell("LDL/STL"), cell("INT"), cell("CVT"),
                     cell("MUFU"), cell("CTRL"), cell("BAR"), cell("MOVE"), cell("OTHER"), str(r["regs"]),
-                    str(r["spill"]), str(r["smem"]), str(r["threads"] or "-"), occ[0], occ[1]]) + " |")
+                    str(r["spill"]), str(r["smem"]) + (f" + {spec_dyn(name)} dyn." if spec_dyn(name) else ""), str(r["threads"] or "-"), occ[0], occ[1]]) + " |")
         out.append("")
     for half, bl in bounds:
         mode = "half (float16 storage, gemm_wmma on tensor cores)" if half else "float32 (gemm_tiled, FFMA)"
@@ -443,6 +449,9 @@ def main():
                 result[arch] = collect(arch, objs, log, cuobjdump)
         bounds = [(half, [b for arch in result if arch in GPUS for b in issue_bound(result[arch], arch, half)])
                   for half in (True, False)]
+    for path in (a.md, a.json):
+        if path and path != "-":
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if a.json:
         payload = json.dumps(dict(kernels=result, issue_bound=bounds), indent=1, default=str)
         if a.json == "-":
@@ -451,7 +460,6 @@ def main():
             open(a.json, "w").write(payload)
     text = markdown(result, bounds, "SASS census of the CUDA kernels")
     if a.md:
-        os.makedirs(os.path.dirname(os.path.abspath(a.md)), exist_ok=True)
         open(a.md, "w").write(text + "\n")
     if a.json != "-":
         print(text)
