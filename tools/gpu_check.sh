@@ -19,11 +19,13 @@
 #               system lacks; find nvcc, the GPU (nvidia-smi) and its compute capability
 #     build     cmake + nvcc for the GPU present only (SWIN_CUDA_ARCHS=<cc>-real): the
 #               cuda_gpu_* tests, bench_cuda_ops_gpu, bench_cuda_forward_gpu, swinrun
-#     tests     ctest -L gpu (every cuda_gpu_* test, float32 and half); a skip is a failure
+#     tests     ctest -L gpu (every cuda_gpu_* test), in float32 and again with CT_DTYPE=f16
+#               (half mode); a skipped test is a failure here
 #     memcheck  compute-sanitizer --tool memcheck on the nine op tests, float32 and half
 #     racecheck compute-sanitizer --tool racecheck on the same (resumes test by test)
-#     bench     bench_cuda_ops_gpu (each heavy op at the f=48 96^3 shapes, float32 and half),
-#               plus a per-kernel table from nsys when nsys is installed
+#     bench     bench_cuda_ops_gpu (each heavy op at the f=48 96^3 shapes, float32 and half:
+#               host clock around N launches and a synchronize; the backend's stream is
+#               private, so no CUDA events), plus per-kernel GPU times from nsys when installed
 #     forward   bench_cuda_forward_gpu: the whole f=48 96^3 window in float32 and half
 #               (random weights), its time, and device memory by cudaMemGetInfo and
 #               nvidia-smi (CUDA context included) against swinrun's plan
@@ -197,13 +199,20 @@ step_build() {
     result build "{\"arch\": \"$arch\", \"targets\": $(json_str "$targets")}"
 }
 
-step_tests() {
+step_tests() {  # the cuda_gpu_* tests in float32, then in half mode (CT_DTYPE=f16)
     load_env || return 1
-    (cd "$state/build" && ctest -L gpu --output-on-failure --timeout 300 -O "$state/tests.ctest.log" >&2)
-    local rc=$? skipped
-    skipped=$(grep -c "Not Run\|Skipped" "$state/tests.ctest.log" || true)
-    result tests "{\"ctest_rc\": $rc, \"skipped\": $skipped, \"summary\": $(json_str "$(grep -E 'tests passed|tests failed' "$state/tests.ctest.log")")}"
-    [ $rc -eq 0 ] && [ "$skipped" -eq 0 ]
+    local mode rc ok=0 skipped entries=""
+    for mode in f32 f16; do
+        (cd "$state/build" && CT_DTYPE=$mode ctest -L gpu --output-on-failure --timeout 300 \
+            -O "$state/tests_$mode.ctest.log" >&2)
+        rc=$?
+        skipped=$(grep -c "Not Run\|Skipped" "$state/tests_$mode.ctest.log")
+        { [ $rc -eq 0 ] && [ "$skipped" -eq 0 ]; } || ok=1
+        entries="$entries${entries:+, }\"$mode\": {\"ctest_rc\": $rc, \"skipped\": $skipped, \"summary\": \
+$(json_str "$(grep -E 'tests passed|tests failed' "$state/tests_$mode.ctest.log")")}"
+    done
+    result tests "{$entries}"
+    return $ok
 }
 
 sanitize() {  # tool: every op test in float32 and half, resuming test by test
@@ -239,7 +248,10 @@ step_bench() {
     local b="$state/build/tests/cuda/bench_cuda_ops_gpu"
     "$b" --reps 10 > "$state/bench_f32.txt" || return 1
     "$b" --reps 10 --half > "$state/bench_f16.txt" || return 1
-    if have nsys; then
+    if have nsys; then  # per-kernel GPU times (CUPTI) of one f=48 96^3 pass in each mode
+        nsys profile -f true -o "$state/forward_f32" --stats=true \
+            "$state/build/tests/cuda/bench_cuda_forward_gpu" --runs 1 > "$state/nsys_f32.txt" 2>&1 \
+            || log "nsys failed (see $state/nsys_f32.txt)"
         nsys profile -f true -o "$state/forward_half" --stats=true \
             "$state/build/tests/cuda/bench_cuda_forward_gpu" --runs 1 --half > "$state/nsys_half.txt" 2>&1 \
             || log "nsys failed (see $state/nsys_half.txt)"
@@ -301,25 +313,11 @@ step_report() {
         done
         echo "}"
     } > "$out/gpu_check.json"
-    {
-        echo "# GPU check ($(date -u +%Y-%m-%dT%H:%MZ), commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null))"
-        echo
-        echo "Measured on the machine below (every figure here is a measurement, not an estimate)."
-        echo
-        echo "| step | status | result |"
-        echo "|---|---|---|"
-        for s in $STEPS; do
-            [ "$s" = report ] && continue
-            printf '| %s | %s | `%s` |\n' "$s" \
-                "$(if [ -f "$state/$s.done" ]; then echo passed; elif [ -f "$state/$s.failed" ]; then echo FAILED; else echo not run; fi)" \
-                "$(cat "$state/$s.json" 2>/dev/null | tr '\n|' ' /' | cut -c1-400)"
-        done
-        for f in bench_f32.txt bench_f16.txt agree_f32.txt agree_f16.txt; do
-            [ -f "$state/$f" ] && { echo; echo "## $f"; echo; echo '```'; cat "$state/$f"; echo '```'; }
-        done
-        [ -f "$state/nsys_half.txt" ] && { echo; echo "## nsys, one half-mode f=48 96^3 pass"; echo; echo '```'; \
-            grep -A60 "cuda_gpu_kern_sum" "$state/nsys_half.txt" | head -70; echo '```'; }
-    } > "$out/gpu_check.md"
+    if have python3; then
+        python3 "$repo/tools/gpu_check_report.py" "$state" "$out/gpu_check.json" > "$out/gpu_check.md" || return 1
+    else
+        echo "No python3 on this machine: the results are in gpu_check.json." > "$out/gpu_check.md"
+    fi
     log "report: $out/gpu_check.md, $out/gpu_check.json"
 }
 
