@@ -146,6 +146,7 @@ step_env() {
         cmake_args="$cmake_args -DSWIN_OPENBLAS_LIB=$mt/openblas-pthread/libopenblas.so" ;; esac
     echo "CMAKE_ARGS=\"$cmake_args\"" >> "$state/env.sh"
     for p in cmake protoc-c; do "$p" --version >/dev/null 2>&1 || { log "$p does not run here (carried for another glibc?)"; return 1; }; done
+    for p in cc c++ make; do have $p || { log "no $p on this machine (build-essential is not carried)"; return 1; }; done
     local nvcc="" d
     for d in "${CUDA_HOME:-}" /usr/local/cuda /usr/local/cuda-*; do
         [ -n "$d" ] && [ -x "$d/bin/nvcc" ] && { nvcc="$d/bin/nvcc"; break; }
