@@ -10,8 +10,9 @@
 #   tools/gpu_check.sh --dry-run    check .gpu_carry/ against MANIFEST (or, when it is absent,
 #                                   list what prepare would carry), then run the GPU-side steps
 #                                   up to the first one that needs a GPU: env (unpack, detect
-#                                   the toolchain) and build (configure + one CUDA object for
-#                                   sm_80); downloads nothing. CTest: tools_gpu_check_dry_run.
+#                                   the toolchain) and build (configure, one CUDA object for
+#                                   sm_80, the protobuf-c and NIfTI users), then the report of
+#                                   those two; downloads nothing. CTest: tools_gpu_check_dry_run.
 # On the GPU machine (copy the tree with .gpu_carry/; each call stays under 10 minutes):
 #   tools/gpu_check.sh all          every step below in order, skipping those already done
 #   tools/gpu_check.sh step NAME    one step (again, even if done):
@@ -281,7 +282,7 @@ step_agree() {
             && export PYTHONPATH="$state/py" && py=$(command -v python3)
     fi
     [ -n "$py" ] || { result agree '{"skipped": "no Python with numpy (and no carried wheel for this Python)"}'; return 1; }
-    refsrc="ORT CPU logits carried from the preparing machine ($(cat "$c/ort.log" | cut -c1-60)...)"
+    refsrc="ONNX Runtime CPU logits carried with the case (tools/ort_reference.py where the case was made)"
     if "$py" -c "import onnxruntime" 2>/dev/null; then
         "$py" "$repo/tools/ort_reference.py" "$c/model.onnx" --input "$c/input.npy" --out "$state/ort_logits.npy" >&2 \
             && ref="$state/ort_logits.npy" && refsrc="ONNX Runtime CPU on this machine"
@@ -348,6 +349,10 @@ dry_run() {
         case " $GPU_STEPS " in *" $s "*)
             log "dry run: stops before '$s', the first step that needs a GPU"; break ;; esac
     done
+    # The report from what ran (the GPU steps show as not run): its JSON must parse.
+    OUT="$state/out" run_step report || die "dry run: report failed"
+    python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$state/out/gpu_check.json" \
+        || die "dry run: gpu_check.json does not parse"
     rm -rf "$state"
     log "dry run passed in $((SECONDS - t0)) s"
 }
