@@ -12,10 +12,11 @@
  * the plan (weights + context scratch + arena). `context_bytes` = total - free_ctx: the
  * CUDA context plus whatever else holds memory on the device (other processes).
  * Prints one JSON object on stdout. The emulated build runs it as a smoke test
- * (cuda_bench_forward_smoke, f=12 at 32^3, times meaningless); the logits are checked by
- * the tests, here only for being finite. */
+ * (cuda_bench_forward_smoke, f=12 at 32^3, times meaningless), where the device bytes must
+ * equal the plan exactly; the logits are checked by the tests, here only for being finite. */
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,15 @@ int main(int argc, char **argv)
            prop.name, prop.major, prop.minor, f, cube, dtype == SWIN_F16 ? "f16" : "f32", runs, ms[0], ms[1],
            ms[1 + runs / 2], ms[runs], wbytes, cbytes, plan.arena_bytes, wbytes + cbytes + plan.arena_bytes, total,
            free_ctx, free_run, free_ctx - free_run, total - free_ctx, finite == nout ? "true" : "false");
+    bool ok = finite == nout;
+#ifndef CT_REAL_GPU
+    /* Emulated, cudaMemGetInfo counts exactly what was allocated: it must be the plan. */
+    if (free_ctx - free_run != wbytes + cbytes + plan.arena_bytes) {
+        fprintf(stderr, "FAIL emulated device bytes %zu != plan %zu\n", free_ctx - free_run,
+                wbytes + cbytes + plan.arena_bytes);
+        ok = false;
+    }
+#endif
     swin_cuda_arena_free(be, arena);
     plan_release(&plan);
     swin_cuda_backend_free(be);
@@ -125,5 +135,5 @@ int main(int argc, char **argv)
     free(in);
     free(out);
     free(b.flat);
-    return finite == nout ? 0 : 1;
+    return ok ? 0 : 1;
 }
