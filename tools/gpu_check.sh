@@ -364,10 +364,11 @@ case "${1:-}" in
     all)
         rc=0
         for s in $STEPS; do
-            [ -f "$state/$s.done" ] && [ "$s" != report ] && { log "step $s already done"; continue; }
+            [ "$s" = report ] && break
+            if [ -f "$state/$s.done" ]; then log "step $s already done"; continue; fi
             run_step "$s" || { rc=1; case "$s" in env|build) break ;; esac; }
         done
-        [ "$rc" -eq 0 ] || [ -f "$state/report.done" ] || run_step report
+        run_step report || rc=1
         exit $rc ;;
     -h|--help) sed -n '2,38p' "$0" ;;
     *) sed -n '2,38p' "$0" >&2; exit 2 ;;

@@ -50,6 +50,11 @@ def main(state, path):
     fw = d.get("forward", {}).get("result")
     if isinstance(fw, dict):
         out += [""] + forward_table(fw)
+    for step, v in d.items():
+        log = os.path.join(state, f"{step}.log")
+        if v["status"] == "failed" and os.path.exists(log):
+            tail = open(log, errors="replace").read().splitlines()[-30:]
+            out += ["", f"## {step} failed: the end of its log", "", "```", *tail, "```"]
     for name, title in (("bench_f32.txt", "Heavy ops at f=48 96^3, float32 (bench_cuda_ops_gpu)"),
                         ("bench_f16.txt", "Heavy ops at f=48 96^3, half (bench_cuda_ops_gpu --half)"),
                         ("agree_f32.txt", "ONNX Runtime agreement, float32 (tools/check_logits.py)"),
