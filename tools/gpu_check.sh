@@ -23,7 +23,8 @@
 #     tests     ctest -L gpu (every cuda_gpu_* test), in float32 and again with CT_DTYPE=f16
 #               (half mode); a skipped test is a failure here
 #     memcheck  compute-sanitizer --tool memcheck on the nine op tests, float32 and half
-#     racecheck compute-sanitizer --tool racecheck on the same (resumes test by test)
+#     racecheck compute-sanitizer --tool racecheck on the same (both resume test by test:
+#               delete <state>/memcheck or <state>/racecheck to start over)
 #     bench     bench_cuda_ops_gpu (each heavy op at the f=48 96^3 shapes, float32 and half:
 #               host clock around N launches and a synchronize; the backend's stream is
 #               private, so no CUDA events), plus per-kernel GPU times from nsys when installed
@@ -274,6 +275,7 @@ step_forward() {
 step_agree() {
     load_env || return 1
     local py="" c="$carry/case" sw="$state/build/swinrun" ref="$carry/case/logits.npy" refsrc rc32 rc16
+    rm -f "$state"/agree_f32.txt "$state"/agree_f16.txt "$state"/run_f32.json "$state"/run_f16.json
     for p in python3 python; do have $p && $p -c "import numpy" 2>/dev/null && { py=$(command -v $p); break; }; done
     if [ -z "$py" ] && have python3; then
         local whl
@@ -287,14 +289,19 @@ step_agree() {
         "$py" "$repo/tools/ort_reference.py" "$c/model.onnx" --input "$c/input.npy" --out "$state/ort_logits.npy" >&2 \
             && ref="$state/ort_logits.npy" && refsrc="ONNX Runtime CPU on this machine"
     fi
-    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f32.npy" --backend cuda >&2 \
+    # swinrun falls back to the CPU backend (with a warning) when no device opens: the run
+    # counts only if its --json line says backend cuda.
+    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f32.npy" --backend cuda --json > "$state/run_f32.json" \
+        && grep -q '"backend": "cuda"' "$state/run_f32.json" \
         && "$py" "$repo/tools/check_logits.py" "$state/cuda_f32.npy" "$ref" > "$state/agree_f32.txt" 2>&1
     rc32=$?
-    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f16.npy" --backend cuda --half >&2 \
+    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f16.npy" --backend cuda --half --json \
+        > "$state/run_f16.json" && grep -q '"backend": "cuda"' "$state/run_f16.json" \
         && "$py" "$repo/tools/check_logits.py" "$state/cuda_f16.npy" "$ref" --atol-rel 1e-2 \
             --min-label-agreement 0.995 > "$state/agree_f16.txt" 2>&1
     rc16=$?
-    result agree "{\"reference\": $(json_str "$refsrc"), \"f32_rc\": $rc32, \"f32\": $(json_str "$(cat "$state/agree_f32.txt" 2>/dev/null)"), \
+    result agree "{\"reference\": $(json_str "$refsrc"), \"f32_run\": $(json_str "$(cat "$state/run_f32.json")"), \
+\"f16_run\": $(json_str "$(cat "$state/run_f16.json")"), \"f32_rc\": $rc32, \"f32\": $(json_str "$(cat "$state/agree_f32.txt" 2>/dev/null)"), \
 \"f16_rc\": $rc16, \"f16\": $(json_str "$(cat "$state/agree_f16.txt" 2>/dev/null)")}"
     [ $rc32 -eq 0 ] && [ $rc16 -eq 0 ]
 }
