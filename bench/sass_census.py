@@ -379,7 +379,7 @@ def markdown(all_rows, bounds, title, source):
                f"{L['threads']} threads / {L['warps']} warps, {L['blocks']} blocks, "
                f"{L['smem'] // 1024} KiB shared memory with {L['smem_block_reserved']} B reserved per block"
                for a, L in LIMITS.items()) + ".", ""]
-    cols = ["kernel", "sm", "k-steps / iter", "instr / k-step", "HMMA", "FFMA", "instr / HMMA", "FFMA share",
+    cols = ["kernel", "sm", "k-steps / iter", "instr / k-step", "HMMA", "FFMA", "instr / HMMA (/ FFMA)", "FFMA share",
             "FP other", "LDS", "STS", "LDSM", "LDG", "STG", "LDGSTS", "LDL/STL", "INT", "CVT", "MUFU", "CTRL",
             "BAR", "MOVE", "OTHER", "regs", "spill B", "smem B", "threads", "blocks/SM (limit)", "occupancy"]
     for section, pred in (("GEMM kernels (per k-step of 16)", lambda n: n.startswith("gemm_")),
@@ -400,7 +400,7 @@ def markdown(all_rows, bounds, title, source):
                 flag = f" [{c['inner_loops']} inner loop(s)]" if c["inner_loops"] else ""
                 out.append("| " + " | ".join([
                     f"`{name}`{flag}", arch, f"{r['ksteps_per_iter']:g}" if r["ksteps_per_iter"] else "-",
-                    f"{per:g}", cell("HMMA"), cell("FFMA"), f"{c['instrs'] / hm:.2f}" if hm else "-",
+                    f"{per:g}", cell("HMMA"), cell("FFMA"), f"{c['instrs'] / hm:.2f}" if hm else (f"({c['instrs'] / ff:.2f})" if ff else "-"),
                     f"{100 * ff / c['instrs']:.0f} %", cell("FP"), cell("LDS"), cell("STS"), cell("LDSM"),
                     cell("LDG"), cell("STG"), cell("LDGSTS"), cell("LDL/STL"), cell("INT"), cell("CVT"),
                     cell("MUFU"), cell("CTRL"), cell("BAR"), cell("MOVE"), cell("OTHER"), str(r["regs"]),
