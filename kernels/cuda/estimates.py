@@ -26,21 +26,30 @@ GEMM = "gemm_tiled"  # the GEMM kernel: gemm_wmma with --half
 
 
 class Tally:
+    """Per kernel label: (FLOPs, bytes, launches); for the GEMMs also the list of their
+    shapes (M, N, K, batch), which bench/sass_census.py turns into k-steps."""
+
     def __init__(self):
         self.k = OrderedDict()
+        self.gemms = OrderedDict()
 
-    def add(self, kernel, flops, nbytes, launches=1):
+    def add(self, kernel, flops, nbytes, launches=1, gemm=None):
         f, b, n = self.k.get(kernel, (0, 0, 0))
         self.k[kernel] = (f + flops, b + nbytes, n + launches)
+        if gemm:
+            self.gemms.setdefault(kernel, []).append(gemm)
 
 
 def resblock(t, V, cin, cout, dest, wbytes=True):
     if cin != cout:
-        t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V * cin * cout, F * (V * cin + V * cout + cin * cout))
+        t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V * cin * cout, F * (V * cin + V * cout + cin * cout),
+              gemm=(V, cout, cin, 1))
         instnorm(t, V, cout, residual=False)
-    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cin * cout, F * (V * cin + V * cout + 27 * cin * cout))
+    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cin * cout, F * (V * cin + V * cout + 27 * cin * cout),
+          gemm=(V, cout, 27 * cin, 1))
     instnorm(t, V, cout, residual=False)
-    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cout * cout, F * (V * cout + V * cout + 27 * cout * cout))
+    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cout * cout, F * (V * cout + V * cout + 27 * cout * cout),
+          gemm=(V, cout, 27 * cout, 1))
     instnorm(t, V, cout, residual=True)
     if dest:
         t.add("copy_channels", 0, F * 2 * V * cout)
@@ -63,12 +72,16 @@ def swin_block(t, L, C, heads, win=7):
     nwin = T // n
     V = L ** 3
     t.add("window_gather_ln", 6 * T * C, F * (V * C + T * C))
-    t.add(f"{GEMM}<RowsA,StoreRows> qkv", 2 * T * C * 3 * C, F * (T * C + T * 3 * C + 3 * C * C))
+    t.add(f"{GEMM}<RowsA,StoreRows> qkv", 2 * T * C * 3 * C, F * (T * C + T * 3 * C + 3 * C * C),
+          gemm=(T, 3 * C, C, 1))
     t.add("window_attention_fused", 4 * n * n * C * nwin, F * (T * 3 * C + T * C))
-    t.add(f"{GEMM}<RowsA,WindowScatterAdd> proj", 2 * T * C * C, F * (T * C + 2 * V * C + C * C))
+    t.add(f"{GEMM}<RowsA,WindowScatterAdd> proj", 2 * T * C * C, F * (T * C + 2 * V * C + C * C),
+          gemm=(T, C, C, 1))
     layernorm(t, V, C)  # LN2 into the MLP workspace
-    t.add(f"{GEMM}<RowsA,StoreRows> fc1+GELU", 2 * V * C * 4 * C, F * (V * C + V * 4 * C + 4 * C * C))
-    t.add(f"{GEMM}<RowsA,AddRows> fc2", 2 * V * 4 * C * C, F * (V * 4 * C + 2 * V * C + 4 * C * C))
+    t.add(f"{GEMM}<RowsA,StoreRows> fc1+GELU", 2 * V * C * 4 * C, F * (V * C + V * 4 * C + 4 * C * C),
+          gemm=(V, 4 * C, C, 1))
+    t.add(f"{GEMM}<RowsA,AddRows> fc2", 2 * V * 4 * C * C, F * (V * 4 * C + 2 * V * C + 4 * C * C),
+          gemm=(V, C, 4 * C, 1))
 
 
 def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
@@ -76,7 +89,8 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
     V0 = cube ** 3
     t.add("stage_to_volume (pack)", 0, (4 + F) * V0 * ci)
     V1 = (cube // 2) ** 3
-    t.add(f"{GEMM}<Im2colA,StoreRows> patch embed k2s2", 2 * 8 * V1 * ci * f, F * (V0 * ci + V1 * f))
+    t.add(f"{GEMM}<Im2colA,StoreRows> patch embed k2s2", 2 * 8 * V1 * ci * f, F * (V0 * ci + V1 * f),
+          gemm=(V1, f, 8 * ci, 1))
     for s in range(4):
         C, L = f << s, cube // 2 >> s
         V = L ** 3
@@ -88,7 +102,8 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
         Vo = V // 8
         t.add("merge_gather", 0, F * 2 * V * C)
         layernorm(t, Vo, 8 * C)
-        t.add(f"{GEMM}<RowsA,StoreRows> merge reduction", 2 * Vo * 8 * C * 2 * C, F * (Vo * 8 * C + Vo * 2 * C + 16 * C * C))
+        t.add(f"{GEMM}<RowsA,StoreRows> merge reduction", 2 * Vo * 8 * C * 2 * C, F * (Vo * 8 * C + Vo * 2 * C + 16 * C * C),
+              gemm=(Vo, 2 * C, 8 * C, 1))
     L4, C4 = cube // 32, 16 * f
     layernorm(t, L4 ** 3, C4)
     resblock(t, L4 ** 3, C4, C4, dest=False)
@@ -96,14 +111,17 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
     for k in range(4, 0, -1):
         cout = cin // 2
         Vi, Vo = L ** 3, (2 * L) ** 3
-        t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * cin * cout * 8, F * (Vi * cin + Vo * cout + 8 * cin * cout))
+        t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * cin * cout * 8, F * (Vi * cin + Vo * cout + 8 * cin * cout),
+              gemm=(Vi, cout, cin, 8))
         resblock(t, Vo, 2 * cout, cout, dest=False)
         cin, L = cout, 2 * L
     Vi = (cube // 2) ** 3
-    t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * f * f * 8, F * (Vi * f + V0 * f + 8 * f * f))
+    t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * f * f * 8, F * (Vi * f + V0 * f + 8 * f * f),
+          gemm=(Vi, f, f, 8))
     resblock(t, V0, ci, f, dest=True)  # encoder1
     resblock(t, V0, 2 * f, f, dest=False)  # decoder1
-    t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V0 * f * co, F * (V0 * f + V0 * co + f * co))
+    t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V0 * f * co, F * (V0 * f + V0 * co + f * co),
+          gemm=(V0, co, f, 1))
     t.add("volume_to_stage (unpack)", 0, (4 + F) * V0 * co)
     return t
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""bench/sass_census.py on kernels whose machine code is known (census_probe.cu), compiled
+here with nvcc for sm_80 and sm_90; plus the occupancy arithmetic and the opcode classes on
+hand-computed cases. Exit 77 (CTest: skipped) when nvcc or cuobjdump is missing.
+
+    test_sass_census.py [--nvcc PATH]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import sass_census as sc  # noqa: E402
+
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def pure_checks():
+    # gemm_tiled<4, ...> on sm_80: 128 registers -> 4096 per warp -> 16 warps -> 2 blocks of 8 warps.
+    check(sc.occupancy("80", 128, 25088, 256) == (2, 0.25, "regs"), "occupancy sm_80 128 r, 256 threads: 2 blocks, 25 %")
+    # 64 registers, 128 threads on sm_90: 2048 per warp -> 32 warps -> 8 blocks (smem allows 9).
+    check(sc.occupancy("90", 64, 22784, 128) == (8, 0.5, "regs"), "occupancy sm_90 64 r, 128 threads: 8 blocks, 50 %")
+    # 100,000 B of shared memory: one block fits in 164 KiB with the 1 KiB reserve, not two.
+    check(sc.occupancy("80", 32, 100000, 128) == (1, 4 / 64, "smem"), "occupancy limited by shared memory")
+    # 33 registers round up to 40 per thread (1280 per warp): 51 warps -> 6 blocks of 8 warps.
+    check(sc.occupancy("80", 33, 0, 256) == (6, 48 / 64, "regs"), "register allocation unit 256 per warp")
+    check(sc.opclass("LDS.U.128") == ("LDS", "128") and sc.opclass("STG.E.64") == ("STG", "64"), "widths")
+    check(sc.opclass("HFMA2.MMA")[0] == "MOVE" and sc.opclass("HMMA.16816.F32")[0] == "HMMA", "HFMA2.MMA is a move")
+    check(sc.hmma_macs("HMMA.16816.F32") == 2048 and sc.hmma_macs("HMMA.1688.F32") == 1024, "HMMA shapes")
+    listing = """
+        Function : k
+        /*0000*/                   IADD3 R0, R0, 0x1, RZ ;
+        /*0010*/                   FFMA R1, R1, R1, R1 ;
+        /*0020*/               @P0 BRA 0x0 ;
+        /*0030*/                   EXIT ;
+        /*0040*/                   BRA 0x40;
+    """
+    c = sc.census(sc.parse_sass(listing)["k"])
+    check(c is not None and (c["start"], c["end"], c["instrs"], c["counts"]["FFMA"]) == (0, 0x20, 3, 1),
+          "the backward BRA is the loop; the BRA to itself after EXIT is not")
+
+
+def probe_checks(nvcc, cuobjdump):
+    src = os.path.join(ROOT, "tests", "tools", "census_probe.cu")
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch in ("80", "90"):
+            cubin = os.path.join(tmp, f"probe_{arch}.cubin")
+            r = subprocess.run([nvcc, "-cubin", f"-arch=sm_{arch}", "-Xptxas=-v", "-o", cubin, src],
+                               capture_output=True, text=True)
+            check(r.returncode == 0, f"nvcc sm_{arch} compiles the probe" + (f": {r.stderr[-300:]}" if r.returncode else ""))
+            if r.returncode:
+                continue
+            rows = sc.collect(arch, [cubin], r.stderr, cuobjdump)
+            f = rows["probe_ffma"]
+            c = f["loop"]
+            check(c["counts"]["FFMA"] == 8, f"sm_{arch} probe_ffma: 8 FFMA per iteration (got {c['counts']['FFMA']})")
+            check(c["widths"].get("LDS") == {"128": 1}, f"sm_{arch} probe_ffma: one LDS.128 (got {c['widths']})")
+            check(c["counts"]["STS"] == 0 and c["counts"]["HMMA"] == 0 and c["inner_loops"] == 0,
+                  f"sm_{arch} probe_ffma: the FFMA loop is the main loop, not the store loop")
+            check(c["counts"]["CTRL"] == 1, f"sm_{arch} probe_ffma: one branch per iteration")
+            check(f["regs"] > 0 and f["spill"] == 0 and f["smem"] == 1024,
+                  f"sm_{arch} probe_ffma: ptxas resources (regs {f['regs']}, spill {f['spill']}, smem {f['smem']})")
+            h = rows["probe_hmma"]["loop"]
+            check(h["counts"]["HMMA"] == 2 and h["hmma_macs"] == 4096,
+                  f"sm_{arch} probe_hmma: one m16n16k16 = 2 HMMA.16816 = 4096 MACs (got {h['counts']['HMMA']})")
+            check(h["counts"]["LDG"] == 8 and h["counts"]["FFMA"] == 0, f"sm_{arch} probe_hmma: 8 LDG, no FFMA")
+            # The command line on the same object.
+            out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "sass_census.py"), "--cubin", cubin,
+                                  "--arch", arch, "--json", "-"], capture_output=True, text=True)
+            js = json.loads(out.stdout) if out.returncode == 0 else {}
+            got = js.get("kernels", {}).get(arch, {}).get("probe_ffma", {}).get("loop", {}).get("counts", {})
+            check(got.get("FFMA") == 8, f"sm_{arch} command line --json: FFMA 8" + (f" ({out.stderr[-200:]})" if out.returncode else ""))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvcc", default="")
+    a = ap.parse_args()
+    nvcc = a.nvcc if a.nvcc and os.access(a.nvcc, os.X_OK) else sc.tool("nvcc")
+    cuobjdump = sc.tool("cuobjdump")
+    pure_checks()
+    if not nvcc or not cuobjdump:
+        print(f"SKIP: the probe needs nvcc ({nvcc}) and cuobjdump ({cuobjdump}); "
+              "pip install nvidia-cuda-cuobjdump or install a CUDA toolkit")
+        sys.exit(1 if FAILS else 77)
+    probe_checks(nvcc, cuobjdump)
+    print(f"{len(FAILS)} failure(s)")
+    sys.exit(1 if FAILS else 0)
+
+
+if __name__ == "__main__":
+    main()
