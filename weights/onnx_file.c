@@ -383,7 +383,8 @@ static swin_status parse_model(struct indexer *ix)
         } else if (fl.number == MODEL_METADATA && fl.type == WIRE_LEN) {
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.metadata_props", &b))) return st;
-            Onnx__StringStringEntryProto *e = onnx__string_string_entry_proto__unpack(NULL, (size_t)fl.len, b);
+            const char *why;
+            Onnx__StringStringEntryProto *e = unpack(&onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
             if (e && e->key && !strncmp(e->key, "onnxsim.", 8)) f->onnxsim_metadata = true;
             if (e) onnx__string_string_entry_proto__free_unpacked(e, NULL);
