@@ -4,7 +4,9 @@
 #   2. the exported test models and their ONNX Runtime references (tools/make_test_data.sh,
 #      incremental, in test-data/);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
-#   4. the CUDA emulator's tests again under AddressSanitizer + UBSan (build-asan/).
+#   4. the CUDA emulator's tests again under AddressSanitizer + UBSan (build-asan/);
+#   5. each libFuzzer harness briefly on its seeds and the fuzz regressions (build-fuzz/,
+#      clang; tests/fuzz/README.md).
 # Usage: tools/test.sh [--slow] [extra ctest arguments]
 #   --slow  also exports the f=48 96^3 model (a few minutes) and runs the tests labelled
 #           slow (its agreement with ONNX Runtime, its load-time memory)
@@ -44,3 +46,9 @@ if [ -d kernels/emu ]; then
     cmake --build build-asan -j "$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -L "emu|unit")
 fi
+
+step "fuzz harnesses: short runs on the seeds and the regressions (clang libFuzzer)"
+cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSWIN_PYTHON="$py" \
+    -DSWIN_TEST_DATA="$repo/test-data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
+cmake --build build-fuzz -j "$jobs" --target fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy
+(cd build-fuzz && ctest --output-on-failure -j "$jobs" -L fuzzshort)
