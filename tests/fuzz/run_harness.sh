@@ -4,7 +4,8 @@
 # HARNESS  a fuzz_* binary (tests/fuzz/harness); which seeds it takes follows from its name
 # SEEDS    the folder tools/fuzz_seeds.py made (onnx/ and its onnx_data/, nifti/, nifti_gz/, npy/)
 # WORK     keeps what the run found: corpus/ (inputs with new coverage, kept between runs),
-#          findings/ (crash-*, leak-*, timeout-*, oom-*), log.txt (libFuzzer's output)
+#          findings/ (crash-*, leak-*, timeout-*, oom-*; earlier runs' stay, only this run's
+#          count), log.txt (libFuzzer's output)
 # CORPUS_DIR  more inputs to start from (e.g. tests/fuzz/regressions), read only
 # Exits non-zero when libFuzzer reported anything or left a finding. Extra libFuzzer flags
 # can come in $SWIN_FUZZ_FLAGS.
@@ -21,6 +22,8 @@ esac
 [ -d "$seeds/$kind" ] || { echo "run_harness.sh: no seeds in $seeds/$kind (run tools/fuzz_seeds.py)" >&2; exit 2; }
 mkdir -p "$work/corpus" "$work/findings" || exit 2
 log="$work/log.txt"
+started="$work/.started"
+touch "$started"
 export SWIN_FUZZ_ONNX_DATA="$seeds/onnx_data"
 start=$(date +%s)
 # shellcheck disable=SC2086
@@ -29,11 +32,11 @@ start=$(date +%s)
     "$work/corpus" "$seeds/$kind" "$@" > "$log" 2>&1
 rc=$?
 elapsed=$(( $(date +%s) - start ))
-stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -1; }
+final_stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -1; }
 cov="$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)"
-findings=$(ls -A "$work/findings" | wc -l)
+findings=$(find "$work/findings" -type f -newer "$started" | wc -l)
 printf '%s: %ss, %s executions, %s exec/s, %s, corpus %s, findings %s, exit %s\n' "$name" "$elapsed" \
-    "$(stat number_of_executed_units)" "$(stat average_exec_per_sec)" "${cov:-cov: ? ft: ?}" \
+    "$(final_stat number_of_executed_units)" "$(final_stat average_exec_per_sec)" "${cov:-cov: ? ft: ?}" \
     "$(ls "$work/corpus" | wc -l)" "$findings" "$rc"
 if [ "$rc" -ne 0 ] || [ "$findings" -ne 0 ]; then
     echo "$name: libFuzzer reported a problem; the end of $log:"
