@@ -87,10 +87,11 @@ struct swin_ops {
      * sum_c in(i,j,k,c) w[a][b][g][c][o]. out dims = 2 * in dims. No overlap. */
     int (*conv_transpose2)(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 
-    /* In place: x = IN(x) (per channel over all voxels, biased variance, eps 1e-5),
-     * then * gamma + beta when gamma != NULL, then + residual when residual != NULL,
-     * then LeakyReLU(0.01) when lrelu. residual has x's dims and channels. */
-    int (*instnorm_act)(void *be, struct swin_vol x, const float *gamma, const float *beta,
+    /* In place: x = IN(x) (per channel over all voxels, biased variance, eps 1e-5) when
+     * normalize, then * gamma + beta when gamma != NULL, then + residual when residual != NULL,
+     * then LeakyReLU(0.01) when lrelu. residual has x's dims and channels. Without normalize
+     * it is the epilogue of a convolution whose batch norm the exporter folded into its bias. */
+    int (*instnorm_act)(void *be, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
                         const struct swin_vol *residual, bool lrelu);
 
     /* out = LN(in) over channels (biased variance, eps 1e-5), * gamma + beta when gamma != NULL.

@@ -13,6 +13,7 @@ void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, cons
  * b   = IN(conv2(a))
  * res = IN(conv3(x)) if cin != cout, else x
  * out = LReLU(b + res)
+ * (bn_folded: each IN(conv(.)) is conv(.) + the folded batch norm's bias.)
  * Order keeps at most three cout-channel maps live: res (written straight into the
  * destination when there is one), a and b; with conv3 the input dies after conv1, before
  * b exists (decoder1: concat + res + a, not concat + res + a + b). */
@@ -26,17 +27,17 @@ struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, c
             res.v = *dest;
         else if (!exec_tensor(e, &res, in.d, in.h, in.w, w->cout, name))
             return out;
-        fwd_conv(e, res.v, in, w->conv3_w, NULL, 1, 1, 0);
-        EXEC_OP(e, instnorm_act, res.v, w->norm3_w, w->norm3_b, NULL, false);
+        fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
+        if (!w->bn_folded) EXEC_OP(e, instnorm_act, res.v, true, w->norm3_w, w->norm3_b, NULL, false);
     }
     if (!exec_tensor(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
-    fwd_conv(e, a.v, in, w->conv1_w, NULL, 3, 1, 1);
+    fwd_conv(e, a.v, in, w->conv1_w, w->conv1_b, 3, 1, 1);
     if (w->conv3_w) exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
-    EXEC_OP(e, instnorm_act, a.v, w->norm1_w, w->norm1_b, NULL, true);
+    EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
     if (!exec_tensor(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
-    fwd_conv(e, b.v, a.v, w->conv2_w, NULL, 3, 1, 1);
+    fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
     exec_release(e, a.id);
-    EXEC_OP(e, instnorm_act, b.v, w->norm2_w, w->norm2_b, &res.v, true);
+    EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
     if (!w->conv3_w) exec_release(e, in_id);  /* in was the residual */
     if (!dest) {
         exec_release(e, res.id);

@@ -47,6 +47,7 @@ struct swin_config {
     bool patch_norm;              /* LN(f) with affine after the patch-embed conv */
     bool use_v2;                  /* residual conv block before each Swin stage */
     bool instnorm_affine;         /* CNN-block InstanceNorm has gamma/beta */
+    bool batch_norm;              /* norm_name='batch': CNN blocks' batch norms folded into their convs */
     swin_merge_order merge_order; /* sub-grid order of every patch merging */
     enum swin_merge_kind merge_kind;
     int cube[3];                  /* export cube (D, H, W); 0 where the axis is dynamic */
@@ -77,13 +78,17 @@ struct swin_block_w {
     const float *fc2_w, *fc2_b;       /* (hidden, C), (C) */
 };
 
-/* UnetResBlock: conv1 3x3x3, conv2 3x3x3, conv3 1x1x1 (only when cin != cout). No conv bias.
- * norm*_w/_b are the InstanceNorm affine parameters, NULL unless instnorm_affine. */
+/* UnetResBlock: conv1 3x3x3, conv2 3x3x3, conv3 1x1x1 (only when cin != cout), each followed
+ * by an InstanceNorm; norm*_w/_b are its affine parameters, NULL unless instnorm_affine.
+ * With norm_name='batch' the exporters fold each (inference-mode) batch norm into the conv
+ * before it: bn_folded, the convs carry the folded biases and no norm follows them. */
 struct swin_resblock_w {
     int cin, cout;
+    bool bn_folded;
     const float *conv1_w;             /* (3,3,3, cin, cout) */
     const float *conv2_w;             /* (3,3,3, cout, cout) */
     const float *conv3_w;             /* (1,1,1, cin, cout) or NULL */
+    const float *conv1_b, *conv2_b, *conv3_b;  /* (cout), only when bn_folded */
     const float *norm1_w, *norm1_b, *norm2_w, *norm2_b, *norm3_w, *norm3_b;
 };
 

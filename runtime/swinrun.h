@@ -48,6 +48,7 @@ typedef struct swin_model_info {
     int depths[4], heads[4], window[3];
     int cube[3];            /* export cube (D, H, W); 0 where the export is dynamic */
     bool normalize, use_v2, qkv_bias, patch_norm, instnorm_affine;
+    bool batch_norm;        /* norm_name='batch': the CNN blocks' batch norms folded into their convs */
     const char *downsample; /* patch-merging order, e.g. "merging (MONAI >= 1.5 order)" */
     size_t param_count;     /* float parameters */
     size_t weight_bytes;    /* bytes of the one weight buffer */

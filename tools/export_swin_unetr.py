@@ -61,6 +61,12 @@ def parse_args(argv=None):
     p.add_argument("--no-qkv-bias", action="store_true")
     p.add_argument("--patch-norm", action="store_true")
     p.add_argument("--instnorm-affine", action="store_true", help='norm_name=("instance", {"affine": True})')
+    p.add_argument("--batch-norm", action="store_true",
+                   help="norm_name='batch' (the exporters fold each inference-mode batch norm into its conv)")
+    p.add_argument("--mlp-ratio", type=float, default=4.0, help="MLP hidden width / channels (MONAI default 4.0)")
+    p.add_argument("--flash-attention", action="store_true",
+                   help="use_flash_attention=True (MONAI >= 1.6: attention through scaled_dot_product_attention)")
+    p.add_argument("--use-checkpoint", action="store_true", help="use_checkpoint=True (no effect on the forward pass)")
     p.add_argument("--exporter", choices=["torchscript", "dynamo"], default="dynamo",
                    help="dynamo (default: what torch.onnx.export does today) or torchscript (dynamo=False)")
     p.add_argument("--opset", type=int, default=None,
@@ -98,6 +104,10 @@ def parse_args(argv=None):
             die(f"--heads: stage {s} has {c} channels, not divisible by {h} heads")
     if any(x <= 0 for x in a.window):
         die(f"--window {a.window}: must be positive")
+    if a.batch_norm and a.instnorm_affine:
+        die("--batch-norm and --instnorm-affine exclude each other")
+    if a.mlp_ratio <= 0:
+        die(f"--mlp-ratio {a.mlp_ratio}: must be positive")
     if a.merge_order == "pre15" and a.downsample != "merging":
         die("--merge-order pre15 only applies to --downsample merging")
     return a
@@ -165,10 +175,14 @@ def build_model(cfg: dict):
         patch_norm=cfg["patch_norm"],
         downsample=cfg["downsample"],
         use_v2=cfg["use_v2"],
-        norm_name=("instance", {"affine": True}) if cfg["instnorm_affine"] else "instance",
-        use_checkpoint=False,
+        norm_name="batch" if cfg.get("norm") == "batch" else
+        ("instance", {"affine": True}) if cfg["instnorm_affine"] else "instance",
+        mlp_ratio=cfg.get("mlp_ratio", 4.0),
+        use_checkpoint=cfg.get("use_checkpoint", False),
         spatial_dims=3,
     )
+    if cfg.get("use_flash_attention"):
+        kw["use_flash_attention"] = True
     m = SwinUNETR(**kw)
     if cfg["merge_order"] == "pre15":
         apply_pre15(m)
@@ -181,7 +195,8 @@ def randomize(model, seed: int) -> None:
 
     weights of Conv/Linear: N(0,1)/sqrt(fan_in); ConvTranspose: fan_in = C_in (k=s=2, no overlap);
     biases: N(0, 0.2^2); LN/IN affine: weight 1 + N(0, 0.2^2), bias N(0, 0.2^2);
-    relative_position_bias_table: N(0, 0.75^2) so the bias visibly matters.
+    relative_position_bias_table: N(0, 0.75^2) so the bias visibly matters; batch norms' running
+    mean N(0, 0.2^2) and running variance U(0.5, 2).
     """
     import torch
     import torch.nn as nn
@@ -209,6 +224,11 @@ def randomize(model, seed: int) -> None:
             else:
                 raise RuntimeError(f"randomize: no rule for parameter {full} {tuple(p.shape)} in {type(mod).__name__}")
             done.add(full)
+    for mod in model.modules():   # inference-mode batch norms use their running statistics
+        if isinstance(mod, nn.BatchNorm3d):
+            normal(mod.running_mean, 0.2)
+            with torch.no_grad():
+                mod.running_var.copy_(torch.rand(mod.running_var.shape, generator=g) * 1.5 + 0.5)
     names = {n for n, _ in model.named_parameters()}
     if names != done:
         raise RuntimeError(f"randomize: missed {sorted(names - done)}")
@@ -269,6 +289,10 @@ def config_from_args(a) -> dict:
         "qkv_bias": not a.no_qkv_bias,
         "patch_norm": bool(a.patch_norm),
         "instnorm_affine": bool(a.instnorm_affine),
+        "norm": "batch" if a.batch_norm else "instance",
+        "mlp_ratio": a.mlp_ratio,
+        "use_flash_attention": bool(a.flash_attention),
+        "use_checkpoint": bool(a.use_checkpoint),
         "exporter": a.exporter,
         "opset": a.opset,
         "cube": list(a.size),

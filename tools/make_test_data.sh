@@ -179,8 +179,17 @@ run_case f12_c32_misc_ts     "32 32 32" --feature-size 12 --size 32 32 32 --dept
 run_case f12_dyn_ts          "64 64 64" --feature-size 12 --size 32 32 32 --dynamic $TS --opset 17
 # every opset the two exporters emit; f12_c32_default is what torch.onnx.export(model, x, path) gives today
 run_case f12_c32_default     "32 32 32" --feature-size 12 --size 32 32 32
-for o in 18 19 20; do run_case f12_c32_ts$o "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset $o; done
+for o in 16 18 19 20; do run_case f12_c32_ts$o "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset $o; done
 for o in 19 21 22 23; do run_case f12_c32_dynamo$o "32 32 32" --feature-size 12 --size 32 32 32 --exporter dynamo --opset $o; done
+# MONAI 1.6's use_flash_attention: decomposed by TorchScript, one Attention node at opset 23
+run_case f12_c32_flash_ts    "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention $TS --opset 17
+run_case f12_c32_flash_dynamo23 "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention --exporter dynamo --opset 23
+# norm_name='batch': both exporters fold each batch norm into its conv
+run_case f12_c32_batch_ts    "32 32 32" --feature-size 12 --size 32 32 32 --batch-norm $TS --opset 17
+run_case f12_c32_batch_default "32 32 32" --feature-size 12 --size 32 32 32 --batch-norm
+# the other constructor arguments at once: channels, depths, mlp_ratio, a non-cubic window, checkpointing
+run_case f24_c64_cfg_ts      "64 64 64" --feature-size 24 --in-channels 4 --out-channels 3 --depths 2,2,6,2 \
+                                        --mlp-ratio 2 --window 7,5,6 --use-checkpoint $TS --opset 18
 # what users' post-processing tools make of an export (tools/transform_onnx.py)
 for base in f12_c32_ts f12_c32_default; do
     derive_case "${base}_onnxsim" "$base" onnxsim

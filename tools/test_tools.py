@@ -165,7 +165,7 @@ def test_export_roundtrip():
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "m", "model.onnx")
         rc, log = _cli("export_swin_unetr.py", "--feature-size", "12", "--depths", "1,1,1,1", "--size", "32", "32", "64",
-                       "--merge-order", "pre15", "--check", "--out", out)
+                       "--merge-order", "pre15", "--exporter", "torchscript", "--check", "--out", out)
         assert rc == 0, log
         import json
         chk = json.load(open(os.path.join(d, "m", "export_check.json")))["torch_vs_ort"]
@@ -181,6 +181,34 @@ def test_export_roundtrip():
         assert rc == 0, log
         rc, log = _cli("check_logits.py", os.path.join(d, "y.npy"), os.path.join(d, "y.npy"))
         assert rc == 0, log
+        _check_transforms(out, os.path.join(d, "in.npy"), os.path.join(d, "y.npy"), d)
+
+
+def _check_transforms(model, x_path, y_path, d):
+    """transform_onnx.py: 16-bit weights keep the graph's numbers (up to their rounding), with the
+    weights really stored in 16 bits and read through Casts; far data lands past 2 GiB."""
+    import numpy as np
+    import onnx
+    y = np.load(y_path)
+    for kind, dtype, tol in (("fp16-weights", onnx.TensorProto.FLOAT16, 2e-2), ("bf16-weights", onnx.TensorProto.BFLOAT16, 1e-1)):
+        out = os.path.join(d, kind, "model.onnx")
+        rc, log = _cli("transform_onnx.py", kind, model, out)
+        assert rc == 0, log
+        m = onnx.load(out)
+        big = [t for t in m.graph.initializer if len(t.dims) >= 2 and t.data_type not in (onnx.TensorProto.INT64,
+                                                                                            onnx.TensorProto.INT32)]
+        assert big and all(t.data_type == dtype for t in big), kind
+        assert {t.name for t in big} <= {n.input[0] for n in m.graph.node if n.op_type == "Cast"}, kind
+        rc, log = _cli("ort_reference.py", out, "--input", x_path, "--out", os.path.join(d, kind + ".npy"))
+        assert rc == 0, log
+        err = float(np.abs(np.load(os.path.join(d, kind + ".npy")) - y).max())
+        assert 0 < err <= tol * max(1.0, float(np.abs(y).max())), (kind, err)
+    out = os.path.join(d, "far", "model.onnx")
+    rc, log = _cli("transform_onnx.py", "far-data", model, out)
+    assert rc == 0, log
+    m = onnx.load(out, load_external_data=False)
+    offs = [int(e.value) for t in m.graph.initializer for e in t.external_data if e.key == "offset"]
+    assert offs and min(offs) >= 2 ** 31, offs
 
 
 if __name__ == "__main__":

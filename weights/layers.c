@@ -19,7 +19,8 @@ static const char *const plain_ops[] = {
 };
 
 static const char *const kind_names[] = {"Conv", "ConvTranspose", "Linear", "LayerNormalization",
-                                         "InstanceNormalization", "bias-table Gather", "folded constant Add"};
+                                         "InstanceNormalization", "bias-table Gather", "folded constant Add",
+                                         "Attention"};
 
 const char *layer_kind_name(enum layer_kind k) { return kind_names[k]; }
 
@@ -117,6 +118,10 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
         l->kind = t ? L_CONVT : L_CONV;
         l->w = graph_tensor(g, node_in(n, 1));
         l->b = graph_tensor(g, node_in(n, 2));
+        if (is_float_const(l->w, 4)) {
+            node_err(g, i, SWIN_ERR_MODEL, "a 2-D convolution: a 2-D Swin UNETR (spatial_dims=2)? swinrun runs the 3-D model", err);
+            return -1;
+        }
         if (!is_float_const(l->w, 5)) {
             node_err(g, i, SWIN_ERR_MODEL, "expected a constant 5-D float weight (3-D convolution)", err);
             return -1;
@@ -221,6 +226,18 @@ static int recognise(const struct graph *g, int i, struct layer *l, int rm[2], s
             }
         }
         return 0;
+    }
+    if (!strcmp(op, "Attention")) {
+        /* opset 23's attention (torch's scaled_dot_product_attention, MONAI's use_flash_attention):
+         * softmax(scale q k^T + mask) v with the bias and shift mask as the additive mask */
+        if (n->n_input > 4 || node_attr_int(n, "is_causal", 0) != 0 || node_attr_float(n, "softcap", 0) != 0) {
+            node_err(g, i, SWIN_ERR_MODEL,
+                     "expected plain attention (no past key/value, not causal, no softcap) with an additive mask", err);
+            return -1;
+        }
+        l->kind = L_ATTN;
+        l->scale = node_attr_float(n, "scale", 0);
+        return 1;
     }
     if (!strcmp(op, "Div")) return ln_decomposed_match(g, i, l, rm, err);
     if (!strcmp(op, "ReduceMean")) return 0;   /* checked in layers_find: part of a decomposed LayerNorm */

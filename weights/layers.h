@@ -1,7 +1,8 @@
 /* Layer recognition: one pass over the nodes that turns every node carrying
  * weights into a `struct layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
  * LayerNormalization, InstanceNormalization, bias-table Gather, a constant (.., n, n)
- * added to attention logits: a folded bias or mask), listed in the canonical dataflow
+ * added to attention logits: a folded bias or mask, and opset 23's fused Attention, which
+ * carries none but whose scale is checked), listed in the canonical dataflow
  * order of order.h, and rejects operators a Swin UNETR export never contains. */
 #ifndef SWIN_WEIGHTS_LAYERS_H
 #define SWIN_WEIGHTS_LAYERS_H
@@ -10,7 +11,7 @@
 
 #include "weights/graph.h"
 
-enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED };
+enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED, L_ATTN };
 
 struct layer {
     enum layer_kind kind;
@@ -20,6 +21,7 @@ struct layer {
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
     const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
+    float scale;                       /* Attention (opset 23): the logits' scale, 0 when the default 1/sqrt(head dim) */
 };
 
 struct layer_list {

@@ -1,5 +1,6 @@
 #include "weights/walk.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ struct walker {
     int cap;
     swin_error *err;
     bool in_affine_seen;              /* some CNN-block InstanceNorm has gamma != 1 or beta != 0 */
+    bool batch_norm_seen;             /* some CNN block's convs carry folded batch norms */
     bool have_window, have_merge_order;
 };
 
@@ -178,7 +180,8 @@ static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin
     TRY(check_name(w, l, l->w, key));
     if (kind == L_CONVT && l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
     if (lout) *lout = l;
-    else if (l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
+    else if (l->b)
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias, MONAI's has none", what);
     return plan(w, l, slot, l->w, kind == L_CONV ? LAYOUT_OUT_IN : LAYOUT_IN_OUT, (uint64_t)want[0], (uint64_t)want[1],
                 (uint64_t)k * k * k);
 }
@@ -200,6 +203,11 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
             return fail(w, l->node, SWIN_ERR_MODEL, "%s has affine parameters; MONAI's v2 block InstanceNorm has none", what);
         return check_shape(w, l, l->w, what, 1, &c);
     }
+    if (l->w && l->w->numel != (uint64_t)c && l->w->numel > 1 && c % (int64_t)l->w->numel == 0)
+        return fail(w, l->node, SWIN_ERR_MODEL,
+                    "%s normalises %llu groups of a %lld-channel map: a model built with norm_name='group' (GroupNorm is "
+                    "exported as instance norm over channel groups)? swinrun runs instance norm, MONAI's default",
+                    what, (unsigned long long)l->w->numel, (long long)c);
     w->in_affine_seen |= !plain;
     int first = w->out->n_plans;
     TRY(bind_affine(w, l, c, ws, bs, what, prefix));
@@ -207,32 +215,48 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
     return SWIN_OK;
 }
 
+/* Conv idx (1, 2 or 3 = the 1x1x1 residual) of a UnetResBlock and its norm: an
+ * InstanceNormalization after it, or a batch norm the exporter folded into the conv's bias
+ * (norm_name='batch'; conv1 decides for the block). */
+static swin_status bind_res_conv(struct walker *w, struct swin_resblock_w *r, int idx, int64_t cin, const char *prefix,
+                                 const char *what, bool v2)
+{
+    const float **wslot[] = {&r->conv1_w, &r->conv2_w, &r->conv3_w}, **bslot[] = {&r->conv1_b, &r->conv2_b, &r->conv3_b};
+    const float **gslot[] = {&r->norm1_w, &r->norm2_w, &r->norm3_w}, **betaslot[] = {&r->norm1_b, &r->norm2_b, &r->norm3_b};
+    const int k = idx == 3 ? 1 : 3;
+    char key[160], desc[200];
+    const struct layer *l;
+    snprintf(key, sizeof key, "%s.conv%d.conv.weight", prefix, idx);
+    snprintf(desc, sizeof desc, "%s conv%d%s", what, idx, idx == 3 ? " (1x1x1 residual)" : "");
+    TRY(bind_conv(w, L_CONV, cin, r->cout, k, 1, k / 2, wslot[idx - 1], desc, key, &l));
+    const struct layer *next = peek(w);
+    bool folded = l->b && !(next && next->kind == L_IN);
+    if (idx == 1) r->bn_folded = folded;
+    if (folded != r->bn_folded || (folded && v2))
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s %s; expected %s", desc,
+                    folded ? "carries a folded batch norm (a bias, no InstanceNormalization after it)" : "is followed by an InstanceNormalization",
+                    v2 || !r->bn_folded ? "an InstanceNormalization after every conv of the block"
+                                        : "every conv of the block to carry a folded batch norm like conv1");
+    if (folded) {
+        w->batch_norm_seen = true;
+        snprintf(key, sizeof key, "%s.conv%d.conv.bias", prefix, idx);
+        return bind_vec(w, l, l->b, bslot[idx - 1], r->cout, desc, key);
+    }
+    if (l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias and an InstanceNormalization after it; MONAI's has no bias", desc);
+    snprintf(key, sizeof key, "%s.norm%d", prefix, idx);
+    snprintf(desc, sizeof desc, "%s norm%d", what, idx);
+    return bind_in(w, r->cout, gslot[idx - 1], betaslot[idx - 1], desc, key, v2);
+}
+
 /* UnetResBlock cin -> cout (conv3 only when cin != cout); prefix e.g. "encoder1.layer". */
 static swin_status bind_resblock(struct walker *w, struct swin_resblock_w *r, int64_t cin, int64_t cout, const char *prefix,
                                  const char *what, bool v2)
 {
-    char key[160], desc[200];
     r->cin = (int)cin;
     r->cout = (int)cout;
-    snprintf(key, sizeof key, "%s.conv1.conv.weight", prefix);
-    snprintf(desc, sizeof desc, "%s conv1", what);
-    TRY(bind_conv(w, L_CONV, cin, cout, 3, 1, 1, &r->conv1_w, desc, key, NULL));
-    snprintf(key, sizeof key, "%s.norm1", prefix);
-    snprintf(desc, sizeof desc, "%s norm1", what);
-    TRY(bind_in(w, cout, &r->norm1_w, &r->norm1_b, desc, key, v2));
-    snprintf(key, sizeof key, "%s.conv2.conv.weight", prefix);
-    snprintf(desc, sizeof desc, "%s conv2", what);
-    TRY(bind_conv(w, L_CONV, cout, cout, 3, 1, 1, &r->conv2_w, desc, key, NULL));
-    snprintf(key, sizeof key, "%s.norm2", prefix);
-    snprintf(desc, sizeof desc, "%s norm2", what);
-    TRY(bind_in(w, cout, &r->norm2_w, &r->norm2_b, desc, key, v2));
-    if (cin == cout) return SWIN_OK;
-    snprintf(key, sizeof key, "%s.conv3.conv.weight", prefix);
-    snprintf(desc, sizeof desc, "%s conv3 (1x1x1 residual)", what);
-    TRY(bind_conv(w, L_CONV, cin, cout, 1, 1, 0, &r->conv3_w, desc, key, NULL));
-    snprintf(key, sizeof key, "%s.norm3", prefix);
-    snprintf(desc, sizeof desc, "%s norm3", what);
-    return bind_in(w, cout, &r->norm3_w, &r->norm3_b, desc, key, v2);
+    TRY(bind_res_conv(w, r, 1, cin, prefix, what, v2));
+    TRY(bind_res_conv(w, r, 2, cout, prefix, what, v2));
+    return cin == cout ? SWIN_OK : bind_res_conv(w, r, 3, cin, prefix, what, v2);
 }
 
 static swin_status set_heads(struct walker *w, const struct layer *l, int s, int b, int64_t heads)
@@ -329,6 +353,13 @@ static swin_status bind_block(struct walker *w, int s, int b)
     /* a folded shifted-window mask: checked, then dropped (the kernels derive it) */
     while ((t = peek(w)) && t->kind == L_FOLDED) {
         TRY(mask_check(w->g->f, cfg, s, t->w, w->err));
+        w->pos++;
+    }
+    if ((t = peek(w)) && t->kind == L_ATTN) {
+        float want = 1.0f / sqrtf((float)(c / cfg->heads[s]));
+        if (t->scale != 0 && fabsf(t->scale - want) > 1e-6f * want)
+            return fail(w, t->node, SWIN_ERR_MODEL, "%s scales the logits by %g, MONAI by 1/sqrt(head dim) = %g",
+                        WHAT("attention"), (double)t->scale, (double)want);
         w->pos++;
     }
 
@@ -511,6 +542,7 @@ swin_status walk_model(const struct graph *g, const struct layer_list *layers, s
 
     /* InstanceNorm gamma/beta are kept only for an affine model */
     cfg->instnorm_affine = w->in_affine_seen;
+    cfg->batch_norm = w->batch_norm_seen;
     if (!cfg->instnorm_affine) {
         int k = 0;
         for (int i = 0; i < out->n_plans; i++)

@@ -87,7 +87,7 @@ int swin_cpu_conv3d(void *be, struct swin_vol out, struct swin_vol in, const flo
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
 size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
-int swin_cpu_instnorm_act(void *be, struct swin_vol x, const float *gamma, const float *beta,
+int swin_cpu_instnorm_act(void *be, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
                           const struct swin_vol *residual, bool lrelu);
 int swin_cpu_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma,
                        const float *beta);

@@ -1,5 +1,6 @@
 /* instnorm_act, in place on x (D, H, W, C) channels-last:
- *   x = IN(x)                   per channel over all D*H*W voxels, biased variance, eps 1e-5
+ *   x = IN(x)                   when normalize: per channel over all D*H*W voxels, biased
+ *                               variance, eps 1e-5
  *       * gamma + beta          when gamma != NULL (torch.nn.InstanceNorm3d(affine=True))
  *       + residual              when residual != NULL (same dims and c, own pitch)
  *   x = LeakyReLU_0.01(x)       when lrelu
@@ -90,7 +91,7 @@ static double reduce(const struct in_task *t, int nth, int i)
     return s;
 }
 
-int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const float *gamma, const float *beta,
+int swin_cpu_instnorm_act(void *bev, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
                           const struct swin_vol *residual, bool lrelu)
 {
     struct swin_cpu_backend *be = bev;
@@ -111,11 +112,15 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const float *gamma, cons
         t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
         for (int c = 0; c < t.nc; c++) t.shift_k[c] = swin_vol_f32(x)[c0 + c];
         t.apply = false;
-        swin_cpu_run(be, in_run, &t);
+        if (normalize) swin_cpu_run(be, in_run, &t);
         for (int c = 0; c < t.nc; c++) {
-            const double m1 = reduce(&t, be->nthreads, c) / n, m2 = reduce(&t, be->nthreads, IN_BLOCK + c) / n;
-            const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
-            const double mean = t.shift_k[c] + m1, rstd = 1.0 / sqrt(var + 1e-5);
+            double mean = 0.0, rstd = 1.0;
+            if (normalize) {
+                const double m1 = reduce(&t, be->nthreads, c) / n, m2 = reduce(&t, be->nthreads, IN_BLOCK + c) / n;
+                const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
+                mean = t.shift_k[c] + m1;
+                rstd = 1.0 / sqrt(var + 1e-5);
+            }
             const double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
             t.mean_hi[c] = (float)mean;
             t.mean_lo[c] = (float)(mean - t.mean_hi[c]);

@@ -1,5 +1,5 @@
 /* instnorm_act, in place on x (D, H, W, C) channels-last:
- *   x = IN(x)        per channel over all D H W voxels, biased variance, eps 1e-5
+ *   x = IN(x)        when normalize: per channel over all D H W voxels, biased variance, eps 1e-5
  *       * gamma + beta      when gamma != NULL
  *       + residual          when residual != NULL (same dims and c, own pitch)
  *   x = LeakyReLU_0.01(x)   when lrelu
@@ -9,7 +9,8 @@
  *   instnorm_partial   grid (parts, ceil(nc/32)), block (32 channels, 8 voxel lanes):
  *                      partial[part][ch] = sum over the part's voxels; smem 8x32 doubles
  *   instnorm_finalize  one block, thread per channel: mean, then scale = rstd * gamma,
- *                      shift = beta (sums the parts in order)
+ *                      shift = beta (sums the parts in order); without normalize only
+ *                      pass 0: mean 0, scale gamma, shift beta
  *   instnorm_apply     grid-stride over (voxel, channel), channel fastest, fp32. */
 #include "kernels/cuda/cuda_internal.cuh"
 
@@ -41,7 +42,8 @@ __global__ void __launch_bounds__(256) instnorm_partial(const T *x, int pitch, l
     }
 }
 
-/* pass 1: mean[ch] = S / n; pass 2: scale = rstd * gamma, shift = beta (1 and 0 without gamma). */
+/* pass 1: mean[ch] = S / n; pass 2: scale = rstd * gamma, shift = beta (1 and 0 without gamma);
+ * pass 0 (no normalisation): mean 0, scale gamma, shift beta. */
 template <class T>
 __global__ void __launch_bounds__(256) instnorm_finalize(int pass, int parts, int nc, int c0, const double *partial,
                                                          double n, double *mean, float *scale, float *shift,
@@ -53,7 +55,8 @@ __global__ void __launch_bounds__(256) instnorm_finalize(int pass, int parts, in
         if (pass == 1) {
             mean[ch] = s / n;
         } else {
-            const double rstd = 1.0 / sqrt(s / n + 1e-5);
+            if (pass == 0) mean[ch] = 0.0;
+            const double rstd = pass == 0 ? 1.0 : 1.0 / sqrt(s / n + 1e-5);
             scale[ch] = (float)(rstd * (gamma ? ldf(gamma + c0 + ch) : 1.0f));
             shift[ch] = gamma ? ldf(beta + c0 + ch) : 0.0f;
         }
@@ -83,8 +86,8 @@ __global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long
 using namespace swin_cuda;
 
 template <class T>
-static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, const float *gamma, const float *beta,
-                              const struct swin_vol *residual, bool lrelu)
+static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, bool normalize, const float *gamma,
+                              const float *beta, const struct swin_vol *residual, bool lrelu)
 {
     const T *g, *b;
     if (!swin_cuda_weight(be, "instnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
@@ -100,14 +103,16 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
     for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
         const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
         const dim3 grid(parts, swin_cuda_blocks(nc, 32)), block(32, 8);
-        SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, nullptr,
-                                                                     be->red);
-        SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(1, parts, nc, c0, be->red, (double)nvox,
-                                                                             be->mean, be->scale, be->shift, g, b);
-        SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, be->mean,
-                                                                     be->red);
-        SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(2, parts, nc, c0, be->red, (double)nvox,
-                                                                             be->mean, be->scale, be->shift, g, b);
+        if (normalize) {
+            SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, nullptr,
+                                                                         be->red);
+            SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
+                1, parts, nc, c0, be->red, (double)nvox, be->mean, be->scale, be->shift, g, b);
+            SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, be->mean,
+                                                                         be->red);
+        }
+        SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
+            normalize ? 2 : 0, normalize ? parts : 0, nc, c0, be->red, (double)nvox, be->mean, be->scale, be->shift, g, b);
         SWIN_LAUNCH(instnorm_apply<T>, dim3(apply_blocks < 4096 ? apply_blocks : 4096), dim3(256), 0, be->stream)(
             xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
         int rc = swin_cuda_check_launch(be, "instnorm_act");
@@ -116,8 +121,8 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
     return 0;
 }
 
-extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, const float *gamma, const float *beta,
-                                      const struct swin_vol *residual, bool lrelu)
+extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, bool normalize, const float *gamma,
+                                      const float *beta, const struct swin_vol *residual, bool lrelu)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
     int rc = swin_cuda_check_vol(be, "instnorm_act", "x", x);
@@ -130,6 +135,6 @@ extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, const float 
                                   residual->h, residual->w, residual->c, x.d, x.h, x.w, x.c);
     }
     if (gamma && !beta) return swin_cuda_fail(be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
-    return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, gamma, beta, residual, lrelu)
-                                 : instnorm_act_typed<float>(be, x, gamma, beta, residual, lrelu);
+    return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, normalize, gamma, beta, residual, lrelu)
+                                 : instnorm_act_typed<float>(be, x, normalize, gamma, beta, residual, lrelu);
 }

@@ -36,14 +36,15 @@ int cli_info(const struct cli_args *a)
         printf("{\"in_channels\": %d, \"out_channels\": %d, \"feature_size\": %d, "
                "\"depths\": [%d, %d, %d, %d], \"heads\": [%d, %d, %d, %d], \"window\": [%d, %d, %d], "
                "\"cube\": [%d, %d, %d], \"normalize\": %s, \"use_v2\": %s, \"qkv_bias\": %s, "
-               "\"patch_norm\": %s, \"instnorm_affine\": %s, \"downsample\": \"%s\", "
+               "\"patch_norm\": %s, \"instnorm_affine\": %s, \"batch_norm\": %s, \"downsample\": \"%s\", "
                "\"params\": %zu, \"weight_bytes\": %zu, \"opset\": %d, \"exporter\": \"%s\", \"post_processing\": \"%s\", "
                "\"weight_storage\": \"%s\"}\n",
                i.in_channels, i.out_channels, i.feature_size, i.depths[0], i.depths[1], i.depths[2],
                i.depths[3], i.heads[0], i.heads[1], i.heads[2], i.heads[3], i.window[0], i.window[1],
                i.window[2], i.cube[0], i.cube[1], i.cube[2], i.normalize ? "true" : "false",
                i.use_v2 ? "true" : "false", i.qkv_bias ? "true" : "false", i.patch_norm ? "true" : "false",
-               i.instnorm_affine ? "true" : "false", i.downsample, i.param_count, i.weight_bytes, i.opset, i.exporter,
+               i.instnorm_affine ? "true" : "false", i.batch_norm ? "true" : "false", i.downsample, i.param_count,
+               i.weight_bytes, i.opset, i.exporter,
                i.post, i.weight_storage);
     } else {
         printf("model          %s\n", a->pos[0]);
@@ -63,7 +64,8 @@ int cli_info(const struct cli_args *a)
         printf("use_v2         %s\n", i.use_v2 ? "yes" : "no");
         printf("qkv bias       %s\n", i.qkv_bias ? "yes" : "no");
         printf("patch norm     %s\n", i.patch_norm ? "yes" : "no");
-        printf("IN affine      %s\n", i.instnorm_affine ? "yes" : "no");
+        printf("CNN norm       %s\n", i.batch_norm ? "batch, folded into the convolutions by the exporter"
+                                   : i.instnorm_affine ? "instance, affine" : "instance");
         printf("downsample     %s\n", i.downsample);
         printf("parameters     %zu\n", i.param_count);
         printf("weight bytes   %zu (%.1f MiB)\n", i.weight_bytes, i.weight_bytes / MiB);

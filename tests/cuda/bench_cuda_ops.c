@@ -96,7 +96,7 @@ static int run(struct swin_cuda_backend *be, struct bench *b)
     switch (b->kind) {
     case CONV: return o->conv3d(be, b->out, b->in, b->w, NULL, b->k, 1, b->k / 2, b->ws, b->ws_bytes);
     case CONVT: return o->conv_transpose2(be, b->out, b->in, b->w);
-    case IN: return o->instnorm_act(be, b->in, NULL, NULL, NULL, true);
+    case IN: return o->instnorm_act(be, b->in, true, NULL, NULL, NULL, true);
     case LN: return o->layernorm(be, b->out, b->in, NULL, NULL);
     case ATTN: return o->swin_attention(be, b->in, &b->blk, &b->g, b->ws, b->ws_bytes);
     case MLP: return o->swin_mlp(be, b->in, &b->blk, b->hidden, b->ws, b->ws_bytes);

@@ -8,18 +8,18 @@
  * measured 3.1e-4. */
 #include "tests/cuda/cuda_op_test.h"
 
-static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch, bool affine,
-                    bool residual, bool lrelu)
+static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch, bool normalize,
+                    bool affine, bool residual, bool lrelu)
 {
     const float *g = affine ? ct_weight(e, r, (size_t)c, 0.5f, 1.5f) : NULL;
     const float *b = affine ? ct_weight(e, r, (size_t)c, -0.5f, 0.5f) : NULL;
     ct_env_upload(e);
     cvol x = cvol_new(d, h, w, c, pitch, r, -3.0f, 5.0f);
     cvol res = cvol_new(d, h, w, c, c + 2, r, -1.0f, 1.0f);
-    ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, x.host, g, b, residual ? &res.host : NULL, lrelu), &swin_cpu_ops,
-          e->cpu);
-    ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, x.dev, g, b, residual ? &res.dev : NULL, lrelu), &swin_cuda_ops,
-          e->gpu);
+    ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, x.host, normalize, g, b, residual ? &res.host : NULL, lrelu),
+          &swin_cpu_ops, e->cpu);
+    ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, x.dev, normalize, g, b, residual ? &res.dev : NULL, lrelu),
+          &swin_cuda_ops, e->gpu);
     bool ok = cvol_compare(what, &x, 0, c, CT_TOL(2e-5, 1e-3));
     cvol_free(&x);
     cvol_free(&res);
@@ -31,10 +31,12 @@ int main(void)
     test_rng r = {424242};
     ct_env e;
     ct_env_init(&e, 4096);
-    bool ok = in_case(&e, &r, "instnorm lrelu, c 5", 5, 6, 7, 5, 7, false, false, true);
-    ok &= in_case(&e, &r, "instnorm affine + residual + lrelu, 990 voxels", 9, 10, 11, 3, 3, true, true, true);
-    ok &= in_case(&e, &r, "instnorm affine, c 300 (two channel blocks)", 3, 4, 5, 300, 301, true, false, false);
-    ok &= in_case(&e, &r, "instnorm + residual, c 33", 4, 3, 7, 33, 40, false, true, false);
+    bool ok = in_case(&e, &r, "instnorm lrelu, c 5", 5, 6, 7, 5, 7, true, false, false, true);
+    ok &= in_case(&e, &r, "instnorm affine + residual + lrelu, 990 voxels", 9, 10, 11, 3, 3, true, true, true, true);
+    ok &= in_case(&e, &r, "instnorm affine, c 300 (two channel blocks)", 3, 4, 5, 300, 301, true, true, false, false);
+    ok &= in_case(&e, &r, "instnorm + residual, c 33", 4, 3, 7, 33, 40, true, false, true, false);
+    ok &= in_case(&e, &r, "no normalisation: residual + lrelu, c 33", 4, 3, 7, 33, 40, false, false, true, true);
+    ok &= in_case(&e, &r, "no normalisation: affine + lrelu, c 300", 3, 4, 5, 300, 301, false, true, false, true);
     ct_env_free(&e);
     return test_exit(ok);
 }

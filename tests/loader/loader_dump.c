@@ -116,14 +116,17 @@ int main(int argc, char **argv)
     json_ints("heads", c->heads, 4);
     json_ints("window", c->window, 3);
     json_ints("mlp_hidden", c->mlp_hidden, 4);
-    printf("\"qkv_bias\": %s, \"normalize\": %s, \"patch_norm\": %s, \"use_v2\": %s, \"instnorm_affine\": %s, ",
+    printf("\"qkv_bias\": %s, \"normalize\": %s, \"patch_norm\": %s, \"use_v2\": %s, \"instnorm_affine\": %s, "
+           "\"batch_norm\": %s, ",
            c->qkv_bias ? "true" : "false", c->normalize ? "true" : "false", c->patch_norm ? "true" : "false",
-           c->use_v2 ? "true" : "false", c->instnorm_affine ? "true" : "false");
+           c->use_v2 ? "true" : "false", c->instnorm_affine ? "true" : "false", c->batch_norm ? "true" : "false");
     printf("\"merge_order\": [");
     for (int i = 0; i < 8; i++) printf("%s[%d, %d, %d]", i ? ", " : "", c->merge_order[i][0], c->merge_order[i][1], c->merge_order[i][2]);
     printf("], \"merge_kind\": \"%s\", ", merge_kind_key(c->merge_kind));
     json_ints("cube", c->cube, 3);
     json_ints("bias_tokens", c->bias_tokens, 4);
+    printf("\"opset\": %d, \"exporter\": \"%s\", \"post\": \"%s\", \"weight_storage\": \"%s\", ", m.source.opset,
+           m.source.exporter, m.source.post, m.source.weight_storage);
     printf("\"param_count\": %zu, \"flat_bytes\": %zu}\n", m.param_count, m.flat_bytes);
     int rc = 0;
     for (int i = 2; i + 1 < argc; i += 2) {

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Write broken variants of valid Swin UNETR exports for the loader's bad-file tests.
 
-    make_bad_models.py TS_MODEL DYNAMO_CASE_DIR OUTDIR
-Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
+    make_bad_models.py TEST_DATA_DIR OUTDIR
+from the cases f12_c32_ts (TorchScript), f12_c64_dynamo (external data), f12_c32_default
+(today's default export: GELU as one Gelu node) and f12_c32_flash_dynamo23 (opset 23's
+Attention). Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
 each must produce."""
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -26,8 +29,12 @@ def save(m, out, name):
 
 
 def main() -> int:
-    src, dyn_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
-    for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data")):
+    data, out = sys.argv[1:3]
+    src = os.path.join(data, "f12_c32_ts", "model.onnx")
+    dyn_dir, default_dir, flash_dir = (os.path.join(data, c) for c in ("f12_c64_dynamo", "f12_c32_default",
+                                                                        "f12_c32_flash_dynamo23"))
+    for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data"),
+              os.path.join(default_dir, "model.onnx"), os.path.join(flash_dir, "model.onnx")):
         if not os.path.isfile(p):
             print(f"FAIL: {p} missing (run tools/make_test_data.sh)")
             return 1
@@ -115,6 +122,40 @@ def main() -> int:
             shutil.copy(os.path.join(dyn_dir, "model.onnx.data"), data)
             with open(data, "r+b") as fh:
                 fh.truncate(os.path.getsize(data) // 2)
+    # external data outside the model's folder: a parent-relative and an absolute location
+    for name, loc in (("ext_parent", "../model.onnx.data"), ("ext_absolute", "/etc/passwd")):
+        m = onnx.load(os.path.join(dyn_dir, "model.onnx"), load_external_data=False)
+        for t in m.graph.initializer:
+            for e in t.external_data:
+                if e.key == "location":
+                    e.value = loc
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        onnx.save(m, os.path.join(d, "model.onnx"))
+
+    # opset 20's Gelu node with the tanh approximation
+    m = onnx.load(os.path.join(default_dir, "model.onnx"))
+    gelu = next(n for n in m.graph.node if n.op_type == "Gelu")
+    del gelu.attribute[:]   # the exporter writes approximate='none'
+    gelu.attribute.append(helper.make_attribute("approximate", "tanh"))
+    d = os.path.join(out, "gelu_tanh")
+    os.makedirs(d, exist_ok=True)
+    onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
+
+    # opset 23's Attention with another scale than MONAI's 1/sqrt(head dim)
+    m = onnx.load(os.path.join(flash_dir, "model.onnx"))
+    att = next(n for n in m.graph.node if n.op_type == "Attention")
+    for a in att.attribute:
+        if a.name == "scale":
+            a.f *= 1.5
+    d = os.path.join(out, "attention_scale")
+    os.makedirs(d, exist_ok=True)
+    onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
+
+    # saved by ONNX Runtime at the extended level: its private fused operators
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "transform_onnx.py")
+    subprocess.run([sys.executable, tool, "ort-extended", src, os.path.join(out, "ort_extended", "model.onnx")],
+                   check=True, stdout=subprocess.DEVNULL)
     print("ok", out)
     return 0
 

@@ -92,7 +92,7 @@ static void bench_norms(int L, int c)
     tvol_fill(&res, &r, -1, 1);
     float *g = test_rand(&r, (size_t)c, 0.5f, 1.5f), *b = test_rand(&r, (size_t)c, -1, 1);
     struct timing bi, bl;
-    TIME_BEST(bi, swin_cpu_ops.instnorm_act(be, x.v, NULL, NULL, &res.v, true));
+    TIME_BEST(bi, swin_cpu_ops.instnorm_act(be, x.v, true, NULL, NULL, &res.v, true));
     TIME_BEST(bl, swin_cpu_ops.layernorm(be, x.v, x.v, g, b));
     double gb = (double)L * L * L * c * 4 * 1e-9;
     printf("%-46s %8.1f ms wall %7.1f GB/s (x read 2x, res 1x, x written)\n", "instnorm_act+res+lrelu 96^3 C 48",

@@ -38,7 +38,7 @@ int main(void)
     pitchless.pitch = 2;
     ok &= expect(be, "layernorm pitch < c", swin_cpu_ops.layernorm(be, pitchless, pitchless, NULL, NULL), SWIN_ERR_SHAPE);
     ok &= expect(be, "layernorm c mismatch", swin_cpu_ops.layernorm(be, out.v, in.v, NULL, NULL), SWIN_ERR_SHAPE);
-    ok &= expect(be, "instnorm_act residual c mismatch", swin_cpu_ops.instnorm_act(be, in.v, NULL, NULL, &out.v, true),
+    ok &= expect(be, "instnorm_act residual c mismatch", swin_cpu_ops.instnorm_act(be, in.v, true, NULL, NULL, &out.v, true),
                  SWIN_ERR_SHAPE);
     ok &= expect(be, "conv_transpose2 out not 2x", swin_cpu_ops.conv_transpose2(be, out.v, in.v, w), SWIN_ERR_SHAPE);
     struct swin_block_w blk = {.norm1_w = g, .norm1_b = g, .qkv_w = w, .bias_table = w, .proj_w = w, .proj_b = g};

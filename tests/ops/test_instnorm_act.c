@@ -1,5 +1,5 @@
 /* instnorm_act against float64 InstanceNorm3d per channel over all voxels (biased variance,
- * eps 1e-5), optional affine, residual add and LeakyReLU(0.01), in that order.
+ * eps 1e-5) or no normalisation, optional affine, residual add and LeakyReLU(0.01), in that order.
  * C = 300 crosses the op's 256-channel block; a +500 offset checks the two-pass variance. */
 #include "tests/ops/op_test.h"
 
@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void naive(float *ref, const float *x, const float *res, size_t nv, int c, const float *g, const float *b,
-                  bool lrelu)
+static void naive(float *ref, const float *x, bool normalize, const float *res, size_t nv, int c, const float *g,
+                  const float *b, bool lrelu)
 {
     for (int ch = 0; ch < c; ch++) {
         double mean = 0.0, var = 0.0;
@@ -17,7 +17,7 @@ static void naive(float *ref, const float *x, const float *res, size_t nv, int c
         for (size_t v = 0; v < nv; v++) var += (x[v * c + ch] - mean) * (x[v * c + ch] - mean);
         var /= (double)nv;
         for (size_t v = 0; v < nv; v++) {
-            double y = (x[v * c + ch] - mean) / sqrt(var + 1e-5);
+            double y = normalize ? (x[v * c + ch] - mean) / sqrt(var + 1e-5) : x[v * c + ch];
             if (g) y = y * g[ch] + b[ch];
             if (res) y += res[v * c + ch];
             if (lrelu && y < 0) y *= 0.01;
@@ -26,12 +26,12 @@ static void naive(float *ref, const float *x, const float *res, size_t nv, int c
     }
 }
 
-static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int c, int pitch, bool affine,
+static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int c, int pitch, bool normalize, bool affine,
                      bool residual, int res_pitch, bool lrelu, float offset)
 {
     char name[160];
-    snprintf(name, sizeof name, "instnorm_act %dx%dx%d C %d pitch %d affine %d residual %d lrelu %d offset %g", d, h,
-             w, c, pitch, affine, residual, lrelu, offset);
+    snprintf(name, sizeof name, "instnorm_act %dx%dx%d C %d pitch %d normalize %d affine %d residual %d lrelu %d offset %g", d,
+             h, w, c, pitch, normalize, affine, residual, lrelu, offset);
     test_rng r = {99ULL + (uint64_t)c * 3 + residual};
     tvol x = tvol_new(d, h, w, c, pitch);
     tvol_fill(&x, &r, offset - 1.0f, offset + 3.0f);
@@ -42,8 +42,8 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int c, in
     float *xd = tvol_dense(&x), *rd = tvol_dense(&res);
     size_t nv = swin_vol_voxels(x.v), n = nv * c;
     float *ref = malloc(n * sizeof(float));
-    naive(ref, xd, residual ? rd : NULL, nv, c, g, b, lrelu);
-    bool ok = check_true(name, swin_cpu_ops.instnorm_act(be, x.v, g, b, residual ? &res.v : NULL, lrelu) == 0);
+    naive(ref, xd, normalize, residual ? rd : NULL, nv, c, g, b, lrelu);
+    bool ok = check_true(name, swin_cpu_ops.instnorm_act(be, x.v, normalize, g, b, residual ? &res.v : NULL, lrelu) == 0);
     float *got = tvol_dense(&x);
     /* Statistics in double, normalisation in double, one float rounding at the end (plus the
      * float add of the residual): 1e-6 of max(1, |ref|). */
@@ -60,11 +60,15 @@ int main(void)
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
     bool ok = true;
-    ok &= run_case(be, 5, 9, 13, 5, 7, false, false, 5, true, 0.0f);
-    ok &= run_case(be, 5, 9, 13, 5, 5, true, true, 9, true, 0.0f);
-    ok &= run_case(be, 3, 4, 1, 3, 3, false, true, 3, false, 500.0f);
-    ok &= run_case(be, 4, 3, 5, 300, 301, true, false, 300, false, 0.0f);
-    ok &= run_case(be, 1, 1, 2, 12, 12, false, true, 12, true, 0.0f);
+    ok &= run_case(be, 5, 9, 13, 5, 7, true, false, false, 5, true, 0.0f);
+    ok &= run_case(be, 5, 9, 13, 5, 5, true, true, true, 9, true, 0.0f);
+    ok &= run_case(be, 3, 4, 1, 3, 3, true, false, true, 3, false, 500.0f);
+    ok &= run_case(be, 4, 3, 5, 300, 301, true, true, false, 300, false, 0.0f);
+    ok &= run_case(be, 1, 1, 2, 12, 12, true, false, true, 12, true, 0.0f);
+    /* no normalisation (batch norm folded into the convolution): residual + LeakyReLU, and
+     * with an affine; C = 300 crosses the channel block */
+    ok &= run_case(be, 5, 9, 13, 5, 7, false, false, true, 9, true, 0.0f);
+    ok &= run_case(be, 4, 3, 5, 300, 301, false, true, false, 300, true, 0.0f);
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
