@@ -16,7 +16,7 @@ venv="${SWINRUN_VENV:-$HOME/.cache/swinrun/venv}"
 py="$venv/bin/python"
 stamp="$venv/.swinrun-setup-stamp"
 
-APT_PKGS="libprotobuf-c-dev protobuf-c-compiler libonnx-dev libnifti2-dev libopenblas-dev libonnx-testdata cmake build-essential python3-venv"
+APT_PKGS="libprotobuf-c-dev protobuf-c-compiler libonnx-dev libnifti2-dev libopenblas-dev libonnx-testdata cmake build-essential python3-venv clang libclang-rt-14-dev"
 PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
 LOCK="$here/requirements-lock.txt"
 

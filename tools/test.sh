@@ -9,6 +9,8 @@
 #   5. the shared-model load test under ThreadSanitizer, two threads per context (build-tsan/:
 #      only that test and the library, CPU backend, no nvcc; both settings by hand:
 #      ctest -R shared_model_threads in build-tsan, about 3 minutes).
+#   6. each libFuzzer harness briefly on its seeds and the fuzz regressions (build-fuzz/,
+#      clang; tests/fuzz/README.md).
 # Usage: tools/test.sh [--slow] [extra ctest arguments]
 #   --slow  also exports the f=48 96^3 model (a few minutes) and runs the tests labelled
 #           slow (its agreement with ONNX Runtime, its load-time memory)
@@ -54,3 +56,9 @@ cmake -S . -B build-tsan -DSWIN_SANITIZE=thread -DCMAKE_CUDA_COMPILER=NOTFOUND -
     -DSWIN_TEST_DATA="$repo/test-data" > build-tsan-configure.log || { cat build-tsan-configure.log; exit 1; }
 cmake --build build-tsan -j "$jobs" --target test_shared_model
 TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/load/test_shared_model "$repo/test-data/f12_c32_ts/model.onnx" --threads 2
+
+step "fuzz harnesses: short runs on the seeds and the regressions (clang libFuzzer)"
+cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSWIN_PYTHON="$py" \
+    -DSWIN_TEST_DATA="$repo/test-data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
+cmake --build build-fuzz -j "$jobs" --target fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy
+(cd build-fuzz && ctest --output-on-failure -j "$jobs" -L fuzzshort)

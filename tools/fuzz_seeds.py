@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Seed corpora for the fuzz harnesses (tests/fuzz/harness), made from scratch each run.
+
+    fuzz_seeds.py TEST_DATA OUT
+
+TEST_DATA  the exported test models (tools/make_test_data.sh): the smallest TorchScript
+           and dynamo exports at the smallest cube, f12_c32_ts and f12_c32_default, are used
+OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constant folding,
+           large constants made initializers, no value_info; every initializer moved to the
+           external-data file OUT/onnx_data/CASE.data, which the ONNX harnesses link next
+           to their input: the fuzzed bytes are the graph alone), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
+       volumes in both byte orders, several datatypes, scaling, qform/sform, an
+       extension), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
+       the reader refuses).
+"""
+import contextlib
+import gzip
+import io
+import os
+import shutil
+import sys
+import tempfile
+
+import nibabel as nib
+import numpy as np
+import onnx
+import onnxsim
+from onnx.external_data_helper import convert_model_to_external_data
+
+ONNX_CASES = ("f12_c32_ts", "f12_c32_default")
+LARGE_CONSTANT = 1024   # bytes: Constant nodes above this become initializers
+
+
+@contextlib.contextmanager
+def quiet():
+    """stdout and stderr to /dev/null, also for the C++ code of onnx-simplifier."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [null]:
+            os.close(fd)
+
+
+def small_graph(model):
+    """The same model with a graph of about 100 KB: folded, its large constants made initializers."""
+    with quiet():
+        model, ok = onnxsim.simplify(model)
+    if not ok:
+        sys.exit("fuzz_seeds.py: onnx-simplifier could not check its result")
+    g = model.graph
+    nodes = []
+    for n in g.node:
+        a = n.attribute
+        if n.op_type == "Constant" and len(a) == 1 and a[0].name == "value" and a[0].t.ByteSize() > LARGE_CONSTANT:
+            t = onnx.TensorProto()
+            t.CopyFrom(a[0].t)
+            t.name = n.output[0]
+            g.initializer.append(t)
+        else:
+            nodes.append(n)
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.value_info[:]
+    return model
+
+
+def onnx_seeds(test_data, out):
+    d, data = os.path.join(out, "onnx"), os.path.join(out, "onnx_data")
+    os.makedirs(d)
+    os.makedirs(data)
+    for case in ONNX_CASES:
+        model = small_graph(onnx.load(os.path.join(test_data, case, "model.onnx")))
+        # initializers only: the loader refuses Constant nodes with external data
+        convert_model_to_external_data(model, all_tensors_to_one_file=True, location=case + ".data",
+                                       size_threshold=0, convert_attribute=False)
+        with tempfile.TemporaryDirectory() as tmp:
+            onnx.save_model(model, os.path.join(tmp, "graph.onnx"))
+            shutil.move(os.path.join(tmp, "graph.onnx"), os.path.join(d, case + ".onnx"))
+            shutil.move(os.path.join(tmp, case + ".data"), os.path.join(data, case + ".data"))
+
+
+def nifti_bytes(img, big_endian):
+    if big_endian:
+        img = img.__class__(img.dataobj, None, header=img.header.as_byteswapped(">"))
+    bio = io.BytesIO()
+    img.to_file_map({"image": nib.FileHolder(fileobj=bio), "header": nib.FileHolder(fileobj=bio)})
+    return bio.getvalue()
+
+
+def nifti_images():
+    rng = np.random.default_rng(17)
+    aff = np.diag([1.5, 0.8, 2.0, 1.0])
+    aff[:3, 3] = [-10, 5, 20]
+    yield "i16_sform", nib.Nifti1Image(rng.integers(-1000, 1000, (4, 3, 5)).astype(np.int16), aff)
+    yield "f32", nib.Nifti1Image(rng.standard_normal((3, 3, 3)).astype(np.float32), np.eye(4))
+    u8 = nib.Nifti1Image(rng.integers(0, 255, (2, 4, 3)).astype(np.uint8), aff)
+    u8.header.set_slope_inter(2.0, -5.0)
+    u8.set_qform(aff, code=1)
+    u8.set_sform(None, code=0)
+    yield "u8_scaled_qform", u8
+    yield "f64_4d", nib.Nifti1Image(rng.standard_normal((3, 2, 2, 1)), aff)
+    ext = nib.Nifti1Image(rng.integers(0, 9, (2, 2, 3)).astype(np.int32), aff)
+    ext.header.extensions.append(nib.nifti1.Nifti1Extension("comment", b"fuzz seed"))
+    yield "i32_extension", ext
+    yield "n2_u16", nib.Nifti2Image(rng.integers(0, 4000, (3, 4, 2)).astype(np.uint16), aff)
+    yield "n2_f32", nib.Nifti2Image(rng.standard_normal((2, 3, 2)).astype(np.float32), np.eye(4))
+
+
+def nifti_seeds(out):
+    plain, gz = os.path.join(out, "nifti"), os.path.join(out, "nifti_gz")
+    os.makedirs(plain)
+    os.makedirs(gz)
+    for name, img in nifti_images():
+        for order, big in (("le", False), ("be", True)):
+            b = nifti_bytes(img, big)
+            with open(os.path.join(plain, f"{name}_{order}.nii"), "wb") as f:
+                f.write(b)
+            with open(os.path.join(gz, f"{name}_{order}.nii.gz"), "wb") as f:
+                f.write(gzip.compress(b, mtime=0))
+
+
+def npy_seeds(out):
+    d = os.path.join(out, "npy")
+    os.makedirs(d)
+    rng = np.random.default_rng(17)
+    arrays = {
+        "f4_5d": rng.standard_normal((1, 1, 3, 2, 2)).astype("<f4"),
+        "f4_1d": np.arange(5, dtype="<f4"),
+        "f4_scalar": np.array(1.5, dtype="<f4"),
+        "f4_empty": np.zeros((0, 3), dtype="<f4"),
+        "f8_refused": np.arange(3, dtype="<f8"),
+        "f4_fortran_refused": np.asfortranarray(np.arange(6, dtype="<f4").reshape(2, 3)),
+    }
+    for name, a in arrays.items():
+        np.save(os.path.join(d, name + ".npy"), a)
+    with open(os.path.join(d, "f4_v2.npy"), "wb") as f:
+        np.lib.format.write_array(f, rng.standard_normal((2, 2, 2)).astype("<f4"), version=(2, 0))
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    test_data, out = sys.argv[1:]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    onnx_seeds(test_data, out)
+    nifti_seeds(out)
+    npy_seeds(out)
+
+
+if __name__ == "__main__":
+    main()
