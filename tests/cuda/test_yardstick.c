@@ -52,11 +52,12 @@ static float *download(const void *d, size_t n, int half)
     return x;
 }
 
-/* Tolerances: float32 accumulation order only; in half, one rounding of the output to
- * half (relative 2^-11) on top. */
+/* Tolerances: float32 accumulation in an order the library picks (up to 324 terms of
+ * magnitude <= 1 here: far below 1e-4); in half, one rounding of the output to half
+ * (relative 2^-11) on top. A wrong layout or transposition errs by O(1). */
 static bool compare(const char *what, const float *got, const float *ref, size_t n, int half)
 {
-    return half ? check_close(what, got, ref, n, 2e-3, 1e-3) : check_close(what, got, ref, n, 1e-5, 1e-5);
+    return half ? check_close(what, got, ref, n, 2e-3, 1e-3) : check_close(what, got, ref, n, 1e-4, 1e-4);
 }
 
 struct conv_case {
@@ -139,8 +140,11 @@ int main(void)
     char msg[256] = "";
     struct yard y;
     cudaStream_t s;
-    bool ok = check_true("stream", cudaStreamCreate(&s) == cudaSuccess);
-    ok &= check_true("yard_init", !yard_init(&y, s, msg, sizeof msg));
+    if (cudaStreamCreate(&s) != cudaSuccess) { /* on the nvcc build: no usable device */
+        fprintf(stderr, "SKIP no usable CUDA device\n");
+        return 77;
+    }
+    bool ok = check_true("yard_init", !yard_init(&y, s, msg, sizeof msg));
     if (!ok) {
         fprintf(stderr, "%s\n", msg);
         return test_exit(false);
