@@ -20,6 +20,7 @@
  * Float32 mode compares with float32 arithmetic on both sides (cuDNN CUDNN_FMA_MATH, cuBLAS
  * CUBLAS_COMPUTE_32F: no TF32); --half with float16 storage and float32 accumulation on
  * both sides (tensor cores allowed to cuDNN and cuBLAS).
+ * Built without cuDNN (yardstick.h: YARD_NO_CUDNN), the conv table has no reference column.
  * Every time is CUDA events recorded on the backend's stream (swin_cuda_backend_stream)
  * around N runs after one warm-up run, divided by N. --div D divides the spatial sizes by
  * D (at least 1): the emulated build runs it with --div 12 --reps 1 against the emulated
@@ -37,9 +38,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/common/check.h"
-#ifdef SWIN_YARDSTICK
 #include "tests/cuda/yardstick.h"
-#endif
 
 static enum swin_dtype dtype = SWIN_F32;
 static char *flat;
@@ -231,7 +230,7 @@ struct conv_row {
     int side, algo;
 };
 
-#ifdef SWIN_YARDSTICK
+/* Arguments of one timed library call. */
 struct yard_call {
     struct yard *y;
     struct yard_conv *c;
@@ -249,7 +248,6 @@ static int yard_gemm_call(void *ctx)
     struct yard_call *a = ctx;
     return yard_gemm(a->y, dtype == SWIN_F16, a->M, a->N, a->K, a->X, a->W, a->Y);
 }
-#endif
 
 static int imax(int a, int b)
 {
@@ -306,19 +304,15 @@ int main(int argc, char **argv)
     struct cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) snprintf(device, sizeof device, "%s", prop.name);
 
-    char ref_name[128] = "none (built without cuDNN)", msg[512] = "";
-#ifdef SWIN_YARDSTICK
+    char ref_name[640] = "", msg[512] = "";
     struct yard yard;
     const int have_ref = yard_init(&yard, stream, msg, sizeof msg) == 0;
     if (have_ref)
-        snprintf(ref_name, sizeof ref_name, "cuDNN %zu, cuBLAS %d (headers)", cudnnGetVersion(), CUBLAS_VERSION);
+        yard_describe(ref_name, sizeof ref_name);
     else {
         fprintf(stderr, "reference libraries unusable: %s\n", msg);
         snprintf(ref_name, sizeof ref_name, "none (%s)", msg);
     }
-#else
-    const int have_ref = 0;
-#endif
     bool ok = true;
     printf("device %s; %s storage, %d reps, sides divided by %d; reference: %s\n", device,
            half ? "float16" : "float32", reps, div, ref_name);
@@ -378,7 +372,6 @@ int main(int argc, char **argv)
     /* ---- convolutions against cuDNN ---- */
     struct conv_row cr[NCONV];
     double tot_swin = 0, tot_ref = 0;
-    const double tol = half ? 1e-2 : 2e-4;
     printf("\n%-26s %5s %4s %4s %3s %4s %10s %10s %7s %9s  %s\n", "conv3d (forward's shapes)", "side", "cin", "cout",
            "k", "uses", "swinrun ms", "cuDNN ms", "ratio", "max diff", "cuDNN algorithm");
     for (int i = 0; i < NCONV; i++) {
@@ -406,7 +399,8 @@ int main(int argc, char **argv)
             ok = false;
         }
         const size_t ny = (size_t)oside * oside * oside * s->cout;
-#ifdef SWIN_YARDSTICK
+#ifndef YARD_NO_CUDNN
+        const double tol = half ? 1e-2 : 2e-4;
         if (have_ref) {
             void *ref_out = dalloc(ny * swin_dtype_bytes(dtype));
             struct yard_conv yc;
@@ -414,7 +408,7 @@ int main(int argc, char **argv)
             if (yard_conv_setup(&yard, &yc, half, side, side, side, s->cin, s->cout, s->k, s->stride, pad, conv_w,
                                 c.in.data, ref_out) == 0) {
                 r->ref_ms = time_ms(yard_conv_call, &a);
-                r->algo = (int)yc.algo;
+                r->algo = yc.algo;
             }
             if (r->ref_ms < 0) {
                 fprintf(stderr, "FAIL cuDNN %s: %s\n", s->name, msg);
@@ -438,24 +432,20 @@ int main(int argc, char **argv)
             yard_conv_free(&yc);
             cudaFree(ref_out);
         }
+#else
+        (void)ny;
 #endif
         op_free(&c);
         printf("%-26s %5d %4d %4d %3d %4d %10.3f ", s->name, side, s->cin, s->cout, s->k, s->uses, r->swin_ms);
         if (r->ref_ms >= 0 && r->swin_ms >= 0) {
-            printf("%10.3f %7.2f %9.2g  %s\n", r->ref_ms, r->swin_ms / r->ref_ms, r->diff,
-#ifdef SWIN_YARDSTICK
-                   yard_algo_name((cudnnConvolutionFwdAlgo_t)r->algo)
-#else
-                   ""
-#endif
-            );
+            printf("%10.3f %7.2f %9.2g  %s\n", r->ref_ms, r->swin_ms / r->ref_ms, r->diff, yard_algo_name(r->algo));
             tot_swin += s->uses * r->swin_ms, tot_ref += s->uses * r->ref_ms;
         } else
             printf("%10s %7s %9s\n", "-", "-", "-");
     }
     if (tot_ref > 0)
-        printf("%-26s %30s %10.3f %10.3f %7.2f  (sum of uses x time over the shapes above: the conv3d of one forward)\n", "all convs", "",
-               tot_swin, tot_ref, tot_swin / tot_ref);
+        printf("%-26s %30s %10.3f %10.3f %7.2f  (sum of uses x time over the shapes above)\n", "all convs", "", tot_swin,
+               tot_ref, tot_swin / tot_ref);
 
     /* ---- Swin GEMMs against cuBLAS, and the ops that contain them ---- */
     static const char *gname[4] = {"qkv", "proj", "fc1", "fc2"};
@@ -491,7 +481,6 @@ int main(int argc, char **argv)
         for (int g = 0; g < 4; g++) {
             memcpy(gdim[s][g], dims[g], sizeof dims[g]);
             gemm_ms[s][g] = -1.0;
-#ifdef SWIN_YARDSTICK
             if (have_ref) {
                 struct yard_call a = {&yard, NULL, dims[g][0], dims[g][1], dims[g][2], NULL, NULL, NULL};
                 a.X = drandom((size_t)a.M * a.K), a.W = drandom((size_t)a.K * a.N);
@@ -503,7 +492,6 @@ int main(int argc, char **argv)
                 }
                 cudaFree((void *)a.X), cudaFree((void *)a.W), cudaFree(a.Y);
             }
-#endif
             printf("stage %d %-18s %8d %5d %5d %10s %10.4f\n", s, gname[g], dims[g][0], dims[g][1], dims[g][2], "",
                    gemm_ms[s][g]);
         }
@@ -537,11 +525,9 @@ int main(int argc, char **argv)
                 json_num(jf, "cudnn_ms", cr[i].ref_ms, ", ");
                 json_num(jf, "ratio", cr[i].ref_ms > 0 && cr[i].swin_ms >= 0 ? cr[i].swin_ms / cr[i].ref_ms : -1, ", ");
                 json_num(jf, "max_rel_diff", cr[i].diff, ", ");
-#ifdef SWIN_YARDSTICK
                 if (cr[i].algo >= 0)
-                    fprintf(jf, "\"cudnn_algo\": \"%s\"}", yard_algo_name((cudnnConvolutionFwdAlgo_t)cr[i].algo));
+                    fprintf(jf, "\"cudnn_algo\": \"%s\"}", yard_algo_name(cr[i].algo));
                 else
-#endif
                     fprintf(jf, "\"cudnn_algo\": null}");
             }
             fprintf(jf, "],\n \"conv_total\": {");
@@ -563,9 +549,7 @@ int main(int argc, char **argv)
             fclose(jf);
         }
     }
-#ifdef SWIN_YARDSTICK
     if (have_ref) yard_free(&yard);
-#endif
     swin_cuda_backend_free(be);
     free(flat);
     return ok ? 0 : 1;

@@ -15,11 +15,13 @@ static int fail(struct yard *y, const char *fmt, ...)
     return 1;
 }
 
+#ifndef YARD_NO_CUDNN
 #define DNN(call)                                                                                                \
     do {                                                                                                         \
         cudnnStatus_t s_ = (call);                                                                               \
         if (s_ != CUDNN_STATUS_SUCCESS) return fail(y, "%s: %s", #call, cudnnGetErrorString(s_));               \
     } while (0)
+#endif
 
 int yard_init(struct yard *y, cudaStream_t stream, char *msg, size_t msg_len)
 {
@@ -27,8 +29,10 @@ int yard_init(struct yard *y, cudaStream_t stream, char *msg, size_t msg_len)
     y->stream = stream;
     y->msg = msg;
     y->msg_len = msg_len;
+#ifndef YARD_NO_CUDNN
     DNN(cudnnCreate(&y->dnn));
     DNN(cudnnSetStream(y->dnn, stream));
+#endif
     cublasStatus_t b = cublasCreate(&y->blas);
     if (b == CUBLAS_STATUS_SUCCESS) b = cublasSetStream(y->blas, stream);
     if (b != CUBLAS_STATUS_SUCCESS) return fail(y, "cublasCreate/cublasSetStream: status %d", (int)b);
@@ -37,19 +41,31 @@ int yard_init(struct yard *y, cudaStream_t stream, char *msg, size_t msg_len)
 
 void yard_free(struct yard *y)
 {
+#ifndef YARD_NO_CUDNN
     if (y->dnn) cudnnDestroy(y->dnn);
-    if (y->blas) cublasDestroy(y->blas);
     y->dnn = NULL;
+#endif
+    if (y->blas) cublasDestroy(y->blas);
     y->blas = NULL;
 }
 
-const char *yard_algo_name(cudnnConvolutionFwdAlgo_t algo)
+void yard_describe(char *buf, size_t len)
+{
+#ifndef YARD_NO_CUDNN
+    snprintf(buf, len, "cuDNN %zu, cuBLAS %d (headers)", cudnnGetVersion(), CUBLAS_VERSION);
+#else
+    snprintf(buf, len, "cuBLAS %d (headers); no cuDNN at build time", CUBLAS_VERSION);
+#endif
+}
+
+const char *yard_algo_name(int algo)
 {
     static const char *const names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",
                                         "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
     return (unsigned)algo < sizeof names / sizeof names[0] ? names[algo] : "?";
 }
 
+#ifndef YARD_NO_CUDNN
 /* swinrun's (kz, ky, kx, cin, cout) weights as cuDNN's NHWC filter (cout, kz, ky, kx, cin),
  * in float32 or half, uploaded to a fresh device buffer. */
 static void *upload_filter(const float *w, int taps, int cin, int cout, int half)
@@ -116,15 +132,15 @@ int yard_conv_setup(struct yard *y, struct yard_conv *c, int half, int D, int H,
     if (c->algos_tried < 1 || perf[0].status != CUDNN_STATUS_SUCCESS)
         return fail(y, "cuDNN has no forward algorithm for %d^3 x %d -> %d, k %d (first status %s)", D, cin, cout,
                     k, c->algos_tried ? cudnnGetErrorString(perf[0].status) : "none");
-    c->algo = perf[0].algo;
+    c->algo = (int)perf[0].algo;
     return 0;
 }
 
 int yard_conv_run(struct yard *y, struct yard_conv *c)
 {
     const float one = 1.0f, zero = 0.0f;
-    DNN(cudnnConvolutionForward(y->dnn, &one, c->x, c->x_dev, c->w, c->w_dev, c->conv, c->algo, c->ws, c->ws_bytes,
-                                &zero, c->y, c->y_dev));
+    DNN(cudnnConvolutionForward(y->dnn, &one, c->x, c->x_dev, c->w, c->w_dev, c->conv,
+                                (cudnnConvolutionFwdAlgo_t)c->algo, c->ws, c->ws_bytes, &zero, c->y, c->y_dev));
     return 0;
 }
 
@@ -138,6 +154,27 @@ void yard_conv_free(struct yard_conv *c)
     cudaFree(c->ws);
     memset(c, 0, sizeof *c);
 }
+#else
+int yard_conv_setup(struct yard *y, struct yard_conv *c, int half, int D, int H, int W, int cin, int cout, int k,
+                    int stride, int pad, const float *w_host, const void *x_dev, void *y_dev)
+{
+    (void)half, (void)D, (void)H, (void)W, (void)cin, (void)cout, (void)k, (void)stride, (void)pad, (void)w_host;
+    (void)x_dev, (void)y_dev;
+    memset(c, 0, sizeof *c);
+    return fail(y, "built without cuDNN (no cudnn.h/libcudnn found: set CUDNN_ROOT)");
+}
+
+int yard_conv_run(struct yard *y, struct yard_conv *c)
+{
+    (void)c;
+    return fail(y, "built without cuDNN");
+}
+
+void yard_conv_free(struct yard_conv *c)
+{
+    memset(c, 0, sizeof *c);
+}
+#endif
 
 int yard_gemm(struct yard *y, int half, int M, int N, int K, const void *X, const void *Wt, void *Y)
 {

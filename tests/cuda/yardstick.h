@@ -26,19 +26,24 @@
  * The convolution algorithm is cuDNN's fastest by cudnnFindConvolutionForwardAlgorithmEx
  * (every algorithm run once on the real buffers), with a workspace of at most
  * YARD_WS_LIMIT bytes. Every function returns 0, or nonzero with the library's error in
- * msg. */
+ * msg. Built with YARD_NO_CUDNN (a GPU machine without cuDNN), the cuBLAS half stands
+ * alone and yard_conv_setup fails with that reason. */
 #ifndef TESTS_CUDA_YARDSTICK_H
 #define TESTS_CUDA_YARDSTICK_H
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <cudnn.h>
 #include <stddef.h>
+#ifndef YARD_NO_CUDNN
+#include <cudnn.h>
+#endif
 
 #define YARD_WS_LIMIT ((size_t)1 << 30)
 
 struct yard {
+#ifndef YARD_NO_CUDNN
     cudnnHandle_t dnn;
+#endif
     cublasHandle_t blas;
     cudaStream_t stream;
     char *msg;
@@ -46,10 +51,12 @@ struct yard {
 };
 
 struct yard_conv {
+#ifndef YARD_NO_CUDNN
     cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
-    cudnnConvolutionFwdAlgo_t algo;
+#endif
+    int algo;                     /* a cudnnConvolutionFwdAlgo_t */
     const void *x_dev;
     void *y_dev, *w_dev, *ws;
     size_t ws_bytes;
@@ -65,7 +72,9 @@ int yard_conv_setup(struct yard *y, struct yard_conv *c, int half, int D, int H,
 int yard_conv_run(struct yard *y, struct yard_conv *c);
 void yard_conv_free(struct yard_conv *c);
 /* The algorithm's cuDNN enum name without the CUDNN_CONVOLUTION_FWD_ALGO_ prefix. */
-const char *yard_algo_name(cudnnConvolutionFwdAlgo_t algo);
+const char *yard_algo_name(int algo);
+/* "cuDNN <runtime version>, cuBLAS <header version>", or what is missing. */
+void yard_describe(char *buf, size_t len);
 
 int yard_gemm(struct yard *y, int half, int M, int N, int K, const void *X, const void *Wt, void *Y);
 
