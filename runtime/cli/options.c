@@ -127,7 +127,7 @@ static const char *st_cube(struct cli_args *a, char **v)
 {
     for (int k = 0; k < 3; k++)
         if (!integer(v[k], SWIN_CUBE_MIN, SWIN_CUBE_MAX, &a->ctx.cube[k]) || a->ctx.cube[k] % SWIN_CUBE_MULTIPLE)
-            return "three multiples of " XSTR(SWIN_CUBE_MULTIPLE) " in " XSTR(SWIN_CUBE_MIN) ".." XSTR(SWIN_CUBE_MAX);
+            return "D H W, each a multiple of " XSTR(SWIN_CUBE_MULTIPLE) " in " XSTR(SWIN_CUBE_MIN) ".." XSTR(SWIN_CUBE_MAX);
     return NULL;
 }
 
@@ -180,24 +180,25 @@ static const char *st_sigma(struct cli_args *a, char **v)
 
 static const struct cli_option options[] = {
     {"--model", NULL, 1, "FILE", V_SEGMENT, st_model,
-     "the Swin UNETR ONNX export; default $SWINRUN_MODEL, else $XDG_DATA_HOME/swinrun/model.onnx\n"
-     "(XDG_DATA_HOME defaults to ~/.local/share)"},
+     "the Swin UNETR ONNX export; default $SWINRUN_MODEL, else\n"
+     "$XDG_DATA_HOME/swinrun/model.onnx (XDG_DATA_HOME defaults to ~/.local/share)"},
     {"--backend", NULL, 1, "B", V_CONTEXT, st_backend,
-     "auto (default): CUDA when a GPU is usable, else the CPU | cpu | cuda. What was chosen and\n"
-     "why is printed and in --json. plan needs no GPU: cuda gives the device bytes"},
+     "auto (default): CUDA when a GPU is usable, else the CPU | cpu | cuda\n"
+     "(fails when no GPU is usable). The choice and why are printed and in --json;\n"
+     "plan needs no GPU: with cuda it gives the device bytes"},
     {"--threads", NULL, 1, "N", V_CONTEXT, st_threads, "CPU threads (default 0: every core)"},
     {"--device", NULL, 1, "N", V_CONTEXT, st_device, "CUDA device index (default 0)"},
     {"--precision", NULL, 1, "P", V_CONTEXT, st_precision,
-     "fp32 (default) | fp16: CUDA weights and activations stored as float16 (tensor-core GEMMs,\n"
-     "float32 accumulation), half the device bytes, logits within about 1e-2 of fp32; auto on\n"
-     "the CPU runs fp32"},
+     "fp32 (default) | fp16: CUDA weights and activations stored as float16\n"
+     "(tensor-core GEMMs, float32 accumulation), half the device bytes, logits within\n"
+     "about 1e-2 of fp32; auto choosing the CPU runs fp32"},
     {"--half", NULL, 0, NULL, V_CONTEXT, st_half, "the same as --precision fp16"},
     {"--mem-limit", NULL, 1, "SIZE", V_CONTEXT, st_mem_limit,
-     "refuse a plan (weights + activations + scratch) above SIZE (2G, 512M, bytes) before\n"
-     "allocating anything, naming a cube (or fp16) that fits"},
+     "refuse a plan (weights + activations + scratch) above SIZE (2G, 512M,\n"
+     "bytes) before allocating anything, naming a cube (or fp16) that fits"},
     {"--cube", NULL, 3, "D H W", V_PLAN | V_SEGMENT, st_cube,
-     "the cube (sliding patch) one forward pass runs on: multiples of " XSTR(SWIN_CUBE_MULTIPLE) " in "
-     XSTR(SWIN_CUBE_MIN) ".." XSTR(SWIN_CUBE_MAX) "\n(default: the export cube; required for a dynamic export)"},
+     "the cube (sliding patch) one forward pass runs on: multiples of " XSTR(SWIN_CUBE_MULTIPLE) "\n"
+     "in " XSTR(SWIN_CUBE_MIN) ".." XSTR(SWIN_CUBE_MAX) " (default: the export cube; required for a dynamic export)"},
     {"--runs", NULL, 1, "N", V_FORWARD, st_runs, "run the window N times and report each time (default 1)"},
     {"--spacing", NULL, 3, "X Y Z", V_SEGMENT, st_spacing, "target spacing in mm along R, A, S (default 1.5 1.5 2.0)"},
     {"--no-resample", NULL, 0, NULL, V_SEGMENT, st_no_resample, "keep the voxel grid (orientation and range still apply)"},
@@ -210,8 +211,8 @@ static const struct cli_option options[] = {
     {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},
     {"--sigma-scale", NULL, 1, "F", V_SEGMENT, st_sigma, "gaussian blending: sigma = F * cube side (default 0.125)"},
     {"--probabilities", NULL, 1, "FILE", V_SEGMENT, st_probs,
-     "also write softmax class probabilities, float32 4D (x, y, z, class) on the input grid;\n"
-     "needs one float per class per voxel of the resampled volume in memory"},
+     "also write softmax class probabilities, float32 4D (x, y, z, class) on\n"
+     "the input grid; one float per class per resampled voxel in memory"},
     {"--preview", NULL, 1, "FILE.png", V_SEGMENT, st_preview,
      "three orthogonal mid slices (RAS grid, radiological view) with the labels"},
     {"--out-dir", NULL, 1, "DIR", V_SEGMENT, st_out_dir,
@@ -220,7 +221,8 @@ static const struct cli_option options[] = {
     {"--with-preview", NULL, 0, NULL, V_SEGMENT, st_with_preview, "batch: DIR/<name>_preview.png too"},
     {"--quiet", "-q", 0, NULL, V_SEGMENT, st_quiet, "no progress bar (there is none when stderr is not a terminal)"},
     {"--json", NULL, 1, "FILE", V_ALL, st_json,
-     "a machine-readable report to FILE ('-' = stdout), written whole or not at all"},
+     "a machine-readable report to FILE ('-' = stdout), written whole or not\n"
+     "at all"},
     {"--help", "-h", 0, NULL, V_ALL, st_help, "this text"},
 };
 
@@ -257,7 +259,8 @@ int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_a
             return 2;
         }
         if (argc - 1 - i < o->arity) {
-            fprintf(stderr, "swinrun %s: %s takes %s (try swinrun %s --help)\n", vn, o->name, o->metavar, vn);
+            fprintf(stderr, "swinrun %s: option %s needs a value: %s (try swinrun %s --help)\n", vn, o->name,
+                    o->metavar, vn);
             return 2;
         }
         const char *why = o->store(a, argv + i + 1);

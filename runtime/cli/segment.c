@@ -164,10 +164,9 @@ int cli_segment(const struct cli_args *a)
 {
     swin_error err = {0};
     swin_status st = check_form(a, &err);
-    if (st) {
-        fprintf(stderr, "swinrun segment: %s (try swinrun segment --help)\n", err.msg);
-        return cli_exit_code(st);
-    }
+    if (st == SWIN_ERR_ARG) fprintf(stderr, "swinrun segment: %s (try swinrun segment --help)\n", err.msg);
+    else if (st) fprintf(stderr, "swinrun: %s\n", err.msg);
+    if (st) return cli_exit_code(st);
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
