@@ -34,13 +34,6 @@ extern "C" {
 
 #define SWINRUN_VERSION "0.1.0"
 
-/* Marks the functions the shared library exports; everything else in it is hidden. */
-#if defined(__GNUC__)
-#define SWIN_API __attribute__((visibility("default")))
-#else
-#define SWIN_API
-#endif
-
 /* Limits the library enforces (and the CLI's validators quote). Three different things are
  * called "window" in this field; swinrun names them apart:
  *   - the attention window: the Swin blocks' token window, fixed by the model (model info .window);
