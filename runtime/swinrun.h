@@ -5,7 +5,7 @@
  *     swin_error err;
  *     swin_model_t *model;
  *     if (swin_model_load("model.onnx", &model, &err)) { report(err.msg); return; }
- *     swin_context_params p = swin_context_default_params();   // CPU, export cube
+ *     swin_context_params p = swin_context_default_params();   // auto backend, export cube
  *     swin_context_t *ctx;
  *     if (swin_context_create(model, &p, &ctx, &err)) { ... }  // plans, allocates once
  *     swin_plan_info plan;
