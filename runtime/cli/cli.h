@@ -24,7 +24,8 @@ struct cli_args {
 };
 
 /* Parses argv[first..argc) for `verb` against the option table. Prints a one-line error and
- * returns 2 on bad arguments, else 0 (a->help set for -h/--help). Free a->pos after use. */
+ * returns the exit code (2 on bad arguments, 1 out of memory), else 0 (a->help set for
+ * -h/--help). Free a->pos after use. */
 int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_args *a);
 /* The verb's --help: its usage lines, then every option of the table it takes. */
 void cli_help(enum cli_verb verb, FILE *o);

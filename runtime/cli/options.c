@@ -244,7 +244,7 @@ int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_a
                            .runs = 1};
     if (!(a->pos = calloc((size_t)argc + 1, sizeof *a->pos))) {
         fprintf(stderr, "swinrun: out of host memory\n");
-        return 2;
+        return cli_exit_code(SWIN_ERR_NOMEM);
     }
     for (int i = first; i < argc; i++) {
         const char *s = argv[i];
