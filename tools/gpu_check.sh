@@ -331,14 +331,14 @@ step_agree() {
         "$py" "$repo/tools/ort_reference.py" "$c/model.onnx" --input "$c/input.npy" --out "$state/ort_logits.npy" >&2 \
             && ref="$state/ort_logits.npy" && refsrc="ONNX Runtime CPU on this machine"
     fi
-    # swinrun falls back to the CPU backend (with a warning) when no device opens: the run
-    # counts only if its --json line says backend cuda.
-    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f32.npy" --backend cuda --json > "$state/run_f32.json" \
+    # --backend cuda fails when no device opens; the run also counts only if its JSON report
+    # says backend cuda.
+    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f32.npy" --backend cuda --json "$state/run_f32.json" \
         && grep -q '"backend": "cuda"' "$state/run_f32.json" \
         && "$py" "$repo/tools/check_logits.py" "$state/cuda_f32.npy" "$ref" > "$state/agree_f32.txt" 2>&1
     rc32=$?
-    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f16.npy" --backend cuda --half --json \
-        > "$state/run_f16.json" && grep -q '"backend": "cuda"' "$state/run_f16.json" \
+    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f16.npy" --backend cuda --half \
+        --json "$state/run_f16.json" && grep -q '"backend": "cuda"' "$state/run_f16.json" \
         && "$py" "$repo/tools/check_logits.py" "$state/cuda_f16.npy" "$ref" --atol-rel 1e-2 \
             --min-label-agreement 0.995 > "$state/agree_f16.txt" 2>&1
     rc16=$?
