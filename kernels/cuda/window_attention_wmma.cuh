@@ -1,32 +1,35 @@
 /* window_attention_wmma: the half-mode window attention on tensor cores, for head dims
- * HD = 16 and 32 (every head dim of the default configs: f / 3). Same contract as
+ * HD = 16 and 32 (MONAI's default f = 48 has C / heads = 16 at every stage). Same contract as
  * window_attention_fused (window_attention.cu): per window w0 + wl of the chunk and head h,
  *   O = softmax(scale Q K^T + bias + mask) V
  * with Q, K, V the (n, HD) column slices [h HD, (h+1) HD) of the q, k, v thirds of
  * qkv (wc n, 3C) float16, and O stored into columns [h HD, (h+1) HD) of o (wc n, C).
  *
  * Block: 128 threads = 4 warps, 64 queries (warp w: queries 16 w .. 16 w + 15 of the
- * block's tile); grid (ceil(n / 64), heads, wc). Keys are streamed in tiles of KT = 64
- * with an online softmax (running row max m and sum l, the accumulator rescaled per tile):
+ * block's tile); grid (ceil(n / 64), heads, wc). Once per block the head's bias column
+ * table[R heads + h] (R < (2 cw0 - 1)(2 cw1 - 1)(2 cw2 - 1) <= 13^3) is staged as float32,
+ * and Q (64 x HD, zero rows past n) is read into wmma fragments. Keys are streamed in
+ * tiles of KT = 64 with an online softmax (running row max m and sum l):
  *   1. the block stages the tile's K and V rows (KT x HD float16, 16-byte copies; rows
- *      past n are zeros) and per key its packed bias index and region label;
- *   2. each warp: S (16 x KT, float32) = Q K^T with wmma m16n16k16 (Q fragments loaded
- *      once; K^T read as a col_major matrix_b from the row-major K tile), to shared memory;
- *   3. lane pair (2r, 2r + 1) owns query row r, 32 keys each: logit = scale S + table
- *      bias + (-100 across shifted-window regions), keys past n -> -inf; max and sum
- *      over the pair by one shuffle; P = exp(logit - m) as float16 written over the
- *      start of S's own row (after __syncwarp: the partner's columns alias);
+ *      past n are zeros) and per key kinfo = rel_key << 5 | region label;
+ *   2. each warp: S (16 x KT, float32) = Q K^T with wmma m16n16k16 (K^T read as a
+ *      col_major matrix_b from the row-major K tile; sub-tiles past n skipped), to
+ *      shared memory; in the last tile S = -inf for keys past n;
+ *   3. lane pair (2r, 2r + 1) owns query row r, 32 keys each: logit = scale S + bias
+ *      + (-100 across shifted-window regions); max and sum over the pair by one shuffle;
+ *      P = exp(logit - m) as float16 written over the start of S's own row (after
+ *      __syncwarp: the partner's columns alias);
  *   4. the pair rescales its row of the warp's O (16 x HD float32, shared) by
  *      exp(m_old - m_new); the warp loads O as accumulators, adds P V (wmma), stores O.
- * At the end O / l goes to o in float16. Query rows past n are computed on zero rows and
- * never stored (their table index is not formed).
+ * At the end O / l goes to o in float16. Query rows past n are computed on zero rows with
+ * query 0's relative index (a valid table row) and never stored.
  * Shared memory (static, 32-byte aligned fragments, leading dims multiples of 16 bytes):
- *   qs, ks, vs: 64 x (HD + 8) float16 each; kinfo: KT ints;
- *   ss: 4 warps x 16 x (KT + 4) float32 (P aliases each row as float16, ld 2 (KT + 4));
- *   os: 4 warps x 16 x (HD + 4) float32.
- *   HD 16: 32.3 KiB, HD 32: 42.3 KiB.
+ *   ks, vs: 64 x (HD + 8) float16; kinfo: KT ints; tab_s: 13^3 floats;
+ *   ss: 4 warps x 16 x (KT + 4) float32 (P aliases each row as float16 with leading dim
+ *   2 (KT + 4); Q is staged there too before the first tile);
+ *   os: 4 warps x 16 x (HD + 4) float32.   HD 16: 36.8 KiB, HD 32: 44.8 KiB.
  * Rounding: Q, K, V and P are float16 (P in [0, 1], 2^-11 relative), products exact
- * in float32, sums and the softmax float32. */
+ * in float32, sums and the softmax float32; exp is __expf (ex2.approx, 2 ulp). */
 #ifndef SWIN_CUDA_WINDOW_ATTENTION_WMMA_CUH
 #define SWIN_CUDA_WINDOW_ATTENTION_WMMA_CUH
 
