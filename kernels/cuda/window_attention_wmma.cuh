@@ -11,7 +11,8 @@
  * and Q (64 x HD, zero rows past n) is read into wmma fragments. Keys are streamed in
  * tiles of KT = 64 with an online softmax (running row max m and sum l):
  *   1. the block stages the tile's K and V rows (KT x HD float16, 16-byte copies; rows
- *      past n are zeros) and per key kinfo = rel_key << 5 | region label;
+ *      past n are zeros) and per key -rel_key and its region label (KeyWalk: the
+ *      key's digits advance by KT per tile, no division);
  *   2. each warp: S (16 x KT, float32) = Q K^T with wmma m16n16k16 (K^T read as a
  *      col_major matrix_b from the row-major K tile; sub-tiles past n skipped), to
  *      shared memory; in the last tile S = -inf for keys past n;
@@ -24,7 +25,7 @@
  * At the end O / l goes to o in float16. Query rows past n are computed on zero rows with
  * query 0's relative index (a valid table row) and never stored.
  * Shared memory (static, 32-byte aligned fragments, leading dims multiples of 16 bytes):
- *   ks, vs: 64 x (HD + 8) float16; kinfo: KT ints; tab_s: 13^3 floats;
+ *   ks, vs: 64 x (HD + 8) float16; krel_neg, klab: KT ints each; tab_s: 13^3 floats;
  *   ss: 4 warps x 16 x (KT + 4) float32 (P aliases each row as float16 with leading dim
  *   2 (KT + 4); Q is staged there too before the first tile);
  *   os: 4 warps x 16 x (HD + 4) float32.   HD 16: 36.8 KiB, HD 32: 44.8 KiB.
@@ -52,9 +53,53 @@ __host__ __device__ inline int attention_table_rows(const WinGeom &g)
     return (2 * g.cw[0] - 1) * (2 * g.cw[1] - 1) * (2 * g.cw[2] - 1);
 }
 
-/* kinfo of a key: rel_key << 5 | region label (labels < 27); 0 past n (such keys are
- * excluded by their column, c >= nk). */
-constexpr int WA_LABEL_BITS = 5;
+
+/* Token t of a window as digits in two mixed radices, advanced by a fixed step without
+ * division: w[] by the window (win0, win1, win2) for the region label, c[] by the
+ * configured window cw for the relative-position index (the shrink quirk). */
+struct KeyWalk {
+    int w[3], c[3], dw[3], dc[3];
+    __device__ static void digits(int t, const int r[3], int d[3])
+    {
+        d[0] = t / (r[1] * r[2]);
+        d[1] = t / r[2] % r[1];
+        d[2] = t % r[2];
+    }
+    __device__ KeyWalk(const WinGeom &g, int t, int step)
+    {
+        digits(t, g.win, w);
+        digits(t, g.cw, c);
+        digits(step, g.win, dw);
+        digits(step, g.cw, dc);
+    }
+    __device__ static void add(int d[3], const int s[3], const int r[3])
+    {
+        d[2] += s[2];
+        const int k2 = d[2] >= r[2];
+        d[2] -= k2 * r[2];
+        d[1] += s[1] + k2;
+        const int k1 = d[1] >= r[1];
+        d[1] -= k1 * r[1];
+        d[0] += s[0] + k1;
+    }
+    __device__ void next(const WinGeom &g)
+    {
+        add(w, dw, g.win);
+        add(c, dc, g.cw);
+    }
+    /* rel_key(g, t) and token_label_at(g, o, t). */
+    __device__ int rel(const WinGeom &g) const
+    {
+        const int s2 = 2 * g.cw[2] - 1, s1 = (2 * g.cw[1] - 1) * s2;
+        return c[0] * s1 + c[1] * s2 + c[2];
+    }
+    __device__ int label(const WinGeom &g, const WinOrigin &o) const
+    {
+        int lab = 0;
+        for (int k = 0; k < 3; k++) lab = lab * 3 + win_region(o.p[k] + w[k], g.padded[k], g.win[k], g.shift[k]);
+        return lab;
+    }
+};
 
 template <int HD>
 __global__ void __launch_bounds__(WA_THREADS)
@@ -69,7 +114,7 @@ __global__ void __launch_bounds__(WA_THREADS)
     __shared__ __align__(32) float ss[4][16 * WA_LDS];
     __shared__ __align__(32) float os[4][16 * LDO];
     __shared__ float tab_s[WA_TABLE_MAX];
-    __shared__ int kinfo[WA_KT];
+    __shared__ int krel_neg[WA_KT], klab[WA_KT];   /* -rel_key and the label of each key */
     /* Q is staged over ss: it is read into fragments before the first S store. */
     static_assert(WA_QT * LDH * sizeof(__half) <= sizeof(ss), "qs fits in ss");
     __half *qs = reinterpret_cast<__half *>(&ss[0][0]);
@@ -108,10 +153,11 @@ __global__ void __launch_bounds__(WA_THREADS)
     static_assert(STAGE_ITERS * WA_THREADS == WA_KT * CHUNKS, "whole staging rounds");
     const int stage_key0 = tid / CHUNKS, stage_col = 8 * (tid % CHUNKS);
     const __half *stage_src = base + (long long)stage_key0 * c3 + stage_col;
+    KeyWalk kw(g, tid, WA_KT);   /* key kt0 + tid of each tile (threads tid < KT) */
     float m = -INFINITY, l = 0.0f;   /* running max and sum of row r */
     for (int kt0 = 0; kt0 < n; kt0 += WA_KT) {
         const int nk = n - kt0 < WA_KT ? n - kt0 : WA_KT;
-        __syncthreads();   /* the previous tile's ks, vs, kinfo are no longer read */
+        __syncthreads();   /* the previous tile's ks, vs, krel_neg, klab are no longer read */
 #pragma unroll
         for (int it = 0; it < STAGE_ITERS; it++) {
             const int key = stage_key0 + it * (WA_THREADS / CHUNKS);
@@ -125,9 +171,12 @@ __global__ void __launch_bounds__(WA_THREADS)
             *reinterpret_cast<uint4 *>(vs + key * LDH + stage_col) = vv;
         }
         stage_src += (long long)WA_KT * c3;
-        static_assert(WA_KT <= WA_THREADS, "one kinfo entry per thread");
-        if (tid < WA_KT)
-            kinfo[tid] = tid < nk ? rel_key(g, kt0 + tid) << WA_LABEL_BITS | token_label_at(g, wo, kt0 + tid) : 0;
+        static_assert(WA_KT <= WA_THREADS, "one key per thread");
+        if (tid < WA_KT) {   /* keys past n: any valid table row (their S is -inf) */
+            krel_neg[tid] = tid < nk ? -kw.rel(g) : 0;
+            klab[tid] = tid < nk ? kw.label(g, wo) : 0;
+            kw.next(g);
+        }
         __syncthreads();
 
         const int jt = (nk + 15) / 16;   /* 16-key sub-tiles holding keys */
@@ -153,12 +202,13 @@ __global__ void __launch_bounds__(WA_THREADS)
 #pragma unroll 1
             for (int c = nk - c0 > 0 ? nk - c0 : 0; c < 32; c++) s_w[r * WA_LDS + c0 + c] = -INFINITY;
         }
+        const bool masked = g.masked;
         float s[32], tmax = -INFINITY;
 #pragma unroll
         for (int c = 0; c < 32; c++) {
-            const int info = kinfo[c0 + c];
-            float b = tab_s[qrel - (info >> WA_LABEL_BITS)];
-            if (g.masked && (info & ((1 << WA_LABEL_BITS) - 1)) != qlab) b += -100.0f;
+            const int kl = klab[c0 + c];
+            float b = tab_s[qrel + krel_neg[c0 + c]];
+            if (masked && kl != qlab) b += -100.0f;
             const float v = fmaf(s_w[r * WA_LDS + c0 + c], scale, b);
             s[c] = v;
             tmax = fmaxf(tmax, v);
