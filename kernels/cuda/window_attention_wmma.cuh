@@ -53,7 +53,6 @@ __host__ __device__ inline int attention_table_rows(const WinGeom &g)
     return (2 * g.cw[0] - 1) * (2 * g.cw[1] - 1) * (2 * g.cw[2] - 1);
 }
 
-
 /* Token t of a window as digits in two mixed radices, advanced by a fixed step without
  * division: w[] by the window (win0, win1, win2) for the region label, c[] by the
  * configured window cw for the relative-position index (the shrink quirk). */
