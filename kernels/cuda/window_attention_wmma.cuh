@@ -113,7 +113,8 @@ __global__ void __launch_bounds__(WA_THREADS)
     __shared__ __align__(32) float ss[4][16 * WA_LDS];
     __shared__ __align__(32) float os[4][16 * LDO];
     __shared__ float tab_s[WA_TABLE_MAX];
-    __shared__ int krel_neg[WA_KT], klab[WA_KT];   /* -rel_key and the label of each key */
+    __shared__ __align__(16) int krel_neg[WA_KT];   /* -rel_key of each key of the tile */
+    __shared__ __align__(16) int klab[WA_KT];       /* its region label */
     /* Q is staged over ss: it is read into fragments before the first S store. */
     static_assert(WA_QT * LDH * sizeof(__half) <= sizeof(ss), "qs fits in ss");
     __half *qs = reinterpret_cast<__half *>(&ss[0][0]);
@@ -203,14 +204,23 @@ __global__ void __launch_bounds__(WA_THREADS)
         }
         const bool masked = g.masked;
         float s[32], tmax = -INFINITY;
+        /* 16-byte shared loads: S row r (ld WA_LDS = 68, a multiple of 4), krel_neg, klab. */
+        const float4 *srow = reinterpret_cast<const float4 *>(s_w + r * WA_LDS + c0);
+        const int4 *krow = reinterpret_cast<const int4 *>(krel_neg + c0), *lrow = reinterpret_cast<const int4 *>(klab + c0);
 #pragma unroll
-        for (int c = 0; c < 32; c++) {
-            const int kl = klab[c0 + c];
-            float b = tab_s[qrel + krel_neg[c0 + c]];
-            if (masked && kl != qlab) b += -100.0f;
-            const float v = fmaf(s_w[r * WA_LDS + c0 + c], scale, b);
-            s[c] = v;
-            tmax = fmaxf(tmax, v);
+        for (int c4 = 0; c4 < 8; c4++) {
+            const float4 sv = srow[c4];
+            const int4 kr = krow[c4], kl = lrow[c4];
+            const float sx[4] = {sv.x, sv.y, sv.z, sv.w};
+            const int krx[4] = {kr.x, kr.y, kr.z, kr.w}, klx[4] = {kl.x, kl.y, kl.z, kl.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                float b = tab_s[qrel + krx[k]];
+                if (masked && klx[k] != qlab) b += -100.0f;
+                const float v = fmaf(sx[k], scale, b);
+                s[4 * c4 + k] = v;
+                tmax = fmaxf(tmax, v);
+            }
         }
         tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
         /* mn is finite (key kt0 < n); __expf: one ex2.approx of (x log2 e), 2 ulp. */
