@@ -231,6 +231,8 @@ def kernel_spec(name):
     m = re.match(r"window_attention_fused<(\d+),", name)
     if m and int(m.group(1)):  # QT = 64 queries; dynamic smem 4 (2 KT HD + 2 KT), KT = 32 (window_attention.cu)
         return dict(threads=64, dyn_smem=4 * (2 * 32 * int(m.group(1)) + 2 * 32))
+    if name.startswith("window_attention_wmma<"):  # 4 warps of 16 queries, static smem (window_attention_wmma.cuh)
+        return dict(threads=128)
     for pat in ("instnorm_partial", "instnorm_apply", "instnorm_finalize", "layernorm_rows", "splitk_reduce"):
         if name.startswith(pat):
             return dict(threads=256)

@@ -11,8 +11,12 @@
  *   instnorm_finalize  one block, thread per channel: mean, then scale = rstd * gamma,
  *                      shift = beta (sums the parts in order); without normalize only
  *                      pass 0: mean 0, scale gamma, shift beta
- *   instnorm_apply     grid-stride over (voxel, channel), channel fastest, fp32. */
+ *   instnorm_apply     grid-stride over (voxel, channel or 16-byte channel vector),
+ *                      channel fastest, fp32, no division per element (grid_walk.cuh);
+ *                      vectors of 4 float / 8 __half when x, residual, their pitches
+ *                      and nc allow, else one channel at a time. */
 #include "kernels/cuda/cuda_internal.cuh"
+#include "kernels/cuda/grid_walk.cuh"
 
 namespace swin_cuda {
 
@@ -63,21 +67,37 @@ __global__ void __launch_bounds__(256) instnorm_finalize(int pass, int parts, in
     }
 }
 
-template <class T>
+/* VW channels per step: 1, or vec16_elems<T>() (16-byte loads and stores; the host
+ * checks the alignment of x + c0, res + c0 and the pitches). */
+template <class T, int VW>
 __global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long nvox, int c0, int nc,
                                                       const double *mean, const float *scale, const float *shift,
                                                       const T *res, int res_pitch, bool lrelu)
 {
-    const long long n = nvox * nc;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long v = i / nc;
-        const int ch = (int)(i % nc);
-        T *p = x + v * pitch + c0 + ch;
-        float y = fmaf(ldf(p) - (float)mean[ch], scale[ch], shift[ch]);
-        if (res) y += ldf(res + v * res_pitch + c0 + ch);
-        if (lrelu && y < 0.0f) y *= 0.01f;
-        stf(p, y);
+    const int nvec = nc / VW;
+    for (RowColWalk w(nvec); w.row < nvox; w.next(nvec)) {
+        const int ch = w.col * VW;
+        T *p = x + w.row * pitch + c0 + ch;
+        const T *q = res ? res + w.row * res_pitch + c0 + ch : nullptr;
+        float y[VW], r[VW];
+        if constexpr (VW == 1) {
+            y[0] = ldf(p);
+            if (q) r[0] = ldf(q);
+        } else {
+            ld16(p, y);
+            if (q) ld16(q, r);
+        }
+#pragma unroll
+        for (int k = 0; k < VW; k++) {
+            float v = fmaf(y[k] - (float)mean[ch + k], scale[ch + k], shift[ch + k]);
+            if (q) v += r[k];
+            if (lrelu && v < 0.0f) v *= 0.01f;
+            y[k] = v;
+        }
+        if constexpr (VW == 1)
+            stf(p, y[0]);
+        else
+            st16(p, y);
     }
 }
 
@@ -113,8 +133,15 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, b
         }
         SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
             normalize ? 2 : 0, normalize ? parts : 0, nc, c0, be->red, (double)nvox, be->mean, be->scale, be->shift, g, b);
-        SWIN_LAUNCH(instnorm_apply<T>, dim3(apply_blocks < 4096 ? apply_blocks : 4096), dim3(256), 0, be->stream)(
-            xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
+        constexpr int VW = vec16_elems<T>();
+        const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, residual->pitch));
+        const dim3 apply_grid(apply_blocks < 4096 ? apply_blocks : 4096);
+        if (vec)
+            SWIN_LAUNCH((instnorm_apply<T, VW>), apply_grid, dim3(256), 0, be->stream)(
+                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
+        else
+            SWIN_LAUNCH((instnorm_apply<T, 1>), apply_grid, dim3(256), 0, be->stream)(
+                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
         int rc = swin_cuda_check_launch(be, "instnorm_act");
         if (rc) return rc;
     }

@@ -4,10 +4,11 @@
  * (one per channel) between host and stage (C, nv), and one transposing kernel between
  * stage and the volume. copy: out = in with independent pitches.
  * Kernels are grid-stride loops over (voxel, channel) with the channel fastest, so the
- * volume side is coalesced; 256 threads, no shared memory. The volume side is the
+ * volume side is coalesced, without a division per element (grid_walk.cuh); 256 threads, no shared memory. The volume side is the
  * backend's storage type T (float, or __half in half mode); the stage is always float32.
  * swin_cuda_upload also converts the model weights through the stage (stage_to_array). */
 #include "kernels/cuda/cuda_internal.cuh"
+#include "kernels/cuda/grid_walk.cuh"
 
 namespace swin_cuda {
 
@@ -16,11 +17,9 @@ template <class T>
 __global__ void __launch_bounds__(256) stage_to_volume(T *out, int pitch, long long v0, long long nv, int c,
                                                        const float *stage)
 {
-    const long long n = nv * c;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long v = i / c;
-        const int ch = (int)(i % c);
+    for (RowColWalk w(c); w.row < nv; w.next(c)) {
+        const long long v = w.row;
+        const int ch = w.col;
         stf(out + (v0 + v) * pitch + ch, stage[ch * nv + v]);
     }
 }
@@ -30,27 +29,20 @@ template <class T>
 __global__ void __launch_bounds__(256) volume_to_stage(float *stage, const T *in, int pitch, long long v0,
                                                        long long nv, int c)
 {
-    const long long n = nv * c;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long v = i / c;
-        const int ch = (int)(i % c);
+    for (RowColWalk w(c); w.row < nv; w.next(c)) {
+        const long long v = w.row;
+        const int ch = w.col;
         stage[ch * nv + v] = ldf(in + (v0 + v) * pitch + ch);
     }
 }
 
-/* out(v, ch) = in(v, ch) for v < nvox, ch < c. */
-template <class T>
-__global__ void __launch_bounds__(256) copy_channels(T *out, int out_pitch, const T *in, int in_pitch,
+/* out(v, u) = in(v, u) for v < nvox, u < c: U is the element type, or uint4 (16-byte
+ * units) when the channel count, both pitches and both pointers allow. */
+template <class U>
+__global__ void __launch_bounds__(256) copy_channels(U *out, int out_pitch, const U *in, int in_pitch,
                                                      long long nvox, int c)
 {
-    const long long n = nvox * c;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long v = i / c;
-        const int ch = (int)(i % c);
-        out[v * out_pitch + ch] = in[v * in_pitch + ch];
-    }
+    for (RowColWalk w(c); w.row < nvox; w.next(c)) out[w.row * out_pitch + w.col] = in[w.row * in_pitch + w.col];
 }
 
 /* dst[i] = stage[i], i < n: float32 to the storage type. */
@@ -144,7 +136,12 @@ extern "C" int swin_cuda_copy(void *bev, struct swin_vol out, struct swin_vol in
         return swin_cuda_fail(be, SWIN_ERR_SHAPE, "copy: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d, out.h,
                               out.w, out.c, in.d, in.h, in.w, in.c);
     const long long vox = (long long)swin_vol_voxels(in);
-    if (in.dtype == SWIN_F16)
+    const int eb = (int)swin_dtype_bytes(in.dtype), u = 16 / eb;   /* elements per 16-byte unit */
+    if (in.c % u == 0 && out.pitch % u == 0 && in.pitch % u == 0 && (uintptr_t)out.data % 16 == 0 &&
+        (uintptr_t)in.data % 16 == 0)
+        SWIN_LAUNCH(copy_channels<uint4>, stride_grid(vox * (in.c / u)), dim3(256), 0, be->stream)(
+            (uint4 *)out.data, out.pitch / u, (const uint4 *)in.data, in.pitch / u, vox, in.c / u);
+    else if (in.dtype == SWIN_F16)
         SWIN_LAUNCH(copy_channels<__half>, stride_grid(vox * in.c), dim3(256), 0, be->stream)(
             (__half *)out.data, out.pitch, (const __half *)in.data, in.pitch, vox, in.c);
     else

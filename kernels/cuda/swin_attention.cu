@@ -12,23 +12,29 @@
  *                         (WindowScatterAdd epilogue: the window reverse, the roll back
  *                         and the crop are the scatter's index map).
  * Windows are disjoint in x, so a chunk's scatter never touches a later chunk's gather.
- * Workspace: tok/o (wc n, C) and qkv (wc n, 3C) in x's storage type, 256-byte aligned slices. */
+ * Workspace: tok/o (wc n, C) and qkv (wc n, 3C) in x's storage type and the chunk's
+ * token -> voxel map vox (wc n) int32, 256-byte aligned slices. */
+#include <limits.h>
+
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/ln_row.cuh"
 #include "kernels/cuda/window_attention.cuh"
 
 namespace swin_cuda {
 
-/* tok row r = LN1 of the source voxel of global token t0 + r, or zeros (padded token). */
+/* tok row r = LN1 of the source voxel of global token t0 + r, or zeros (padded token);
+ * vox[r] = that voxel index, or -1 (the scatter's map: x has fewer than 2^31 voxels). */
 template <class T>
-__global__ void __launch_bounds__(256) window_gather_ln(T *tok, const T *x, int pitch, long long t0, long long rows,
-                                                        WinGeom g, int C, const T *gamma, const T *beta)
+__global__ void __launch_bounds__(256) window_gather_ln(T *tok, int *vox, const T *x, int pitch, long long t0,
+                                                        long long rows, WinGeom g, int C, const T *gamma,
+                                                        const T *beta)
 {
     const long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (r >= rows) return;
     T *dst = tok + r * C;
     const long long v = token_voxel(g, t0 + r);
+    if (lane == 0) vox[r] = (int)v;
     if (v < 0) {
         for (int i = lane; i < C; i += 32) stf(dst + i, 0.0f);
         return;
@@ -36,17 +42,20 @@ __global__ void __launch_bounds__(256) window_gather_ln(T *tok, const T *x, int 
     ln_row_warp(dst, x + v * pitch, C, gamma, beta, lane);
 }
 
-/* x[token_voxel(t0 + m) pitch + n] += acc + bias[n] for real tokens. */
+/* x[vox[m] pitch + n] += acc + bias[n] for real tokens (vox[m] >= 0): the token -> voxel
+ * map written by window_gather_ln, one load per result instead of the index divisions. */
 template <class T> struct WindowScatterAdd {
     T *x;
     int pitch;
     const T *bias;
-    WinGeom g;
-    long long t0;
+    const int *vox;
     __device__ void store(int, long long m, int n, float v) const
     {
-        const long long vox = token_voxel(g, t0 + m);
-        if (vox >= 0) stf(x + vox * pitch + n, ldf(x + vox * pitch + n) + (v + ldf(bias + n)));
+        const int vm = vox[m];
+        if (vm >= 0) {
+            T *p = x + (long long)vm * pitch + n;
+            stf(p, ldf(p) + (v + ldf(bias + n)));
+        }
     }
 };
 
@@ -76,7 +85,8 @@ extern "C" size_t swin_cuda_swin_attention_ws(void *be, struct swin_vol x, const
     const long long n = (long long)g->win[0] * g->win[1] * g->win[2];
     const size_t elem = swin_dtype_bytes(x.dtype);
     const size_t rows = (size_t)(chunk_windows(g, x.c, elem) * n);
-    return SWIN_CUDA_ALIGN + swin_cuda_round(rows * x.c * elem) + swin_cuda_round(rows * 3 * x.c * elem);
+    return SWIN_CUDA_ALIGN + swin_cuda_round(rows * x.c * elem) + swin_cuda_round(rows * 3 * x.c * elem) +
+           swin_cuda_round(rows * sizeof(int));
 }
 
 static int check_geom(struct swin_cuda_backend *be, struct swin_vol x, const struct swin_window_geom *g)
@@ -120,10 +130,16 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
     T *xd = (T *)x.data;
     T *tok = (T *)swin_cuda_align_ptr(ws);
     T *qkv = (T *)((char *)tok + swin_cuda_round((size_t)(wc_max * n) * C * sizeof(T)));
+    int *vox = (int *)((char *)qkv + swin_cuda_round((size_t)(wc_max * n) * 3 * C * sizeof(T)));
+    if ((long long)x.d * x.h * x.w > INT_MAX)
+        return swin_cuda_fail(be, SWIN_ERR_SHAPE,
+                              "swin_attention: %dx%dx%d voxels exceed the 2^31 of the int32 token map; "
+                              "split the volume into tiles",
+                              x.d, x.h, x.w);
     for (long long w0 = 0; w0 < nw; w0 += wc_max) {
         const long long wc = nw - w0 < wc_max ? nw - w0 : wc_max, rows = wc * n, t0 = w0 * n;
         SWIN_LAUNCH(window_gather_ln<T>, dim3(swin_cuda_blocks(rows, 8)), dim3(256), 0, be->stream)(
-            tok, xd, x.pitch, t0, rows, wg, C, n1w, n1b);
+            tok, vox, xd, x.pitch, t0, rows, wg, C, n1w, n1b);
         gemm_launch(be->stream, RowsA<T>{tok, C}, qw, 0, 3 * C, StoreRows<T>{qkv, 3 * C, qb, false}, (int)rows, 3 * C,
                     C, 1);
         cudaError_t e = swin_cuda_window_attention(be->stream, tok, qkv, w0, (int)wc, wg, tab, C);
@@ -131,7 +147,7 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
             return swin_cuda_fail(be, SWIN_ERR_BACKEND,
                                   "swin_attention: window attention launch failed (head dim %d): %s", C / g->heads,
                                   cudaGetErrorString(e));
-        gemm_launch(be->stream, RowsA<T>{tok, C}, pw, 0, C, WindowScatterAdd<T>{xd, x.pitch, pb, wg, t0}, (int)rows,
+        gemm_launch(be->stream, RowsA<T>{tok, C}, pw, 0, C, WindowScatterAdd<T>{xd, x.pitch, pb, vox}, (int)rows,
                     C, C, 1);
         int rc = swin_cuda_check_launch(be, "swin_attention");
         if (rc) return rc;

@@ -1,5 +1,7 @@
-/* window_attention_fused: per window and head, O = softmax((scale Q) K^T + bias + mask) V
- * on a chunk of windows, without materialising the n x n scores in global memory.
+/* Window attention of a chunk of windows: per window and head,
+ * O = softmax((scale Q) K^T + bias + mask) V, without materialising the n x n scores in
+ * global memory. Half mode with head dim 16 or 32 runs on tensor cores
+ * (window_attention_wmma.cuh); every other case runs window_attention_fused, below.
  *
  * Input  qkv (wc n, 3C) row-major: the qkv Linear of the chunk's gathered tokens, token
  *        row wl n + t for window w0 + wl; columns [0,C) q, [C,2C) k, [2C,3C) v, head h
@@ -24,6 +26,9 @@
  * logits and the softmax are float32 in both. */
 #include "kernels/cuda/cuda_internal.cuh"
 #include "kernels/cuda/window_attention.cuh"
+#include "kernels/cuda/window_attention_wmma.cuh"
+
+#include <type_traits>
 
 namespace swin_cuda {
 
@@ -161,6 +166,13 @@ cudaError_t swin_cuda_window_attention(cudaStream_t s, T *o, const T *qkv, long 
 {
     const int hd = C / g.heads;
     const float scale = (float)(1.0 / sqrt((double)hd));
+    /* Tensor cores: half storage, head dim 16 or 32, the bias column fits shared memory. */
+    if constexpr (std::is_same<T, __half>::value) {
+        if (attention_table_rows(g) <= WA_TABLE_MAX) {
+            if (hd == 16) return launch_attention_wmma<16>(s, o, qkv, w0, wc, g, table, scale, C);
+            if (hd == 32) return launch_attention_wmma<32>(s, o, qkv, w0, wc, g, table, scale, C);
+        }
+    }
     switch (hd) {
     case 4: return launch_attention<4>(s, o, qkv, w0, wc, g, table, scale, hd, C);
     case 8: return launch_attention<8>(s, o, qkv, w0, wc, g, table, scale, hd, C);

@@ -46,15 +46,32 @@ __device__ inline int win_region(int p, int padded, int win, int shift)
     return p < padded - shift ? 1 : 2;
 }
 
+/* Origin a_k win_k of window `window` on the padded rolled grid (a from window =
+ * (a0 nw1 + a1) nw2 + a2). */
+struct WinOrigin {
+    int p[3];
+};
+__device__ inline WinOrigin window_origin(const WinGeom &g, long long window)
+{
+    const int a2 = (int)(window % g.nw[2]);
+    const long long a01 = window / g.nw[2];
+    return WinOrigin{{(int)(a01 / g.nw[1]) * g.win[0], (int)(a01 % g.nw[1]) * g.win[1], a2 * g.win[2]}};
+}
+
+/* Region label of token t of the window at origin w (32-bit: t < n). */
+__device__ inline int token_label_at(const WinGeom &g, const WinOrigin &w, int t)
+{
+    const int t12 = g.win[1] * g.win[2];
+    const int tt[3] = {t / t12, t % t12 / g.win[2], t % g.win[2]};
+    int lab = 0;
+    for (int k = 0; k < 3; k++) lab = lab * 3 + win_region(w.p[k] + tt[k], g.padded[k], g.win[k], g.shift[k]);
+    return lab;
+}
+
 /* Region label of token t of window `window`. */
 __device__ inline int token_label(const WinGeom &g, long long window, int t)
 {
-    const int a[3] = {(int)(window / ((long long)g.nw[1] * g.nw[2])), (int)(window / g.nw[2] % g.nw[1]),
-                      (int)(window % g.nw[2])};
-    const int tt[3] = {t / (g.win[1] * g.win[2]), t / g.win[2] % g.win[1], t % g.win[2]};
-    int lab = 0;
-    for (int k = 0; k < 3; k++) lab = lab * 3 + win_region(a[k] * g.win[k] + tt[k], g.padded[k], g.win[k], g.shift[k]);
-    return lab;
+    return token_label_at(g, window_origin(g, window), t);
 }
 
 /* Source voxel index (q0 L1 + q1) L2 + q2 of global token gt, or -1 for a padded token. */

@@ -45,9 +45,15 @@ static void resblock(struct test_model_builder *b, struct swin_resblock_w *r, in
 
 void test_random_model(struct swin_model *m, struct test_model_builder *b, int f)
 {
+    test_random_model_heads(m, b, f, NULL);
+}
+
+void test_random_model_heads(struct swin_model *m, struct test_model_builder *b, int f, const int heads[4])
+{
     memset(m, 0, sizeof *m);
     struct swin_config *c = &m->cfg;
     test_default_config(c, f, 1, 3);
+    for (int s = 0; heads && s < 4; s++) c->heads[s] = heads[s];
     m->patch_w = conv_w(b, 8, 1, f);
     m->patch_b = param(b, f, 0.1f, 0.0f);
     const int T = swin_bias_table_rows(c);

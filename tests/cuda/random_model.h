@@ -20,5 +20,7 @@ size_t test_random_model_cap(int f);
 /* Fills m with weights uniform in +-sqrt(3 / fan-in) (norm scales around 1, small biases)
  * from b->rng, stored in b->flat; exits on overflow of b->cap. */
 void test_random_model(struct swin_model *m, struct test_model_builder *b, int f);
+/* The same with heads[s] attention heads in stage s instead of 3 << s (NULL: default). */
+void test_random_model_heads(struct swin_model *m, struct test_model_builder *b, int f, const int heads[4]);
 
 #endif

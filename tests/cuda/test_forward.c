@@ -17,7 +17,10 @@
  * activations as float16, and is compared with the same float32 CPU pass (weights not
  * rounded: this is the user-visible difference of --half). Criterion of the issue: logits
  * within 1e-2 of max(1, max|logit|), and at least 99.5 % of voxels with the same argmax
- * label; the high-water check then counts float16 weights and arena. */
+ * label; the high-water check then counts float16 weights and arena.
+ * cuda_forward_half_hd16: the same in half mode with f = 16 and heads 1/2/4/8, so every
+ * stage's head dim is 16 and the window attention runs on tensor cores
+ * (window_attention_wmma.cuh) end to end. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdbool.h>
@@ -104,12 +107,17 @@ static double label_agreement(const float *a, const float *b, int c, size_t n)
 
 int main(void)
 {
-    const int f = 12, cube[3] = {32, 32, 32};
+    /* CT_FEATURE=f and CT_HEADS=h0,h1,h2,h3 change the model (cuda_forward_half_hd16). */
+    const char *fe = getenv("CT_FEATURE"), *he = getenv("CT_HEADS");
+    const int f = fe ? atoi(fe) : 12, cube[3] = {32, 32, 32};
+    int heads[4];
+    const bool own_heads = he && sscanf(he, "%d,%d,%d,%d", &heads[0], &heads[1], &heads[2], &heads[3]) == 4;
     struct test_model_builder b = {.cap = test_random_model_cap(f), .rng = {0xf0f0}};
     b.flat = aligned_alloc(256, b.cap);
     struct swin_model m;
-    test_random_model(&m, &b, f);
-    fprintf(stderr, "random f=%d model: %.1f MiB of weights\n", f, m.flat_bytes / 1048576.0);
+    test_random_model_heads(&m, &b, f, own_heads ? heads : NULL);
+    fprintf(stderr, "random f=%d model, heads %d/%d/%d/%d: %.1f MiB of weights\n", f, m.cfg.heads[0], m.cfg.heads[1],
+            m.cfg.heads[2], m.cfg.heads[3], m.flat_bytes / 1048576.0);
 
     const size_t nin = (size_t)cube[0] * cube[1] * cube[2], nout = nin * m.cfg.out_channels;
     float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *got = malloc(nout * sizeof(float));

@@ -3,19 +3,20 @@
  * kernel applies (x - mean) * scale + shift in fp32 (the CPU in double), which is a few
  * ulp of outputs of magnitude <= ~4 (normalised values times gamma <= 1.5, + residual).
  * Shapes: odd dims, 1 and several reduction parts (990 voxels = 4 parts), c 300 (two
- * channel blocks of 256), pitch > c, residual with its own pitch, affine and plain.
+ * channel blocks of 256), pitch > c, residual with its own pitch, affine and plain;
+ * the 16-byte vector path and its per-channel fallback; a grid-stride walk that wraps.
  * Half mode: 1e-3, the float16 output rounding (2^-11 relative) plus fp32 noise;
  * measured 3.1e-4. */
 #include "tests/cuda/cuda_op_test.h"
 
-static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch, bool normalize,
-                    bool affine, bool residual, bool lrelu)
+static bool in_case_rp(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch,
+                       int res_pitch, bool normalize, bool affine, bool residual, bool lrelu)
 {
     const float *g = affine ? ct_weight(e, r, (size_t)c, 0.5f, 1.5f) : NULL;
     const float *b = affine ? ct_weight(e, r, (size_t)c, -0.5f, 0.5f) : NULL;
     ct_env_upload(e);
     cvol x = cvol_new(d, h, w, c, pitch, r, -3.0f, 5.0f);
-    cvol res = cvol_new(d, h, w, c, c + 2, r, -1.0f, 1.0f);
+    cvol res = cvol_new(d, h, w, c, res_pitch, r, -1.0f, 1.0f);
     ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, x.host, normalize, g, b, residual ? &res.host : NULL, lrelu),
           &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, x.dev, normalize, g, b, residual ? &res.dev : NULL, lrelu),
@@ -24,6 +25,12 @@ static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int 
     cvol_free(&x);
     cvol_free(&res);
     return ok;
+}
+
+static bool in_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch, bool normalize,
+                    bool affine, bool residual, bool lrelu)
+{
+    return in_case_rp(e, r, what, d, h, w, c, pitch, c + 2, normalize, affine, residual, lrelu);
 }
 
 int main(void)
@@ -37,6 +44,18 @@ int main(void)
     ok &= in_case(&e, &r, "instnorm + residual, c 33", 4, 3, 7, 33, 40, true, false, true, false);
     ok &= in_case(&e, &r, "no normalisation: residual + lrelu, c 33", 4, 3, 7, 33, 40, false, false, true, true);
     ok &= in_case(&e, &r, "no normalisation: affine + lrelu, c 300", 3, 4, 5, 300, 301, false, true, false, true);
+    /* The apply kernel's 16-byte path (4 float / 8 half channels per step) needs nc, both
+     * pitches and the channel offset in whole vectors; c 44 / pitch 44 is whole in float32
+     * only, half mode falls back to one channel at a time. */
+    ok &= in_case_rp(&e, &r, "instnorm affine + residual + lrelu, c 48 pitch 56 res pitch 64 (vectors)", 5, 4, 6, 48,
+                     56, 64, true, true, true, true);
+    ok &= in_case_rp(&e, &r, "instnorm + residual, c 264 pitch 272 (vectors in both channel blocks)", 3, 4, 5, 264,
+                     272, 264, true, false, true, false);
+    ok &= in_case_rp(&e, &r, "instnorm lrelu, c 44 pitch 44 (half: channel fallback)", 4, 5, 3, 44, 44, 44, true,
+                     false, false, true);
+    /* More channel steps than the grid's 4096 x 256 threads: the walk wraps. */
+    ok &= in_case_rp(&e, &r, "instnorm + residual, c 17, 40x40x41 voxels (grid wraps)", 40, 40, 41, 17, 17, 17, true,
+                     false, true, false);
     ct_env_free(&e);
     return test_exit(ok);
 }

@@ -1,7 +1,8 @@
 /* pack_input, unpack_output and copy: CUDA backend (emulated) against swin_cpu_ops.
  * Pure data movement, so the comparison is exact (tolerance 0): any difference is a
  * wrong index (also in half mode, whose inputs are float16 values). Shapes: odd dims and
- * channels, pitch > c, a copy into a channel slice, and a volume larger than the staging
+ * channels, pitch > c, copies into channel slices with 16-byte units and element
+ * by element, and a volume larger than the staging
  * buffer (two chunks). */
 #include "tests/cuda/cuda_op_test.h"
 
@@ -33,16 +34,17 @@ static bool pack_case(ct_env *e, test_rng *r, int d, int h, int w, int c, int pi
     return ok;
 }
 
-static bool copy_case(ct_env *e, test_rng *r)
+/* in (d, h, w, c, in_pitch) into channels [c0, c0 + c) of out (oc channels = pitch). */
+static bool copy_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int in_pitch, int c0,
+                      int oc)
 {
-    /* in (3, 5, 7, c 3, pitch 4) into channels [2, 5) of out (pitch 9) */
-    cvol in = cvol_new(3, 5, 7, 3, 4, r, -1.0f, 1.0f);
-    cvol out = cvol_new(3, 5, 7, 9, 9, r, -1.0f, 1.0f);
+    cvol in = cvol_new(d, h, w, c, in_pitch, r, -1.0f, 1.0f);
+    cvol out = cvol_new(d, h, w, oc, oc, r, -1.0f, 1.0f);
     struct swin_vol oh, od;
-    cvol_slice(&out, 2, 3, &oh, &od);
-    ct_rc("copy", swin_cpu_ops.copy(e->cpu, oh, in.host), &swin_cpu_ops, e->cpu);
-    ct_rc("copy", swin_cuda_ops.copy(e->gpu, od, in.dev), &swin_cuda_ops, e->gpu);
-    bool ok = cvol_compare("copy into a channel slice", &out, 2, 3, 0.0);
+    cvol_slice(&out, c0, c, &oh, &od);
+    ct_rc(what, swin_cpu_ops.copy(e->cpu, oh, in.host), &swin_cpu_ops, e->cpu);
+    ct_rc(what, swin_cuda_ops.copy(e->gpu, od, in.dev), &swin_cuda_ops, e->gpu);
+    bool ok = cvol_compare(what, &out, c0, c, 0.0);
     cvol_free(&in);
     cvol_free(&out);
     return ok;
@@ -57,7 +59,12 @@ int main(void)
     bool ok = pack_case(&e, &r, 3, 5, 7, 1, 1);
     ok &= pack_case(&e, &r, 5, 4, 3, 3, 5);
     ok &= pack_case(&e, &r, 40, 40, 41, 33, 33);   /* 2.16 M floats: two staging chunks */
-    ok &= copy_case(&e, &r);
+    ok &= copy_case(&e, &r, "copy into a channel slice (element copies)", 3, 5, 7, 3, 4, 2, 9);
+    /* 16-byte units: c 16, pitches 24 and 32, slice at channel 8 (32 / 16 bytes in). */
+    ok &= copy_case(&e, &r, "copy c 16 into a channel slice (16-byte copies)", 3, 5, 7, 16, 24, 8, 32);
+    /* c 12: 16-byte units in float32 only (12 halves are 24 bytes); in half mode the
+     * element copies outnumber the grid's 4096 x 256 threads, so the walk wraps. */
+    ok &= copy_case(&e, &r, "copy c 12, 40x40x57 voxels (grid wraps)", 40, 40, 57, 12, 12, 0, 12);
     ct_env_free(&e);
     return test_exit(ok);
 }

@@ -9,7 +9,8 @@
  * relative-position shrink quirk), a non-cubic configured window, head dims 4, 8, 16, 32
  * (register instantiations) and 6, 10, 24, 100 (generic; 100 needs more than 48 KiB of
  * shared memory), qkv without bias, x with pitch > C.
- * Half mode: 5e-3. The LN1 output and q, k, v are stored as float16 (2^-11 relative
+ * Half mode: 5e-3 (head dims 16 and 32 on tensor cores, where P is also float16:
+ * 2^-11 relative per weight, ~5e-4 of the output). The LN1 output and q, k, v are stored as float16 (2^-11 relative
  * each), and a logit q.k of magnitude ~25 (head dim 100) then moves by ~1e-2, which the
  * softmax turns into ~1 % of one head's output; plus the rounding of x itself. Measured
  * 1.6e-3 (the head-dim-100 case). */
@@ -94,6 +95,27 @@ int main(void)
     {
         const int L[3] = {3, 3, 3};     /* hd 100: dynamic shared memory over 48 KiB */
         ok &= attn_case(&e, &r, "attention 3x3x3, C 100 heads 1 (hd 100)", L, w7, false, 100, 1, 101, true);
+    }
+    /* Head dims 16 and 32 run on tensor cores in half mode (window_attention_wmma.cuh):
+     * n = 343 and 60 (not multiples of the 16-key sub-tile or the 64-key tile), several
+     * heads, shifted windows; a configured window of 8 (bias table 15^3 rows, more than
+     * the kernel stages) takes the scalar kernel with head dim 16. */
+    {
+        const int L[3] = {9, 10, 11};   /* padded 14^3, 8 windows of n 343; hd 16 */
+        ok &= attn_case(&e, &r, "attention 9x10x11 win 7 shifted, C 48 heads 3", L, w7, true, 48, 3, 50, true);
+        ok &= attn_case(&e, &r, "attention 9x10x11 win 7 unshifted, C 48 heads 3", L, w7, false, 48, 3, 48, true);
+    }
+    {
+        const int L[3] = {7, 9, 5}, cw[3] = {3, 4, 5};   /* n 60, shift (1, 2, 0); hd 16 */
+        ok &= attn_case(&e, &r, "attention 7x9x5 window 3x4x5 shifted, C 32 heads 2", L, cw, true, 32, 2, 32, true);
+    }
+    {
+        const int L[3] = {10, 5, 6}, cw[3] = {6, 5, 4};   /* win (6, 5, 4), n 120, shift (3, 0, 2); hd 32 */
+        ok &= attn_case(&e, &r, "attention 10x5x6 window 6x5x4 shifted, C 96 heads 3", L, cw, true, 96, 3, 96, false);
+    }
+    {
+        const int L[3] = {4, 5, 4}, w8[3] = {8, 8, 8};   /* one shrunk window, n 80; table 3375 rows */
+        ok &= attn_case(&e, &r, "attention 4x5x4 cfg window 8, C 32 heads 2", L, w8, false, 32, 2, 32, true);
     }
     ct_env_free(&e);
     return test_exit(ok);
