@@ -14,7 +14,18 @@ static swin_status open_cpu(const struct swin_model *m, const swin_context_param
     struct swin_cpu_backend *cpu = NULL;
     swin_status st = swin_cpu_backend_create(p->threads, &cpu, err);
     if (st) return st;
-    *b = (struct backend){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu, .weight_bytes = m->flat_bytes};
+    /* Winograd weights for the 3x3x3 convs the window's shapes pick (the window as
+     * resolve_cube in api.c takes it: the given cube, else the export's) */
+    const bool given = p->cube[0] || p->cube[1] || p->cube[2];
+    const int cube[3] = {given ? p->cube[0] : m->cfg.cube[0], given ? p->cube[1] : m->cfg.cube[1],
+                         given ? p->cube[2] : m->cfg.cube[2]};
+    size_t wino_bytes = 0;
+    if (cube[0] > 0 && cube[1] > 0 && cube[2] > 0 && (st = swin_cpu_backend_winograd(cpu, m, cube, &wino_bytes, err))) {
+        swin_cpu_backend_free(cpu);
+        return st;
+    }
+    *b = (struct backend){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu,
+                          .weight_bytes = m->flat_bytes + wino_bytes};
     return SWIN_OK;
 }
 

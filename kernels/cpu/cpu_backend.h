@@ -43,6 +43,12 @@ enum swin_cpu_simd {
  * lower than max where the CPU lacks it. */
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
 
+/* Transforms, once, the weights of m's 3x3x3 convolutions that run as Winograd F(2x2x2,
+ * 3x3x3) on a window of `cube` (D, H, W) at this backend's SIMD level (kernels/cpu/winograd.h);
+ * *bytes = the backend's transformed weights in all. Call after set_simd, before the ops. */
+swin_status swin_cpu_backend_winograd(struct swin_cpu_backend *be, const struct swin_model *m, const int cube[3],
+                                      size_t *bytes, swin_error *err);
+
 extern const struct swin_ops swin_cpu_ops;
 
 #endif
