@@ -8,19 +8,21 @@
 #include "kernels/cuda/cuda_backend.h"
 #endif
 
-static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, struct backend *b,
-                            swin_error *err)
+static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, bool need_device,
+                            struct backend *b, swin_error *err)
 {
     struct swin_cpu_backend *cpu = NULL;
     swin_status st = swin_cpu_backend_create(p->threads, &cpu, err);
     if (st) return st;
     /* Winograd weights for the 3x3x3 convs the window's shapes pick (the window as
-     * resolve_cube in api.c takes it: the given cube, else the export's) */
+     * resolve_cube in api.c takes it: the given cube, else the export's); planning only
+     * counts their bytes */
     const bool given = p->cube[0] || p->cube[1] || p->cube[2];
     const int cube[3] = {given ? p->cube[0] : m->cfg.cube[0], given ? p->cube[1] : m->cfg.cube[1],
                          given ? p->cube[2] : m->cfg.cube[2]};
     size_t wino_bytes = 0;
-    if (cube[0] > 0 && cube[1] > 0 && cube[2] > 0 && (st = swin_cpu_backend_winograd(cpu, m, cube, &wino_bytes, err))) {
+    if (cube[0] > 0 && cube[1] > 0 && cube[2] > 0 &&
+        (st = swin_cpu_backend_winograd(cpu, m, cube, need_device, &wino_bytes, err))) {
         swin_cpu_backend_free(cpu);
         return st;
     }
@@ -58,7 +60,7 @@ swin_status backend_open(const struct swin_model *m, const swin_context_params *
             return swin_error_set(err, SWIN_ERR_ARG,
                                   "half precision is a CUDA backend mode; the CPU backend runs float32 "
                                   "(drop --half, or use --backend cuda)");
-        return open_cpu(m, p, b, err);
+        return open_cpu(m, p, need_device, b, err);
     case SWIN_BACKEND_CUDA:
 #ifdef SWIN_HAVE_CUDA
         return open_cuda(m, p, need_device, b, err);
@@ -74,7 +76,7 @@ swin_status backend_open(const struct swin_model *m, const swin_context_params *
                         : swin_cuda_device_usable(p->device) && open_cuda(m, p, false, b, err) == SWIN_OK)
             return SWIN_OK;
 #endif
-        return open_cpu(m, p, b, err);
+        return open_cpu(m, p, need_device, b, err);
     }
     return swin_error_set(err, SWIN_ERR_ARG, "unknown backend %d", (int)p->backend);
 }

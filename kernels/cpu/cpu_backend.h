@@ -16,6 +16,8 @@
 #ifndef SWIN_CPU_BACKEND_H
 #define SWIN_CPU_BACKEND_H
 
+#include <stdbool.h>
+
 #include "kernels/ops.h"
 #include "runtime/status.h"
 
@@ -45,9 +47,11 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
 
 /* Transforms, once, the weights of m's 3x3x3 convolutions that run as Winograd F(2x2x2,
  * 3x3x3) on a window of `cube` (D, H, W) at this backend's SIMD level (kernels/cpu/winograd.h);
- * *bytes = the backend's transformed weights in all. Call after set_simd, before the ops. */
+ * *bytes = the backend's transformed weights in all. transform false (planning only):
+ * nothing is transformed or allocated, *bytes = what transforming would take. Call after
+ * set_simd, before the ops. */
 swin_status swin_cpu_backend_winograd(struct swin_cpu_backend *be, const struct swin_model *m, const int cube[3],
-                                      size_t *bytes, swin_error *err);
+                                      bool transform, size_t *bytes, swin_error *err);
 
 extern const struct swin_ops swin_cpu_ops;
 
