@@ -40,13 +40,16 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
 {
     if (!swin_cpu_winograd_available(be)) return false;
     /* Measured with bench_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2): Winograd
-     * wins on every 3x3x3 shape whose output grid is at least 4 per axis, 1.2x (4^3, 384->192)
-     * to 3x (16^3, 96->48), the 1-channel input conv included (1.25x: the direct kernel does
-     * as badly with one channel); it loses at 3^3 (encoder10 at 96^3: 2x2x2 tiles for 27
-     * outputs), 2^3 and 1^3 (1.5-3x slower). */
+     * is faster on every 3x3x3 shape whose output grid is at least 4 per axis, 1.2x (4^3,
+     * 384->192) to 3x (16^3, 96->48), the 1-channel input conv included (1.25x: the direct
+     * kernel does as badly with one channel); it loses at 3^3 (encoder10 at 96^3: 2x2x2
+     * tiles for 27 outputs), 2^3 and 1^3 (1.5-3x slower). Its weights take 64/27 of the
+     * originals' bytes on top of them, and on grids under 8 per axis (decoder5 at 6^3:
+     * 113 MiB for 0.66 s of a 30 s window) they cost the most memory per second saved, so
+     * the rule starts at 8 per axis (+62 MiB for f = 48 at 96^3). */
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
-    return lmin >= 4;
+    return lmin >= 8;
 }
 
 /* Tile geometry and blocking for the shapes: nt tiles per block so that a thread's V and M
