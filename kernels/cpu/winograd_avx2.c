@@ -34,8 +34,9 @@ AVX2_INLINE __m256i lanes(int n)
     }
 
 /* Input transform of tile `tile` (global index) for channels [c0, c0 + 8) (mask mk for the
- * last, partial vector) into V[p][slot][c0 ..]. */
-AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk)
+ * last, partial vector; full vectors use plain loads, which AMD CPUs run much faster than
+ * masked ones) into V[p][slot][c0 ..]. */
+AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk, bool full)
 {
     const struct swin_vol in = t->in;
     const long vstride = (long)t->nt * t->cinp;       /* floats between points */
@@ -54,10 +55,10 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
             const bool row = iz >= 0 && iz < in.d && iy >= 0 && iy < in.h;
             for (int x = 0; x < 4; x++) {
                 const int ix = x0 + x;
-                d[(z * 4 + y) * 4 + x] =
-                    row && ix >= 0 && ix < in.w
-                        ? _mm256_maskload_ps(base + (((long)iz * in.h + iy) * in.w + ix) * in.pitch, mk)
-                        : _mm256_setzero_ps();
+                const float *src = base + (((long)iz * in.h + iy) * in.w + ix) * in.pitch;
+                d[(z * 4 + y) * 4 + x] = !(row && ix >= 0 && ix < in.w) ? _mm256_setzero_ps()
+                                         : full                          ? _mm256_loadu_ps(src)
+                                                                         : _mm256_maskload_ps(src, mk);
             }
         }
     for (int r = 0; r < 16; r++) BT4(d, 4 * r, 1)                       /* along x */
@@ -143,8 +144,10 @@ AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float
                 for (int y = 0; y < ny; y++)
                     for (int x = 0; x < nx; x++) {
                         const long vox = ((long)(2 * tz + z) * out.h + 2 * ty + y) * out.w + 2 * tx + x;
-                        _mm256_maskstore_ps(swin_vol_f32(out) + vox * out.pitch + co0 + j, mk,
-                                            _mm256_add_ps(d[16 * z + 4 * y + x], b));
+                        float *dst = swin_vol_f32(out) + vox * out.pitch + co0 + j;
+                        const __m256 yv = _mm256_add_ps(d[16 * z + 4 * y + x], b);
+                        if (nco - j >= 8) _mm256_storeu_ps(dst, yv);
+                        else _mm256_maskstore_ps(dst, mk, yv);
                     }
         }
     }
@@ -161,7 +164,7 @@ AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
         const long tile0 = b * t->nt;
         for (int c0 = 0; c0 < t->cinp; c0 += 8) {
             const __m256i mk = lanes(cin - c0);
-            for (int slot = 0; slot < t->nt; slot++) input_tile(t, tile0 + slot, slot, v, c0, mk);
+            for (int slot = 0; slot < t->nt; slot++) input_tile(t, tile0 + slot, slot, v, c0, mk, c0 + 8 <= cin);
         }
         for (int co0 = 0; co0 < cout; co0 += t->cob) {
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
