@@ -366,7 +366,7 @@ static void block_free(struct blockw *b)
     for (int i = 0; i < 13; i++) free(b->p[i]);
 }
 
-/* Window geometry as forward() builds it (forward spec 3.4): the window shrinks to the grid
+/* Window geometry as forward() builds it (docs/forward.md §3.1): the window shrinks to the grid
  * where the grid is not larger, and then that axis is not shifted. */
 static struct swin_window_geom geom(int L, int win, int heads, int shifted)
 {

@@ -63,7 +63,7 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
 
 swin_context_params swin_context_default_params(void)
 {
-    return (swin_context_params){.backend = SWIN_BACKEND_CPU};
+    return (swin_context_params){.backend = SWIN_BACKEND_AUTO};
 }
 
 static swin_status check_bias_coverage(const struct swin_model *m, const int cube[3], swin_error *err);
@@ -75,18 +75,18 @@ static swin_status resolve_cube(const struct swin_model *m, const swin_context_p
     for (int k = 0; k < 3; k++) cube[k] = given ? p->cube[k] : m->cfg.cube[k];
     if (!given && (!cube[0] || !cube[1] || !cube[2]))
         return swin_error_set(err, SWIN_ERR_ARG,
-                              "the model was exported with dynamic spatial axes: give the window size "
+                              "the model was exported with dynamic spatial axes: give the cube size "
                               "(--cube D H W, each a multiple of 32)");
     for (int k = 0; k < 3; k++)
-        if (cube[k] < 32 || cube[k] % 32 || cube[k] > 1024)
+        if (cube[k] < SWIN_CUBE_MIN || cube[k] % SWIN_CUBE_MULTIPLE || cube[k] > SWIN_CUBE_MAX)
             return swin_error_set(err, SWIN_ERR_ARG,
-                                  "window %d x %d x %d: every side must be a multiple of 32 between 32 and 1024",
-                                  cube[0], cube[1], cube[2]);
+                                  "cube %d x %d x %d: every side must be a multiple of %d between %d and %d",
+                                  cube[0], cube[1], cube[2], SWIN_CUBE_MULTIPLE, SWIN_CUBE_MIN, SWIN_CUBE_MAX);
     return check_bias_coverage(m, cube, err);
 }
 
 /* An export whose bias tables were recovered from constant-folded (h, n, n) biases only
- * knows the rows of windows of at most n tokens (forward spec 7.13): refuse larger ones. */
+ * knows the rows of windows of at most n tokens (docs/forward.md §3.4): refuse larger ones. */
 static swin_status check_bias_coverage(const struct swin_model *m, const int cube[3], swin_error *err)
 {
     int L[3] = {cube[0], cube[1], cube[2]};
@@ -98,7 +98,7 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
         int n = g.win[0] * g.win[1] * g.win[2];
         if (n_max > 0 && n > n_max)
             return swin_error_set(err, SWIN_ERR_SHAPE,
-                                  "window %d x %d x %d: stage %d needs attention windows of %d tokens, but this "
+                                  "cube %d x %d x %d: stage %d needs attention windows of %d tokens, but this "
                                   "export folded its relative-position bias for %d-token windows only; use a "
                                   "smaller --cube (such as the export cube) or re-export without constant folding",
                                   cube[0], cube[1], cube[2], s + 1, n, n_max);
@@ -123,6 +123,7 @@ static swin_status make_plan(const struct swin_model *m, const int cube[3], cons
         .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = b->context_bytes,
         .total_bytes = b->weight_bytes + plan->arena_bytes + b->context_bytes, .tensors = plan->n,
     };
+    snprintf(info->backend_reason, sizeof info->backend_reason, "%s", b->reason);
     return SWIN_OK;
 }
 
@@ -133,7 +134,7 @@ static swin_status check_limit(const swin_plan_info *i, size_t limit, const char
     if (!limit || i->total_bytes <= limit) return SWIN_OK;
     const double mib = 1024.0 * 1024.0;
     return swin_error_set(err, SWIN_ERR_MEM_LIMIT,
-                          "window %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f), over the limit "
+                          "cube %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f), over the limit "
                           "of %.1f MiB: raise --mem-limit to at least %.1f MiB%s",
                           i->cube[0], i->cube[1], i->cube[2], i->total_bytes / mib, i->weight_bytes / mib,
                           i->arena_bytes / mib, i->context_bytes / mib, limit / mib, i->total_bytes / mib, fits);
@@ -172,7 +173,7 @@ static swin_status fitting_cube(const struct swin_model *m, const swin_context_p
         swin_status st = plan_only(m, &t, &i, &why);
         if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s", why.msg);
         if (st == SWIN_OK && i.total_bytes <= q->mem_limit) {
-            snprintf(out, cap, " or %sa %dx%dx%d window (%.1f MiB)", flag, t.cube[0], t.cube[1], t.cube[2],
+            snprintf(out, cap, " or %sa %dx%dx%d cube (%.1f MiB)", flag, t.cube[0], t.cube[1], t.cube[2],
                      i.total_bytes / (1024.0 * 1024.0));
             return SWIN_OK;
         }
@@ -231,6 +232,11 @@ swin_status swin_context_create(const swin_model_t *m, const swin_context_params
 void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out)
 {
     *out = ctx->info;
+}
+
+const swin_model_t *swin_context_model(const swin_context_t *ctx)
+{
+    return ctx->model;
 }
 
 /* Half mode stores activations as float16 (largest finite value 65504): an input far

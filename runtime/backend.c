@@ -1,5 +1,6 @@
 #include "runtime/backend.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "kernels/cpu/cpu_backend.h"
@@ -52,31 +53,49 @@ swin_status backend_open(const struct swin_model *m, const swin_context_params *
                          struct backend *b, swin_error *err)
 {
     *b = (struct backend){0};
-    if (p->threads < 0) return swin_error_set(err, SWIN_ERR_ARG, "threads must be >= 0 (0 = every core)");
-    if (p->device < 0) return swin_error_set(err, SWIN_ERR_ARG, "the CUDA device index must be >= 0");
+    swin_status st;
+    if (p->threads < 0 || p->threads > SWIN_THREADS_MAX)
+        return swin_error_set(err, SWIN_ERR_ARG, "threads %d: it must be 0..%d (0 = every core)", p->threads,
+                              SWIN_THREADS_MAX);
+    if (p->device < 0 || p->device > SWIN_DEVICE_MAX)
+        return swin_error_set(err, SWIN_ERR_ARG, "CUDA device %d: the index must be 0..%d", p->device,
+                              SWIN_DEVICE_MAX);
     switch (p->backend) {
     case SWIN_BACKEND_CPU:
         if (p->half)
             return swin_error_set(err, SWIN_ERR_ARG,
                                   "half precision is a CUDA backend mode; the CPU backend runs float32 "
-                                  "(drop --half, or use --backend cuda)");
-        return open_cpu(m, p, need_device, b, err);
+                                  "(drop --half, or use --backend cuda or auto)");
+        if ((st = open_cpu(m, p, need_device, b, err))) return st;
+        snprintf(b->reason, sizeof b->reason, "requested");
+        return SWIN_OK;
     case SWIN_BACKEND_CUDA:
 #ifdef SWIN_HAVE_CUDA
-        return open_cuda(m, p, need_device, b, err);
+        if ((st = open_cuda(m, p, need_device, b, err))) return st;
+        snprintf(b->reason, sizeof b->reason, "requested");
+        return SWIN_OK;
 #else
         return swin_error_set(err, SWIN_ERR_BACKEND,
                               "this build has no CUDA backend (it was built without the CUDA toolkit); "
-                              "use the CPU backend (--backend cpu)");
+                              "use the CPU backend (--backend cpu or auto)");
 #endif
-    case SWIN_BACKEND_AUTO:
+    case SWIN_BACKEND_AUTO: {
+        char why[160] = "auto: this build has no CUDA backend";
 #ifdef SWIN_HAVE_CUDA
         /* Planning only asks whether the device exists; a run opens it (uploads weights). */
-        if (need_device ? open_cuda(m, p, true, b, err) == SWIN_OK
-                        : swin_cuda_device_usable(p->device) && open_cuda(m, p, false, b, err) == SWIN_OK)
+        swin_error cuda_err = {0};
+        if (!need_device && !swin_cuda_device_usable(p->device))
+            snprintf(why, sizeof why, "auto: no usable CUDA device %d", p->device);
+        else if (open_cuda(m, p, need_device, b, &cuda_err) == SWIN_OK) {
+            snprintf(b->reason, sizeof b->reason, "auto: CUDA device %d is usable", p->device);
             return SWIN_OK;
+        } else
+            snprintf(why, sizeof why, "auto: CUDA device %d did not open (%.100s)", p->device, cuda_err.msg);
 #endif
-        return open_cpu(m, p, need_device, b, err);
+        if ((st = open_cpu(m, p, need_device, b, err))) return st;
+        snprintf(b->reason, sizeof b->reason, "%s", why);
+        return SWIN_OK;
+    }
     }
     return swin_error_set(err, SWIN_ERR_ARG, "unknown backend %d", (int)p->backend);
 }

@@ -15,11 +15,12 @@ struct backend {
     void *be;                    /* the backend context; NULL for a CUDA plan without a device */
     size_t weight_bytes;         /* the backend's copy of the weights */
     size_t context_bytes;        /* its fixed scratch besides weights and arena */
+    char reason[160];            /* why this backend (swin_plan_info.backend_reason) */
 };
 
 /* Opens the backend p->backend asks for. With need_device false (planning only), CUDA
  * needs no GPU: its workspace queries are pure functions of shapes. AUTO takes CUDA when
- * a device opens, else the CPU. */
+ * a device opens, else the CPU, and says why in b->reason. */
 swin_status backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
                          struct backend *b, swin_error *err);
 void backend_close(struct backend *b);

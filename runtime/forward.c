@@ -47,7 +47,7 @@ static struct tensor patch_merge(struct swin_exec *e, const struct swin_model *m
     return y;
 }
 
-/* Order (forward spec 3.0, 3.1), arranged for a low peak:
+/* Order (docs/forward.md §1), arranged for a low peak:
  *  - each hidden state hs[s] is consumed as soon as it exists: encoder(s+1) runs on it and
  *    writes straight into the skip half of the concat of the decoder that needs it, so the
  *    only full-resolution maps live at once are decoder1's concat and its temporaries;

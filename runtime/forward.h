@@ -1,4 +1,4 @@
-/* forward(): one Swin UNETR window, written once against the op table (forward spec 3.0).
+/* forward(): one Swin UNETR window, written once against the op table (docs/forward.md §1).
  * Runs in plan mode (declares every activation and workspace to the planner) or in run
  * mode (computes) depending on `e`; see runtime/exec.h. */
 #ifndef SWIN_FORWARD_H
@@ -13,7 +13,7 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
                          const float *host_in, float *host_out);
 
 /* The effective window, shift and padded grid of block `block` of stage `stage` on a stage
- * grid L (forward spec 3.4 step 2: an axis with L <= window uses window L and no shift). */
+ * grid L (docs/forward.md §3.1: an axis with L <= window uses window L and no shift). */
 void swin_block_geometry(const struct swin_config *c, int stage, int block, const int L[3],
                          struct swin_window_geom *g);
 

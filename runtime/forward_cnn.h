@@ -1,5 +1,5 @@
 /* The CNN pieces of forward(): convolutions with planned workspaces and MONAI's
- * UnetResBlock (forward spec 5.1). */
+ * UnetResBlock (docs/forward.md §2). */
 #ifndef SWIN_FORWARD_CNN_H
 #define SWIN_FORWARD_CNN_H
 

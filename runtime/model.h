@@ -24,7 +24,7 @@
 
 /* Offsets (o_d, o_h, o_w) of the 8 sub-grids that patch merging concatenates, in
  * concatenation order. MONAI >= 1.5 'merging', MONAI < 1.5 'merging' (which repeats two
- * offsets) and 'mergingv2' differ only in this order (forward spec section 3.6). */
+ * offsets) and 'mergingv2' differ only in this order (docs/forward.md §3.5). */
 typedef int swin_merge_order[8][3];
 
 enum swin_merge_kind {
@@ -54,7 +54,7 @@ struct swin_config {
     /* 0: stage s's bias tables are complete. n > 0: they were recovered from an export that
      * constant-folded the relative-position bias for n-token windows; only table rows
      * R_full[i][t], i, t < n, are known (the rest are 0), so only windows of at most n tokens
-     * are covered (forward spec 3.4.3 and 7.13). */
+     * are covered (docs/forward.md §3.3 and §3.4). */
     int bias_tokens[SWIN_STAGES];
 };
 
@@ -134,7 +134,7 @@ static inline int swin_bias_table_rows(const struct swin_config *c)
     return (2 * c->window[0] - 1) * (2 * c->window[1] - 1) * (2 * c->window[2] - 1);
 }
 
-/* The three reference merge orders (forward spec section 3.6). */
+/* The three reference merge orders (docs/forward.md §3.5). */
 extern const swin_merge_order swin_merge_order_v15, swin_merge_order_pre15, swin_merge_order_v2;
 const char *swin_merge_kind_name(enum swin_merge_kind k);
 

@@ -6,6 +6,15 @@
 
 #include <stddef.h>
 
+/* Marks the functions the shared library exports; everything else in it is hidden. */
+#ifndef SWIN_API
+#if defined(__GNUC__)
+#define SWIN_API __attribute__((visibility("default")))
+#else
+#define SWIN_API
+#endif
+#endif
+
 typedef enum swin_status {
     SWIN_OK = 0,
     SWIN_ERR_ARG = 1,          /* a caller passed an invalid argument */
@@ -28,10 +37,10 @@ typedef struct swin_error {
 } swin_error;
 
 /* Records status and a printf-style message in *err (if err is not NULL); returns status. */
-swin_status swin_error_set(swin_error *err, swin_status status, const char *fmt, ...)
+SWIN_API swin_status swin_error_set(swin_error *err, swin_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* A short stable name for a status, e.g. "SWIN_ERR_MODEL". */
-const char *swin_status_name(swin_status s);
+SWIN_API const char *swin_status_name(swin_status s);
 
 #endif

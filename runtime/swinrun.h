@@ -5,7 +5,7 @@
  *     swin_error err;
  *     swin_model_t *model;
  *     if (swin_model_load("model.onnx", &model, &err)) { report(err.msg); return; }
- *     swin_context_params p = swin_context_default_params();   // CPU, export cube
+ *     swin_context_params p = swin_context_default_params();   // auto backend, export cube
  *     swin_context_t *ctx;
  *     if (swin_context_create(model, &p, &ctx, &err)) { ... }  // plans, allocates once
  *     swin_plan_info plan;
@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/status.h"
 
@@ -33,13 +34,28 @@ extern "C" {
 
 #define SWINRUN_VERSION "0.1.0"
 
+/* Limits the library enforces (and the CLI's validators quote). Three different things are
+ * called "window" in this field; swinrun names them apart:
+ *   - the attention window: the Swin blocks' token window, fixed by the model (model info .window);
+ *   - the cube (sliding patch, MONAI's roi_size): the (D, H, W) region one forward pass runs on;
+ *   - the intensity range (HU window): the [lo, hi] input range mapped to [0, 1] before the model. */
+#define SWIN_CUBE_MULTIPLE 32     /* every cube side is a multiple of this (the 5 downsamplings) */
+#define SWIN_CUBE_MIN 32
+#define SWIN_CUBE_MAX 1024
+#define SWIN_THREADS_MAX 4096     /* swin_context_params.threads: 0..this, 0 = every core */
+#define SWIN_DEVICE_MAX 64        /* swin_context_params.device: 0..this */
+#define SWIN_SPACING_MIN_MM 0.01  /* swin_segment_params.spacing_mm, each axis */
+#define SWIN_SPACING_MAX_MM 100.0
+#define SWIN_OVERLAP_MAX 0.99     /* swin_segment_params.overlap: 0..this */
+#define SWIN_CLASSES_MAX 65535    /* output channels a segmentation supports (uint16 labels) */
+
 typedef struct swin_model swin_model_t;
 typedef struct swin_context swin_context_t;
 
 typedef enum swin_backend {
     SWIN_BACKEND_CPU = 0,
     SWIN_BACKEND_CUDA = 1,
-    SWIN_BACKEND_AUTO = 2,  /* CUDA when a GPU is present, else CPU */
+    SWIN_BACKEND_AUTO = 2,  /* CUDA when a GPU is usable, else CPU (the default) */
 } swin_backend;
 
 /* What the loader read from the ONNX graph. */
@@ -71,40 +87,133 @@ typedef struct swin_plan_info {
     size_t context_bytes;   /* the backend's fixed scratch (CUDA: staging, reductions; CPU: 0) */
     size_t total_bytes;     /* weight_bytes + arena_bytes + context_bytes: all device (or host) bytes */
     int tensors;            /* activations and workspaces planned */
+    char backend_reason[160]; /* why this backend, e.g. "auto: no usable CUDA device (...)" */
 } swin_plan_info;
 
 typedef struct swin_context_params {
     swin_backend backend;
     int threads;            /* CPU threads; 0 = every core */
     int device;             /* CUDA device index (CUDA and AUTO backends) */
-    int cube[3];            /* window (D, H, W), multiples of 32; 0 = the export cube */
+    int cube[3];            /* the cube (sliding patch) one forward pass runs on, (D, H, W),
+                               multiples of SWIN_CUBE_MULTIPLE in SWIN_CUBE_MIN..SWIN_CUBE_MAX;
+                               0 = the export cube */
     size_t mem_limit;       /* refuse plans whose total exceeds this many bytes; 0 = none */
     bool half;              /* CUDA only: store weights and activations as float16 (float32
                                arithmetic), half the device bytes; logits agree with float32
                                to about 1e-2 relative. SWIN_BACKEND_CPU refuses it; AUTO
-                               falling back to the CPU runs float32 (plan info .half false).
+                               choosing the CPU runs float32 (plan info .half false).
                                A run whose float16 activations overflow (non-finite logits)
                                fails with SWIN_ERR_BACKEND instead of returning them. */
 } swin_context_params;
 
-swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
-void swin_model_free(swin_model_t *model);
-void swin_model_get_info(const swin_model_t *model, swin_model_info *out);
+SWIN_API swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
+SWIN_API void swin_model_free(swin_model_t *model);
+SWIN_API void swin_model_get_info(const swin_model_t *model, swin_model_info *out);
 
-swin_context_params swin_context_default_params(void);
+SWIN_API swin_context_params swin_context_default_params(void);
 
 /* Plans a context without allocating it (what `swinrun plan` prints). Needs no GPU: with
  * SWIN_BACKEND_CUDA it gives the device bytes a CUDA context would use. */
-swin_status swin_model_plan(const swin_model_t *model, const swin_context_params *params,
+SWIN_API swin_status swin_model_plan(const swin_model_t *model, const swin_context_params *params,
                             swin_plan_info *out, swin_error *err);
 
-swin_status swin_context_create(const swin_model_t *model, const swin_context_params *params,
+SWIN_API swin_status swin_context_create(const swin_model_t *model, const swin_context_params *params,
                                 swin_context_t **out, swin_error *err);
-void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out);
+SWIN_API void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out);
+/* The model ctx was created for. */
+SWIN_API const swin_model_t *swin_context_model(const swin_context_t *ctx);
 
 /* input: float32 (Ci, D, H, W); logits: float32 (Co, D, H, W), with (D, H, W) the cube. */
-swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err);
-void swin_context_free(swin_context_t *ctx);
+SWIN_API swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err);
+SWIN_API void swin_context_free(swin_context_t *ctx);
+
+/* ---- Segmentation: a CT volume in, a label map on the same grid out ----------------------
+ *
+ *     swin_segment_params sp = swin_segment_default_params();   // RAS, 1.5x1.5x2 mm, [-175, 250] HU
+ *     uint16_t *labels = malloc(nx * ny * nz * sizeof *labels);
+ *     swin_volume v = {.voxels = hu, .type = SWIN_VOXELS_I16, .dim = {nx, ny, nz}, .affine = {...}};
+ *     swin_segment(ctx, &v, &sp, labels, NULL, &report, &err);
+ *
+ * The pipeline is MONAI's usual inference recipe, reproduced to the voxel: Orientation to RAS,
+ * Spacing to spacing_mm (trilinear), ScaleIntensityRange of the intensity range to [0, 1]
+ * (clipped), sliding_window_inference with the context's cube as roi_size, argmax, and the
+ * labels mapped back onto the input grid (nearest) as Invertd does. Host memory is planned
+ * up front (report .pipeline_bytes): the sliding windows stream, holding one slab of logits. */
+
+typedef enum swin_blend {
+    SWIN_BLEND_CONSTANT = 0,  /* every cube's logits weigh the same */
+    SWIN_BLEND_GAUSSIAN = 1,  /* weighted by a gaussian centred on the cube (sigma_scale * side) */
+} swin_blend;
+
+typedef enum swin_stage {
+    SWIN_STAGE_READ = 0,        /* reading the input file (file form only) */
+    SWIN_STAGE_PREPROCESS = 1,  /* reorientation, resampling, intensity range */
+    SWIN_STAGE_INFER = 2,       /* the sliding cubes through the model */
+    SWIN_STAGE_WRITE = 3,       /* labels (and probabilities) back on the input grid */
+    SWIN_STAGE_DONE = 4,        /* reported once, with fraction 1, when the run succeeded */
+} swin_stage;
+
+/* fraction: of the whole segmentation, 0..1, never decreasing; 1 once, with SWIN_STAGE_DONE.
+ * The cubes take the fractions 0.05..0.95 in proportion to the cubes run. */
+typedef void (*swin_progress_fn)(void *user, swin_stage stage, double fraction);
+/* Polled between cubes and stages: returning true stops the run with SWIN_ERR_CANCELLED,
+ * leaving no output behind. */
+typedef bool (*swin_cancel_fn)(void *user);
+
+typedef struct swin_segment_params {
+    bool reorient;              /* to RAS before resampling (default true) */
+    bool resample;              /* to spacing_mm (default true) */
+    double spacing_mm[3];       /* along R, A, S: default 1.5 1.5 2.0 */
+    bool intensity_clip;        /* map intensity_range to [0, 1], clipped (default true) */
+    float intensity_range[2];   /* the HU window: default -175 250 */
+    double overlap;             /* of neighbouring cubes, 0..SWIN_OVERLAP_MAX (default 0.5) */
+    swin_blend blend;           /* default constant */
+    double sigma_scale;         /* gaussian blending: sigma = sigma_scale * cube side (default 0.125) */
+    swin_progress_fn progress;  /* may be NULL */
+    swin_cancel_fn cancel;      /* may be NULL */
+    void *user;                 /* passed to progress and cancel */
+    /* swin_segment_file only: the class probabilities (float32, one volume per class, on
+     * the input grid) and a PNG preview (three orthogonal slices with the labels); NULL = none. */
+    const char *probabilities_path;
+    const char *preview_path;
+} swin_segment_params;
+
+typedef enum swin_voxel_type { SWIN_VOXELS_F32 = 0, SWIN_VOXELS_I16 = 1 } swin_voxel_type;
+
+/* A 3D scalar volume in memory, in NIfTI order: voxel (i, j, k) at i + nx * (j + ny * k). */
+typedef struct swin_volume {
+    const void *voxels;         /* nx * ny * nz values of `type`: intensities (HU for CT) */
+    swin_voxel_type type;
+    long long dim[3];           /* nx, ny, nz */
+    double affine[4][4];        /* voxel (i, j, k, 1) -> world RAS+ mm (NIfTI's sform), row-major */
+} swin_volume;
+
+typedef struct swin_segment_report {
+    long long input_dim[3], grid_dim[3];  /* the input, and the preprocessed grid the model saw */
+    char input_axcodes[4];                /* e.g. "LPS" */
+    double input_spacing[3], grid_spacing[3];
+    long long cubes;                      /* sliding cubes run (forward passes) */
+    int classes;                          /* the model's output channels */
+    size_t pipeline_bytes;                /* host bytes the pipeline planned (besides the context) */
+    swin_plan_info plan;                  /* the context's plan: bytes, backend chosen and why */
+    double seconds_read, seconds_preprocess, seconds_infer, seconds_write;
+} swin_segment_report;
+
+SWIN_API swin_segment_params swin_segment_default_params(void);
+
+/* Segments a volume in memory with ctx's model (in_channels 1). labels: nx * ny * nz values
+ * on the input grid (the argmax class). probabilities: NULL, or classes * nx * ny * nz floats,
+ * class c's volume at c * nx * ny * nz (softmax, on the input grid). report may be NULL. */
+SWIN_API swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
+                                  uint16_t *labels, float *probabilities, swin_segment_report *report,
+                                  swin_error *err);
+
+/* NIfTI-1/2 (.nii, .nii.gz) in, the label map (uint8, uint16 beyond 256 classes) out on the
+ * input's grid with its header geometry. Every output appears, complete, only when the run
+ * succeeds (written under a temporary name and renamed); a failure or a cancel leaves none. */
+SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
+                                       const swin_segment_params *params, swin_segment_report *report,
+                                       swin_error *err);
 
 #ifdef __cplusplus
 }

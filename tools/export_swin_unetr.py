@@ -4,7 +4,7 @@
 Writes OUT (model.onnx; plus OUT.data for the dynamo exporter) and model.json next to it
 with the exact configuration used. See tools/README.md for the test-data matrix.
 
-Notes (MONAI 1.6.1 / torch 2.15, checked against /work/shared/design/swin_unetr_forward.md):
+Notes (MONAI 1.6.1 / torch 2.15, checked against docs/forward.md):
   * InstanceNorm over a single voxel: torch refuses instance norm when the map has one spatial
     element ("Expected more than 1 spatial element when training"), even in eval mode, because
     instance norm without running stats always uses batch statistics.  At 32^3 encoder10 runs

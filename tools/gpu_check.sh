@@ -17,19 +17,25 @@
 #   tools/gpu_check.sh all          every step below in order, skipping those already done
 #   tools/gpu_check.sh step NAME    one step (again, even if done):
 #     env       unpack the carried .debs into a private prefix (never /), only for what the
-#               system lacks; find nvcc, the GPU (nvidia-smi) and its compute capability
+#               system lacks; find nvcc, the GPU (nvidia-smi) and its compute capability, and
+#               cuDNN (not carried: 850 MB, over the 64 MiB a call carries): beside the toolkit,
+#               in the system, under $CUDNN_ROOT, or Python's nvidia-cudnn wheel (torch's)
 #     build     cmake + nvcc for the GPU present only (SWIN_CUDA_ARCHS=<cc>-real): the
-#               cuda_gpu_* tests, bench_cuda_ops_gpu, bench_cuda_forward_gpu, swinrun
+#               cuda_gpu_* tests, bench_cuda_ops_gpu, bench_cuda_forward_gpu, swinrun, and the
+#               yardstick (cuBLAS, and cuDNN when found: the reference column, cuda_gpu_yardstick)
 #     tests     ctest -L gpu (every cuda_gpu_* test), in float32 and again with CT_DTYPE=f16
 #               (half mode); a skipped test is a failure here
 #     memcheck  compute-sanitizer --tool memcheck on the nine op tests, float32 and half
 #     racecheck compute-sanitizer --tool racecheck on the same (both resume test by test:
 #               delete <state>/memcheck or <state>/racecheck to start over)
-#     bench     bench_cuda_ops_gpu (each heavy op at the f=48 96^3 shapes, float32 and half:
-#               host clock around N launches and a synchronize; the backend's stream is
-#               private, so no CUDA events), plus per-kernel GPU times from nsys when installed
+#     bench     bench_cuda_ops_gpu, float32 and half: the heavy ops, every conv3d shape of the
+#               f=48 96^3 forward beside cuDNN's fastest algorithm, and the Swin GEMMs beside
+#               cuBLAS (CUDA events on the backend's stream; swinrun/cuDNN and swinrun/cuBLAS
+#               ratios, swinrun-vs-cuDNN output agreement), plus per-kernel GPU times from
+#               nsys when installed
 #     forward   bench_cuda_forward_gpu: the whole f=48 96^3 window in float32 and half
-#               (random weights), its time, and device memory by cudaMemGetInfo and
+#               (random weights), its time (host clock and CUDA events), and device memory by
+#               cudaMemGetInfo and
 #               nvidia-smi (CUDA context included) against swinrun's plan
 #     agree     swinrun forward --backend cuda [--half] on the carried f12_c32_ts case against
 #               ONNX Runtime CPU (run there when onnxruntime imports, else the carried
@@ -164,11 +170,36 @@ step_env() {
         driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
     fi
     echo "GPU_CC=\"$cc\"" >> "$state/env.sh"
+    local cudnn
+    cudnn=$(find_cudnn "$(dirname "$(dirname "$nvcc")")")
+    if [ -n "$cudnn" ]; then
+        echo "CMAKE_ARGS=\"\$CMAKE_ARGS -DCUDNN_ROOT=$cudnn\"" >> "$state/env.sh"
+        local libdir
+        libdir=$(ls "$cudnn"/lib*/libcudnn.so* "$cudnn"/lib/x86_64-linux-gnu/libcudnn.so* 2>/dev/null | head -1)
+        [ -n "$libdir" ] && echo "export LD_LIBRARY_PATH=\"$(dirname "$libdir"):\$LD_LIBRARY_PATH\"" >> "$state/env.sh"
+    fi
+    echo "CUDNN_ROOT=\"$cudnn\"" >> "$state/env.sh"
     log "cmake hints:${cmake_args:- none}"
     result env "{\"unpacked\": $(json_str "$(echo $need)"), \"nvcc\": $(json_str "$("$nvcc" --version | tail -1)"), \
 \"cmake\": $(json_str "$(cmake --version | head -1)"), \"gpu\": $(json_str "$gpu"), \"cc\": $(json_str "$cc"), \
-\"driver\": $(json_str "$driver")}"
-    log "env: unpacked [$(echo $need)], nvcc $nvcc, GPU '${gpu:-none}' cc ${cc:-?}"
+\"driver\": $(json_str "$driver"), \"cudnn\": $(json_str "${cudnn:-not found: no cuDNN/cuBLAS reference column}")}"
+    log "env: unpacked [$(echo $need)], nvcc $nvcc, GPU '${gpu:-none}' cc ${cc:-?}, cuDNN ${cudnn:-not found}"
+}
+
+# A directory with include/cudnn.h and lib*/libcudnn.so* (the argument: the CUDA toolkit).
+find_cudnn() {
+    local d py
+    for d in "${CUDNN_ROOT:-}" "$1" /usr/local/cudnn /usr; do
+        [ -n "$d" ] || continue
+        if [ -f "$d/include/cudnn.h" ] && ls "$d"/lib*/libcudnn.so* >/dev/null 2>&1; then echo "$d"; return; fi
+        if [ "$d" = /usr ] && [ -f /usr/include/cudnn.h ] && ls /usr/lib/x86_64-linux-gnu/libcudnn.so* >/dev/null 2>&1; then
+            echo /usr; return; fi
+    done
+    for py in python3 python; do
+        have $py || continue
+        d=$($py -c "import nvidia.cudnn as m; print(list(m.__path__)[0])" 2>/dev/null) || continue
+        [ -f "$d/include/cudnn.h" ] && { echo "$d"; return; }
+    done
 }
 
 load_env() {
@@ -188,12 +219,17 @@ step_build() {
     # shellcheck disable=SC2086
     cmake -S "$repo" -B "$state/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$NVCC" \
         -DSWIN_CUDA_ARCHS="$arch" -DSWIN_PYTHON="$(command -v python3 || echo python3)" $CMAKE_ARGS >&2 || return 1
+    local yard="swin_yardstick test_cuda_gpu_yardstick"  # the cuBLAS (+ cuDNN when found) reference
+    grep -q '^SWIN_CUDNN_LIB:FILEPATH=.*cudnn' "$state/build/CMakeCache.txt" \
+        || log "no cuDNN: bench_cuda_ops_gpu has the cuBLAS reference only"
+    targets="$targets $yard"
     if [ "${DRY_RUN:-0}" = 1 ]; then
         # The toolchain works (one CUDA object with the real flags) and so do the libraries it
         # found or unpacked: protoc-c and its header (swin_weights), the NIfTI headers
         # (swin_pipeline_objs). The full build is the GPU machine's.
         make -C "$state/build/kernels/cuda" splitk_reduce.cu.o >&2 || return 1
-        cmake --build "$state/build" -j2 --target swin_weights swin_pipeline_objs >&2 || return 1
+        # shellcheck disable=SC2086
+        cmake --build "$state/build" -j2 --target swin_weights swin_pipeline_objs ${yard%% *} >&2 || return 1
         result build "{\"arch\": \"$arch\", \"dry_run\": true}"
         return 0
     fi
@@ -248,9 +284,13 @@ step_racecheck() { sanitize racecheck; }
 
 step_bench() {
     load_env || return 1
-    local b="$state/build/tests/cuda/bench_cuda_ops_gpu"
-    "$b" --reps 10 > "$state/bench_f32.txt" || return 1
-    "$b" --reps 10 --half > "$state/bench_f16.txt" || return 1
+    local b="$state/build/tests/cuda/bench_cuda_ops_gpu" rc32 rc16
+    # Exit 1 also when a conv disagrees with cuDNN: the tables and JSON are written first.
+    rm -f "$state/bench_f32.json" "$state/bench_f16.json"
+    "$b" --reps 10 --json "$state/bench_f32.json" > "$state/bench_f32.txt"
+    rc32=$?
+    "$b" --reps 10 --half --json "$state/bench_f16.json" > "$state/bench_f16.txt"
+    rc16=$?
     if have nsys; then  # per-kernel GPU times (CUPTI) of one f=48 96^3 pass in each mode
         nsys profile -f true -o "$state/forward_f32" --stats=true \
             "$state/build/tests/cuda/bench_cuda_forward_gpu" --runs 1 > "$state/nsys_f32.txt" 2>&1 \
@@ -259,8 +299,10 @@ step_bench() {
             "$state/build/tests/cuda/bench_cuda_forward_gpu" --runs 1 --half > "$state/nsys_half.txt" 2>&1 \
             || log "nsys failed (see $state/nsys_half.txt)"
     fi
-    result bench "{\"f32\": $(json_str "$(cat "$state/bench_f32.txt")"), \"f16\": $(json_str "$(cat "$state/bench_f16.txt")"), \
+    result bench "{\"f32_rc\": $rc32, \"f16_rc\": $rc16, \"f32\": $(cat "$state/bench_f32.json" 2>/dev/null || echo null), \
+\"f16\": $(cat "$state/bench_f16.json" 2>/dev/null || echo null), \
 \"nsys\": $(if have nsys; then echo true; else echo '"nsys not installed: no per-kernel table"'; fi)}"
+    [ $rc32 -eq 0 ] && [ $rc16 -eq 0 ]
 }
 
 step_forward() {
@@ -289,14 +331,14 @@ step_agree() {
         "$py" "$repo/tools/ort_reference.py" "$c/model.onnx" --input "$c/input.npy" --out "$state/ort_logits.npy" >&2 \
             && ref="$state/ort_logits.npy" && refsrc="ONNX Runtime CPU on this machine"
     fi
-    # swinrun falls back to the CPU backend (with a warning) when no device opens: the run
-    # counts only if its --json line says backend cuda.
-    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f32.npy" --backend cuda --json > "$state/run_f32.json" \
+    # --backend cuda fails when no device opens; the run also counts only if its JSON report
+    # says backend cuda.
+    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f32.npy" --backend cuda --json "$state/run_f32.json" \
         && grep -q '"backend": "cuda"' "$state/run_f32.json" \
         && "$py" "$repo/tools/check_logits.py" "$state/cuda_f32.npy" "$ref" > "$state/agree_f32.txt" 2>&1
     rc32=$?
-    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f16.npy" --backend cuda --half --json \
-        > "$state/run_f16.json" && grep -q '"backend": "cuda"' "$state/run_f16.json" \
+    "$sw" forward "$c/model.onnx" "$c/input.npy" "$state/cuda_f16.npy" --backend cuda --half \
+        --json "$state/run_f16.json" && grep -q '"backend": "cuda"' "$state/run_f16.json" \
         && "$py" "$repo/tools/check_logits.py" "$state/cuda_f16.npy" "$ref" --atol-rel 1e-2 \
             --min-label-agreement 0.995 > "$state/agree_f16.txt" 2>&1
     rc16=$?
@@ -377,6 +419,6 @@ case "${1:-}" in
         done
         run_step report || rc=1
         exit $rc ;;
-    -h|--help) sed -n '2,38p' "$0" ;;
-    *) sed -n '2,38p' "$0" >&2; exit 2 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" ;;
+    *) sed -n '2,/^[^#]/{/^#/p}' "$0" >&2; exit 2 ;;
 esac

@@ -17,16 +17,17 @@ def mib(b):
 
 
 def forward_table(fw):
-    out = ["## Whole f=48 96^3 window (random weights; host wall clock per forward(), upload and "
-           "download included)", "",
-           "| mode | median ms | min ms | max ms | warm-up ms | plan: weights + scratch + arena | "
-           "cudaMemGetInfo used by swinrun | context + other (total - free at start) |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["## Whole f=48 96^3 window (random weights; per forward(), upload and download included: "
+           "host wall clock, and CUDA events on the backend stream)", "",
+           "| mode | median ms | min ms | max ms | events median ms | events min ms | warm-up ms | "
+           "plan: weights + scratch + arena | cudaMemGetInfo used by swinrun | context + other (total - free at start) |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in ("f32", "f16"):
         r = fw.get(mode)
         if not isinstance(r, dict):
             continue
-        out.append(f"| {mode} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | {r['max_ms']:.2f} | {r['warmup_ms']:.1f} | "
+        out.append(f"| {mode} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | {r['max_ms']:.2f} | "
+                   f"{ms(r.get('event_median_ms'), 2)} | {ms(r.get('event_min_ms'), 2)} | {r['warmup_ms']:.1f} | "
                    f"{mib(r['plan_bytes'])} ({mib(r['weights_bytes'])} + {mib(r['scratch_bytes'])} + "
                    f"{mib(r['arena_bytes'])}) | {mib(r['used_bytes'])} | {mib(r['context_bytes'])} |")
     if fw.get("nvidia_smi_used_before_mib") is not None:
@@ -35,6 +36,59 @@ def forward_table(fw):
     dev = next((fw[m] for m in ("f32", "f16") if isinstance(fw.get(m), dict)), None)
     if dev:
         out.insert(0, f"Device: {dev['device']} (compute capability {dev['cc']}).\n")
+    return out
+
+
+def ms(v, digits=3):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    return "-" if a is None or not b else f"{a / b:.2f}"
+
+
+def yardstick_tables(bench):
+    """swinrun beside cuDNN (every conv3d shape) and cuBLAS (the Swin GEMMs), per mode, from
+    bench_cuda_ops_gpu --json: ratio = swinrun time / library time (above 1: slower)."""
+    out = []
+    for mode, title in (("f32", "float32 (cuDNN FMA math, cuBLAS COMPUTE_32F: no TF32)"),
+                        ("f16", "half storage, float32 accumulation (tensor cores on both sides)")):
+        b = bench.get(mode)
+        if not isinstance(b, dict):
+            continue
+        out += ["", f"## swinrun vs cuDNN / cuBLAS, {title}", "",
+                f"Device: {b['device']}; reference: {b['reference']}; {b['timing']} ({b['reps']} reps).", "",
+                "| conv3d | side | cin | cout | k | uses | swinrun ms | cuDNN ms | swinrun/cuDNN | max diff | cuDNN algorithm |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for c in b["convs"]:
+            diff = "-" if c["max_rel_diff"] is None else f"{c['max_rel_diff']:.2g}"
+            out.append(f"| {c['name']} | {c['side']} | {c['cin']} | {c['cout']} | {c['k']} | {c['uses']} | "
+                       f"{ms(c['swinrun_ms'])} | {ms(c['cudnn_ms'])} | {ratio(c['swinrun_ms'], c['cudnn_ms'])} | "
+                       f"{diff} | {c['cudnn_algo'] or '-'} |")
+        t = b["conv_total"]
+        out.append(f"| **every conv3d of one forward** (uses x time) | | | | | | {ms(t['swinrun_ms'])} | "
+                   f"{ms(t['cudnn_ms'])} | {ratio(t['swinrun_ms'], t['cudnn_ms'])} | | |")
+        out += ["", "| stage | GEMM (M x N x K) | cuBLAS ms | swinrun op | swinrun ms | cuBLAS GEMMs inside ms | ratio |",
+                "|---:|---|---:|---|---:|---:|---:|"]
+        for st in b["swin"]:
+            g = st["gemms"]
+            if not g or any(x["M"] == 0 for x in g):
+                continue
+            t_attn = None if any(x["cublas_ms"] is None for x in g[:2]) else g[0]["cublas_ms"] + g[1]["cublas_ms"]
+            t_mlp = None if any(x["cublas_ms"] is None for x in g[2:]) else g[2]["cublas_ms"] + g[3]["cublas_ms"]
+            for i, x in enumerate(g):
+                op = ""
+                if i == 0:
+                    op = (f"swin_attention (qkv+proj) | {ms(st['swin_attention_ms'], 4)} | {ms(t_attn, 4)} | "
+                          f"{ratio(st['swin_attention_ms'], t_attn)}")
+                elif i == 2:
+                    op = (f"swin_mlp (fc1+fc2) | {ms(st['swin_mlp_ms'], 4)} | {ms(t_mlp, 4)} | "
+                          f"{ratio(st['swin_mlp_ms'], t_mlp)}")
+                else:
+                    op = " | | |"
+                out.append(f"| {st['stage']} | {x['name']} {x['M']} x {x['N']} x {x['K']} | {ms(x['cublas_ms'], 4)} | {op} |")
+        out.append("\nThe Swin ops also do layer norm, the window attention, GELU and the window "
+                   "gather/scatter: their ratio bounds what their GEMMs cost beside cuBLAS's from above.")
     return out
 
 
@@ -47,6 +101,9 @@ def main(state, path):
         if step in ("forward", "bench", "agree") and v["result"]:
             res = "below"
         out.append(f"| {step} | {v['status']} | `{res[:300]}` |")
+    bench = d.get("bench", {}).get("result")
+    if isinstance(bench, dict):
+        out += yardstick_tables(bench)
     fw = d.get("forward", {}).get("result")
     if isinstance(fw, dict):
         out += [""] + forward_table(fw)
@@ -55,8 +112,8 @@ def main(state, path):
         if v["status"] == "failed" and os.path.exists(log):
             tail = open(log, errors="replace").read().splitlines()[-30:]
             out += ["", f"## {step} failed: the end of its log", "", "```", *tail, "```"]
-    for name, title in (("bench_f32.txt", "Heavy ops at f=48 96^3, float32 (bench_cuda_ops_gpu)"),
-                        ("bench_f16.txt", "Heavy ops at f=48 96^3, half (bench_cuda_ops_gpu --half)"),
+    for name, title in (("bench_f32.txt", "bench_cuda_ops_gpu output, float32"),
+                        ("bench_f16.txt", "bench_cuda_ops_gpu output, half (--half)"),
                         ("agree_f32.txt", "ONNX Runtime agreement, float32 (tools/check_logits.py)"),
                         ("agree_f16.txt", "ONNX Runtime agreement, half (1e-2, >= 99.5 % labels)"),
                         ("nsys_f32.txt", "Per kernel (nsys), one float32 f=48 96^3 pass"),

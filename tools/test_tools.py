@@ -92,7 +92,7 @@ def test_merge_order():
     torch.set_num_threads(2)
     args = ex.parse_args(["--feature-size", "12", "--size", "32", "32", "32", "--seed", "5"])
     m15, cfg = ex.make_model(args)
-    assert cfg["params"] == 4078220, cfg["params"]  # spec 6.2
+    assert cfg["params"] == 4078220, cfg["params"]  # docs/forward.md §1
     # randomisation touched every parameter (no all-zero / all-one tensors left)
     for n, p in m15.named_parameters():
         assert not torch.all(p == 0) and not torch.all(p == 1), n
@@ -129,7 +129,7 @@ def _merge_offsets(pm):
 
 
 def test_monai_merge_orders_match_spec():
-    """MONAI 1.6.1 'merging' = the 1.5 order of spec 3.6; 'mergingv2' = lexicographic, W fastest."""
+    """MONAI 1.6.1 'merging' = the 1.5 order of docs/forward.md §3.5; 'mergingv2' = lexicographic, W fastest."""
     from monai.networks.nets.swin_unetr import PatchMerging, PatchMergingV2
     assert _merge_offsets(PatchMerging(1)) == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1),
                                                 (1, 1, 0), (1, 0, 1), (0, 1, 1), (1, 1, 1)]

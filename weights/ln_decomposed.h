@@ -1,4 +1,4 @@
-/* LayerNormalization as opset < 17 exporters write it (forward spec section 8):
+/* LayerNormalization as opset < 17 exporters write it (docs/forward.md §4):
  *   m = ReduceMean(x, axes=[-1]);  d = Sub(x, m);  v = ReduceMean(Pow(d, 2), axes=[-1]);
  *   y = Div(d, Sqrt(Add(v, eps)))  [;  y = Add(Mul(y, gamma), beta)  when affine]
  * matched at its Div node. */

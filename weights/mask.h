@@ -1,4 +1,4 @@
-/* The shifted-window attention mask of a stage (forward spec 3.4.4), to check a mask an
+/* The shifted-window attention mask of a stage (docs/forward.md §3.3), to check a mask an
  * exporter or optimiser constant-folded into the graph before it is dropped (the kernels
  * derive the mask from token coordinates). */
 #ifndef SWIN_WEIGHTS_MASK_H

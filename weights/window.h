@@ -1,6 +1,6 @@
 /* The configured attention window, from the bias table's row count T = (2w1-1)(2w2-1)(2w3-1)
  * and, when the graph has it, the relative_position_index constant (N, N) with N = w1 w2 w3,
- * which is also checked entry by entry against R_full (forward spec 3.4.3). */
+ * which is also checked entry by entry against R_full (docs/forward.md §3.3). */
 #ifndef SWIN_WEIGHTS_WINDOW_H
 #define SWIN_WEIGHTS_WINDOW_H
 

@@ -188,6 +188,11 @@ extern "C" swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_
     return SWIN_OK;
 }
 
+extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
+{
+    return (void *)be->stream;
+}
+
 /* The two op tables share every entry point (each op picks its kernels from be->dtype);
  * they differ in the activation storage type the planner sizes tensors with. */
 #define SWIN_CUDA_OP_ENTRIES                                                                                         \

@@ -70,6 +70,11 @@ size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be);
 /* Waits for every op issued so far; SWIN_ERR_BACKEND with the CUDA error if one failed. */
 swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err);
 
+/* The backend's CUDA stream (a cudaStream_t), on which every op is issued: for timing
+ * with CUDA events and for library calls (cuBLAS, cuDNN) ordered with the ops. The
+ * backend owns it; it lives until swin_cuda_backend_free. */
+void *swin_cuda_backend_stream(struct swin_cuda_backend *be);
+
 /* The op tables: act_dtype SWIN_F32 (swin_cuda_ops) and SWIN_F16 (swin_cuda_half_ops). */
 extern const struct swin_ops swin_cuda_ops;
 extern const struct swin_ops swin_cuda_half_ops;

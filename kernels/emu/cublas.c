@@ -250,6 +250,15 @@ static int ex_supported(cudaDataType at, cudaDataType bt, cudaDataType ct, cubla
     return ct == CUDA_R_32F || ct == at;
 }
 
+/* The algorithm ids cublasGemmEx accepts: the defaults and the numbered ones (all of them
+ * compute the same product here; on a GPU the choice is a speed hint). */
+static int algo_valid(cublasGemmAlgo_t algo)
+{
+    return algo == CUBLAS_GEMM_DEFAULT || algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP ||
+           (algo >= CUBLAS_GEMM_ALGO0 && algo <= CUBLAS_GEMM_ALGO23) ||
+           (algo >= CUBLAS_GEMM_ALGO0_TENSOR_OP && algo <= CUBLAS_GEMM_ALGO15_TENSOR_OP);
+}
+
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
                                           cublasOperation_t tb, int m, int n, int k,
                                           const void *alpha, const void *A, cudaDataType at,
@@ -261,6 +270,8 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
 {
     if (handle_ok(h) && !ex_supported(at, bt, ct, comp))
         return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (handle_ok(h) && !algo_valid(algo))
+        return CUBLAS_STATUS_INVALID_VALUE;
     struct operand a = {A, at, lda, sa, 0, 0, 0}, b = {B, bt, ldb, sb, 0, 0, 0};
     int round = at == CUDA_R_32F && comp == CUBLAS_COMPUTE_32F_FAST_TF32;
     return gemm(h, ta, tb, m, n, k, alpha, a, b, beta, C, ct, ldc, sc, batches, round);

@@ -1,5 +1,7 @@
-/* cudnnConvolutionForward for fp32 tensors with 1 to 3 spatial dimensions, any strides
- * (NCDHW, NDHWC, ...), groups, padding, stride, dilation, and both convolution modes.
+/* cudnnConvolutionForward for fp32 tensors, and fp16 tensors with fp32 compute (inputs
+ * converted exactly, fp32 accumulation, the result rounded to fp16 once at the store), with
+ * 1 to 3 spatial dimensions, any strides (NCDHW, NDHWC, ...), groups, padding, stride,
+ * dilation, and both convolution modes.
  *
  * For each output row (fixed n, group, and all spatial coordinates but the last), the
  * input patches are gathered into the workspace as a matrix col[r][ow], r running over
@@ -11,6 +13,7 @@
 
 #include "kernels/emu/cudnn_internal.h"
 #include "kernels/emu/emu_internal.h"
+#include "kernels/emu/half.h"
 
 /* A convolution problem with spatial dims padded to 3 (missing leading ones are 1). */
 struct problem {
@@ -24,6 +27,39 @@ struct problem {
 static int valid(const void *p)
 {
     return p && *(const unsigned *)p == CUDNN_EMU_MAGIC;
+}
+
+static size_t elem_bytes(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_HALF ? 2 : 4;
+}
+
+static float load(const void *p, int half, long long i)
+{
+    return half ? cuemu_half_to_float(((const unsigned short *)p)[i]) : ((const float *)p)[i];
+}
+
+static void store(void *p, int half, long long i, float v)
+{
+    if (half)
+        ((unsigned short *)p)[i] = cuemu_float_to_half(v);
+    else
+        ((float *)p)[i] = v;
+}
+
+cudnnStatus_t cuemu_cudnn_types(const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
+                                const struct cudnnConvolutionStruct *conv, const struct cudnnTensorStruct *y)
+{
+    cudnnDataType_t t = x->type;
+    if ((t != CUDNN_DATA_FLOAT && t != CUDNN_DATA_HALF) || w->type != t || (y && y->type != t))
+        return CUDNN_STATUS_NOT_SUPPORTED;
+    return conv->compute == CUDNN_DATA_FLOAT ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_NOT_SUPPORTED;
+}
+
+int cuemu_cudnn_algo_emulated(cudnnConvolutionFwdAlgo_t algo)
+{
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
 }
 
 static int out_size(int in, int pad, int f, int dil, int stride)
@@ -121,6 +157,10 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t h, cudnnTens
         return CUDNN_STATUS_BAD_PARAM;
     cudnnStatus_t st = describe(&p, x, w, conv, y);
     if (st == CUDNN_STATUS_SUCCESS)
+        st = cuemu_cudnn_types(x, w, conv, y);
+    if (st == CUDNN_STATUS_SUCCESS && !cuemu_cudnn_algo_emulated(algo))
+        st = CUDNN_STATUS_NOT_SUPPORTED;
+    if (st == CUDNN_STATUS_SUCCESS)
         *size = workspace_bytes(&p);
     return st;
 }
@@ -131,11 +171,11 @@ static size_t span(const struct cudnnTensorStruct *t)
     size_t last = 0;
     for (int i = 0; i < t->nb; i++)
         last += (size_t)(t->dim[i] - 1) * (size_t)t->stride[i];
-    return (last + 1) * sizeof(float);
+    return (last + 1) * elem_bytes(t->type);
 }
 
 /* One output row: n, group g, output (od, oh), all ow. */
-static void conv_row(const struct problem *p, const float *x, const float *w, float *y, float *col,
+static void conv_row(const struct problem *p, const void *x, const void *w, void *y, int half, float *col,
                      float *acc, int n, int g, int od, int oh, float alpha, float beta)
 {
     int cg = p->c / p->groups, kg = p->k / p->groups, ow_n = p->out[2];
@@ -147,12 +187,12 @@ static void conv_row(const struct problem *p, const float *x, const float *w, fl
                 for (int e = 0; e < fw; e++, cp += ow_n) {
                     int id = od * p->stride[0] - p->pad[0] + a * p->dil[0];
                     int ih = oh * p->stride[1] - p->pad[1] + b * p->dil[1];
-                    const float *xb = x + n * p->xs[0] + (long long)(g * cg + c) * p->xs[1] +
-                                      id * p->xs[2] + ih * p->xs[3];
+                    long long xb = n * p->xs[0] + (long long)(g * cg + c) * p->xs[1] + id * p->xs[2] +
+                                   ih * p->xs[3];
                     int inside = id >= 0 && id < p->in[0] && ih >= 0 && ih < p->in[1];
                     for (int ow = 0; ow < ow_n; ow++) {
                         int iw = ow * p->stride[2] - p->pad[2] + e * p->dil[2];
-                        cp[ow] = inside && iw >= 0 && iw < p->in[2] ? xb[iw * p->xs[4]] : 0.0f;
+                        cp[ow] = inside && iw >= 0 && iw < p->in[2] ? load(x, half, xb + iw * p->xs[4]) : 0.0f;
                     }
                 }
     for (int kk = 0; kk < kg; kk++) {
@@ -166,16 +206,17 @@ static void conv_row(const struct problem *p, const float *x, const float *w, fl
                         /* CUDNN_CONVOLUTION flips the filter; cross-correlation does not. */
                         int fa = p->flip ? fd - 1 - a : a, fb = p->flip ? fh - 1 - b : b;
                         int fe = p->flip ? fw - 1 - e : e;
-                        float wv = w[k * p->ws[0] + c * p->ws[1] + fa * p->ws[2] + fb * p->ws[3] + fe * p->ws[4]];
+                        float wv = load(w, half, k * p->ws[0] + c * p->ws[1] + fa * p->ws[2] + fb * p->ws[3] +
+                                                     fe * p->ws[4]);
                         for (int ow = 0; ow < ow_n; ow++)
                             acc[ow] += wv * cp[ow];
                     }
-        float *yb = y + n * p->ys[0] + (long long)k * p->ys[1] + od * p->ys[2] + oh * p->ys[3];
+        long long yb = n * p->ys[0] + (long long)k * p->ys[1] + od * p->ys[2] + oh * p->ys[3];
         for (int ow = 0; ow < ow_n; ow++) {
             float v = alpha * acc[ow];
             if (beta != 0.0f) /* beta == 0: y is not read */
-                v += beta * yb[ow * p->ys[4]];
-            yb[ow * p->ys[4]] = v;
+                v += beta * load(y, half, yb + ow * p->ys[4]);
+            store(y, half, yb + ow * p->ys[4], v);
         }
     }
 }
@@ -190,17 +231,20 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnT
     if (!valid(h) || !alpha || !beta || !x || !w || !y || (unsigned)algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
         return CUDNN_STATUS_BAD_PARAM;
     cudnnStatus_t st = describe(&p, xd, wd, conv, yd);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cuemu_cudnn_types(xd, wd, conv, yd);
+    if (st == CUDNN_STATUS_SUCCESS && !cuemu_cudnn_algo_emulated(algo))
+        st = CUDNN_STATUS_NOT_SUPPORTED;
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    if (xd->type != CUDNN_DATA_FLOAT || wd->type != CUDNN_DATA_FLOAT || yd->type != CUDNN_DATA_FLOAT)
-        return CUDNN_STATUS_NOT_SUPPORTED;
+    const int half = xd->type == CUDNN_DATA_HALF;
     size_t need = workspace_bytes(&p);
     if (ws_bytes < need || (need && !ws)) {
         cuemu_report(CUEMU_DET_MEMORY_RANGE, "cudnnConvolutionForward: workspace of %zu bytes at %p, "
                      "%zu needed (cudnnGetConvolutionForwardWorkspaceSize)", ws_bytes, ws, need);
         return CUDNN_STATUS_BAD_PARAM;
     }
-    size_t wbytes = (size_t)p.k * p.ws[0] * sizeof(float);
+    size_t wbytes = (size_t)p.k * p.ws[0] * elem_bytes(wd->type);
     if (!cuemu_mem_is_device_range(x, span(xd)) || !cuemu_mem_is_device_range(w, wbytes) ||
         !cuemu_mem_is_device_range(y, span(yd)) || (need && !cuemu_mem_is_device_range(ws, need))) {
         cuemu_report(CUEMU_DET_MEMORY_RANGE, "cudnnConvolutionForward: x, w, y or the workspace is "
@@ -215,7 +259,7 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnT
         for (int g = 0; g < p.groups; g++)
             for (int od = 0; od < p.out[0]; od++)
                 for (int oh = 0; oh < p.out[1]; oh++)
-                    conv_row(&p, x, w, y, ws, acc, n, g, od, oh, al, be);
+                    conv_row(&p, x, w, y, half, ws, acc, n, g, od, oh, al, be);
     free(acc);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -39,4 +39,16 @@ struct cudnnConvolutionStruct {
     int groups;
 };
 
+/* The element types the emulated convolution reads and writes: x, w and y all FLOAT, or
+ * all HALF, with FLOAT compute (cudnnSetConvolutionNdDescriptor's computeType), as
+ * cuDNN's FLOAT_CONFIG and PSEUDO_HALF_CONFIG. Others: CUDNN_STATUS_NOT_SUPPORTED. */
+cudnnStatus_t cuemu_cudnn_types(const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
+                                const struct cudnnConvolutionStruct *conv, const struct cudnnTensorStruct *y);
+
+/* The forward algorithms the emulator runs (the implicit-GEMM pair and GEMM; all of them
+ * need the im2col workspace of cudnnGetConvolutionForwardWorkspaceSize). The others
+ * (DIRECT, FFT, WINOGRAD...) are CUDNN_STATUS_NOT_SUPPORTED, as cuDNN answers for shapes
+ * those algorithms do not cover. */
+int cuemu_cudnn_algo_emulated(cudnnConvolutionFwdAlgo_t algo);
+
 #endif

@@ -1,4 +1,4 @@
-/* The swinrun verbs and their shared argument parsing. */
+/* The swinrun verbs and their one option grammar (runtime/cli/options.c). */
 #ifndef SWIN_CLI_H
 #define SWIN_CLI_H
 
@@ -8,34 +8,50 @@
 
 #include "runtime/swinrun.h"
 
-#define CLI_MAX_POS 4
+enum cli_verb { CLI_INFO = 0, CLI_PLAN = 1, CLI_FORWARD = 2, CLI_SEGMENT = 3, CLI_VERBS = 4 };
 
+/* Everything any verb's command line can say; each verb reads its own part. */
 struct cli_args {
-    const char *pos[CLI_MAX_POS];  /* positional arguments after the verb */
+    enum cli_verb verb;
+    const char **pos;              /* positional arguments after the verb (argc entries allocated) */
     int npos;
     swin_context_params ctx;
-    bool json, help;
+    swin_segment_params seg;
+    const char *json;              /* --json FILE ('-' = stdout); NULL: none */
+    const char *model, *out_dir, *probs, *preview; /* segment */
+    bool with_probs, with_preview, quiet, help;
     int runs;                      /* forward: timed repetitions (default 1) */
 };
 
-/* argv[0] is the verb. Prints a one-line error and returns nonzero on bad arguments. */
-int cli_parse(int argc, char **argv, struct cli_args *a);
-/* The context options shared by every verb (--threads, --device, --backend, --mem-limit):
- * 0 when argv[*i] is none of them, 1 when consumed (with its value), 2 after printing an
- * error. */
-int cli_parse_context_option(const char *verb, int argc, char **argv, int *i, swin_context_params *ctx);
+/* Parses argv[first..argc) for `verb` against the option table. Prints a one-line error and
+ * returns the exit code (2 on bad arguments, 1 out of memory), else 0 (a->help set for
+ * -h/--help). Free a->pos after use. */
+int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_args *a);
+/* The verb's --help: its usage lines, then every option of the table it takes. */
+void cli_help(enum cli_verb verb, FILE *o);
+const char *cli_verb_name(enum cli_verb verb);
+
 /* Maps a library status to the exit code: 2 for bad arguments or inputs, 1 otherwise. */
 int cli_exit_code(swin_status st);
 /* Loads the model or prints the loader's one-line error. */
 swin_model_t *cli_load_model(const char *path, int *exit_code);
+/* "2G", "512M", "123456" -> bytes; nonzero when not a size. */
+int cli_parse_size(const char *s, size_t *out);
+/* "cpu" / "cuda" for a plan's backend, and the plan's storage type. */
+const char *cli_backend_name(swin_backend b);
+const char *cli_dtype_name(const swin_plan_info *p);
+
+/* A JSON report: to stdout for "-", else to a temporary file renamed over the path when
+ * complete (runtime/atomic_file.h). */
+struct cli_json;
+swin_status cli_json_open(struct cli_json **j, const char *path, FILE **f, swin_error *err);
+swin_status cli_json_commit(struct cli_json *j, swin_error *err);
+void json_string(FILE *f, const char *s);
 
 int cli_info(const struct cli_args *a);
 int cli_plan(const struct cli_args *a);
 int cli_forward(const struct cli_args *a);
-/* segment (runtime/cli/segment.c) parses its own options; argv[0] is the verb or the program. */
-int cli_segment(int argc, char **argv);
-/* "2G", "512M", "123456" -> bytes; nonzero when not a size. */
-int cli_parse_size(const char *s, size_t *out);
+int cli_segment(const struct cli_args *a);
 
 #ifdef SWINRUN_EMULATED_CUDA
 /* swinrun_emu (runtime/cli/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's

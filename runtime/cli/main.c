@@ -1,5 +1,6 @@
 /* swinrun: the command-line tool on top of the library. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/cli/cli.h"
@@ -26,35 +27,20 @@ static void usage(FILE *o)
             "\n" BUILD_HELP
             "Usage:\n"
             "  swinrun CT.nii.gz OUT.nii.gz [--model M.onnx] [--preview P.png] [...]\n"
-            "      segment a CT: the label map on the CT's own grid (details: swinrun segment --help)\n"
+            "      segment a CT: the label map on the CT's own grid\n"
             "  swinrun segment [options] --out-dir DIR CT1.nii.gz CT2.nii.gz ...\n"
             "      many CTs, the model loaded once\n"
-            "  swinrun info MODEL.onnx [--json]\n"
+            "  swinrun info MODEL.onnx [--json FILE]\n"
             "      the configuration read from the graph, parameter count, weight bytes, export cube\n"
-            "  swinrun plan MODEL.onnx [--cube D H W] [--backend B] [--half] [--mem-limit SIZE] [--json]\n"
-            "      exact bytes a run will use (weights, activation arena, its lower bound), before\n"
-            "      anything is allocated\n"
-            "  swinrun forward MODEL.onnx IN.npy OUT.npy [--backend B] [--half] [--runs N] [--json]\n"
-            "      one window: IN.npy float32 (1, Ci, D, H, W) -> OUT.npy float32 logits (1, Co, D, H, W);\n"
-            "      D, H, W are any multiples of 32, not only the export cube. --runs N times N runs of\n"
-            "      the same window; --json prints the plan and the time of every run\n"
+            "  swinrun plan MODEL.onnx [--cube D H W] [--backend B] [--precision P] [--mem-limit SIZE]\n"
+            "      exact bytes a run will use, before anything is allocated\n"
+            "  swinrun forward MODEL.onnx IN.npy OUT.npy [--backend B] [--precision P] [--runs N]\n"
+            "      one cube through the model, .npy in and out\n"
             "\n"
-            "Options:\n"
-            "  --cube D H W      plan: window size (default: the model's export cube; forward takes the\n"
-            "                    size of IN.npy)\n"
-            "  --threads N       CPU threads (default: every core)\n"
-            "  --backend B       cpu (default) | cuda | auto (CUDA when a GPU opens, else CPU). plan needs no\n"
-            "                    GPU: --backend cuda prints the device bytes. forward with cuda and no usable\n"
-            "                    GPU says so and runs on the CPU\n"
-            "  --device N        CUDA device index (default 0)\n"
-            "  --half            CUDA: weights and activations stored as float16, tensor-core GEMMs with\n"
-            "                    float32 accumulation; half the device bytes, logits within about 1e-2 of\n"
-            "                    float32. Without a GPU the CPU fallback runs float32\n"
-            "  --mem-limit SIZE  refuse a plan whose total exceeds SIZE (e.g. 2G, 512M, bytes), before\n"
-            "                    allocating anything, naming a window (or --half) that fits\n"
-            "  --runs N          forward: run the window N times and report each time (default 1)\n"
-            "  --json            machine-readable output on stdout (info, plan, forward)\n"
-            "  -h, --help        this text\n"
+            "Every verb takes the same option grammar; swinrun VERB --help lists the options of VERB.\n"
+            "Three things are called \"window\" in this field; swinrun names them apart: the attention\n"
+            "window (the model's, fixed), the cube (--cube: the sliding patch one forward pass runs on)\n"
+            "and the intensity range (--intensity-range: the HU window mapped to [0, 1]).\n"
             "  --version         the version\n"
             "\n"
             "Exit status: 0 success, 1 runtime failure, 2 bad arguments, unreadable input or unwritable\n"
@@ -66,6 +52,23 @@ static int looks_like_nifti(const char *s)
 {
     size_t n = strlen(s);
     return (n > 4 && !strcmp(s + n - 4, ".nii")) || (n > 7 && !strcmp(s + n - 7, ".nii.gz"));
+}
+
+static int run(enum cli_verb verb, int argc, char **argv, int first)
+{
+    struct cli_args a;
+    int rc = cli_parse(verb, argc, argv, first, &a);
+    if (!rc && a.help) cli_help(verb, stdout);
+    else if (!rc) {
+        switch (verb) {
+        case CLI_INFO: rc = cli_info(&a); break;
+        case CLI_PLAN: rc = cli_plan(&a); break;
+        case CLI_FORWARD: rc = cli_forward(&a); break;
+        default: rc = cli_segment(&a); break;
+        }
+    }
+    free(a.pos);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -82,17 +85,9 @@ int main(int argc, char **argv)
         printf("swinrun %s%s\n", SWINRUN_VERSION, BUILD_NOTE);
         return 0;
     }
-    if (!strcmp(argv[1], "segment")) return cli_segment(argc - 1, argv + 1);
-    if (looks_like_nifti(argv[1])) return cli_segment(argc, argv);
-    struct cli_args a;
-    if (cli_parse(argc - 1, argv + 1, &a)) return 2;
-    if (a.help) {
-        usage(stdout);
-        return 0;
-    }
-    if (!strcmp(argv[1], "info")) return cli_info(&a);
-    if (!strcmp(argv[1], "plan")) return cli_plan(&a);
-    if (!strcmp(argv[1], "forward")) return cli_forward(&a);
+    if (looks_like_nifti(argv[1])) return run(CLI_SEGMENT, argc, argv, 1);
+    for (int v = 0; v < CLI_VERBS; v++)
+        if (!strcmp(argv[1], cli_verb_name((enum cli_verb)v))) return run((enum cli_verb)v, argc, argv, 2);
     fprintf(stderr, "swinrun: unknown command '%s' (try swinrun --help)\n", argv[1]);
     return 2;
 }

@@ -10,13 +10,6 @@
 
 static const double MiB = 1024.0 * 1024.0;
 
-static const char *dtype_name(const swin_plan_info *p) { return p->half ? "float16" : "float32"; }
-
-static const char *backend_name(swin_backend b)
-{
-    return b == SWIN_BACKEND_CUDA ? "cuda" : "cpu";
-}
-
 static int need_args(const struct cli_args *a, int n, const char *verb, const char *what)
 {
     if (a->npos == n) return 0;
@@ -32,8 +25,17 @@ int cli_info(const struct cli_args *a)
     if (!m) return rc;
     swin_model_info i;
     swin_model_get_info(m, &i);
+    FILE *jf = NULL;
+    struct cli_json *json = NULL;
+    swin_error err = {0};
+    swin_status st = a->json ? cli_json_open(&json, a->json, &jf, &err) : SWIN_OK;
+    if (st) {
+        fprintf(stderr, "swinrun: %s\n", err.msg);
+        swin_model_free(m);
+        return cli_exit_code(st);
+    }
     if (a->json) {
-        printf("{\"in_channels\": %d, \"out_channels\": %d, \"feature_size\": %d, "
+        fprintf(jf, "{\"in_channels\": %d, \"out_channels\": %d, \"feature_size\": %d, "
                "\"depths\": [%d, %d, %d, %d], \"heads\": [%d, %d, %d, %d], \"window\": [%d, %d, %d], "
                "\"cube\": [%d, %d, %d], \"normalize\": %s, \"use_v2\": %s, \"qkv_bias\": %s, "
                "\"patch_norm\": %s, \"instnorm_affine\": %s, \"batch_norm\": %s, \"downsample\": \"%s\", "
@@ -46,7 +48,8 @@ int cli_info(const struct cli_args *a)
                i.instnorm_affine ? "true" : "false", i.batch_norm ? "true" : "false", i.downsample, i.param_count,
                i.weight_bytes, i.opset, i.exporter,
                i.post, i.weight_storage);
-    } else {
+    }
+    if (!a->json || strcmp(a->json, "-")) {
         printf("model          %s\n", a->pos[0]);
         printf("exporter       %s, opset %d\n", i.exporter, i.opset);
         if (i.post[0]) printf("processed by   %s\n", i.post);
@@ -71,7 +74,40 @@ int cli_info(const struct cli_args *a)
         printf("weight bytes   %zu (%.1f MiB)\n", i.weight_bytes, i.weight_bytes / MiB);
     }
     swin_model_free(m);
-    return 0;
+    if ((st = cli_json_commit(json, &err))) fprintf(stderr, "swinrun: %s\n", err.msg);
+    return cli_exit_code(st);
+}
+
+/* The JSON object of a plan's fields (no braces), shared by plan and forward. */
+static void json_plan(FILE *f, const swin_plan_info *p)
+{
+    double ratio = p->lower_bound ? (double)p->arena_bytes / (double)p->lower_bound : 1.0;
+    fprintf(f,
+            "\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"backend_reason\": ", p->cube[0], p->cube[1], p->cube[2],
+            cli_backend_name(p->backend));
+    json_string(f, p->backend_reason);
+    fprintf(f,
+            ", \"dtype\": \"%s\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, \"lower_bound\": %zu, \"ratio\": %.4f, "
+            "\"context_bytes\": %zu, \"total_bytes\": %zu, \"tensors\": %d",
+            cli_dtype_name(p), p->weight_bytes, p->arena_bytes, p->lower_bound, ratio, p->context_bytes,
+            p->total_bytes, p->tensors);
+}
+
+static void print_plan(FILE *f, const swin_plan_info *p)
+{
+    double ratio = p->lower_bound ? (double)p->arena_bytes / (double)p->lower_bound : 1.0;
+    fprintf(f, "cube           %d x %d x %d\n", p->cube[0], p->cube[1], p->cube[2]);
+    fprintf(f, "backend        %s (%s; %s)\n", cli_backend_name(p->backend), cli_dtype_name(p), p->backend_reason);
+    fprintf(f, "weights        %12zu bytes  %9.1f MiB\n", p->weight_bytes, p->weight_bytes / MiB);
+    fprintf(f, "arena          %12zu bytes  %9.1f MiB  (%d activations and workspaces)\n", p->arena_bytes,
+            p->arena_bytes / MiB, p->tensors);
+    fprintf(f, "lower bound    %12zu bytes  %9.1f MiB  (largest sum of live bytes)\n", p->lower_bound,
+            p->lower_bound / MiB);
+    fprintf(f, "arena / bound  %.4f\n", ratio);
+    if (p->context_bytes)
+        fprintf(f, "scratch        %12zu bytes  %9.1f MiB  (backend staging and reductions)\n", p->context_bytes,
+                p->context_bytes / MiB);
+    fprintf(f, "total          %12zu bytes  %9.1f MiB\n", p->total_bytes, p->total_bytes / MiB);
 }
 
 int cli_plan(const struct cli_args *a)
@@ -84,31 +120,19 @@ int cli_plan(const struct cli_args *a)
     swin_error err = {0};
     swin_status st = swin_model_plan(m, &a->ctx, &p, &err);
     swin_model_free(m);
+    FILE *jf = NULL;
+    struct cli_json *json = NULL;
+    if (!st && a->json && !(st = cli_json_open(&json, a->json, &jf, &err))) {
+        fputc('{', jf);
+        json_plan(jf, &p);
+        fprintf(jf, "}\n");
+        st = cli_json_commit(json, &err);
+    }
     if (st) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
         return cli_exit_code(st);
     }
-    double ratio = p.lower_bound ? (double)p.arena_bytes / (double)p.lower_bound : 1.0;
-    if (a->json) {
-        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"dtype\": \"%s\", \"weight_bytes\": %zu, "
-               "\"arena_bytes\": %zu, \"lower_bound\": %zu, \"ratio\": %.4f, \"context_bytes\": %zu, "
-               "\"total_bytes\": %zu, \"tensors\": %d}\n",
-               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), dtype_name(&p), p.weight_bytes, p.arena_bytes,
-               p.lower_bound, ratio, p.context_bytes, p.total_bytes, p.tensors);
-    } else {
-        printf("window         %d x %d x %d\n", p.cube[0], p.cube[1], p.cube[2]);
-        printf("backend        %s (%s)\n", backend_name(p.backend), dtype_name(&p));
-        printf("weights        %12zu bytes  %9.1f MiB\n", p.weight_bytes, p.weight_bytes / MiB);
-        printf("arena          %12zu bytes  %9.1f MiB  (%d activations and workspaces)\n", p.arena_bytes,
-               p.arena_bytes / MiB, p.tensors);
-        printf("lower bound    %12zu bytes  %9.1f MiB  (largest sum of live bytes)\n", p.lower_bound,
-               p.lower_bound / MiB);
-        printf("arena / bound  %.4f\n", ratio);
-        if (p.context_bytes)
-            printf("scratch        %12zu bytes  %9.1f MiB  (backend staging and reductions)\n", p.context_bytes,
-                   p.context_bytes / MiB);
-        printf("total          %12zu bytes  %9.1f MiB\n", p.total_bytes, p.total_bytes / MiB);
-    }
+    if (!a->json || strcmp(a->json, "-")) print_plan(stdout, &p);
     return 0;
 }
 
@@ -119,23 +143,28 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Per-run wall times: JSON on stdout with --json, else one line on stderr. */
-static void report_runs(const struct cli_args *a, const swin_context_t *ctx, const double *secs)
+/* Per-run wall times: the JSON report with --json, one line each on stderr. */
+static swin_status report_runs(const struct cli_args *a, const swin_context_t *ctx, const double *secs,
+                               swin_error *err)
 {
     swin_plan_info p;
     swin_context_plan(ctx, &p);
-    if (a->json) {
-        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"dtype\": \"%s\", \"weight_bytes\": %zu, "
-               "\"arena_bytes\": %zu, \"lower_bound\": %zu, \"total_bytes\": %zu, \"run_seconds\": [",
-               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), dtype_name(&p), p.weight_bytes, p.arena_bytes,
-               p.lower_bound, p.total_bytes);
-        for (int r = 0; r < a->runs; r++) printf("%s%.6f", r ? ", " : "", secs[r]);
-        printf("]}\n");
-    } else {
-        for (int r = 0; r < a->runs; r++)
-            fprintf(stderr, "swinrun: run %d of %d: %.3f s (arena %.1f MiB, weights %.1f MiB)\n", r + 1, a->runs,
-                    secs[r], p.arena_bytes / MiB, p.weight_bytes / MiB);
-    }
+    fprintf(stderr, "swinrun: backend %s (%s; %s)\n", cli_backend_name(p.backend), cli_dtype_name(&p),
+            p.backend_reason);
+    for (int r = 0; r < a->runs; r++)
+        fprintf(stderr, "swinrun: run %d of %d: %.3f s (arena %.1f MiB, weights %.1f MiB)\n", r + 1, a->runs, secs[r],
+                p.arena_bytes / MiB, p.weight_bytes / MiB);
+    if (!a->json) return SWIN_OK;
+    FILE *jf;
+    struct cli_json *json;
+    swin_status st = cli_json_open(&json, a->json, &jf, err);
+    if (st) return st;
+    fputc('{', jf);
+    json_plan(jf, &p);
+    fprintf(jf, ", \"run_seconds\": [");
+    for (int r = 0; r < a->runs; r++) fprintf(jf, "%s%.6f", r ? ", " : "", secs[r]);
+    fprintf(jf, "]}\n");
+    return cli_json_commit(json, err);
 }
 
 /* Accepts (1, C, D, H, W) or (C, D, H, W). */
@@ -155,6 +184,7 @@ int cli_forward(const struct cli_args *a)
     swin_error err = {0};
     struct npy_array x;
     swin_status st = atomic_file_check_dir(a->pos[2], "logits", &err);
+    if (!st && a->json && strcmp(a->json, "-")) st = atomic_file_check_dir(a->json, "JSON report", &err);
     if (!st) st = npy_read_f32(a->pos[1], &x, &err);
     if (st) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
@@ -176,18 +206,11 @@ int cli_forward(const struct cli_args *a)
     swin_model_get_info(m, &info);
     swin_context_t *ctx = NULL;
     float *y = NULL;
-    if (c != info.in_channels) {
+    if (c != info.in_channels)
         st = swin_error_set(&err, SWIN_ERR_SHAPE, "%s has %d channels but the model takes %d", a->pos[1], c,
                             info.in_channels);
-    } else {
+    else
         st = swin_context_create(m, &p, &ctx, &err);
-        if (st == SWIN_ERR_BACKEND && p.backend == SWIN_BACKEND_CUDA) {
-            fprintf(stderr, "swinrun: %s; running on the CPU backend (float32) instead\n", err.msg);
-            p.backend = SWIN_BACKEND_CPU;
-            p.half = false;
-            st = swin_context_create(m, &p, &ctx, &err);
-        }
-    }
     size_t n = (size_t)info.out_channels * (size_t)p.cube[0] * (size_t)p.cube[1] * (size_t)p.cube[2];
     if (!st && !(y = malloc(n * sizeof *y))) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of host memory");
     double *secs = NULL;
@@ -197,8 +220,6 @@ int cli_forward(const struct cli_args *a)
         st = swin_context_run(ctx, x.data, y, &err);
         secs[r] = now_seconds() - t0;
     }
-    if (!st) report_runs(a, ctx, secs);
-    free(secs);
 #ifdef SWINRUN_EMULATED_CUDA
     swin_plan_info used;
     if (!st) swin_context_plan(ctx, &used);
@@ -208,7 +229,9 @@ int cli_forward(const struct cli_args *a)
         size_t shape[5] = {1, (size_t)info.out_channels, (size_t)p.cube[0], (size_t)p.cube[1], (size_t)p.cube[2]};
         st = npy_write_f32(a->pos[2], y, 5, shape, &err);
     }
+    if (!st) st = report_runs(a, ctx, secs, &err);
     if (st) fprintf(stderr, "swinrun: %s\n", err.msg);
+    free(secs);
     free(y);
     free(x.data);
     swin_context_free(ctx);

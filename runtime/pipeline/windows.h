@@ -13,9 +13,8 @@
 
 #include <stdint.h>
 
-#include "runtime/status.h"
+#include "runtime/swinrun.h" /* swin_blend */
 
-enum swin_blend { SWIN_BLEND_CONSTANT = 0, SWIN_BLEND_GAUSSIAN = 1 };
 
 struct swin_windows {
     int roi[3];

@@ -6,7 +6,11 @@
  *
  * Plans, allocates the arena once, runs one warm-up pass, then `runs` timed passes. A
  * pass is forward() from host float32 input to host float32 logits (the upload, every
- * kernel and the download: unpack_output waits for the stream), timed by the host clock.
+ * kernel and the download: unpack_output waits for the stream), timed twice: by the host
+ * clock (min/median/max_ms) and by two CUDA events recorded on the backend's stream
+ * (swin_cuda_backend_stream) before and after the pass (event_min/median/max_ms: the
+ * stream's time from the first upload copy to the end of the last download copy, GPU
+ * idle gaps between launches included; nsys gives the kernels alone).
  * Device memory by cudaMemGetInfo: `free_ctx` after the CUDA context exists, `free_run`
  * with weights, scratch and arena allocated; `used_bytes` = their difference, set against
  * the plan (weights + context scratch + arena). `context_bytes` = total - free_ctx: the
@@ -93,14 +97,27 @@ int main(int argc, char **argv)
         return 1;
     }
     cudaMemGetInfo(&free_run, &total);
-    double *ms = malloc((size_t)(runs + 1) * sizeof(double));
+    double *ms = malloc((size_t)(runs + 1) * sizeof(double)), *ev = malloc((size_t)(runs + 1) * sizeof(double));
+    cudaStream_t stream = (cudaStream_t)swin_cuda_backend_stream(be);
+    cudaEvent_t ev0, ev1;
+    if (cudaEventCreate(&ev0) != cudaSuccess || cudaEventCreate(&ev1) != cudaSuccess) {
+        fprintf(stderr, "FAIL cudaEventCreate\n");
+        return 1;
+    }
     for (int k = 0; k <= runs && !st; k++) {
         plan_rewind(&plan);
         e = (struct swin_exec){.plan = &plan, .arena = arena, .ops = ops, .be = be, .err = &err};
+        float evms = -1.0f;
         const double t0 = now_ms();
+        cudaEventRecord(ev0, stream);
         st = swin_forward(&e, &m, dims, in, out);
-        ms[k] = now_ms() - t0;  /* ms[0]: the warm-up pass */
+        cudaEventRecord(ev1, stream);
+        if (cudaEventSynchronize(ev1) != cudaSuccess || cudaEventElapsedTime(&evms, ev0, ev1) != cudaSuccess) evms = -1.0f;
+        ms[k] = now_ms() - t0;  /* [0]: the warm-up pass */
+        ev[k] = evms;
     }
+    cudaEventDestroy(ev0);
+    cudaEventDestroy(ev1);
     if (st) {
         fprintf(stderr, "FAIL forward: %s\n", err.msg);
         return 1;
@@ -108,18 +125,21 @@ int main(int argc, char **argv)
     size_t finite = 0;
     for (size_t i = 0; i < nout; i++) finite += isfinite(out[i]) != 0;
     qsort(ms + 1, (size_t)runs, sizeof(double), cmp_double);
+    qsort(ev + 1, (size_t)runs, sizeof(double), cmp_double);
     const size_t wbytes = swin_cuda_weight_bytes(&m, dtype), cbytes = swin_cuda_context_bytes(NULL);
     struct cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
     printf("{\"device\": \"%s\", \"cc\": \"%d.%d\", \"f\": %d, \"cube\": %d, \"dtype\": \"%s\", \"runs\": %d, "
            "\"warmup_ms\": %.3f, \"min_ms\": %.3f, \"median_ms\": %.3f, \"max_ms\": %.3f, "
+           "\"event_min_ms\": %.3f, \"event_median_ms\": %.3f, \"event_max_ms\": %.3f, "
            "\"weights_bytes\": %zu, \"scratch_bytes\": %zu, \"arena_bytes\": %zu, \"plan_bytes\": %zu, "
            "\"total_bytes\": %zu, \"free_ctx\": %zu, \"free_run\": %zu, \"used_bytes\": %zu, "
            "\"context_bytes\": %zu, \"finite_logits\": %s}\n",
            prop.name, prop.major, prop.minor, f, cube, dtype == SWIN_F16 ? "f16" : "f32", runs, ms[0], ms[1],
-           ms[1 + runs / 2], ms[runs], wbytes, cbytes, plan.arena_bytes, wbytes + cbytes + plan.arena_bytes, total,
+           ms[1 + runs / 2], ms[runs], ev[1], ev[1 + runs / 2], ev[runs], wbytes, cbytes, plan.arena_bytes, wbytes + cbytes + plan.arena_bytes, total,
            free_ctx, free_run, free_ctx - free_run, total - free_ctx, finite == nout ? "true" : "false");
-    bool ok = finite == nout;
+    bool ok = finite == nout && ev[1] >= 0.0;
+    if (ev[1] < 0.0) fprintf(stderr, "FAIL CUDA event timing\n");
 #ifndef CT_REAL_GPU
     /* Emulated, cudaMemGetInfo counts exactly what was allocated: it must be the plan. */
     if (free_ctx - free_run != wbytes + cbytes + plan.arena_bytes) {
@@ -132,6 +152,7 @@ int main(int argc, char **argv)
     plan_release(&plan);
     swin_cuda_backend_free(be);
     free(ms);
+    free(ev);
     free(in);
     free(out);
     free(b.flat);

@@ -173,6 +173,11 @@ static bool test_errors(cublasHandle_t h)
     ok &= check_true("m = 0 is a no-op", cublasSgemm(h, N, N, 0, 4, 4, &one, d, 1, d, 4, &one, d, 1) == CUBLAS_STATUS_SUCCESS);
     ok &= check_true("unsupported types", cublasGemmEx(h, N, N, 4, 4, 4, &one, d, CUDA_R_16F, 4, d, CUDA_R_32F, 4, &one, d, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_SUPPORTED);
     ok &= check_true("unsupported compute type", cublasGemmEx(h, N, N, 4, 4, 4, &one, d, CUDA_R_32F, 4, d, CUDA_R_32F, 4, &one, d, CUDA_R_32F, 4, CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_SUPPORTED);
+    ok &= check_true("unknown algorithm id", cublasGemmEx(h, N, N, 4, 4, 4, &one, d, CUDA_R_16F, 4, d, CUDA_R_16F, 4, &one, d, CUDA_R_16F, 4, CUBLAS_COMPUTE_32F, (cublasGemmAlgo_t)42) == CUBLAS_STATUS_INVALID_VALUE);
+    /* Half operands are 2 bytes: C of 8 x 8 with ldc 16 spans 240 bytes (inside the 256),
+     * with ldc 20 it spans 296 (past them). */
+    ok &= check_true("fp16 C inside its allocation", cublasGemmEx(h, N, N, 8, 8, 4, &one, d, CUDA_R_16F, 8, d, CUDA_R_16F, 4, &one, d, CUDA_R_16F, 16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP) == CUBLAS_STATUS_SUCCESS);
+    ok &= check_true("fp16 C past its allocation", cublasGemmEx(h, N, N, 8, 8, 4, &one, d, CUDA_R_16F, 8, d, CUDA_R_16F, 4, &one, d, CUDA_R_16F, 20, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP) == CUBLAS_STATUS_EXECUTION_FAILED);
     emu_free(d);
     return ok;
 }

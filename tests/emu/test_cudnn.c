@@ -157,6 +157,132 @@ static bool test_errors(cudnnHandle_t h)
     return ok;
 }
 
+static float round_half(float v)
+{
+    return (float)(_Float16)v;
+}
+
+/* fp16 tensors with fp32 compute (PSEUDO_HALF_CONFIG), NDHWC as bench_cuda_ops calls it:
+ * against the float64 reference on the half-rounded inputs, the output rounded once. */
+static bool test_half(cudnnHandle_t h, test_rng *rng)
+{
+    const struct conv_case t = {"fp16 3x3x3 pad 1, NDHWC, beta 0.5", 1, 12, 10, 1, {5, 6, 4}, {3, 3, 3}, {1, 1, 1},
+                                {1, 1, 1}, {1, 1, 1}, 1, 0, 1.0f, 0.5f};
+    int xd[5] = {1, 12, 5, 6, 4}, wd[5] = {10, 12, 3, 3, 3}, yd[5] = {1, 10, 5, 6, 4};
+    size_t nx = 12 * 120, nw = 10 * 12 * 27, ny = 10 * 120;
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *ref = malloc(ny * 4), *got = malloc(ny * 4);
+    _Float16 *hx = malloc(nx * 2), *hw = malloc(nw * 2), *hy = malloc(ny * 2);
+    test_fill_uniform(rng, x, nx, -1.0f, 1.0f);
+    test_fill_uniform(rng, w, nw, -1.0f, 1.0f);
+    test_fill_uniform(rng, ref, ny, -1.0f, 1.0f);
+    for (size_t i = 0; i < nx; i++) hx[i] = (_Float16)x[i], x[i] = round_half(x[i]);
+    for (size_t i = 0; i < nw; i++) hw[i] = (_Float16)w[i], w[i] = round_half(w[i]);
+    for (size_t i = 0; i < ny; i++) hy[i] = (_Float16)ref[i], ref[i] = round_half(ref[i]);
+    void *dx = emu_upload(hx, nx * 2), *dw = emu_upload(hw, nw * 2), *dy = emu_upload(hy, ny * 2);
+    reference(&t, x, w, ref, xd, yd);
+    cudnnTensorDescriptor_t xdesc, ydesc;
+    cudnnFilterDescriptor_t wdesc;
+    cudnnConvolutionDescriptor_t cdesc;
+    cudnnCreateTensorDescriptor(&xdesc), cudnnCreateTensorDescriptor(&ydesc);
+    cudnnCreateFilterDescriptor(&wdesc), cudnnCreateConvolutionDescriptor(&cdesc);
+    cudnnSetTensorNdDescriptorEx(xdesc, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 5, xd);
+    cudnnSetTensorNdDescriptorEx(ydesc, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 5, yd);
+    cudnnSetFilterNdDescriptor(wdesc, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, 5, wd);
+    cudnnSetConvolutionNdDescriptor(cdesc, 3, t.pad, t.stride, t.dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    cudnnSetConvolutionMathType(cdesc, CUDNN_TENSOR_OP_MATH);
+    const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    size_t wsb = 0;
+    bool ok = check_true("fp16 workspace size", cudnnGetConvolutionForwardWorkspaceSize(h, xdesc, wdesc, cdesc, ydesc, algo, &wsb) == CUDNN_STATUS_SUCCESS);
+    void *ws = emu_alloc(wsb);
+    ok &= check_true("fp16 forward", cudnnConvolutionForward(h, &t.alpha, xdesc, dx, wdesc, dw, cdesc, algo, ws, wsb,
+                                                             &t.beta, ydesc, dy) == CUDNN_STATUS_SUCCESS);
+    emu_download(hy, dy, ny * 2);
+    for (size_t i = 0; i < ny; i++) got[i] = (float)hy[i];
+    ok &= check_close(t.what, got, ref, ny, 2e-3, 1e-3);
+    /* Half compute, and tensors of different types, are outside the emulated subset. */
+    cudnnSetConvolutionNdDescriptor(cdesc, 3, t.pad, t.stride, t.dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_HALF);
+    ok &= check_true("fp16 compute: not supported", cudnnConvolutionForward(h, &t.alpha, xdesc, dx, wdesc, dw, cdesc, algo, ws, wsb,
+                                                                           &t.beta, ydesc, dy) == CUDNN_STATUS_NOT_SUPPORTED);
+    cudnnSetConvolutionNdDescriptor(cdesc, 3, t.pad, t.stride, t.dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    cudnnSetFilterNdDescriptor(wdesc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 5, wd);
+    ok &= check_true("mixed types: not supported", cudnnGetConvolutionForwardWorkspaceSize(h, xdesc, wdesc, cdesc, ydesc, algo, &wsb) == CUDNN_STATUS_NOT_SUPPORTED);
+    cudnnDestroyTensorDescriptor(xdesc), cudnnDestroyTensorDescriptor(ydesc);
+    cudnnDestroyFilterDescriptor(wdesc), cudnnDestroyConvolutionDescriptor(cdesc);
+    emu_free(ws), emu_free(dx), emu_free(dw), emu_free(dy);
+    free(x), free(w), free(ref), free(got), free(hx), free(hw), free(hy);
+    return ok;
+}
+
+static int count_status(const cudnnConvolutionFwdAlgoPerf_t *p, int n, cudnnStatus_t st)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++) c += p[i].status == st;
+    return c;
+}
+
+/* Algorithm selection: the heuristic list, FindEx's measured list (successful entries
+ * first, y then holding the result), and its refusals. */
+static bool test_find(cudnnHandle_t h, test_rng *rng)
+{
+    const struct conv_case t = {"FindEx result", 1, 7, 6, 1, {4, 5, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 1.0f, 0.0f};
+    int xd[5] = {1, 7, 4, 5, 6}, wd[5] = {6, 7, 3, 3, 3}, yd[5] = {1, 6, 4, 5, 6};
+    size_t nx = 7 * 120, nw = 6 * 7 * 27, ny = 6 * 120;
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *ref = malloc(ny * 4), *got = malloc(ny * 4), host_y[4];
+    test_fill_uniform(rng, x, nx, -1.0f, 1.0f);
+    test_fill_uniform(rng, w, nw, -1.0f, 1.0f);
+    reference(&t, x, w, ref, xd, yd);
+    float *dx = emu_upload(x, nx * 4), *dw = emu_upload(w, nw * 4), *dy = emu_alloc(ny * 4);
+    cudnnTensorDescriptor_t xdesc, ydesc;
+    cudnnFilterDescriptor_t wdesc;
+    cudnnConvolutionDescriptor_t cdesc;
+    cudnnCreateTensorDescriptor(&xdesc), cudnnCreateTensorDescriptor(&ydesc);
+    cudnnCreateFilterDescriptor(&wdesc), cudnnCreateConvolutionDescriptor(&cdesc);
+    cudnnSetTensorNdDescriptorEx(xdesc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, xd);
+    cudnnSetTensorNdDescriptorEx(ydesc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, yd);
+    cudnnSetFilterNdDescriptor(wdesc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 5, wd);
+    cudnnSetConvolutionNdDescriptor(cdesc, 3, t.pad, t.stride, t.dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    cudnnSetConvolutionMathType(cdesc, CUDNN_FMA_MATH);
+    int max = 0, n = 0;
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    bool ok = check_true("max count", cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max) == CUDNN_STATUS_SUCCESS &&
+                                          max == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    ok &= check_true("get_v7", cudnnGetConvolutionForwardAlgorithm_v7(h, xdesc, wdesc, cdesc, ydesc, max, &n, perf) == CUDNN_STATUS_SUCCESS &&
+                     n == max && perf[0].status == CUDNN_STATUS_SUCCESS && count_status(perf, n, CUDNN_STATUS_SUCCESS) == 3 &&
+                     perf[0].mathType == CUDNN_FMA_MATH);
+    size_t wsb = 0;
+    cudnnGetConvolutionForwardWorkspaceSize(h, xdesc, wdesc, cdesc, ydesc, perf[0].algo, &wsb);
+    ok &= check_true("get_v7 memory = workspace size", perf[0].memory == wsb && wsb > 0);
+    ok &= check_true("unsupported algorithm refused", cudnnGetConvolutionForwardWorkspaceSize(h, xdesc, wdesc, cdesc, ydesc,
+                     CUDNN_CONVOLUTION_FWD_ALGO_FFT, &wsb) == CUDNN_STATUS_NOT_SUPPORTED);
+    cudnnGetConvolutionForwardWorkspaceSize(h, xdesc, wdesc, cdesc, ydesc, perf[0].algo, &wsb);
+    void *ws = emu_alloc(wsb);
+    ok &= check_true("FindEx", cudnnFindConvolutionForwardAlgorithmEx(h, xdesc, dx, wdesc, dw, cdesc, ydesc, dy, max, &n, perf,
+                                                                       ws, wsb) == CUDNN_STATUS_SUCCESS &&
+                     n == max && count_status(perf, 3, CUDNN_STATUS_SUCCESS) == 3 &&
+                     count_status(perf + 3, n - 3, CUDNN_STATUS_NOT_SUPPORTED) == n - 3 && perf[0].time <= perf[1].time);
+    emu_download(got, dy, ny * 4);
+    ok &= check_close(t.what, got, ref, ny, 1e-5, 1e-4);
+    cuemu_clear_detector();
+    ok &= check_true("FindEx, workspace too small: nothing runs", cudnnFindConvolutionForwardAlgorithmEx(h, xdesc, dx, wdesc, dw, cdesc,
+                     ydesc, dy, 2, &n, perf, ws, wsb - 4) == CUDNN_STATUS_SUCCESS && n == 2 &&
+                     perf[0].status == CUDNN_STATUS_ALLOC_FAILED && perf[0].memory == wsb && cuemu_detector_hits() == 0);
+    ok &= check_true("FindEx, no results asked", cudnnFindConvolutionForwardAlgorithmEx(h, xdesc, dx, wdesc, dw, cdesc, ydesc, dy, 0,
+                     &n, perf, ws, wsb) == CUDNN_STATUS_BAD_PARAM);
+    ok &= check_true("FindEx, NULL workspace of nonzero size", cudnnFindConvolutionForwardAlgorithmEx(h, xdesc, dx, wdesc, dw, cdesc,
+                     ydesc, dy, max, &n, perf, NULL, wsb) == CUDNN_STATUS_BAD_PARAM);
+    ok &= check_true("FindEx, y in host memory", cudnnFindConvolutionForwardAlgorithmEx(h, xdesc, dx, wdesc, dw, cdesc, ydesc, host_y,
+                     max, &n, perf, ws, wsb) == CUDNN_STATUS_EXECUTION_FAILED && cuemu_detector_hits() == 1);
+    cuemu_clear_detector();
+    const float one = 1.0f, zero = 0.0f;
+    ok &= check_true("forward with an algorithm not emulated", cudnnConvolutionForward(h, &one, xdesc, dx, wdesc, dw, cdesc,
+                     CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ws, wsb, &zero, ydesc, dy) == CUDNN_STATUS_NOT_SUPPORTED);
+    cudnnDestroyTensorDescriptor(xdesc), cudnnDestroyTensorDescriptor(ydesc);
+    cudnnDestroyFilterDescriptor(wdesc), cudnnDestroyConvolutionDescriptor(cdesc);
+    emu_free(ws), emu_free(dx), emu_free(dw), emu_free(dy);
+    free(x), free(w), free(ref), free(got);
+    return ok;
+}
+
 int main(void)
 {
     test_rng rng = {0xD00D};
@@ -173,6 +299,8 @@ int main(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         ok &= run_case(h, &rng, &cases[i]);
     ok &= test_errors(h);
+    ok &= test_half(h, &rng);
+    ok &= test_find(h, &rng);
     ok &= check_true("destroy", cudnnDestroy(h) == CUDNN_STATUS_SUCCESS);
     ok &= check_true("no device memory left", cuemu_mem_live_allocations() == 0);
     return test_exit(ok);

@@ -126,25 +126,13 @@ static swin_status do_read_npy(struct world *w, swin_error *err)
     return st;
 }
 
-static swin_status predict(void *user, const float *in, float *out, swin_error *err)
-{
-    return swin_context_run(user, in, out, err);
-}
-
 static swin_status do_segment(struct world *w, swin_error *err)
 {
-    swin_model_info mi;
-    swin_model_get_info(w->model, &mi);
-    struct swin_segment_options o = swin_segment_default_options();
-    o.in_channels = mi.in_channels;
-    o.out_channels = mi.out_channels;
-    o.roi[0] = o.roi[1] = o.roi[2] = 32;
-    o.predict = predict;
-    o.predict_user = w->ctx;
+    swin_segment_params o = swin_segment_default_params();
     o.probabilities_path = w->probs;
     o.preview_path = w->preview;
-    struct swin_segment_report rep;
-    return swin_segment_file(w->volume, w->labels, &o, &rep, err);
+    swin_segment_report rep;
+    return swin_segment_file(w->ctx, w->volume, w->labels, &o, &rep, err);
 }
 
 static void remove_outputs(struct world *w)
@@ -339,6 +327,7 @@ int main(int argc, char **argv)
     struct world w = {.model_path = argv[1], .params = swin_context_default_params()};
     w.params.threads = 2; /* a worker thread: its start and its buffers are allocations too */
     w.params.cube[0] = w.params.cube[1] = w.params.cube[2] = 32;
+    w.params.backend = SWIN_BACKEND_CPU; /* unless --backend cuda: no device probe among the allocations */
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) w.verbose = true;
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc && !strcmp(argv[i + 1], "cuda")) {

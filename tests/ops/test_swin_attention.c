@@ -1,4 +1,4 @@
-/* swin_attention against a float64 reference built the way the forward spec describes it
+/* swin_attention against a float64 reference built the way docs/forward.md §3.3 describes it
  * (3.4.1-3.4.4), sharing no code with the op:
  *   LN1 over the real tokens; an explicit zero-padded grid P; an explicit rolled copy
  *   r[p] = u[(p + shift) mod P]; the region-label image built with MONAI's slice rules
@@ -195,7 +195,7 @@ static double max_diff(const float *a, const float *b, size_t n, double *scale)
 
 /* fp32 op vs float64 reference: GEMMs with K <= 3C <= 60, softmax over n <= 343 keys
  * (logits |.| < ~10) and fp32 LN: < 3e-5 of max(1, |ref|). Every wrong variant moves the
- * output by > 1e-3 (spec 0: 1e-3 .. 1e-2 on a whole model; here per block). */
+ * output by > 1e-3 (1e-3 .. 1e-2 on a whole model, docs/forward.md §4; here per block). */
 #define ATTN_TOL 3e-5
 
 static bool run_case(struct swin_cpu_backend *be, int L0, int L1, int L2, const int cfg[3], int C, int heads,

@@ -1,4 +1,4 @@
-/* swin_mlp against float64 from forward spec 3.4.1 step 8:
+/* swin_mlp against float64 from docs/forward.md §3.2 step 4:
  *   x += fc2(GELU_erf(fc1(LN2(x))))   fc1 (C, hidden), fc2 (hidden, C), exact erf GELU.
  * Odd C, more tokens than one chunk, pitch > c. The tanh-GELU variant must be rejected. */
 #include "tests/ops/op_test.h"

@@ -20,7 +20,9 @@
 
 #include "runtime/npy.h"
 #include "runtime/pipeline/nifti_io.h"
+#include "runtime/pipeline/resample.h"
 #include "runtime/pipeline/segment.h"
+#include "runtime/pipeline/windows.h"
 
 struct fake {
     int roi[3], co;
@@ -60,18 +62,19 @@ static int fail(const swin_error *e)
     return 1;
 }
 
-static void parse_kv(int argc, char **argv, struct swin_segment_options *o, struct fake *f)
+static void parse_kv(int argc, char **argv, struct swin_pipeline *p, struct fake *f)
 {
+    swin_segment_params *o = &p->params;
     for (int i = 0; i < argc; i++) {
         char *v = strchr(argv[i], '=');
         if (!v) continue;
         *v++ = 0;
         const char *k = argv[i];
-        if (!strcmp(k, "spacing")) sscanf(v, "%lf,%lf,%lf", &o->spacing[0], &o->spacing[1], &o->spacing[2]);
+        if (!strcmp(k, "spacing")) sscanf(v, "%lf,%lf,%lf", &o->spacing_mm[0], &o->spacing_mm[1], &o->spacing_mm[2]);
         else if (!strcmp(k, "noresample")) o->resample = false;
         else if (!strcmp(k, "noreorient")) o->reorient = false;
-        else if (!strcmp(k, "nowindow")) o->window.enabled = false;
-        else if (!strcmp(k, "window")) sscanf(v, "%f,%f", &o->window.lo, &o->window.hi);
+        else if (!strcmp(k, "nowindow")) o->intensity_clip = false;
+        else if (!strcmp(k, "window")) sscanf(v, "%f,%f", &o->intensity_range[0], &o->intensity_range[1]);
         else if (!strcmp(k, "roi")) sscanf(v, "%d,%d,%d", &f->roi[0], &f->roi[1], &f->roi[2]);
         else if (!strcmp(k, "overlap")) o->overlap = atof(v);
         else if (!strcmp(k, "blend")) o->blend = strcmp(v, "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN;
@@ -122,20 +125,22 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "prep") && argc >= 5) {
-        struct swin_segment_options o = swin_segment_default_options();
+        struct swin_pipeline pl = swin_pipeline_defaults();
+        const swin_segment_params *o = &pl.params;
         struct fake f = {{32, 32, 32}, 2};
-        parse_kv(argc - 5, argv + 5, &o, &f);
+        parse_kv(argc - 5, argv + 5, &pl, &f);
         struct swin_image img;
         if (swin_image_read(argv[2], &img, &e)) return fail(&e);
         struct swin_grid g;
         char msg[256];
-        if (!grid_plan(img.affine, img.dim, o.reorient, o.resample ? o.spacing : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
+        if (!grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
                        sizeof msg)) {
             fprintf(stderr, "probe: %s\n", msg);
             return 1;
         }
         float *vol = malloc((size_t)(g.dim[0] * g.dim[1] * g.dim[2]) * sizeof *vol);
-        swin_resample_in(img.data, img.dim, &g, o.window, vol);
+        struct swin_intensity range = {o->intensity_clip, o->intensity_range[0], o->intensity_range[1]};
+        swin_resample_in(img.data, img.dim, &g, range, vol);
         size_t shape[3] = {(size_t)g.dim[0], (size_t)g.dim[1], (size_t)g.dim[2]};
         if (npy_write_f32(argv[3], vol, 3, shape, &e)) return fail(&e);
         FILE *t = fopen(argv[4], "w");
@@ -171,17 +176,16 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "segment") && argc >= 4) {
-        struct swin_segment_options o = swin_segment_default_options();
+        struct swin_pipeline pl = swin_pipeline_defaults();
         struct fake f = {{32, 32, 32}, 3};
-        parse_kv(argc - 4, argv + 4, &o, &f);
-        memcpy(o.roi, f.roi, sizeof o.roi);
-        o.out_channels = f.co;
-        o.predict = fake_predict;
-        o.predict_user = &f;
-        struct swin_segment_report r;
-        if (swin_segment_file(argv[2], argv[3], &o, &r, &e)) return fail(&e);
-        printf("windows %lld grid %lld %lld %lld\n", (long long)r.windows, (long long)r.grid_dim[0],
-               (long long)r.grid_dim[1], (long long)r.grid_dim[2]);
+        parse_kv(argc - 4, argv + 4, &pl, &f);
+        memcpy(pl.cube, f.roi, sizeof pl.cube);
+        pl.out_channels = f.co;
+        pl.predict = fake_predict;
+        pl.predict_user = &f;
+        swin_segment_report r;
+        if (swin_pipeline_file(argv[2], argv[3], &pl, &r, &e)) return fail(&e);
+        printf("windows %lld grid %lld %lld %lld\n", r.cubes, r.grid_dim[0], r.grid_dim[1], r.grid_dim[2]);
         return 0;
     }
     fprintf(stderr, "probe: bad arguments (see the comment at the top of tests/pipeline/probe.c)\n");

@@ -28,7 +28,7 @@ VARIANTS = {  # name -> (swinrun options, probe key=values, reference keyword ar
     "default": ([], [], {}),
     "gaussian_overlap25": (["--blend", "gaussian", "--overlap", "0.25"], ["blend=gaussian", "overlap=0.25"],
                            {"blend": "gaussian", "overlap": 0.25}),
-    "noresample_window": (["--no-resample", "--window", "-100", "200"], ["noresample=1", "window=-100,200"],
+    "noresample_window": (["--no-resample", "--intensity-range", "-100", "200"], ["noresample=1", "window=-100,200"],
                           {"resample": False, "window": (-100.0, 200.0)}),
     "spacing_1_1_1.5": (["--spacing", "1", "1", "1.5"], ["spacing=1,1,1.5"], {"spacing": (1.0, 1.0, 1.5)}),
     "classes300": (None, ["channels=300"], {}),  # fake model only: uint16 labels

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The segment CLI's forms and promises, with a real (small) model:
   - `swinrun CT OUT` with the model from SWINRUN_MODEL, a preview PNG and --json;
-  - a dynamic export: --roi required, then any multiple-of-32 window;
+  - a dynamic export: --cube required, then any multiple-of-32 window;
   - the batch form: model loaded once, DIR/<name>_seg.nii.gz, a bad volume in the middle
     reported by name and skipped (exit 1, "1 of 3 volumes failed"), the volumes before and
     after it written, JSON for all three;
@@ -74,11 +74,11 @@ def main():
 
     dyn = os.path.join(os.path.dirname(model), "..", "f12_dyn_ts", "model.onnx")
     check("test data: the dynamic export f12_dyn_ts", os.path.exists(dyn), dyn)
-    if os.path.exists(dyn):  # a dynamic export needs --roi; with it, it runs
+    if os.path.exists(dyn):  # a dynamic export needs --cube; with it, it runs
         o = os.path.join(work, "dyn.nii.gz")
         r1 = subprocess.run([swinrun, a, o, "--model", dyn], capture_output=True, text=True)
-        r2 = subprocess.run([swinrun, a, o, "--model", dyn, "--roi", "32", "32", "64"], capture_output=True, text=True)
-        check("dynamic export: refused without --roi, runs with it",
+        r2 = subprocess.run([swinrun, a, o, "--model", dyn, "--cube", "32", "32", "64"], capture_output=True, text=True)
+        check("dynamic export: refused without --cube, runs with it",
               r1.returncode == 2 and "dynamic" in r1.stderr and r2.returncode == 0 and os.path.exists(o),
               (r1.stderr + r2.stderr).strip()[-200:])
 

@@ -37,7 +37,9 @@ expect "missing model"      2 "cannot open"          "" -- plan "$work/none.onnx
 expect "bad cube"           2 "multiple of 32"       "" -- plan "$model" --cube 48 32 32
 expect "memory limit"       1 "raise --mem-limit"    "" -- plan "$model" --mem-limit 1M
 expect "limit names --half" 1 "or --half ("          "" -- plan "$model" --backend cuda --mem-limit 25M
-expect "half on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --half
+expect "half on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --backend cpu --half
+expect "cube out of range"  2 "32..1024"             "" -- plan "$model" --cube 2048 32 32
+expect "option of another verb" 2 "takes no option"  "" -- info "$model" --cube 32 32 32
 expect "unknown option"     2 "unknown option"       "" -- plan "$model" --frobnicate
 expect "missing value"      2 "needs a value"        "" -- plan "$model" --threads
 expect "truncated input"    2 "truncated"            "$work/o1.npy" -- forward "$model" "$work/trunc.npy" "$work/o1.npy"

@@ -1,0 +1,383 @@
+/* The one option grammar of every swinrun verb: a table of options (name, alias, values,
+ * the verbs that take it, a validator that stores it, a help line). Parsing, the error
+ * messages and each verb's --help are generated from it, so they cannot disagree. Limits
+ * come from runtime/swinrun.h, which the library enforces as well. */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/atomic_file.h"
+#include "runtime/cli/cli.h"
+
+#define V_INFO (1u << CLI_INFO)
+#define V_PLAN (1u << CLI_PLAN)
+#define V_FORWARD (1u << CLI_FORWARD)
+#define V_SEGMENT (1u << CLI_SEGMENT)
+#define V_CONTEXT (V_PLAN | V_FORWARD | V_SEGMENT)
+#define V_ALL (V_INFO | V_CONTEXT)
+
+/* Stores the values v[0..arity) into a; returns NULL, or what the option takes. */
+typedef const char *(*cli_store_fn)(struct cli_args *a, char **v);
+
+struct cli_option {
+    const char *name, *alias; /* alias: NULL, or a spelling kept for compatibility */
+    int arity;                /* values after the option */
+    const char *metavar;
+    unsigned verbs;           /* V_* mask */
+    cli_store_fn store;
+    const char *help;         /* may span lines with '\n' */
+};
+
+/* ---- value parsers: one integer and one number syntax for every option ---- */
+
+static bool number(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return end != s && !*end && !errno && isfinite(*v);
+}
+
+static bool integer(const char *s, long lo, long hi, int *v)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end || errno || x < lo || x > hi) return false;
+    *v = (int)x;
+    return true;
+}
+
+int cli_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v > 0) || !isfinite(v)) return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (!strcmp(end, "iB") || !strcmp(end, "B") || (*end == 'i' && end[1] == 0)) end += strlen(end);
+    if (*end) return -1;
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+/* ---- validators ---- */
+
+#define STR(x) #x
+#define XSTR(x) STR(x)
+
+static const char *st_help(struct cli_args *a, char **v) { a->help = true; return NULL; }
+static const char *st_json(struct cli_args *a, char **v) { a->json = v[0]; return NULL; }
+static const char *st_model(struct cli_args *a, char **v) { a->model = v[0]; return NULL; }
+static const char *st_out_dir(struct cli_args *a, char **v) { a->out_dir = v[0]; return NULL; }
+static const char *st_probs(struct cli_args *a, char **v) { a->probs = v[0]; return NULL; }
+static const char *st_preview(struct cli_args *a, char **v) { a->preview = v[0]; return NULL; }
+static const char *st_with_probs(struct cli_args *a, char **v) { a->with_probs = true; return NULL; }
+static const char *st_with_preview(struct cli_args *a, char **v) { a->with_preview = true; return NULL; }
+static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
+static const char *st_half(struct cli_args *a, char **v) { a->ctx.half = true; return NULL; }
+static const char *st_no_resample(struct cli_args *a, char **v) { a->seg.resample = false; return NULL; }
+static const char *st_no_reorient(struct cli_args *a, char **v) { a->seg.reorient = false; return NULL; }
+static const char *st_no_clip(struct cli_args *a, char **v) { a->seg.intensity_clip = false; return NULL; }
+
+static const char *st_threads(struct cli_args *a, char **v)
+{
+    return integer(v[0], 0, SWIN_THREADS_MAX, &a->ctx.threads) ? NULL
+                                                                 : "an integer 0.." XSTR(SWIN_THREADS_MAX) " (0 = every core)";
+}
+
+static const char *st_device(struct cli_args *a, char **v)
+{
+    return integer(v[0], 0, SWIN_DEVICE_MAX, &a->ctx.device) ? NULL : "a CUDA device index 0.." XSTR(SWIN_DEVICE_MAX);
+}
+
+static const char *st_mem_limit(struct cli_args *a, char **v)
+{
+    return cli_parse_size(v[0], &a->ctx.mem_limit) ? "a size such as 2G, 512M or a byte count" : NULL;
+}
+
+static const char *st_backend(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "cpu")) a->ctx.backend = SWIN_BACKEND_CPU;
+    else if (!strcmp(v[0], "cuda")) a->ctx.backend = SWIN_BACKEND_CUDA;
+    else if (!strcmp(v[0], "auto")) a->ctx.backend = SWIN_BACKEND_AUTO;
+    else return "cpu, cuda or auto";
+    return NULL;
+}
+
+static const char *st_precision(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "fp32")) a->ctx.half = false;
+    else if (!strcmp(v[0], "fp16")) a->ctx.half = true;
+    else return "fp32 or fp16";
+    return NULL;
+}
+
+static const char *st_cube(struct cli_args *a, char **v)
+{
+    for (int k = 0; k < 3; k++)
+        if (!integer(v[k], SWIN_CUBE_MIN, SWIN_CUBE_MAX, &a->ctx.cube[k]) || a->ctx.cube[k] % SWIN_CUBE_MULTIPLE)
+            return "D H W, each a multiple of " XSTR(SWIN_CUBE_MULTIPLE) " in " XSTR(SWIN_CUBE_MIN) ".." XSTR(SWIN_CUBE_MAX);
+    return NULL;
+}
+
+static const char *st_runs(struct cli_args *a, char **v)
+{
+    return integer(v[0], 1, 100000, &a->runs) ? NULL : "an integer 1..100000";
+}
+
+static const char *st_spacing(struct cli_args *a, char **v)
+{
+    for (int k = 0; k < 3; k++) {
+        double *s = &a->seg.spacing_mm[k];
+        if (!number(v[k], s) || !(*s >= SWIN_SPACING_MIN_MM && *s <= SWIN_SPACING_MAX_MM))
+            return "three spacings in mm, each " XSTR(SWIN_SPACING_MIN_MM) ".." XSTR(SWIN_SPACING_MAX_MM);
+    }
+    return NULL;
+}
+
+static const char *st_range(struct cli_args *a, char **v)
+{
+    double lo, hi;
+    if (!number(v[0], &lo) || !number(v[1], &hi) || !(hi > lo)) return "two numbers LO HI with LO < HI";
+    a->seg.intensity_clip = true;
+    a->seg.intensity_range[0] = (float)lo;
+    a->seg.intensity_range[1] = (float)hi;
+    return NULL;
+}
+
+static const char *st_overlap(struct cli_args *a, char **v)
+{
+    double *o = &a->seg.overlap;
+    return number(v[0], o) && *o >= 0 && *o <= SWIN_OVERLAP_MAX ? NULL : "a number 0.." XSTR(SWIN_OVERLAP_MAX);
+}
+
+static const char *st_blend(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "constant")) a->seg.blend = SWIN_BLEND_CONSTANT;
+    else if (!strcmp(v[0], "gaussian")) a->seg.blend = SWIN_BLEND_GAUSSIAN;
+    else return "constant or gaussian";
+    return NULL;
+}
+
+static const char *st_sigma(struct cli_args *a, char **v)
+{
+    double *s = &a->seg.sigma_scale;
+    return number(v[0], s) && *s > 0 && *s <= 10 ? NULL : "a number in (0, 10]";
+}
+
+/* ---- the table ---- */
+
+static const struct cli_option options[] = {
+    {"--model", NULL, 1, "FILE", V_SEGMENT, st_model,
+     "the Swin UNETR ONNX export; default $SWINRUN_MODEL, else\n"
+     "$XDG_DATA_HOME/swinrun/model.onnx (XDG_DATA_HOME defaults to ~/.local/share)"},
+    {"--backend", NULL, 1, "B", V_CONTEXT, st_backend,
+     "auto (default): CUDA when a GPU is usable, else the CPU | cpu | cuda\n"
+     "(fails when no GPU is usable). The choice and why are printed and in --json;\n"
+     "plan needs no GPU: with cuda it gives the device bytes"},
+    {"--threads", NULL, 1, "N", V_CONTEXT, st_threads, "CPU threads (default 0: every core)"},
+    {"--device", NULL, 1, "N", V_CONTEXT, st_device, "CUDA device index (default 0)"},
+    {"--precision", NULL, 1, "P", V_CONTEXT, st_precision,
+     "fp32 (default) | fp16: CUDA weights and activations stored as float16\n"
+     "(tensor-core GEMMs, float32 accumulation), half the device bytes, logits within\n"
+     "about 1e-2 of fp32; auto choosing the CPU runs fp32"},
+    {"--half", NULL, 0, NULL, V_CONTEXT, st_half, "the same as --precision fp16"},
+    {"--mem-limit", NULL, 1, "SIZE", V_CONTEXT, st_mem_limit,
+     "refuse a plan (weights + activations + scratch) above SIZE (2G, 512M,\n"
+     "bytes) before allocating anything, naming a cube (or fp16) that fits"},
+    {"--cube", NULL, 3, "D H W", V_PLAN | V_SEGMENT, st_cube,
+     "the cube (sliding patch) one forward pass runs on: multiples of " XSTR(SWIN_CUBE_MULTIPLE) "\n"
+     "in " XSTR(SWIN_CUBE_MIN) ".." XSTR(SWIN_CUBE_MAX) " (default: the export cube; required for a dynamic export)"},
+    {"--runs", NULL, 1, "N", V_FORWARD, st_runs, "run the window N times and report each time (default 1)"},
+    {"--spacing", NULL, 3, "X Y Z", V_SEGMENT, st_spacing, "target spacing in mm along R, A, S (default 1.5 1.5 2.0)"},
+    {"--no-resample", NULL, 0, NULL, V_SEGMENT, st_no_resample, "keep the voxel grid (orientation and range still apply)"},
+    {"--no-reorient", NULL, 0, NULL, V_SEGMENT, st_no_reorient, "keep the axis order and directions of the file"},
+    {"--intensity-range", NULL, 2, "LO HI", V_SEGMENT, st_range,
+     "the intensity (HU) range mapped to [0, 1], clipped (default -175 250)"},
+    {"--no-intensity-clip", NULL, 0, NULL, V_SEGMENT, st_no_clip, "feed the intensities unchanged"},
+    {"--overlap", NULL, 1, "F", V_SEGMENT, st_overlap,
+     "overlap of neighbouring cubes, 0.." XSTR(SWIN_OVERLAP_MAX) " (default 0.5)"},
+    {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},
+    {"--sigma-scale", NULL, 1, "F", V_SEGMENT, st_sigma, "gaussian blending: sigma = F * cube side (default 0.125)"},
+    {"--probabilities", NULL, 1, "FILE", V_SEGMENT, st_probs,
+     "also write softmax class probabilities, float32 4D (x, y, z, class) on\n"
+     "the input grid; one float per class per resampled voxel in memory"},
+    {"--preview", NULL, 1, "FILE.png", V_SEGMENT, st_preview,
+     "three orthogonal mid slices (RAS grid, radiological view) with the labels"},
+    {"--out-dir", NULL, 1, "DIR", V_SEGMENT, st_out_dir,
+     "batch form: DIR/<name>_seg.nii.gz per input, the model loaded once"},
+    {"--with-probabilities", NULL, 0, NULL, V_SEGMENT, st_with_probs, "batch: DIR/<name>_probabilities.nii.gz too"},
+    {"--with-preview", NULL, 0, NULL, V_SEGMENT, st_with_preview, "batch: DIR/<name>_preview.png too"},
+    {"--quiet", "-q", 0, NULL, V_SEGMENT, st_quiet, "no progress bar (there is none when stderr is not a terminal)"},
+    {"--json", NULL, 1, "FILE", V_ALL, st_json,
+     "a machine-readable report to FILE ('-' = stdout), written whole or not\n"
+     "at all"},
+    {"--help", "-h", 0, NULL, V_ALL, st_help, "this text"},
+};
+
+static const char *const verb_names[CLI_VERBS] = {"info", "plan", "forward", "segment"};
+
+const char *cli_verb_name(enum cli_verb v) { return verb_names[v]; }
+
+static const struct cli_option *find(const char *s)
+{
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++)
+        if (!strcmp(s, options[i].name) || (options[i].alias && !strcmp(s, options[i].alias))) return &options[i];
+    return NULL;
+}
+
+int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_args *a)
+{
+    const char *vn = verb_names[verb];
+    *a = (struct cli_args){.verb = verb, .ctx = swin_context_default_params(), .seg = swin_segment_default_params(),
+                           .runs = 1};
+    if (!(a->pos = calloc((size_t)argc + 1, sizeof *a->pos))) {
+        fprintf(stderr, "swinrun: out of host memory\n");
+        return cli_exit_code(SWIN_ERR_NOMEM);
+    }
+    for (int i = first; i < argc; i++) {
+        const char *s = argv[i];
+        if (s[0] != '-' || !s[1]) {
+            a->pos[a->npos++] = s;
+            continue;
+        }
+        const struct cli_option *o = find(s);
+        if (!o || !(o->verbs & (1u << verb))) {
+            fprintf(stderr, "swinrun %s: %s option '%s' (try swinrun %s --help)\n", vn,
+                    o ? "this command takes no" : "unknown", s, vn);
+            return 2;
+        }
+        if (argc - 1 - i < o->arity) {
+            fprintf(stderr, "swinrun %s: option %s needs a value: %s (try swinrun %s --help)\n", vn, o->name,
+                    o->metavar, vn);
+            return 2;
+        }
+        const char *why = o->store(a, argv + i + 1);
+        if (why) {
+            fprintf(stderr, "swinrun %s: %s takes %s, not '", vn, o->name, why);
+            for (int k = 0; k < o->arity; k++) fprintf(stderr, "%s%s", k ? " " : "", argv[i + 1 + k]);
+            fprintf(stderr, "'\n");
+            return 2;
+        }
+        i += o->arity;
+    }
+    return 0;
+}
+
+static const char *const usage[CLI_VERBS] = {
+    "swinrun info MODEL.onnx [options]\n"
+    "    the configuration read from the graph, parameter count, weight bytes, export cube\n",
+    "swinrun plan MODEL.onnx [options]\n"
+    "    exact bytes a run will use (weights, activation arena, its lower bound, backend scratch)\n"
+    "    before anything is allocated, and the backend it would run on and why\n",
+    "swinrun forward MODEL.onnx IN.npy OUT.npy [options]\n"
+    "    one cube: IN.npy float32 (1, Ci, D, H, W) -> OUT.npy float32 logits (1, Co, D, H, W);\n"
+    "    D, H, W are any multiples of 32, not only the export cube\n",
+    "swinrun CT.nii.gz OUT.nii.gz [options]            (the same as swinrun segment ...)\n"
+    "swinrun segment [options] CT.nii.gz OUT.nii.gz\n"
+    "swinrun segment [options] --out-dir DIR CT1.nii.gz CT2.nii ...\n"
+    "    the label map (uint8, uint16 beyond 256 classes) on the CT's own grid with its affine,\n"
+    "    qform/sform and codes. Reads NIfTI-1/2 (.nii, .nii.gz; any integer or float datatype).\n"
+    "    MONAI's recipe: orientation to RAS, trilinear resampling to the spacing, the intensity\n"
+    "    range to [0, 1] clipped, sliding cubes, argmax, labels back to the input grid (nearest).\n"
+    "    Batch: a failed volume is reported and skipped, the exit status is then 1. Outputs are\n"
+    "    written to temporary files, renamed when complete; SIGINT/SIGTERM remove them.\n",
+};
+
+void cli_help(enum cli_verb verb, FILE *f)
+{
+    fprintf(f, "Usage:\n%s\nOptions:\n", usage[verb]);
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
+        const struct cli_option *o = &options[i];
+        if (!(o->verbs & (1u << verb))) continue;
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
+                 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        fprintf(f, "  %-24s", head);
+        for (const char *h = o->help; *h; h++) {
+            fputc(*h, f);
+            if (*h == '\n') fprintf(f, "  %-24s", "");
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "\nExit status: 0 success, 1 runtime failure, 2 bad arguments, unreadable input or unwritable\n"
+               "output files (a full disk included).\n");
+}
+
+int cli_exit_code(swin_status st)
+{
+    switch (st) {
+    case SWIN_OK: return 0;
+    case SWIN_ERR_ARG: case SWIN_ERR_IO: case SWIN_ERR_FORMAT: case SWIN_ERR_MODEL: case SWIN_ERR_SHAPE:
+        return 2;
+    default: return 1;
+    }
+}
+
+swin_model_t *cli_load_model(const char *path, int *exit_code)
+{
+    swin_error err = {0};
+    swin_model_t *m = NULL;
+    swin_status st = swin_model_load(path, &m, &err);
+    if (st) {
+        fprintf(stderr, "swinrun: %s\n", err.msg);
+        *exit_code = cli_exit_code(st);
+        return NULL;
+    }
+    return m;
+}
+
+const char *cli_backend_name(swin_backend b) { return b == SWIN_BACKEND_CUDA ? "cuda" : "cpu"; }
+const char *cli_dtype_name(const swin_plan_info *p) { return p->half ? "float16" : "float32"; }
+
+struct cli_json {
+    struct atomic_file af; /* unused for stdout */
+    bool to_stdout;
+};
+
+swin_status cli_json_open(struct cli_json **out, const char *path, FILE **f, swin_error *err)
+{
+    struct cli_json *j = calloc(1, sizeof *j);
+    if (!j) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    j->to_stdout = !strcmp(path, "-");
+    swin_status st = j->to_stdout ? SWIN_OK : atomic_file_open(&j->af, path, err);
+    if (st) {
+        free(j);
+        return st;
+    }
+    *f = j->to_stdout ? stdout : j->af.f;
+    *out = j;
+    return SWIN_OK;
+}
+
+swin_status cli_json_commit(struct cli_json *j, swin_error *err)
+{
+    swin_status st = SWIN_OK;
+    if (!j) return st;
+    if (j->to_stdout) fflush(stdout);
+    else st = atomic_file_commit(&j->af, err);
+    free(j);
+    return st;
+}
+
+void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}

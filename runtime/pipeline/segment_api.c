@@ -1,0 +1,63 @@
+/* swin_segment and swin_segment_file (runtime/swinrun.h): the pipeline of segment.h with
+ * the context's forward pass as its predictor. */
+#include <string.h>
+
+#include "runtime/pipeline/segment.h"
+
+swin_segment_params swin_segment_default_params(void)
+{
+    return (swin_segment_params){
+        .reorient = true, .resample = true, .spacing_mm = {1.5, 1.5, 2.0},
+        .intensity_clip = true, .intensity_range = {-175.0f, 250.0f},
+        .overlap = 0.5, .blend = SWIN_BLEND_CONSTANT, .sigma_scale = 0.125,
+    };
+}
+
+static swin_status predict(void *user, const float *in, float *out, swin_error *err)
+{
+    return swin_context_run(user, in, out, err);
+}
+
+static swin_status pipeline_for(swin_context_t *ctx, const swin_segment_params *params, struct swin_pipeline *p,
+                                swin_plan_info *plan, swin_error *err)
+{
+    if (!ctx || !params) return swin_error_set(err, SWIN_ERR_ARG, "a context and parameters are required");
+    swin_model_info mi;
+    swin_model_get_info(swin_context_model(ctx), &mi);
+    swin_context_plan(ctx, plan);
+    *p = (struct swin_pipeline){.params = *params, .in_channels = mi.in_channels, .out_channels = mi.out_channels,
+                                .predict = predict, .predict_user = ctx};
+    memcpy(p->cube, plan->cube, sizeof p->cube);
+    return SWIN_OK;
+}
+
+swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
+                         uint16_t *labels, float *probabilities, swin_segment_report *report, swin_error *err)
+{
+    struct swin_pipeline p;
+    swin_segment_report scratch;
+    swin_segment_report *rep = report ? report : &scratch;
+    memset(rep, 0, sizeof *rep);
+    swin_plan_info plan;
+    swin_status st = pipeline_for(ctx, params, &p, &plan, err);
+    if (st) return st;
+    st = swin_pipeline_volume(volume, &p, labels, probabilities, rep, err);
+    rep->plan = plan;
+    return st;
+}
+
+swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
+                              const swin_segment_params *params, swin_segment_report *report, swin_error *err)
+{
+    struct swin_pipeline p;
+    swin_segment_report scratch;
+    swin_segment_report *rep = report ? report : &scratch;
+    memset(rep, 0, sizeof *rep);
+    swin_plan_info plan;
+    swin_status st = pipeline_for(ctx, params, &p, &plan, err);
+    if (st) return st;
+    if (!input_path || !output_path) return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
+    st = swin_pipeline_file(input_path, output_path, &p, rep, err);
+    rep->plan = plan;
+    return st;
+}
