@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/winograd.h"
 #include "kernels/ops.h"
 
 static double now(void)
@@ -287,6 +288,18 @@ static void bench_conv(int Lin, int cin, int cout, int k, int stride, const char
     TIMED(swin_cpu_ops.conv3d(be, out, in, w, b, k, stride, pad, ws, wsb));
     report("conv3d", shape, 2.0 * k * k * k * (double)cin * cout * Lout * Lout * Lout, "2 k^3 cin cout Vout", 0, t, reps,
            !check || finite_all(out.data, (size_t)Lout * Lout * Lout * cout));
+    if (k == 3 && stride == 1 && swin_cpu_winograd_available(be)) {
+        /* the same conv as Winograd F(2x2x2, 3x3x3), whatever the shape rule says; FLOPs
+         * counted as for the direct conv (GFLOP/s-equivalent) */
+        float *u = malloc(swin_cpu_winograd_u_floats(cin, cout) * sizeof(float));
+        size_t wwsb = swin_cpu_winograd_ws(be, out, in);
+        void *wws = ws_alloc(wwsb);
+        swin_cpu_winograd_transform(u, w, cin, cout);
+        TIMED(swin_cpu_conv3d_winograd(be, out, in, u, b, wws, wwsb));
+        report("conv3d_wino", shape, 2.0 * 27 * (double)cin * cout * Lout * Lout * Lout, "2 k^3 cin cout Vout (equiv.)",
+               0, t, reps, !check || finite_all(out.data, (size_t)Lout * Lout * Lout * cout));
+        free(u), free(wws);
+    }
 done:
     free(w), free(b), free(ws), free(in.data), free(out.data);
 }
@@ -547,10 +560,16 @@ int main(int argc, char **argv)
     /* convolutions of the encoders/decoders (UnetResBlock 3x3x3), patch embedding k2 s2 */
     bench_conv(L, 1, f, 2, 2, "(patch embed)");
     bench_conv(L, 1, f, 3, 1, "(encoder1 conv1)");
-    bench_conv(L, f, f, 3, 1, "(encoder1 conv2, decoder1)");
+    bench_conv(L, f, f, 3, 1, "(encoder1 conv2, decoder1 conv2)");
+    bench_conv(L, 2 * f, f, 3, 1, "(decoder1 conv1)");
+    bench_conv(s0, f, f, 3, 1, "(encoder2, decoder2 conv2)");
     bench_conv(s0, 2 * f, f, 3, 1, "(decoder2 conv1)");
-    bench_conv(s1, 2 * f, 2 * f, 3, 1, "(encoder3, decoder3)");
+    bench_conv(s1, 2 * f, 2 * f, 3, 1, "(encoder3, decoder3 conv2)");
+    bench_conv(s1, 4 * f, 2 * f, 3, 1, "(decoder3 conv1)");
+    bench_conv(s2, 4 * f, 4 * f, 3, 1, "(encoder4, decoder4 conv2)");
     bench_conv(s2, 8 * f, 4 * f, 3, 1, "(decoder4 conv1)");
+    bench_conv(s3, 16 * f, 8 * f, 3, 1, "(decoder5 conv1)");
+    bench_conv(s3, 8 * f, 8 * f, 3, 1, "(decoder5 conv2)");
     bench_conv(s4, 16 * f, 16 * f, 3, 1, "(encoder10)");
     bench_convt(s1, 2 * f, f, "(decoder2 up)");
     bench_instnorm(L, f, 1, "(decoder1)");

@@ -9,8 +9,11 @@
  * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) every case goes to the
  * implicit-GEMM kernel of conv3d_avx512.c or conv3d_avx2.c instead, which read the input
  * in place.
- * Threads claim slabs dynamically. fp32 accumulation. */
+ * Threads claim slabs dynamically. fp32 accumulation.
+ * A 3x3x3 stride-1 pad-1 conv whose weights the backend holds in Winograd form and whose
+ * shape the rule of winograd.c picks runs the Winograd kernel instead (winograd.h). */
 #include "kernels/cpu/conv3d_internal.h"
+#include "kernels/cpu/winograd.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -30,7 +33,13 @@ size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, in
     struct swin_cpu_backend *be = bev;
     long kdim = (long)k * k * k * in.c;
     long rows = conv_rows((long)swin_vol_voxels(out), kdim);
-    return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
+    size_t direct = SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
+    /* the weights decide between the two at run time: room for either */
+    if (k == 3 && out.d == in.d && out.h == in.h && out.w == in.w && swin_cpu_winograd_wins(be, out, in)) {
+        size_t wino = swin_cpu_winograd_ws(be, out, in);
+        return wino > direct ? wino : direct;
+    }
+    return direct;
 }
 
 /* Row r of the im2col matrix for output voxel (oz, oy, ox). */
@@ -118,6 +127,10 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const fl
     size_t need = swin_cpu_conv3d_ws(be, out, in, k);
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0, need);
+    if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in)) {
+        const float *u = swin_cpu_winograd_lookup(be, w, in.c, out.c);
+        if (u) return swin_cpu_conv3d_winograd(be, out, in, u, bias, ws, ws_bytes);
+    }
     struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
                           .simd = be->simd};
     t.kdim = (long)k * k * k * in.c;

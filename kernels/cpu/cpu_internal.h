@@ -39,6 +39,7 @@ struct swin_cpu_backend {
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
+    struct swin_cpu_wino_table *wino; /* transformed weights of the Winograd convs (winograd.h), or NULL */
     char err[SWIN_ERROR_MSG_MAX];
 };
 

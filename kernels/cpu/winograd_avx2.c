@@ -1,0 +1,175 @@
+/* Winograd F(2x2x2, 3x3x3) tile loop with AVX2 + FMA (this file's functions are compiled
+ * for avx2,fma only; the backend checks the CPU first). Notation in winograd.h.
+ *
+ * A thread claims a block of nt consecutive tiles (x fastest) and, per block:
+ *   1. input transform: V[p][tile][ci] = (B^T d B)[p] for the 4x4x4 patch of each tile,
+ *      8 input channels per vector (V rows padded to cinp with zeros; tiles past the end
+ *      are zero rows);
+ *   2. per block of cob output channels: for each point p the GEMM
+ *      M[p][tile][co] = sum_ci V[p][tile][ci] U[p][ci][co] (4 tiles x 24 channels, 12 ymm
+ *      accumulators, as the direct kernel conv3d_avx2.c), then the output transform
+ *      Y = A^T M A + bias per tile, stored for the voxels inside the output.
+ * Workspace per thread: V (64 nt cinp floats) then M (64 nt cob floats). */
+#include "kernels/cpu/winograd.h"
+
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+AVX2_INLINE __m256i lanes(int n)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
+}
+
+/* B^T along one axis: 4 values at stride s of v[] in place. */
+#define BT4(v, i0, s)                                                          \
+    {                                                                          \
+        const __m256 d0 = v[i0], d1 = v[i0 + (s)], d2 = v[i0 + 2 * (s)], d3 = v[i0 + 3 * (s)]; \
+        v[i0] = _mm256_sub_ps(d0, d2);                                         \
+        v[i0 + (s)] = _mm256_add_ps(d1, d2);                                   \
+        v[i0 + 2 * (s)] = _mm256_sub_ps(d2, d1);                               \
+        v[i0 + 3 * (s)] = _mm256_sub_ps(d1, d3);                               \
+    }
+
+/* Input transform of tile `tile` (global index) for channels [c0, c0 + 8) (mask mk for the
+ * last, partial vector; full vectors use plain loads, which AMD CPUs run much faster than
+ * masked ones) into V[p][slot][c0 ..]. */
+AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk, bool full)
+{
+    const struct swin_vol in = t->in;
+    const long vstride = (long)t->nt * t->cinp;       /* floats between points */
+    float *dst = v + (size_t)slot * t->cinp + c0;
+    __m256 d[64];
+    if (tile >= t->ntiles) {
+        for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * vstride, _mm256_setzero_ps());
+        return;
+    }
+    const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
+    const int z0 = 2 * tz - 1, y0 = 2 * ty - 1, x0 = 2 * tx - 1;
+    const float *base = swin_vol_f32(in) + c0;
+    for (int z = 0; z < 4; z++)
+        for (int y = 0; y < 4; y++) {
+            const int iz = z0 + z, iy = y0 + y;
+            const bool row = iz >= 0 && iz < in.d && iy >= 0 && iy < in.h;
+            for (int x = 0; x < 4; x++) {
+                const int ix = x0 + x;
+                const float *src = base + (((long)iz * in.h + iy) * in.w + ix) * in.pitch;
+                d[(z * 4 + y) * 4 + x] = !(row && ix >= 0 && ix < in.w) ? _mm256_setzero_ps()
+                                         : full                          ? _mm256_loadu_ps(src)
+                                                                         : _mm256_maskload_ps(src, mk);
+            }
+        }
+    for (int r = 0; r < 16; r++) BT4(d, 4 * r, 1)                       /* along x */
+    for (int z = 0; z < 4; z++)
+        for (int x = 0; x < 4; x++) BT4(d, 16 * z + x, 4)               /* along y */
+    for (int r = 0; r < 16; r++) BT4(d, r, 16)                          /* along z */
+    for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * vstride, d[p]);
+}
+
+/* M rows [r0, r0 + 4) of one point: C (4 x 8NV) = A (4 x K, lda) . B (K x 8NV, ldb). */
+AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, float *c, int ldc, const int NV)
+{
+    __m256 acc[4][3];
+    for (int r = 0; r < 4; r++)
+        for (int j = 0; j < 3; j++) acc[r][j] = _mm256_setzero_ps();
+    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+    for (int k = 0; k < K; k++, b += ldb) {
+        __m256 bv[3];
+        for (int j = 0; j < NV; j++) bv[j] = _mm256_loadu_ps(b + 8 * j);
+        const __m256 x0 = _mm256_broadcast_ss(a0 + k), x1 = _mm256_broadcast_ss(a1 + k);
+        const __m256 x2 = _mm256_broadcast_ss(a2 + k), x3 = _mm256_broadcast_ss(a3 + k);
+        for (int j = 0; j < NV; j++) {
+            acc[0][j] = _mm256_fmadd_ps(x0, bv[j], acc[0][j]);
+            acc[1][j] = _mm256_fmadd_ps(x1, bv[j], acc[1][j]);
+            acc[2][j] = _mm256_fmadd_ps(x2, bv[j], acc[2][j]);
+            acc[3][j] = _mm256_fmadd_ps(x3, bv[j], acc[3][j]);
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        for (int j = 0; j < NV; j++) _mm256_store_ps(c + (size_t)r * ldc + 8 * j, acc[r][j]);
+}
+
+/* M[p][tile][0, nco) for every point p and tile of the block, U columns [co0, co0 + nco). */
+AVX2 static void block_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
+{
+    const int cin = t->in.c, nt = t->nt;
+    for (int p = 0; p < 64; p++) {
+        const float *vp = v + (size_t)p * nt * t->cinp;
+        const float *up = t->u + (size_t)p * cin * t->coutp + co0;
+        float *mp = m + (size_t)p * nt * t->cob;
+        for (int j = 0; j < nco; j += 24) {
+            const int nv = nco - j >= 24 ? 3 : (nco - j) / 8;
+            for (int r = 0; r < nt; r += 4) {
+                const float *a = vp + (size_t)r * t->cinp;
+                float *c = mp + (size_t)r * t->cob + j;
+                if (nv == 3) gemm4(a, t->cinp, up + j, t->coutp, cin, c, t->cob, 3);
+                else if (nv == 2) gemm4(a, t->cinp, up + j, t->coutp, cin, c, t->cob, 2);
+                else gemm4(a, t->cinp, up + j, t->coutp, cin, c, t->cob, 1);
+            }
+        }
+    }
+}
+
+/* A^T along one axis: 4 values at stride s of v[] -> 2 values at i0 and i0 + s. */
+#define AT4(v, i0, s)                                                                           \
+    {                                                                                           \
+        const __m256 m0 = v[i0], m1 = v[i0 + (s)], m2 = v[i0 + 2 * (s)], m3 = v[i0 + 3 * (s)];  \
+        v[i0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);                                       \
+        v[i0 + (s)] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);                                 \
+    }
+
+/* Output transform of the block's tiles for channels [co0 + j, co0 + j + 8). */
+AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float *m, int co0, int nco)
+{
+    const struct swin_vol out = t->out;
+    const long mstride = (long)t->nt * t->cob;
+    for (int slot = 0; slot < t->nt && tile0 + slot < t->ntiles; slot++) {
+        const long tile = tile0 + slot;
+        const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
+        const int nz = out.d - 2 * tz < 2 ? 1 : 2, ny = out.h - 2 * ty < 2 ? 1 : 2, nx = out.w - 2 * tx < 2 ? 1 : 2;
+        for (int j = 0; j < nco; j += 8) {
+            const __m256i mk = lanes(nco - j);
+            const float *src = m + (size_t)slot * t->cob + j;
+            __m256 d[64];
+            for (int p = 0; p < 64; p++) d[p] = _mm256_load_ps(src + p * mstride);
+            for (int r = 0; r < 16; r++) AT4(d, 4 * r, 1)               /* along x: x in {0, 1} */
+            for (int z = 0; z < 4; z++)
+                for (int x = 0; x < 2; x++) AT4(d, 16 * z + x, 4)       /* along y */
+            for (int y = 0; y < 2; y++)
+                for (int x = 0; x < 2; x++) AT4(d, 4 * y + x, 16)       /* along z */
+            const __m256 b = t->bias ? _mm256_maskload_ps(t->bias + co0 + j, mk) : _mm256_setzero_ps();
+            for (int z = 0; z < nz; z++)
+                for (int y = 0; y < ny; y++)
+                    for (int x = 0; x < nx; x++) {
+                        const long vox = ((long)(2 * tz + z) * out.h + 2 * ty + y) * out.w + 2 * tx + x;
+                        float *dst = swin_vol_f32(out) + vox * out.pitch + co0 + j;
+                        const __m256 yv = _mm256_add_ps(d[16 * z + 4 * y + x], b);
+                        if (nco - j >= 8) _mm256_storeu_ps(dst, yv);
+                        else _mm256_maskstore_ps(dst, mk, yv);
+                    }
+        }
+    }
+}
+
+AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
+{
+    float *v = (float *)(t->ws + (size_t)tid * t->slice);
+    float *m = (float *)(t->ws + (size_t)tid * t->slice + t->v_bytes);
+    const long nblocks = (t->ntiles + t->nt - 1) / t->nt;
+    const int cin = t->in.c, cout = t->out.c;
+    long b, e;
+    while (swin_cpu_claim(&t->next, nblocks, 1, &b, &e)) {
+        const long tile0 = b * t->nt;
+        for (int c0 = 0; c0 < t->cinp; c0 += 8) {
+            const __m256i mk = lanes(cin - c0);
+            for (int slot = 0; slot < t->nt; slot++) input_tile(t, tile0 + slot, slot, v, c0, mk, c0 + 8 <= cin);
+        }
+        for (int co0 = 0; co0 < cout; co0 += t->cob) {
+            const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
+            block_gemms(t, v, m, co0, (nco + 7) / 8 * 8);
+            output_tiles(t, tile0, m, co0, nco);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+/* conv3d 3x3x3 stride 1 pad 1 as Winograd F(2x2x2, 3x3x3) (kernels/cpu/winograd.h) against
+ * a naive float64 cross-correlation written from the torch.nn.Conv3d formula:
+ *   out[z,y,x,o] = bias[o] + sum_{kz,ky,kx,ci} in[z-1+kz, y-1+ky, x-1+kx, ci] w[kz,ky,kx,ci,o]
+ * Odd dims (partial 2x2x2 tiles), axes of length 1, channels not multiples of 8, input
+ * pitch > cin, output into a channel slice of a concat, more output channels than one
+ * channel block, more tiles than one block per thread. Each case runs the Winograd kernel
+ * directly and through conv3d with the weights registered (which takes Winograd where the
+ * shape rule holds and the direct kernel elsewhere), at every SIMD level the CPU has; where
+ * a level has no Winograd kernel the test says so and checks that the direct entry refuses. */
+#include "tests/ops/op_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kernels/cpu/winograd.h"
+
+static void naive(double *ref, struct swin_vol in, const float *w, const float *bias, int cout, bool flip)
+{
+    for (int z = 0; z < in.d; z++)
+        for (int y = 0; y < in.h; y++)
+            for (int x = 0; x < in.w; x++)
+                for (int o = 0; o < cout; o++) {
+                    double acc = bias ? bias[o] : 0.0;
+                    for (int t = 0; t < 27; t++) {
+                        int kz = t / 9, ky = t / 3 % 3, kx = t % 3;
+                        int iz = z - 1 + kz, iy = y - 1 + ky, ix = x - 1 + kx;
+                        if (iz < 0 || iz >= in.d || iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
+                        int tt = flip ? 26 - t : t;
+                        for (int ci = 0; ci < in.c; ci++)
+                            acc += (double)*vol_at(in, iz, iy, ix, ci) * w[((size_t)tt * in.c + ci) * cout + o];
+                    }
+                    ref[(((size_t)z * in.h + y) * in.w + x) * cout + o] = acc;
+                }
+}
+
+/* Tolerance: inputs in [-1, 1], weights in [-0.5, 0.5]. The float32 error of F(2x2x2, 3x3x3)
+ * comes from rounding the transformed values (|B^T d B| <= 8 |d|, |G w G^T| <= 3.375 |w|),
+ * the cin-long dot products of those, and the output transform (27 terms of magnitude up to
+ * the sum itself): a few ulp of values ~8x larger than the direct conv's terms, growing
+ * like sqrt(cin). Measured worst |err| / sqrt(cin) over these cases is printed; 2e-5 *
+ * sqrt(cin) (+ 2e-5 |ref|) is ~9x the worst measured (1.4e-6 sqrt(cin) on AVX2;
+ * 2.3e-6 sqrt(cin) for the direct kernels on the same cases) and still 1000x below an index error
+ * (the flipped kernel below differs by O(0.1)). */
+static double tol_abs(int cin) { return 2e-5 * sqrt((double)cin); }
+
+static double worst_seen = 0.0;
+
+static bool compare(const char *name, struct swin_vol ov, const double *ref, int cin, int cout)
+{
+    size_t nv = swin_vol_voxels(ov), n = nv * (size_t)cout;
+    float *got = malloc(n * sizeof(float)), *reff = malloc(n * sizeof(float));
+    double worst = 0.0;
+    for (size_t v = 0; v < nv; v++)
+        for (int o = 0; o < cout; o++) {
+            got[v * cout + o] = swin_vol_f32(ov)[v * ov.pitch + o];
+            reff[v * cout + o] = (float)ref[v * cout + o];
+            double e = fabs((double)got[v * cout + o] - ref[v * cout + o]);
+            if (e > worst) worst = e;
+        }
+    if (worst / sqrt((double)cin) > worst_seen) worst_seen = worst / sqrt((double)cin);
+    bool ok = check_close(name, got, reff, n, tol_abs(cin), 2e-5);
+    free(got);
+    free(reff);
+    return ok;
+}
+
+static bool run_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int d, int h, int w, int cin, int in_pitch,
+                     int cout, bool with_bias, int concat_c, int c0, bool can_fail)
+{
+    char name[200];
+    snprintf(name, sizeof name, "winograd[%s] %dx%dx%d cin %d (pitch %d) -> cout %d bias %d slice %d@%d",
+             test_simd_name(simd), d, h, w, cin, in_pitch, cout, with_bias, c0, concat_c);
+    test_rng r = {98765ULL + (uint64_t)(cin * 31 + cout * 7 + d)};
+    tvol in = tvol_new(d, h, w, cin, in_pitch);
+    tvol_fill(&in, &r, -1.0f, 1.0f);
+    float *wt = test_rand(&r, (size_t)27 * cin * cout, -0.5f, 0.5f);
+    float *bias = with_bias ? test_rand(&r, (size_t)cout, -1.0f, 1.0f) : NULL;
+    size_t n = (size_t)d * h * w * cout;
+    double *ref = malloc(n * sizeof(double));
+    naive(ref, in.v, wt, bias, cout, false);
+    bool ok = true;
+
+    /* 1. the Winograd entry point with its own transform of w */
+    tvol out = tvol_new(d, h, w, concat_c, concat_c);
+    struct swin_vol ov = tvol_slice(&out, c0, cout);
+    float *u = malloc(swin_cpu_winograd_u_floats(cin, cout) * sizeof(float));
+    swin_cpu_winograd_transform(u, wt, cin, cout);
+    size_t wsb = swin_cpu_winograd_ws(be, ov, in.v);
+    void *ws = ws_new(wsb);
+    int rc = swin_cpu_conv3d_winograd(be, ov, in.v, u, bias, ws, wsb);
+    if (swin_cpu_winograd_available(be)) {
+        ok &= check_true(name, rc == 0);
+        ok &= compare(name, ov, ref, cin, cout);
+        ok &= tvol_guard_ok(name, &out, c0, cout);
+        if (can_fail) {
+            double *flipped = malloc(n * sizeof(double));
+            naive(flipped, in.v, wt, bias, cout, true);
+            bool differs = false;
+            for (size_t v = 0; v < swin_vol_voxels(ov); v++)
+                for (int o = 0; o < cout; o++) {
+                    double g = swin_vol_f32(ov)[v * ov.pitch + o], f = flipped[v * cout + o];
+                    differs |= !(fabs(g - f) <= tol_abs(cin) + 2e-5 * fabs(f));
+                }
+            ok &= check_true("winograd: flipped-kernel reference is rejected (the test can fail)", differs);
+            free(flipped);
+        }
+    } else {
+        ok &= check_true("winograd: the entry refuses a level without a Winograd kernel", rc == SWIN_ERR_ARG);
+    }
+    ok &= ws_free(ws);
+    tvol_free(&out);
+    free(u);
+
+    /* 2. through conv3d with the weights registered: Winograd or direct by the shape rule */
+    swin_error err = {0};
+    ok &= check_true("winograd: register", swin_cpu_winograd_register(be, wt, cin, cout, &err) == SWIN_OK);
+    out = tvol_new(d, h, w, concat_c, concat_c);
+    ov = tvol_slice(&out, c0, cout);
+    wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, 3);
+    ws = ws_new(wsb);
+    ok &= check_true(name, swin_cpu_ops.conv3d(be, ov, in.v, wt, bias, 3, 1, 1, ws, wsb) == 0);
+    ok &= compare(name, ov, ref, cin, cout);
+    ok &= tvol_guard_ok(name, &out, c0, cout);
+    ok &= ws_free(ws);
+    tvol_free(&out);
+    swin_cpu_winograd_table_free(be);  /* wt is freed below: its address may come back */
+
+    free(ref);
+    free(wt);
+    free(bias);
+    tvol_free(&in);
+    return ok;
+}
+
+static bool all_cases(struct swin_cpu_backend *be, enum swin_cpu_simd simd)
+{
+    bool ok = true;
+    if (!swin_cpu_winograd_available(be))
+        fprintf(stderr, "note: no Winograd kernel at %s; checking that the direct conv runs instead\n",
+                test_simd_name(simd));
+    /* odd dims, cin 5 with pitch 8, cout 7 into channels [3, 10) of a 13-channel concat */
+    ok &= run_case(be, simd, 5, 7, 9, 5, 8, 7, false, 13, 3, true);
+    /* axes of length 1 (a single row of tiles, each half empty) */
+    ok &= run_case(be, simd, 1, 1, 3, 3, 3, 2, true, 2, 0, false);
+    ok &= run_case(be, simd, 1, 6, 1, 9, 11, 10, true, 10, 0, false);
+    /* channels not multiples of 8, bias, odd dims in every direction */
+    ok &= run_case(be, simd, 9, 6, 11, 13, 13, 29, true, 29, 0, false);
+    /* 100 output channels: two channel blocks (96 + 4), the rule holds (dims >= 8) */
+    ok &= run_case(be, simd, 8, 9, 8, 20, 21, 100, true, 100, 0, false);
+    /* many tile blocks over two threads, the concat's second half as the input (pitch 2 cin) */
+    ok &= run_case(be, simd, 13, 12, 14, 48, 96, 48, false, 96, 48, true);
+    return ok;
+}
+
+int main(void)
+{
+    struct swin_cpu_backend *be = test_backend(2);
+    if (!be) return 1;
+    bool ok = true;
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++)
+        if (test_simd_select(be, test_simd_levels[i])) ok &= all_cases(be, test_simd_levels[i]);
+    fprintf(stderr, "winograd: worst |err| / sqrt(cin) = %.3g (tolerance %.3g)\n", worst_seen, tol_abs(1));
+    swin_cpu_backend_free(be);
+    return test_exit(ok);
+}
