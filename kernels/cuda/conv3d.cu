@@ -9,6 +9,7 @@
  * Deep layers (few output tiles, long K: encoder10, decoder5, ...) split K
  * (gemm_splits): partial sums go to the workspace (splits, M, cout) and splitk_reduce adds
  * them in order, plus the bias, into out. Otherwise no workspace. */
+#include "kernels/cuda/conv_igemm.cuh"
 #include "kernels/cuda/gemm.cuh"
 
 namespace swin_cuda {
@@ -74,9 +75,15 @@ static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struc
         if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
         else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
     } else {
-        const Im2colA<T> a = {(const T *)in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
-        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
-        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+        const ConvGeom<T> g = {(const T *)in.data, in.pitch, in.d, in.h, in.w, in.c, out.h, out.w, k, stride, pad,
+                               GEMM_BK / in.c, GEMM_BK % in.c, dw, out.c};
+        const bool done = splits > 1 ? conv_igemm_launch(be->stream, g, pp, M, out.c, kdim, splits)
+                                     : conv_igemm_launch(be->stream, g, ep, M, out.c, kdim, 1);
+        if (!done) {
+            const Im2colA<T> a = {(const T *)in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
+            if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
+            else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+        }
     }
     if (splits > 1) swin_cuda_splitk_reduce(be->stream, (T *)out.data, out.pitch, part, splits, M, out.c, db);
     return swin_cuda_check_launch(be, "conv3d");

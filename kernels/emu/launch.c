@@ -118,7 +118,7 @@ cudaError_t cuemu_launch(const struct cuemu_launch_desc *d)
     /* Exact size, so that ASan sees the first byte past the end. */
     dyn_smem = NULL;
     if (!order || cuemu_sched_reserve(d->block.x * d->block.y * d->block.z) != 0 ||
-        (d->smem && posix_memalign(&dyn_smem, 16, d->smem) != 0)) {
+        (d->smem && posix_memalign(&dyn_smem, 128, d->smem) != 0)) {
         free(order);
         return cuemu_set_error(cudaErrorMemoryAllocation);
     }
