@@ -228,6 +228,16 @@ def kernel_spec(name):
         return dict(threads=256, bm=128, bn=16 * tn, ffma_per_kstep=8 * tn * 16)
     if name.startswith("gemm_wmma<"):
         return dict(threads=128, bm=64, bn=64, macs_per_kstep=32 * 32 * 16)
+    # conv_igemm.cuh: 8 warps on a 128 x BN tile; per k-step of 16 a warp does 128 BN 16 / 8
+    # MACs (wmma) or a thread 8 (BN / 16) 16 FFMA; dynamic shared memory ConvSmem::TOTAL.
+    m = re.match(r"conv_(wmma|ffma)<(\d+), (\d+),", name)
+    if m:
+        bn = int(m.group(2))
+        if m.group(1) == "wmma":
+            smem = max(4 * (128 * 24 * 2 + 16 * (bn + 8) * 2), 128 * (bn + 4) * 4) + 256
+            return dict(threads=256, bm=128, bn=bn, macs_per_kstep=128 * bn * 16 // 8, dyn_smem=smem)
+        return dict(threads=256, bm=128, bn=bn, ffma_per_kstep=8 * (bn // 16) * 16,
+                    dyn_smem=3 * (128 * 20 * 4 + 16 * bn * 4) + 256)
     m = re.match(r"window_attention_fused<(\d+),", name)
     if m and int(m.group(1)):  # QT = 64 queries; dynamic smem 4 (2 KT HD + 2 KT), KT = 32 (window_attention.cu)
         return dict(threads=64, dyn_smem=4 * (2 * 32 * int(m.group(1)) + 2 * 32))
@@ -295,11 +305,18 @@ def collect(arch, objects, ptxas_text, cuobjdump):
 
 
 def gemm_kernel(label, N, splits, half):
-    """The instantiation gemm_launch picks for an estimates.py GEMM label."""
+    """The instantiation the launch picks for an estimates.py GEMM label (the 3x3x3 convs
+    with 16-byte copies: cin and cout multiples of 16 in the f=48 model)."""
     m = re.match(r"gemm_\w+<(\w+),(\w+)>", label)
     aload, epi = m.groups()
     t = "__half" if half else "float"
     epi_t = "StorePartial" if splits > 1 else f"{epi}<{t}> "
+    if aload == "Im2colA" and ("3x3x3" in label or not half):
+        # The patch embedding (cin = 1) takes 4-byte copies in float32 and the generic
+        # loader (gemm_wmma<Im2colA>) in half mode.
+        from gemm_shapes import conv_col_tile
+        vb = 16 if "3x3x3" in label else 4
+        return f"conv_{'wmma' if half else 'ffma'}<{conv_col_tile(N)}, {vb}, {epi_t}>"
     if half:
         return f"gemm_wmma<{aload}<{t}>, {epi_t}>"
     from gemm_shapes import col_tile
@@ -382,8 +399,9 @@ def markdown(all_rows, bounds, title, source):
     cols = ["kernel", "sm", "k-steps / iter", "instr / k-step", "HMMA", "FFMA", "instr / HMMA (/ FFMA)", "FFMA share",
             "FP other", "LDS", "STS", "LDSM", "LDG", "STG", "LDGSTS", "LDL/STL", "INT", "CVT", "MUFU", "CTRL",
             "BAR", "MOVE", "OTHER", "regs", "spill B", "smem B", "threads", "blocks/SM (limit)", "occupancy"]
-    for section, pred in (("GEMM kernels (per k-step of 16)", lambda n: n.startswith("gemm_")),
-                          ("Other kernels with a loop (per iteration)", lambda n: not n.startswith("gemm_"))):
+    gemm_like = ("gemm_", "conv_wmma<", "conv_ffma<")
+    for section, pred in (("GEMM kernels (per k-step of 16)", lambda n: n.startswith(gemm_like)),
+                          ("Other kernels with a loop (per iteration)", lambda n: not n.startswith(gemm_like))):
         out += [f"## {section}", "", "| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
         for name in sorted({n for rows in all_rows.values() for n in rows if pred(n)}):
             for arch, rows in sorted(all_rows.items()):

@@ -87,11 +87,10 @@ template <class T, int BN, int STAGES> struct ConvSmem {
 };
 
 /* The per-thread loader state and its per-k-step issue (see the header comment). */
-template <class T, int VB, int BN> struct ConvLoader {
-    static constexpr int VE = VB / (int)sizeof(T), CPR = CONV_BK / VE, RPT = CONV_BM * CPR / CONV_THREADS,
-                         ROW_STEP = CONV_THREADS / CPR;
-    static constexpr int BCPR = BN / VE, BCHUNKS = CONV_BK * BCPR,
-                         BPT = (BCHUNKS + CONV_THREADS - 1) / CONV_THREADS;
+template <class T, int VB, int BN, int THREADS> struct ConvLoader {
+    static constexpr int VE = VB / (int)sizeof(T), CPR = CONV_BK / VE, RPT = CONV_BM * CPR / THREADS,
+                         ROW_STEP = THREADS / CPR;
+    static constexpr int BCPR = BN / VE, BCHUNKS = CONV_BK * BCPR, BPT = (BCHUNKS + THREADS - 1) / THREADS;
     long long rowoff[RPT];
     unsigned mask[RPT];
     int row0, col, k, kend, tap, ci;
@@ -139,7 +138,7 @@ template <class T, int VB, int BN> struct ConvLoader {
         }
 #pragma unroll
         for (int j = 0; j < BPT; j++) {
-            const int e = tid + j * CONV_THREADS, kb = e / BCPR, cb = e % BCPR * VE;
+            const int e = tid + j * THREADS, kb = e / BCPR, cb = e % BCPR * VE;
             bk[j] = kbeg + kb;
             bok[j] = e < BCHUNKS && n0 + cb < N;
             bptr[j] = g.b + (long long)(kbeg + kb) * g.ldb + n0 + cb;
@@ -150,13 +149,11 @@ template <class T, int VB, int BN> struct ConvLoader {
     template <int LDA, int LDB> __device__ void issue(const ConvGeom<T> &g, const int *s_tap, T *a, T *b)
     {
         const int toff = s_tap[tap & (CONV_TAPS - 1)] + ci;
-        const bool colok = k < kend;
-        const unsigned bit = (unsigned)tap & 31u;
+        const unsigned colmask = k < kend ? 1u << (tap & 31) : 0u;
 #pragma unroll
         for (int i = 0; i < RPT; i++) {
-            const bool valid = colok && (mask[i] >> bit & 1u);
-            const T *src = valid ? g.in + (rowoff[i] + toff) : g.in;
-            conv_copy<VB>(a + (row0 + i * ROW_STEP) * LDA + col, src, valid);
+            const bool valid = (mask[i] & colmask) != 0;
+            conv_copy<VB>(a + (row0 + i * ROW_STEP) * LDA + col, g.in + (valid ? rowoff[i] + toff : 0), valid);
         }
         k += CONV_BK;
         ci += g.tap_r;
@@ -167,8 +164,8 @@ template <class T, int VB, int BN> struct ConvLoader {
         }
 #pragma unroll
         for (int j = 0; j < BPT; j++) {
-            const int e = threadIdx.x + j * CONV_THREADS;
-            if (BCHUNKS % CONV_THREADS == 0 || e < BCHUNKS) {
+            const int e = threadIdx.x + j * THREADS;
+            if (BCHUNKS % THREADS == 0 || e < BCHUNKS) {
                 const bool valid = bok[j] && bk[j] < kend;
                 conv_copy<VB>(b + e / BCPR * LDB + e % BCPR * VE, valid ? bptr[j] : g.b, valid);
             }
@@ -180,57 +177,79 @@ template <class T, int VB, int BN> struct ConvLoader {
 
 constexpr int CONV_WMMA_STAGES = 4, CONV_FFMA_STAGES = 3;
 
+/* Threads of conv_wmma: 4 warps of 32 x 48 for BN = 48, 8 for BN = 96 (see above). */
+template <int BN> constexpr int conv_wmma_threads() { return BN == 48 ? 128 : 256; }
+
+/* The k-step loop (header comment): issue(stage) fills a stage with the next k-step,
+ * mma(stage) multiplies one. The loop is unrolled by STAGES so that every stage index,
+ * and with it every shared-memory address, is a constant. Stages past the last k-step
+ * are issued too (all zero-filled: their k is past kend) and drained by the final wait. */
+template <int STAGES, class Issue, class Mma> __device__ inline void conv_pipeline(int nsteps, Issue issue, Mma mma)
+{
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        issue(s);
+        __pipeline_commit();
+    }
+    for (int s0 = 0; s0 < nsteps; s0 += STAGES) {
+#pragma unroll
+        for (int st = 0; st < STAGES; st++) {
+            if (s0 + st >= nsteps) break;
+            __pipeline_wait_prior(STAGES - 2);
+            __syncthreads();
+            issue((st + STAGES - 1) % STAGES); /* the stage read in the previous step */
+            __pipeline_commit();
+            mma(st);
+        }
+    }
+    __pipeline_wait_prior(0);
+}
+
 template <int BN, int VB, class Epi>
-__global__ void __launch_bounds__(CONV_THREADS)
+__global__ void __launch_bounds__(conv_wmma_threads<BN>())
     conv_wmma(ConvGeom<__half> g, Epi ep, int M, int N, int K, int k_split)
 {
     using namespace nvcuda;
     typedef ConvSmem<__half, BN, CONV_WMMA_STAGES> L;
-    constexpr int WARPS_M = BN == 48 ? 8 : 4, FM = CONV_BM / WARPS_M / 16, FN = 3;
+    constexpr int THREADS = conv_wmma_threads<BN>(), WARPS_M = 4, FM = 2, FN = 3;
     SWIN_DYN_SMEM(unsigned char, smem);
     int *s_tap = reinterpret_cast<int *>(smem + L::REGION);
-    const int warp = threadIdx.x / 32, wr = CONV_BM / WARPS_M * (warp % WARPS_M), wc = 48 * (warp / WARPS_M);
+    const int warp = threadIdx.x / 32, wr = 32 * (warp % WARPS_M), wc = 48 * (warp / WARPS_M);
     const long long m0 = (long long)blockIdx.x * CONV_BM;
     const int n0 = blockIdx.y * BN, kbeg = blockIdx.z * k_split;
     const int kend = kbeg + k_split < K ? kbeg + k_split : K;
     const int nsteps = kend > kbeg ? (kend - kbeg + CONV_BK - 1) / CONV_BK : 0;
-    auto stage_a = [&](int s) { return reinterpret_cast<__half *>(smem + s * L::STAGE_BYTES); };
-    auto stage_b = [&](int s) { return reinterpret_cast<__half *>(smem + s * L::STAGE_BYTES + L::A_BYTES); };
 
-    ConvLoader<__half, VB, BN> ld;
+    ConvLoader<__half, VB, BN, THREADS> ld;
     ld.init(g, s_tap, m0, n0, M, N, kbeg, kend);
     __syncthreads(); /* the tap table */
-#pragma unroll
-    for (int s = 0; s < CONV_WMMA_STAGES - 1; s++) {
-        if (s < nsteps) ld.template issue<L::LDA, L::LDB>(g, s_tap, stage_a(s), stage_b(s));
-        __pipeline_commit();
-    }
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
 #pragma unroll
     for (int i = 0; i < FM; i++)
 #pragma unroll
         for (int j = 0; j < FN; j++) wmma::fill_fragment(acc[i][j], 0.0f);
 
-    for (int s = 0, rd = 0, wrs = CONV_WMMA_STAGES - 1; s < nsteps; s++) {
-        __pipeline_wait_prior(CONV_WMMA_STAGES - 2);
-        __syncthreads();
-        if (s + CONV_WMMA_STAGES - 1 < nsteps) ld.template issue<L::LDA, L::LDB>(g, s_tap, stage_a(wrs), stage_b(wrs));
-        __pipeline_commit();
-        const __half *as = stage_a(rd), *bs = stage_b(rd);
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[FM];
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb[FN];
+    conv_pipeline<CONV_WMMA_STAGES>(
+        nsteps,
+        [&](int st) {
+            unsigned char *base = smem + st * L::STAGE_BYTES;
+            ld.template issue<L::LDA, L::LDB>(g, s_tap, reinterpret_cast<__half *>(base),
+                                              reinterpret_cast<__half *>(base + L::A_BYTES));
+        },
+        [&](int st) {
+            const __half *as = reinterpret_cast<const __half *>(smem + st * L::STAGE_BYTES),
+                         *bs = reinterpret_cast<const __half *>(smem + st * L::STAGE_BYTES + L::A_BYTES);
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[FM];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb[FN];
 #pragma unroll
-        for (int i = 0; i < FM; i++) wmma::load_matrix_sync(fa[i], as + (wr + 16 * i) * L::LDA, L::LDA);
+            for (int i = 0; i < FM; i++) wmma::load_matrix_sync(fa[i], as + (wr + 16 * i) * L::LDA, L::LDA);
 #pragma unroll
-        for (int j = 0; j < FN; j++) wmma::load_matrix_sync(fb[j], bs + wc + 16 * j, L::LDB);
+            for (int j = 0; j < FN; j++) wmma::load_matrix_sync(fb[j], bs + wc + 16 * j, L::LDB);
 #pragma unroll
-        for (int i = 0; i < FM; i++)
+            for (int i = 0; i < FM; i++)
 #pragma unroll
-            for (int j = 0; j < FN; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
-        rd = rd + 1 == CONV_WMMA_STAGES ? 0 : rd + 1;
-        wrs = wrs + 1 == CONV_WMMA_STAGES ? 0 : wrs + 1;
-    }
-    __pipeline_wait_prior(0);
+                for (int j = 0; j < FN; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+        });
     __syncthreads(); /* every warp is done with the stages: the epilogue tile reuses them */
     float *cs = reinterpret_cast<float *>(smem);
 #pragma unroll
@@ -240,7 +259,7 @@ __global__ void __launch_bounds__(CONV_THREADS)
             wmma::store_matrix_sync(cs + (wr + 16 * i) * L::LDC + wc + 16 * j, acc[i][j], L::LDC,
                                     wmma::mem_row_major);
     __syncthreads();
-    for (int e = threadIdx.x; e < CONV_BM * BN; e += CONV_THREADS) {
+    for (int e = threadIdx.x; e < CONV_BM * BN; e += THREADS) {
         const int r = e / BN, c = e - r * BN;
         const long long m = m0 + r;
         const int n = n0 + c;
@@ -261,51 +280,45 @@ __global__ void __launch_bounds__(CONV_THREADS)
     const int n0 = blockIdx.y * BN, kbeg = blockIdx.z * k_split;
     const int kend = kbeg + k_split < K ? kbeg + k_split : K;
     const int nsteps = kend > kbeg ? (kend - kbeg + CONV_BK - 1) / CONV_BK : 0;
-    auto stage_a = [&](int s) { return reinterpret_cast<float *>(smem + s * L::STAGE_BYTES); };
-    auto stage_b = [&](int s) { return reinterpret_cast<float *>(smem + s * L::STAGE_BYTES + L::A_BYTES); };
 
-    ConvLoader<float, VB, BN> ld;
+    ConvLoader<float, VB, BN, CONV_THREADS> ld;
     ld.init(g, s_tap, m0, n0, M, N, kbeg, kend);
     __syncthreads(); /* the tap table */
-#pragma unroll
-    for (int s = 0; s < CONV_FFMA_STAGES - 1; s++) {
-        if (s < nsteps) ld.template issue<L::LDA, L::LDB>(g, s_tap, stage_a(s), stage_b(s));
-        __pipeline_commit();
-    }
     float acc[8][TN];
 #pragma unroll
     for (int i = 0; i < 8; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
-    for (int s = 0, rd = 0, wrs = CONV_FFMA_STAGES - 1; s < nsteps; s++) {
-        __pipeline_wait_prior(CONV_FFMA_STAGES - 2);
-        __syncthreads();
-        if (s + CONV_FFMA_STAGES - 1 < nsteps) ld.template issue<L::LDA, L::LDB>(g, s_tap, stage_a(wrs), stage_b(wrs));
-        __pipeline_commit();
-        const float *as = stage_a(rd) + 8 * ty * L::LDA, *bs = stage_b(rd) + tx;
+    conv_pipeline<CONV_FFMA_STAGES>(
+        nsteps,
+        [&](int st) {
+            unsigned char *base = smem + st * L::STAGE_BYTES;
+            ld.template issue<L::LDA, L::LDB>(g, s_tap, reinterpret_cast<float *>(base),
+                                              reinterpret_cast<float *>(base + L::A_BYTES));
+        },
+        [&](int st) {
+            const float *as = reinterpret_cast<const float *>(smem + st * L::STAGE_BYTES) + 8 * ty * L::LDA,
+                        *bs = reinterpret_cast<const float *>(smem + st * L::STAGE_BYTES + L::A_BYTES) + tx;
 #pragma unroll
-        for (int k4 = 0; k4 < CONV_BK; k4 += 4) {
-            float4 av[8];
+            for (int k4 = 0; k4 < CONV_BK; k4 += 4) {
+                float4 av[8];
 #pragma unroll
-            for (int i = 0; i < 8; i++) av[i] = *reinterpret_cast<const float4 *>(as + i * L::LDA + k4);
+                for (int i = 0; i < 8; i++) av[i] = *reinterpret_cast<const float4 *>(as + i * L::LDA + k4);
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                float bv[TN];
+                for (int q = 0; q < 4; q++) {
+                    float bv[TN];
 #pragma unroll
-                for (int j = 0; j < TN; j++) bv[j] = bs[(k4 + q) * L::LDB + 16 * j];
+                    for (int j = 0; j < TN; j++) bv[j] = bs[(k4 + q) * L::LDB + 16 * j];
 #pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    const float a = q == 0 ? av[i].x : q == 1 ? av[i].y : q == 2 ? av[i].z : av[i].w;
+                    for (int i = 0; i < 8; i++) {
+                        const float a = q == 0 ? av[i].x : q == 1 ? av[i].y : q == 2 ? av[i].z : av[i].w;
 #pragma unroll
-                    for (int j = 0; j < TN; j++) acc[i][j] = fmaf(a, bv[j], acc[i][j]);
+                        for (int j = 0; j < TN; j++) acc[i][j] = fmaf(a, bv[j], acc[i][j]);
+                    }
                 }
             }
-        }
-        rd = rd + 1 == CONV_FFMA_STAGES ? 0 : rd + 1;
-        wrs = wrs + 1 == CONV_FFMA_STAGES ? 0 : wrs + 1;
-    }
-    __pipeline_wait_prior(0);
+        });
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         const long long m = m0 + 8 * ty + i;
@@ -347,7 +360,8 @@ void conv_igemm_go(cudaStream_t s, const ConvGeom<T> &g, Epi ep, int M, int N, i
     if constexpr (std::is_same<T, __half>::value) {
         constexpr int bytes = ConvSmem<T, BN, CONV_WMMA_STAGES>::TOTAL;
         cudaFuncSetAttribute(conv_wmma<BN, VB, Epi>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        SWIN_LAUNCH((conv_wmma<BN, VB, Epi>), grid, dim3(CONV_THREADS), bytes, s)(g, ep, M, N, K, k_split);
+        SWIN_LAUNCH((conv_wmma<BN, VB, Epi>), grid, dim3(conv_wmma_threads<BN>()), bytes, s)(g, ep, M, N, K,
+                                                                                                 k_split);
     } else {
         constexpr int bytes = ConvSmem<T, BN, CONV_FFMA_STAGES>::TOTAL;
         cudaFuncSetAttribute(conv_ffma<BN, VB, Epi>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
