@@ -228,14 +228,17 @@ def kernel_spec(name):
         return dict(threads=256, bm=128, bn=16 * tn, ffma_per_kstep=8 * tn * 16)
     if name.startswith("gemm_wmma<"):
         return dict(threads=128, bm=64, bn=64, macs_per_kstep=32 * 32 * 16)
-    # conv_igemm.cuh: 8 warps on a 128 x BN tile; per k-step of 16 a warp does 128 BN 16 / 8
-    # MACs (wmma) or a thread 8 (BN / 16) 16 FFMA; dynamic shared memory ConvSmem::TOTAL.
+    # conv_igemm.cuh: a 128 x BN tile, k-steps of 16. conv_wmma: 4 warps (BN 48) or 8 (BN 96),
+    # 4 stages; conv_ffma: 256 threads, 8 (BN / 16) 16 FFMA per thread and k-step, 3 stages.
+    # Dynamic shared memory = ConvSmem::TOTAL.
     m = re.match(r"conv_(wmma|ffma)<(\d+), (\d+),", name)
     if m:
         bn = int(m.group(2))
         if m.group(1) == "wmma":
+            threads = 128 if bn == 48 else 256
             smem = max(4 * (128 * 24 * 2 + 16 * (bn + 8) * 2), 128 * (bn + 4) * 4) + 256
-            return dict(threads=256, bm=128, bn=bn, macs_per_kstep=128 * bn * 16 // 8, dyn_smem=smem)
+            return dict(threads=threads, bm=128, bn=bn, macs_per_kstep=128 * bn * 16 // (threads // 32),
+                        dyn_smem=smem)
         return dict(threads=256, bm=128, bn=bn, ffma_per_kstep=8 * (bn // 16) * 16,
                     dyn_smem=3 * (128 * 20 * 4 + 16 * bn * 4) + 256)
     m = re.match(r"window_attention_fused<(\d+),", name)

@@ -1,11 +1,17 @@
 /* conv3d: out = conv3d(in, w) + bias, cross-correlation as torch.nn.Conv3d, as an
- * implicit GEMM through gemm_launch (gemm_tiled, or gemm_wmma in half mode), no workspace:
+ * implicit GEMM:
  *   A (M = OD OH OW output voxels, K = k^3 cin): A(m, tap cin + ci) = in(o stride - pad + tap, ci),
  *     zero outside the input; taps in (kz, ky, kx) order, read straight from the
- *     channels-last input by the Im2colA loader (the im2col matrix never exists);
+ *     channels-last input (the im2col matrix never exists);
  *   B = w (k, k, k, cin, cout) = (K x cout) row-major;
  *   out row m = output voxel m, written with out.pitch (may be a concat half), + bias.
- * k = 1, stride 1, pad 0 reads the input rows directly (RowsA, lda = in.pitch).
+ * Kernels, by shape:
+ *   k > 1 or stride 2: conv_wmma (half) / conv_ffma (float32) of conv_igemm.cuh, whose
+ *     loader issues 16- or 4-byte asynchronous copies into a multi-stage shared-memory
+ *     pipeline; when the copies cannot be used (float16 with an odd cin, e.g. the
+ *     1-channel input of the first conv), gemm_launch with the element-wise Im2colA
+ *     loader below;
+ *   k = 1, stride 1, pad 0: gemm_launch reading the input rows directly (RowsA, lda = in.pitch).
  * Deep layers (few output tiles, long K: encoder10, decoder5, ...) split K
  * (gemm_splits): partial sums go to the workspace (splits, M, cout) and splitk_reduce adds
  * them in order, plus the bias, into out. Otherwise no workspace. */

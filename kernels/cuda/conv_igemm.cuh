@@ -178,7 +178,9 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
 constexpr int CONV_WMMA_STAGES = 4, CONV_FFMA_STAGES = 3;
 
 /* Threads of conv_wmma: 4 warps of 32 x 48 for BN = 48, 8 for BN = 96 (see above). */
-template <int BN> constexpr int conv_wmma_threads() { return BN == 48 ? 128 : 256; }
+template <int BN> struct ConvWmmaThreads {
+    static constexpr int value = BN == 48 ? 128 : 256;
+};
 
 /* The k-step loop (header comment): issue(stage) fills a stage with the next k-step,
  * mma(stage) multiplies one. The loop is unrolled by STAGES so that every stage index,
@@ -206,12 +208,12 @@ template <int STAGES, class Issue, class Mma> __device__ inline void conv_pipeli
 }
 
 template <int BN, int VB, class Epi>
-__global__ void __launch_bounds__(conv_wmma_threads<BN>())
+__global__ void __launch_bounds__(ConvWmmaThreads<BN>::value)
     conv_wmma(ConvGeom<__half> g, Epi ep, int M, int N, int K, int k_split)
 {
     using namespace nvcuda;
     typedef ConvSmem<__half, BN, CONV_WMMA_STAGES> L;
-    constexpr int THREADS = conv_wmma_threads<BN>(), WARPS_M = 4, FM = 2, FN = 3;
+    constexpr int THREADS = ConvWmmaThreads<BN>::value, WARPS_M = 4, FM = 2, FN = 3;
     SWIN_DYN_SMEM(unsigned char, smem);
     int *s_tap = reinterpret_cast<int *>(smem + L::REGION);
     const int warp = threadIdx.x / 32, wr = 32 * (warp % WARPS_M), wc = 48 * (warp / WARPS_M);
@@ -360,7 +362,7 @@ void conv_igemm_go(cudaStream_t s, const ConvGeom<T> &g, Epi ep, int M, int N, i
     if constexpr (std::is_same<T, __half>::value) {
         constexpr int bytes = ConvSmem<T, BN, CONV_WMMA_STAGES>::TOTAL;
         cudaFuncSetAttribute(conv_wmma<BN, VB, Epi>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        SWIN_LAUNCH((conv_wmma<BN, VB, Epi>), grid, dim3(conv_wmma_threads<BN>()), bytes, s)(g, ep, M, N, K,
+        SWIN_LAUNCH((conv_wmma<BN, VB, Epi>), grid, dim3(ConvWmmaThreads<BN>::value), bytes, s)(g, ep, M, N, K,
                                                                                                  k_split);
     } else {
         constexpr int bytes = ConvSmem<T, BN, CONV_FFMA_STAGES>::TOTAL;
