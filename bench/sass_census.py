@@ -15,7 +15,10 @@ Python's site-packages: nvidia/cu13/bin/cuobjdump) and, per kernel:
   is counted statically: each instruction once, whatever its predicate or a forward branch
   over it; an inner loop inside it is counted once per outer iteration and flagged.
 - instructions per iteration by class, and per k-step for the GEMMs (gemm_tiled: 8 TN x 16
-  FFMA per thread per k-step of 16; gemm_wmma: 32 x 32 x 16 MACs per warp per k-step);
+  FFMA per thread per k-step of 16; gemm_wmma: 32 x 32 x 16 MACs per warp per k-step; the
+  conv kernels of conv_igemm.cuh: conv_ffma 8 (BN / 16) x 16 FFMA per thread, conv_wmma
+  128 x BN x 16 / warps MACs per warp; their main loop is unrolled by the pipeline's
+  stages, so one iteration holds 3-4 k-steps);
 - registers and spill stores (ptxas -v), static shared memory, and occupancy per SM from
   the documented limits (LIMITS below);
 - an issue-bound time of the f=48 96^3 forward pass's GEMMs on an A100 (sm_80 code) and an
