@@ -6,21 +6,22 @@
  * every result through the epilogue functor `ep.store(blockIdx.z, m, n, acc)` (gemm.cuh),
  * split-K by blockIdx.z (each split a multiple of 16 of K).
  *
- * Block: 256 threads, a 128 x BN tile of C (BN = 48 or 96: the f=48 model's couts 48, 96,
- * 192, 384, 768 are multiples, so no column is wasted), k-steps of BK = 16.
- *   conv_wmma (half mode): 8 warps on tensor cores (wmma m16n16k16, fp32 accumulators);
- *     BN = 48: warp w owns rows 16 w, all 48 columns (1 x 3 fragments, 6 HMMA.16816
- *     per k-step); BN = 96: warp w owns rows 32 (w / 2), columns 48 (w % 2) (2 x 3
- *     fragments, 12 HMMA per k-step).
- *   conv_ffma (float32): thread (tx = tid % 16, ty = tid / 16) owns rows 8 ty + i (i < 8)
- *     and columns tx + 16 j (j < BN / 16); per 4 k it reads its 8 rows as 8 float4 and
- *     BN / 16 floats of B per k (2 addresses per warp for A, conflict-free B).
+ * Block: a 128 x BN tile of C (BN = 48 or 96: the f=48 model's couts 48, 96, 192, 384,
+ * 768 are multiples, so no column is wasted), k-steps of BK = 16.
+ *   conv_wmma (half mode): tensor cores (wmma m16n16k16, fp32 accumulators), warps of
+ *     32 x 48 (2 x 3 fragments, 12 HMMA.16816 per k-step): 4 warps (128 threads) for
+ *     BN = 48, warp w at rows 32 w; 8 warps for BN = 96, warp w at rows 32 (w % 4),
+ *     columns 48 (w / 4).
+ *   conv_ffma (float32): 256 threads; thread (tx = tid % 16, ty = tid / 16) owns rows
+ *     8 ty + i (i < 8) and columns tx + 16 j (j < BN / 16); per 4 k it reads its 8 rows
+ *     as 8 float4 and BN / 16 floats of B per k (2 addresses per warp for A,
+ *     conflict-free B).
  *
- * Loader (the same for both kernels): every stage is filled with asynchronous copies of
- * VB bytes (cuda_pipeline.h; VB = 16 when cin, the pitch, cout and the base pointers
+ * Loader (the same for both kernels, NT threads): every stage is filled with asynchronous
+ * copies of VB bytes (cuda_pipeline.h; VB = 16 when cin, the pitch, cout and the base pointers
  * allow, else 4; VE = VB / sizeof(T) elements), copy (row r, column c) of the A tile
  * reading VE consecutive channels of one voxel. A copy never straddles a tap because
- * cin % VE == 0. Thread t owns column c = t % (16 / VE) and rows t / (16 / VE) + i 256 /
+ * cin % VE == 0. Thread t owns column c = t % (16 / VE) and rows t / (16 / VE) + i NT /
  * (16 / VE); per tile it computes, once, each row's base offset ((z0 h + y0) w + x0)
  * pitch (z0 = oz stride - pad, ...) and its halo mask (bit tap set when the tap's voxel
  * is inside the input); per k-step it advances its column's (tap, ci) by (16 / cin,
@@ -34,13 +35,15 @@
  *   step s: wait for stage s (wait_prior(STAGES - 2)), barrier, issue stage s + STAGES - 1
  *           into the buffer read in step s - 1 (every thread is past that by the barrier),
  *           commit, multiply stage s.
+ * The loop is unrolled by STAGES (conv_pipeline), so every shared address is a constant;
+ * e.g. f=48 encoder2 (48^3 voxels, 48 -> 48): K = 1296 = 81 k-steps, 864 blocks of 128 x 48.
  * Shared memory (dynamic, one region): per stage A [128][BK + pad] then B [BK][BN + pad]
  * (T elements; pads keep rows 16-byte aligned for the copies and, in half mode, wmma
  * pointers 32-byte aligned), and in half mode the float32 epilogue tile [128][BN + 4]
  * reuses the stages after the loop; after them the tap table (64 ints).
- *   half, BN 48: 4 x (6144 + 1792) = 31744 B stages, 26624 B epilogue: 32000 B in all;
- *   half, BN 96: 4 x (6144 + 3328) = 37888 B stages, 51200 B epilogue: 51456 B;
- *   float32: 3 x (10240 + 64 BN) B: BN 48 40192 B, BN 96 49408 B (+ 256 B table).
+ *   half, BN 48: 4 x (6144 + 1792) = 31744 B stages, 26624 B epilogue, + the table: 32000 B;
+ *   half, BN 96: 4 x (6144 + 3328) = 37888 B stages, 51200 B epilogue, + the table: 51456 B;
+ *   float32: 3 x (10240 + 64 BN) B stages + the table: BN 48 40192 B, BN 96 49408 B.
  * Over 48 KiB the launch raises the kernel's dynamic shared memory limit. */
 #ifndef SWIN_CUDA_CONV_IGEMM_CUH
 #define SWIN_CUDA_CONV_IGEMM_CUH
