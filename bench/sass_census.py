@@ -310,19 +310,21 @@ def collect(arch, objects, ptxas_text, cuobjdump):
     return rows
 
 
-def gemm_kernel(label, N, splits, half):
-    """The instantiation the launch picks for an estimates.py GEMM label (the 3x3x3 convs
-    with 16-byte copies: cin and cout multiples of 16 in the f=48 model)."""
+def gemm_kernel(label, N, K, splits, half):
+    """The instantiation the launch picks for an estimates.py GEMM label (conv3d.cu: the
+    pipelined conv kernels with 16- or 4-byte copies by cin and cout, the generic
+    gemm_wmma<Im2colA> loader for float16 with an odd cin)."""
     m = re.match(r"gemm_\w+<(\w+),(\w+)>", label)
     aload, epi = m.groups()
     t = "__half" if half else "float"
     epi_t = "StorePartial" if splits > 1 else f"{epi}<{t}> "
-    if aload == "Im2colA" and ("3x3x3" in label or not half):
-        # The patch embedding (cin = 1) takes 4-byte copies in float32 and the generic
-        # loader (gemm_wmma<Im2colA>) in half mode.
+    if aload == "Im2colA":
         from gemm_shapes import conv_col_tile
-        vb = 16 if "3x3x3" in label else 4
-        return f"conv_{'wmma' if half else 'ffma'}<{conv_col_tile(N)}, {vb}, {epi_t}>"
+        cin = K // (27 if "3x3x3" in label else 8)
+        e16, e4 = (8, 2) if half else (4, 1)
+        vb = 16 if cin % e16 == 0 and N % e16 == 0 else 4 if cin % e4 == 0 and N % e4 == 0 else 0
+        if vb:
+            return f"conv_{'wmma' if half else 'ffma'}<{conv_col_tile(N)}, {vb}, {epi_t}>"
     if half:
         return f"gemm_wmma<{aload}<{t}>, {epi_t}>"
     from gemm_shapes import col_tile
@@ -342,7 +344,7 @@ def issue_bound(rows, arch, half):
         kernels = set()
         for M, N, K, batch in shapes:
             splits = splits_for(label, M, N, K)
-            name = gemm_kernel(label, N, splits, half)
+            name = gemm_kernel(label, N, K, splits, half)
             row = rows.get(name)
             if row is None or not row["ksteps_per_iter"]:
                 sys.exit(f"sass_census: no main loop for {name} (from {label}) on sm_{arch}")
