@@ -14,6 +14,11 @@ def col_tile(N):
     return 48 if 48 * blocks(N, 48) < 64 * blocks(N, 64) else 64
 
 
+def conv_col_tile(N):
+    """conv_col_tile (conv_igemm.cuh): 96 unless 48-column tiles waste fewer columns."""
+    return 48 if 48 * blocks(N, 48) < 96 * blocks(N, 96) else 96
+
+
 def gemm_splits(M, N, K):
     """gemm_splits: ~256 blocks when the M x N tiles alone are fewer, each split >= 512 of K."""
     tiles = blocks(M, 128) * blocks(N, col_tile(N))

@@ -15,7 +15,10 @@ Python's site-packages: nvidia/cu13/bin/cuobjdump) and, per kernel:
   is counted statically: each instruction once, whatever its predicate or a forward branch
   over it; an inner loop inside it is counted once per outer iteration and flagged.
 - instructions per iteration by class, and per k-step for the GEMMs (gemm_tiled: 8 TN x 16
-  FFMA per thread per k-step of 16; gemm_wmma: 32 x 32 x 16 MACs per warp per k-step);
+  FFMA per thread per k-step of 16; gemm_wmma: 32 x 32 x 16 MACs per warp per k-step; the
+  conv kernels of conv_igemm.cuh: conv_ffma 8 (BN / 16) x 16 FFMA per thread, conv_wmma
+  128 x BN x 16 / warps MACs per warp; their main loop is unrolled by the pipeline's
+  stages, so one iteration holds 3-4 k-steps);
 - registers and spill stores (ptxas -v), static shared memory, and occupancy per SM from
   the documented limits (LIMITS below);
 - an issue-bound time of the f=48 96^3 forward pass's GEMMs on an A100 (sm_80 code) and an
@@ -228,6 +231,19 @@ def kernel_spec(name):
         return dict(threads=256, bm=128, bn=16 * tn, ffma_per_kstep=8 * tn * 16)
     if name.startswith("gemm_wmma<"):
         return dict(threads=128, bm=64, bn=64, macs_per_kstep=32 * 32 * 16)
+    # conv_igemm.cuh: a 128 x BN tile, k-steps of 16. conv_wmma: 4 warps (BN 48) or 8 (BN 96),
+    # 4 stages; conv_ffma: 256 threads, 8 (BN / 16) 16 FFMA per thread and k-step, 3 stages.
+    # Dynamic shared memory = ConvSmem::TOTAL.
+    m = re.match(r"conv_(wmma|ffma)<(\d+), (\d+),", name)
+    if m:
+        bn = int(m.group(2))
+        if m.group(1) == "wmma":
+            threads = 128 if bn == 48 else 256
+            smem = max(4 * (128 * 24 * 2 + 16 * (bn + 8) * 2), 128 * (bn + 4) * 4) + 256
+            return dict(threads=threads, bm=128, bn=bn, macs_per_kstep=128 * bn * 16 // (threads // 32),
+                        dyn_smem=smem)
+        return dict(threads=256, bm=128, bn=bn, ffma_per_kstep=8 * (bn // 16) * 16,
+                    dyn_smem=3 * (128 * 20 * 4 + 16 * bn * 4) + 256)
     m = re.match(r"window_attention_fused<(\d+),", name)
     if m and int(m.group(1)):  # QT = 64 queries; dynamic smem 4 (2 KT HD + 2 KT), KT = 32 (window_attention.cu)
         return dict(threads=64, dyn_smem=4 * (2 * 32 * int(m.group(1)) + 2 * 32))
@@ -296,12 +312,21 @@ def collect(arch, objects, ptxas_text, cuobjdump):
     return rows
 
 
-def gemm_kernel(label, N, splits, half):
-    """The instantiation gemm_launch picks for an estimates.py GEMM label."""
+def gemm_kernel(label, N, K, splits, half):
+    """The instantiation the launch picks for an estimates.py GEMM label (conv3d.cu: the
+    pipelined conv kernels with 16- or 4-byte copies by cin and cout, the generic
+    gemm_wmma<Im2colA> loader for float16 with an odd cin)."""
     m = re.match(r"gemm_\w+<(\w+),(\w+)>", label)
     aload, epi = m.groups()
     t = "__half" if half else "float"
     epi_t = "StorePartial" if splits > 1 else f"{epi}<{t}> "
+    if aload == "Im2colA":
+        from gemm_shapes import conv_col_tile
+        cin = K // (27 if "3x3x3" in label else 8)
+        e16, e4 = (8, 2) if half else (4, 1)
+        vb = 16 if cin % e16 == 0 and N % e16 == 0 else 4 if cin % e4 == 0 and N % e4 == 0 else 0
+        if vb:
+            return f"conv_{'wmma' if half else 'ffma'}<{conv_col_tile(N)}, {vb}, {epi_t}>"
     if half:
         return f"gemm_wmma<{aload}<{t}>, {epi_t}>"
     from gemm_shapes import col_tile
@@ -321,7 +346,7 @@ def issue_bound(rows, arch, half):
         kernels = set()
         for M, N, K, batch in shapes:
             splits = splits_for(label, M, N, K)
-            name = gemm_kernel(label, N, splits, half)
+            name = gemm_kernel(label, N, K, splits, half)
             row = rows.get(name)
             if row is None or not row["ksteps_per_iter"]:
                 sys.exit(f"sass_census: no main loop for {name} (from {label}) on sm_{arch}")
@@ -384,8 +409,9 @@ def markdown(all_rows, bounds, title, source):
     cols = ["kernel", "sm", "k-steps / iter", "instr / k-step", "HMMA", "FFMA", "instr / HMMA (/ FFMA)", "FFMA share",
             "FP other", "LDS", "STS", "LDSM", "LDG", "STG", "LDGSTS", "LDL/STL", "INT", "CVT", "MUFU", "CTRL",
             "BAR", "MOVE", "OTHER", "regs", "spill B", "smem B", "threads", "blocks/SM (limit)", "occupancy"]
-    for section, pred in (("GEMM kernels (per k-step of 16)", lambda n: n.startswith("gemm_")),
-                          ("Other kernels with a loop (per iteration)", lambda n: not n.startswith("gemm_"))):
+    gemm_like = ("gemm_", "conv_wmma<", "conv_ffma<")
+    for section, pred in (("GEMM kernels (per k-step of 16)", lambda n: n.startswith(gemm_like)),
+                          ("Other kernels with a loop (per iteration)", lambda n: not n.startswith(gemm_like))):
         out += [f"## {section}", "", "| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
         for name in sorted({n for rows in all_rows.values() for n in rows if pred(n)}):
             for arch, rows in sorted(all_rows.items()):

@@ -1,14 +1,21 @@
 /* conv3d: out = conv3d(in, w) + bias, cross-correlation as torch.nn.Conv3d, as an
- * implicit GEMM through gemm_launch (gemm_tiled, or gemm_wmma in half mode), no workspace:
+ * implicit GEMM:
  *   A (M = OD OH OW output voxels, K = k^3 cin): A(m, tap cin + ci) = in(o stride - pad + tap, ci),
  *     zero outside the input; taps in (kz, ky, kx) order, read straight from the
- *     channels-last input by the Im2colA loader (the im2col matrix never exists);
+ *     channels-last input (the im2col matrix never exists);
  *   B = w (k, k, k, cin, cout) = (K x cout) row-major;
  *   out row m = output voxel m, written with out.pitch (may be a concat half), + bias.
- * k = 1, stride 1, pad 0 reads the input rows directly (RowsA, lda = in.pitch).
+ * Kernels, by shape:
+ *   k > 1 or stride 2: conv_wmma (half) / conv_ffma (float32) of conv_igemm.cuh, whose
+ *     loader issues 16- or 4-byte asynchronous copies into a multi-stage shared-memory
+ *     pipeline; when the copies cannot be used (float16 with an odd cin, e.g. the
+ *     1-channel input of the first conv), gemm_launch with the element-wise Im2colA
+ *     loader below;
+ *   k = 1, stride 1, pad 0: gemm_launch reading the input rows directly (RowsA, lda = in.pitch).
  * Deep layers (few output tiles, long K: encoder10, decoder5, ...) split K
  * (gemm_splits): partial sums go to the workspace (splits, M, cout) and splitk_reduce adds
  * them in order, plus the bias, into out. Otherwise no workspace. */
+#include "kernels/cuda/conv_igemm.cuh"
 #include "kernels/cuda/gemm.cuh"
 
 namespace swin_cuda {
@@ -74,9 +81,15 @@ static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struc
         if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
         else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
     } else {
-        const Im2colA<T> a = {(const T *)in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
-        if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
-        else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+        const ConvGeom<T> g = {(const T *)in.data, in.pitch, in.d, in.h, in.w, in.c, out.h, out.w, k, stride, pad,
+                               GEMM_BK / in.c, GEMM_BK % in.c, dw, out.c};
+        const bool done = splits > 1 ? conv_igemm_launch(be->stream, g, pp, M, out.c, kdim, splits)
+                                     : conv_igemm_launch(be->stream, g, ep, M, out.c, kdim, 1);
+        if (!done) {
+            const Im2colA<T> a = {(const T *)in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
+            if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
+            else gemm_launch(be->stream, a, dw, 0, out.c, ep, M, out.c, kdim, 1);
+        }
     }
     if (splits > 1) swin_cuda_splitk_reduce(be->stream, (T *)out.data, out.pitch, part, splits, M, out.c, db);
     return swin_cuda_check_launch(be, "conv3d");

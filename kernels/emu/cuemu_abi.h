@@ -89,6 +89,16 @@ void *cuemu_dynamic_smem(void);
 void cuemu_kernel_error(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Asynchronous copies (cuda_pipeline.h primitives, kernels/emu/pipeline.h), per CUDA
+ * thread: a copy of `size` bytes (4, 8 or 16, both pointers aligned to it) from global
+ * src to shared dst, of which the last `zfill` bytes are zeros (src is not read for
+ * them). The copy is performed at the wait that covers it; until then dst holds poison
+ * (0xFF). commit closes the thread's open batch; wait_prior(n) performs, in issue
+ * order, every copy of the batches older than the n most recently committed. */
+void cuemu_async_copy(void *dst, const void *src, size_t size, size_t zfill, const char *file, int line);
+void cuemu_async_commit(void);
+void cuemu_async_wait_prior(size_t n, const char *file, int line);
+
 /* One launch: body(ctx) is run by every CUDA thread of every block. */
 struct cuemu_launch_desc {
     const void *kernel;       /* identity for cudaFuncSetAttribute */

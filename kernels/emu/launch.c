@@ -115,10 +115,11 @@ cudaError_t cuemu_launch(const struct cuemu_launch_desc *d)
     size_t shared_bytes = (size_t)((uintptr_t)__stop_cuemu_shared - (uintptr_t)__start_cuemu_shared);
     size_t nblocks = (size_t)d->grid.x * d->grid.y * d->grid.z;
     size_t *order = block_order(nblocks);
-    /* Exact size, so that ASan sees the first byte past the end. */
+    /* Exact size, so that ASan sees the first byte past the end; 128-byte aligned like the
+     * device's dynamic shared memory (wmma fragments in it need 32). */
     dyn_smem = NULL;
     if (!order || cuemu_sched_reserve(d->block.x * d->block.y * d->block.z) != 0 ||
-        (d->smem && posix_memalign(&dyn_smem, 16, d->smem) != 0)) {
+        (d->smem && posix_memalign(&dyn_smem, 128, d->smem) != 0)) {
         free(order);
         return cuemu_set_error(cudaErrorMemoryAllocation);
     }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/emu/async_copy.h"
 #include "kernels/emu/emu_internal.h"
 #include "kernels/emu/fiber.h"
 #include "kernels/emu/tsan_model.h"
@@ -58,7 +59,7 @@ static const char *const bar_names[] = {"__syncthreads", "__syncthreads_count",
 
 int cuemu_sched_reserve(unsigned n)
 {
-    if (cuemu_fiber_reserve(&blk.fibers, n) != 0)
+    if (cuemu_fiber_reserve(&blk.fibers, n) != 0 || cuemu_async_reserve(n) != 0)
         return -1;
     if (n > blk.cap) {
         struct thread *t = realloc(blk.t, n * sizeof *t);
@@ -135,6 +136,7 @@ static void yield_current(void)
 int cuemu_syncthreads(enum cuemu_bar_kind kind, int pred, const char *file, int line)
 {
     struct thread *t = self(bar_names[kind]);
+    cuemu_async_at_barrier(t->linear, bar_names[kind], file, line);
     t->state = T_BARRIER;
     t->bar_kind = kind;
     t->bar_file = file;
@@ -332,6 +334,7 @@ static void thread_entry(void)
     blk.desc->body(blk.desc->ctx);
     CUEMU_HB_RELEASE(&hb.end);
     check_exit(cur);
+    cuemu_async_at_exit(cur->linear);
     cur->state = T_EXITED;
     blk.live--;
     struct thread *next = next_runnable();
@@ -400,6 +403,7 @@ static void init_block(const struct cuemu_launch_desc *d, uint3 block_idx)
         cuemu_fiber_start(&blk.fibers[i], thread_entry, i);
         blk.order[i] = sched == CUEMU_SCHED_REVERSE ? blk.n - 1 - i : i;
     }
+    cuemu_async_begin_block(blk.n);
 }
 
 int cuemu_sched_run_block(const struct cuemu_launch_desc *d, uint3 block_idx)
@@ -437,16 +441,34 @@ int cuemu_sched_run_block(const struct cuemu_launch_desc *d, uint3 block_idx)
     return -1;
 }
 
-void cuemu_kernel_error(const char *file, int line, const char *fmt, ...)
+static void vkernel_error(enum cuemu_detector det, const char *file, int line, const char *fmt, va_list ap)
 {
     char msg[512], who[160] = "host code";
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     if (cur)
         thread_name(who, sizeof who, cur);
-    cuemu_detect(CUEMU_DET_KERNEL_CHECK, "%s at %s:%d: %s", who, file, line, msg);
+    cuemu_detect(det, "%s at %s:%d: %s", who, file, line, msg);
     if (cur)
         fail_from_fiber();
+}
+
+void cuemu_kernel_error(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vkernel_error(CUEMU_DET_KERNEL_CHECK, file, line, fmt, ap);
+    va_end(ap);
+}
+
+void cuemu_sched_fail(enum cuemu_detector det, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vkernel_error(det, file, line, fmt, ap);
+    va_end(ap);
+}
+
+unsigned cuemu_sched_current(const char *what)
+{
+    return self(what)->linear;
 }

@@ -8,6 +8,9 @@
  * multiple of 16, M over one 128-row tile, N on 48- and 64-column tiles, split-K (deep
  * layers: few tiles, long K; workspace from conv3d_ws), output into a channel slice of a
  * wider volume, bias and no bias.
+ * Further shapes for the pipelined loader of conv_igemm.cuh: cin 1, 5, 8, 12, 16, 32,
+ * 48, 96 (16- and 4-byte copies, the generic loader for float16 with odd cin), cout 14,
+ * 16, 24, 48, 96, 144 (48/96-column tiles, partial), stride 2, input pitch > cin.
  * Half mode: 1e-3, the float16 rounding of the output (and, with split-K, of nothing
  * else: partial sums stay fp32); measured 3.2e-4. */
 #include "tests/cuda/cuda_op_test.h"
@@ -55,6 +58,23 @@ int main(void)
                     64, 64, 40, 45, 5, 3, 1, 1, true);
     ok &= conv_case(&e, &r, "conv3d k1 split-K, 2x2x3, 1100 -> 7 (K 1100, 2 splits)", 2, 2, 3, 1100, 1100, 7, 7, 0, 1,
                     1, 0, false);
+    /* The pipelined loader (conv_igemm.cuh): 16-byte copies (cin, pitch and cout
+     * multiples of 8 halves / 4 floats), 4-byte copies otherwise, the generic loader for
+     * float16 with an odd cin; 48- and 96-column tiles; k-steps spanning taps (cin < 16 or
+     * not a multiple of 16); halo taps on every face; partial row and column tiles. */
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 6x5x7 (2 row tiles, partial), 16 -> 48", 6, 5, 7, 16, 16, 48, 48, 0, 3,
+                    1, 1, true);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 4x6x5, 32 -> 96, in pitch 40", 4, 6, 5, 32, 40, 96, 96, 0, 3, 1, 1, true);
+    ok &= conv_case(&e, &r, "conv3d k3 s2 p1, 9x7x8, 48 -> 14", 9, 7, 8, 48, 48, 14, 14, 0, 3, 2, 1, true);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 5x4x6, 1 -> 48", 5, 4, 6, 1, 1, 48, 48, 0, 3, 1, 1, true);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 3x4x5, 48 -> 96, in pitch 52, into a slice", 3, 4, 5, 48, 52, 96, 100, 4,
+                    3, 1, 1, false);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 4x4x4, 12 -> 24 (K 324)", 4, 4, 4, 12, 12, 24, 24, 0, 3, 1, 1, true);
+    ok &= conv_case(&e, &r, "conv3d k3 s2 p1, 6x6x6, 8 -> 16", 6, 6, 6, 8, 8, 16, 16, 0, 3, 2, 1, false);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 5x7x4, 5 -> 144 (48 + 96 tiles)", 5, 7, 4, 5, 5, 144, 144, 0, 3, 1, 1,
+                    true);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1 split-K, 2x3x2, 96 -> 48 (K 2592, 5 splits)", 2, 3, 2, 96, 96, 48, 48, 0,
+                    3, 1, 1, true);
     ct_env_free(&e);
     return test_exit(ok);
 }
