@@ -9,12 +9,12 @@
  *
  * Conventions for every op:
  *   - outputs first, then inputs, then weights, then parameters, then the workspace;
- *   - returns 0 on success, a nonzero swin status (runtime/status.h) otherwise; never
+ *   - returns 0 on success, a nonzero swin status (core/status.h) otherwise; never
  *     prints, exits or allocates; the backend's context `be` holds threads and its
  *     last error message;
  *   - `ws`/`ws_bytes` is scratch from the planned arena, at least what the matching
  *     *_ws query returned for the same shapes (the query is a pure function of them);
- *   - weights are in the layouts documented in runtime/model.h;
+ *   - weights are in the layouts documented in core/model.h;
  *   - an op may run in place only where its contract says so.
  */
 #ifndef SWIN_OPS_H
@@ -23,39 +23,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/model.h"
-
-/* Storage type of activations (and of the weights the backend keeps). F32 is 0, so a
- * zero-initialised volume is float32. */
-enum swin_dtype { SWIN_F32 = 0, SWIN_F16 = 1 };
-
-static inline size_t swin_dtype_bytes(enum swin_dtype t) { return t == SWIN_F16 ? 2 : 4; }
-
-struct swin_vol {
-    void *data;           /* elements of dtype, layout above */
-    int d, h, w, c;
-    int pitch;
-    enum swin_dtype dtype;
-};
-
-/* The data of a float32 volume (the CPU backend's only storage type). */
-static inline float *swin_vol_f32(struct swin_vol v) { return (float *)v.data; }
-
-static inline size_t swin_vol_voxels(struct swin_vol v) { return (size_t)v.d * (size_t)v.h * (size_t)v.w; }
-
-/* Geometry of one Swin block's windows on a stage grid (forward spec 3.4).
- * win/shift are the effective values for this block (shift all 0 in even blocks or where
- * the stage is too small); padded[k] = ceil(L[k]/win[k])*win[k]. cfg_window is the configured
- * window, which defines the relative-position index (the shrink quirk, spec 3.4.3). The
- * shifted-window mask (spec 3.4.4) is used iff some shift[k] > 0. */
-struct swin_window_geom {
-    int L[3];
-    int win[3];
-    int shift[3];
-    int padded[3];
-    int cfg_window[3];
-    int heads;
-};
+#include "core/model.h"
+#include "core/vol.h"
+#include "core/window_geom.h"
 
 struct swin_ops {
     const char *name;

@@ -9,7 +9,7 @@
 #include "runtime/backend.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/onnx_loader.h"
 
 struct swin_context {

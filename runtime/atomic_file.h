@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 struct atomic_file {
     FILE *f;            /* open for writing until finished */

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "kernels/ops.h"
-#include "runtime/model.h"
+#include "core/model.h"
 #include "runtime/swinrun.h"
 
 struct backend {

@@ -11,7 +11,7 @@
 
 #include "kernels/ops.h"
 #include "runtime/plan.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 struct swin_exec {
     struct plan *plan;

@@ -5,15 +5,7 @@
 void swin_block_geometry(const struct swin_config *c, int stage, int block, const int L[3],
                          struct swin_window_geom *g)
 {
-    for (int k = 0; k < 3; k++) {
-        int w = c->window[k];
-        g->L[k] = L[k];
-        g->cfg_window[k] = w;
-        g->win[k] = L[k] <= w ? L[k] : w;
-        g->shift[k] = (L[k] <= w || block % 2 == 0) ? 0 : w / 2;
-        g->padded[k] = (L[k] + g->win[k] - 1) / g->win[k] * g->win[k];
-    }
-    g->heads = c->heads[stage];
+    *g = swin_window_geom_make(L, c->window, c->heads[stage], block % 2 == 1);
 }
 
 /* Swin blocks of one stage, in place on the residual stream x (channels-last). */

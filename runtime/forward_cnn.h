@@ -4,7 +4,7 @@
 #define SWIN_FORWARD_CNN_H
 
 #include "runtime/exec.h"
-#include "runtime/model.h"
+#include "core/model.h"
 
 /* out = conv3d(in) with a planned workspace. */
 void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,

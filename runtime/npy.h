@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 #define NPY_MAX_DIMS 8
 

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 #define SWIN_PLAN_ALIGN 256
 

@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* Conversion of ONNX weight payloads into the canonical layouts of runtime/model.h, read
+/* Conversion of ONNX weight payloads into the canonical layouts of core/model.h, read
  * in bounded chunks straight from the file so no second full-size copy is ever held. */
 #ifndef SWIN_WEIGHTS_LAYOUT_H
 #define SWIN_WEIGHTS_LAYOUT_H

@@ -4,7 +4,7 @@
 #ifndef SWIN_WEIGHTS_MASK_H
 #define SWIN_WEIGHTS_MASK_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/onnx_file.h"
 
 /* Checks constant t against the mask of stage s (0-based) at the export cube: shape

@@ -4,7 +4,7 @@
 #ifndef SWIN_WEIGHTS_MERGE_H
 #define SWIN_WEIGHTS_MERGE_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/graph.h"
 
 /* ln_node: the merge's LayerNormalization (for messages), x: the value it normalises.

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 #include SWIN_ONNX_PB_H
 
 #define ONNX_MAX_RANK 8

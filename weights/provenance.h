@@ -3,7 +3,7 @@
 #ifndef SWIN_WEIGHTS_PROVENANCE_H
 #define SWIN_WEIGHTS_PROVENANCE_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/graph.h"
 #include "weights/walk.h"
 

@@ -6,7 +6,7 @@
 #ifndef SWIN_WEIGHTS_WALK_H
 #define SWIN_WEIGHTS_WALK_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/layers.h"
 #include "weights/layout.h"
 

@@ -17,7 +17,7 @@
 #define SWIN_CPU_BACKEND_H
 
 #include "kernels/ops.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 struct swin_cpu_backend;
 

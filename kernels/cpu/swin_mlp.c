@@ -1,7 +1,7 @@
 /* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
  *   x += fc2(GELU_erf(fc1(LN2(x))))       LN2 affine (norm2), GELU 0.5 v (1 + erf(v / sqrt 2))
  *                                          (vectorised erf: gelu.c, vmath_avx512.c)
- * fc1_w (C, hidden), fc2_w (hidden, C) as runtime/model.h. Chunked over R consecutive
+ * fc1_w (C, hidden), fc2_w (hidden, C) as core/model.h. Chunked over R consecutive
  * tokens so the hidden activations exist for R tokens only. Per thread workspace:
  *   a (R, C)       LN2 of the chunk
  *   h (R, hidden)  fc1 + bias, then GELU in place

@@ -14,7 +14,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 
 /* Alignment of every workspace slice, bytes. */
 #define SWIN_CUDA_ALIGN 256

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "runtime/atomic_file.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 /* rgb: height rows of width * 3 bytes, top row first. Leaves *af finished, for the caller
  * to publish or abort (atomic_file_publish, atomic_file_abort); on failure nothing. */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "runtime/atomic_file.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 /* vol and labels: (d0, d1, d2) on the RAS grid, d2 fastest; spacing in mm per axis;
  * vol in [0, 1] (values outside clip). labels: uint8 or uint16 (label_bytes 1 or 2).

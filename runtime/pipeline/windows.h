@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 enum swin_blend { SWIN_BLEND_CONSTANT = 0, SWIN_BLEND_GAUSSIAN = 1 };
 

@@ -177,14 +177,7 @@ int main(int argc, char **argv)
     x->flops = 6.0 * v1 * f, x->bytes = 4.0 * 2 * v1 * f;
     x = add(b, &nb, "swin_attention stage 1, shifted", ATTN);
     x->in = dvol(H, H, H, C), x->blk = blk;
-    for (int k = 0; k < 3; k++) {
-        x->g.L[k] = H;
-        x->g.cfg_window[k] = 7;
-        x->g.win[k] = H <= 7 ? H : 7;
-        x->g.shift[k] = H <= 7 ? 0 : 3;
-        x->g.padded[k] = (H + x->g.win[k] - 1) / x->g.win[k] * x->g.win[k];
-    }
-    x->g.heads = heads;
+    x->g = swin_window_geom_make((int[3]){H, H, H}, (int[3]){7, 7, 7}, heads, true);
     const double n = (double)x->g.win[0] * x->g.win[1] * x->g.win[2];
     const double P = (double)x->g.padded[0] * x->g.padded[1] * x->g.padded[2];
     x->flops = 2.0 * P * C * 4 * C + 4.0 * n * P * C, x->bytes = 4.0 * (2 * v1 * C + 9 * P * C);
