@@ -29,7 +29,7 @@
 
 struct swin_ops {
     const char *name;
-    /* The storage type of every volume this backend's ops take (exec_tensor sizes and
+    /* The storage type of every volume this backend's ops take (swin_exec_activation sizes and
      * types activations with it). Weights and host buffers are always float32 on the
      * API side; a half backend converts them itself. */
     enum swin_dtype act_dtype;

@@ -7,6 +7,6 @@
 #include "weights/graph.h"
 #include "weights/walk.h"
 
-void provenance_detect(const struct graph *g, const struct walk_out *w, struct swin_source *out);
+void swin_provenance_detect(const struct swin_onnx_index *g, const struct swin_walk_out *w, struct swin_source *out);
 
 #endif

@@ -376,7 +376,7 @@ int cli_segment(int argc, char **argv)
     } else if (info.in_channels != 1) {
         st = swin_segment_check(NULL, &a.opt, &err);
     }
-    if (!st && a.json) st = atomic_file_check_dir(a.json, "JSON report", &err);
+    if (!st && a.json) st = swin_atomic_file_check_dir(a.json, "JSON report", &err);
     if (!st) st = swin_context_create(m, &a.ctx, &ctx, &err);
     if (st == SWIN_ERR_BACKEND && a.ctx.backend == SWIN_BACKEND_CUDA) {
         fprintf(stderr, "swinrun: %s; running on the CPU backend (float32) instead\n", err.msg);
@@ -400,9 +400,9 @@ int cli_segment(int argc, char **argv)
     a.opt.progress_user = &bar;
     a.opt.stage = stage;
 
-    struct atomic_file jf = {0};
+    struct swin_atomic_file jf = {0};
     if (a.json) {
-        if ((st = atomic_file_open(&jf, a.json, &err))) {
+        if ((st = swin_atomic_file_open(&jf, a.json, &err))) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
             swin_context_free(ctx);
             swin_model_free(m);
@@ -459,7 +459,7 @@ int cli_segment(int argc, char **argv)
         fprintf(jf.f, " ],\n \"planned_pipeline_bytes\": %zu, \"planned_total_bytes\": %zu, \"peak_rss_bytes\": %zu, "
                       "\"total_seconds\": %.3f}\n",
                 planned_max, planned_max + plan.total_bytes, peak_rss(), now() - t_start);
-        swin_status js = atomic_file_commit(&jf, &err);
+        swin_status js = swin_atomic_file_commit(&jf, &err);
         if (js) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
             failed++;

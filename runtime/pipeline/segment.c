@@ -49,7 +49,7 @@ swin_status swin_segment_check(const char *out_path, const struct swin_segment_o
         if (!outs[i]) continue;
         if (i < 2 && !swin_nifti_output_name_ok(outs[i]))
             return swin_error_set(err, SWIN_ERR_ARG, "%s: the %s must be named .nii or .nii.gz", outs[i], what[i]);
-        swin_status st = atomic_file_check_dir(outs[i], what[i], err);
+        swin_status st = swin_atomic_file_check_dir(outs[i], what[i], err);
         if (st) return st;
     }
     return SWIN_OK;
@@ -82,7 +82,7 @@ static void sink_voxel(void *user, int64_t v, const float *x)
  * once all are, so that a failure on any leaves none. */
 struct outputs {
     struct swin_nifti_writer *labels, *probs;
-    struct atomic_file preview;
+    struct swin_atomic_file preview;
 };
 
 /* Publishes labels, probabilities, preview in this order; stops at the first failure and
@@ -95,7 +95,7 @@ static swin_status publish(struct outputs *o, swin_error *err)
         st = swin_nifti_writer_publish(o->probs, err);
         o->probs = NULL;
     }
-    if (o->preview.tmp[0] && !st) st = atomic_file_publish(&o->preview, err);
+    if (o->preview.tmp[0] && !st) st = swin_atomic_file_publish(&o->preview, err);
     return st;
 }
 
@@ -103,7 +103,7 @@ static void discard(struct outputs *o)
 {
     swin_nifti_writer_abort(o->labels);
     swin_nifti_writer_abort(o->probs);
-    atomic_file_abort(&o->preview);
+    swin_atomic_file_abort(&o->preview);
 }
 
 static swin_status write_labels(const char *path, const struct swin_image *img, const struct sink *s,
@@ -173,15 +173,15 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
     struct outputs outs = {0};
     struct sink sk = {.co = o->out_channels, .lb = o->out_channels <= 256 ? 1 : 2};
     memcpy(rep->in_dim, img.dim, sizeof img.dim);
-    affine_axcodes(img.affine, rep->in_axcodes);
-    mat4_spacing(img.affine, rep->in_spacing);
+    swin_affine_axcodes(img.affine, rep->in_axcodes);
+    swin_mat4_spacing(img.affine, rep->in_spacing);
     rep->label_bytes = sk.lb;
     rep->t_read = now() - t0;
 
     t0 = now();
     struct swin_grid g;
     char msg[400];
-    if (!grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
+    if (!swin_resample_grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
                    sizeof msg)) {
         st = swin_error_set(err, SWIN_ERR_SHAPE, "%s: %s", in_path, msg);
         goto done;
@@ -192,7 +192,7 @@ swin_status swin_segment_file(const char *in_path, const char *out_path, const s
         goto done;
     }
     memcpy(rep->grid_dim, g.dim, sizeof g.dim);
-    mat4_spacing(g.affine, rep->grid_spacing);
+    swin_mat4_spacing(g.affine, rep->grid_spacing);
     sk.n = g.dim[0] * g.dim[1] * g.dim[2];
     if ((st = swin_windows_plan(g.dim, o->roi, o->overlap, o->blend, o->sigma_scale, &win, err))) goto done;
     rep->windows = swin_windows_count(&win);
