@@ -17,7 +17,7 @@ struct swin_context {
     int cube[3];
     struct swin_plan plan;
     char *arena;
-    struct swin_backend backend;
+    struct swin_backend_ctx backend;
     swin_plan_info info;
 };
 
@@ -107,7 +107,7 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
 }
 
 /* Runs forward() in plan mode and solves the plan. */
-static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct swin_backend *b,
+static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct swin_backend_ctx *b,
                              struct swin_plan *plan, swin_plan_info *info, swin_error *err)
 {
     struct swin_exec e = {.plan = plan, .planning = true, .ops = b->ops, .be = b->be, .err = err};
@@ -144,7 +144,7 @@ static swin_status plan_only(const struct swin_model *m, const swin_context_para
                              swin_error *err)
 {
     int cube[3];
-    struct swin_backend b = {0};
+    struct swin_backend_ctx b = {0};
     struct swin_plan plan;
     swin_status st = resolve_cube(m, p, cube, err);
     if (!st) st = swin_backend_open(m, p, false, &b, err);

@@ -8,19 +8,19 @@
 #include "kernels/cuda/cuda_backend.h"
 #endif
 
-static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, struct swin_backend *b,
+static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, struct swin_backend_ctx *b,
                             swin_error *err)
 {
     struct swin_cpu_backend *cpu = NULL;
     swin_status st = swin_cpu_backend_create(p->threads, &cpu, err);
     if (st) return st;
-    *b = (struct swin_backend){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu, .weight_bytes = m->flat_bytes};
+    *b = (struct swin_backend_ctx){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu, .weight_bytes = m->flat_bytes};
     return SWIN_OK;
 }
 
 #ifdef SWIN_HAVE_CUDA
 static swin_status open_cuda(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                             struct swin_backend *b, swin_error *err)
+                             struct swin_backend_ctx *b, swin_error *err)
 {
     struct swin_cuda_backend *cuda = NULL;
     const enum swin_dtype dtype = p->half ? SWIN_F16 : SWIN_F32;
@@ -28,7 +28,7 @@ static swin_status open_cuda(const struct swin_model *m, const swin_context_para
         swin_status st = swin_cuda_backend_create(p->device, m, dtype, &cuda, err);
         if (st) return st;
     }
-    *b = (struct swin_backend){.kind = SWIN_BACKEND_CUDA, .half = p->half, .ops = swin_cuda_ops_for(dtype), .be = cuda,
+    *b = (struct swin_backend_ctx){.kind = SWIN_BACKEND_CUDA, .half = p->half, .ops = swin_cuda_ops_for(dtype), .be = cuda,
                           .weight_bytes = swin_cuda_weight_bytes(m, dtype),
                           .context_bytes = swin_cuda_context_bytes(cuda)};
     return SWIN_OK;
@@ -36,9 +36,9 @@ static swin_status open_cuda(const struct swin_model *m, const swin_context_para
 #endif
 
 swin_status swin_backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                         struct swin_backend *b, swin_error *err)
+                         struct swin_backend_ctx *b, swin_error *err)
 {
-    *b = (struct swin_backend){0};
+    *b = (struct swin_backend_ctx){0};
     if (p->threads < 0) return swin_error_set(err, SWIN_ERR_ARG, "threads must be >= 0 (0 = every core)");
     if (p->device < 0) return swin_error_set(err, SWIN_ERR_ARG, "the CUDA device index must be >= 0");
     switch (p->backend) {
@@ -68,7 +68,7 @@ swin_status swin_backend_open(const struct swin_model *m, const swin_context_par
     return swin_error_set(err, SWIN_ERR_ARG, "unknown backend %d", (int)p->backend);
 }
 
-void swin_backend_close(struct swin_backend *b)
+void swin_backend_close(struct swin_backend_ctx *b)
 {
     if (!b->be) return;
     if (b->kind == SWIN_BACKEND_CPU) swin_cpu_backend_free(b->be);
@@ -78,7 +78,7 @@ void swin_backend_close(struct swin_backend *b)
     b->be = NULL;
 }
 
-swin_status swin_backend_arena_alloc(struct swin_backend *b, size_t bytes, void **arena, swin_error *err)
+swin_status swin_backend_arena_alloc(struct swin_backend_ctx *b, size_t bytes, void **arena, swin_error *err)
 {
     if (!bytes) bytes = SWIN_PLAN_ALIGN;
 #ifdef SWIN_HAVE_CUDA
@@ -96,7 +96,7 @@ swin_status swin_backend_arena_alloc(struct swin_backend *b, size_t bytes, void 
     return SWIN_OK;
 }
 
-void swin_backend_arena_free(struct swin_backend *b, void *arena)
+void swin_backend_arena_free(struct swin_backend_ctx *b, void *arena)
 {
     if (!arena) return;
 #ifdef SWIN_HAVE_CUDA

@@ -8,7 +8,7 @@
 #include "core/model.h"
 #include "runtime/swinrun.h"
 
-struct swin_backend {
+struct swin_backend_ctx {
     swin_backend kind;           /* SWIN_BACKEND_CPU or SWIN_BACKEND_CUDA */
     bool half;                   /* CUDA half mode (ops->act_dtype == SWIN_F16) */
     const struct swin_ops *ops;
@@ -21,11 +21,11 @@ struct swin_backend {
  * needs no GPU: its workspace queries are pure functions of shapes. AUTO takes CUDA when
  * a device opens, else the CPU. */
 swin_status swin_backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                         struct swin_backend *b, swin_error *err);
-void swin_backend_close(struct swin_backend *b);
+                         struct swin_backend_ctx *b, swin_error *err);
+void swin_backend_close(struct swin_backend_ctx *b);
 
 /* The one arena allocation (host for the CPU, device for CUDA), SWIN_PLAN_ALIGN aligned. */
-swin_status swin_backend_arena_alloc(struct swin_backend *b, size_t bytes, void **arena, swin_error *err);
-void swin_backend_arena_free(struct swin_backend *b, void *arena);
+swin_status swin_backend_arena_alloc(struct swin_backend_ctx *b, size_t bytes, void **arena, swin_error *err);
+void swin_backend_arena_free(struct swin_backend_ctx *b, void *arena);
 
 #endif
