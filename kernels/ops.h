@@ -7,6 +7,10 @@
  * `dtype` (float32 everywhere except the CUDA backend's half mode, which stores binary16
  * and accumulates in float32); the backend's `act_dtype` says which it expects.
  *
+ * Callers go through the op boundary (kernels/op_check.h: swin_op_conv3d(ops, be, ...)),
+ * which checks the arguments against the contracts below once for every backend; the
+ * entries of a table assume arguments that pass those checks and only compute.
+ *
  * Conventions for every op:
  *   - outputs first, then inputs, then weights, then parameters, then the workspace;
  *   - returns 0 on success, a nonzero swin status (core/status.h) otherwise; never
@@ -36,6 +40,9 @@ struct swin_ops {
 
     /* The message of the last failed op on this backend context ("" if none). */
     const char *(*last_error)(void *be);
+    /* Records msg as the last error (the op boundary, kernels/op_check.h, reports the
+     * argument checks it makes for every backend through it). */
+    void (*set_error)(void *be, const char *msg);
 
     /* Host float32 input (Ci, D, H, W), channels-first as the user holds it, into the
      * channels-last volume `out` (c == Ci). */

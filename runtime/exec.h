@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "kernels/ops.h"
+#include "kernels/op_check.h"
 #include "runtime/plan.h"
 #include "core/status.h"
 
@@ -54,7 +54,7 @@ static inline struct swin_vol vol_channels(struct swin_vol v, int c0, int nc)
 #define EXEC_OP(e, opname, ...)                                                        \
     do {                                                                               \
         if (!(e)->planning && EXEC_OK(e)) {                                            \
-            int rc_ = (e)->ops->opname((e)->be, __VA_ARGS__);                          \
+            int rc_ = swin_op_##opname((e)->ops, (e)->be, __VA_ARGS__);                \
             if (rc_) swin_exec_op_failed((e), rc_, #opname);                                \
         }                                                                              \
     } while (0)

@@ -7,7 +7,7 @@
 The layers, bottom up (the CMake targets in parentheses link only what is listed):
 
     core        core/                 (swin_core)        nothing
-    ops         kernels/*.h           (swin_ops)         core
+    ops         kernels/*.[ch]        (swin_ops)         core
     weights     weights/              (swin_weights)     core
     cpu         kernels/cpu/          (swin_cpu)         core, ops
     cuda        kernels/cuda/         (swin_cuda, swin_cuda_emu)  core, ops
@@ -28,11 +28,11 @@ import subprocess
 import sys
 import tempfile
 
-# (folder prefix, layer); the longest matching prefix wins. A prefix ending in "/*.h"
-# matches the headers directly in that folder only.
+# (folder prefix, layer); the longest matching prefix wins. A prefix ending in "/*"
+# matches the files directly in that folder only.
 FOLDERS = [
     ("core/", "core"),
-    ("kernels/*.h", "ops"),
+    ("kernels/*", "ops"),
     ("weights/", "weights"),
     ("kernels/cpu/", "cpu"),
     ("kernels/cuda/", "cuda"),
@@ -68,8 +68,8 @@ def layer_of(path):
         return FILES[path]
     best, best_len = None, -1
     for prefix, layer in FOLDERS:
-        if prefix.endswith("/*.h"):
-            folder = prefix[:-3]
+        if prefix.endswith("/*"):
+            folder = prefix[:-1]
             hit = path.startswith(folder) and "/" not in path[len(folder):]
         else:
             hit = path.startswith(prefix)
@@ -91,6 +91,9 @@ def violations(root):
     found = []
     for path in sources(root):
         src = layer_of(path)
+        if src is None:
+            found.append(f"{path}: in no layer: add its folder to FOLDERS in tools/check_layers.py")
+            continue
         allowed = ALLOWED[src]
         if allowed is None:
             continue

@@ -79,9 +79,7 @@ static int copy_error(struct swin_cuda_backend *be, const char *op, cudaError_t 
 extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float *host_cdhw)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "pack_input", "out", out);
-    if (rc) return rc;
-    if (!host_cdhw) return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: host_cdhw is NULL");
+    int rc;
     const long long vox = (long long)swin_vol_voxels(out), chunk = SWIN_CUDA_STAGE_FLOATS / out.c;
     if (chunk < 1)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: %d channels exceed the staging buffer", out.c);
@@ -106,9 +104,7 @@ extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float 
 extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_vol in)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "unpack_output", "in", in);
-    if (rc) return rc;
-    if (!host_cdhw) return swin_cuda_fail(be, SWIN_ERR_ARG, "unpack_output: host_cdhw is NULL");
+    int rc;
     const long long vox = (long long)swin_vol_voxels(in), chunk = SWIN_CUDA_STAGE_FLOATS / in.c;
     if (chunk < 1)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "unpack_output: %d channels exceed the staging buffer", in.c);
@@ -137,12 +133,6 @@ extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_
 extern "C" int swin_cuda_copy(void *bev, struct swin_vol out, struct swin_vol in)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "copy", "out", out);
-    if (!rc) rc = swin_cuda_check_vol(be, "copy", "in", in);
-    if (rc) return rc;
-    if (out.d != in.d || out.h != in.h || out.w != in.w || out.c != in.c)
-        return swin_cuda_fail(be, SWIN_ERR_SHAPE, "copy: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d, out.h,
-                              out.w, out.c, in.d, in.h, in.w, in.c);
     const long long vox = (long long)swin_vol_voxels(in);
     if (in.dtype == SWIN_F16)
         SWIN_LAUNCH(copy_channels<__half>, stride_grid(vox * in.c), dim3(256), 0, be->stream)(
