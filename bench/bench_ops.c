@@ -366,28 +366,11 @@ static void block_free(struct blockw *b)
     for (int i = 0; i < 13; i++) free(b->p[i]);
 }
 
-/* Window geometry as forward() builds it (docs/forward.md §3.1): the window shrinks to the grid
- * where the grid is not larger, and then that axis is not shifted. */
-static struct swin_window_geom geom(int L, int win, int heads, int shifted)
-{
-    struct swin_window_geom g;
-    memset(&g, 0, sizeof g);
-    g.heads = heads;
-    for (int k = 0; k < 3; k++) {
-        g.L[k] = L;
-        g.cfg_window[k] = win;
-        g.win[k] = L <= win ? L : win;
-        g.shift[k] = (shifted && L > win) ? win / 2 : 0;
-        g.padded[k] = (L + g.win[k] - 1) / g.win[k] * g.win[k];
-    }
-    return g;
-}
-
 static void bench_attention(int L, int c, int heads, int shifted, const char *where)
 {
     char shape[96];
     const int win = 7;
-    struct swin_window_geom g = geom(L, win, heads, shifted);
+    const struct swin_window_geom g = swin_window_geom_make((int[3]){L, L, L}, (int[3]){win, win, win}, heads, shifted);
     int w0 = g.win[0], sh = g.shift[0] || g.shift[1] || g.shift[2];
     snprintf(shape, sizeof shape, "%d^3 C=%d h=%d win %d%s %s", L, c, heads, w0, sh ? " shifted" : "", where);
     if (!wanted("swin_attention")) return;

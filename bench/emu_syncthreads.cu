@@ -14,7 +14,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 
 __global__ void barriers(int n, int *out)
 {

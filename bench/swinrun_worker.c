@@ -92,8 +92,8 @@ int main(int argc, char **argv)
     long rss_base, hwm;
     rss_kib(&rss_base, &hwm);
     swin_error err = {0};
-    struct npy_array x;
-    if (npy_read_f32(in_path, &x, &err)) return fail(in_path, err.msg, 2);
+    struct swin_npy_array x;
+    if (swin_npy_read_f32(in_path, &x, &err)) return fail(in_path, err.msg, 2);
     int off = x.ndim - 4;
     if ((x.ndim != 4 && x.ndim != 5) || (x.ndim == 5 && x.shape[0] != 1))
         return fail(in_path, "expected shape (1, C, D, H, W) or (C, D, H, W)", 2);
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
                 break;
             }
             size_t shape[5] = {1, (size_t)info.out_channels, (size_t)p.cube[0], (size_t)p.cube[1], (size_t)p.cube[2]};
-            if (npy_write_f32(line + 5, y, 5, shape, &err)) {
+            if (swin_npy_write_f32(line + 5, y, 5, shape, &err)) {
                 rc = fail("save", err.msg, 1);
                 break;
             }

@@ -19,7 +19,7 @@ if(TARGET swin_cuda)
   string(APPEND SWIN_STATIC_PC " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lstdc++")
 endif()
 # The headers a user's #include <swinrun.h> reaches, relative to the source root.
-set(SWIN_PUBLIC_HEADERS runtime/swinrun.h runtime/status.h)
+set(SWIN_PUBLIC_HEADERS runtime/swinrun.h core/status.h)
 
 set(_whole)
 foreach(a ${SWIN_INSTALL_ARCHIVES})

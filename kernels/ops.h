@@ -7,14 +7,18 @@
  * `dtype` (float32 everywhere except the CUDA backend's half mode, which stores binary16
  * and accumulates in float32); the backend's `act_dtype` says which it expects.
  *
+ * Callers go through the op boundary (kernels/op_check.h: swin_op_conv3d(ops, be, ...)),
+ * which checks the arguments against the contracts below once for every backend; the
+ * entries of a table assume arguments that pass those checks and only compute.
+ *
  * Conventions for every op:
  *   - outputs first, then inputs, then weights, then parameters, then the workspace;
- *   - returns 0 on success, a nonzero swin status (runtime/status.h) otherwise; never
+ *   - returns 0 on success, a nonzero swin status (core/status.h) otherwise; never
  *     prints, exits or allocates; the backend's context `be` holds threads and its
  *     last error message;
  *   - `ws`/`ws_bytes` is scratch from the planned arena, at least what the matching
  *     *_ws query returned for the same shapes (the query is a pure function of them);
- *   - weights are in the layouts documented in runtime/model.h;
+ *   - weights are in the layouts documented in core/model.h;
  *   - an op may run in place only where its contract says so.
  */
 #ifndef SWIN_OPS_H
@@ -23,49 +27,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/model.h"
-
-/* Storage type of activations (and of the weights the backend keeps). F32 is 0, so a
- * zero-initialised volume is float32. */
-enum swin_dtype { SWIN_F32 = 0, SWIN_F16 = 1 };
-
-static inline size_t swin_dtype_bytes(enum swin_dtype t) { return t == SWIN_F16 ? 2 : 4; }
-
-struct swin_vol {
-    void *data;           /* elements of dtype, layout above */
-    int d, h, w, c;
-    int pitch;
-    enum swin_dtype dtype;
-};
-
-/* The data of a float32 volume (the CPU backend's only storage type). */
-static inline float *swin_vol_f32(struct swin_vol v) { return (float *)v.data; }
-
-static inline size_t swin_vol_voxels(struct swin_vol v) { return (size_t)v.d * (size_t)v.h * (size_t)v.w; }
-
-/* Geometry of one Swin block's windows on a stage grid (forward spec 3.4).
- * win/shift are the effective values for this block (shift all 0 in even blocks or where
- * the stage is too small); padded[k] = ceil(L[k]/win[k])*win[k]. cfg_window is the configured
- * window, which defines the relative-position index (the shrink quirk, spec 3.4.3). The
- * shifted-window mask (spec 3.4.4) is used iff some shift[k] > 0. */
-struct swin_window_geom {
-    int L[3];
-    int win[3];
-    int shift[3];
-    int padded[3];
-    int cfg_window[3];
-    int heads;
-};
+#include "core/model.h"
+#include "core/vol.h"
+#include "core/window_geom.h"
 
 struct swin_ops {
     const char *name;
-    /* The storage type of every volume this backend's ops take (exec_tensor sizes and
+    /* The storage type of every volume this backend's ops take (swin_exec_activation sizes and
      * types activations with it). Weights and host buffers are always float32 on the
      * API side; a half backend converts them itself. */
     enum swin_dtype act_dtype;
 
     /* The message of the last failed op on this backend context ("" if none). */
     const char *(*last_error)(void *be);
+    /* Records msg as the last error (the op boundary, kernels/op_check.h, reports the
+     * argument checks it makes for every backend through it). */
+    void (*set_error)(void *be, const char *msg);
 
     /* Host float32 input (Ci, D, H, W), channels-first as the user holds it, into the
      * channels-last volume `out` (c == Ci). */

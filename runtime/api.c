@@ -9,15 +9,15 @@
 #include "runtime/backend.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/onnx_loader.h"
 
 struct swin_context {
     const struct swin_model *model;
     int cube[3];
-    struct plan plan;
+    struct swin_plan plan;
     char *arena;
-    struct backend backend;
+    struct swin_backend_ctx backend;
     swin_plan_info info;
 };
 
@@ -107,15 +107,15 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
 }
 
 /* Runs forward() in plan mode and solves the plan. */
-static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct backend *b,
-                             struct plan *plan, swin_plan_info *info, swin_error *err)
+static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct swin_backend_ctx *b,
+                             struct swin_plan *plan, swin_plan_info *info, swin_error *err)
 {
     struct swin_exec e = {.plan = plan, .planning = true, .ops = b->ops, .be = b->be, .err = err};
-    plan_init(plan);
+    swin_plan_init(plan);
     swin_status st = swin_forward(&e, m, cube, NULL, NULL);
-    if (!st) st = plan_solve(plan, err);
+    if (!st) st = swin_plan_solve(plan, err);
     if (st) {
-        plan_release(plan);
+        swin_plan_release(plan);
         return st;
     }
     *info = (swin_plan_info){
@@ -145,13 +145,13 @@ static swin_status plan_only(const struct swin_model *m, const swin_context_para
                              swin_error *err)
 {
     int cube[3];
-    struct backend b = {0};
-    struct plan plan;
+    struct swin_backend_ctx b = {0};
+    struct swin_plan plan;
     swin_status st = resolve_cube(m, p, cube, err);
-    if (!st) st = backend_open(m, p, false, &b, err);
+    if (!st) st = swin_backend_open(m, p, false, &b, err);
     if (!st) st = make_plan(m, cube, &b, &plan, out, err);
-    if (!st) plan_release(&plan);
-    backend_close(&b);
+    if (!st) swin_plan_release(&plan);
+    swin_backend_close(&b);
     return st;
 }
 
@@ -217,10 +217,10 @@ swin_status swin_context_create(const swin_model_t *m, const swin_context_params
     /* The limit is checked on a device-free plan first: a refused plan allocates nothing. */
     swin_status st = p->mem_limit ? swin_model_plan(m, p, &ctx->info, err) : SWIN_OK;
     if (!st) st = resolve_cube(m, p, ctx->cube, err);
-    if (!st) st = backend_open(m, p, true, &ctx->backend, err);
+    if (!st) st = swin_backend_open(m, p, true, &ctx->backend, err);
     if (!st) st = make_plan(m, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
     if (!st) st = check_limit(&ctx->info, p->mem_limit, "", err);
-    if (!st) st = backend_arena_alloc(&ctx->backend, ctx->plan.arena_bytes, (void **)&ctx->arena, err);
+    if (!st) st = swin_backend_arena_alloc(&ctx->backend, ctx->plan.arena_bytes, (void **)&ctx->arena, err);
     if (st) {
         swin_context_free(ctx);
         return st;
@@ -257,7 +257,7 @@ static swin_status check_half_finite(const swin_context_t *ctx, const float *log
 swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err)
 {
     if (!input || !logits) return swin_error_set(err, SWIN_ERR_ARG, "input and logits buffers are required");
-    plan_rewind(&ctx->plan);
+    swin_plan_rewind(&ctx->plan);
     struct swin_exec e = {.plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->backend.ops, .be = ctx->backend.be,
                           .err = err};
     swin_status st = swin_forward(&e, ctx->model, ctx->cube, input, logits);
@@ -268,8 +268,8 @@ swin_status swin_context_run(swin_context_t *ctx, const float *input, float *log
 void swin_context_free(swin_context_t *ctx)
 {
     if (!ctx) return;
-    backend_arena_free(&ctx->backend, ctx->arena);
-    plan_release(&ctx->plan);
-    backend_close(&ctx->backend);
+    swin_backend_arena_free(&ctx->backend, ctx->arena);
+    swin_plan_release(&ctx->plan);
+    swin_backend_close(&ctx->backend);
     free(ctx);
 }

@@ -8,7 +8,7 @@
 
 #include "runtime/tempfiles.h"
 
-swin_status atomic_file_open(struct atomic_file *af, const char *path, swin_error *err)
+swin_status swin_atomic_file_open(struct swin_atomic_file *af, const char *path, swin_error *err)
 {
     memset(af, 0, sizeof *af);
     if (strlen(path) + 16 > sizeof af->tmp) return swin_error_set(err, SWIN_ERR_ARG, "%s: path too long", path);
@@ -25,14 +25,14 @@ swin_status atomic_file_open(struct atomic_file *af, const char *path, swin_erro
     if (!af->f) {
         int e = errno;
         close(fd);
-        atomic_file_abort(af);
+        swin_atomic_file_abort(af);
         return swin_error_set(err, e == ENOMEM ? SWIN_ERR_NOMEM : SWIN_ERR_IO, "%s: cannot open the output file: %s",
                               path, strerror(e));
     }
     return SWIN_OK;
 }
 
-swin_status atomic_file_write_failed(const struct atomic_file *af, int e, swin_error *err)
+swin_status swin_atomic_file_write_failed(const struct swin_atomic_file *af, int e, swin_error *err)
 {
     const char *hint = e == ENOSPC || e == EDQUOT ? " (free some space or write elsewhere)"
                        : e == EFBIG ? " (over the file size limit: ulimit -f, or the filesystem's largest file)"
@@ -41,13 +41,13 @@ swin_status atomic_file_write_failed(const struct atomic_file *af, int e, swin_e
 }
 
 /* Removes the temporary file and says why (errno e). */
-static swin_status fail(struct atomic_file *af, int e, swin_error *err)
+static swin_status fail(struct swin_atomic_file *af, int e, swin_error *err)
 {
-    atomic_file_abort(af);
-    return atomic_file_write_failed(af, e, err);
+    swin_atomic_file_abort(af);
+    return swin_atomic_file_write_failed(af, e, err);
 }
 
-swin_status atomic_file_finish(struct atomic_file *af, swin_error *err)
+swin_status swin_atomic_file_finish(struct swin_atomic_file *af, swin_error *err)
 {
     int bad = ferror(af->f) || fflush(af->f) != 0 || fsync(fileno(af->f)) != 0;
     int e = bad ? (errno ? errno : EIO) : 0;
@@ -59,11 +59,11 @@ swin_status atomic_file_finish(struct atomic_file *af, swin_error *err)
     return bad ? fail(af, e, err) : SWIN_OK;
 }
 
-swin_status atomic_file_publish(struct atomic_file *af, swin_error *err)
+swin_status swin_atomic_file_publish(struct swin_atomic_file *af, swin_error *err)
 {
     if (rename(af->tmp, af->dest) != 0) {
         int e = errno;
-        atomic_file_abort(af);
+        swin_atomic_file_abort(af);
         return swin_error_set(err, SWIN_ERR_IO, "%s: cannot put the output in place: %s", af->dest,
                               e == EISDIR ? "it is a directory" : strerror(e));
     }
@@ -73,13 +73,13 @@ swin_status atomic_file_publish(struct atomic_file *af, swin_error *err)
     return SWIN_OK;
 }
 
-swin_status atomic_file_commit(struct atomic_file *af, swin_error *err)
+swin_status swin_atomic_file_commit(struct swin_atomic_file *af, swin_error *err)
 {
-    swin_status st = atomic_file_finish(af, err);
-    return st ? st : atomic_file_publish(af, err);
+    swin_status st = swin_atomic_file_finish(af, err);
+    return st ? st : swin_atomic_file_publish(af, err);
 }
 
-void atomic_file_abort(struct atomic_file *af)
+void swin_atomic_file_abort(struct swin_atomic_file *af)
 {
     if (af->f) fclose(af->f);
     af->f = NULL;
@@ -89,7 +89,7 @@ void atomic_file_abort(struct atomic_file *af)
     af->tmp[0] = 0;
 }
 
-swin_status atomic_file_check_dir(const char *path, const char *what, swin_error *err)
+swin_status swin_atomic_file_check_dir(const char *path, const char *what, swin_error *err)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');

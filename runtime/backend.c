@@ -10,7 +10,7 @@
 #endif
 
 static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                            struct backend *b, swin_error *err)
+                            struct swin_backend_ctx *b, swin_error *err)
 {
     struct swin_cpu_backend *cpu = NULL;
     swin_status st = swin_cpu_backend_create(p->threads, &cpu, err);
@@ -27,14 +27,14 @@ static swin_status open_cpu(const struct swin_model *m, const swin_context_param
         swin_cpu_backend_free(cpu);
         return st;
     }
-    *b = (struct backend){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu,
+    *b = (struct swin_backend_ctx){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu,
                           .weight_bytes = m->flat_bytes + wino_bytes};
     return SWIN_OK;
 }
 
 #ifdef SWIN_HAVE_CUDA
 static swin_status open_cuda(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                             struct backend *b, swin_error *err)
+                             struct swin_backend_ctx *b, swin_error *err)
 {
     struct swin_cuda_backend *cuda = NULL;
     const enum swin_dtype dtype = p->half ? SWIN_F16 : SWIN_F32;
@@ -42,17 +42,17 @@ static swin_status open_cuda(const struct swin_model *m, const swin_context_para
         swin_status st = swin_cuda_backend_create(p->device, m, dtype, &cuda, err);
         if (st) return st;
     }
-    *b = (struct backend){.kind = SWIN_BACKEND_CUDA, .half = p->half, .ops = swin_cuda_ops_for(dtype), .be = cuda,
+    *b = (struct swin_backend_ctx){.kind = SWIN_BACKEND_CUDA, .half = p->half, .ops = swin_cuda_ops_for(dtype), .be = cuda,
                           .weight_bytes = swin_cuda_weight_bytes(m, dtype),
                           .context_bytes = swin_cuda_context_bytes(cuda)};
     return SWIN_OK;
 }
 #endif
 
-swin_status backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                         struct backend *b, swin_error *err)
+swin_status swin_backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
+                         struct swin_backend_ctx *b, swin_error *err)
 {
-    *b = (struct backend){0};
+    *b = (struct swin_backend_ctx){0};
     swin_status st;
     if (p->threads < 0 || p->threads > SWIN_THREADS_MAX)
         return swin_error_set(err, SWIN_ERR_ARG, "threads %d: it must be 0..%d (0 = every core)", p->threads,
@@ -100,7 +100,7 @@ swin_status backend_open(const struct swin_model *m, const swin_context_params *
     return swin_error_set(err, SWIN_ERR_ARG, "unknown backend %d", (int)p->backend);
 }
 
-void backend_close(struct backend *b)
+void swin_backend_close(struct swin_backend_ctx *b)
 {
     if (!b->be) return;
     if (b->kind == SWIN_BACKEND_CPU) swin_cpu_backend_free(b->be);
@@ -110,7 +110,7 @@ void backend_close(struct backend *b)
     b->be = NULL;
 }
 
-swin_status backend_arena_alloc(struct backend *b, size_t bytes, void **arena, swin_error *err)
+swin_status swin_backend_arena_alloc(struct swin_backend_ctx *b, size_t bytes, void **arena, swin_error *err)
 {
     if (!bytes) bytes = SWIN_PLAN_ALIGN;
 #ifdef SWIN_HAVE_CUDA
@@ -128,7 +128,7 @@ swin_status backend_arena_alloc(struct backend *b, size_t bytes, void **arena, s
     return SWIN_OK;
 }
 
-void backend_arena_free(struct backend *b, void *arena)
+void swin_backend_arena_free(struct swin_backend_ctx *b, void *arena)
 {
     if (!arena) return;
 #ifdef SWIN_HAVE_CUDA

@@ -5,10 +5,10 @@
 #include <stdbool.h>
 
 #include "kernels/ops.h"
-#include "runtime/model.h"
+#include "core/model.h"
 #include "runtime/swinrun.h"
 
-struct backend {
+struct swin_backend_ctx {
     swin_backend kind;           /* SWIN_BACKEND_CPU or SWIN_BACKEND_CUDA */
     bool half;                   /* CUDA half mode (ops->act_dtype == SWIN_F16) */
     const struct swin_ops *ops;
@@ -21,12 +21,12 @@ struct backend {
 /* Opens the backend p->backend asks for. With need_device false (planning only), CUDA
  * needs no GPU: its workspace queries are pure functions of shapes. AUTO takes CUDA when
  * a device opens, else the CPU, and says why in b->reason. */
-swin_status backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                         struct backend *b, swin_error *err);
-void backend_close(struct backend *b);
+swin_status swin_backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
+                         struct swin_backend_ctx *b, swin_error *err);
+void swin_backend_close(struct swin_backend_ctx *b);
 
 /* The one arena allocation (host for the CPU, device for CUDA), SWIN_PLAN_ALIGN aligned. */
-swin_status backend_arena_alloc(struct backend *b, size_t bytes, void **arena, swin_error *err);
-void backend_arena_free(struct backend *b, void *arena);
+swin_status swin_backend_arena_alloc(struct swin_backend_ctx *b, size_t bytes, void **arena, swin_error *err);
+void swin_backend_arena_free(struct swin_backend_ctx *b, void *arena);
 
 #endif

@@ -5,7 +5,7 @@ static bool exec_reserve(struct swin_exec *e, size_t bytes, const char *name, in
     *id = -1;
     *data = NULL;
     if (!EXEC_OK(e)) return false;
-    int i = plan_alloc(e->plan, bytes, name);
+    int i = swin_plan_alloc(e->plan, bytes, name);
     if (i < 0) {
         e->status = e->planning
                         ? swin_error_set(e->err, SWIN_ERR_NOMEM, "planner: out of host memory at '%s'", name)
@@ -19,7 +19,7 @@ static bool exec_reserve(struct swin_exec *e, size_t bytes, const char *name, in
     return true;
 }
 
-bool exec_tensor(struct swin_exec *e, struct tensor *t, int d, int h, int w, int c, const char *name)
+bool swin_exec_activation(struct swin_exec *e, struct swin_activation *t, int d, int h, int w, int c, const char *name)
 {
     void *data;
     const enum swin_dtype dtype = e->ops->act_dtype;
@@ -29,7 +29,7 @@ bool exec_tensor(struct swin_exec *e, struct tensor *t, int d, int h, int w, int
     return ok;
 }
 
-bool exec_workspace(struct swin_exec *e, struct workspace *ws, size_t bytes, const char *name)
+bool swin_exec_workspace(struct swin_exec *e, struct swin_workspace *ws, size_t bytes, const char *name)
 {
     ws->bytes = bytes;
     if (bytes == 0) {  /* ops that need no scratch get none */
@@ -40,12 +40,12 @@ bool exec_workspace(struct swin_exec *e, struct workspace *ws, size_t bytes, con
     return exec_reserve(e, bytes, name, &ws->id, &ws->data);
 }
 
-void exec_release(struct swin_exec *e, int id)
+void swin_exec_release(struct swin_exec *e, int id)
 {
-    if (e->planning && id >= 0) plan_free(e->plan, id);
+    if (e->planning && id >= 0) swin_plan_free(e->plan, id);
 }
 
-void exec_op_failed(struct swin_exec *e, int rc, const char *op)
+void swin_exec_op_failed(struct swin_exec *e, int rc, const char *op)
 {
     const char *msg = e->ops->last_error ? e->ops->last_error(e->be) : "";
     e->status = swin_error_set(e->err, (swin_status)rc, "%s backend, op %s: %s", e->ops->name, op,

@@ -1,6 +1,6 @@
 /* The execution context that forward() is written against, in plan and in run mode.
  *
- * Plan mode: exec_tensor()/exec_workspace() only declare sizes to the planner and give
+ * Plan mode: swin_exec_activation()/swin_exec_workspace() only declare sizes to the planner and give
  * tensors NULL data; ops are not called (EXEC_OP skips them). Run mode: the same calls,
  * in the same order, return pointers into the one arena at the planned offsets, and
  * EXEC_OP runs the op and records the first failure. forward() never allocates. */
@@ -9,12 +9,12 @@
 
 #include <stdbool.h>
 
-#include "kernels/ops.h"
+#include "kernels/op_check.h"
 #include "runtime/plan.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 struct swin_exec {
-    struct plan *plan;
+    struct swin_plan *plan;
     bool planning;
     char *arena;                 /* run mode: base of the planned arena */
     const struct swin_ops *ops;
@@ -24,23 +24,23 @@ struct swin_exec {
 };
 
 /* An activation: a channels-last volume plus its planner id. */
-struct tensor {
+struct swin_activation {
     struct swin_vol v;
     int id;
 };
 
 /* A scratch buffer for one op. */
-struct workspace {
+struct swin_workspace {
     void *data;
     size_t bytes;
     int id;
 };
 
-bool exec_tensor(struct swin_exec *e, struct tensor *t, int d, int h, int w, int c, const char *name);
-bool exec_workspace(struct swin_exec *e, struct workspace *ws, size_t bytes, const char *name);
-void exec_release(struct swin_exec *e, int id);
+bool swin_exec_activation(struct swin_exec *e, struct swin_activation *t, int d, int h, int w, int c, const char *name);
+bool swin_exec_workspace(struct swin_exec *e, struct swin_workspace *ws, size_t bytes, const char *name);
+void swin_exec_release(struct swin_exec *e, int id);
 /* Records the failure of an op (rc != 0) with the backend's message. */
-void exec_op_failed(struct swin_exec *e, int rc, const char *op);
+void swin_exec_op_failed(struct swin_exec *e, int rc, const char *op);
 
 /* A view of channels [c0, c0 + nc) of a volume (same voxels, same pitch). */
 static inline struct swin_vol vol_channels(struct swin_vol v, int c0, int nc)
@@ -54,8 +54,8 @@ static inline struct swin_vol vol_channels(struct swin_vol v, int c0, int nc)
 #define EXEC_OP(e, opname, ...)                                                        \
     do {                                                                               \
         if (!(e)->planning && EXEC_OK(e)) {                                            \
-            int rc_ = (e)->ops->opname((e)->be, __VA_ARGS__);                          \
-            if (rc_) exec_op_failed((e), rc_, #opname);                                \
+            int rc_ = swin_op_##opname((e)->ops, (e)->be, __VA_ARGS__);                \
+            if (rc_) swin_exec_op_failed((e), rc_, #opname);                                \
         }                                                                              \
     } while (0)
 

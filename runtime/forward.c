@@ -5,15 +5,7 @@
 void swin_block_geometry(const struct swin_config *c, int stage, int block, const int L[3],
                          struct swin_window_geom *g)
 {
-    for (int k = 0; k < 3; k++) {
-        int w = c->window[k];
-        g->L[k] = L[k];
-        g->cfg_window[k] = w;
-        g->win[k] = L[k] <= w ? L[k] : w;
-        g->shift[k] = (L[k] <= w || block % 2 == 0) ? 0 : w / 2;
-        g->padded[k] = (L[k] + g->win[k] - 1) / g->win[k] * g->win[k];
-    }
-    g->heads = c->heads[stage];
+    *g = swin_window_geom_make(L, c->window, c->heads[stage], block % 2 == 1);
 }
 
 /* Swin blocks of one stage, in place on the residual stream x (channels-last). */
@@ -23,27 +15,27 @@ static void swin_stage_blocks(struct swin_exec *e, const struct swin_model *m, i
     for (int b = 0; b < m->cfg.depths[s] && EXEC_OK(e); b++) {
         const struct swin_block_w *blk = &m->stage[s].block[b];
         struct swin_window_geom g;
-        struct workspace ws;
+        struct swin_workspace ws;
         swin_block_geometry(&m->cfg, s, b, L, &g);
-        if (!exec_workspace(e, &ws, e->ops->swin_attention_ws(e->be, x, &g), "attention workspace")) return;
+        if (!swin_exec_workspace(e, &ws, e->ops->swin_attention_ws(e->be, x, &g), "attention workspace")) return;
         EXEC_OP(e, swin_attention, x, blk, &g, ws.data, ws.bytes);
-        exec_release(e, ws.id);
+        swin_exec_release(e, ws.id);
         int hidden = m->cfg.mlp_hidden[s];
-        if (!exec_workspace(e, &ws, e->ops->swin_mlp_ws(e->be, x, hidden), "mlp workspace")) return;
+        if (!swin_exec_workspace(e, &ws, e->ops->swin_mlp_ws(e->be, x, hidden), "mlp workspace")) return;
         EXEC_OP(e, swin_mlp, x, blk, hidden, ws.data, ws.bytes);
-        exec_release(e, ws.id);
+        swin_exec_release(e, ws.id);
     }
 }
 
-static struct tensor patch_merge(struct swin_exec *e, const struct swin_model *m, int s, struct swin_vol x)
+static struct swin_activation patch_merge(struct swin_exec *e, const struct swin_model *m, int s, struct swin_vol x)
 {
-    struct tensor y;
-    struct workspace ws;
-    if (!exec_tensor(e, &y, x.d / 2, x.h / 2, x.w / 2, 2 * x.c, "merged")) return y;
-    if (!exec_workspace(e, &ws, e->ops->patch_merge_ws(e->be, y.v, x), "merge workspace")) return y;
+    struct swin_activation y;
+    struct swin_workspace ws;
+    if (!swin_exec_activation(e, &y, x.d / 2, x.h / 2, x.w / 2, 2 * x.c, "merged")) return y;
+    if (!swin_exec_workspace(e, &ws, e->ops->patch_merge_ws(e->be, y.v, x), "merge workspace")) return y;
     EXEC_OP(e, patch_merge, y.v, x, m->cfg.merge_order, m->stage[s].merge_norm_w,
             m->stage[s].merge_norm_b, m->stage[s].merge_red_w, ws.data, ws.bytes);
-    exec_release(e, ws.id);
+    swin_exec_release(e, ws.id);
     return y;
 }
 
@@ -59,67 +51,67 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
 {
     const struct swin_config *c = &m->cfg;
     const int f = c->feature_size;
-    struct tensor X, x, cat[SWIN_DECODERS], d, out, logits;
+    struct swin_activation X, x, cat[SWIN_DECODERS], d, out, logits;
 
-    if (!exec_tensor(e, &X, cube[0], cube[1], cube[2], c->in_channels, "input")) return e->status;
+    if (!swin_exec_activation(e, &X, cube[0], cube[1], cube[2], c->in_channels, "input")) return e->status;
     EXEC_OP(e, pack_input, X.v, host_in);
 
-    if (!exec_tensor(e, &x, cube[0] / 2, cube[1] / 2, cube[2] / 2, f, "patch embed")) return e->status;
-    fwd_conv(e, x.v, X.v, m->patch_w, m->patch_b, 2, 2, 0);
+    if (!swin_exec_activation(e, &x, cube[0] / 2, cube[1] / 2, cube[2] / 2, f, "patch embed")) return e->status;
+    swin_fwd_conv(e, x.v, X.v, m->patch_w, m->patch_b, 2, 2, 0);
     if (c->patch_norm) EXEC_OP(e, layernorm, x.v, x.v, m->patch_norm_w, m->patch_norm_b);
 
     for (int s = 0; s < SWIN_STAGES && EXEC_OK(e); s++) {
         const int C = f << s;
         const int k = s + 1;  /* the decoder whose skip hs[s] feeds */
-        if (!exec_tensor(e, &cat[k], x.v.d, x.v.h, x.v.w, 2 * C, "decoder concat")) return e->status;
+        if (!swin_exec_activation(e, &cat[k], x.v.d, x.v.h, x.v.w, 2 * C, "decoder concat")) return e->status;
         struct swin_vol skip = vol_channels(cat[k].v, C, C);
         if (s == 3) {
             /* hs[3] is decoder5's raw skip */
             if (c->normalize) EXEC_OP(e, layernorm, skip, x.v, NULL, NULL);
             else EXEC_OP(e, copy, skip, x.v);
         } else {
-            struct tensor hs = {.v = x.v, .id = -1};
+            struct swin_activation hs = {.v = x.v, .id = -1};
             if (c->normalize) {
-                if (!exec_tensor(e, &hs, x.v.d, x.v.h, x.v.w, C, "hidden state")) return e->status;
+                if (!swin_exec_activation(e, &hs, x.v.d, x.v.h, x.v.w, C, "hidden state")) return e->status;
                 EXEC_OP(e, layernorm, hs.v, x.v, NULL, NULL);
             }
-            fwd_resblock(e, hs.v, hs.id, &m->encoder[k], &skip, "encoder");
+            swin_fwd_resblock(e, hs.v, hs.id, &m->encoder[k], &skip, "encoder");
         }
         if (c->use_v2) {
-            x = fwd_resblock(e, x.v, x.id, &m->stage[s].v2, NULL, "v2 block");
+            x = swin_fwd_resblock(e, x.v, x.id, &m->stage[s].v2, NULL, "v2 block");
         }
         swin_stage_blocks(e, m, s, x.v);
-        struct tensor y = patch_merge(e, m, s, x.v);
-        exec_release(e, x.id);
+        struct swin_activation y = patch_merge(e, m, s, x.v);
+        swin_exec_release(e, x.id);
         x = y;
     }
     if (!EXEC_OK(e)) return e->status;
 
     /* hs[4] -> encoder10 */
     if (c->normalize) EXEC_OP(e, layernorm, x.v, x.v, NULL, NULL);
-    d = fwd_resblock(e, x.v, x.id, &m->encoder[4], NULL, "encoder10");
+    d = swin_fwd_resblock(e, x.v, x.id, &m->encoder[4], NULL, "encoder10");
 
     /* decoder5 .. decoder2 */
     for (int k = SWIN_DECODERS - 1; k >= 1 && EXEC_OK(e); k--) {
         const struct swin_upblock_w *u = &m->decoder[k];
         EXEC_OP(e, conv_transpose2, vol_channels(cat[k].v, 0, u->res.cout), d.v, u->transp_w);
-        exec_release(e, d.id);
-        d = fwd_resblock(e, cat[k].v, cat[k].id, &u->res, NULL, "decoder");
+        swin_exec_release(e, d.id);
+        d = swin_fwd_resblock(e, cat[k].v, cat[k].id, &u->res, NULL, "decoder");
     }
     if (!EXEC_OK(e)) return e->status;
 
     /* decoder1: upsampled dec0 and encoder1(X) share one full-resolution concat */
-    if (!exec_tensor(e, &cat[0], cube[0], cube[1], cube[2], 2 * f, "decoder1 concat")) return e->status;
+    if (!swin_exec_activation(e, &cat[0], cube[0], cube[1], cube[2], 2 * f, "decoder1 concat")) return e->status;
     EXEC_OP(e, conv_transpose2, vol_channels(cat[0].v, 0, f), d.v, m->decoder[0].transp_w);
-    exec_release(e, d.id);
+    swin_exec_release(e, d.id);
     struct swin_vol skip0 = vol_channels(cat[0].v, f, f);
-    fwd_resblock(e, X.v, X.id, &m->encoder[0], &skip0, "encoder1");
-    out = fwd_resblock(e, cat[0].v, cat[0].id, &m->decoder[0].res, NULL, "decoder1");
+    swin_fwd_resblock(e, X.v, X.id, &m->encoder[0], &skip0, "encoder1");
+    out = swin_fwd_resblock(e, cat[0].v, cat[0].id, &m->decoder[0].res, NULL, "decoder1");
 
-    if (!exec_tensor(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;
-    fwd_conv(e, logits.v, out.v, m->out_w, m->out_b, 1, 1, 0);
-    exec_release(e, out.id);
+    if (!swin_exec_activation(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;
+    swin_fwd_conv(e, logits.v, out.v, m->out_w, m->out_b, 1, 1, 0);
+    swin_exec_release(e, out.id);
     EXEC_OP(e, unpack_output, host_out, logits.v);
-    exec_release(e, logits.id);
+    swin_exec_release(e, logits.id);
     return e->status;
 }

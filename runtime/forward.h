@@ -5,7 +5,7 @@
 #define SWIN_FORWARD_H
 
 #include "runtime/exec.h"
-#include "runtime/model.h"
+#include "core/model.h"
 
 /* host_in: float32 (Ci, D, H, W); host_out: float32 (Co, D, H, W); cube = (D, H, W),
  * each a multiple of 32. Both host pointers may be NULL in plan mode. */

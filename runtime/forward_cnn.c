@@ -1,12 +1,12 @@
 #include "runtime/forward_cnn.h"
 
-void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
+void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
               const float *bias, int k, int stride, int pad)
 {
-    struct workspace ws;
-    if (!exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, out, in, k), "conv3d workspace")) return;
+    struct swin_workspace ws;
+    if (!swin_exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, out, in, k), "conv3d workspace")) return;
     EXEC_OP(e, conv3d, out, in, w, bias, k, stride, pad, ws.data, ws.bytes);
-    exec_release(e, ws.id);
+    swin_exec_release(e, ws.id);
 }
 
 /* a   = LReLU(IN(conv1(x)))
@@ -17,33 +17,33 @@ void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, cons
  * Order keeps at most three cout-channel maps live: res (written straight into the
  * destination when there is one), a and b; with conv3 the input dies after conv1, before
  * b exists (decoder1: concat + res + a, not concat + res + a + b). */
-struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
+struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
-    struct tensor res = {.v = in, .id = -1}, a, b, out = {.id = -1};
+    struct swin_activation res = {.v = in, .id = -1}, a, b, out = {.id = -1};
     if (dest) out.v = *dest;
     if (w->conv3_w) {
         if (dest)
             res.v = *dest;
-        else if (!exec_tensor(e, &res, in.d, in.h, in.w, w->cout, name))
+        else if (!swin_exec_activation(e, &res, in.d, in.h, in.w, w->cout, name))
             return out;
-        fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
+        swin_fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
         if (!w->bn_folded) EXEC_OP(e, instnorm_act, res.v, true, w->norm3_w, w->norm3_b, NULL, false);
     }
-    if (!exec_tensor(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
-    fwd_conv(e, a.v, in, w->conv1_w, w->conv1_b, 3, 1, 1);
-    if (w->conv3_w) exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
+    if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
+    swin_fwd_conv(e, a.v, in, w->conv1_w, w->conv1_b, 3, 1, 1);
+    if (w->conv3_w) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
     EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
-    if (!exec_tensor(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
-    fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
-    exec_release(e, a.id);
+    if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
+    swin_fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
+    swin_exec_release(e, a.id);
     EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
-    if (!w->conv3_w) exec_release(e, in_id);  /* in was the residual */
+    if (!w->conv3_w) swin_exec_release(e, in_id);  /* in was the residual */
     if (!dest) {
-        exec_release(e, res.id);
+        swin_exec_release(e, res.id);
         return b;
     }
     EXEC_OP(e, copy, *dest, b.v);
-    exec_release(e, b.id);
+    swin_exec_release(e, b.id);
     return out;
 }

@@ -4,10 +4,10 @@
 #define SWIN_FORWARD_CNN_H
 
 #include "runtime/exec.h"
-#include "runtime/model.h"
+#include "core/model.h"
 
 /* out = conv3d(in) with a planned workspace. */
-void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
+void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
               const float *bias, int k, int stride, int pad);
 
 /* UnetResBlock(in -> w->cout) at in's resolution.
@@ -16,7 +16,7 @@ void fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, cons
  * dest != NULL: the result is written into *dest (e.g. one half of a decoder concat) and
  *               the returned tensor has id -1 and dest's view;
  * dest == NULL: the result is a new tensor the caller releases. */
-struct tensor fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
+struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name);
 
 #endif

@@ -30,7 +30,7 @@ static int parse_shape(const char *s, size_t *shape)
     return *p == ')' ? n : -1;
 }
 
-swin_status npy_read_f32(const char *path, struct npy_array *out, swin_error *err)
+swin_status swin_npy_read_f32(const char *path, struct swin_npy_array *out, swin_error *err)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
@@ -115,7 +115,7 @@ done:
     return st;
 }
 
-swin_status npy_write_f32(const char *path, const float *data, int ndim, const size_t *shape, swin_error *err)
+swin_status swin_npy_write_f32(const char *path, const float *data, int ndim, const size_t *shape, swin_error *err)
 {
     char dict[256];
     int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
@@ -128,8 +128,8 @@ swin_status npy_write_f32(const char *path, const float *data, int ndim, const s
     /* pad with spaces so that magic + 2 + 2 + header is a multiple of 64, ending in '\n' */
     size_t total = 10 + (size_t)n + 1;
     size_t pad = (64 - total % 64) % 64;
-    struct atomic_file af;
-    swin_status st = atomic_file_open(&af, path, err);
+    struct swin_atomic_file af;
+    swin_status st = swin_atomic_file_open(&af, path, err);
     if (st) return st;
     unsigned short hlen = (unsigned short)((size_t)n + pad + 1);
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
@@ -138,5 +138,5 @@ swin_status npy_write_f32(const char *path, const float *data, int ndim, const s
     for (size_t i = 0; i < pad; i++) fputc(' ', af.f);
     fputc('\n', af.f);
     fwrite(data, sizeof(float), count, af.f);
-    return atomic_file_commit(&af, err);
+    return swin_atomic_file_commit(&af, err);
 }

@@ -5,19 +5,19 @@
 
 #include <stddef.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 #define NPY_MAX_DIMS 8
 
-struct npy_array {
+struct swin_npy_array {
     int ndim;
     size_t shape[NPY_MAX_DIMS];
     size_t count;  /* product of shape */
     float *data;   /* malloc'ed; free() it */
 };
 
-swin_status npy_read_f32(const char *path, struct npy_array *out, swin_error *err);
+swin_status swin_npy_read_f32(const char *path, struct swin_npy_array *out, swin_error *err);
 /* Writes to a temporary file beside `path` and renames it, so a failure leaves no partial file. */
-swin_status npy_write_f32(const char *path, const float *data, int ndim, const size_t *shape, swin_error *err);
+swin_status swin_npy_write_f32(const char *path, const float *data, int ndim, const size_t *shape, swin_error *err);
 
 #endif

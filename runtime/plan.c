@@ -3,20 +3,20 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-void plan_init(struct plan *p)
+void swin_plan_init(struct swin_plan *p)
 {
-    *p = (struct plan){0};
+    *p = (struct swin_plan){0};
 }
 
-void plan_release(struct plan *p)
+void swin_plan_release(struct swin_plan *p)
 {
     free(p->t);
-    plan_init(p);
+    swin_plan_init(p);
 }
 
 static size_t align_up(size_t n) { return (n + SWIN_PLAN_ALIGN - 1) / SWIN_PLAN_ALIGN * SWIN_PLAN_ALIGN; }
 
-int plan_alloc(struct plan *p, size_t bytes, const char *name)
+int swin_plan_alloc(struct swin_plan *p, size_t bytes, const char *name)
 {
     size_t b = align_up(bytes ? bytes : 1);
     if (p->solved) {
@@ -25,22 +25,22 @@ int plan_alloc(struct plan *p, size_t bytes, const char *name)
     }
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 256;
-        struct plan_tensor *t = realloc(p->t, (size_t)cap * sizeof *t);
+        struct swin_plan_tensor *t = realloc(p->t, (size_t)cap * sizeof *t);
         if (!t) return -1;
         p->t = t;
         p->cap = cap;
     }
-    p->t[p->n] = (struct plan_tensor){.bytes = b, .born = p->event++, .dies = -1, .name = name};
+    p->t[p->n] = (struct swin_plan_tensor){.bytes = b, .born = p->event++, .dies = -1, .name = name};
     return p->n++;
 }
 
-void plan_free(struct plan *p, int id)
+void swin_plan_free(struct swin_plan *p, int id)
 {
     if (p->solved || id < 0 || id >= p->n) return;
     p->t[id].dies = p->event++;
 }
 
-static bool overlap_in_time(const struct plan_tensor *a, const struct plan_tensor *b)
+static bool overlap_in_time(const struct swin_plan_tensor *a, const struct swin_plan_tensor *b)
 {
     return a->born < b->dies && b->born < a->dies;
 }
@@ -63,7 +63,7 @@ static int by_key_asc(const void *x, const void *y)
 }
 
 /* Lower bound: the largest sum of bytes live at one event. Any arena needs at least this. */
-static size_t live_peak(const struct plan *p)
+static size_t live_peak(const struct swin_plan *p)
 {
     size_t peak = 0;
     for (int e = 0; e < p->event; e++) {
@@ -78,13 +78,13 @@ static size_t live_peak(const struct plan *p)
 /* Places tensors in the given order, each in the smallest gap (best fit) between tensors
  * already placed whose lifetimes overlap its own, else above them. Writes off[]; returns
  * the arena size. */
-static size_t place_in_order(const struct plan *p, const struct sort_key *order, size_t *off, int *placed,
+static size_t place_in_order(const struct swin_plan *p, const struct sort_key *order, size_t *off, int *placed,
                              struct sort_key *near)
 {
     size_t arena = 0;
     int nplaced = 0;
     for (int k = 0; k < p->n; k++) {
-        const struct plan_tensor *t = &p->t[order[k].idx];
+        const struct swin_plan_tensor *t = &p->t[order[k].idx];
         int nn = 0;
         for (int j = 0; j < nplaced; j++)
             if (overlap_in_time(t, &p->t[placed[j]])) near[nn++] = (struct sort_key){off[placed[j]], 0, placed[j]};
@@ -110,7 +110,7 @@ static size_t place_in_order(const struct plan *p, const struct sort_key *order,
  * the others win on plans where long-lived small tensors fragment the big gaps. */
 enum plan_order { ORDER_SIZE, ORDER_SIZE_X_LIFETIME, ORDER_LIFETIME, ORDER_BIRTH, ORDER_COUNT };
 
-static size_t order_key(const struct plan_tensor *t, enum plan_order o)
+static size_t order_key(const struct swin_plan_tensor *t, enum plan_order o)
 {
     size_t life = (size_t)(t->dies - t->born);
     switch (o) {
@@ -123,7 +123,7 @@ static size_t order_key(const struct plan_tensor *t, enum plan_order o)
     return 0;
 }
 
-swin_status plan_solve(struct plan *p, swin_error *err)
+swin_status swin_plan_solve(struct swin_plan *p, swin_error *err)
 {
     for (int i = 0; i < p->n; i++)
         if (p->t[i].dies < 0)
@@ -156,7 +156,7 @@ swin_status plan_solve(struct plan *p, swin_error *err)
     return SWIN_OK;
 }
 
-void plan_rewind(struct plan *p)
+void swin_plan_rewind(struct swin_plan *p)
 {
     p->cursor = 0;
 }

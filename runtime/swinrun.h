@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 /* Layer recognition: one pass over the nodes that turns every node carrying
- * weights into a `struct layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
+ * weights into a `struct swin_onnx_layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
  * LayerNormalization, InstanceNormalization, bias-table Gather, a constant (.., n, n)
  * added to attention logits: a folded bias or mask, and opset 23's fused Attention, which
  * carries none but whose scale is checked), listed in the canonical dataflow
@@ -13,24 +13,24 @@
 
 enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED, L_ATTN };
 
-struct layer {
+struct swin_onnx_layer {
     enum layer_kind kind;
     int node;                          /* the Conv / MatMul / Gemm / LN / IN / Gather / Add node */
-    const struct onnx_tensor *w;       /* weight, LN/IN scale, bias table, folded constant */
-    const struct onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
+    const struct swin_onnx_tensor *w;       /* weight, LN/IN scale, bias table, folded constant */
+    const struct swin_onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
     const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
     float scale;                       /* Attention (opset 23): the logits' scale, 0 when the default 1/sqrt(head dim) */
 };
 
-struct layer_list {
-    struct layer *v;
+struct swin_onnx_layer_list {
+    struct swin_onnx_layer *v;
     int n;
 };
 
-swin_status layers_find(const struct graph *g, struct layer_list *out, swin_error *err);
-void layers_free(struct layer_list *l);
-const char *layer_kind_name(enum layer_kind k);
+swin_status swin_layers_find(const struct swin_onnx_index *g, struct swin_onnx_layer_list *out, swin_error *err);
+void swin_layers_free(struct swin_onnx_layer_list *l);
+const char *swin_layer_kind_name(enum layer_kind k);
 
 #endif

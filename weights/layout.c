@@ -7,7 +7,7 @@
 
 #define CHUNK_FLOATS (1u << 18)   /* 1 MiB of source rows at a time */
 
-swin_status layout_convert(const struct onnx_file *f, const struct onnx_tensor *t, enum layout_kind kind, uint64_t d0,
+swin_status swin_layout_convert(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, enum layout_kind kind, uint64_t d0,
                            uint64_t d1, uint64_t k, float *dst, swin_error *err)
 {
     uint64_t n = d0 * d1 * k;
@@ -18,7 +18,7 @@ swin_status layout_convert(const struct onnx_file *f, const struct onnx_tensor *
     if (t->numel != n)
         return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: tensor '%s' has %llu elements, layout expects %llu", f->path,
                               t->name, (unsigned long long)t->numel, (unsigned long long)n);
-    if (kind == LAYOUT_COPY) return onnx_tensor_read_f32(f, t, 0, n, dst, err);
+    if (kind == LAYOUT_COPY) return swin_onnx_tensor_read_f32(f, t, 0, n, dst, err);
     /* Source rows are indexed by d0; each holds d1 * k floats. */
     uint64_t row = d1 * k;
     uint64_t rows_per_chunk = row >= CHUNK_FLOATS ? 1 : CHUNK_FLOATS / row;
@@ -28,7 +28,7 @@ swin_status layout_convert(const struct onnx_file *f, const struct onnx_tensor *
     swin_status st = SWIN_OK;
     for (uint64_t r0 = 0; r0 < d0 && !st; r0 += rows_per_chunk) {
         uint64_t nr = d0 - r0 < rows_per_chunk ? d0 - r0 : rows_per_chunk;
-        if ((st = onnx_tensor_read_f32(f, t, r0 * row, nr * row, buf, err))) break;
+        if ((st = swin_onnx_tensor_read_f32(f, t, r0 * row, nr * row, buf, err))) break;
         for (uint64_t r = 0; r < nr; r++) {
             const float *src = buf + r * row;
             uint64_t i0 = r0 + r;
@@ -46,7 +46,7 @@ swin_status layout_convert(const struct onnx_file *f, const struct onnx_tensor *
     return st;
 }
 
-swin_status layout_unfold_bias(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t heads, uint64_t n,
+swin_status swin_layout_unfold_bias(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, uint64_t heads, uint64_t n,
                                const int window[3], float *dst, swin_error *err)
 {
     uint64_t rows = (uint64_t)(2 * window[0] - 1) * (2 * window[1] - 1) * (2 * window[2] - 1);
@@ -61,7 +61,7 @@ swin_status layout_unfold_bias(const struct onnx_file *f, const struct onnx_tens
     swin_status st = SWIN_OK;
     for (uint64_t j = 0; j < heads && !st; j++)
         for (uint64_t i = 0; i < n && !st; i++) {
-            if ((st = onnx_tensor_read_f32(f, t, (j * n + i) * n, n, buf, err))) break;
+            if ((st = swin_onnx_tensor_read_f32(f, t, (j * n + i) * n, n, buf, err))) break;
             for (uint64_t k = 0; k < n; k++) {
                 uint64_t cell = (uint64_t)window_rel_index(window, (int64_t)i, (int64_t)k) * heads + j;
                 if (seen[cell] && dst[cell] != buf[k]) {

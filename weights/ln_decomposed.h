@@ -10,6 +10,6 @@
 /* 1: node `div` ends a decomposed LayerNormalization; *l is an L_LN layer (w, b: gamma,
  * beta, NULL when not affine) and reduce_means[0..1] the two ReduceMean nodes it uses.
  * 0: it does not. -1: it does but is not MONAI's (epsilon), with *err set. */
-int ln_decomposed_match(const struct graph *g, int div, struct layer *l, int reduce_means[2], swin_error *err);
+int swin_ln_decomposed_match(const struct swin_onnx_index *g, int div, struct swin_onnx_layer *l, int reduce_means[2], swin_error *err);
 
 #endif

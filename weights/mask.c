@@ -29,13 +29,13 @@ static int label(const struct axis ax[3], const int a[3], uint64_t tok)
     return 9 * region(&ax[0], a[0] * ax[0].w + t0) + 3 * region(&ax[1], a[1] * ax[1].w + t1) + region(&ax[2], a[2] * ax[2].w + t2);
 }
 
-static swin_status mismatch(const struct onnx_file *f, const struct onnx_tensor *t, int s, const char *what, swin_error *err)
+static swin_status mismatch(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, int s, const char *what, swin_error *err)
 {
     return swin_error_set(err, SWIN_ERR_MODEL, "%s: constant '%s' added to stage %d's attention logits is not its shifted-window mask: %s",
                           f->path, t->name, s + 1, what);
 }
 
-swin_status mask_check(const struct onnx_file *f, const struct swin_config *cfg, int s, const struct onnx_tensor *t,
+swin_status swin_attn_mask_check(const struct swin_onnx_file *f, const struct swin_config *cfg, int s, const struct swin_onnx_tensor *t,
                        swin_error *err)
 {
     struct axis ax[3];
@@ -53,7 +53,7 @@ swin_status mask_check(const struct onnx_file *f, const struct swin_config *cfg,
     uint64_t row = known ? n : 4096;
     for (uint64_t r0 = 0; r0 < t->numel && !st; r0 += row) {
         uint64_t cnt = t->numel - r0 < row ? t->numel - r0 : row;
-        if ((st = onnx_tensor_read_f32(f, t, r0, cnt, buf, err))) break;
+        if ((st = swin_onnx_tensor_read_f32(f, t, r0, cnt, buf, err))) break;
         if (!known) {
             for (uint64_t k = 0; k < cnt && !st; k++)
                 if (buf[k] != 0.0f && buf[k] != -100.0f) st = mismatch(f, t, s, "it holds values other than 0 and -100", err);

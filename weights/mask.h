@@ -4,13 +4,13 @@
 #ifndef SWIN_WEIGHTS_MASK_H
 #define SWIN_WEIGHTS_MASK_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/onnx_file.h"
 
 /* Checks constant t against the mask of stage s (0-based) at the export cube: shape
  * (.., nW, .., n, n) up to leading/inserted 1s, values 0 within a region and -100 across.
  * With a dynamic cube only the values' set {0, -100} is checked. Sets *err on mismatch. */
-swin_status mask_check(const struct onnx_file *f, const struct swin_config *cfg, int s, const struct onnx_tensor *t,
+swin_status swin_attn_mask_check(const struct swin_onnx_file *f, const struct swin_config *cfg, int s, const struct swin_onnx_tensor *t,
                        swin_error *err);
 
 #endif

@@ -5,26 +5,26 @@
 
 #define RANK 5   /* the merge input is channels-last (B, D, H, W, C) */
 
-static swin_status fail(const struct graph *g, int node, const char *what, swin_error *err)
+static swin_status fail(const struct swin_onnx_index *g, int node, const char *what, swin_error *err)
 {
     char d[300];
-    return swin_error_set(err, SWIN_ERR_MODEL, "%s: %s: patch merging: %s", g->f->path, node_desc(g, node, d, sizeof d), what);
+    return swin_error_set(err, SWIN_ERR_MODEL, "%s: %s: patch merging: %s", g->f->path, swin_onnx_node_desc(g, node, d, sizeof d), what);
 }
 
 /* Slice (opset >= 10): data, starts, ends, axes, steps, all constant 1-D int tensors. */
-static swin_status read_slice(const struct graph *g, int node, int off[3], swin_error *err)
+static swin_status read_slice(const struct swin_onnx_index *g, int node, int off[3], swin_error *err)
 {
-    const Onnx__NodeProto *n = g->f->nodes[node];
+    const SwinOnnx__NodeProto *n = g->f->nodes[node];
     int64_t st[RANK], en[RANK], ax[RANK], sp[RANK];
-    int ns = graph_const_i64(g, node_in(n, 1), st, RANK, err);
-    int ne = graph_const_i64(g, node_in(n, 2), en, RANK, err);
-    int na = node_in(n, 3)[0] ? graph_const_i64(g, node_in(n, 3), ax, RANK, err) : ns;
-    int np = node_in(n, 4)[0] ? graph_const_i64(g, node_in(n, 4), sp, RANK, err) : ns;
+    int ns = swin_onnx_index_const_i64(g, swin_onnx_node_in(n, 1), st, RANK, err);
+    int ne = swin_onnx_index_const_i64(g, swin_onnx_node_in(n, 2), en, RANK, err);
+    int na = swin_onnx_node_in(n, 3)[0] ? swin_onnx_index_const_i64(g, swin_onnx_node_in(n, 3), ax, RANK, err) : ns;
+    int np = swin_onnx_node_in(n, 4)[0] ? swin_onnx_index_const_i64(g, swin_onnx_node_in(n, 4), sp, RANK, err) : ns;
     if (ns < 1 || ne != ns || na != ns || np != ns)
         return fail(g, node, "expected a Slice with constant starts/ends/axes/steps of equal length", err);
     for (int k = 0; k < ns; k++) {
-        int64_t a = node_in(n, 3)[0] ? ax[k] : k;
-        int64_t step = node_in(n, 4)[0] ? sp[k] : 1;
+        int64_t a = swin_onnx_node_in(n, 3)[0] ? ax[k] : k;
+        int64_t step = swin_onnx_node_in(n, 4)[0] ? sp[k] : 1;
         if (a < 0) a += RANK;
         if (a >= 1 && a <= 3) {
             if (step != 2 || (st[k] != 0 && st[k] != 1) || en[k] <= st[k])
@@ -38,24 +38,24 @@ static swin_status read_slice(const struct graph *g, int node, int off[3], swin_
     return SWIN_OK;
 }
 
-swin_status merge_order_read(const struct graph *g, int ln_node, const char *x, swin_merge_order order, swin_error *err)
+swin_status swin_merge_order_read(const struct swin_onnx_index *g, int ln_node, const char *x, swin_merge_order order, swin_error *err)
 {
-    int cat = graph_producer(g, x);
-    const Onnx__NodeProto *c = cat >= 0 ? g->f->nodes[cat] : NULL;
+    int cat = swin_onnx_index_producer(g, x);
+    const SwinOnnx__NodeProto *c = cat >= 0 ? g->f->nodes[cat] : NULL;
     if (!c || strcmp(c->op_type, "Concat") || c->n_input != 8 ||
-        (node_attr_int(c, "axis", -1) != -1 && node_attr_int(c, "axis", -1) != RANK - 1))
+        (swin_onnx_node_attr_int(c, "axis", -1) != -1 && swin_onnx_node_attr_int(c, "axis", -1) != RANK - 1))
         return fail(g, ln_node, "expected its input to be a Concat of 8 sub-grids along the channel axis", err);
     const char *root = NULL;
     for (int m = 0; m < 8; m++) {
         int off[3] = {-1, -1, -1};
-        const char *v = node_in(c, m);
-        int p = graph_producer(g, v);
+        const char *v = swin_onnx_node_in(c, m);
+        int p = swin_onnx_index_producer(g, v);
         int depth = 0;
         while (p >= 0 && !strcmp(g->f->nodes[p]->op_type, "Slice") && depth++ < 8) {
             swin_status st = read_slice(g, p, off, err);
             if (st) return st;
-            v = node_in(g->f->nodes[p], 0);
-            p = graph_producer(g, v);
+            v = swin_onnx_node_in(g->f->nodes[p], 0);
+            p = swin_onnx_index_producer(g, v);
         }
         if (off[0] < 0 || off[1] < 0 || off[2] < 0) {
             char w[120];
@@ -69,7 +69,7 @@ swin_status merge_order_read(const struct graph *g, int ln_node, const char *x, 
     return SWIN_OK;
 }
 
-enum swin_merge_kind merge_kind_of(swin_merge_order order)
+enum swin_merge_kind swin_merge_kind_of(swin_merge_order order)
 {
     if (!memcmp(order, swin_merge_order_v15, sizeof(swin_merge_order))) return SWIN_MERGE_V15;
     if (!memcmp(order, swin_merge_order_pre15, sizeof(swin_merge_order))) return SWIN_MERGE_PRE15;

@@ -4,12 +4,12 @@
 #ifndef SWIN_WEIGHTS_MERGE_H
 #define SWIN_WEIGHTS_MERGE_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/graph.h"
 
 /* ln_node: the merge's LayerNormalization (for messages), x: the value it normalises.
  * Fills *order. */
-swin_status merge_order_read(const struct graph *g, int ln_node, const char *x, swin_merge_order order, swin_error *err);
-enum swin_merge_kind merge_kind_of(swin_merge_order order);
+swin_status swin_merge_order_read(const struct swin_onnx_index *g, int ln_node, const char *x, swin_merge_order order, swin_error *err);
+enum swin_merge_kind swin_merge_kind_of(swin_merge_order order);
 
 #endif

@@ -23,8 +23,8 @@ enum {
 #define MAX_SMALL_FIELD (1u << 20)   /* names, dims, external_data entries, opset ids */
 
 struct indexer {
-    struct wire_reader r;
-    struct onnx_file *f;
+    struct swin_wire_reader r;
+    struct swin_onnx_file *f;
     swin_error *err;
     int cap_nodes, cap_inits, cap_inputs, cap_outputs;
     char *model_dir;
@@ -58,7 +58,7 @@ static swin_status nomem(struct indexer *ix, const char *what)
 }
 
 /* Reads a small length-delimited field (a string or a submessage) into a new buffer. */
-static swin_status read_small(struct indexer *ix, const struct wire_field *fl, const char *what, unsigned char **out)
+static swin_status read_small(struct indexer *ix, const struct swin_wire_field *fl, const char *what, unsigned char **out)
 {
     if (fl->type != WIRE_LEN)
         return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: %s has wire type %d at byte %llu",
@@ -68,7 +68,7 @@ static swin_status read_small(struct indexer *ix, const struct wire_field *fl, c
                               ix->f->path, what, (unsigned long long)fl->len, (unsigned long long)fl->data);
     unsigned char *b = malloc(fl->len + 1);
     if (!b) return nomem(ix, what);
-    swin_status st = wire_read(&ix->r, fl->data, (size_t)fl->len, b);
+    swin_status st = swin_wire_read(&ix->r, fl->data, (size_t)fl->len, b);
     if (st) { free(b); return st; }
     b[fl->len] = 0;
     *out = b;
@@ -91,13 +91,13 @@ static void pb_free(void *unused, void *p)
 
 static ProtobufCAllocator pb_allocator = {.alloc = pb_alloc, .free = pb_free};
 
-/* protobuf-c unpacks only bytes pb_check has accepted (weights/pb_check.h); NULL when either
- * refuses them, with *why saying what pb_check found (NULL when protobuf-c refused), or
+/* protobuf-c unpacks only bytes swin_pb_check has accepted (weights/pb_check.h); NULL when either
+ * refuses them, with *why saying what swin_pb_check found (NULL when protobuf-c refused), or
  * when memory ran out (then ix->out_of_memory is set). */
 static void *unpack(struct indexer *ix, const ProtobufCMessageDescriptor *d, const unsigned char *b, size_t n,
                     const char **why)
 {
-    *why = pb_check(d, b, n);
+    *why = swin_pb_check(d, b, n);
     if (*why) return NULL;
     ProtobufCAllocator a = {.alloc = pb_alloc, .free = pb_free, .allocator_data = &ix->out_of_memory};
     ix->out_of_memory = false;
@@ -110,7 +110,7 @@ static swin_status bad_tensor(struct indexer *ix, const char *name, const char *
 }
 
 /* Validates the dims and sets numel. */
-static swin_status set_numel(struct indexer *ix, struct onnx_tensor *t)
+static swin_status set_numel(struct indexer *ix, struct swin_onnx_tensor *t)
 {
     uint64_t n = 1;
     for (int i = 0; i < t->ndim; i++) {
@@ -123,7 +123,7 @@ static swin_status set_numel(struct indexer *ix, struct onnx_tensor *t)
 }
 
 /* Checks the payload length against the type and shape. */
-static swin_status check_len(struct indexer *ix, const struct onnx_tensor *t)
+static swin_status check_len(struct indexer *ix, const struct swin_onnx_tensor *t)
 {
     int es = elem_size(t->dtype);
     if (t->src == SRC_FILE && es && t->len != t->numel * (uint64_t)es) {
@@ -140,7 +140,7 @@ static swin_status check_len(struct indexer *ix, const struct onnx_tensor *t)
 
 static int open_side_file(struct indexer *ix, const char *location, swin_error *err, const char *tname)
 {
-    struct onnx_file *f = ix->f;
+    struct swin_onnx_file *f = ix->f;
     if (location[0] == '/' || strstr(location, ".."))
         return -(int)bad_tensor(ix, tname, "external data location must be a relative path inside the model's folder");
     size_t n = strlen(ix->model_dir) + strlen(location) + 2;
@@ -157,7 +157,7 @@ static int open_side_file(struct indexer *ix, const char *location, swin_error *
         return -(int)SWIN_ERR_IO;
     }
     struct stat sb;
-    struct onnx_side_file *nf = realloc(f->files, (size_t)(f->n_files + 1) * sizeof *nf);
+    struct swin_onnx_side_file *nf = realloc(f->files, (size_t)(f->n_files + 1) * sizeof *nf);
     if (fstat(fd, &sb) || !nf) {
         close(fd);
         free(p);
@@ -165,11 +165,11 @@ static int open_side_file(struct indexer *ix, const char *location, swin_error *
         return -(int)nomem(ix, "an external data file");
     }
     f->files = nf;
-    f->files[f->n_files] = (struct onnx_side_file){p, fd, (uint64_t)sb.st_size};
+    f->files[f->n_files] = (struct swin_onnx_side_file){p, fd, (uint64_t)sb.st_size};
     return f->n_files++;
 }
 
-static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_tensor *t)
+static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct swin_onnx_tensor *t)
 {
     memset(t, 0, sizeof *t);
     t->producer = -1;
@@ -177,10 +177,10 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
     char *location = NULL;
     uint64_t ext_off = 0, ext_len = UINT64_MAX;
     int data_location = 0;
-    struct wire_field fl;
+    struct swin_wire_field fl;
     int k;
     swin_status st = SWIN_OK;
-    while ((k = wire_next(&ix->r, end, &fl, "TensorProto")) == 1) {
+    while ((k = swin_wire_next(&ix->r, end, &fl, "TensorProto")) == 1) {
         switch (fl.number) {
         case TENSOR_DIMS:
             if (fl.type == WIRE_VARINT) {
@@ -192,7 +192,7 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
                 size_t pos = 0;
                 while (pos < fl.len) {
                     uint64_t v;
-                    size_t u = wire_varint_mem(b + pos, (size_t)fl.len - pos, &v);
+                    size_t u = swin_wire_varint_mem(b + pos, (size_t)fl.len - pos, &v);
                     if (!u || t->ndim == ONNX_MAX_RANK) { free(b); st = bad_tensor(ix, t->name, "malformed dims or rank above 8"); goto out; }
                     t->dims[t->ndim++] = (int64_t)v;
                     pos += u;
@@ -223,11 +223,11 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
             unsigned char *b;
             if ((st = read_small(ix, &fl, "TensorProto.external_data", &b))) goto out;
             const char *why;
-            Onnx__StringStringEntryProto *e = unpack(ix, &onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
+            SwinOnnx__StringStringEntryProto *e = unpack(ix, &swin_onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
             if (!e && ix->out_of_memory) { st = nomem(ix, "an external_data entry"); goto out; }
             if (!e || !e->key || !e->value) {
-                if (e) onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
+                if (e) swin_onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
                 char m[160];
                 snprintf(m, sizeof m, "corrupt external_data entry%s%s%s", why ? " (" : "", why ? why : "", why ? ")" : "");
                 st = bad_tensor(ix, t->name, m);
@@ -243,7 +243,7 @@ static swin_status parse_tensor(struct indexer *ix, uint64_t end, struct onnx_te
                 ext_len = strtoull(e->value, &endp, 10);
             }
             bool bad_num = endp && (*endp || endp == e->value);
-            onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
+            swin_onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
             if (bad_num) { st = bad_tensor(ix, t->name, "external_data offset/length is not a number"); goto out; }
             break;
         }
@@ -277,13 +277,13 @@ out:
     return st;
 }
 
-static swin_status parse_value_info(struct indexer *ix, const struct wire_field *fl, struct onnx_value_info *vi)
+static swin_status parse_value_info(struct indexer *ix, const struct swin_wire_field *fl, struct swin_onnx_value_info *vi)
 {
     unsigned char *b;
     swin_status st = read_small(ix, fl, "ValueInfoProto", &b);
     if (st) return st;
     const char *why;
-    Onnx__ValueInfoProto *p = unpack(ix, &onnx__value_info_proto__descriptor, b, (size_t)fl->len, &why);
+    SwinOnnx__ValueInfoProto *p = unpack(ix, &swin_onnx__value_info_proto__descriptor, b, (size_t)fl->len, &why);
     free(b);
     if (!p && ix->out_of_memory) return nomem(ix, "a graph input or output");
     if (!p)
@@ -292,26 +292,26 @@ static swin_status parse_value_info(struct indexer *ix, const struct wire_field 
     memset(vi, 0, sizeof *vi);
     vi->name = strdup(p->name ? p->name : "");
     vi->ndim = -1;
-    if (p->type && p->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && p->type->tensor_type)
+    if (p->type && p->type->value_case == SWIN_ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && p->type->tensor_type)
         vi->elem_type = p->type->tensor_type->has_elem_type ? p->type->tensor_type->elem_type : 0;
-    if (p->type && p->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && p->type->tensor_type &&
+    if (p->type && p->type->value_case == SWIN_ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && p->type->tensor_type &&
         p->type->tensor_type->shape) {
-        Onnx__TensorShapeProto *sh = p->type->tensor_type->shape;
+        SwinOnnx__TensorShapeProto *sh = p->type->tensor_type->shape;
         vi->ndim = sh->n_dim > ONNX_MAX_RANK ? ONNX_MAX_RANK : (int)sh->n_dim;
         for (int i = 0; i < vi->ndim; i++)
-            vi->dims[i] = sh->dim[i]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? sh->dim[i]->dim_value : 0;
+            vi->dims[i] = sh->dim[i]->value_case == SWIN_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? sh->dim[i]->dim_value : 0;
     }
-    onnx__value_info_proto__free_unpacked(p, &pb_allocator);
+    swin_onnx__value_info_proto__free_unpacked(p, &pb_allocator);
     return vi->name ? SWIN_OK : nomem(ix, "a graph input name");
 }
 
 static swin_status parse_graph(struct indexer *ix, uint64_t end)
 {
-    struct onnx_file *f = ix->f;
-    struct wire_field fl;
+    struct swin_onnx_file *f = ix->f;
+    struct swin_wire_field fl;
     int k;
     swin_status st;
-    while ((k = wire_next(&ix->r, end, &fl, "GraphProto")) == 1) {
+    while ((k = swin_wire_next(&ix->r, end, &fl, "GraphProto")) == 1) {
         if (fl.type != WIRE_LEN) continue;
         switch (fl.number) {
         case GRAPH_NODE: {
@@ -320,24 +320,24 @@ static swin_status parse_graph(struct indexer *ix, uint64_t end)
             f->nodes = q;
             unsigned char *b = malloc(fl.len ? fl.len : 1);
             if (!b) return nomem(ix, "a node");
-            if ((st = wire_read(&ix->r, fl.data, (size_t)fl.len, b))) { free(b); return st; }
+            if ((st = swin_wire_read(&ix->r, fl.data, (size_t)fl.len, b))) { free(b); return st; }
             const char *why;
-            Onnx__NodeProto *n = unpack(ix, &onnx__node_proto__descriptor, b, (size_t)fl.len, &why);
+            SwinOnnx__NodeProto *n = unpack(ix, &swin_onnx__node_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
             if (!n && ix->out_of_memory) return nomem(ix, "a node");
             bool named = n && n->op_type;
             for (size_t a = 0; named && a < n->n_attribute; a++) named = n->attribute[a]->name != NULL;
             if (!named) {
-                if (n) onnx__node_proto__free_unpacked(n, &pb_allocator);
+                if (n) swin_onnx__node_proto__free_unpacked(n, &pb_allocator);
                 return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d (at byte %llu) is corrupt%s%s%s",
                                       f->path, f->n_nodes, (unsigned long long)fl.data, why ? " (" : "", why ? why : "",
                                       why ? ")" : "");
             }
-            /* every reader takes a node's first output for granted (graph.h: node_out) */
+            /* every reader takes a node's first output for granted (graph.h: swin_onnx_node_out) */
             if (n->n_output == 0) {
                 swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: node #%d '%s' (%s) has no output",
                                f->path, f->n_nodes, n->name ? n->name : "", n->op_type);
-                onnx__node_proto__free_unpacked(n, &pb_allocator);
+                swin_onnx__node_proto__free_unpacked(n, &pb_allocator);
                 return SWIN_ERR_FORMAT;
             }
             f->nodes[f->n_nodes++] = n;
@@ -359,7 +359,7 @@ static swin_status parse_graph(struct indexer *ix, uint64_t end)
             bool in = fl.number == GRAPH_INPUT;
             int *cap = in ? &ix->cap_inputs : &ix->cap_outputs;
             int *cnt = in ? &f->n_inputs : &f->n_outputs;
-            struct onnx_value_info **arr = in ? &f->inputs : &f->outputs;
+            struct swin_onnx_value_info **arr = in ? &f->inputs : &f->outputs;
             void *q = grow(*arr, cap, *cnt + 1, sizeof **arr);
             if (!q) return nomem(ix, "the graph inputs");
             *arr = q;
@@ -378,19 +378,19 @@ static swin_status parse_graph(struct indexer *ix, uint64_t end)
 
 static swin_status parse_model(struct indexer *ix)
 {
-    struct onnx_file *f = ix->f;
-    struct wire_field fl;
+    struct swin_onnx_file *f = ix->f;
+    struct swin_wire_field fl;
     int k, graphs = 0;
     swin_status st;
     uint64_t end = ix->r.file_size;
-    while ((k = wire_next(&ix->r, end, &fl, "ModelProto")) == 1) {
+    while ((k = swin_wire_next(&ix->r, end, &fl, "ModelProto")) == 1) {
         if (fl.number == MODEL_IR_VERSION && fl.type == WIRE_VARINT) {
             f->ir_version = (int64_t)fl.value;
         } else if (fl.number == MODEL_OPSET && fl.type == WIRE_LEN) {
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.opset_import", &b))) return st;
             const char *why;
-            Onnx__OperatorSetIdProto *o = unpack(ix, &onnx__operator_set_id_proto__descriptor, b, (size_t)fl.len, &why);
+            SwinOnnx__OperatorSetIdProto *o = unpack(ix, &swin_onnx__operator_set_id_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
             if (!o && ix->out_of_memory) return nomem(ix, "ModelProto.opset_import");
             if (!o)
@@ -399,7 +399,7 @@ static swin_status parse_model(struct indexer *ix)
             if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) f->opset = o->version;
             else if (!strcmp(o->domain, "com.microsoft.nchwc") || !strcmp(o->domain, "com.microsoft.experimental"))
                 f->ort_domains = true;
-            onnx__operator_set_id_proto__free_unpacked(o, &pb_allocator);
+            swin_onnx__operator_set_id_proto__free_unpacked(o, &pb_allocator);
         } else if ((fl.number == MODEL_PRODUCER || fl.number == MODEL_PRODUCER_VERSION) && fl.type == WIRE_LEN) {
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.producer", &b))) return st;
@@ -410,11 +410,11 @@ static swin_status parse_model(struct indexer *ix)
             unsigned char *b;
             if ((st = read_small(ix, &fl, "ModelProto.metadata_props", &b))) return st;
             const char *why;
-            Onnx__StringStringEntryProto *e = unpack(ix, &onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
+            SwinOnnx__StringStringEntryProto *e = unpack(ix, &swin_onnx__string_string_entry_proto__descriptor, b, (size_t)fl.len, &why);
             free(b);
             if (!e && ix->out_of_memory) return nomem(ix, "ModelProto.metadata_props");
             if (e && e->key && !strncmp(e->key, "onnxsim.", 8)) f->onnxsim_metadata = true;
-            if (e) onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
+            if (e) swin_onnx__string_string_entry_proto__free_unpacked(e, &pb_allocator);
         } else if (fl.number == MODEL_GRAPH && fl.type == WIRE_LEN) {
             if (graphs++) return swin_error_set(ix->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: two graphs", f->path);
             uint64_t save = ix->r.pos;
@@ -430,7 +430,7 @@ static swin_status parse_model(struct indexer *ix)
     return SWIN_OK;
 }
 
-swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *err)
+swin_status swin_onnx_file_open(const char *path, struct swin_onnx_file *f, swin_error *err)
 {
     memset(f, 0, sizeof *f);
     f->path = path;
@@ -450,10 +450,10 @@ swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *er
         memset(f, 0, sizeof *f);
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", path);
     }
-    f->files[0] = (struct onnx_side_file){p0, fd, (uint64_t)sb.st_size};
+    f->files[0] = (struct swin_onnx_side_file){p0, fd, (uint64_t)sb.st_size};
     f->n_files = 1;
     if (sb.st_size == 0) {
-        onnx_file_close(f);
+        swin_onnx_file_close(f);
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: empty file, not an ONNX model", path);
     }
     struct indexer *ix = calloc(1, sizeof *ix);
@@ -461,7 +461,7 @@ swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *er
     if (!ix || !dir) {
         free(ix);
         free(dir);
-        onnx_file_close(f);
+        swin_onnx_file_close(f);
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", path);
     }
     char *slash = strrchr(dir, '/');
@@ -469,25 +469,25 @@ swin_status onnx_file_open(const char *path, struct onnx_file *f, swin_error *er
     ix->model_dir = dir;
     ix->f = f;
     ix->err = err;
-    wire_init(&ix->r, fd, (uint64_t)sb.st_size, path, err);
+    swin_wire_init(&ix->r, fd, (uint64_t)sb.st_size, path, err);
     swin_status st = parse_model(ix);
     free(dir);
     free(ix);
-    if (st) onnx_file_close(f);
+    if (st) swin_onnx_file_close(f);
     return st;
 }
 
-void onnx_file_drop_nodes(struct onnx_file *f)
+void swin_onnx_file_drop_nodes(struct swin_onnx_file *f)
 {
-    for (int i = 0; i < f->n_nodes; i++) onnx__node_proto__free_unpacked(f->nodes[i], &pb_allocator);
+    for (int i = 0; i < f->n_nodes; i++) swin_onnx__node_proto__free_unpacked(f->nodes[i], &pb_allocator);
     free(f->nodes);
     f->nodes = NULL;
     f->n_nodes = 0;
 }
 
-void onnx_file_close(struct onnx_file *f)
+void swin_onnx_file_close(struct swin_onnx_file *f)
 {
-    onnx_file_drop_nodes(f);
+    swin_onnx_file_drop_nodes(f);
     for (int i = 0; i < f->n_inits; i++) free((char *)f->inits[i].name);
     for (int i = 0; i < f->n_inputs; i++) free(f->inputs[i].name);
     for (int i = 0; i < f->n_outputs; i++) free(f->outputs[i].name);
@@ -502,7 +502,7 @@ void onnx_file_close(struct onnx_file *f)
     memset(f, 0, sizeof *f);
 }
 
-static swin_status pread_all(const struct onnx_file *f, int fi, uint64_t off, size_t len, void *dst, swin_error *err)
+static swin_status pread_all(const struct swin_onnx_file *f, int fi, uint64_t off, size_t len, void *dst, swin_error *err)
 {
     unsigned char *d = dst;
     while (len) {
@@ -548,16 +548,16 @@ static float bf16_to_f32(uint16_t h)
 
 /* 16-bit float payloads, read in chunks and widened. int32_data holds them one value per
  * varint (SRC_VARINTS), raw_data and external data as little-endian pairs of bytes. */
-static swin_status read_half(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t first, uint64_t count,
+static swin_status read_half(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, uint64_t first, uint64_t count,
                              float *dst, swin_error *err)
 {
     float (*widen)(uint16_t) = t->dtype == ONNX_FLOAT16 ? f16_to_f32 : bf16_to_f32;
     if (t->src == SRC_VARINTS) {
         int64_t *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v);
         if (!v) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory reading '%s'", f->path, t->name);
-        struct onnx_tensor as_int = *t;
+        struct swin_onnx_tensor as_int = *t;
         as_int.dtype = ONNX_INT32;
-        swin_status st = onnx_tensor_read_i64(f, &as_int, v, t->numel, err);
+        swin_status st = swin_onnx_tensor_read_i64(f, &as_int, v, t->numel, err);
         for (uint64_t i = 0; !st && i < count; i++) dst[i] = widen((uint16_t)v[first + i]);
         free(v);
         return st;
@@ -580,7 +580,7 @@ static swin_status read_half(const struct onnx_file *f, const struct onnx_tensor
     return SWIN_OK;
 }
 
-swin_status onnx_tensor_read_f32(const struct onnx_file *f, const struct onnx_tensor *t, uint64_t first,
+swin_status swin_onnx_tensor_read_f32(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, uint64_t first,
                                  uint64_t count, float *dst, swin_error *err)
 {
     if (!onnx_dtype_is_float(t->dtype))
@@ -598,7 +598,7 @@ swin_status onnx_tensor_read_f32(const struct onnx_file *f, const struct onnx_te
     }
 }
 
-swin_status onnx_tensor_read_i64(const struct onnx_file *f, const struct onnx_tensor *t, int64_t *dst, uint64_t count,
+swin_status swin_onnx_tensor_read_i64(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, int64_t *dst, uint64_t count,
                                  swin_error *err)
 {
     if ((t->dtype != ONNX_INT64 && t->dtype != ONNX_INT32) || count != t->numel)
@@ -629,7 +629,7 @@ swin_status onnx_tensor_read_i64(const struct onnx_file *f, const struct onnx_te
         size_t pos = 0;
         for (uint64_t i = 0; i < count; i++) {
             uint64_t v;
-            size_t u = wire_varint_mem(bytes + pos, nbytes - pos, &v);
+            size_t u = swin_wire_varint_mem(bytes + pos, nbytes - pos, &v);
             if (!u) { st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: tensor '%s': malformed int data", f->path, t->name); break; }
             dst[i] = t->dtype == ONNX_INT32 ? (int64_t)(int32_t)v : (int64_t)v;
             pos += u;
@@ -647,7 +647,7 @@ swin_status onnx_tensor_read_i64(const struct onnx_file *f, const struct onnx_te
     return st;
 }
 
-swin_status onnx_tensor_from_proto(const Onnx__TensorProto *p, const char *name, int producer, struct onnx_tensor *t,
+swin_status swin_onnx_tensor_from_proto(const SwinOnnx__TensorProto *p, const char *name, int producer, struct swin_onnx_tensor *t,
                                    const char *path, swin_error *err)
 {
     memset(t, 0, sizeof *t);
@@ -666,7 +666,7 @@ swin_status onnx_tensor_from_proto(const Onnx__TensorProto *p, const char *name,
     }
     t->numel = n;
     int es = elem_size(t->dtype);
-    if (p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+    if (p->has_data_location && p->data_location == SWIN_ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: constant node output '%s' uses external data (not supported)", path, name);
     if (p->has_raw_data) {
         t->src = SRC_MEMORY, t->mem = p->raw_data.data, t->len = p->raw_data.len;

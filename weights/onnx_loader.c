@@ -18,11 +18,11 @@
 static uint64_t aligned_floats(uint64_t n) { return (n + FLAT_ALIGN / 4 - 1) / (FLAT_ALIGN / 4) * (FLAT_ALIGN / 4); }
 
 /* Allocates the flat buffer and converts every planned payload into it. */
-static swin_status bind(const struct onnx_file *f, const struct walk_out *w, struct swin_model *m, swin_error *err)
+static swin_status bind(const struct swin_onnx_file *f, const struct swin_walk_out *w, struct swin_model *m, swin_error *err)
 {
     uint64_t total = 0, params = 0;
     for (int i = 0; i < w->n_plans; i++) {
-        const struct bind_plan *p = &w->plans[i];
+        const struct swin_bind_plan *p = &w->plans[i];
         total += aligned_floats(p->out_numel);
         params += p->out_numel;
     }
@@ -36,10 +36,10 @@ static swin_status bind(const struct onnx_file *f, const struct walk_out *w, str
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the weights", f->path, bytes);
     uint64_t off = 0;
     for (int i = 0; i < w->n_plans; i++) {
-        const struct bind_plan *p = &w->plans[i];
+        const struct swin_bind_plan *p = &w->plans[i];
         uint64_t n = p->out_numel;
-        swin_status st = p->unfold_bias ? layout_unfold_bias(f, p->t, p->d0, p->d1, m->cfg.window, flat + off, err)
-                                        : layout_convert(f, p->t, p->layout, p->d0, p->d1, p->k, flat + off, err);
+        swin_status st = p->unfold_bias ? swin_layout_unfold_bias(f, p->t, p->d0, p->d1, m->cfg.window, flat + off, err)
+                                        : swin_layout_convert(f, p->t, p->layout, p->d0, p->d1, p->k, flat + off, err);
         if (st) {
             free(flat);
             return st;
@@ -60,12 +60,12 @@ static swin_status bind(const struct onnx_file *f, const struct walk_out *w, str
  * point into the unpacked nodes; copy them out so the nodes can be freed before the flat
  * buffer is allocated. */
 struct detached {
-    struct onnx_tensor *t;
+    struct swin_onnx_tensor *t;
     float **data;
     int n;
 };
 
-static swin_status detach_constants(const struct onnx_file *f, struct walk_out *w, struct detached *d, swin_error *err)
+static swin_status detach_constants(const struct swin_onnx_file *f, struct swin_walk_out *w, struct detached *d, swin_error *err)
 {
     memset(d, 0, sizeof *d);
     for (int i = 0; i < w->n_plans; i++) d->n += w->plans[i].t && w->plans[i].t->producer >= 0;
@@ -75,12 +75,12 @@ static swin_status detach_constants(const struct onnx_file *f, struct walk_out *
     if (!d->t || !d->data) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", f->path);
     int k = 0;
     for (int i = 0; i < w->n_plans; i++) {
-        struct bind_plan *p = &w->plans[i];
+        struct swin_bind_plan *p = &w->plans[i];
         if (!p->t || p->t->producer < 0) continue;
         float *buf = malloc((size_t)(p->t->numel ? p->t->numel : 1) * sizeof *buf);
         if (!buf) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", f->path);
         d->data[k] = buf;
-        swin_status st = onnx_tensor_read_f32(f, p->t, 0, p->t->numel, buf, err);
+        swin_status st = swin_onnx_tensor_read_f32(f, p->t, 0, p->t->numel, buf, err);
         if (st) return st;
         d->t[k] = *p->t;
         d->t[k].name = "(constant node output)";
@@ -107,35 +107,35 @@ swin_status swin_onnx_load_opts(const char *path, const struct swin_onnx_load_op
     memset(out, 0, sizeof *out);
     if (!path) return swin_error_set(err, SWIN_ERR_ARG, "swin_onnx_load: path is NULL");
 
-    struct onnx_file f;
-    struct graph g;
-    struct layer_list layers = {0};
-    struct walk_out w = {0};
+    struct swin_onnx_file f;
+    struct swin_onnx_index g;
+    struct swin_onnx_layer_list layers = {0};
+    struct swin_walk_out w = {0};
     struct detached det = {0};
-    swin_status st = onnx_file_open(path, &f, &e);
+    swin_status st = swin_onnx_file_open(path, &f, &e);
     if (st) goto done;
-    st = graph_build(&g, &f, &e);
+    st = swin_onnx_index_build(&g, &f, &e);
     if (!st) {
-        st = layers_find(&g, &layers, &e);
-        if (!st) st = walk_model(&g, &layers, out, &w, &e);
-        if (!st) provenance_detect(&g, &w, &out->source);
+        st = swin_layers_find(&g, &layers, &e);
+        if (!st) st = swin_walk_model(&g, &layers, out, &w, &e);
+        if (!st) swin_provenance_detect(&g, &w, &out->source);
         if (!st && opts && opts->merge_order) {
             memcpy(out->cfg.merge_order, opts->merge_order, sizeof(swin_merge_order));
-            out->cfg.merge_kind = merge_kind_of(out->cfg.merge_order);
+            out->cfg.merge_kind = swin_merge_kind_of(out->cfg.merge_order);
         }
         if (!st) st = detach_constants(&f, &w, &det, &e);
-        layers_free(&layers);
-        graph_free(&g);
+        swin_layers_free(&layers);
+        swin_onnx_index_free(&g);
     }
     /* the graph is matched: free it before the weights are read, so the two never coexist */
-    onnx_file_drop_nodes(&f);
+    swin_onnx_file_drop_nodes(&f);
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
     if (!st) st = bind(&f, &w, out, &e);
     free(w.plans);
     detached_free(&det);
-    onnx_file_close(&f);
+    swin_onnx_file_close(&f);
 done:
     if (st) {
         memset(out, 0, sizeof *out);

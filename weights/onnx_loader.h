@@ -1,12 +1,12 @@
 /* Loads a MONAI Swin UNETR exported to ONNX (TorchScript or dynamo exporter) into a
  * struct swin_model: detects the configuration from the graph and binds every weight by
  * the graph's structure, checking its shape and converting it to the canonical layout of
- * runtime/model.h. */
+ * core/model.h. */
 #ifndef SWIN_WEIGHTS_ONNX_LOADER_H
 #define SWIN_WEIGHTS_ONNX_LOADER_H
 
-#include "runtime/model.h"
-#include "runtime/status.h"
+#include "core/model.h"
+#include "core/status.h"
 
 /* Fills *out: cfg, every weight pointer, `flat` (one 256-byte aligned allocation that all
  * weights point into; free it with swin_model_release), `flat_bytes` and `param_count`

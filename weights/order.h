@@ -11,6 +11,6 @@
 #include "weights/graph.h"
 
 /* *order: n node indices (nodes the outputs do not depend on are left out); free() it. */
-swin_status dataflow_order(const struct graph *g, int **order, int *n, swin_error *err);
+swin_status swin_onnx_dataflow_order(const struct swin_onnx_index *g, int **order, int *n, swin_error *err);
 
 #endif

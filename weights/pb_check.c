@@ -25,7 +25,7 @@ static const char *check_packed(ProtobufCType t, const uint8_t *p, size_t n)
     default:           /* varints: each must end inside the field */
         for (size_t pos = 0; pos < n;) {
             uint64_t v;
-            size_t used = wire_varint_mem(p + pos, n - pos, &v);
+            size_t used = swin_wire_varint_mem(p + pos, n - pos, &v);
             if (!used) return "a malformed varint in a packed field";
             pos += used;
         }
@@ -39,14 +39,14 @@ static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, s
     size_t pos = 0;
     while (pos < n) {
         uint64_t key, v;
-        size_t used = wire_varint_mem(p + pos, n - pos, &key);
+        size_t used = swin_wire_varint_mem(p + pos, n - pos, &key);
         if (!used || used > 5) return "a malformed field key";
         pos += used;
         if (key >> 3 == 0 || key >> 3 > 0x1fffffff) return "an invalid field number";
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3));
         switch (key & 7) {
         case WIRE_VARINT:
-            used = wire_varint_mem(p + pos, n - pos, &v);
+            used = swin_wire_varint_mem(p + pos, n - pos, &v);
             if (!used) return "a malformed varint";
             pos += used;
             break;
@@ -58,7 +58,7 @@ static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, s
             break;
         }
         case WIRE_LEN: {
-            used = wire_varint_mem(p + pos, n - pos, &v);
+            used = swin_wire_varint_mem(p + pos, n - pos, &v);
             if (!used || used > 5) return "a malformed length";
             pos += used;
             if (v > n - pos) return "a length-delimited field runs past the end of its message";
@@ -79,7 +79,7 @@ static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, s
     return NULL;
 }
 
-const char *pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n)
+const char *swin_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n)
 {
     if (n >= PB_MAX_LEN) return "a message of 2 GiB or more";
     return walk(d, p, n, 0);

@@ -24,6 +24,6 @@
 #define PB_MAX_LEN ((size_t)1 << 31)
 
 /* NULL when protobuf-c may unpack [p, p + n) as a `d`; otherwise what is wrong with it. */
-const char *pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n);
+const char *swin_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n);
 
 #endif

@@ -5,7 +5,7 @@
 
 /* torch's two exporters name nodes differently: TorchScript after the module path
  * ("/swinViT/layers1.0/blocks.0/attn/MatMul"), dynamo after the aten op ("node_conv3d"). */
-static const char *torch_exporter(const struct onnx_file *f)
+static const char *torch_exporter(const struct swin_onnx_file *f)
 {
     int slash = 0, node_ = 0;
     for (int i = 0; i < f->n_nodes; i++) {
@@ -18,7 +18,7 @@ static const char *torch_exporter(const struct onnx_file *f)
     return "torch.onnx";
 }
 
-static void describe_exporter(const struct onnx_file *f, struct swin_source *out)
+static void describe_exporter(const struct swin_onnx_file *f, struct swin_source *out)
 {
     const char *v = f->producer_version;
     if (!strcmp(f->producer, "pytorch"))
@@ -45,18 +45,18 @@ static const char *type_name(int dtype)
 
 /* The bound weight tensors' storage type: float32, a 16-bit type cast back to float32
  * by Cast nodes, or a 16-bit graph (whose input is 16-bit too). */
-static void describe_storage(const struct graph *g, const struct walk_out *w, struct swin_source *out)
+static void describe_storage(const struct swin_onnx_index *g, const struct swin_walk_out *w, struct swin_source *out)
 {
     int count[3] = {0, 0, 0};   /* float32, float16, bfloat16 */
     for (int i = 0; i < w->n_plans; i++) {
-        const struct onnx_tensor *t = w->plans[i].t;
+        const struct swin_onnx_tensor *t = w->plans[i].t;
         if (t) count[t->dtype == ONNX_FLOAT16 ? 1 : t->dtype == ONNX_BFLOAT16 ? 2 : 0]++;
     }
     int half = count[1] >= count[2] ? ONNX_FLOAT16 : ONNX_BFLOAT16;
     int n_half = count[1] + count[2];
     bool half_input = false;
     for (int i = 0; i < g->f->n_inputs; i++)
-        if (!graph_tensor(g, g->f->inputs[i].name)) half_input = g->f->inputs[i].elem_type == half;
+        if (!swin_onnx_index_tensor(g, g->f->inputs[i].name)) half_input = g->f->inputs[i].elem_type == half;
     if (!n_half)
         snprintf(out->weight_storage, sizeof out->weight_storage, "float32");
     else if (half_input)
@@ -67,7 +67,7 @@ static void describe_storage(const struct graph *g, const struct walk_out *w, st
                  type_name(half), n_half, n_half + count[0]);
 }
 
-void provenance_detect(const struct graph *g, const struct walk_out *w, struct swin_source *out)
+void swin_provenance_detect(const struct swin_onnx_index *g, const struct swin_walk_out *w, struct swin_source *out)
 {
     out->opset = (int)g->f->opset;
     describe_exporter(g->f, out);

@@ -3,10 +3,10 @@
 #ifndef SWIN_WEIGHTS_PROVENANCE_H
 #define SWIN_WEIGHTS_PROVENANCE_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/graph.h"
 #include "weights/walk.h"
 
-void provenance_detect(const struct graph *g, const struct walk_out *w, struct swin_source *out);
+void swin_provenance_detect(const struct swin_onnx_index *g, const struct swin_walk_out *w, struct swin_source *out);
 
 #endif

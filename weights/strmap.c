@@ -11,7 +11,7 @@ static uint64_t hash(const char *s)
     return h;
 }
 
-bool strmap_init(struct strmap *m, size_t expected)
+bool swin_strmap_init(struct swin_strmap *m, size_t expected)
 {
     size_t cap = 64;
     while (cap < expected * 2) cap *= 2;
@@ -20,31 +20,31 @@ bool strmap_init(struct strmap *m, size_t expected)
     m->cap = cap;
     m->count = 0;
     if (!m->keys || !m->vals) {
-        strmap_free(m);
+        swin_strmap_free(m);
         return false;
     }
     return true;
 }
 
-void strmap_free(struct strmap *m)
+void swin_strmap_free(struct swin_strmap *m)
 {
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);
 }
 
-static bool rehash(struct strmap *m)
+static bool rehash(struct swin_strmap *m)
 {
-    struct strmap n;
-    if (!strmap_init(&n, m->cap)) return false;
+    struct swin_strmap n;
+    if (!swin_strmap_init(&n, m->cap)) return false;
     for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i]) strmap_put(&n, m->keys[i], m->vals[i]);
-    strmap_free(m);
+        if (m->keys[i]) swin_strmap_put(&n, m->keys[i], m->vals[i]);
+    swin_strmap_free(m);
     *m = n;
     return true;
 }
 
-bool strmap_put(struct strmap *m, const char *key, int val)
+bool swin_strmap_put(struct swin_strmap *m, const char *key, int val)
 {
     if ((m->count + 1) * 2 > m->cap && !rehash(m)) return false;
     size_t i = hash(key) & (m->cap - 1);
@@ -55,7 +55,7 @@ bool strmap_put(struct strmap *m, const char *key, int val)
     return true;
 }
 
-int strmap_get(const struct strmap *m, const char *key)
+int swin_strmap_get(const struct swin_strmap *m, const char *key)
 {
     if (!m->cap) return -1;
     size_t i = hash(key) & (m->cap - 1);

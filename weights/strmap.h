@@ -5,17 +5,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct strmap {
+struct swin_strmap {
     const char **keys;
     int *vals;
     size_t cap, count;
 };
 
-bool strmap_init(struct strmap *m, size_t expected);
-void strmap_free(struct strmap *m);
+bool swin_strmap_init(struct swin_strmap *m, size_t expected);
+void swin_strmap_free(struct swin_strmap *m);
 /* Inserts or replaces; false when out of memory. */
-bool strmap_put(struct strmap *m, const char *key, int val);
+bool swin_strmap_put(struct swin_strmap *m, const char *key, int val);
 /* The value for key, or -1. */
-int strmap_get(const struct strmap *m, const char *key);
+int swin_strmap_get(const struct swin_strmap *m, const char *key);
 
 #endif

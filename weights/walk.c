@@ -11,11 +11,11 @@
 #include "weights/window.h"
 
 struct walker {
-    const struct graph *g;
-    const struct layer_list *L;
+    const struct swin_onnx_index *g;
+    const struct swin_onnx_layer_list *L;
     int pos;
     struct swin_model *m;
-    struct walk_out *out;
+    struct swin_walk_out *out;
     int cap;
     swin_error *err;
     bool in_affine_seen;              /* some CNN-block InstanceNorm has gamma != 1 or beta != 0 */
@@ -36,21 +36,21 @@ static swin_status fail(struct walker *w, int node, swin_status st, const char *
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (node < 0) return swin_error_set(w->err, st, "%s: %s", w->g->f->path, what);
-    return swin_error_set(w->err, st, "%s: %s: %s", w->g->f->path, node_desc(w->g, node, d, sizeof d), what);
+    return swin_error_set(w->err, st, "%s: %s: %s", w->g->f->path, swin_onnx_node_desc(w->g, node, d, sizeof d), what);
 }
 
-static const struct layer *peek(struct walker *w) { return w->pos < w->L->n ? &w->L->v[w->pos] : NULL; }
+static const struct swin_onnx_layer *peek(struct walker *w) { return w->pos < w->L->n ? &w->L->v[w->pos] : NULL; }
 
 /* Channels a LayerNorm's scale covers; 0 for a decomposed one without affine (proj_out). */
-static uint64_t ln_width(const struct layer *l) { return l->w ? l->w->numel : 0; }
+static uint64_t ln_width(const struct swin_onnx_layer *l) { return l->w ? l->w->numel : 0; }
 
-static swin_status expect(struct walker *w, enum layer_kind k, const char *what, const struct layer **out)
+static swin_status expect(struct walker *w, enum layer_kind k, const char *what, const struct swin_onnx_layer **out)
 {
-    const struct layer *l = peek(w);
-    if (!l) return fail(w, -1, SWIN_ERR_MODEL, "the graph ends where %s (%s) was expected", what, layer_kind_name(k));
+    const struct swin_onnx_layer *l = peek(w);
+    if (!l) return fail(w, -1, SWIN_ERR_MODEL, "the graph ends where %s (%s) was expected", what, swin_layer_kind_name(k));
     if (l->kind != k)
-        return fail(w, l->node, SWIN_ERR_MODEL, "found a %s where %s (%s) was expected", layer_kind_name(l->kind), what,
-                    layer_kind_name(k));
+        return fail(w, l->node, SWIN_ERR_MODEL, "found a %s where %s (%s) was expected", swin_layer_kind_name(l->kind), what,
+                    swin_layer_kind_name(k));
     w->pos++;
     *out = l;
     return SWIN_OK;
@@ -64,7 +64,7 @@ static const char *shape_str(const int64_t *d, int n, char *buf, size_t cap)
     return buf;
 }
 
-static swin_status check_shape(struct walker *w, const struct layer *l, const struct onnx_tensor *t, const char *what,
+static swin_status check_shape(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_tensor *t, const char *what,
                                int n, const int64_t *want)
 {
     bool ok = t->ndim == n;
@@ -77,7 +77,7 @@ static swin_status check_shape(struct walker *w, const struct layer *l, const st
 
 /* Names confirm the structure: an initializer that reads like a state_dict key and feeds
  * only this node must be the key of the field it is bound to. */
-static swin_status check_name(struct walker *w, const struct layer *l, const struct onnx_tensor *t, const char *key)
+static swin_status check_name(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_tensor *t, const char *key)
 {
     const char *nm = t->name;
     size_t n = strlen(nm), kn = strlen(key);
@@ -88,16 +88,16 @@ static swin_status check_name(struct walker *w, const struct layer *l, const str
         keylike |= n > tl && !strcmp(nm + n - tl, tails[i]);
     }
     const int *c;
-    if (!keylike || t->producer >= 0 || graph_consumers(w->g, nm, &c) != 1) return SWIN_OK;
+    if (!keylike || t->producer >= 0 || swin_onnx_index_consumers(w->g, nm, &c) != 1) return SWIN_OK;
     if (n >= kn && !strcmp(nm + n - kn, key) && (n == kn || nm[n - kn - 1] == '.')) return SWIN_OK;
     return fail(w, l->node, SWIN_ERR_MODEL, "initializer '%s' sits where the graph structure puts '%s'; names and structure disagree",
                 nm, key);
 }
 
-static swin_status plan(struct walker *w, const struct layer *l, const float **slot, const struct onnx_tensor *t,
+static swin_status plan(struct walker *w, const struct swin_onnx_layer *l, const float **slot, const struct swin_onnx_tensor *t,
                         enum layout_kind kind, uint64_t d0, uint64_t d1, uint64_t k)
 {
-    struct walk_out *o = w->out;
+    struct swin_walk_out *o = w->out;
     if (o->n_plans == w->cap) {
         int ncap = w->cap ? 2 * w->cap : 256;
         void *p = realloc(o->plans, (size_t)ncap * sizeof *o->plans);
@@ -105,13 +105,13 @@ static swin_status plan(struct walker *w, const struct layer *l, const float **s
         o->plans = p;
         w->cap = ncap;
     }
-    o->plans[o->n_plans++] = (struct bind_plan){slot, t, kind, d0, d1, k, false, d0 * d1 * k, l->node, false};
+    o->plans[o->n_plans++] = (struct swin_bind_plan){slot, t, kind, d0, d1, k, false, d0 * d1 * k, l->node, false};
     return SWIN_OK;
 }
 
 /* A 1-D vector of length n (LN/IN scale or bias, a conv or Linear bias). A missing bias
  * becomes zeros. */
-static swin_status bind_vec(struct walker *w, const struct layer *l, const struct onnx_tensor *t, const float **slot,
+static swin_status bind_vec(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_tensor *t, const float **slot,
                             int64_t n, const char *what, const char *key)
 {
     if (!t) return plan(w, l, slot, NULL, LAYOUT_ZERO, (uint64_t)n, 1, 1);
@@ -121,7 +121,7 @@ static swin_status bind_vec(struct walker *w, const struct layer *l, const struc
 }
 
 /* The scale and bias of a LayerNormalization or InstanceNormalization over c channels. */
-static swin_status bind_affine(struct walker *w, const struct layer *l, int64_t c, const float **ws, const float **bs,
+static swin_status bind_affine(struct walker *w, const struct swin_onnx_layer *l, int64_t c, const float **ws, const float **bs,
                                const char *what, const char *prefix)
 {
     char key[160];
@@ -135,7 +135,7 @@ static swin_status bind_affine(struct walker *w, const struct layer *l, int64_t 
 static swin_status bind_ln(struct walker *w, int64_t c, const float **ws, const float **bs, const char *what,
                            const char *prefix)
 {
-    const struct layer *l;
+    const struct swin_onnx_layer *l;
     TRY(expect(w, L_LN, what, &l));
     return bind_affine(w, l, c, ws, bs, what, prefix);
 }
@@ -145,7 +145,7 @@ static swin_status bind_ln(struct walker *w, int64_t c, const float **ws, const 
 static swin_status bind_linear(struct walker *w, int64_t in, int64_t out, const float **wslot, const float **bslot,
                                int bias, const char *what, const char *prefix)
 {
-    const struct layer *l;
+    const struct swin_onnx_layer *l;
     char key[160];
     TRY(expect(w, L_LINEAR, what, &l));
     int64_t want[2] = {l->w_out_in ? out : in, l->w_out_in ? in : out};
@@ -168,9 +168,9 @@ static swin_status bind_linear(struct walker *w, int64_t in, int64_t out, const 
  * the layer is returned and its bias left to the caller (the patch and output convs have
  * one); otherwise a bias is an error. */
 static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin, int64_t cout, int k, int stride,
-                             int pad, const float **slot, const char *what, const char *key, const struct layer **lout)
+                             int pad, const float **slot, const char *what, const char *key, const struct swin_onnx_layer **lout)
 {
-    const struct layer *l;
+    const struct swin_onnx_layer *l;
     TRY(expect(w, kind, what, &l));
     if (l->kernel != k || l->stride != stride || l->pad != pad)
         return fail(w, l->node, SWIN_ERR_MODEL, "%s has kernel %d, stride %d, pad %d; expected kernel %d, stride %d, pad %d",
@@ -187,16 +187,16 @@ static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin
 }
 
 /* InstanceNormalization over c channels. Its affine parameters are bound as optional plans,
- * kept only when some CNN-block InstanceNorm turns out to be affine (see walk_model). */
+ * kept only when some CNN-block InstanceNorm turns out to be affine (see swin_walk_model). */
 static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const float **bs, const char *what,
                            const char *prefix, bool v2)
 {
-    const struct layer *l;
+    const struct swin_onnx_layer *l;
     TRY(expect(w, L_IN, what, &l));
     swin_status st;
-    bool plain = graph_const_all(w->g, l->w, 1.0f, w->err, &st);
+    bool plain = swin_onnx_index_const_all(w->g, l->w, 1.0f, w->err, &st);
     if (st) return st;
-    plain = plain && graph_const_all(w->g, l->b, 0.0f, w->err, &st);
+    plain = plain && swin_onnx_index_const_all(w->g, l->b, 0.0f, w->err, &st);
     if (st) return st;
     if (v2) {
         if (!plain)
@@ -225,11 +225,11 @@ static swin_status bind_res_conv(struct walker *w, struct swin_resblock_w *r, in
     const float **gslot[] = {&r->norm1_w, &r->norm2_w, &r->norm3_w}, **betaslot[] = {&r->norm1_b, &r->norm2_b, &r->norm3_b};
     const int k = idx == 3 ? 1 : 3;
     char key[160], desc[200];
-    const struct layer *l;
+    const struct swin_onnx_layer *l;
     snprintf(key, sizeof key, "%s.conv%d.conv.weight", prefix, idx);
     snprintf(desc, sizeof desc, "%s conv%d%s", what, idx, idx == 3 ? " (1x1x1 residual)" : "");
     TRY(bind_conv(w, L_CONV, cin, r->cout, k, 1, k / 2, wslot[idx - 1], desc, key, &l));
-    const struct layer *next = peek(w);
+    const struct swin_onnx_layer *next = peek(w);
     bool folded = l->b && !(next && next->kind == L_IN);
     if (idx == 1) r->bn_folded = folded;
     if (folded != r->bn_folded || (folded && v2))
@@ -259,7 +259,7 @@ static swin_status bind_resblock(struct walker *w, struct swin_resblock_w *r, in
     return cin == cout ? SWIN_OK : bind_res_conv(w, r, 3, cin, prefix, what, v2);
 }
 
-static swin_status set_heads(struct walker *w, const struct layer *l, int s, int b, int64_t heads)
+static swin_status set_heads(struct walker *w, const struct swin_onnx_layer *l, int s, int b, int64_t heads)
 {
     int64_t c = swin_stage_channels(&w->m->cfg, s);
     if (b == 0) {
@@ -275,11 +275,11 @@ static swin_status set_heads(struct walker *w, const struct layer *l, int s, int
 }
 
 /* A relative-position bias an exporter constant-folded into (1, heads, n, n): the table
- * rows it reaches are recovered (layout_unfold_bias); cfg.bias_tokens[s] records n. */
-static swin_status bind_folded_bias(struct walker *w, const struct layer *l, int s, int b)
+ * rows it reaches are recovered (swin_layout_unfold_bias); cfg.bias_tokens[s] records n. */
+static swin_status bind_folded_bias(struct walker *w, const struct swin_onnx_layer *l, int s, int b)
 {
     struct swin_config *cfg = &w->m->cfg;
-    const struct onnx_tensor *t = l->w;
+    const struct swin_onnx_tensor *t = l->w;
     int r = t->ndim;
     if (r == 5 || (r == 4 && t->dims[0] != 1))
         return fail(w, l->node, SWIN_ERR_MODEL, "expected the relative-position bias (1, heads, n, n) to be added here, found constant '%s' of rank %d",
@@ -306,7 +306,7 @@ static swin_status bind_folded_bias(struct walker *w, const struct layer *l, int
         return fail(w, l->node, SWIN_ERR_MODEL, "stage %d mixes folded biases of different window sizes", s + 1);
     cfg->bias_tokens[s] = (int)n;
     TRY(plan(w, l, &w->m->stage[s].block[b].bias_table, t, LAYOUT_COPY, (uint64_t)heads, (uint64_t)n, (uint64_t)n));
-    struct bind_plan *p = &w->out->plans[w->out->n_plans - 1];
+    struct swin_bind_plan *p = &w->out->plans[w->out->n_plans - 1];
     p->unfold_bias = true;
     p->out_numel = (uint64_t)swin_bias_table_rows(cfg) * (uint64_t)heads;
     return SWIN_OK;
@@ -324,7 +324,7 @@ static swin_status bind_block(struct walker *w, int s, int b)
 #define KEY(x) (snprintf(p, sizeof p, "%s." x, pre), p)
     TRY(bind_ln(w, c, &blk->norm1_w, &blk->norm1_b, WHAT("norm1"), KEY("norm1")));
 
-    const struct layer *qkv = peek(w);
+    const struct swin_onnx_layer *qkv = peek(w);
     TRY(bind_linear(w, c, 3 * c, &blk->qkv_w, &blk->qkv_b, -1, WHAT("attn.qkv"), KEY("attn.qkv")));
     bool has_bias = qkv->b != NULL;
     if (s == 0 && b == 0) cfg->qkv_bias = has_bias;
@@ -332,14 +332,14 @@ static swin_status bind_block(struct walker *w, int s, int b)
         return fail(w, qkv->node, SWIN_ERR_MODEL, "%s %s a bias but the first block's %s", WHAT("attn.qkv"),
                     has_bias ? "has" : "lacks", cfg->qkv_bias ? "has one" : "does not");
 
-    const struct layer *t = peek(w);
+    const struct swin_onnx_layer *t = peek(w);
     if (t && t->kind == L_FOLDED) {
         w->pos++;
         TRY(bind_folded_bias(w, t, s, b));
     } else {
         TRY(expect(w, L_TABLE, WHAT("relative_position_bias_table lookup"), &t));
         if (!w->have_window) {
-            TRY(window_detect(w->g, t->node, t->w->dims[0], cfg->window, w->err));
+            TRY(swin_attn_window_detect(w->g, t->node, t->w->dims[0], cfg->window, w->err));
             w->have_window = true;
         }
         if (cfg->bias_tokens[s])
@@ -352,7 +352,7 @@ static swin_status bind_block(struct walker *w, int s, int b)
     }
     /* a folded shifted-window mask: checked, then dropped (the kernels derive it) */
     while ((t = peek(w)) && t->kind == L_FOLDED) {
-        TRY(mask_check(w->g->f, cfg, s, t->w, w->err));
+        TRY(swin_attn_mask_check(w->g->f, cfg, s, t->w, w->err));
         w->pos++;
     }
     if ((t = peek(w)) && t->kind == L_ATTN) {
@@ -365,7 +365,7 @@ static swin_status bind_block(struct walker *w, int s, int b)
 
     TRY(bind_linear(w, c, c, &blk->proj_w, &blk->proj_b, 1, WHAT("attn.proj"), KEY("attn.proj")));
     TRY(bind_ln(w, c, &blk->norm2_w, &blk->norm2_b, WHAT("norm2"), KEY("norm2")));
-    const struct layer *fc1 = peek(w);
+    const struct swin_onnx_layer *fc1 = peek(w);
     if (b == 0 && fc1 && fc1->kind == L_LINEAR && fc1->w->ndim == 2)
         cfg->mlp_hidden[s] = (int)(fc1->w_out_in ? fc1->w->dims[0] : fc1->w->dims[1]);
     int64_t hid = cfg->mlp_hidden[s];
@@ -384,11 +384,11 @@ static swin_status proj_out(struct walker *w, int hs)
     int64_t c = swin_stage_channels(&w->m->cfg, hs);
     char what[80];
     snprintf(what, sizeof what, "the proj_out LayerNormalization of hidden state %d", hs);
-    const struct layer *l;
+    const struct swin_onnx_layer *l;
     TRY(expect(w, L_LN, what, &l));
     swin_status st;
-    bool plain = graph_const_all(w->g, l->w, 1.0f, w->err, &st);
-    if (!st) plain = plain && graph_const_all(w->g, l->b, 0.0f, w->err, &st);
+    bool plain = swin_onnx_index_const_all(w->g, l->w, 1.0f, w->err, &st);
+    if (!st) plain = plain && swin_onnx_index_const_all(w->g, l->b, 0.0f, w->err, &st);
     if (st) return st;
     if (l->w && l->w->numel != (uint64_t)c)
         return fail(w, l->node, SWIN_ERR_SHAPE, "%s normalises %llu channels, expected %lld", what, (unsigned long long)l->w->numel,
@@ -403,7 +403,7 @@ static swin_status bind_stage(struct walker *w, int s)
     struct swin_stage_w *st = &w->m->stage[s];
     int64_t c = swin_stage_channels(cfg, s);
     char pre[120], what[160];
-    const struct layer *l = peek(w);
+    const struct swin_onnx_layer *l = peek(w);
     if (s == 0) cfg->use_v2 = l && l->kind == L_CONV && l->kernel == 3;
     if (cfg->use_v2) {
         snprintf(pre, sizeof pre, "swinViT.layers%dc.0.layer", s + 1);
@@ -419,7 +419,7 @@ static swin_status bind_stage(struct walker *w, int s)
     if (!b) {
         if (!l) return fail(w, -1, SWIN_ERR_MODEL, "the graph ends where stage %d's first Swin block was expected", s + 1);
         return fail(w, l->node, SWIN_ERR_MODEL, "found a %s where stage %d's first Swin block (LayerNormalization over %lld channels) was expected",
-                    layer_kind_name(l->kind), s + 1, (long long)c);
+                    swin_layer_kind_name(l->kind), s + 1, (long long)c);
     }
     cfg->depths[s] = b;
 
@@ -429,10 +429,10 @@ static swin_status bind_stage(struct walker *w, int s)
     l = peek(w);
     TRY(bind_ln(w, 8 * c, &st->merge_norm_w, &st->merge_norm_b, what, pre));
     swin_merge_order order;
-    TRY(merge_order_read(w->g, l->node, l->x, order, w->err));
+    TRY(swin_merge_order_read(w->g, l->node, l->x, order, w->err));
     if (!w->have_merge_order) {
         memcpy(cfg->merge_order, order, sizeof order);
-        cfg->merge_kind = merge_kind_of(order);
+        cfg->merge_kind = swin_merge_kind_of(order);
         w->have_merge_order = true;
     } else if (memcmp(cfg->merge_order, order, sizeof order)) {
         return fail(w, l->node, SWIN_ERR_MODEL, "stage %d's patch merging concatenates its sub-grids in another order than stage 1's", s + 1);
@@ -447,11 +447,11 @@ static swin_status bind_stage(struct walker *w, int s)
 /* The graph input (B, Ci, D, H, W): the export cube, 0 where an axis is dynamic. */
 static swin_status read_input(struct walker *w)
 {
-    const struct onnx_file *f = w->g->f;
+    const struct swin_onnx_file *f = w->g->f;
     struct swin_config *cfg = &w->m->cfg;
-    const struct onnx_value_info *in = NULL;
+    const struct swin_onnx_value_info *in = NULL;
     for (int i = 0; i < f->n_inputs; i++) {
-        if (graph_tensor(w->g, f->inputs[i].name)) continue;   /* IR < 4 lists initializers as inputs */
+        if (swin_onnx_index_tensor(w->g, f->inputs[i].name)) continue;   /* IR < 4 lists initializers as inputs */
         if (in) return fail(w, -1, SWIN_ERR_MODEL, "the graph has more than one input ('%s', '%s'); a Swin UNETR has one", in->name,
                             f->inputs[i].name);
         in = &f->inputs[i];
@@ -471,7 +471,7 @@ static swin_status read_input(struct walker *w)
     return SWIN_OK;
 }
 
-swin_status walk_model(const struct graph *g, const struct layer_list *layers, struct swin_model *m, struct walk_out *out,
+swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_onnx_layer_list *layers, struct swin_model *m, struct swin_walk_out *out,
                        swin_error *err)
 {
     struct walker wk = {.g = g, .L = layers, .m = m, .out = out, .err = err}, *w = &wk;
@@ -481,7 +481,7 @@ swin_status walk_model(const struct graph *g, const struct layer_list *layers, s
 
     /* patch embedding: Conv k=2 s=2 with bias (a patchify conv with another size is a
      * patch_size MONAI allows since 1.5 but swinrun does not) */
-    const struct layer *l = peek(w);
+    const struct swin_onnx_layer *l = peek(w);
     if (l && l->kind == L_CONV && l->kernel == l->stride && l->kernel != 2)
         return fail(w, l->node, SWIN_ERR_MODEL, "patch embedding with kernel %d, stride %d: only patch_size 2 is supported", l->kernel,
                     l->stride);
@@ -538,7 +538,7 @@ swin_status walk_model(const struct graph *g, const struct layer_list *layers, s
     if (!l->b) return fail(w, l->node, SWIN_ERR_MODEL, "output conv has no bias; MONAI's has one");
     TRY(bind_vec(w, l, l->b, &m->out_b, cfg->out_channels, "output conv bias", "out.conv.conv.bias"));
     if ((l = peek(w)))
-        return fail(w, l->node, SWIN_ERR_MODEL, "unexpected %s after the output conv; a Swin UNETR ends there", layer_kind_name(l->kind));
+        return fail(w, l->node, SWIN_ERR_MODEL, "unexpected %s after the output conv; a Swin UNETR ends there", swin_layer_kind_name(l->kind));
 
     /* InstanceNorm gamma/beta are kept only for an affine model */
     cfg->instnorm_affine = w->in_affine_seen;

@@ -6,29 +6,29 @@
 #ifndef SWIN_WEIGHTS_WALK_H
 #define SWIN_WEIGHTS_WALK_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "weights/layers.h"
 #include "weights/layout.h"
 
-struct bind_plan {
+struct swin_bind_plan {
     const float **slot;               /* the struct swin_model field */
-    const struct onnx_tensor *t;      /* source; NULL for LAYOUT_ZERO */
+    const struct swin_onnx_tensor *t;      /* source; NULL for LAYOUT_ZERO */
     enum layout_kind layout;
     uint64_t d0, d1, k;               /* source dims as the layout sees them (see layout.h);
                                          folded bias: d0 = heads, d1 = n tokens */
-    bool unfold_bias;                 /* source is a folded (heads, n, n) bias: layout_unfold_bias */
+    bool unfold_bias;                 /* source is a folded (heads, n, n) bias: swin_layout_unfold_bias */
     uint64_t out_numel;               /* floats written to the slot */
     int node;                         /* the node it was bound at, for messages */
     bool in_affine;                   /* a CNN-block InstanceNorm gamma/beta: dropped unless cfg.instnorm_affine */
 };
 
-struct walk_out {
-    struct bind_plan *plans;
+struct swin_walk_out {
+    struct swin_bind_plan *plans;
     int n_plans;
 };
 
 /* Fills m->cfg and out->plans (the caller frees out->plans). */
-swin_status walk_model(const struct graph *g, const struct layer_list *layers, struct swin_model *m,
-                       struct walk_out *out, swin_error *err);
+swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_onnx_layer_list *layers, struct swin_model *m,
+                       struct swin_walk_out *out, swin_error *err);
 
 #endif

@@ -4,36 +4,36 @@
 #include <stdio.h>
 #include <string.h>
 
-static swin_status fail(const struct graph *g, int node, const char *what, swin_error *err)
+static swin_status fail(const struct swin_onnx_index *g, int node, const char *what, swin_error *err)
 {
     char d[300];
-    return swin_error_set(err, SWIN_ERR_MODEL, "%s: %s: %s", g->f->path, node_desc(g, node, d, sizeof d), what);
+    return swin_error_set(err, SWIN_ERR_MODEL, "%s: %s: %s", g->f->path, swin_onnx_node_desc(g, node, d, sizeof d), what);
 }
 
 /* The (N, N) integer constant the table's indices come from, following index plumbing
  * (Reshape, Slice, Unsqueeze, Cast, ...) back from the Gather; NULL when there is none. */
-static const struct onnx_tensor *find_index(const struct graph *g, int table_node)
+static const struct swin_onnx_tensor *find_index(const struct swin_onnx_index *g, int table_node)
 {
-    const char *v = node_in(g->f->nodes[table_node], 1);
+    const char *v = swin_onnx_node_in(g->f->nodes[table_node], 1);
     for (int depth = 0; depth < 8; depth++) {
-        const struct onnx_tensor *t = graph_tensor(g, v);
+        const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, v);
         if (t) return (t->dtype == ONNX_INT64 || t->dtype == ONNX_INT32) && t->ndim == 2 && t->dims[0] == t->dims[1] ? t : NULL;
-        int p = graph_producer(g, v);
+        int p = swin_onnx_index_producer(g, v);
         if (p < 0) return NULL;
         const char *op = g->f->nodes[p]->op_type;
         if (strcmp(op, "Reshape") && strcmp(op, "Slice") && strcmp(op, "Unsqueeze") && strcmp(op, "Squeeze") &&
             strcmp(op, "Cast") && strcmp(op, "Flatten") && strcmp(op, "Identity"))
             return NULL;
-        v = node_in(g->f->nodes[p], 0);
+        v = swin_onnx_node_in(g->f->nodes[p], 0);
     }
     return NULL;
 }
 
 static int64_t rows_of(const int w[3]) { return (int64_t)(2 * w[0] - 1) * (2 * w[1] - 1) * (2 * w[2] - 1); }
 
-swin_status window_detect(const struct graph *g, int table_node, int64_t rows, int window[3], swin_error *err)
+swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_node, int64_t rows, int window[3], swin_error *err)
 {
-    const struct onnx_tensor *idx = find_index(g, table_node);
+    const struct swin_onnx_tensor *idx = find_index(g, table_node);
     if (!idx) {
         for (int w = 1; w <= 64; w++) {
             int c[3] = {w, w, w};
@@ -51,7 +51,7 @@ swin_status window_detect(const struct graph *g, int table_node, int64_t rows, i
         return fail(g, table_node, "relative_position_index has less data than its shape needs", err);
     int64_t *v = malloc((size_t)(n * n) * sizeof *v);
     if (!v) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory reading relative_position_index", g->f->path);
-    swin_status st = onnx_tensor_read_i64(g->f, idx, v, (uint64_t)(n * n), err);
+    swin_status st = swin_onnx_tensor_read_i64(g->f, idx, v, (uint64_t)(n * n), err);
     if (st) { free(v); return st; }
     /* every factorisation n = w1 w2 w3 whose table has `rows` rows; the index must match one */
     for (int a = 1; a <= n; a++) {

@@ -7,7 +7,7 @@
 #include "weights/graph.h"
 
 /* table_node: the Gather that reads the bias table; rows: the table's row count. */
-swin_status window_detect(const struct graph *g, int table_node, int64_t rows, int window[3], swin_error *err);
+swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_node, int64_t rows, int window[3], swin_error *err);
 
 /* R_full[i, t] for window w (tokens i, t < w1 w2 w3). */
 static inline int64_t window_rel_index(const int w[3], int64_t i, int64_t t)

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void wire_init(struct wire_reader *r, int fd, uint64_t file_size, const char *path, swin_error *err)
+void swin_wire_init(struct swin_wire_reader *r, int fd, uint64_t file_size, const char *path, swin_error *err)
 {
     r->fd = fd;
     r->file_size = file_size;
@@ -16,7 +16,7 @@ void wire_init(struct wire_reader *r, int fd, uint64_t file_size, const char *pa
 }
 
 /* Makes win hold file bytes [off, off + want) or as many of them as the file has. */
-static swin_status fill(struct wire_reader *r, uint64_t off, size_t want)
+static swin_status fill(struct swin_wire_reader *r, uint64_t off, size_t want)
 {
     if (off >= r->win_start && off + want <= r->win_start + r->win_len) return SWIN_OK;
     size_t n = sizeof r->win;
@@ -35,7 +35,7 @@ static swin_status fill(struct wire_reader *r, uint64_t off, size_t want)
     return SWIN_OK;
 }
 
-size_t wire_varint_mem(const unsigned char *p, size_t n, uint64_t *v)
+size_t swin_wire_varint_mem(const unsigned char *p, size_t n, uint64_t *v)
 {
     uint64_t x = 0;
     for (size_t i = 0; i < n && i < 10; i++) {
@@ -49,25 +49,25 @@ size_t wire_varint_mem(const unsigned char *p, size_t n, uint64_t *v)
     return 0;
 }
 
-static int corrupt(struct wire_reader *r, const char *msg_name, const char *what)
+static int corrupt(struct swin_wire_reader *r, const char *msg_name, const char *what)
 {
     swin_error_set(r->err, SWIN_ERR_FORMAT, "%s: not a valid ONNX file: %s in %s at byte %llu (file has %llu bytes; truncated or corrupt?)",
                    r->path, what, msg_name, (unsigned long long)r->pos, (unsigned long long)r->file_size);
     return -1;
 }
 
-static int varint(struct wire_reader *r, uint64_t end, uint64_t *v, const char *msg_name)
+static int varint(struct swin_wire_reader *r, uint64_t end, uint64_t *v, const char *msg_name)
 {
     if (r->pos >= end) return corrupt(r, msg_name, "a field runs past the end of its message");
     size_t avail = end - r->pos < 10 ? (size_t)(end - r->pos) : 10;
     if (fill(r, r->pos, avail) != SWIN_OK) return -1;
-    size_t used = wire_varint_mem(r->win + (r->pos - r->win_start), avail, v);
+    size_t used = swin_wire_varint_mem(r->win + (r->pos - r->win_start), avail, v);
     if (!used) return corrupt(r, msg_name, "a malformed varint");
     r->pos += used;
     return 1;
 }
 
-int wire_next(struct wire_reader *r, uint64_t end, struct wire_field *f, const char *msg_name)
+int swin_wire_next(struct swin_wire_reader *r, uint64_t end, struct swin_wire_field *f, const char *msg_name)
 {
     if (r->pos == end) return 0;
     uint64_t key;
@@ -102,7 +102,7 @@ int wire_next(struct wire_reader *r, uint64_t end, struct wire_field *f, const c
     }
 }
 
-swin_status wire_read(struct wire_reader *r, uint64_t off, size_t len, void *dst)
+swin_status swin_wire_read(struct swin_wire_reader *r, uint64_t off, size_t len, void *dst)
 {
     unsigned char *d = dst;
     while (len) {

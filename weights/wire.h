@@ -11,11 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 enum wire_type { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
 
-struct wire_reader {
+struct swin_wire_reader {
     int fd;
     uint64_t file_size;
     uint64_t pos;            /* next byte to decode (file offset) */
@@ -28,21 +28,21 @@ struct wire_reader {
 
 /* One decoded field header. For WIRE_LEN, [data, data + len) is the payload's file range
  * (already checked to lie inside the enclosing message). */
-struct wire_field {
+struct swin_wire_field {
     uint32_t number;
     enum wire_type type;
     uint64_t value;          /* WIRE_VARINT: the value; WIRE_I32/I64: the raw bits */
     uint64_t data, len;      /* WIRE_LEN only */
 };
 
-void wire_init(struct wire_reader *r, int fd, uint64_t file_size, const char *path, swin_error *err);
+void swin_wire_init(struct swin_wire_reader *r, int fd, uint64_t file_size, const char *path, swin_error *err);
 /* Decodes the next field header of a message that ends at `end` and skips its payload.
  * Returns 1 with *f filled, 0 at end of message, or -1 with *err set (corrupt/truncated). */
-int wire_next(struct wire_reader *r, uint64_t end, struct wire_field *f, const char *msg_name);
+int swin_wire_next(struct swin_wire_reader *r, uint64_t end, struct swin_wire_field *f, const char *msg_name);
 /* Copies file bytes [off, off+len) into dst (len <= the field length checked before). */
-swin_status wire_read(struct wire_reader *r, uint64_t off, size_t len, void *dst);
+swin_status swin_wire_read(struct swin_wire_reader *r, uint64_t off, size_t len, void *dst);
 /* Decodes one varint from a memory buffer; returns bytes used, 0 when malformed, truncated,
  * longer than 10 bytes or above 2^64 - 1. */
-size_t wire_varint_mem(const unsigned char *p, size_t n, uint64_t *v);
+size_t swin_wire_varint_mem(const unsigned char *p, size_t n, uint64_t *v);
 
 #endif

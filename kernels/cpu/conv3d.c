@@ -102,31 +102,11 @@ static void conv_run(void *p, int tid, int nth)
     }
 }
 
-static int conv_out_dim(int n, int k, int stride, int pad)
-{
-    int span = n + 2 * pad - k;
-    return span < 0 ? -1 : span / stride + 1;
-}
 
 int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w,
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    int rc = swin_cpu_check_vol(be, "conv3d", "out", out);
-    if (!rc) rc = swin_cpu_check_vol(be, "conv3d", "in", in);
-    if (rc) return rc;
-    if (!w) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: w is NULL");
-    if (k < 1 || k > 3 || stride < 1 || stride > 2 || pad < 0 || pad >= k)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: k %d stride %d pad %d unsupported (k 1-3, stride 1-2, 0 <= pad < k)",
-                             k, stride, pad);
-    if (out.d != conv_out_dim(in.d, k, stride, pad) || out.h != conv_out_dim(in.h, k, stride, pad) ||
-        out.w != conv_out_dim(in.w, k, stride, pad))
-        return swin_cpu_fail(be, SWIN_ERR_SHAPE,
-                             "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d",
-                             out.d, out.h, out.w, in.d, in.h, in.w, k, stride, pad);
-    size_t need = swin_cpu_conv3d_ws(be, out, in, k);
-    if (!ws || ws_bytes < need)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0, need);
     if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in)) {
         const float *u = swin_cpu_winograd_lookup(be, w, in.c, out.c);
         if (u) return swin_cpu_conv3d_winograd(be, out, in, u, bias, ws, ws_bytes);

@@ -36,13 +36,6 @@ static void convt_run(void *p, int tid, int nth)
 int swin_cpu_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in, const float *w)
 {
     struct swin_cpu_backend *be = bev;
-    int rc = swin_cpu_check_vol(be, "conv_transpose2", "out", out);
-    if (!rc) rc = swin_cpu_check_vol(be, "conv_transpose2", "in", in);
-    if (rc) return rc;
-    if (!w) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv_transpose2: w is NULL");
-    if (out.d != 2 * in.d || out.h != 2 * in.h || out.w != 2 * in.w)
-        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "conv_transpose2: out %dx%dx%d is not 2 x in %dx%dx%d",
-                             out.d, out.h, out.w, in.d, in.h, in.w);
     struct convt_task t = {.out = out, .in = in, .w = w};
     atomic_init(&t.next, 0);
     swin_cpu_run(be, convt_run, &t);

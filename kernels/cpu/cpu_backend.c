@@ -64,25 +64,13 @@ int swin_cpu_fail(struct swin_cpu_backend *be, swin_status status, const char *f
     return (int)status;
 }
 
-int swin_cpu_check_vol(struct swin_cpu_backend *be, const char *op, const char *name,
-                       struct swin_vol v)
-{
-    if (!v.data)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "%s: %s.data is NULL", op, name);
-    if (v.dtype != SWIN_F32)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "%s: %s is not float32 (the CPU backend has no half mode)", op, name);
-    if (v.d <= 0 || v.h <= 0 || v.w <= 0 || v.c <= 0 || v.pitch < v.c)
-        return swin_cpu_fail(be, SWIN_ERR_SHAPE,
-                             "%s: %s has dims %dx%dx%d, c %d, pitch %d (need positive dims and c, pitch >= c)",
-                             op, name, v.d, v.h, v.w, v.c, v.pitch);
-    return 0;
-}
-
 const char *swin_cpu_last_error(void *bev)
 {
     struct swin_cpu_backend *be = bev;
     return be->err;
 }
+
+static void cpu_set_error(void *bev, const char *msg) { swin_cpu_fail(bev, SWIN_OK, "%s", msg); }
 
 int swin_cpu_backend_threads(const struct swin_cpu_backend *be) { return be->nthreads; }
 
@@ -180,6 +168,7 @@ const struct swin_ops swin_cpu_ops = {
     .name = "cpu",
     .act_dtype = SWIN_F32,
     .last_error = swin_cpu_last_error,
+    .set_error = cpu_set_error,
     .pack_input = swin_cpu_pack_input,
     .unpack_output = swin_cpu_unpack_output,
     .copy = swin_cpu_copy,

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 
 #include "kernels/ops.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 struct swin_cpu_backend;
 

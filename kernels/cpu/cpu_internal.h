@@ -63,9 +63,6 @@ static inline bool swin_cpu_claim(atomic_long *next, long n, long chunk, long *b
 int swin_cpu_fail(struct swin_cpu_backend *be, swin_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Checks data != NULL, positive dims and c, pitch >= c. */
-int swin_cpu_check_vol(struct swin_cpu_backend *be, const char *op, const char *name,
-                       struct swin_vol v);
 
 /* Workspace carving: every slice starts SWIN_CPU_ALIGN-aligned. A layout is described by
  * its slice sizes; swin_cpu_ws_bytes adds the rounding and the slack for an unaligned ws. */

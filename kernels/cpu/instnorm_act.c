@@ -95,16 +95,6 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, bool normalize, const fl
                           const struct swin_vol *residual, bool lrelu)
 {
     struct swin_cpu_backend *be = bev;
-    int rc = swin_cpu_check_vol(be, "instnorm_act", "x", x);
-    if (rc) return rc;
-    if (residual) {
-        rc = swin_cpu_check_vol(be, "instnorm_act", "residual", *residual);
-        if (rc) return rc;
-        if (residual->d != x.d || residual->h != x.h || residual->w != x.w || residual->c != x.c)
-            return swin_cpu_fail(be, SWIN_ERR_SHAPE, "instnorm_act: residual %dx%dx%dx%d differs from x %dx%dx%dx%d",
-                                 residual->d, residual->h, residual->w, residual->c, x.d, x.h, x.w, x.c);
-    }
-    if (gamma && !beta) return swin_cpu_fail(be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
     const double n = (double)swin_vol_voxels(x);
     struct in_task t = {.x = x, .gamma = gamma, .beta = beta, .res = residual, .lrelu = lrelu, .red = be->red};
     for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {

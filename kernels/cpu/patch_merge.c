@@ -58,23 +58,6 @@ int swin_cpu_patch_merge(void *bev, struct swin_vol out, struct swin_vol in,
                          const float *red_w, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    int rc = swin_cpu_check_vol(be, "patch_merge", "out", out);
-    if (!rc) rc = swin_cpu_check_vol(be, "patch_merge", "in", in);
-    if (rc) return rc;
-    if (!order || !norm_w || !norm_b || !red_w)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "patch_merge: order, norm_w, norm_b and red_w are required");
-    if (in.d % 2 || in.h % 2 || in.w % 2 || out.d * 2 != in.d || out.h * 2 != in.h || out.w * 2 != in.w ||
-        out.c != 2 * in.c)
-        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "patch_merge: in %dx%dx%dx%d (even dims) needs out %dx%dx%dx%d, got %dx%dx%dx%d",
-                             in.d, in.h, in.w, in.c, in.d / 2, in.h / 2, in.w / 2, 2 * in.c, out.d, out.h, out.w, out.c);
-    for (int m = 0; m < 8; m++)
-        for (int a = 0; a < 3; a++)
-            if (order[m][a] != 0 && order[m][a] != 1)
-                return swin_cpu_fail(be, SWIN_ERR_ARG, "patch_merge: order[%d][%d] = %d, offsets must be 0 or 1", m, a,
-                                     order[m][a]);
-    size_t need = swin_cpu_patch_merge_ws(be, out, in);
-    if (!ws || ws_bytes < need)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "patch_merge: workspace %zu bytes, need %zu (patch_merge_ws)", ws ? ws_bytes : 0, need);
     struct merge_task t = {.out = out, .in = in, .order = order, .norm_w = norm_w, .norm_b = norm_b, .red_w = red_w};
     t.rows = merge_rows((long)swin_vol_voxels(out));
     t.ws = swin_cpu_align_ptr(ws);

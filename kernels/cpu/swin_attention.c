@@ -187,40 +187,10 @@ static void bias_run(void *p, int tid, int nth)
     }
 }
 
-static int check_geom(struct swin_cpu_backend *be, struct swin_vol x, const struct swin_window_geom *g)
-{
-    if (g->L[0] != x.d || g->L[1] != x.h || g->L[2] != x.w)
-        return swin_cpu_fail(be, SWIN_ERR_SHAPE, "swin_attention: geometry L %dx%dx%d differs from x %dx%dx%d", g->L[0],
-                             g->L[1], g->L[2], x.d, x.h, x.w);
-    for (int k = 0; k < 3; k++) {
-        const int wk = g->win[k];
-        if (wk < 1 || wk > g->L[k] || wk > g->cfg_window[k] || g->shift[k] < 0 || g->shift[k] >= wk ||
-            g->padded[k] != (g->L[k] + wk - 1) / wk * wk)
-            return swin_cpu_fail(be, SWIN_ERR_ARG,
-                                 "swin_attention: axis %d: L %d win %d shift %d padded %d cfg_window %d inconsistent "
-                                 "(need 1 <= win <= min(L, cfg_window), 0 <= shift < win, padded = ceil(L/win)*win)",
-                                 k, g->L[k], wk, g->shift[k], g->padded[k], g->cfg_window[k]);
-    }
-    if (g->heads < 1 || x.c % g->heads)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: C %d not divisible by heads %d", x.c, g->heads);
-    return 0;
-}
-
 int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_block_w *blk,
                             const struct swin_window_geom *g, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    int rc = swin_cpu_check_vol(be, "swin_attention", "x", x);
-    if (rc) return rc;
-    if (!g) return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: geometry is NULL");
-    if (!blk || !blk->norm1_w || !blk->norm1_b || !blk->qkv_w || !blk->bias_table || !blk->proj_w || !blk->proj_b)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: block weights missing (norm1, qkv_w, bias_table, proj)");
-    rc = check_geom(be, x, g);
-    if (rc) return rc;
-    size_t need = swin_cpu_swin_attention_ws(be, x, g);
-    if (!ws || ws_bytes < need)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_attention: workspace %zu bytes, need %zu (swin_attention_ws)",
-                             ws ? ws_bytes : 0, need);
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
     t.avx512 = be->simd == SWIN_CPU_SIMD_AVX512;

@@ -1,7 +1,7 @@
 /* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
  *   x += fc2(GELU_erf(fc1(LN2(x))))       LN2 affine (norm2), GELU 0.5 v (1 + erf(v / sqrt 2))
  *                                          (vectorised erf: gelu.c, vmath_avx512.c)
- * fc1_w (C, hidden), fc2_w (hidden, C) as runtime/model.h. Chunked over R consecutive
+ * fc1_w (C, hidden), fc2_w (hidden, C) as core/model.h. Chunked over R consecutive
  * tokens so the hidden activations exist for R tokens only. Per thread workspace:
  *   a (R, C)       LN2 of the chunk
  *   h (R, hidden)  fc1 + bias, then GELU in place
@@ -66,14 +66,6 @@ int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *b
                       void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    int rc = swin_cpu_check_vol(be, "swin_mlp", "x", x);
-    if (rc) return rc;
-    if (!blk || !blk->norm2_w || !blk->norm2_b || !blk->fc1_w || !blk->fc1_b || !blk->fc2_w || !blk->fc2_b)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: block weights missing (norm2, fc1, fc2 with biases)");
-    if (hidden <= 0) return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: hidden %d must be positive", hidden);
-    size_t need = swin_cpu_swin_mlp_ws(be, x, hidden);
-    if (!ws || ws_bytes < need)
-        return swin_cpu_fail(be, SWIN_ERR_ARG, "swin_mlp: workspace %zu bytes, need %zu (swin_mlp_ws)", ws ? ws_bytes : 0, need);
     struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden,
                          .gelu = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512 : swin_cpu_gelu_erf};
     t.rows = mlp_rows((long)swin_vol_voxels(x));

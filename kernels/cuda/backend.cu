@@ -15,27 +15,6 @@ int swin_cuda_fail(struct swin_cuda_backend *be, swin_status status, const char 
     return (int)status;
 }
 
-int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char *name, struct swin_vol v)
-{
-    if (!v.data) return swin_cuda_fail(be, SWIN_ERR_ARG, "%s: %s.data is NULL", op, name);
-    if (v.dtype != be->dtype)
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "%s: %s is %s but this backend stores %s (its op table's act_dtype)",
-                              op, name, v.dtype == SWIN_F16 ? "float16" : "float32",
-                              be->dtype == SWIN_F16 ? "float16" : "float32");
-    if (v.d <= 0 || v.h <= 0 || v.w <= 0 || v.c <= 0 || v.pitch < v.c)
-        return swin_cuda_fail(be, SWIN_ERR_SHAPE,
-                              "%s: %s has dims %dx%dx%d, c %d, pitch %d (need positive dims and c, pitch >= c)", op,
-                              name, v.d, v.h, v.w, v.c, v.pitch);
-    return 0;
-}
-
-int swin_cuda_check_ws(struct swin_cuda_backend *be, const char *op, const void *ws, size_t ws_bytes, size_t need)
-{
-    if (!need || (ws && ws_bytes >= need)) return 0;
-    return swin_cuda_fail(be, SWIN_ERR_ARG, "%s: workspace %zu bytes, need %zu (%s_ws)", op, ws ? ws_bytes : 0, need,
-                          op);
-}
-
 bool swin_cuda_weight_ptr(struct swin_cuda_backend *be, const char *op, const char *name, const float *w,
                           size_t count, const void **dev)
 {
@@ -66,6 +45,11 @@ int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op)
 extern "C" const char *swin_cuda_last_error(void *bev)
 {
     return ((struct swin_cuda_backend *)bev)->err;
+}
+
+static void cuda_set_error(void *bev, const char *msg)
+{
+    swin_cuda_fail((struct swin_cuda_backend *)bev, SWIN_OK, "%s", msg);
 }
 
 static swin_status cuda_error(swin_error *err, swin_status st, const char *what, cudaError_t e)
@@ -196,7 +180,7 @@ extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
 /* The two op tables share every entry point (each op picks its kernels from be->dtype);
  * they differ in the activation storage type the planner sizes tensors with. */
 #define SWIN_CUDA_OP_ENTRIES                                                                                         \
-    .last_error = swin_cuda_last_error, .pack_input = swin_cuda_pack_input,                                        \
+    .last_error = swin_cuda_last_error, .set_error = cuda_set_error, .pack_input = swin_cuda_pack_input,           \
     .unpack_output = swin_cuda_unpack_output, .copy = swin_cuda_copy, .conv3d = swin_cuda_conv3d,                  \
     .conv3d_ws = swin_cuda_conv3d_ws, .conv_transpose2 = swin_cuda_conv_transpose2,                                \
     .instnorm_act = swin_cuda_instnorm_act, .layernorm = swin_cuda_layernorm,                                      \

@@ -95,30 +95,11 @@ static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struc
     return swin_cuda_check_launch(be, "conv3d");
 }
 
-static int conv_out_dim(int n, int k, int stride, int pad)
-{
-    const int span = n + 2 * pad - k;
-    return span < 0 ? -1 : span / stride + 1;
-}
 
 extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias,
                                 int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "conv3d", "out", out);
-    if (!rc) rc = swin_cuda_check_vol(be, "conv3d", "in", in);
-    if (rc) return rc;
-    if (!w) return swin_cuda_fail(be, SWIN_ERR_ARG, "conv3d: w is NULL");
-    if (k < 1 || k > 3 || stride < 1 || stride > 2 || pad < 0 || pad >= k)
-        return swin_cuda_fail(be, SWIN_ERR_ARG,
-                              "conv3d: k %d stride %d pad %d unsupported (k 1-3, stride 1-2, 0 <= pad < k)", k, stride,
-                              pad);
-    if (out.d != conv_out_dim(in.d, k, stride, pad) || out.h != conv_out_dim(in.h, k, stride, pad) ||
-        out.w != conv_out_dim(in.w, k, stride, pad))
-        return swin_cuda_fail(be, SWIN_ERR_SHAPE,
-                              "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d", out.d,
-                              out.h, out.w, in.d, in.h, in.w, k, stride, pad);
-    if ((rc = swin_cuda_check_ws(be, "conv3d", ws, ws_bytes, swin_cuda_conv3d_ws(be, out, in, k)))) return rc;
     return be->dtype == SWIN_F16 ? conv3d_typed<__half>(be, out, in, w, bias, k, stride, pad, ws)
                                  : conv3d_typed<float>(be, out, in, w, bias, k, stride, pad, ws);
 }

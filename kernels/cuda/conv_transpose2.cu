@@ -39,13 +39,6 @@ static int conv_transpose2_typed(struct swin_cuda_backend *be, struct swin_vol o
 extern "C" int swin_cuda_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in, const float *w)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "conv_transpose2", "out", out);
-    if (!rc) rc = swin_cuda_check_vol(be, "conv_transpose2", "in", in);
-    if (rc) return rc;
-    if (!w) return swin_cuda_fail(be, SWIN_ERR_ARG, "conv_transpose2: w is NULL");
-    if (out.d != 2 * in.d || out.h != 2 * in.h || out.w != 2 * in.w)
-        return swin_cuda_fail(be, SWIN_ERR_SHAPE, "conv_transpose2: out %dx%dx%d is not 2 x in %dx%dx%d", out.d, out.h,
-                              out.w, in.d, in.h, in.w);
     return be->dtype == SWIN_F16 ? conv_transpose2_typed<__half>(be, out, in, w)
                                  : conv_transpose2_typed<float>(be, out, in, w);
 }

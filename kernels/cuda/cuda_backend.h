@@ -40,8 +40,8 @@ extern "C" {
 #endif
 
 #include "kernels/ops.h"
-#include "runtime/model.h"
-#include "runtime/status.h"
+#include "core/model.h"
+#include "core/status.h"
 
 struct swin_cuda_backend;
 

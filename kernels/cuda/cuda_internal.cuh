@@ -14,7 +14,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 
 /* Alignment of every workspace slice, bytes. */
 #define SWIN_CUDA_ALIGN 256
@@ -44,13 +44,6 @@ struct swin_cuda_backend {
 /* Records a message in be->err and returns status. */
 int swin_cuda_fail(struct swin_cuda_backend *be, swin_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* Checks data != NULL, dtype == the backend's, positive dims and c, pitch >= c. */
-int swin_cuda_check_vol(struct swin_cuda_backend *be, const char *op, const char *name, struct swin_vol v);
-
-/* 0 when ws holds `need` bytes (any ws when need is 0); else SWIN_ERR_ARG naming the
- * op's *_ws query. */
-int swin_cuda_check_ws(struct swin_cuda_backend *be, const char *op, const void *ws, size_t ws_bytes, size_t need);
 
 /* The device copy of host weight pointer `w` (NULL stays NULL): element (w - flat) of the
  * converted copy. Fails (returns false, message in be->err) when w is not inside the

@@ -152,16 +152,6 @@ extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, bool normali
                                       const float *beta, const struct swin_vol *residual, bool lrelu)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "instnorm_act", "x", x);
-    if (rc) return rc;
-    if (residual) {
-        if ((rc = swin_cuda_check_vol(be, "instnorm_act", "residual", *residual))) return rc;
-        if (residual->d != x.d || residual->h != x.h || residual->w != x.w || residual->c != x.c)
-            return swin_cuda_fail(be, SWIN_ERR_SHAPE,
-                                  "instnorm_act: residual %dx%dx%dx%d differs from x %dx%dx%dx%d", residual->d,
-                                  residual->h, residual->w, residual->c, x.d, x.h, x.w, x.c);
-    }
-    if (gamma && !beta) return swin_cuda_fail(be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
     return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, normalize, gamma, beta, residual, lrelu)
                                  : instnorm_act_typed<float>(be, x, normalize, gamma, beta, residual, lrelu);
 }

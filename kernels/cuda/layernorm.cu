@@ -50,15 +50,6 @@ extern "C" int swin_cuda_layernorm(void *bev, struct swin_vol out, struct swin_v
                                    const float *beta)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "layernorm", "out", out);
-    if (!rc) rc = swin_cuda_check_vol(be, "layernorm", "in", in);
-    if (rc) return rc;
-    if (out.d != in.d || out.h != in.h || out.w != in.w || out.c != in.c)
-        return swin_cuda_fail(be, SWIN_ERR_SHAPE, "layernorm: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d,
-                              out.h, out.w, out.c, in.d, in.h, in.w, in.c);
-    if (out.data == in.data && out.pitch != in.pitch)
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "layernorm: in place needs equal pitches (out %d, in %d)", out.pitch,
-                              in.pitch);
     return be->dtype == SWIN_F16 ? layernorm_typed<__half>(be, out, in, gamma, beta)
                                  : layernorm_typed<float>(be, out, in, gamma, beta);
 }

@@ -71,9 +71,7 @@ static int copy_error(struct swin_cuda_backend *be, const char *op, cudaError_t 
 extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float *host_cdhw)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "pack_input", "out", out);
-    if (rc) return rc;
-    if (!host_cdhw) return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: host_cdhw is NULL");
+    int rc;
     const long long vox = (long long)swin_vol_voxels(out), chunk = SWIN_CUDA_STAGE_FLOATS / out.c;
     if (chunk < 1)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: %d channels exceed the staging buffer", out.c);
@@ -98,9 +96,7 @@ extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float 
 extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_vol in)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "unpack_output", "in", in);
-    if (rc) return rc;
-    if (!host_cdhw) return swin_cuda_fail(be, SWIN_ERR_ARG, "unpack_output: host_cdhw is NULL");
+    int rc;
     const long long vox = (long long)swin_vol_voxels(in), chunk = SWIN_CUDA_STAGE_FLOATS / in.c;
     if (chunk < 1)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "unpack_output: %d channels exceed the staging buffer", in.c);
@@ -129,12 +125,6 @@ extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_
 extern "C" int swin_cuda_copy(void *bev, struct swin_vol out, struct swin_vol in)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "copy", "out", out);
-    if (!rc) rc = swin_cuda_check_vol(be, "copy", "in", in);
-    if (rc) return rc;
-    if (out.d != in.d || out.h != in.h || out.w != in.w || out.c != in.c)
-        return swin_cuda_fail(be, SWIN_ERR_SHAPE, "copy: out %dx%dx%dx%d differs from in %dx%dx%dx%d", out.d, out.h,
-                              out.w, out.c, in.d, in.h, in.w, in.c);
     const long long vox = (long long)swin_vol_voxels(in);
     const int eb = (int)swin_dtype_bytes(in.dtype), u = 16 / eb;   /* elements per 16-byte unit */
     if (in.c % u == 0 && out.pitch % u == 0 && in.pitch % u == 0 && (uintptr_t)out.data % 16 == 0 &&

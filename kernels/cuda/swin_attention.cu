@@ -89,25 +89,6 @@ extern "C" size_t swin_cuda_swin_attention_ws(void *be, struct swin_vol x, const
            swin_cuda_round(rows * sizeof(int));
 }
 
-static int check_geom(struct swin_cuda_backend *be, struct swin_vol x, const struct swin_window_geom *g)
-{
-    if (g->L[0] != x.d || g->L[1] != x.h || g->L[2] != x.w)
-        return swin_cuda_fail(be, SWIN_ERR_SHAPE, "swin_attention: geometry L %dx%dx%d differs from x %dx%dx%d",
-                              g->L[0], g->L[1], g->L[2], x.d, x.h, x.w);
-    for (int k = 0; k < 3; k++) {
-        const int wk = g->win[k];
-        if (wk < 1 || wk > g->L[k] || wk > g->cfg_window[k] || g->shift[k] < 0 || g->shift[k] >= wk ||
-            g->padded[k] != (g->L[k] + wk - 1) / wk * wk)
-            return swin_cuda_fail(be, SWIN_ERR_ARG,
-                                  "swin_attention: axis %d: L %d win %d shift %d padded %d cfg_window %d inconsistent "
-                                  "(need 1 <= win <= min(L, cfg_window), 0 <= shift < win, padded = ceil(L/win)*win)",
-                                  k, g->L[k], wk, g->shift[k], g->padded[k], g->cfg_window[k]);
-    }
-    if (g->heads < 1 || x.c % g->heads)
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_attention: C %d not divisible by heads %d", x.c, g->heads);
-    return 0;
-}
-
 template <class T>
 static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x, const struct swin_block_w *blk,
                                 const struct swin_window_geom *g, void *ws)
@@ -159,15 +140,6 @@ extern "C" int swin_cuda_swin_attention(void *bev, struct swin_vol x, const stru
                                         const struct swin_window_geom *g, void *ws, size_t ws_bytes)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "swin_attention", "x", x);
-    if (rc) return rc;
-    if (!g) return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_attention: geometry is NULL");
-    if (!blk || !blk->norm1_w || !blk->norm1_b || !blk->qkv_w || !blk->bias_table || !blk->proj_w || !blk->proj_b)
-        return swin_cuda_fail(be, SWIN_ERR_ARG,
-                              "swin_attention: block weights missing (norm1, qkv_w, bias_table, proj)");
-    if ((rc = check_geom(be, x, g))) return rc;
-    if ((rc = swin_cuda_check_ws(be, "swin_attention", ws, ws_bytes, swin_cuda_swin_attention_ws(be, x, g))))
-        return rc;
     return be->dtype == SWIN_F16 ? swin_attention_typed<__half>(be, x, blk, g, ws)
                                  : swin_attention_typed<float>(be, x, blk, g, ws);
 }

@@ -56,12 +56,6 @@ extern "C" int swin_cuda_swin_mlp(void *bev, struct swin_vol x, const struct swi
                                   size_t ws_bytes)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    int rc = swin_cuda_check_vol(be, "swin_mlp", "x", x);
-    if (rc) return rc;
-    if (!blk || !blk->norm2_w || !blk->norm2_b || !blk->fc1_w || !blk->fc1_b || !blk->fc2_w || !blk->fc2_b)
-        return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: block weights missing (norm2, fc1, fc2 with biases)");
-    if (hidden <= 0) return swin_cuda_fail(be, SWIN_ERR_ARG, "swin_mlp: hidden %d must be positive", hidden);
-    if ((rc = swin_cuda_check_ws(be, "swin_mlp", ws, ws_bytes, swin_cuda_swin_mlp_ws(be, x, hidden)))) return rc;
     return be->dtype == SWIN_F16 ? swin_mlp_typed<__half>(be, x, blk, hidden, ws)
                                  : swin_mlp_typed<float>(be, x, blk, hidden, ws);
 }

@@ -96,6 +96,5 @@ inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 #include "kernels/emu/cuemu_launch.h"
 #include "kernels/emu/wmma.h"
 #include "kernels/emu/pipeline.h"
-#include "kernels/emu/swin_launch.h"
 
 #endif

@@ -138,7 +138,7 @@ static swin_status check_form(const struct cli_args *a, swin_error *err)
         if (a->npos != 2)
             return swin_error_set(err, SWIN_ERR_ARG, "expected CT.nii.gz OUT.nii.gz (or --out-dir DIR and inputs)");
     }
-    if (a->json && strcmp(a->json, "-")) return atomic_file_check_dir(a->json, "JSON report", err);
+    if (a->json && strcmp(a->json, "-")) return swin_atomic_file_check_dir(a->json, "JSON report", err);
     return SWIN_OK;
 }
 

@@ -168,7 +168,7 @@ static swin_status report_runs(const struct cli_args *a, const swin_context_t *c
 }
 
 /* Accepts (1, C, D, H, W) or (C, D, H, W). */
-static int volume_shape(const struct npy_array *x, int *c, int cube[3])
+static int volume_shape(const struct swin_npy_array *x, int *c, int cube[3])
 {
     int off = x->ndim - 4;
     if ((x->ndim != 4 && x->ndim != 5) || (x->ndim == 5 && x->shape[0] != 1)) return -1;
@@ -182,10 +182,10 @@ int cli_forward(const struct cli_args *a)
     int rc = need_args(a, 3, "forward", "MODEL.onnx IN.npy OUT.npy");
     if (rc) return rc;
     swin_error err = {0};
-    struct npy_array x;
-    swin_status st = atomic_file_check_dir(a->pos[2], "logits", &err);
-    if (!st && a->json && strcmp(a->json, "-")) st = atomic_file_check_dir(a->json, "JSON report", &err);
-    if (!st) st = npy_read_f32(a->pos[1], &x, &err);
+    struct swin_npy_array x;
+    swin_status st = swin_atomic_file_check_dir(a->pos[2], "logits", &err);
+    if (!st && a->json && strcmp(a->json, "-")) st = swin_atomic_file_check_dir(a->json, "JSON report", &err);
+    if (!st) st = swin_npy_read_f32(a->pos[1], &x, &err);
     if (st) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
         return cli_exit_code(st);
@@ -227,7 +227,7 @@ int cli_forward(const struct cli_args *a)
 #endif
     if (!st) {
         size_t shape[5] = {1, (size_t)info.out_channels, (size_t)p.cube[0], (size_t)p.cube[1], (size_t)p.cube[2]};
-        st = npy_write_f32(a->pos[2], y, 5, shape, &err);
+        st = swin_npy_write_f32(a->pos[2], y, 5, shape, &err);
     }
     if (!st) st = report_runs(a, ctx, secs, &err);
     if (st) fprintf(stderr, "swinrun: %s\n", err.msg);

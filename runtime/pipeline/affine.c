@@ -9,14 +9,14 @@
 
 #define AFFINE_TOL 1e-3 /* monai.utils.misc AFFINE_TOL */
 
-swin_mat4 mat4_identity(void)
+swin_mat4 swin_mat4_identity(void)
 {
     swin_mat4 r = {{{0}}};
     for (int i = 0; i < 4; i++) r.m[i][i] = 1;
     return r;
 }
 
-swin_mat4 mat4_mul(swin_mat4 a, swin_mat4 b)
+swin_mat4 swin_mat4_mul(swin_mat4 a, swin_mat4 b)
 {
     swin_mat4 r;
     for (int i = 0; i < 4; i++)
@@ -47,13 +47,13 @@ static bool inv3(const double m[3][3], double r[3][3])
     return true;
 }
 
-bool mat4_inverse(swin_mat4 a, swin_mat4 *out)
+bool swin_mat4_inverse(swin_mat4 a, swin_mat4 *out)
 {
     double m[3][3], r[3][3];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) m[i][j] = a.m[i][j];
     if (!inv3(m, r)) return false;
-    *out = mat4_identity();
+    *out = swin_mat4_identity();
     for (int i = 0; i < 3; i++) {
         double t = 0;
         for (int j = 0; j < 3; j++) {
@@ -65,7 +65,7 @@ bool mat4_inverse(swin_mat4 a, swin_mat4 *out)
     return true;
 }
 
-bool mat4_solve(swin_mat4 a, swin_mat4 b, swin_mat4 *x)
+bool swin_mat4_solve(swin_mat4 a, swin_mat4 b, swin_mat4 *x)
 {
     for (int c = 0; c < 4; c++) { /* getrf: column c, pivot = largest magnitude below */
         int p = c;
@@ -98,16 +98,16 @@ bool mat4_solve(swin_mat4 a, swin_mat4 b, swin_mat4 *x)
     return true;
 }
 
-void mat4_spacing(swin_mat4 a, double sp[3])
+void swin_mat4_spacing(swin_mat4 a, double sp[3])
 {
     for (int j = 0; j < 3; j++)
         sp[j] = sqrt(a.m[0][j] * a.m[0][j] + a.m[1][j] * a.m[1][j] + a.m[2][j] * a.m[2][j]);
 }
 
-bool affine_orientation(swin_mat4 a, int axis[3], int flip[3])
+bool swin_affine_orientation(swin_mat4 a, int axis[3], int flip[3])
 {
     double sp[3], r[3][3];
-    mat4_spacing(a, sp);
+    swin_mat4_spacing(a, sp);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) r[i][j] = a.m[i][j] / (sp[j] > 0 ? sp[j] : 1);
     /* Polar factor by Newton's iteration R <- (R + R^-T) / 2 (what the SVD gives). */
@@ -134,10 +134,10 @@ bool affine_orientation(swin_mat4 a, int axis[3], int flip[3])
     return true;
 }
 
-void affine_axcodes(swin_mat4 a, char codes[4])
+void swin_affine_axcodes(swin_mat4 a, char codes[4])
 {
     int axis[3], flip[3];
-    if (!affine_orientation(a, axis, flip)) {
+    if (!swin_affine_orientation(a, axis, flip)) {
         strcpy(codes, "???");
         return;
     }
@@ -170,7 +170,7 @@ static bool zoom_affine(swin_mat4 a, const double pixdim[3], swin_mat4 *out)
         }
     }
     if (!inv3(u, uinv)) return false;
-    *out = mat4_identity();
+    *out = swin_mat4_identity();
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             double rot = 0;
@@ -185,8 +185,8 @@ static bool zoom_affine(swin_mat4 a, const double pixdim[3], swin_mat4 *out)
 static bool shape_offset(const int64_t dim[3], swin_mat4 in, swin_mat4 out, int64_t shape[3], double offset[3])
 {
     swin_mat4 oinv;
-    if (!mat4_inverse(out, &oinv)) return false;
-    swin_mat4 x = mat4_mul(oinv, in);
+    if (!swin_mat4_inverse(out, &oinv)) return false;
+    swin_mat4 x = swin_mat4_mul(oinv, in);
     double co[8][3], cw[8][3];
     for (int c = 0; c < 8; c++) { /* numpy meshgrid "ij" order: the first axis slowest */
         double v[3] = {(c >> 2) & 1 ? (double)(dim[0] - 1) : 0, (c >> 1) & 1 ? (double)(dim[1] - 1) : 0,
@@ -226,20 +226,20 @@ static bool shape_offset(const int64_t dim[3], swin_mat4 in, swin_mat4 out, int6
     return true;
 }
 
-bool grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, const double *pixdim,
+bool swin_resample_grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, const double *pixdim,
                int64_t max_voxels, struct swin_grid *g, char *msg, int msg_len)
 {
     swin_mat4 inv;
-    if (!mat4_inverse(in_affine, &inv)) {
+    if (!swin_mat4_inverse(in_affine, &inv)) {
         snprintf(msg, msg_len, "the image's affine (qform/sform) is singular");
         return false;
     }
     /* p: oriented voxel -> input voxel (nibabel inv_ornt_aff) */
-    swin_mat4 p = mat4_identity();
+    swin_mat4 p = swin_mat4_identity();
     int64_t odim[3] = {in_dim[0], in_dim[1], in_dim[2]};
     if (reorient) {
         int axis[3], flip[3];
-        if (!affine_orientation(in_affine, axis, flip)) {
+        if (!swin_affine_orientation(in_affine, axis, flip)) {
             snprintf(msg, msg_len, "cannot tell the image's orientation from its affine");
             return false;
         }
@@ -251,7 +251,7 @@ bool grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, cons
             odim[axis[in]] = in_dim[in];
         }
     }
-    swin_mat4 oriented = mat4_mul(in_affine, p);
+    swin_mat4 oriented = swin_mat4_mul(in_affine, p);
     memcpy(g->ras_dim, odim, sizeof odim);
     g->ras_affine = oriented;
     g->ras_to_in = p;
@@ -261,7 +261,7 @@ bool grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, cons
         g->to_in = p;
     } else {
         double orig[3], target[3];
-        mat4_spacing(oriented, orig);
+        swin_mat4_spacing(oriented, orig);
         for (int k = 0; k < 3; k++) /* MONAI keeps a spacing within AFFINE_TOL of the target */
             target[k] = fabs(orig[k] - pixdim[k]) <= AFFINE_TOL ? orig[k] : pixdim[k];
         swin_mat4 out;
@@ -272,7 +272,7 @@ bool grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, cons
         }
         for (int r = 0; r < 3; r++) out.m[r][3] = offset[r];
         g->affine = out;
-        g->to_in = mat4_mul(inv, out);
+        g->to_in = swin_mat4_mul(inv, out);
     }
     double n = 1;
     for (int k = 0; k < 3; k++) {

@@ -11,23 +11,23 @@
 
 typedef struct { double m[4][4]; } swin_mat4;
 
-swin_mat4 mat4_identity(void);
-swin_mat4 mat4_mul(swin_mat4 a, swin_mat4 b);
+swin_mat4 swin_mat4_identity(void);
+swin_mat4 swin_mat4_mul(swin_mat4 a, swin_mat4 b);
 /* false when singular (|det| of the 3x3 part below 1e-12). */
-bool mat4_inverse(swin_mat4 a, swin_mat4 *out);
+bool swin_mat4_inverse(swin_mat4 a, swin_mat4 *out);
 /* x = a^-1 b as LAPACK's gesv computes it (LU with partial pivoting, multiplying by the
  * pivots' reciprocals), so that matrices MONAI derives with numpy match to the last bit;
  * false when singular. */
-bool mat4_solve(swin_mat4 a, swin_mat4 b, swin_mat4 *x);
+bool swin_mat4_solve(swin_mat4 a, swin_mat4 b, swin_mat4 *x);
 /* Voxel spacing of each index axis: the length of each column of the 3x3 part. */
-void mat4_spacing(swin_mat4 a, double sp[3]);
+void swin_mat4_spacing(swin_mat4 a, double sp[3]);
 
 /* nibabel.io_orientation: for each voxel axis, the world axis it runs along (0 = x/R,
  * 1 = y/A, 2 = z/S) and its direction (+1 toward R/A/S, -1 away), decided on the
  * closest orthogonal matrix (polar factor) of the direction cosines. */
-bool affine_orientation(swin_mat4 a, int axis[3], int flip[3]);
+bool swin_affine_orientation(swin_mat4 a, int axis[3], int flip[3]);
 /* Orientation codes as 3 letters ("LPS", "RAS", ...) plus NUL. */
-void affine_axcodes(swin_mat4 a, char codes[4]);
+void swin_affine_axcodes(swin_mat4 a, char codes[4]);
 
 /* A resampling target: out voxel (u0, u1, u2) -> input voxel (i, j, k) = to_in * u. */
 struct swin_grid {
@@ -44,7 +44,7 @@ struct swin_grid {
  * (when pixdim is not NULL; diagonal=False, scale_extent=False): the grid of the
  * preprocessed volume. Fails (message in msg) on a singular affine or a grid of
  * more than max_voxels voxels. */
-bool grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, const double *pixdim,
+bool swin_resample_grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool reorient, const double *pixdim,
                int64_t max_voxels, struct swin_grid *out, char *msg, int msg_len);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 struct swin_nifti_header {
     int version;          /* 1 (NIfTI-1, or ANALYZE 7.5 without the NIfTI magic) or 2 */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "runtime/pipeline/affine.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 struct swin_image {
     nifti_image *hdr;   /* the input's header (data not kept): outputs copy its geometry */

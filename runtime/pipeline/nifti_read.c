@@ -12,7 +12,7 @@
 static swin_mat4 best_affine(const nifti_image *n)
 {
     const nifti_dmat44 *src = n->sform_code > 0 ? &n->sto_xyz : &n->qto_xyz;
-    swin_mat4 a = mat4_identity();
+    swin_mat4 a = swin_mat4_identity();
     if (n->sform_code <= 0 && n->qform_code <= 0) { /* NIfTI method 1 (ANALYZE 7.5 compatibility) */
         a.m[0][0] = n->dx;
         a.m[1][1] = n->dy;
@@ -140,7 +140,7 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
         goto fail;
     img->affine = best_affine(n);
     double sp[3];
-    mat4_spacing(img->affine, sp);
+    swin_mat4_spacing(img->affine, sp);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++)
             if (!isfinite(img->affine.m[i][j])) {

@@ -10,7 +10,7 @@
 #include "runtime/pipeline/nifti_io.h"
 
 struct swin_nifti_writer {
-    struct atomic_file af;
+    struct swin_atomic_file af;
     int gz;
     z_stream z;
     unsigned char out[1 << 16];
@@ -43,7 +43,7 @@ static void z_free(voidpf opaque, voidpf p)
 static swin_status put(struct swin_nifti_writer *w, const void *data, size_t bytes, int flush, swin_error *err)
 {
     if (!w->gz) {
-        if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes) return atomic_file_write_failed(&w->af, errno, err);
+        if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes) return swin_atomic_file_write_failed(&w->af, errno, err);
         return SWIN_OK;
     }
     const unsigned char *p = data;
@@ -59,7 +59,7 @@ static swin_status put(struct swin_nifti_writer *w, const void *data, size_t byt
             rc = deflate(&w->z, last ? Z_FINISH : Z_NO_FLUSH);
             if (rc == Z_STREAM_ERROR) return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: zlib deflate failed", w->af.dest);
             size_t have = sizeof w->out - w->z.avail_out;
-            if (have && fwrite(w->out, 1, have, w->af.f) != have) return atomic_file_write_failed(&w->af, errno, err);
+            if (have && fwrite(w->out, 1, have, w->af.f) != have) return swin_atomic_file_write_failed(&w->af, errno, err);
         } while (w->z.avail_out == 0 || (last && rc != Z_STREAM_END));
         p += chunk;
         bytes -= chunk;
@@ -115,7 +115,7 @@ swin_status swin_nifti_writer_open(struct swin_nifti_writer **out, const char *p
     }
     nifti_image_free(n);
 
-    swin_status st = atomic_file_open(&w->af, path, err);
+    swin_status st = swin_atomic_file_open(&w->af, path, err);
     if (st) {
         free(w);
         return st;
@@ -148,15 +148,15 @@ swin_status swin_nifti_writer_finish(struct swin_nifti_writer *w, swin_error *er
     if (w->gz) deflateEnd(&w->z);
     w->gz = 0;
     if (st) {
-        atomic_file_abort(&w->af);
+        swin_atomic_file_abort(&w->af);
         return st;
     }
-    return atomic_file_finish(&w->af, err); /* removes the temporary file on failure */
+    return swin_atomic_file_finish(&w->af, err); /* removes the temporary file on failure */
 }
 
 swin_status swin_nifti_writer_publish(struct swin_nifti_writer *w, swin_error *err)
 {
-    swin_status st = atomic_file_publish(&w->af, err);
+    swin_status st = swin_atomic_file_publish(&w->af, err);
     free(w);
     return st;
 }
@@ -175,6 +175,6 @@ void swin_nifti_writer_abort(struct swin_nifti_writer *w)
 {
     if (!w) return;
     if (w->gz) deflateEnd(&w->z);
-    atomic_file_abort(&w->af);
+    swin_atomic_file_abort(&w->af);
     free(w);
 }

@@ -23,7 +23,7 @@ static void chunk(FILE *f, const char *type, const uint8_t *data, uint32_t n)
     fwrite(b, 1, 4, f);
 }
 
-swin_status swin_png_finish_rgb(struct atomic_file *af, const char *path, const uint8_t *rgb, int width, int height,
+swin_status swin_png_finish_rgb(struct swin_atomic_file *af, const char *path, const uint8_t *rgb, int width, int height,
                                 swin_error *err)
 {
     size_t stride = (size_t)width * 3, raw_n = (stride + 1) * (size_t)height;
@@ -46,7 +46,7 @@ swin_status swin_png_finish_rgb(struct atomic_file *af, const char *path, const 
         return zrc == Z_MEM_ERROR ? swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the preview")
                                   : swin_error_set(err, SWIN_ERR_INTERNAL, "zlib compress failed for the preview");
     }
-    swin_status st = atomic_file_open(af, path, err);
+    swin_status st = swin_atomic_file_open(af, path, err);
     if (st) {
         free(z);
         return st;
@@ -61,5 +61,5 @@ swin_status swin_png_finish_rgb(struct atomic_file *af, const char *path, const 
     chunk(af->f, "IDAT", z, (uint32_t)zn);
     chunk(af->f, "IEND", NULL, 0);
     free(z);
-    return atomic_file_finish(af, err); /* checks every write; removes the file on failure */
+    return swin_atomic_file_finish(af, err); /* checks every write; removes the file on failure */
 }

@@ -6,11 +6,11 @@
 #include <stdint.h>
 
 #include "runtime/atomic_file.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 /* rgb: height rows of width * 3 bytes, top row first. Leaves *af finished, for the caller
- * to publish or abort (atomic_file_publish, atomic_file_abort); on failure nothing. */
-swin_status swin_png_finish_rgb(struct atomic_file *af, const char *path, const uint8_t *rgb, int width, int height,
+ * to publish or abort (swin_atomic_file_publish, swin_atomic_file_abort); on failure nothing. */
+swin_status swin_png_finish_rgb(struct swin_atomic_file *af, const char *path, const uint8_t *rgb, int width, int height,
                                 swin_error *err);
 
 #endif

@@ -43,7 +43,7 @@ static void draw(uint8_t *rgb, int img_w, int x_off, const struct panel *p, int 
         }
 }
 
-swin_status swin_preview_finish(struct atomic_file *af, const char *path, const float *vol, const void *labels,
+swin_status swin_preview_finish(struct swin_atomic_file *af, const char *path, const float *vol, const void *labels,
                                 int label_bytes, const int64_t d[3], const double sp[3], swin_error *err)
 {
     double px = fmin(sp[0], fmin(sp[1], sp[2])); /* mm per pixel */

@@ -49,7 +49,7 @@ void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swi
 /* monai.networks.utils.normalize_transform(shape, align_corners=False): voxel -> [-1, 1] */
 static swin_mat4 normalise(const int64_t n[3])
 {
-    swin_mat4 m = mat4_identity();
+    swin_mat4 m = swin_mat4_identity();
     for (int r = 0; r < 3; r++) {
         m.m[r][r] = 2.0 / (double)n[r];
         m.m[r][3] = 1.0 / (double)n[r] - 1.0;
@@ -65,10 +65,10 @@ swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *in
     swin_mat4 xform, dninv;
     /* spatial_resample: xform = solve(src_affine, dst_affine); to_norm_affine:
      * src_xform @ xform @ inv(dst_xform) */
-    if (!mat4_inverse(g->ras_to_in, &inv->in_to_ras) || !mat4_solve(g->affine, g->ras_affine, &xform) ||
-        !mat4_solve(normalise(g->ras_dim), mat4_identity(), &dninv))
+    if (!swin_mat4_inverse(g->ras_to_in, &inv->in_to_ras) || !swin_mat4_solve(g->affine, g->ras_affine, &xform) ||
+        !swin_mat4_solve(normalise(g->ras_dim), swin_mat4_identity(), &dninv))
         return SWIN_ERR_SHAPE;
-    swin_mat4 t = mat4_mul(mat4_mul(normalise(g->dim), xform), dninv);
+    swin_mat4 t = swin_mat4_mul(swin_mat4_mul(normalise(g->dim), xform), dninv);
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 4; c++) inv->theta[r][c] = t.m[r][c];
     for (int a = 0; a < 3; a++) {

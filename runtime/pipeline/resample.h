@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "runtime/pipeline/affine.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 /* Intensity window: (v - lo) / (hi - lo), clipped to [0, 1] (MONAI ScaleIntensityRange
  * with b_min 0, b_max 1, clip=True). enabled=false keeps the intensities. */

@@ -65,7 +65,7 @@ swin_status swin_pipeline_check(const char *out_path, const struct swin_pipeline
             return swin_error_set(err, SWIN_ERR_ARG, "%s: the %s must be named .nii or .nii.gz", outs[i], what[i]);
         if (i == 2 && (len < 5 || strcmp(outs[i] + len - 4, ".png")))
             return swin_error_set(err, SWIN_ERR_ARG, "%s: the preview is a PNG: name it .png", outs[i]);
-        if ((st = atomic_file_check_dir(outs[i], what[i], err))) return st;
+        if ((st = swin_atomic_file_check_dir(outs[i], what[i], err))) return st;
     }
     return SWIN_OK;
 }
@@ -157,17 +157,17 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     const swin_segment_params *o = &p->params;
     char msg[400];
     for (int k = 0; k < 3; k++) rep->input_dim[k] = dim[k];
-    affine_axcodes(affine, rep->input_axcodes);
-    mat4_spacing(affine, rep->input_spacing);
+    swin_affine_axcodes(affine, rep->input_axcodes);
+    swin_mat4_spacing(affine, rep->input_spacing);
     rep->classes = p->out_channels;
-    if (!grid_plan(affine, dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_NIFTI_MAX_VOXELS, &j->g, msg,
+    if (!swin_resample_grid_plan(affine, dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_NIFTI_MAX_VOXELS, &j->g, msg,
                    sizeof msg))
         return swin_error_set(err, SWIN_ERR_SHAPE, "%s: %s", name, msg);
     swin_status st = swin_inverse_init(&j->g, &j->inv);
     if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s: out of host memory for the inverse resampling", name);
     if (st) return swin_error_set(err, st, "%s: the resampled grid cannot be mapped back (singular affine)", name);
     for (int k = 0; k < 3; k++) rep->grid_dim[k] = j->g.dim[k];
-    mat4_spacing(j->g.affine, rep->grid_spacing);
+    swin_mat4_spacing(j->g.affine, rep->grid_spacing);
     j->sk.n = j->g.dim[0] * j->g.dim[1] * j->g.dim[2];
     if ((st = swin_windows_plan(j->g.dim, p->cube, o->overlap, o->blend, o->sigma_scale, &j->win, err))) return st;
     rep->cubes = swin_windows_count(&j->win);
@@ -213,7 +213,7 @@ static swin_status job_infer(struct job *j, bool probs, swin_error *err)
  * once all are, so that a failure on any leaves none. */
 struct outputs {
     struct swin_nifti_writer *labels, *probs;
-    struct atomic_file preview;
+    struct swin_atomic_file preview;
 };
 
 /* Publishes labels, probabilities, preview in this order; stops at the first failure and
@@ -226,7 +226,7 @@ static swin_status publish(struct outputs *o, swin_error *err)
         st = swin_nifti_writer_publish(o->probs, err);
         o->probs = NULL;
     }
-    if (o->preview.tmp[0] && !st) st = atomic_file_publish(&o->preview, err);
+    if (o->preview.tmp[0] && !st) st = swin_atomic_file_publish(&o->preview, err);
     return st;
 }
 
@@ -234,7 +234,7 @@ static void discard(struct outputs *o)
 {
     swin_nifti_writer_abort(o->labels);
     swin_nifti_writer_abort(o->probs);
-    atomic_file_abort(&o->preview);
+    swin_atomic_file_abort(&o->preview);
 }
 
 static swin_status write_labels(const char *path, const struct swin_image *img, const struct job *j,

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "runtime/pipeline/windows.h"
-#include "runtime/status.h"
+#include "core/status.h"
 
 /* in: (1, roi0, roi1, roi2) float32; out: (out_channels, roi0, roi1, roi2) logits. */
 typedef swin_status (*swin_predict_fn)(void *user, const float *in, float *out, swin_error *err);

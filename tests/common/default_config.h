@@ -4,7 +4,7 @@
 #ifndef SWIN_TEST_DEFAULT_CONFIG_H
 #define SWIN_TEST_DEFAULT_CONFIG_H
 
-#include "runtime/model.h"
+#include "core/model.h"
 
 void test_default_config(struct swin_config *c, int feature_size, int in_channels, int out_channels);
 

@@ -86,11 +86,11 @@ int main(int argc, char **argv)
         return bst == SWIN_ERR_BACKEND ? 77 : 1;
     }
     const struct swin_ops *ops = swin_cuda_ops_for(dtype);
-    struct plan plan;
-    plan_init(&plan);
+    struct swin_plan plan;
+    swin_plan_init(&plan);
     struct swin_exec e = {.plan = &plan, .planning = true, .ops = ops, .be = be, .err = &err};
     swin_status st = swin_forward(&e, &m, dims, NULL, NULL);
-    if (!st) st = plan_solve(&plan, &err);
+    if (!st) st = swin_plan_solve(&plan, &err);
     void *arena = st ? NULL : swin_cuda_arena_alloc(be, plan.arena_bytes, &err);
     if (!arena) {
         fprintf(stderr, "FAIL plan or arena: %s\n", err.msg);
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int k = 0; k <= runs && !st; k++) {
-        plan_rewind(&plan);
+        swin_plan_rewind(&plan);
         e = (struct swin_exec){.plan = &plan, .arena = arena, .ops = ops, .be = be, .err = &err};
         float evms = -1.0f;
         const double t0 = now_ms();
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
     }
 #endif
     swin_cuda_arena_free(be, arena);
-    plan_release(&plan);
+    swin_plan_release(&plan);
     swin_cuda_backend_free(be);
     free(ms);
     free(ev);

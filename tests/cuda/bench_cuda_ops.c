@@ -177,22 +177,6 @@ static void op_free(struct op *b)
     cudaFree(b->ws);
 }
 
-/* The window geometry of a stage of side L (window 7, shifted when the volume is larger). */
-static struct swin_window_geom geometry(int L, int heads)
-{
-    struct swin_window_geom g;
-    memset(&g, 0, sizeof g);
-    for (int k = 0; k < 3; k++) {
-        g.L[k] = L;
-        g.cfg_window[k] = 7;
-        g.win[k] = L <= 7 ? L : 7;
-        g.shift[k] = L <= 7 ? 0 : 3;
-        g.padded[k] = (L + g.win[k] - 1) / g.win[k] * g.win[k];
-    }
-    g.heads = heads;
-    return g;
-}
-
 static struct swin_block_w block_weights(int C, int heads)
 {
     struct swin_block_w b;
@@ -340,7 +324,7 @@ int main(int argc, char **argv)
     x->out = dvol(H, H, H, f), x->in = dvol(H, H, H, f);
     flops[nb - 1] = 6.0 * v1 * f, bytes[nb - 1] = 4.0 * 2 * v1 * f;
     x = ADD("swin_attention stage 0, shifted", ATTN);
-    x->in = dvol(H, H, H, f), x->blk = stage_blk[0], x->g = geometry(H, 3);
+    x->in = dvol(H, H, H, f), x->blk = stage_blk[0], x->g = swin_window_geom_make((int[3]){H, H, H}, (int[3]){7, 7, 7}, 3, true);
     {
         const double n = (double)x->g.win[0] * x->g.win[1] * x->g.win[2];
         const double P = (double)x->g.padded[0] * x->g.padded[1] * x->g.padded[2];
@@ -466,7 +450,7 @@ int main(int argc, char **argv)
         memset(&at, 0, sizeof at);
         memset(&mp, 0, sizeof mp);
         at.be = mp.be = be, at.kind = ATTN, mp.kind = MLP;
-        at.in = dvol(L, L, L, C), at.blk = stage_blk[s], at.g = geometry(L, 3 << s);
+        at.in = dvol(L, L, L, C), at.blk = stage_blk[s], at.g = swin_window_geom_make((int[3]){L, L, L}, (int[3]){7, 7, 7}, 3 << s, true);
         mp.in = dvol(L, L, L, C), mp.blk = stage_blk[s], mp.hidden = 4 * C;
         op_workspace(&at), op_workspace(&mp);
         attn_ms[s] = time_ms(op_run, &at);

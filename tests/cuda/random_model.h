@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "tests/common/check.h"
 
 struct test_model_builder {

@@ -3,6 +3,8 @@
  * are compared exactly and the output volume bit for bit. */
 #include "tests/cuda/cuda_op_test.h"
 
+#include "kernels/op_check.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -35,17 +37,17 @@ int main(void)
     float host_w[8];
     test_fill_uniform(&r, host_w, 8, 0.0f, 1.0f);
     ok &= expect("layernorm with a weight outside the model",
-                 swin_cuda_ops.layernorm(e.gpu, out.dev, in.dev, host_w, g), SWIN_ERR_ARG, e.gpu);
+                 swin_op_layernorm(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, in.dev, host_w, g), SWIN_ERR_ARG, e.gpu);
     struct swin_vol bad = out.dev;
     bad.c = 7;
-    ok &= expect("layernorm with mismatched channels", swin_cuda_ops.layernorm(e.gpu, bad, in.dev, g, g),
+    ok &= expect("layernorm with mismatched channels", swin_op_layernorm(swin_cuda_ops_for(ct_dtype()), e.gpu, bad, in.dev, g, g),
                  SWIN_ERR_SHAPE, e.gpu);
     bad = out.dev;
     bad.pitch = 4;
-    ok &= expect("layernorm with pitch < c", swin_cuda_ops.layernorm(e.gpu, bad, in.dev, g, g), SWIN_ERR_SHAPE, e.gpu);
+    ok &= expect("layernorm with pitch < c", swin_op_layernorm(swin_cuda_ops_for(ct_dtype()), e.gpu, bad, in.dev, g, g), SWIN_ERR_SHAPE, e.gpu);
     bad = out.dev;
     bad.dtype = bad.dtype == SWIN_F16 ? SWIN_F32 : SWIN_F16;  /* the other storage type */
-    ok &= expect("layernorm on a volume of the other storage type", swin_cuda_ops.layernorm(e.gpu, bad, in.dev, g, g),
+    ok &= expect("layernorm on a volume of the other storage type", swin_op_layernorm(swin_cuda_ops_for(ct_dtype()), e.gpu, bad, in.dev, g, g),
                  SWIN_ERR_ARG, e.gpu);
 
     cvol big = cvol_new(4, 4, 4, 16, 16, &r, -1.0f, 1.0f);
@@ -53,26 +55,26 @@ int main(void)
     const swin_merge_order order = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1},
                                     {1, 1, 0}, {1, 0, 1}, {0, 1, 1}, {1, 1, 2}};
     ok &= expect("patch_merge with an offset of 2",
-                 swin_cuda_ops.patch_merge(e.gpu, half.dev, big.dev, order, g, g, g, NULL, 0), SWIN_ERR_ARG, e.gpu);
+                 swin_op_patch_merge(swin_cuda_ops_for(ct_dtype()), e.gpu, half.dev, big.dev, order, g, g, g, NULL, 0), SWIN_ERR_ARG, e.gpu);
 
     struct swin_window_geom geo = {{4, 4, 4}, {4, 4, 4}, {0, 0, 0}, {4, 4, 4}, {7, 7, 7}, 3};
     struct swin_block_w blk;
     memset(&blk, 0, sizeof blk);
     blk.norm1_w = blk.norm1_b = blk.qkv_w = blk.bias_table = blk.proj_w = blk.proj_b = g;
     ok &= expect("swin_attention with C 16 not divisible by 3 heads",
-                 swin_cuda_ops.swin_attention(e.gpu, big.dev, &blk, &geo, NULL, 0), SWIN_ERR_ARG, e.gpu);
+                 swin_op_swin_attention(swin_cuda_ops_for(ct_dtype()), e.gpu, big.dev, &blk, &geo, NULL, 0), SWIN_ERR_ARG, e.gpu);
     geo.heads = 2;
-    ok &= expect("swin_attention without workspace", swin_cuda_ops.swin_attention(e.gpu, big.dev, &blk, &geo, NULL, 0),
+    ok &= expect("swin_attention without workspace", swin_op_swin_attention(swin_cuda_ops_for(ct_dtype()), e.gpu, big.dev, &blk, &geo, NULL, 0),
                  SWIN_ERR_ARG, e.gpu);
     geo.win[0] = 5;
     ok &= expect("swin_attention with a window larger than L",
-                 swin_cuda_ops.swin_attention(e.gpu, big.dev, &blk, &geo, NULL, 0), SWIN_ERR_ARG, e.gpu);
+                 swin_op_swin_attention(swin_cuda_ops_for(ct_dtype()), e.gpu, big.dev, &blk, &geo, NULL, 0), SWIN_ERR_ARG, e.gpu);
 
-    ok &= expect("conv3d with k 4", swin_cuda_ops.conv3d(e.gpu, out.dev, in.dev, g, NULL, 4, 1, 1, NULL, 0),
+    ok &= expect("conv3d with k 4", swin_op_conv3d(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, in.dev, g, NULL, 4, 1, 1, NULL, 0),
                  SWIN_ERR_ARG, e.gpu);
-    ok &= expect("conv_transpose2 with wrong output dims", swin_cuda_ops.conv_transpose2(e.gpu, out.dev, in.dev, g),
+    ok &= expect("conv_transpose2 with wrong output dims", swin_op_conv_transpose2(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, in.dev, g),
                  SWIN_ERR_SHAPE, e.gpu);
-    ok &= expect("pack_input from NULL", swin_cuda_ops.pack_input(e.gpu, out.dev, NULL), SWIN_ERR_ARG, e.gpu);
+    ok &= expect("pack_input from NULL", swin_op_pack_input(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, NULL), SWIN_ERR_ARG, e.gpu);
     ok &= cvol_compare("outputs untouched by failed calls", &out, 0, 8, 0.0);
     ok &= cvol_compare("merge output untouched", &half, 0, 32, 0.0);
     cvol_free(&in);

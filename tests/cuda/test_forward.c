@@ -47,11 +47,11 @@ static bool run_forward(const char *name, const struct swin_ops *ops, void *be, 
                         void (*free_arena)(void *, void *), bool freeze, size_t *arena_bytes)
 {
     swin_error err = {0};
-    struct plan plan;
-    plan_init(&plan);
+    struct swin_plan plan;
+    swin_plan_init(&plan);
     struct swin_exec e = {.plan = &plan, .planning = true, .ops = ops, .be = be, .err = &err};
     swin_status st = swin_forward(&e, m, cube, NULL, NULL);
-    if (!st) st = plan_solve(&plan, &err);
+    if (!st) st = swin_plan_solve(&plan, &err);
     void *arena = NULL;
     if (!st) {
         fprintf(stderr, "%s: arena %.1f MiB\n", name, plan.arena_bytes / 1048576.0);
@@ -60,7 +60,7 @@ static bool run_forward(const char *name, const struct swin_ops *ops, void *be, 
     }
     if (!st) {
         *arena_bytes = plan.arena_bytes;
-        plan_rewind(&plan);
+        swin_plan_rewind(&plan);
         e = (struct swin_exec){.plan = &plan, .arena = arena, .ops = ops, .be = be, .err = &err};
 #ifndef CT_REAL_GPU
         if (freeze) cuemu_mem_freeze(1);
@@ -71,7 +71,7 @@ static bool run_forward(const char *name, const struct swin_ops *ops, void *be, 
 #endif
     }
     if (arena) free_arena(be, arena);
-    plan_release(&plan);
+    swin_plan_release(&plan);
     if (st) fprintf(stderr, "FAIL %s forward: %s\n", name, err.msg);
     return st == SWIN_OK;
 }

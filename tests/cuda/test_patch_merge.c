@@ -1,5 +1,5 @@
 /* patch_merge: CUDA backend (emulated: gather of the 8 sub-grids, LN over 8C, reduction
- * GEMM) against swin_cpu_ops, for the three merge orders of runtime/model.h.
+ * GEMM) against swin_cpu_ops, for the three merge orders of core/model.h.
  * Tolerance: 2e-5 relative to max(1, max|ref|): one fp32 GEMM of K = 8C <= 192 with
  * normalised inputs (|a| <= ~4) and |w| <= 0.2 in a different order (~192 * 6e-8 * 0.8),
  * LN over 8C in fp32 vs double.

@@ -21,16 +21,7 @@
 static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3], bool odd_block,
                       int C, int heads, int pitch, bool qkv_bias)
 {
-    struct swin_window_geom g;
-    memset(&g, 0, sizeof g);
-    for (int k = 0; k < 3; k++) {
-        g.L[k] = L[k];
-        g.cfg_window[k] = cfg[k];
-        g.win[k] = L[k] <= cfg[k] ? L[k] : cfg[k];
-        g.shift[k] = (L[k] <= cfg[k] || !odd_block) ? 0 : cfg[k] / 2;
-        g.padded[k] = (L[k] + g.win[k] - 1) / g.win[k] * g.win[k];
-    }
-    g.heads = heads;
+    const struct swin_window_geom g = swin_window_geom_make(L, cfg, heads, odd_block);
     const size_t T = (size_t)(2 * cfg[0] - 1) * (2 * cfg[1] - 1) * (2 * cfg[2] - 1);
     struct swin_block_w w;
     memset(&w, 0, sizeof w);

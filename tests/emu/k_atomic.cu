@@ -2,7 +2,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 #include "tests/emu/k_atomic.h"
 
 /* CAS loops start from an atomic read (atomicAdd of 0, or a CAS that cannot change the

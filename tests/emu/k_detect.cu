@@ -1,5 +1,5 @@
 /* Deliberately broken kernels (and their correct twins) for the detector tests. */
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 #include "tests/emu/k_detect.h"
 
 #define FULL 0xFFFFFFFFu

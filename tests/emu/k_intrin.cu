@@ -1,5 +1,5 @@
 /* Bit, integer and conversion intrinsics, one result each per thread. */
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 #include "tests/emu/k_intrin.h"
 
 __global__ void intrinsics(const unsigned *a, const unsigned *b, const unsigned *s, const float *f,

@@ -1,6 +1,6 @@
 /* Warp shuffles, votes, match, reduce and __syncwarp, with full and partial masks,
  * every width, and a partial last warp. */
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 #include "tests/emu/k_warp.h"
 
 #define FULL 0xFFFFFFFFu

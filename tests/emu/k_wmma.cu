@@ -3,7 +3,7 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 #include "tests/emu/k_wmma.h"
 
 using namespace nvcuda;

@@ -115,13 +115,13 @@ static swin_status do_write_npy(struct world *w, swin_error *err)
     swin_model_info mi;
     swin_model_get_info(w->model, &mi);
     const size_t shape[5] = {1, (size_t)mi.out_channels, 32, 32, 32};
-    return npy_write_f32(w->logits_npy, w->logits, 5, shape, err);
+    return swin_npy_write_f32(w->logits_npy, w->logits, 5, shape, err);
 }
 
 static swin_status do_read_npy(struct world *w, swin_error *err)
 {
-    struct npy_array a;
-    swin_status st = npy_read_f32(w->input_npy, &a, err);
+    struct swin_npy_array a;
+    swin_status st = swin_npy_read_f32(w->input_npy, &a, err);
     free(a.data);
     return st;
 }
@@ -301,7 +301,7 @@ static int make_buffers(struct world *w)
     for (size_t k = 0; k < w->in_n; k++) w->input[k] = (float)(k % 97) / 97.0f;
     const size_t shape[5] = {1, (size_t)mi.in_channels, 32, 32, 32};
     swin_error err;
-    if (npy_write_f32(w->input_npy, w->input, 5, shape, &err)) {
+    if (swin_npy_write_f32(w->input_npy, w->input, 5, shape, &err)) {
         fprintf(stderr, "FAIL %s\n", err.msg);
         return 1;
     }

@@ -1,4 +1,4 @@
-/* pb_check (weights/pb_check.h) on hand-made NodeProto bytes: what it accepts protobuf-c
+/* swin_pb_check (weights/pb_check.h) on hand-made NodeProto bytes: what it accepts protobuf-c
  * unpacks, each kind of malformed input is refused with its own reason. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,15 +7,15 @@
 #include "tests/common/check.h"
 #include "weights/pb_check.h"
 
-extern const ProtobufCMessageDescriptor onnx__node_proto__descriptor;   /* the generated onnx.pb-c.c */
+extern const ProtobufCMessageDescriptor swin_onnx__node_proto__descriptor;   /* the generated onnx.pb-c.c */
 
 /* NodeProto bytes in a string literal; NULL `want`: accepted, else a substring of the reason */
 static bool expect(const char *what, const char *bytes, size_t n, const char *want)
 {
-    const char *why = pb_check(&onnx__node_proto__descriptor, (const uint8_t *)bytes, n);
+    const char *why = swin_pb_check(&swin_onnx__node_proto__descriptor, (const uint8_t *)bytes, n);
     bool ok = want ? why && strstr(why, want) : !why;
     if (!want && !why) {   /* what passes, protobuf-c unpacks */
-        ProtobufCMessage *m = protobuf_c_message_unpack(&onnx__node_proto__descriptor, NULL, n, (const uint8_t *)bytes);
+        ProtobufCMessage *m = protobuf_c_message_unpack(&swin_onnx__node_proto__descriptor, NULL, n, (const uint8_t *)bytes);
         if (!m) fprintf(stderr, "%s: accepted, but protobuf-c cannot unpack it\n", what);
         ok = m != NULL;
         protobuf_c_message_free_unpacked(m, NULL);
@@ -71,9 +71,9 @@ int main(void)
 
     unsigned char b[512];
     size_t n = nested(b, sizeof b, 10);   /* 30 levels below the node */
-    ok &= check_true("nested 30 deep", pb_check(&onnx__node_proto__descriptor, b, n) == NULL);
+    ok &= check_true("nested 30 deep", swin_pb_check(&swin_onnx__node_proto__descriptor, b, n) == NULL);
     n = nested(b, sizeof b, 11);          /* 33 */
-    const char *why = pb_check(&onnx__node_proto__descriptor, b, n);
+    const char *why = swin_pb_check(&swin_onnx__node_proto__descriptor, b, n);
     ok &= check_true("nested 33 deep", why && strstr(why, "nested too deeply"));
     return test_exit(ok);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Check that swin_onnx_load binds the right tensors, in the canonical layouts of
-runtime/model.h: selected weights written by loader_dump are compared bit for bit with the
+core/model.h: selected weights written by loader_dump are compared bit for bit with the
 values python's onnx/numpy read from the same file, converted here independently.
 
     check_weights.py LOADER_DUMP CASE_DIR_OR_MODEL

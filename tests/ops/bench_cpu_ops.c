@@ -120,14 +120,7 @@ static void bench_swin(int L, int c, int heads, int win)
         .norm2_w = p[7] = test_rand(&r, c, 0.5f, 1.5f), .norm2_b = p[8] = test_rand(&r, c, -.5f, .5f),
         .fc1_w = p[9] = test_rand(&r, (size_t)c * hid, -.1f, .1f), .fc1_b = p[10] = test_rand(&r, hid, -.5f, .5f),
         .fc2_w = p[11] = test_rand(&r, (size_t)hid * c, -.1f, .1f), .fc2_b = p[12] = test_rand(&r, c, -.5f, .5f)};
-    struct swin_window_geom g = {.heads = heads};
-    for (int k = 0; k < 3; k++) {
-        g.L[k] = L;
-        g.cfg_window[k] = win;
-        g.win[k] = L <= win ? L : win;
-        g.shift[k] = L <= win ? 0 : win / 2;
-        g.padded[k] = (L + g.win[k] - 1) / g.win[k] * g.win[k];
-    }
+    const struct swin_window_geom g = swin_window_geom_make((int[3]){L, L, L}, (int[3]){win, win, win}, heads, true);
     size_t wa = swin_cpu_ops.swin_attention_ws(be, x.v, &g), wm = swin_cpu_ops.swin_mlp_ws(be, x.v, hid);
     void *ws = ws_new(wa > wm ? wa : wm);
     struct timing ba, bm;

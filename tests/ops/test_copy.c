@@ -2,6 +2,8 @@
  * of a concat, dense to dense; exact (it is a copy). */
 #include "tests/ops/op_test.h"
 
+#include "kernels/op_check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,7 +43,7 @@ int main(void)
     ok &= run_case(be, 5, 9, 13, 12, 12, 24, 12);   /* into the skip half of a concat */
     ok &= run_case(be, 3, 1, 7, 5, 8, 5, 0);        /* pitched to dense */
     ok &= run_case(be, 4, 4, 4, 3, 3, 3, 0);        /* dense to dense */
-    int bad = swin_cpu_ops.copy(be, (struct swin_vol){NULL, 1, 1, 1, 1, 1, SWIN_F32}, (struct swin_vol){NULL, 1, 1, 1, 1, 1, SWIN_F32});
+    int bad = swin_op_copy(&swin_cpu_ops, be, (struct swin_vol){NULL, 1, 1, 1, 1, 1, SWIN_F32}, (struct swin_vol){NULL, 1, 1, 1, 1, 1, SWIN_F32});
     ok &= check_true("copy with NULL data fails with SWIN_ERR_ARG", bad == SWIN_ERR_ARG);
     swin_cpu_backend_free(be);
     return test_exit(ok);

@@ -2,6 +2,8 @@
  * written. Also: create rejects a bad thread count. */
 #include "tests/ops/op_test.h"
 
+#include "kernels/op_check.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -30,33 +32,33 @@ int main(void)
     float w[27 * 3 * 5] = {0}, g[16] = {0};
     char ws[64];
     ok &= expect(be, "conv3d out dims wrong for stride 2",
-                 swin_cpu_ops.conv3d(be, out.v, in.v, w, NULL, 3, 2, 1, ws, sizeof ws), SWIN_ERR_SHAPE);
+                 swin_op_conv3d(&swin_cpu_ops, be, out.v, in.v, w, NULL, 3, 2, 1, ws, sizeof ws), SWIN_ERR_SHAPE);
     ok &= expect(be, "conv3d workspace too small",
-                 swin_cpu_ops.conv3d(be, out.v, in.v, w, NULL, 3, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
-    ok &= expect(be, "conv3d k 4", swin_cpu_ops.conv3d(be, out.v, in.v, w, NULL, 4, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
+                 swin_op_conv3d(&swin_cpu_ops, be, out.v, in.v, w, NULL, 3, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
+    ok &= expect(be, "conv3d k 4", swin_op_conv3d(&swin_cpu_ops, be, out.v, in.v, w, NULL, 4, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
     struct swin_vol pitchless = in.v;
     pitchless.pitch = 2;
-    ok &= expect(be, "layernorm pitch < c", swin_cpu_ops.layernorm(be, pitchless, pitchless, NULL, NULL), SWIN_ERR_SHAPE);
-    ok &= expect(be, "layernorm c mismatch", swin_cpu_ops.layernorm(be, out.v, in.v, NULL, NULL), SWIN_ERR_SHAPE);
-    ok &= expect(be, "instnorm_act residual c mismatch", swin_cpu_ops.instnorm_act(be, in.v, true, NULL, NULL, &out.v, true),
+    ok &= expect(be, "layernorm pitch < c", swin_op_layernorm(&swin_cpu_ops, be, pitchless, pitchless, NULL, NULL), SWIN_ERR_SHAPE);
+    ok &= expect(be, "layernorm c mismatch", swin_op_layernorm(&swin_cpu_ops, be, out.v, in.v, NULL, NULL), SWIN_ERR_SHAPE);
+    ok &= expect(be, "instnorm_act residual c mismatch", swin_op_instnorm_act(&swin_cpu_ops, be, in.v, true, NULL, NULL, &out.v, true),
                  SWIN_ERR_SHAPE);
-    ok &= expect(be, "conv_transpose2 out not 2x", swin_cpu_ops.conv_transpose2(be, out.v, in.v, w), SWIN_ERR_SHAPE);
+    ok &= expect(be, "conv_transpose2 out not 2x", swin_op_conv_transpose2(&swin_cpu_ops, be, out.v, in.v, w), SWIN_ERR_SHAPE);
     struct swin_block_w blk = {.norm1_w = g, .norm1_b = g, .qkv_w = w, .bias_table = w, .proj_w = w, .proj_b = g};
     struct swin_window_geom geo = {.L = {4, 4, 4}, .win = {4, 4, 4}, .shift = {0, 0, 0}, .padded = {4, 4, 4},
                                    .cfg_window = {7, 7, 7}, .heads = 2};
-    ok &= expect(be, "swin_attention C 3 with 2 heads", swin_cpu_ops.swin_attention(be, in.v, &blk, &geo, ws, sizeof ws),
+    ok &= expect(be, "swin_attention C 3 with 2 heads", swin_op_swin_attention(&swin_cpu_ops, be, in.v, &blk, &geo, ws, sizeof ws),
                  SWIN_ERR_ARG);
     geo.heads = 3;
     geo.shift[1] = 4;
-    ok &= expect(be, "swin_attention shift >= window", swin_cpu_ops.swin_attention(be, in.v, &blk, &geo, ws, sizeof ws),
+    ok &= expect(be, "swin_attention shift >= window", swin_op_swin_attention(&swin_cpu_ops, be, in.v, &blk, &geo, ws, sizeof ws),
                  SWIN_ERR_ARG);
     geo.shift[1] = 0;
     geo.padded[2] = 8;
-    ok &= expect(be, "swin_attention padded inconsistent", swin_cpu_ops.swin_attention(be, in.v, &blk, &geo, ws, sizeof ws),
+    ok &= expect(be, "swin_attention padded inconsistent", swin_op_swin_attention(&swin_cpu_ops, be, in.v, &blk, &geo, ws, sizeof ws),
                  SWIN_ERR_ARG);
     tvol m = tvol_new(2, 2, 2, 5, 6);
     ok &= expect(be, "patch_merge out c != 2C",
-                 swin_cpu_ops.patch_merge(be, m.v, in.v, swin_merge_order_v15, g, g, w, ws, sizeof ws), SWIN_ERR_SHAPE);
+                 swin_op_patch_merge(&swin_cpu_ops, be, m.v, in.v, swin_merge_order_v15, g, g, w, ws, sizeof ws), SWIN_ERR_SHAPE);
     ok &= tvol_guard_ok("outputs untouched after failures", &out, 0, 0);
     tvol_free(&in);
     tvol_free(&out);

@@ -33,19 +33,6 @@ static void pyslice(int start, int stop, int P, int *b, int *e)
     if (*e < *b) *e = *b;
 }
 
-/* Spec 3.4 step 2: effective window and shift of one block. */
-static void block_geom(struct swin_window_geom *g, const int L[3], const int cfg[3], int heads, bool odd_block)
-{
-    for (int k = 0; k < 3; k++) {
-        g->L[k] = L[k];
-        g->cfg_window[k] = cfg[k];
-        g->win[k] = L[k] <= cfg[k] ? L[k] : cfg[k];
-        g->shift[k] = L[k] <= cfg[k] ? 0 : (odd_block ? cfg[k] / 2 : 0);
-        g->padded[k] = (L[k] + g->win[k] - 1) / g->win[k] * g->win[k];
-    }
-    g->heads = heads;
-}
-
 /* ref (L1 L2 L3, C) = x + attention(x), x dense (L1 L2 L3, C). */
 static void naive(float *ref, const float *x, int C, const struct swin_window_geom *g, const struct swin_block_w *w,
                   struct variant var)
@@ -202,8 +189,7 @@ static bool run_case(struct swin_cpu_backend *be, int L0, int L1, int L2, const 
                      bool odd_block, int pitch, bool qkv_bias, struct variant must_differ[], int nvar)
 {
     const int L[3] = {L0, L1, L2};
-    struct swin_window_geom g;
-    block_geom(&g, L, cfg, heads, odd_block);
+    const struct swin_window_geom g = swin_window_geom_make(L, cfg, heads, odd_block);
     char name[200];
     snprintf(name, sizeof name,
              "swin_attention L %dx%dx%d cfg %dx%dx%d win %dx%dx%d shift %d,%d,%d P %dx%dx%d C %d heads %d pitch %d qkv_b %d",

@@ -78,8 +78,7 @@ static bool run_all(void)
     COLLECT(x, "layernorm", n);
 
     RESET_X;
-    struct swin_window_geom g = {.L = {D, H, W}, .win = {7, 7, 7}, .shift = {3, 3, 3}, .padded = {14, 14, 14},
-                                 .cfg_window = {cfg[0], cfg[1], cfg[2]}, .heads = 3};
+    const struct swin_window_geom g = swin_window_geom_make((int[3]){D, H, W}, cfg, 3, true);
     FOR_BE {
         size_t wsb = swin_cpu_ops.swin_attention_ws(be[i], x[i].v, &g);
         void *ws = ws_new(wsb);

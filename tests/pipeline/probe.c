@@ -98,7 +98,7 @@ int main(int argc, char **argv)
         struct swin_image img;
         if (swin_image_read(argv[2], &img, &e)) return fail(&e);
         size_t shape[3] = {(size_t)img.dim[2], (size_t)img.dim[1], (size_t)img.dim[0]};
-        if (npy_write_f32(argv[3], img.data, 3, shape, &e)) return fail(&e);
+        if (swin_npy_write_f32(argv[3], img.data, 3, shape, &e)) return fail(&e);
         FILE *t = fopen(argv[4], "w");
         write_mat(t, &img.affine);
         fclose(t);
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
         if (swin_image_read(argv[2], &img, &e)) return fail(&e);
         struct swin_grid g;
         char msg[256];
-        if (!grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
+        if (!swin_resample_grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
                        sizeof msg)) {
             fprintf(stderr, "probe: %s\n", msg);
             return 1;
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
         struct swin_intensity range = {o->intensity_clip, o->intensity_range[0], o->intensity_range[1]};
         swin_resample_in(img.data, img.dim, &g, range, vol);
         size_t shape[3] = {(size_t)g.dim[0], (size_t)g.dim[1], (size_t)g.dim[2]};
-        if (npy_write_f32(argv[3], vol, 3, shape, &e)) return fail(&e);
+        if (swin_npy_write_f32(argv[3], vol, 3, shape, &e)) return fail(&e);
         FILE *t = fopen(argv[4], "w");
         write_mat(t, &g.affine);
         fclose(t);
@@ -151,8 +151,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "sliding") && argc == 10) {
-        struct npy_array x;
-        if (npy_read_f32(argv[2], &x, &e)) return fail(&e);
+        struct swin_npy_array x;
+        if (swin_npy_read_f32(argv[2], &x, &e)) return fail(&e);
         struct fake f = {{atoi(argv[4]), atoi(argv[5]), atoi(argv[6])}, atoi(argv[9])};
         int64_t size[3] = {(int64_t)x.shape[0], (int64_t)x.shape[1], (int64_t)x.shape[2]};
         struct swin_windows w;
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
                                  .sink = sink, .sink_user = &col};
         if (swin_sliding_run(&s, x.data, &e)) return fail(&e);
         size_t shape[4] = {(size_t)f.co, x.shape[0], x.shape[1], x.shape[2]};
-        if (npy_write_f32(argv[3], out, 4, shape, &e)) return fail(&e);
+        if (swin_npy_write_f32(argv[3], out, 4, shape, &e)) return fail(&e);
         printf("windows %lld slab_axis %d\n", (long long)swin_windows_count(&w), swin_sliding_axis(&w));
         swin_windows_free(&w);
         free(out);

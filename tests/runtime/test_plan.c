@@ -7,11 +7,11 @@
 #include "runtime/plan.h"
 #include "tests/common/check.h"
 
-static bool disjoint_when_live(const struct plan *p)
+static bool disjoint_when_live(const struct swin_plan *p)
 {
     for (int i = 0; i < p->n; i++)
         for (int j = i + 1; j < p->n; j++) {
-            const struct plan_tensor *a = &p->t[i], *b = &p->t[j];
+            const struct swin_plan_tensor *a = &p->t[i], *b = &p->t[j];
             bool live_together = a->born < b->dies && b->born < a->dies;
             bool bytes_overlap = a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
             if (live_together && bytes_overlap) {
@@ -23,7 +23,7 @@ static bool disjoint_when_live(const struct plan *p)
 }
 
 /* Independent lower bound: at every instant, the sum of live sizes. */
-static size_t brute_bound(const struct plan *p)
+static size_t brute_bound(const struct swin_plan *p)
 {
     size_t best = 0;
     for (int e = 0; e < p->event; e++) {
@@ -41,53 +41,53 @@ int main(void)
     swin_error err;
 
     /* A known case: a, b live together (300 + 100), then c (250) after a dies, then d with c. */
-    struct plan p;
-    plan_init(&p);
-    int a = plan_alloc(&p, 300 * 256, "a"), b = plan_alloc(&p, 100 * 256, "b");
-    plan_free(&p, a);
-    int c = plan_alloc(&p, 250 * 256, "c");
-    plan_free(&p, b);
-    int d = plan_alloc(&p, 50 * 256, "d");
-    plan_free(&p, c);
-    plan_free(&p, d);
-    ok &= check_true("known case solves", plan_solve(&p, &err) == SWIN_OK);
+    struct swin_plan p;
+    swin_plan_init(&p);
+    int a = swin_plan_alloc(&p, 300 * 256, "a"), b = swin_plan_alloc(&p, 100 * 256, "b");
+    swin_plan_free(&p, a);
+    int c = swin_plan_alloc(&p, 250 * 256, "c");
+    swin_plan_free(&p, b);
+    int d = swin_plan_alloc(&p, 50 * 256, "d");
+    swin_plan_free(&p, c);
+    swin_plan_free(&p, d);
+    ok &= check_true("known case solves", swin_plan_solve(&p, &err) == SWIN_OK);
     ok &= check_true("known case: lower bound 400 blocks", p.lower_bound == 400 * 256);
     ok &= check_true("known case: arena 400 blocks", p.arena_bytes == 400 * 256);
     ok &= check_true("known case: disjoint", disjoint_when_live(&p));
-    plan_rewind(&p);
-    ok &= check_true("run mode replays ids", plan_alloc(&p, 300 * 256, "a") == a);
-    ok &= check_true("run mode rejects a diverging size", plan_alloc(&p, 7, "b") == -1);
-    plan_release(&p);
+    swin_plan_rewind(&p);
+    ok &= check_true("run mode replays ids", swin_plan_alloc(&p, 300 * 256, "a") == a);
+    ok &= check_true("run mode rejects a diverging size", swin_plan_alloc(&p, 7, "b") == -1);
+    swin_plan_release(&p);
 
     /* A tensor never freed is an internal error, not a silent leak in the arena. */
-    plan_init(&p);
-    plan_alloc(&p, 1000, "leak");
-    ok &= check_true("unfreed tensor is reported", plan_solve(&p, &err) == SWIN_ERR_INTERNAL);
-    plan_release(&p);
+    swin_plan_init(&p);
+    swin_plan_alloc(&p, 1000, "leak");
+    ok &= check_true("unfreed tensor is reported", swin_plan_solve(&p, &err) == SWIN_ERR_INTERNAL);
+    swin_plan_release(&p);
 
     /* Random stacks of lifetimes. */
     srand(12345);
     double worst = 1.0;
     for (int round = 0; round < 200; round++) {
-        plan_init(&p);
+        swin_plan_init(&p);
         int live[64], nlive = 0;
         for (int step = 0; step < 120; step++) {
             if (nlive < 64 && (nlive == 0 || rand() % 3)) {
-                live[nlive++] = plan_alloc(&p, (size_t)(1 + rand() % 100000), "t");
+                live[nlive++] = swin_plan_alloc(&p, (size_t)(1 + rand() % 100000), "t");
             } else {
                 int k = rand() % nlive;
-                plan_free(&p, live[k]);
+                swin_plan_free(&p, live[k]);
                 live[k] = live[--nlive];
             }
         }
-        while (nlive) plan_free(&p, live[--nlive]);
-        if (plan_solve(&p, &err) != SWIN_OK) ok &= check_true("random plan solves", false);
+        while (nlive) swin_plan_free(&p, live[--nlive]);
+        if (swin_plan_solve(&p, &err) != SWIN_OK) ok &= check_true("random plan solves", false);
         if (!disjoint_when_live(&p)) ok &= check_true("random plan disjoint", false);
         if (p.lower_bound != brute_bound(&p)) ok &= check_true("lower bound equals brute force", false);
         if (p.arena_bytes < p.lower_bound) ok &= check_true("arena >= bound", false);
         double r = (double)p.arena_bytes / (double)p.lower_bound;
         if (r > worst) worst = r;
-        plan_release(&p);
+        swin_plan_release(&p);
     }
     fprintf(stderr, "random plans: worst arena/bound %.3f\n", worst);
     ok &= check_true("200 random plans valid", ok);

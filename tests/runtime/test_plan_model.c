@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "runtime/swinrun.h"
 #include "tests/common/check.h"
 #include "tests/common/default_config.h"

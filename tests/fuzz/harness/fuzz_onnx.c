@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "runtime/model.h"
+#include "core/model.h"
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
 #include "weights/onnx_loader.h"

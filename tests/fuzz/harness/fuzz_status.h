@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/status.h"
+#include "core/status.h"
 
 static inline void fuzz_check_error(swin_status st, const swin_error *err, bool one_line)
 {

@@ -1,5 +1,5 @@
-/* libFuzzer harness: the ONNX file's wire reader and indexer alone (onnx_file_open, then
- * graph_build over what it indexed), without matching or binding the model; faster than
+/* libFuzzer harness: the ONNX file's wire reader and indexer alone (swin_onnx_file_open, then
+ * swin_onnx_index_build over what it indexed), without matching or binding the model; faster than
  * fuzz_onnx, so it gets deeper into the wire format. External data as in fuzz_onnx. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,15 +18,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
     const char *path = fuzz_input_write("model.onnx", bytes, size);
-    struct onnx_file f;
+    struct swin_onnx_file f;
     swin_error err = {SWIN_OK, ""};
-    swin_status st = onnx_file_open(path, &f, &err);
+    swin_status st = swin_onnx_file_open(path, &f, &err);
     fuzz_check_error(st, &err, false);
     if (st) return 0;
-    struct graph g;
-    st = graph_build(&g, &f, &err);
+    struct swin_onnx_index g;
+    st = swin_onnx_index_build(&g, &f, &err);
     fuzz_check_error(st, &err, false);
-    if (!st) graph_free(&g);
-    onnx_file_close(&f);
+    if (!st) swin_onnx_index_free(&g);
+    swin_onnx_file_close(&f);
     return 0;
 }

@@ -6,9 +6,11 @@
  *
  *   __global__ void k(...) { SWIN_DYN_SMEM(float, tile); ... tile[i] ... }
  *
- * Under nvcc these are <<<...>>> and `extern __shared__`; in the emulated build
- * (kernels/emu/cuemu.h) the emulator's launcher and its per-launch buffer. This is the
- * only place in the project where <<< may appear. */
+ * Under nvcc these are <<<...>>> and `extern __shared__`. Only a target built with
+ * swin_emu_cuda_sources (kernels/emu/CMakeLists.txt: -DSWIN_EMU and a forced include of
+ * kernels/emu/cuemu.h) maps them onto the emulator's launcher and per-launch buffer; this
+ * header itself includes nothing of the emulator. This is the only place in the project
+ * where <<< may appear. */
 #ifndef SWIN_LAUNCH_H
 #define SWIN_LAUNCH_H
 
@@ -22,6 +24,8 @@
 #elif defined(SWIN_EMU)
 #define SWIN_LAUNCH(kernel, ...) ::cuemu::make_launcher(kernel, #kernel, __VA_ARGS__)
 #define SWIN_DYN_SMEM(T, name) T *name = static_cast<T *>(cuemu_dynamic_smem())
+#else
+#error "kernels/cuda/swin_launch.h: compile with nvcc, or through swin_emu_cuda_sources (SWIN_EMU)"
 #endif
 
 #endif

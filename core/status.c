@@ -1,4 +1,4 @@
-#include "runtime/status.h"
+#include "core/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "runtime/model.h"
+#include "core/model.h"
 
 #include <stdlib.h>
 

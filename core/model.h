@@ -1,4 +1,4 @@
-/* The struct graph: a Swin UNETR's configuration and one named field per weight.
+/* The model graph (struct swin_model): a Swin UNETR's configuration and one named field per weight.
  *
  * Everything here is host memory, float32, in the layouts that the op table expects
  * (see kernels/ops.h). The loader (weights/) fills it; forward() (runtime/forward.c)

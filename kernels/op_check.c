@@ -1,0 +1,205 @@
+#include "kernels/op_check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static int fail(const struct swin_ops *o, void *be, swin_status status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(const struct swin_ops *o, void *be, swin_status status, const char *fmt, ...)
+{
+    char msg[SWIN_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->set_error(be, msg);
+    return (int)status;
+}
+
+static const char *dtype_name(enum swin_dtype t) { return t == SWIN_F16 ? "float16" : "float32"; }
+
+static int check_vol(const struct swin_ops *o, void *be, const char *op, const char *name, struct swin_vol v)
+{
+    if (!v.data) return fail(o, be, SWIN_ERR_ARG, "%s: %s.data is NULL", op, name);
+    if (v.dtype != o->act_dtype)
+        return fail(o, be, SWIN_ERR_ARG, "%s: %s is %s but the %s backend stores %s (its op table's act_dtype)", op,
+                    name, dtype_name(v.dtype), o->name, dtype_name(o->act_dtype));
+    if (v.d <= 0 || v.h <= 0 || v.w <= 0 || v.c <= 0 || v.pitch < v.c)
+        return fail(o, be, SWIN_ERR_SHAPE, "%s: %s has dims %dx%dx%d, c %d, pitch %d (need positive dims and c, pitch >= c)",
+                    op, name, v.d, v.h, v.w, v.c, v.pitch);
+    return 0;
+}
+
+static int check_vols(const struct swin_ops *o, void *be, const char *op, struct swin_vol out, struct swin_vol in)
+{
+    int rc = check_vol(o, be, op, "out", out);
+    return rc ? rc : check_vol(o, be, op, "in", in);
+}
+
+static int check_same_dims(const struct swin_ops *o, void *be, const char *op, const char *a_name, struct swin_vol a,
+                           const char *b_name, struct swin_vol b)
+{
+    if (a.d == b.d && a.h == b.h && a.w == b.w && a.c == b.c) return 0;
+    return fail(o, be, SWIN_ERR_SHAPE, "%s: %s %dx%dx%dx%d differs from %s %dx%dx%dx%d", op, a_name, a.d, a.h, a.w, a.c,
+                b_name, b.d, b.h, b.w, b.c);
+}
+
+static int check_ws(const struct swin_ops *o, void *be, const char *op, size_t need, const void *ws, size_t ws_bytes)
+{
+    if (!need || (ws && ws_bytes >= need)) return 0;
+    return fail(o, be, SWIN_ERR_ARG, "%s: workspace %zu bytes, need %zu (%s_ws)", op, ws ? ws_bytes : 0, need, op);
+}
+
+int swin_op_pack_input(const struct swin_ops *o, void *be, struct swin_vol out, const float *host_cdhw)
+{
+    int rc = check_vol(o, be, "pack_input", "out", out);
+    if (rc) return rc;
+    if (!host_cdhw) return fail(o, be, SWIN_ERR_ARG, "pack_input: host_cdhw is NULL");
+    return o->pack_input(be, out, host_cdhw);
+}
+
+int swin_op_unpack_output(const struct swin_ops *o, void *be, float *host_cdhw, struct swin_vol in)
+{
+    int rc = check_vol(o, be, "unpack_output", "in", in);
+    if (rc) return rc;
+    if (!host_cdhw) return fail(o, be, SWIN_ERR_ARG, "unpack_output: host_cdhw is NULL");
+    return o->unpack_output(be, host_cdhw, in);
+}
+
+int swin_op_copy(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in)
+{
+    int rc = check_vols(o, be, "copy", out, in);
+    if (!rc) rc = check_same_dims(o, be, "copy", "out", out, "in", in);
+    return rc ? rc : o->copy(be, out, in);
+}
+
+static int conv_out_dim(int n, int k, int stride, int pad)
+{
+    const int span = n + 2 * pad - k;
+    return span < 0 ? -1 : span / stride + 1;
+}
+
+int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in, const float *w,
+                   const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
+{
+    int rc = check_vols(o, be, "conv3d", out, in);
+    if (rc) return rc;
+    if (!w) return fail(o, be, SWIN_ERR_ARG, "conv3d: w is NULL");
+    if (k < 1 || k > 3 || stride < 1 || stride > 2 || pad < 0 || pad >= k)
+        return fail(o, be, SWIN_ERR_ARG, "conv3d: k %d stride %d pad %d unsupported (k 1-3, stride 1-2, 0 <= pad < k)", k,
+                    stride, pad);
+    if (out.d != conv_out_dim(in.d, k, stride, pad) || out.h != conv_out_dim(in.h, k, stride, pad) ||
+        out.w != conv_out_dim(in.w, k, stride, pad))
+        return fail(o, be, SWIN_ERR_SHAPE, "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d",
+                    out.d, out.h, out.w, in.d, in.h, in.w, k, stride, pad);
+    rc = check_ws(o, be, "conv3d", o->conv3d_ws(be, out, in, k), ws, ws_bytes);
+    return rc ? rc : o->conv3d(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
+}
+
+int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
+                            const float *w)
+{
+    int rc = check_vols(o, be, "conv_transpose2", out, in);
+    if (rc) return rc;
+    if (!w) return fail(o, be, SWIN_ERR_ARG, "conv_transpose2: w is NULL");
+    if (out.d != 2 * in.d || out.h != 2 * in.h || out.w != 2 * in.w)
+        return fail(o, be, SWIN_ERR_SHAPE, "conv_transpose2: out %dx%dx%d is not 2 x in %dx%dx%d", out.d, out.h, out.w,
+                    in.d, in.h, in.w);
+    return o->conv_transpose2(be, out, in, w);
+}
+
+int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, bool normalize, const float *gamma,
+                         const float *beta, const struct swin_vol *residual, bool lrelu)
+{
+    int rc = check_vol(o, be, "instnorm_act", "x", x);
+    if (!rc && residual) rc = check_vol(o, be, "instnorm_act", "residual", *residual);
+    if (!rc && residual) rc = check_same_dims(o, be, "instnorm_act", "residual", *residual, "x", x);
+    if (rc) return rc;
+    if (gamma && !beta) return fail(o, be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
+    return o->instnorm_act(be, x, normalize, gamma, beta, residual, lrelu);
+}
+
+int swin_op_layernorm(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
+                      const float *gamma, const float *beta)
+{
+    int rc = check_vols(o, be, "layernorm", out, in);
+    if (!rc) rc = check_same_dims(o, be, "layernorm", "out", out, "in", in);
+    if (rc) return rc;
+    if (out.data == in.data && out.pitch != in.pitch)
+        return fail(o, be, SWIN_ERR_ARG, "layernorm: in place needs equal pitches (out %d, in %d)", out.pitch, in.pitch);
+    return o->layernorm(be, out, in, gamma, beta);
+}
+
+/* 0, or the status of the first inconsistency of g with x and its description in msg. */
+static int check_geom(const struct swin_window_geom *g, struct swin_vol x, char *msg, size_t msg_size)
+{
+    if (g->L[0] != x.d || g->L[1] != x.h || g->L[2] != x.w) {
+        snprintf(msg, msg_size, "geometry L %dx%dx%d differs from x %dx%dx%d", g->L[0], g->L[1], g->L[2], x.d, x.h, x.w);
+        return SWIN_ERR_SHAPE;
+    }
+    for (int k = 0; k < 3; k++) {
+        const int wk = g->win[k];
+        if (wk < 1 || wk > g->L[k] || wk > g->cfg_window[k] || g->shift[k] < 0 || g->shift[k] >= wk ||
+            g->padded[k] != (g->L[k] + wk - 1) / wk * wk) {
+            snprintf(msg, msg_size,
+                     "axis %d: L %d win %d shift %d padded %d cfg_window %d inconsistent "
+                     "(need 1 <= win <= min(L, cfg_window), 0 <= shift < win, padded = ceil(L/win)*win)",
+                     k, g->L[k], wk, g->shift[k], g->padded[k], g->cfg_window[k]);
+            return SWIN_ERR_ARG;
+        }
+    }
+    if (g->heads < 1 || x.c % g->heads) {
+        snprintf(msg, msg_size, "C %d not divisible by heads %d", x.c, g->heads);
+        return SWIN_ERR_ARG;
+    }
+    return 0;
+}
+
+int swin_op_swin_attention(const struct swin_ops *o, void *be, struct swin_vol x, const struct swin_block_w *blk,
+                           const struct swin_window_geom *g, void *ws, size_t ws_bytes)
+{
+    int rc = check_vol(o, be, "swin_attention", "x", x);
+    if (rc) return rc;
+    if (!g) return fail(o, be, SWIN_ERR_ARG, "swin_attention: geometry is NULL");
+    if (!blk || !blk->norm1_w || !blk->norm1_b || !blk->qkv_w || !blk->bias_table || !blk->proj_w || !blk->proj_b)
+        return fail(o, be, SWIN_ERR_ARG, "swin_attention: block weights missing (norm1, qkv_w, bias_table, proj)");
+    char msg[SWIN_ERROR_MSG_MAX - 32];
+    rc = check_geom(g, x, msg, sizeof msg);
+    if (rc) return fail(o, be, (swin_status)rc, "swin_attention: %s", msg);
+    rc = check_ws(o, be, "swin_attention", o->swin_attention_ws(be, x, g), ws, ws_bytes);
+    return rc ? rc : o->swin_attention(be, x, blk, g, ws, ws_bytes);
+}
+
+int swin_op_swin_mlp(const struct swin_ops *o, void *be, struct swin_vol x, const struct swin_block_w *blk,
+                     int hidden, void *ws, size_t ws_bytes)
+{
+    int rc = check_vol(o, be, "swin_mlp", "x", x);
+    if (rc) return rc;
+    if (!blk || !blk->norm2_w || !blk->norm2_b || !blk->fc1_w || !blk->fc1_b || !blk->fc2_w || !blk->fc2_b)
+        return fail(o, be, SWIN_ERR_ARG, "swin_mlp: block weights missing (norm2, fc1, fc2 with biases)");
+    if (hidden <= 0) return fail(o, be, SWIN_ERR_ARG, "swin_mlp: hidden %d must be positive", hidden);
+    rc = check_ws(o, be, "swin_mlp", o->swin_mlp_ws(be, x, hidden), ws, ws_bytes);
+    return rc ? rc : o->swin_mlp(be, x, blk, hidden, ws, ws_bytes);
+}
+
+int swin_op_patch_merge(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
+                        const swin_merge_order order, const float *norm_w, const float *norm_b,
+                        const float *red_w, void *ws, size_t ws_bytes)
+{
+    int rc = check_vols(o, be, "patch_merge", out, in);
+    if (rc) return rc;
+    if (!order || !norm_w || !norm_b || !red_w)
+        return fail(o, be, SWIN_ERR_ARG, "patch_merge: order, norm_w, norm_b and red_w are required");
+    if (in.d % 2 || in.h % 2 || in.w % 2 || out.d * 2 != in.d || out.h * 2 != in.h || out.w * 2 != in.w ||
+        out.c != 2 * in.c)
+        return fail(o, be, SWIN_ERR_SHAPE, "patch_merge: in %dx%dx%dx%d (even dims) needs out %dx%dx%dx%d, got %dx%dx%dx%d",
+                    in.d, in.h, in.w, in.c, in.d / 2, in.h / 2, in.w / 2, 2 * in.c, out.d, out.h, out.w, out.c);
+    for (int m = 0; m < 8; m++)
+        for (int a = 0; a < 3; a++)
+            if (order[m][a] != 0 && order[m][a] != 1)
+                return fail(o, be, SWIN_ERR_ARG, "patch_merge: order[%d][%d] = %d, offsets must be 0 or 1", m, a,
+                            order[m][a]);
+    rc = check_ws(o, be, "patch_merge", o->patch_merge_ws(be, out, in), ws, ws_bytes);
+    return rc ? rc : o->patch_merge(be, out, in, order, norm_w, norm_b, red_w, ws, ws_bytes);
+}
