@@ -25,7 +25,7 @@
 #include <stddef.h>
 
 #include "kernels/cpu/cpu_internal.h"
-#include "runtime/model.h"
+#include "core/model.h"
 
 /* Floats of the transformed weights of a (3,3,3,cin,cout) kernel: 64 cin round8(cout). */
 size_t swin_cpu_winograd_u_floats(int cin, int cout);

@@ -342,7 +342,7 @@ const char *cli_backend_name(swin_backend b) { return b == SWIN_BACKEND_CUDA ? "
 const char *cli_dtype_name(const swin_plan_info *p) { return p->half ? "float16" : "float32"; }
 
 struct cli_json {
-    struct atomic_file af; /* unused for stdout */
+    struct swin_atomic_file af; /* unused for stdout */
     bool to_stdout;
 };
 
@@ -351,7 +351,7 @@ swin_status cli_json_open(struct cli_json **out, const char *path, FILE **f, swi
     struct cli_json *j = calloc(1, sizeof *j);
     if (!j) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     j->to_stdout = !strcmp(path, "-");
-    swin_status st = j->to_stdout ? SWIN_OK : atomic_file_open(&j->af, path, err);
+    swin_status st = j->to_stdout ? SWIN_OK : swin_atomic_file_open(&j->af, path, err);
     if (st) {
         free(j);
         return st;
@@ -366,7 +366,7 @@ swin_status cli_json_commit(struct cli_json *j, swin_error *err)
     swin_status st = SWIN_OK;
     if (!j) return st;
     if (j->to_stdout) fflush(stdout);
-    else st = atomic_file_commit(&j->af, err);
+    else st = swin_atomic_file_commit(&j->af, err);
     free(j);
     return st;
 }

@@ -1,5 +1,5 @@
 /* A 3-stage shared-memory pipeline with cuda_pipeline.h primitives, and its misuses. */
-#include "kernels/emu/swin_launch.h"
+#include "kernels/cuda/swin_launch.h"
 #include "tests/emu/k_pipeline.h"
 
 #ifndef SWIN_EMU
