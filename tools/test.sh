@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
-#   1. apt packages and the Python venv (tools/setup_env.sh, cached in ~/.cache/swinrun);
+#   1. apt packages and the Python venv (tools/setup_env.sh, cached in ~/.cache/swinrun),
+#      the Triton venv (tools/setup_triton.sh: tritonserver + tritonclient, cached too);
 #   2. the exported test models and their ONNX Runtime references (tools/make_test_data.sh,
 #      incremental, in test-data/);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
@@ -31,12 +32,15 @@ step() { printf '\n== %s\n' "$*"; }
 step "environment"
 tools/setup_env.sh
 py="$(tools/setup_env.sh --print-python)"
+tools/setup_triton.sh
+triton_py="$(tools/setup_triton.sh --print-python)"
 
 step "test models and ONNX Runtime references"
 tools/make_test_data.sh "${slow[@]}" "$repo/test-data"
 
 step "build"
-cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" > build-configure.log \
+cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" \
+    -DSWIN_TRITON=ON -DSWIN_TRITON_PYTHON="$triton_py" > build-configure.log \
     || { cat build-configure.log; exit 1; }
 cmake --build build -j "$jobs"
 
