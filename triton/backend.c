@@ -205,9 +205,12 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
     snprintf(st->name, sizeof st->name, "%s", name);
     swin_context_params cp = swt_context_params(&ms->cfg, kind == TRITONSERVER_INSTANCEGROUPKIND_GPU, device);
 
-    /* the plan first: a memory limit it exceeds refuses the instance before anything is allocated */
+    /* the plan first, unlimited, then against the limit: an instance over it is refused before
+     * anything is allocated, with the parameter's name in the message */
     swin_error err;
-    if (swin_model_plan(ms->model, &cp, &st->plan, &err)) {
+    swin_context_params unlimited = cp;
+    unlimited.mem_limit = 0;
+    if (swin_model_plan(ms->model, &unlimited, &st->plan, &err)) {
         e = error_new(code_of(err.status), "instance '%s': %s", name, err.msg);
         goto fail;
     }

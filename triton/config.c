@@ -194,7 +194,7 @@ static bool check_window_tensors(const swt_config *c, char *why, size_t why_len)
         if (t->ndims != want)
             return fail(why, why_len, "mode window: '%s' needs %d dims (%s) with max_batch_size %d", t->name, want,
                         want == 5 ? "1, C, D, H, W" : "C, D, H, W", c->max_batch_size);
-        if (want == 5 && t->dims[0] != 1)
+        if (want == 5 && t->dims[0] != 1 && t->dims[0] != -1)
             return fail(why, why_len, "mode window: '%s' dims[0] must be 1 with max_batch_size 0 (the exports fix the batch at 1)",
                         t->name);
     }
