@@ -2,6 +2,7 @@
  * API (runtime/swinrun.h). One swin_model_t per Triton model, one swin_context_t per model
  * instance; requests run one after another on the instance's context, so the forward pass
  * allocates nothing. Modes and parameters: triton/README.md. */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,11 @@ TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend) {
         return error_new(TRITONSERVER_ERROR_UNSUPPORTED,
                          "swinrun backend: built for backend API %d.%d, this Triton has %u.%u: use Triton 2.51 or later",
                          TRITONBACKEND_API_VERSION_MAJOR, TRITONBACKEND_API_VERSION_MINOR, major, minor);
+    /* glibc raises its mmap threshold after the first large free, up to 32 MiB, and from
+     * then on serves weights and arenas from heaps that seldom shrink: a model unloaded and
+     * loaded again would leave the server's RSS higher each time. Fixed at glibc's default
+     * (128 KiB), buffers that large are mapped and unmapped, back to the system on unload. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     char msg[128];
     snprintf(msg, sizeof msg, "swinrun backend %s (backend API %u.%u)", SWINRUN_VERSION, major, minor);
     log_info(msg);
@@ -173,6 +179,7 @@ TRITONSERVER_Error *TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model *model) {
         swin_model_free(ms->model);
         free(ms);
     }
+    malloc_trim(0);  /* the freed small allocations' pages back to the system too */
     return NULL;
 }
 
