@@ -136,6 +136,7 @@ for ct in sys.argv[1:]:
              "Commit %s, %s, model test-data/%s (f=12, 32^3 cube), one CPU thread per instance or process, "
              "Triton driven by %d concurrent HTTP clients; CT: 56 x 48 x 20 phantom, 1.3 x 1.1 x 2.5 mm "
              "(tools/make_ct_phantom.py)." % (commit, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), CASE, CLIENTS),
+             "Command: `%s`" % " ".join(["bench/triton_bench.py"] + sys.argv[1:]),
              "", "| work | runner | instances / processes | items | wall s | throughput | note |",
              "|---|---|---|---|---|---|---|"]
     for work, runner, n, items, wall, tput, note in rows:

@@ -132,9 +132,10 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model) {
         return e;
     }
     if (type != TRITONBACKEND_ARTIFACT_FILESYSTEM) {
+        e = error_new(TRITONSERVER_ERROR_UNSUPPORTED, "model '%s': swinrun reads models from the file system only",
+                      ms->cfg.name);
         free(ms);
-        return error_new(TRITONSERVER_ERROR_UNSUPPORTED, "model '%s': swinrun reads models from the file system only",
-                         ms->cfg.name);
+        return e;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%llu/%s", location, (unsigned long long)version, ms->cfg.model_file);
