@@ -14,10 +14,9 @@ set(SWIN_STATIC_DEPS ${NIFTI2_LIBRARY} ${ZNZ_LIBRARY} ${SWIN_PROTOBUF_C_LIB} ${S
 set(SWIN_STATIC_PC "-lnifti2 -lznz -lprotobuf-c -lopenblas -lz -lm -lpthread")
 if(TARGET swin_cuda)
   list(INSERT SWIN_INSTALL_ARCHIVES 2 swin_cuda)
-  get_target_property(_swin_cudart CUDA::cudart IMPORTED_LOCATION)
-  get_filename_component(_swin_cudart_dir "${_swin_cudart}" DIRECTORY)
-  list(APPEND SWIN_STATIC_DEPS ${_swin_cudart} stdc++)
-  string(APPEND SWIN_STATIC_PC " -L${_swin_cudart_dir} -lcudart -lstdc++")
+  find_package(CUDAToolkit REQUIRED)  # its imported targets are per directory
+  list(APPEND SWIN_STATIC_DEPS ${CUDAToolkit_LIBRARY_DIR}/libcudart.so stdc++)
+  string(APPEND SWIN_STATIC_PC " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lstdc++")
 endif()
 # The headers a user's #include <swinrun.h> reaches, relative to the source root.
 set(SWIN_PUBLIC_HEADERS runtime/swinrun.h runtime/status.h)
