@@ -6,7 +6,8 @@
 #      incremental, in test-data/);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
 #   4. the CUDA emulator's, unit, fault-injection and load tests again under AddressSanitizer
-#      + UBSan with leak detection (build-asan/);
+#      + UBSan with leak detection (build-asan/), and the Triton backend's window, segment and
+#      error tests with the instrumented backend;
 #   5. the shared-model load test under ThreadSanitizer, two threads per context (build-tsan/:
 #      only that test and the library, CPU backend, no nvcc; both settings by hand:
 #      ctest -R shared_model_threads in build-tsan, about 3 minutes).
@@ -50,9 +51,14 @@ step "tests"
 if [ -d kernels/emu ]; then
     step "CUDA emulator, unit, fault-injection and load tests under AddressSanitizer + UBSan"
     cmake -S . -B build-asan -DSWIN_SANITIZE=address,undefined -DSWIN_PYTHON="$py" \
-        -DSWIN_TEST_DATA="$repo/test-data" > build-asan-configure.log || { cat build-asan-configure.log; exit 1; }
+        -DSWIN_TEST_DATA="$repo/test-data" -DSWIN_TRITON=ON -DSWIN_TRITON_PYTHON="$triton_py" \
+        > build-asan-configure.log || { cat build-asan-configure.log; exit 1; }
     cmake --build build-asan -j "$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -L "emu|unit")
+    # the instrumented backend inside the (uninstrumented) tritonserver, libasan preloaded into
+    # the server alone; the RSS tests (memory, concurrency) mean nothing under ASan's quarantine
+    (cd build-asan && SWIN_TRITON_SERVER_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -R "triton_(window|segment|errors)")
 fi
 
 step "four contexts on one model in four threads under ThreadSanitizer"

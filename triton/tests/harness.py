@@ -89,7 +89,12 @@ class Server:
 
     def __enter__(self):
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        env = dict(os.environ)
+        # SWIN_TRITON_SERVER_PRELOAD: LD_PRELOAD for the server alone, e.g. libasan.so for a
+        # backend built with -DSWIN_SANITIZE=address (tritonserver itself is not instrumented)
+        if os.environ.get("SWIN_TRITON_SERVER_PRELOAD"):
+            env["LD_PRELOAD"] = os.environ["SWIN_TRITON_SERVER_PRELOAD"]
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         deadline = time.time() + START_TIMEOUT_S
         while time.time() < deadline:
             if self.proc.poll() is not None:
