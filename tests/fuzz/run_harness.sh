@@ -17,6 +17,7 @@ case "$name" in
     fuzz_nifti)          kind=nifti max_len=16384 ;;
     fuzz_nifti_gz)       kind=nifti_gz max_len=16384 ;;
     fuzz_npy)            kind=npy   max_len=4096 ;;
+    fuzz_triton)         kind=triton max_len=65536 ;;  # triton/fuzz, its seeds committed there
     *) echo "run_harness.sh: unknown harness $name" >&2; exit 2 ;;
 esac
 [ -d "$seeds/$kind" ] || { echo "run_harness.sh: no seeds in $seeds/$kind (run tools/fuzz_seeds.py)" >&2; exit 2; }
