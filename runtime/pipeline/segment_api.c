@@ -2,6 +2,7 @@
  * the context's forward pass as its predictor. */
 #include <string.h>
 
+#include "runtime/dicom/series.h"
 #include "runtime/pipeline/segment.h"
 
 swin_segment_params swin_segment_default_params(void)
@@ -57,6 +58,8 @@ swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const
     swin_status st = pipeline_for(ctx, params, &p, &plan, err);
     if (st) return st;
     if (!input_path || !output_path) return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
+    if (swin_dcm_is_dicom_input(input_path)) /* a series folder or one of its files */
+        return swin_segment_dicom(ctx, &input_path, 1, output_path, params, report, err);
     st = swin_pipeline_file(input_path, output_path, &p, rep, err);
     rep->plan = plan;
     return st;
