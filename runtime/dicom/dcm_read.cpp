@@ -38,8 +38,10 @@ static void get_str(DcmItem *d, const DcmTagKey &t, char *out, size_t n)
     out[0] = 0;
     if (d->findAndGetOFStringArray(t, v).good()) {
         std::snprintf(out, n, "%s", v.c_str());
-        // trailing spaces of padded values
+        // trailing spaces of padded values; control characters would break one-line messages
         for (size_t len = std::strlen(out); len && out[len - 1] == ' '; len--) out[len - 1] = 0;
+        for (char *p = out; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     }
 }
 
