@@ -8,11 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/swinrun.h"
-
 #ifdef __cplusplus
-extern "C" {
+extern "C" { /* status.h, included by swinrun.h, declares C functions without saying so */
 #endif
+
+#include "runtime/swinrun.h"
 
 #define SWIN_UID_MAX 65 /* 64 characters + NUL */
 #define SWIN_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2"

@@ -23,7 +23,7 @@ const char *const STUDY_COMPONENT = "1.2.840.10008.3.1.2.3.1"; // RT Referenced 
 
 struct fail {
     OFCondition c;
-    const char *what;
+    std::string what;
 };
 
 void ok(OFCondition c, const char *what)
@@ -33,7 +33,8 @@ void ok(OFCondition c, const char *what)
 
 void put(DcmItem *d, const DcmTagKey &t, const std::string &v)
 {
-    ok(d->putAndInsertOFStringArray(t, v.c_str()), "an attribute");
+    OFCondition c = d->putAndInsertOFStringArray(t, v.c_str());
+    if (c.bad()) throw fail{c, DcmTag(t).getTagName()}; // copied: the tag is a temporary
 }
 
 DcmItem *new_item(DcmItem *d, const DcmTagKey &seq)
@@ -205,7 +206,6 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         put(d, DCM_ContentLabel, "SWINRUN");
         put(d, DCM_ContentDescription, "swinrun Swin UNETR segmentation");
         ok(d->insertEmptyElement(DCM_ContentCreatorName), "ContentCreatorName");
-        put(d, DCM_SamplesPerPixel, "1");
         put(d, DCM_PhotometricInterpretation, "MONOCHROME2");
         ok(d->putAndInsertUint16(DCM_Rows, (Uint16)s0.rows), "Rows");
         ok(d->putAndInsertUint16(DCM_Columns, (Uint16)s0.cols), "Columns");
@@ -298,6 +298,7 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
                 put(src, DCM_ReferencedSOPInstanceUID, slice(ref, k).sop_instance);
                 code(src, DCM_PurposeOfReferenceCodeSequence, "121322", "DCM",
                      "Source image for image processing operation");
+                put(src, DCM_SpatialLocationsPreserved, "YES"); // the frame is on the slice's own grid
                 DcmItem *fc = new_item(f, DCM_FrameContentSequence);
                 Uint32 idx[2] = {(Uint32)(i + 1), (Uint32)(k + 1)};
                 ok(fc->putAndInsertUint32Array(DCM_DimensionIndexValues, idx, 2), "DimensionIndexValues");
@@ -320,7 +321,7 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         reference_instances(rs, DCM_ReferencedInstanceSequence, ref);
         return save(ff, tmp_path, "DICOM SEG", err);
     } catch (const fail &f) {
-        return swin_error_set(err, SWIN_ERR_INTERNAL, "building the DICOM SEG: %s: %s", f.what, f.c.text());
+        return swin_error_set(err, SWIN_ERR_INTERNAL, "building the DICOM SEG: %s: %s", f.what.c_str(), f.c.text());
     } catch (const std::bad_alloc &) {
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory building the DICOM SEG");
     }
@@ -344,8 +345,6 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
         put(d, DCM_StructureSetTime, now.time);
         OFString for_uid;
         d->findAndGetOFString(DCM_FrameOfReferenceUID, for_uid);
-        d->findAndDeleteElement(DCM_FrameOfReferenceUID); // not in this IOD: referenced below
-        d->findAndDeleteElement(DCM_PositionReferenceIndicator);
         OFString study_uid;
         d->findAndGetOFString(DCM_StudyInstanceUID, study_uid);
 
@@ -420,7 +419,7 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
         return save(ff, tmp_path, "RT Structure Set", err);
     } catch (const fail &f) {
         swin_loops_free(&loops);
-        return swin_error_set(err, SWIN_ERR_INTERNAL, "building the RT Structure Set: %s: %s", f.what, f.c.text());
+        return swin_error_set(err, SWIN_ERR_INTERNAL, "building the RT Structure Set: %s: %s", f.what.c_str(), f.c.text());
     } catch (const std::bad_alloc &) {
         swin_loops_free(&loops);
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory building the RT Structure Set");

@@ -117,6 +117,12 @@ struct sort_item {
     int i;
 };
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     const struct sort_item *x = a, *y = b;
@@ -196,9 +202,16 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, swin_error *err
     memcpy(sl, sorted, (size_t)n * sizeof *sl);
     free(sorted);
     swin_status st = SWIN_OK;
-    /* the slice step: first to last over n - 1 */
-    double step = (it[n - 1].d - it[0].d) / (n - 1);
-    double pix = fmin(sl[0].spacing[0], sl[0].spacing[1]);
+    /* the usual gap: the median of the gaps between neighbours */
+    double *gaps = malloc((size_t)(n - 1) * sizeof *gaps);
+    if (!gaps) {
+        free(it);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
+    }
+    for (int k = 0; k + 1 < n; k++) gaps[k] = it[k + 1].d - it[k].d;
+    qsort(gaps, (size_t)(n - 1), sizeof *gaps, cmp_double);
+    double step = gaps[(n - 1) / 2];
+    free(gaps);
     for (int k = 0; k + 1 < n && !st; k++) {
         double gap = it[k + 1].d - it[k].d;
         if (gap < 1e-3)
@@ -209,16 +222,16 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, swin_error *err
         else if (fabs(gap - step) > fmax(1e-2, 1e-2 * step))
             st = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "uneven slice spacing: %.4g mm between %s (%.3f mm) and %s (%.3f mm) where the "
-                                "series averages %.4g mm: %s; swinrun reads evenly spaced series",
+                                "other slices are %.4g mm apart: %s; swinrun reads evenly spaced series",
                                 gap, base_name(sl[k].path), it[k].d, base_name(sl[k + 1].path), it[k + 1].d, step,
-                                gap > step ? "a missing slice?" : "an extra slice?");
+                                gap > 1.5 * step ? "a missing slice" : "slices of another spacing");
     }
     /* in-plane offset of every position from the first: a sheared (tilted) stack */
     for (int k = 1; k < n && !st; k++) {
         double dv[3] = {sl[k].position[0] - sl[0].position[0], sl[k].position[1] - sl[0].position[1],
                         sl[k].position[2] - sl[0].position[2]};
         double off = hypot(dot3(dv, r), dot3(dv, c));
-        if (off > fmax(1e-2, 1e-3 * pix) * (1 + k * 1e-3))
+        if (off > 0.05) /* mm: more than the rounding of positions written with 2 decimals */
             st = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "%s is shifted %.3f mm in its own plane from %s: the slices are not stacked along "
                                 "their normal (gantry tilt or a sheared stack); resample the series first",

@@ -18,7 +18,7 @@ static void fill_even_odd(const struct swin_loops *l, int cols, int rows, unsign
         for (int q = a; q < b; q++) {
             int x1 = l->xy[2 * q], y1 = l->xy[2 * q + 1];
             int n = q + 1 < b ? q + 1 : a;
-            int x2 = l->xy[2 * n], y2 = l->xy[2 * n + 1];
+            int y2 = l->xy[2 * n + 1];
             if (y1 == y2) continue; /* horizontal edges never cross a centre's row */
             int ylo = y1 < y2 ? y1 : y2, yhi = y1 < y2 ? y2 : y1;
             /* vertical edge at x1: the ray to the right from centres left of it crosses it */
@@ -56,7 +56,7 @@ int main(void)
                         for (int q = a; q < b && !bad; q++) {
                             int n = q + 1 < b ? q + 1 : a, p = q > a ? q - 1 : b - 1;
                             int dx = l.xy[2 * n] - l.xy[2 * q], dy = l.xy[2 * n + 1] - l.xy[2 * q + 1];
-                            int px = l.xy[2 * q] - l.xy[2 * p], py = l.xy[2 * q + 1] - l.xy[2 * p + 1];
+                            int px = l.xy[2 * q] - l.xy[2 * p];
                             if ((dx != 0) == (dy != 0)) bad = 2;          /* axis-aligned, not empty */
                             else if ((px != 0) == (dx != 0)) bad = 3;     /* a turn at every kept corner */
                         }

@@ -2,10 +2,10 @@
 """CT series for the DICOM tests, written with pydicom from the project's CT phantom
 (tools/make_ct_phantom.py), each with the test's own NIfTI copy of the same voxels.
 
-Good series (one folder each, plus NAME.nii.gz and NAME.json with the generator's geometry):
+Good series (one folder each, plus NAME.nii.gz: the same voxels in NIfTI-2 with the files' affine):
   axial     shuffled file names, reversed InstanceNumber, non-square pixels (rows 0.9 mm
             apart, columns 0.7 mm), stored unsigned with intercept -1024
-  oblique   orientation rotated 25 degrees about an oblique axis, slope 0.5
+  oblique   orientation rotated 23.7 degrees about an oblique axis, slope 0.5
   feetfirst PatientPosition FFS, row direction -x: slices run against row x column
   rle       RLE Lossless (pydicom's encoder)
   jpegll    JPEG Lossless SV1 (DCMTK's dcmcjpeg)
@@ -52,12 +52,15 @@ class Geometry:
     def position(self, k):
         return self.origin + k * self.step * self.n
 
-    def affine_ras(self):
+    def affine_ras(self, nz):
+        """From the values as the files store them (decimal strings): positions, orientation,
+        spacing; the slice axis from the first to the last position."""
+        rd = lambda v: np.array([float(ds_str(x)) for x in np.atleast_1d(v)])  # noqa: E731
         lps = np.eye(4)
-        lps[:3, 0] = self.r * self.dc
-        lps[:3, 1] = self.c * self.dr
-        lps[:3, 2] = self.n * self.step
-        lps[:3, 3] = self.origin
+        lps[:3, 0] = rd(self.r) * rd(self.dc)
+        lps[:3, 1] = rd(self.c) * rd(self.dr)
+        lps[:3, 2] = (rd(self.position(nz - 1)) - rd(self.position(0))) / (nz - 1)
+        lps[:3, 3] = rd(self.position(0))
         return np.diag([-1.0, -1.0, 1.0, 1.0]) @ lps
 
 
@@ -138,7 +141,9 @@ def dcmtk_encode(folder, tool, args):
 
 
 def save_copy(path, geo, vol):
-    nib.save(nib.Nifti1Image(vol.astype(np.int16), geo.affine_ras()), path)
+    """NIfTI-2: its affine is float64, as the files' geometry; NIfTI-1's float32 sform would
+    move the oblique grid (see test_dicom.py)."""
+    nib.save(nib.Nifti2Image(vol.astype(np.int16), geo.affine_ras(vol.shape[2])), path)
 
 
 def main():
@@ -155,8 +160,10 @@ def main():
     # phantom at 0.7 x 0.9 x 2.5 mm: i along columns (0.7 mm apart), j along rows (0.9 mm)
     vol = phantom((nx, ny, nz), (0.7 * 64 / nx * 4, 0.9 * 48 / ny * 4, 2.5), seed=3)
     axial = Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5)
-    R = rotation((1.0, 0.4, 0.3), 25.0)
-    oblique = Geometry(R @ [1, 0, 0], R @ [0, 1, 0], 0.9, 0.7, 2.5, origin=(12.5, -40.25, 80.0))
+    R = rotation((1.0, 0.4, 0.3), 23.7)
+    # origin off any round number: a grid exactly on a rounding tie of the resampling would
+    # make the float32 NIfTI copy resample differently
+    oblique = Geometry(R @ [1, 0, 0], R @ [0, 1, 0], 0.9, 0.7, 2.5, origin=(12.3457, -40.2468, 80.1357))
     # feet first: row direction toward the patient's right, slices toward the head while
     # row x column points to the feet
     feet = Geometry((-1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5, slice_sign=-1, origin=(20.0, -20.0, -60.0))
@@ -178,7 +185,7 @@ def main():
         if "dcmtk" in g:
             dcmtk_encode(folder, *g["dcmtk"])
         save_copy(os.path.join(a.out, name + ".nii.gz"), g["geo"], vol)
-        meta[name] = {"affine": g["geo"].affine_ras().tolist()}
+        meta[name] = {"affine": g["geo"].affine_ras(nz).tolist()}
 
     small = vol[:, :, :12]
     if not a.only or "bad" in a.only:

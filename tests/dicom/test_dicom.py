@@ -15,7 +15,11 @@ On every generated good series (make_series.py):
 dcmqi (segimage2itkimage) reads one SEG back; its voxels are compared in world coordinates.
 Every bad series: exit 2, one line on stderr, no output file.
 
-    test_dicom.py SWINRUN MODEL WORKDIR [--python PY] [--only NAME ...]"""
+    test_dicom.py SWINRUN MODEL WORKDIR [--series DIR] [--only NAME ...]
+
+--series: series make_series.py wrote already (default: written into WORKDIR/series);
+--only: good series names, bad series names, "bad" for all of them, "list" for the
+file-list form."""
 import argparse
 import glob
 import json
@@ -34,7 +38,7 @@ BAD = {  # folder -> words its one-line message must contain
     "bad_two_series": "2 series",
     "bad_mixed_geometry": "mixed geometry",
     "bad_duplicate": "same position",
-    "bad_missing_slice": "missing slice",
+    "bad_missing_slice": "a missing slice",
     "bad_gantry_tilt": "gantry tilt",
     "bad_sheared": "not stacked",
     "bad_not_ct": "not CT Image Storage",
@@ -135,21 +139,25 @@ def check_seg(name, seg_path, s, labels):
           same and ds.SeriesInstanceUID != s.series_uid)
 
 
-def rasterise(points_uv, rows, cols):
-    """Even-odd rule at pixel centres (u = column index, v = row index) of one closed polygon."""
-    mask = np.zeros((rows, cols), bool)
-    u, v = points_uv[:, 0], points_uv[:, 1]
-    u2, v2 = np.roll(u, -1), np.roll(v, -1)
-    xs = np.arange(cols)
-    for j in range(rows):
-        cross = (v > j) != (v2 > j)
-        if not cross.any():
-            continue
-        xc = u[cross] + (j - v[cross]) * (u2[cross] - u[cross]) / (v2[cross] - v[cross])
-        # pixels left of an odd number of crossings
-        cnt = np.sum(xs[:, None] < xc[None, :], axis=1)
-        mask[j] ^= (cnt % 2).astype(bool)
-    return mask
+def edges_of(points_uv):
+    """The closed polygon's edges: (start, end) in (u, v) = (column index, row index)."""
+    return points_uv, np.roll(points_uv, -1, axis=0)
+
+
+def rasterise(edges, rows, cols):
+    """Even-odd rule at pixel centres over every edge of a slice's contours together: a
+    centre (i, j) is inside when a ray from it toward +u crosses an odd number of edges."""
+    p, q = np.concatenate([e[0] for e in edges]), np.concatenate([e[1] for e in edges])
+    j = np.arange(rows)[None, :]
+    straddle = (p[:, 1:2] > j) != (q[:, 1:2] > j)                    # (edges, rows)
+    e_idx, rows_idx = np.nonzero(straddle)
+    pu, pv, qu, qv = p[e_idx, 0], p[e_idx, 1], q[e_idx, 0], q[e_idx, 1]
+    x = pu + (rows_idx - pv) * (qu - pu) / (qv - pv)                  # crossing's u on row j
+    first = np.clip(np.floor(x).astype(int) + 1, 0, cols)            # centres i < x: i < first
+    cnt = np.zeros((rows, cols + 1), np.int64)
+    np.add.at(cnt, (rows_idx, first), 1)
+    crossings_right = np.cumsum(cnt[:, ::-1], axis=1)[:, ::-1][:, 1:]  # crossings with first > i
+    return (crossings_right % 2).astype(bool)
 
 
 def check_rtstruct(name, rt_path, s, labels):
@@ -165,17 +173,21 @@ def check_rtstruct(name, rt_path, s, labels):
     for rc in ds.ROIContourSequence:
         lab = BTCV.index(names[int(rc.ReferencedROINumber)]) + 1
         mask = np.zeros((s.cols, s.rows, len(s.sop)), bool)
+        per_slice = {}
         for c in getattr(rc, "ContourSequence", []):
             k = s.k_of.get(c.ContourImageSequence[0].ReferencedSOPInstanceUID)
             refs &= k is not None and c.ContourGeometricType == "CLOSED_PLANAR"
             if k is None:
                 continue
-            p = np.array(c.ContourData, float).reshape(-1, 3)
+            raw = c.get_item("ContourData").value  # parsed here: pydicom's DS objects are slow
+            p = np.array(raw.split(b"\\") if isinstance(raw, bytes) else raw, float).reshape(-1, 3)
             refs &= len(p) == int(c.NumberOfContourPoints)
             d = p - s.pos[k]
             worst_plane = max(worst_plane, float(np.abs(d @ s.n).max()))
             uv = np.stack([d @ s.r / s.dc, d @ s.c / s.dr], axis=1)
-            mask[:, :, k] ^= rasterise(uv, s.rows, s.cols).T
+            per_slice.setdefault(k, []).append(edges_of(uv))
+        for k, edges in per_slice.items():
+            mask[:, :, k] = rasterise(edges, s.rows, s.cols).T
         truth = labels == lab
         dice = 2 * np.sum(mask & truth) / max(1, mask.sum() + truth.sum())
         worst_dice = min(worst_dice, dice)
@@ -228,12 +240,15 @@ def main():
     ap.add_argument("model")
     ap.add_argument("work")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--series")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    series = os.path.join(a.work, "series")
-    r = run([sys.executable, os.path.join(HERE, "make_series.py"), series])
-    if not check("series generated (pydicom, dcmcjpeg, dcmcjpls)", r.returncode == 0, r.stderr[-300:]):
-        return 1
+    series = a.series
+    if not series:
+        series = os.path.join(a.work, "series")
+        r = run([sys.executable, os.path.join(HERE, "make_series.py"), series])
+        if not check("series generated (pydicom, dcmcjpeg, dcmcjpls)", r.returncode == 0, r.stderr[-300:]):
+            return 1
     out = os.path.join(a.work, "out")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -275,7 +290,7 @@ def main():
             check_dcmqi(name, seg_path, labels, img.affine, out)
     # bad series: one line, exit 2, nothing written
     for name, words in BAD.items():
-        if a.only and name not in a.only:
+        if a.only and name not in a.only and "bad" not in a.only:
             continue
         before = set(os.listdir(out))
         o = os.path.join(out, f"{name}.dcm")
