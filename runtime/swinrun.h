@@ -212,6 +212,16 @@ typedef struct swin_volume {
     double affine[4][4];        /* voxel (i, j, k, 1) -> world RAS+ mm (NIfTI's sform), row-major */
 } swin_volume;
 
+/* Per label present (not 0), on the input's own grid: what TotalSegmentator's --statistics
+ * gives. */
+#define SWIN_STATS_MAX 256
+typedef struct swin_label_stats {
+    int label;
+    long long voxels;
+    double volume_ml;                     /* voxels x |det| of the affine's 3x3 part / 1000 */
+    double hu_mean, hu_std;               /* of the input's intensities there (population std) */
+} swin_label_stats;
+
 typedef struct swin_segment_report {
     long long input_dim[3], grid_dim[3];  /* the input, and the preprocessed grid the model saw */
     char input_axcodes[4];                /* e.g. "LPS" */
@@ -224,6 +234,9 @@ typedef struct swin_segment_report {
     int labels_present;                   /* labels other than 0 with at least one voxel */
     bool dicom_input;                     /* the input was a DICOM series */
     bool dicom_written;                   /* a SEG (and RTSTRUCT) was written: false when no organ was found */
+    int nstats;                           /* entries of stats: the labels present, ascending, at most
+                                             SWIN_STATS_MAX (labels_present says how many there are) */
+    swin_label_stats stats[SWIN_STATS_MAX];
 } swin_segment_report;
 
 SWIN_API swin_segment_params swin_segment_default_params(void);

@@ -101,13 +101,21 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             "     \"seconds\": {\"read\": %.3f, \"preprocess\": %.3f, \"windows\": %.3f, \"write\": %.3f, "
             "\"total\": %.3f},\n"
             "     \"planned_pipeline_bytes\": %zu, \"labels_present\": %d, \"dicom_input\": %s, "
-            "\"dicom_written\": %s}",
+            "\"dicom_written\": %s",
             r->input_dim[0], r->input_dim[1], r->input_dim[2], r->input_axcodes,
             r->input_spacing[0], r->input_spacing[1], r->input_spacing[2], r->grid_dim[0], r->grid_dim[1],
             r->grid_dim[2], r->grid_spacing[0], r->grid_spacing[1],
             r->grid_spacing[2], (long long)r->cubes, r->classes, r->seconds_read, r->seconds_preprocess,
             r->seconds_infer, r->seconds_write, total, r->pipeline_bytes, r->labels_present,
             r->dicom_input ? "true" : "false", r->dicom_written ? "true" : "false");
+    /* organ statistics on the input's grid, one line per label present */
+    fprintf(f, ",\n     \"statistics\": [");
+    for (int i = 0; i < r->nstats; i++) {
+        const swin_label_stats *x = &r->stats[i];
+        fprintf(f, "%s\n      {\"label\": %d, \"voxels\": %lld, \"volume_ml\": %.6g, \"hu_mean\": %.6g, \"hu_std\": %.6g}",
+                i ? "," : "", x->label, x->voxels, x->volume_ml, x->hu_mean, x->hu_std);
+    }
+    fprintf(f, "]}");
 }
 
 /* DIR/<name without .nii(.gz)><suffix> */

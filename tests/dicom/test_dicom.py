@@ -96,6 +96,21 @@ def world_agreement(lab_a, aff_a, lab_b, aff_b):
     return float(np.mean(lab_a[ijk[0], ijk[1], ijk[2]] == lab_b[ti[0], ti[1], ti[2]]))
 
 
+def check_statistics(name, stats, s, labels, affine):
+    """The report's organ statistics against numpy on the HU pydicom decodes."""
+    hu = np.stack([d.pixel_array.astype(np.float64) * float(d.RescaleSlope) + float(d.RescaleIntercept)
+                   for d in (pydicom.dcmread(x.filename) for x in s.ds)], axis=2).transpose(1, 0, 2)
+    ml = abs(np.linalg.det(affine[:3, :3])) / 1000
+    want = []
+    for lab in (int(v) for v in np.unique(labels) if v):
+        v = hu[labels == lab]
+        want.append((lab, v.size, v.size * ml, v.mean(), v.std()))
+    got = [(x["label"], x["voxels"], x["volume_ml"], x["hu_mean"], x["hu_std"]) for x in stats]
+    good = len(got) == len(want) and all(
+        g[0] == w[0] and g[1] == w[1] and np.allclose(g[2:], w[2:], rtol=1e-5, atol=1e-3) for g, w in zip(got, want))
+    check(f"{name}: report statistics (voxels, mL, HU mean and std) = numpy's", good, f"{len(got)} labels")
+
+
 def dciodvfy_errors(path):
     r = run(["dciodvfy", "-new", path])
     lines = (r.stdout + r.stderr).splitlines()
@@ -279,6 +294,7 @@ def main():
         check(f"{name}: labels agree with the NIfTI route on the copy, >= 99.99 %", agree >= 0.9999,
               f"{100 * agree:.4f} %, labels present {present}")
         j = json.load(open(js))["volumes"][0]
+        check_statistics(name, j["statistics"], s, labels, img.affine)
         check(f"{name}: report: labels present, DICOM written",
               j["labels_present"] == len(present) and j["dicom_input"] and j["dicom_written"] == bool(present))
         if not present:
