@@ -234,6 +234,7 @@ typedef struct swin_segment_report {
     int labels_present;                   /* labels other than 0 with at least one voxel */
     bool dicom_input;                     /* the input was a DICOM series */
     bool dicom_written;                   /* a SEG (and RTSTRUCT) was written: false when no organ was found */
+    double seconds_seg, seconds_rtstruct; /* of seconds_write: building and writing each DICOM output */
     int nstats;                           /* entries of stats: the labels present, ascending, at most
                                              SWIN_STATS_MAX (labels_present says how many there are) */
     swin_label_stats stats[SWIN_STATS_MAX];

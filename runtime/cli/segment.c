@@ -99,14 +99,14 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             "     \"grid_dim\": [%lld, %lld, %lld], \"grid_spacing\": [%g, %g, %g], \"windows\": %lld, "
             "\"classes\": %d,\n"
             "     \"seconds\": {\"read\": %.3f, \"preprocess\": %.3f, \"windows\": %.3f, \"write\": %.3f, "
-            "\"total\": %.3f},\n"
+            "\"seg\": %.3f, \"rtstruct\": %.3f, \"total\": %.3f},\n"
             "     \"planned_pipeline_bytes\": %zu, \"labels_present\": %d, \"dicom_input\": %s, "
             "\"dicom_written\": %s",
             r->input_dim[0], r->input_dim[1], r->input_dim[2], r->input_axcodes,
             r->input_spacing[0], r->input_spacing[1], r->input_spacing[2], r->grid_dim[0], r->grid_dim[1],
             r->grid_dim[2], r->grid_spacing[0], r->grid_spacing[1],
             r->grid_spacing[2], (long long)r->cubes, r->classes, r->seconds_read, r->seconds_preprocess,
-            r->seconds_infer, r->seconds_write, total, r->pipeline_bytes, r->labels_present,
+            r->seconds_infer, r->seconds_write, r->seconds_seg, r->seconds_rtstruct, total, r->pipeline_bytes, r->labels_present,
             r->dicom_input ? "true" : "false", r->dicom_written ? "true" : "false");
     /* organ statistics on the input's grid, one line per label present */
     fprintf(f, ",\n     \"statistics\": [");

@@ -183,13 +183,17 @@ swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, i
         if (!is_dcm_name(output_path)) {
             st = write_nifti(output_path, &s, labels, wide, &nw, err);
         } else if (np > 0) {
+            double t = now();
             st = write_dcm(&seg, output_path, swin_dcm_write_seg, &ref, &content, err);
             seg_open = !st;
+            rep->seconds_seg = now() - t;
         }
     }
     if (!st && np > 0 && params->rtstruct_path) {
+        double t = now();
         st = write_dcm(&rt, params->rtstruct_path, swin_dcm_write_rtstruct, &ref, &content, err);
         rt_open = !st;
+        rep->seconds_rtstruct = now() - t;
     }
     /* publish together: a failure before this point leaves none of them */
     if (!st && nw) {

@@ -96,10 +96,14 @@ def world_agreement(lab_a, aff_a, lab_b, aff_b):
     return float(np.mean(lab_a[ijk[0], ijk[1], ijk[2]] == lab_b[ti[0], ti[1], ti[2]]))
 
 
-def check_statistics(name, stats, s, labels, affine):
-    """The report's organ statistics against numpy on the HU pydicom decodes."""
-    hu = np.stack([d.pixel_array.astype(np.float64) * float(d.RescaleSlope) + float(d.RescaleIntercept)
-                   for d in (pydicom.dcmread(x.filename) for x in s.ds)], axis=2).transpose(1, 0, 2)
+def check_statistics(name, stats, copy_path, labels, affine):
+    """The report's organ statistics against numpy on the HU of the test's NIfTI copy, taken
+    at the label map's voxels through world coordinates (pydicom decodes no JPEG lossless)."""
+    cp = nib.load(copy_path)
+    ijk = np.indices(labels.shape).reshape(3, -1)
+    m = np.linalg.inv(cp.affine) @ affine
+    ti = np.rint(m[:3, :3] @ ijk + m[:3, 3:4]).astype(int)
+    hu = np.asarray(cp.dataobj, np.float64)[ti[0], ti[1], ti[2]].reshape(labels.shape)
     ml = abs(np.linalg.det(affine[:3, :3])) / 1000
     want = []
     for lab in (int(v) for v in np.unique(labels) if v):
@@ -294,7 +298,7 @@ def main():
         check(f"{name}: labels agree with the NIfTI route on the copy, >= 99.99 %", agree >= 0.9999,
               f"{100 * agree:.4f} %, labels present {present}")
         j = json.load(open(js))["volumes"][0]
-        check_statistics(name, j["statistics"], s, labels, img.affine)
+        check_statistics(name, j["statistics"], os.path.join(series, name + ".nii.gz"), labels, img.affine)
         check(f"{name}: report: labels present, DICOM written",
               j["labels_present"] == len(present) and j["dicom_input"] and j["dicom_written"] == bool(present))
         if not present:
@@ -315,6 +319,15 @@ def main():
         check(f"{name}: exit 2, one line naming the problem, nothing written",
               r.returncode == 2 and len(lines) == 1 and words in r.stderr and set(os.listdir(out)) == before,
               f"rc {r.returncode}: {r.stderr.strip()[:160]}")
+    # DCMTK's data dictionary missing: a clear line, not a crash
+    if not a.only or "bad" in a.only:
+        before = set(os.listdir(out))
+        r = run([a.swinrun, os.path.join(series, "bad_two_series"), os.path.join(out, "nodict.dcm")],
+                env=dict(env, DCMDICTPATH="/nonexistent/dicom.dic"))
+        lines = r.stderr.strip().splitlines()
+        check("no DICOM data dictionary: exit 2, one line naming DCMDICTPATH, nothing written",
+              r.returncode == 2 and len(lines) == 1 and "DCMDICTPATH" in r.stderr and set(os.listdir(out)) == before,
+              r.stderr.strip()[:120])
     # the file-list form: the files of one series of the two
     if not a.only or "list" in a.only:
         two = os.path.join(series, "bad_two_series")
