@@ -42,6 +42,7 @@ BAD = {  # folder -> words its one-line message must contain
     "bad_gantry_tilt": "gantry tilt",
     "bad_sheared": "not stacked",
     "bad_not_ct": "not CT Image Storage",
+    "bad_jpeg2000": "cannot decode transfer syntax",
 }
 BTCV = ["Spleen", "Right kidney", "Left kidney", "Gallbladder", "Esophagus", "Liver", "Stomach", "Aorta",
         "Inferior vena cava", "Portal vein and splenic vein", "Pancreas", "Right adrenal gland", "Left adrenal gland"]
@@ -319,6 +320,27 @@ def main():
         check(f"{name}: exit 2, one line naming the problem, nothing written",
               r.returncode == 2 and len(lines) == 1 and words in r.stderr and set(os.listdir(out)) == before,
               f"rc {r.returncode}: {r.stderr.strip()[:160]}")
+    # no organ: the test model with background's bias raised so that every voxel is label 0
+    if not a.only or "noorgan" in a.only:
+        import onnx
+        from onnx import numpy_helper
+        m = onnx.load(a.model)
+        for init in m.graph.initializer:
+            if init.name == "out.conv.conv.bias":
+                b = numpy_helper.to_array(init).copy()
+                b[0] = 1e6
+                init.CopyFrom(numpy_helper.from_array(b, init.name))
+        bg = os.path.join(a.work, "background_only.onnx")
+        onnx.save(m, bg)
+        seg_path, rt_path, js = (os.path.join(out, n) for n in ("none_seg.dcm", "none_rt.dcm", "none.json"))
+        r = run([a.swinrun, os.path.join(series, "axial"), seg_path, "--rtstruct", rt_path, "--json", js,
+                 "--model", bg])
+        lines = r.stderr.strip().splitlines()
+        j = json.load(open(js))["volumes"][0] if os.path.exists(js) else {}
+        check("no organ found: exit 0, a one-line notice, no SEG, no RTSTRUCT, the report says so",
+              r.returncode == 0 and len(lines) == 1 and "no organ found" in r.stderr and
+              not os.path.exists(seg_path) and not os.path.exists(rt_path) and
+              j.get("labels_present") == 0 and j.get("dicom_written") is False, r.stderr.strip()[:160])
     # DCMTK's data dictionary missing: a clear line, not a crash
     if not a.only or "bad" in a.only:
         before = set(os.listdir(out))
@@ -338,6 +360,12 @@ def main():
         r = run([a.swinrun, "segment", *by_series[2], o], env=env)
         check("file list of one series: swinrun segment F1 ... Fn out.nii.gz", r.returncode == 0 and
               nib.load(o).shape == (64, 48, 12), r.stderr.strip()[-200:])
+        batch = os.path.join(out, "batch")
+        os.makedirs(batch, exist_ok=True)
+        r = run([a.swinrun, "segment", "--out-dir", batch, os.path.join(series, "axial") + "/",
+                 os.path.join(series, "oblique.nii.gz")], env=env)
+        check("--out-dir with a series folder and a NIfTI file", r.returncode == 0 and
+              sorted(os.listdir(batch)) == ["axial_seg.nii.gz", "oblique_seg.nii.gz"], r.stderr.strip()[-200:])
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
