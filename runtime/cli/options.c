@@ -84,6 +84,7 @@ static const char *st_probs(struct cli_args *a, char **v) { a->probs = v[0]; ret
 static const char *st_preview(struct cli_args *a, char **v) { a->preview = v[0]; return NULL; }
 static const char *st_with_probs(struct cli_args *a, char **v) { a->with_probs = true; return NULL; }
 static const char *st_with_preview(struct cli_args *a, char **v) { a->with_preview = true; return NULL; }
+static const char *st_classes(struct cli_args *a, char **v) { a->classes = v[0]; return NULL; }
 static const char *st_rtstruct(struct cli_args *a, char **v) { a->seg.rtstruct_path = v[0]; return NULL; }
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
 static const char *st_half(struct cli_args *a, char **v) { a->ctx.half = true; return NULL; }
@@ -219,6 +220,10 @@ static const struct cli_option options[] = {
     {"--rtstruct", NULL, 1, "RT.dcm", V_SEGMENT, st_rtstruct,
      "DICOM series input: also an RT Structure Set, one ROI per organ found,\n"
      "contours on every CT slice along the voxel edges"},
+    {"--classes", NULL, 1, "FILE", V_SEGMENT, st_classes,
+     "what the labels mean in a SEG / RTSTRUCT (default: the 13 BTCV organs), one\n"
+     "tab-separated line per label: LABEL NAME CODE SCHEME MEANING R,G,B\n"
+     "[MODIFIER_CODE MODIFIER_MEANING], e.g. 1 Spleen 78961009 SCT Spleen 157,108,162"},
     {"--out-dir", NULL, 1, "DIR", V_SEGMENT, st_out_dir,
      "batch form: DIR/<name>_seg.nii.gz per input, the model loaded once"},
     {"--with-probabilities", NULL, 0, NULL, V_SEGMENT, st_with_probs, "batch: DIR/<name>_probabilities.nii.gz too"},

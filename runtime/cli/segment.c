@@ -189,6 +189,9 @@ int cli_segment(const struct cli_args *a)
     if (st == SWIN_ERR_ARG) fprintf(stderr, "swinrun segment: %s (try swinrun segment --help)\n", err.msg);
     else if (st) fprintf(stderr, "swinrun: %s\n", err.msg);
     if (st) return cli_exit_code(st);
+    swin_segment_params sp = a->seg;
+    int crc = a->classes ? cli_load_classes(a->classes, &sp) : 0;
+    if (crc) return crc;
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
@@ -200,12 +203,16 @@ int cli_segment(const struct cli_args *a)
     const char *model_path;
     int rc;
     swin_model_t *m = open_model(a, mbuf, sizeof mbuf, &model_path, &rc);
-    if (!m) return rc;
+    if (!m) {
+        cli_free_classes();
+        return rc;
+    }
     double t_model = now() - t_start;
     swin_context_t *ctx = NULL;
     if ((st = swin_context_create(m, &a->ctx, &ctx, &err))) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
         swin_model_free(m);
+        cli_free_classes();
         return cli_exit_code(st);
     }
     swin_plan_info plan;
@@ -213,7 +220,6 @@ int cli_segment(const struct cli_args *a)
     if (bar.on)
         fprintf(stderr, "swinrun: backend %s (%s; %s), cube %d x %d x %d\n", cli_backend_name(plan.backend),
                 cli_dtype_name(&plan), plan.backend_reason, plan.cube[0], plan.cube[1], plan.cube[2]);
-    swin_segment_params sp = a->seg;
     sp.progress = progress;
     sp.user = &bar;
 
@@ -223,6 +229,7 @@ int cli_segment(const struct cli_args *a)
         fprintf(stderr, "swinrun: %s\n", err.msg);
         swin_context_free(ctx);
         swin_model_free(m);
+        cli_free_classes();
         return cli_exit_code(st);
     }
     if (jf) {
@@ -293,6 +300,7 @@ int cli_segment(const struct cli_args *a)
     }
     swin_context_free(ctx);
     swin_model_free(m);
+    cli_free_classes();
     if (!failed) return 0;
     if (a->out_dir && ninputs > 1) {
         fprintf(stderr, "swinrun: %d of %d volumes failed\n", failed, ninputs);

@@ -360,6 +360,27 @@ def main():
         r = run([a.swinrun, "segment", *by_series[2], o], env=env)
         check("file list of one series: swinrun segment F1 ... Fn out.nii.gz", r.returncode == 0 and
               nib.load(o).shape == (64, 48, 12), r.stderr.strip()[-200:])
+        # --classes: another model's label meanings
+        table = os.path.join(out, "classes.tsv")
+        with open(table, "w") as fh:
+            fh.write("# label name code scheme meaning colour [modifier]\n"
+                     "1\tLeft thing\t85756007\tSCT\tTissue\t10,20,30\n"
+                     "2\tRight thing\t85756007\tSCT\tTissue\t40,50,60\t24028007\tRight\n")
+        seg_path, rt_path = os.path.join(out, "classes_seg.dcm"), os.path.join(out, "classes_rt.dcm")
+        r = run([a.swinrun, os.path.join(series, "axial"), seg_path, "--rtstruct", rt_path, "--classes", table],
+                env=env)
+        good = r.returncode == 0
+        if good:
+            sg, rt = pydicom.dcmread(seg_path), pydicom.dcmread(rt_path)
+            by_label = {int(x.SegmentNumber): x for x in sg.SegmentSequence}
+            t2 = by_label[2].SegmentedPropertyTypeCodeSequence[0]
+            good = (by_label[1].SegmentLabel == "Left thing" and t2.CodeValue == "85756007" and
+                    t2.SegmentedPropertyTypeModifierCodeSequence[0].CodeValue == "24028007" and
+                    by_label[3].SegmentLabel == "Label 3" and
+                    [int(v) for v in rt.ROIContourSequence[0].ROIDisplayColor] == [10, 20, 30] and
+                    rt.StructureSetROISequence[1].ROIName == "Right thing")
+        check("--classes: names, codes, modifiers and colours from the table, 'Label N' beyond it", good,
+              r.stderr.strip()[-200:])
         batch = os.path.join(out, "batch")
         os.makedirs(batch, exist_ok=True)
         r = run([a.swinrun, "segment", "--out-dir", batch, os.path.join(series, "axial") + "/",
