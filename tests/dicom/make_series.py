@@ -149,7 +149,7 @@ def save_copy(path, geo, vol):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--shape", type=int, nargs=3, default=[64, 48, 40])
+    ap.add_argument("--shape", type=int, nargs=3, default=[64, 48, 24])
     ap.add_argument("--only", nargs="*", help="names of series to write (default: all)")
     a = ap.parse_args()
     rng = np.random.default_rng(16)
