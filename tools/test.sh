@@ -68,7 +68,10 @@ cmake --build build-tsan -j "$jobs" --target test_shared_model
 TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/load/test_shared_model "$repo/test-data/f12_c32_ts/model.onnx" --threads 2
 
 step "fuzz harnesses: short runs on the seeds and the regressions (clang libFuzzer)"
-cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSWIN_PYTHON="$py" \
+cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSWIN_PYTHON="$py" \
     -DSWIN_TEST_DATA="$repo/test-data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
-cmake --build build-fuzz -j "$jobs" --target fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_triton
+fuzz_targets="fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_triton"
+# the DICOM reader's harness exists when CMake found DCMTK
+if cmake --build build-fuzz --target help | grep -q '\.\.\. fuzz_dicom$'; then fuzz_targets="$fuzz_targets fuzz_dicom"; fi
+cmake --build build-fuzz -j "$jobs" --target $fuzz_targets
 (cd build-fuzz && ctest --output-on-failure -j "$jobs" -L fuzzshort)
