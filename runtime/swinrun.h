@@ -160,6 +160,16 @@ typedef void (*swin_progress_fn)(void *user, swin_stage stage, double fraction);
  * leaving no output behind. */
 typedef bool (*swin_cancel_fn)(void *user);
 
+/* What a label means, for the DICOM outputs (SEG segments, RTSTRUCT ROIs): a name, the
+ * SNOMED CT (or other scheme's) type code, an optional laterality modifier (SCT), a colour. */
+typedef struct swin_dicom_class {
+    int label;
+    const char *name;                         /* SegmentLabel / ROIName */
+    const char *type_code, *type_scheme, *type_meaning;
+    const char *modifier_code, *modifier_meaning; /* NULL when none */
+    unsigned char rgb[3];                     /* recommended display colour */
+} swin_dicom_class;
+
 typedef struct swin_segment_params {
     bool reorient;              /* to RAS before resampling (default true) */
     bool resample;              /* to spacing_mm (default true) */
@@ -176,6 +186,13 @@ typedef struct swin_segment_params {
      * the input grid) and a PNG preview (three orthogonal slices with the labels); NULL = none. */
     const char *probabilities_path;
     const char *preview_path;
+    /* DICOM input only (swin_segment_file on a series folder, swin_segment_dicom): an RT
+     * Structure Set written beside the main output; NULL = none. */
+    const char *rtstruct_path;
+    /* The meaning of the labels for SEG / RTSTRUCT; NULL = the 13 BTCV organs (label 1..13).
+     * Labels the table lacks become "Label N" (SNOMED CT Tissue). */
+    const swin_dicom_class *dicom_classes;
+    int dicom_nclasses;
 } swin_segment_params;
 
 typedef enum swin_voxel_type { SWIN_VOXELS_F32 = 0, SWIN_VOXELS_I16 = 1 } swin_voxel_type;
@@ -188,6 +205,16 @@ typedef struct swin_volume {
     double affine[4][4];        /* voxel (i, j, k, 1) -> world RAS+ mm (NIfTI's sform), row-major */
 } swin_volume;
 
+/* Per label present (not 0), on the input's own grid: what TotalSegmentator's --statistics
+ * gives. */
+#define SWIN_STATS_MAX 256
+typedef struct swin_label_stats {
+    int label;
+    long long voxels;
+    double volume_ml;                     /* voxels x |det| of the affine's 3x3 part / 1000 */
+    double hu_mean, hu_std;               /* of the input's intensities there (population std) */
+} swin_label_stats;
+
 typedef struct swin_segment_report {
     long long input_dim[3], grid_dim[3];  /* the input, and the preprocessed grid the model saw */
     char input_axcodes[4];                /* e.g. "LPS" */
@@ -197,6 +224,13 @@ typedef struct swin_segment_report {
     size_t pipeline_bytes;                /* host bytes the pipeline planned (besides the context) */
     swin_plan_info plan;                  /* the context's plan: bytes, backend chosen and why */
     double seconds_read, seconds_preprocess, seconds_infer, seconds_write;
+    int labels_present;                   /* labels other than 0 with at least one voxel */
+    bool dicom_input;                     /* the input was a DICOM series */
+    bool dicom_written;                   /* a SEG (and RTSTRUCT) was written: false when no organ was found */
+    double seconds_seg, seconds_rtstruct; /* of seconds_write: building and writing each DICOM output */
+    int nstats;                           /* entries of stats: the labels present, ascending, at most
+                                             SWIN_STATS_MAX (labels_present says how many there are) */
+    swin_label_stats stats[SWIN_STATS_MAX];
 } swin_segment_report;
 
 SWIN_API swin_segment_params swin_segment_default_params(void);
@@ -214,6 +248,21 @@ SWIN_API swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume
 SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
                                        const swin_segment_params *params, swin_segment_report *report,
                                        swin_error *err);
+
+/* ---- DICOM: a CT series in, DICOM SEG / RT Structure Set / NIfTI out --------------------
+ *
+ * inputs: series folders and/or files of one CT series (CT Image Storage; uncompressed, RLE,
+ * JPEG lossless, JPEG-LS). The slices are ordered by ImagePositionPatient along the slice
+ * normal; a series with several series, mixed geometry, duplicate positions, uneven spacing
+ * or gantry tilt is refused (SWIN_ERR_FORMAT, one line that says where). The volume goes
+ * through swin_segment; the labels on the CT's grid are written to output_path: .nii /
+ * .nii.gz a NIfTI label map, .dcm a DICOM SEG (and params->rtstruct_path an RT Structure
+ * Set). Without any label other than 0 no DICOM output is written (report .dicom_written
+ * false; SWIN_OK). Outputs appear together, whole, or not at all. swin_segment_file calls
+ * this for a folder or a DICOM file. Builds without DCMTK return SWIN_ERR_ARG. */
+SWIN_API swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, int ninputs,
+                                        const char *output_path, const swin_segment_params *params,
+                                        swin_segment_report *report, swin_error *err);
 
 #ifdef __cplusplus
 }

@@ -28,12 +28,17 @@ while [ $# -gt 0 ]; do
         *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
-[ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
+default_set=0
+[ ${#harnesses[@]} -gt 0 ] || { harnesses=("${all[@]}"); default_set=1; }
 test_data="${SWIN_TEST_DATA:-$repo/test-data}"
 py="${SWIN_PYTHON:-$HOME/.cache/swinrun/venv/bin/python}"
 
-cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSWIN_PYTHON="$py" \
+cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSWIN_PYTHON="$py" \
     -DSWIN_TEST_DATA="$test_data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
+# the DICOM reader's harness exists when CMake found DCMTK
+if [ $default_set -eq 1 ] && cmake --build build-fuzz --target help | grep -q '\.\.\. fuzz_dicom$'; then
+    harnesses+=(fuzz_dicom)
+fi
 cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"
 seeds="$repo/build-fuzz/fuzz/seeds"
 "$py" tools/fuzz_seeds.py "$test_data" "$seeds"

@@ -11,7 +11,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
            to their input: the fuzzed bytes are the graph alone), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
-       the reader refuses).
+       the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
+       JPEG-LS, a gantry tilt).
 """
 import contextlib
 import gzip
@@ -145,6 +146,28 @@ def npy_seeds(out):
         np.lib.format.write_array(f, rng.standard_normal((2, 2, 2)).astype("<f4"), version=(2, 0))
 
 
+def dicom_seeds(out):
+    """CT slices of 16 x 12 pixels: uncompressed, RLE, JPEG lossless and JPEG-LS (the last two
+    with DCMTK's dcmcjpeg / dcmcjpls when installed), and one with a gantry tilt."""
+    import subprocess
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "dicom"))
+    import make_series as ms
+    from pydicom.uid import RLELossless
+    d = os.path.join(out, "dicom")
+    os.makedirs(d)
+    geo = ms.Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5)
+    px = np.random.default_rng(18).integers(-1000, 1000, size=(12, 16)).astype(np.float64)
+    ms.make_slice(geo, 0, px, ms.new_uids(), 1).save_as(os.path.join(d, "plain.dcm"), enforce_file_format=True)
+    ds = ms.make_slice(geo, 0, px, ms.new_uids(), 1)
+    ds.compress(RLELossless, encoding_plugin="pydicom")
+    ds.save_as(os.path.join(d, "rle.dcm"), enforce_file_format=True)
+    ms.make_slice(geo, 0, px, ms.new_uids(), 1, extra={"GantryDetectorTilt": "7"}).save_as(
+        os.path.join(d, "tilt.dcm"), enforce_file_format=True)
+    for tool, args, name in (("dcmcjpeg", ["+e1"], "jpegll.dcm"), ("dcmcjpls", ["+el"], "jpegls.dcm")):
+        if shutil.which(tool):
+            subprocess.run([tool, *args, os.path.join(d, "plain.dcm"), os.path.join(d, name)], check=True)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -154,6 +177,7 @@ def main():
     onnx_seeds(test_data, out)
     nifti_seeds(out)
     npy_seeds(out)
+    dicom_seeds(out)
 
 
 if __name__ == "__main__":

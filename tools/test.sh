@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
-#   1. apt packages and the Python venv (tools/setup_env.sh, cached in ~/.cache/swinrun);
+#   1. apt packages and the Python venv (tools/setup_env.sh, cached in ~/.cache/swinrun),
+#      the Triton venv (tools/setup_triton.sh: tritonserver + tritonclient, cached too);
 #   2. the exported test models and their ONNX Runtime references (tools/make_test_data.sh,
 #      incremental, in test-data/);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
 #   4. the CUDA emulator's, unit, fault-injection and load tests again under AddressSanitizer
-#      + UBSan with leak detection (build-asan/);
+#      + UBSan with leak detection (build-asan/), and the Triton backend's window, segment and
+#      error tests with the instrumented backend;
 #   5. the shared-model load test under ThreadSanitizer, two threads per context (build-tsan/:
 #      only that test and the library, CPU backend, no nvcc; both settings by hand:
 #      ctest -R shared_model_threads in build-tsan, about 3 minutes).
@@ -31,12 +33,15 @@ step() { printf '\n== %s\n' "$*"; }
 step "environment"
 tools/setup_env.sh
 py="$(tools/setup_env.sh --print-python)"
+tools/setup_triton.sh
+triton_py="$(tools/setup_triton.sh --print-python)"
 
 step "test models and ONNX Runtime references"
 tools/make_test_data.sh "${slow[@]}" "$repo/test-data"
 
 step "build"
-cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" > build-configure.log \
+cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" \
+    -DSWIN_TRITON=ON -DSWIN_TRITON_PYTHON="$triton_py" > build-configure.log \
     || { cat build-configure.log; exit 1; }
 cmake --build build -j "$jobs"
 
@@ -46,9 +51,14 @@ step "tests"
 if [ -d kernels/emu ]; then
     step "CUDA emulator, unit, fault-injection and load tests under AddressSanitizer + UBSan"
     cmake -S . -B build-asan -DSWIN_SANITIZE=address,undefined -DSWIN_PYTHON="$py" \
-        -DSWIN_TEST_DATA="$repo/test-data" > build-asan-configure.log || { cat build-asan-configure.log; exit 1; }
+        -DSWIN_TEST_DATA="$repo/test-data" -DSWIN_TRITON=ON -DSWIN_TRITON_PYTHON="$triton_py" \
+        > build-asan-configure.log || { cat build-asan-configure.log; exit 1; }
     cmake --build build-asan -j "$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -L "emu|unit")
+    # the instrumented backend inside the (uninstrumented) tritonserver, libasan preloaded into
+    # the server alone; the RSS tests (memory, concurrency) mean nothing under ASan's quarantine
+    (cd build-asan && SWIN_TRITON_SERVER_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -R "triton_(window|segment|errors)")
 fi
 
 step "four contexts on one model in four threads under ThreadSanitizer"
@@ -58,7 +68,10 @@ cmake --build build-tsan -j "$jobs" --target test_shared_model
 TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/load/test_shared_model "$repo/test-data/f12_c32_ts/model.onnx" --threads 2
 
 step "fuzz harnesses: short runs on the seeds and the regressions (clang libFuzzer)"
-cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSWIN_PYTHON="$py" \
+cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSWIN_PYTHON="$py" \
     -DSWIN_TEST_DATA="$repo/test-data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
-cmake --build build-fuzz -j "$jobs" --target fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy
+fuzz_targets="fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_triton"
+# the DICOM reader's harness exists when CMake found DCMTK
+if cmake --build build-fuzz --target help | grep -q '\.\.\. fuzz_dicom$'; then fuzz_targets="$fuzz_targets fuzz_dicom"; fi
+cmake --build build-fuzz -j "$jobs" --target $fuzz_targets
 (cd build-fuzz && ctest --output-on-failure -j "$jobs" -L fuzzshort)

@@ -19,6 +19,7 @@ struct cli_args {
     swin_segment_params seg;
     const char *json;              /* --json FILE ('-' = stdout); NULL: none */
     const char *model, *out_dir, *probs, *preview; /* segment */
+    const char *classes;           /* segment: --classes FILE for the DICOM outputs */
     bool with_probs, with_preview, quiet, help;
     int runs;                      /* forward: timed repetitions (default 1) */
 };
@@ -47,6 +48,11 @@ struct cli_json;
 swin_status cli_json_open(struct cli_json **j, const char *path, FILE **f, swin_error *err);
 swin_status cli_json_commit(struct cli_json *j, swin_error *err);
 void json_string(FILE *f, const char *s);
+
+/* Reads --classes FILE into sp->dicom_classes (runtime/cli/classes.c); prints why not and
+ * returns the exit code. */
+int cli_load_classes(const char *path, swin_segment_params *sp);
+void cli_free_classes(void);
 
 int cli_info(const struct cli_args *a);
 int cli_plan(const struct cli_args *a);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime/cli/cli.h"
+#include "runtime/dicom/series.h"
 #include "runtime/swinrun.h"
 
 /* swinrun_emu (SWINRUN_EMULATED_CUDA) is the same CLI with the CUDA backend built against
@@ -30,6 +31,8 @@ static void usage(FILE *o)
             "      segment a CT: the label map on the CT's own grid\n"
             "  swinrun segment [options] --out-dir DIR CT1.nii.gz CT2.nii.gz ...\n"
             "      many CTs, the model loaded once\n"
+            "  swinrun CT_DIR/ OUT.dcm [--rtstruct RT.dcm] [--model M.onnx]\n"
+            "      a DICOM CT series in, a DICOM SEG (and RT Structure Set) out; OUT.nii.gz works too\n"
             "  swinrun info MODEL.onnx [--json FILE]\n"
             "      the configuration read from the graph, parameter count, weight bytes, export cube\n"
             "  swinrun plan MODEL.onnx [--cube D H W] [--backend B] [--precision P] [--mem-limit SIZE]\n"
@@ -47,11 +50,12 @@ static void usage(FILE *o)
             "output files (a full disk included).\n");
 }
 
-/* A first argument that is no verb but a NIfTI path means segment. */
-static int looks_like_nifti(const char *s)
+/* A first argument that is no verb but a NIfTI path, a folder or a DICOM file means segment. */
+static int looks_like_input(const char *s)
 {
     size_t n = strlen(s);
-    return (n > 4 && !strcmp(s + n - 4, ".nii")) || (n > 7 && !strcmp(s + n - 7, ".nii.gz"));
+    return (n > 4 && !strcmp(s + n - 4, ".nii")) || (n > 7 && !strcmp(s + n - 7, ".nii.gz")) ||
+           swin_dcm_is_dicom_input(s);
 }
 
 static int run(enum cli_verb verb, int argc, char **argv, int first)
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
         printf("swinrun %s%s\n", SWINRUN_VERSION, BUILD_NOTE);
         return 0;
     }
-    if (looks_like_nifti(argv[1])) return run(CLI_SEGMENT, argc, argv, 1);
+    if (looks_like_input(argv[1])) return run(CLI_SEGMENT, argc, argv, 1);
     for (int v = 0; v < CLI_VERBS; v++)
         if (!strcmp(argv[1], cli_verb_name((enum cli_verb)v))) return run((enum cli_verb)v, argc, argv, 2);
     fprintf(stderr, "swinrun: unknown command '%s' (try swinrun --help)\n", argv[1]);

@@ -84,6 +84,8 @@ static const char *st_probs(struct cli_args *a, char **v) { a->probs = v[0]; ret
 static const char *st_preview(struct cli_args *a, char **v) { a->preview = v[0]; return NULL; }
 static const char *st_with_probs(struct cli_args *a, char **v) { a->with_probs = true; return NULL; }
 static const char *st_with_preview(struct cli_args *a, char **v) { a->with_preview = true; return NULL; }
+static const char *st_classes(struct cli_args *a, char **v) { a->classes = v[0]; return NULL; }
+static const char *st_rtstruct(struct cli_args *a, char **v) { a->seg.rtstruct_path = v[0]; return NULL; }
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
 static const char *st_half(struct cli_args *a, char **v) { a->ctx.half = true; return NULL; }
 static const char *st_no_resample(struct cli_args *a, char **v) { a->seg.resample = false; return NULL; }
@@ -215,6 +217,13 @@ static const struct cli_option options[] = {
      "the input grid; one float per class per resampled voxel in memory"},
     {"--preview", NULL, 1, "FILE.png", V_SEGMENT, st_preview,
      "three orthogonal mid slices (RAS grid, radiological view) with the labels"},
+    {"--rtstruct", NULL, 1, "RT.dcm", V_SEGMENT, st_rtstruct,
+     "DICOM series input: also an RT Structure Set, one ROI per organ found,\n"
+     "contours on every CT slice along the voxel edges"},
+    {"--classes", NULL, 1, "FILE", V_SEGMENT, st_classes,
+     "what the labels mean in a SEG / RTSTRUCT (default: the 13 BTCV organs), one\n"
+     "tab-separated line per label: LABEL NAME CODE SCHEME MEANING R,G,B\n"
+     "[MODIFIER_CODE MODIFIER_MEANING], e.g. 1 Spleen 78961009 SCT Spleen 157,108,162"},
     {"--out-dir", NULL, 1, "DIR", V_SEGMENT, st_out_dir,
      "batch form: DIR/<name>_seg.nii.gz per input, the model loaded once"},
     {"--with-probabilities", NULL, 0, NULL, V_SEGMENT, st_with_probs, "batch: DIR/<name>_probabilities.nii.gz too"},
@@ -287,12 +296,19 @@ static const char *const usage[CLI_VERBS] = {
     "swinrun CT.nii.gz OUT.nii.gz [options]            (the same as swinrun segment ...)\n"
     "swinrun segment [options] CT.nii.gz OUT.nii.gz\n"
     "swinrun segment [options] --out-dir DIR CT1.nii.gz CT2.nii ...\n"
+    "swinrun CT_DIR/ OUT.dcm [--rtstruct RT.dcm] [options]\n"
+    "swinrun segment [options] CT_FILE1.dcm CT_FILE2.dcm ... OUT.dcm|OUT.nii.gz\n"
     "    the label map (uint8, uint16 beyond 256 classes) on the CT's own grid with its affine,\n"
     "    qform/sform and codes. Reads NIfTI-1/2 (.nii, .nii.gz; any integer or float datatype).\n"
     "    MONAI's recipe: orientation to RAS, trilinear resampling to the spacing, the intensity\n"
     "    range to [0, 1] clipped, sliding cubes, argmax, labels back to the input grid (nearest).\n"
     "    Batch: a failed volume is reported and skipped, the exit status is then 1. Outputs are\n"
-    "    written to temporary files, renamed when complete; SIGINT/SIGTERM remove them.\n",
+    "    written to temporary files, renamed when complete; SIGINT/SIGTERM remove them.\n"
+    "    DICOM: a CT series (a folder or its files; uncompressed, RLE, JPEG lossless, JPEG-LS),\n"
+    "    slices ordered by position along the slice normal. OUT.dcm is a DICOM SEG (one segment\n"
+    "    per organ found; none found: nothing written, a notice, exit 0), OUT.nii(.gz) the label\n"
+    "    map on the series' grid. Several series, mixed geometry, duplicate or missing slices\n"
+    "    and gantry tilt are refused (exit 2, nothing written). --out-dir takes series folders.\n",
 };
 
 void cli_help(enum cli_verb verb, FILE *f)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 
 #include "runtime/atomic_file.h"
 #include "runtime/cli/cli.h"
+#include "runtime/dicom/series.h"
 #include "runtime/tempfiles.h"
 
 /* --model, else $SWINRUN_MODEL, else $XDG_DATA_HOME/swinrun/model.onnx (~/.local/share). */
@@ -97,21 +99,33 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             "     \"grid_dim\": [%lld, %lld, %lld], \"grid_spacing\": [%g, %g, %g], \"windows\": %lld, "
             "\"classes\": %d,\n"
             "     \"seconds\": {\"read\": %.3f, \"preprocess\": %.3f, \"windows\": %.3f, \"write\": %.3f, "
-            "\"total\": %.3f},\n"
-            "     \"planned_pipeline_bytes\": %zu}",
+            "\"seg\": %.3f, \"rtstruct\": %.3f, \"total\": %.3f},\n"
+            "     \"planned_pipeline_bytes\": %zu, \"labels_present\": %d, \"dicom_input\": %s, "
+            "\"dicom_written\": %s",
             r->input_dim[0], r->input_dim[1], r->input_dim[2], r->input_axcodes,
             r->input_spacing[0], r->input_spacing[1], r->input_spacing[2], r->grid_dim[0], r->grid_dim[1],
             r->grid_dim[2], r->grid_spacing[0], r->grid_spacing[1],
             r->grid_spacing[2], (long long)r->cubes, r->classes, r->seconds_read, r->seconds_preprocess,
-            r->seconds_infer, r->seconds_write, total, r->pipeline_bytes);
+            r->seconds_infer, r->seconds_write, r->seconds_seg, r->seconds_rtstruct, total, r->pipeline_bytes, r->labels_present,
+            r->dicom_input ? "true" : "false", r->dicom_written ? "true" : "false");
+    /* organ statistics on the input's grid, one line per label present */
+    fprintf(f, ",\n     \"statistics\": [");
+    for (int i = 0; i < r->nstats; i++) {
+        const swin_label_stats *x = &r->stats[i];
+        fprintf(f, "%s\n      {\"label\": %d, \"voxels\": %lld, \"volume_ml\": %.6g, \"hu_mean\": %.6g, \"hu_std\": %.6g}",
+                i ? "," : "", x->label, x->voxels, x->volume_ml, x->hu_mean, x->hu_std);
+    }
+    fprintf(f, "]}");
 }
 
 /* DIR/<name without .nii(.gz)><suffix> */
 static void batch_name(char *buf, size_t n, const char *dir, const char *in, const char *suffix)
 {
-    const char *base = strrchr(in, '/');
-    base = base ? base + 1 : in;
-    size_t len = strlen(base);
+    size_t end = strlen(in);
+    while (end > 1 && in[end - 1] == '/') end--; /* a series folder: its name */
+    const char *base = in + end;
+    while (base > in && base[-1] != '/') base--;
+    size_t len = (size_t)(in + end - base);
     if (len > 7 && !strcmp(base + len - 7, ".nii.gz")) len -= 7;
     else if (len > 4 && !strcmp(base + len - 4, ".nii")) len -= 4;
     snprintf(buf, n, "%s/%.*s%s", dir, (int)len, base, suffix);
@@ -127,6 +141,8 @@ static swin_status check_form(const struct cli_args *a, swin_error *err)
             return swin_error_set(err, SWIN_ERR_ARG,
                                   "with --out-dir use --with-probabilities / --with-preview (one file per input)");
         if (a->npos < 1) return swin_error_set(err, SWIN_ERR_ARG, "--out-dir needs at least one input volume");
+        if (a->seg.rtstruct_path)
+            return swin_error_set(err, SWIN_ERR_ARG, "--rtstruct names one file: use it without --out-dir");
         if (stat(a->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
             return swin_error_set(err, SWIN_ERR_IO, "--out-dir %s: no such directory", a->out_dir);
         if (access(a->out_dir, W_OK) != 0)
@@ -135,8 +151,14 @@ static swin_status check_form(const struct cli_args *a, swin_error *err)
     } else {
         if (a->with_probs || a->with_preview)
             return swin_error_set(err, SWIN_ERR_ARG, "--with-probabilities / --with-preview need --out-dir");
-        if (a->npos != 2)
+        if (a->npos < 2)
             return swin_error_set(err, SWIN_ERR_ARG, "expected CT.nii.gz OUT.nii.gz (or --out-dir DIR and inputs)");
+        for (int i = 0; a->npos > 2 && i + 1 < a->npos; i++) /* the file list of one DICOM series */
+            if (!swin_dcm_is_dicom_input(a->pos[i]))
+                return swin_error_set(err, SWIN_ERR_ARG,
+                                      "%s: several inputs before the output must be the DICOM files of one series "
+                                      "(for several NIfTI volumes use --out-dir)",
+                                      a->pos[i]);
     }
     if (a->json && strcmp(a->json, "-")) return swin_atomic_file_check_dir(a->json, "JSON report", err);
     return SWIN_OK;
@@ -167,6 +189,9 @@ int cli_segment(const struct cli_args *a)
     if (st == SWIN_ERR_ARG) fprintf(stderr, "swinrun segment: %s (try swinrun segment --help)\n", err.msg);
     else if (st) fprintf(stderr, "swinrun: %s\n", err.msg);
     if (st) return cli_exit_code(st);
+    swin_segment_params sp = a->seg;
+    int crc = a->classes ? cli_load_classes(a->classes, &sp) : 0;
+    if (crc) return crc;
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
@@ -178,12 +203,16 @@ int cli_segment(const struct cli_args *a)
     const char *model_path;
     int rc;
     swin_model_t *m = open_model(a, mbuf, sizeof mbuf, &model_path, &rc);
-    if (!m) return rc;
+    if (!m) {
+        cli_free_classes();
+        return rc;
+    }
     double t_model = now() - t_start;
     swin_context_t *ctx = NULL;
     if ((st = swin_context_create(m, &a->ctx, &ctx, &err))) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
         swin_model_free(m);
+        cli_free_classes();
         return cli_exit_code(st);
     }
     swin_plan_info plan;
@@ -191,7 +220,6 @@ int cli_segment(const struct cli_args *a)
     if (bar.on)
         fprintf(stderr, "swinrun: backend %s (%s; %s), cube %d x %d x %d\n", cli_backend_name(plan.backend),
                 cli_dtype_name(&plan), plan.backend_reason, plan.cube[0], plan.cube[1], plan.cube[2]);
-    swin_segment_params sp = a->seg;
     sp.progress = progress;
     sp.user = &bar;
 
@@ -201,6 +229,7 @@ int cli_segment(const struct cli_args *a)
         fprintf(stderr, "swinrun: %s\n", err.msg);
         swin_context_free(ctx);
         swin_model_free(m);
+        cli_free_classes();
         return cli_exit_code(st);
     }
     if (jf) {
@@ -216,10 +245,11 @@ int cli_segment(const struct cli_args *a)
                 plan.weight_bytes, plan.arena_bytes);
     }
     char out_buf[4096], prob_buf[4096], prev_buf[4096];
+    bool file_list = !a->out_dir && a->npos > 2; /* one DICOM series given as its files */
     int ninputs = a->out_dir ? a->npos : 1, failed = 0, worst = 0, classes = 0;
     size_t planned_max = 0;
     for (int i = 0; i < ninputs; i++) {
-        const char *in = a->pos[i], *out = a->out_dir ? out_buf : a->pos[1];
+        const char *in = a->pos[i], *out = a->out_dir ? out_buf : a->pos[a->npos - 1];
         sp.probabilities_path = a->probs;
         sp.preview_path = a->preview;
         if (a->out_dir) {
@@ -234,7 +264,8 @@ int cli_segment(const struct cli_args *a)
         bar.t0 = now();
         swin_segment_report rep;
         double t0 = now();
-        st = swin_segment_file(ctx, in, out, &sp, &rep, &err);
+        st = file_list ? swin_segment_dicom(ctx, (const char *const *)a->pos, a->npos - 1, out, &sp, &rep, &err)
+                       : swin_segment_file(ctx, in, out, &sp, &rep, &err);
         if (rep.pipeline_bytes > planned_max) planned_max = rep.pipeline_bytes;
         if (rep.classes) classes = rep.classes;
         if (bar.open) fputc('\n', stderr);
@@ -244,8 +275,12 @@ int cli_segment(const struct cli_args *a)
             failed++;
             int code = cli_exit_code(st);
             if (code > worst) worst = code;
-        } else if (bar.on) {
-            fprintf(stderr, "%s -> %s: %lld cubes, %.1f s\n", bar.name, out, rep.cubes, now() - t0);
+        } else {
+            size_t ol = strlen(out);
+            bool wants_dicom = sp.rtstruct_path || (ol > 4 && !strcasecmp(out + ol - 4, ".dcm"));
+            if (rep.dicom_input && !rep.labels_present && wants_dicom)
+                fprintf(stderr, "swinrun: no organ found in %s: no DICOM SEG or RT Structure Set written\n", in);
+            if (bar.on) fprintf(stderr, "%s -> %s: %lld cubes, %.1f s\n", bar.name, out, rep.cubes, now() - t0);
         }
         if (jf) {
             json_volume(jf, in, out, st, &err, &rep, now() - t0);
@@ -265,6 +300,7 @@ int cli_segment(const struct cli_args *a)
     }
     swin_context_free(ctx);
     swin_model_free(m);
+    cli_free_classes();
     if (!failed) return 0;
     if (a->out_dir && ninputs > 1) {
         fprintf(stderr, "swinrun: %d of %d volumes failed\n", failed, ninputs);

@@ -1,0 +1,40 @@
+/* What the labels of the BTCV models mean (the 13 abdominal organs of the Beyond the Cranial
+ * Vault challenge, label 1..13 as MONAI's Swin UNETR BTCV bundle): SNOMED CT codes (laterality
+ * as a type modifier, as DICOM's CID 7150/7151 do) and display colours. */
+#include <stdio.h>
+
+#include "runtime/dicom/classes.h"
+
+static const swin_dicom_class btcv[] = {
+    {1, "Spleen", "78961009", "SCT", "Spleen", NULL, NULL, {157, 108, 162}},
+    {2, "Right kidney", "64033007", "SCT", "Kidney", "24028007", "Right", {185, 102, 83}},
+    {3, "Left kidney", "64033007", "SCT", "Kidney", "7771000", "Left", {185, 102, 83}},
+    {4, "Gallbladder", "28231008", "SCT", "Gallbladder", NULL, NULL, {139, 150, 98}},
+    {5, "Esophagus", "32849002", "SCT", "Esophagus", NULL, NULL, {211, 171, 143}},
+    {6, "Liver", "10200004", "SCT", "Liver", NULL, NULL, {221, 130, 101}},
+    {7, "Stomach", "69695003", "SCT", "Stomach", NULL, NULL, {216, 132, 105}},
+    {8, "Aorta", "15825003", "SCT", "Aorta", NULL, NULL, {224, 97, 76}},
+    {9, "Inferior vena cava", "64131007", "SCT", "Inferior vena cava", NULL, NULL, {0, 151, 206}},
+    {10, "Portal vein and splenic vein", "32764006", "SCT", "Portal vein", NULL, NULL, {0, 122, 171}},
+    {11, "Pancreas", "15776009", "SCT", "Pancreas", NULL, NULL, {249, 180, 111}},
+    {12, "Right adrenal gland", "23451007", "SCT", "Adrenal gland", "24028007", "Right", {244, 217, 154}},
+    {13, "Left adrenal gland", "23451007", "SCT", "Adrenal gland", "7771000", "Left", {244, 217, 154}},
+};
+
+const swin_dicom_class *swin_dicom_btcv_classes(int *n)
+{
+    *n = (int)(sizeof btcv / sizeof btcv[0]);
+    return btcv;
+}
+
+swin_dicom_class swin_dicom_class_for(const swin_dicom_class *table, int n, int label, char name[32])
+{
+    for (int i = 0; i < n; i++)
+        if (table[i].label == label) return table[i];
+    /* a label the table does not name: a generic tissue segment with a colour of its own */
+    snprintf(name, 32, "Label %d", label);
+    unsigned h = (unsigned)label * 2654435761u;
+    return (swin_dicom_class){label, name, "85756007", "SCT", "Tissue", NULL, NULL,
+                              {(unsigned char)(64 + (h >> 8) % 192), (unsigned char)(64 + (h >> 16) % 192),
+                               (unsigned char)(64 + (h >> 24) % 192)}};
+}

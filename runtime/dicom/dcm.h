@@ -1,0 +1,75 @@
+/* The DCMTK side of swinrun's DICOM support (runtime/dicom/dcm_*.cpp, C++17 behind this C
+ * header): the attributes of one file, its pixels in HU, and the two objects swinrun writes
+ * (DICOM SEG, RT Structure Set). Nothing here prints: DCMTK's logger is switched off and
+ * every failure comes back as a status and a one-line message. */
+#ifndef SWIN_DICOM_DCM_H
+#define SWIN_DICOM_DCM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" { /* status.h, included by swinrun.h, declares C functions without saying so */
+#endif
+
+#include "runtime/swinrun.h"
+
+#define SWIN_UID_MAX 65 /* 64 characters + NUL */
+#define SWIN_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2"
+
+/* What the series reader needs of one file. */
+struct swin_dcm_slice {
+    char path[4096];
+    char sop_class[SWIN_UID_MAX], sop_instance[SWIN_UID_MAX], series_uid[SWIN_UID_MAX];
+    char frame_of_ref[SWIN_UID_MAX], transfer_syntax[SWIN_UID_MAX];
+    char series_description[65];
+    int series_number;             /* -1 when absent */
+    int rows, cols, bits_allocated, pixel_representation, samples_per_pixel;
+    bool has_position, has_orientation, has_spacing;
+    double position[3];            /* ImagePositionPatient (LPS mm): centre of the first pixel */
+    double orientation[6];         /* ImageOrientationPatient: row direction, then column direction */
+    double spacing[2];             /* PixelSpacing: between rows (down a column), between columns */
+    double slope, intercept;       /* RescaleSlope / RescaleIntercept (1, 0 when absent) */
+    double gantry_tilt;            /* GantryDetectorTilt in degrees (0 when absent) */
+};
+
+/* Nonzero when the data dictionary is loaded; else a message naming DCMDICTPATH. Also
+ * switches DCMTK's logger off and registers the RLE, JPEG and JPEG-LS decoders (once). */
+swin_status swin_dcm_init(swin_error *err);
+
+/* Reads the attributes of a file (up to the pixel data). *is_dicom false (and SWIN_OK)
+ * when the file is not DICOM at all (no preamble and no parsable dataset), so that a
+ * folder's other files can be skipped. */
+swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, bool *is_dicom, swin_error *err);
+
+/* Decodes the frame of s (rows x cols, row by row) into out as HU (stored value * slope +
+ * intercept). Refuses transfer syntaxes it cannot decode, naming them. */
+swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swin_error *err);
+
+/* The CT series an output refers to: slices sorted along the slice normal. */
+struct swin_dcm_ref {
+    const struct swin_dcm_slice *const *slices; /* nz, in voxel k order */
+    int nz;
+};
+
+/* Labels present: which classes get a segment / ROI, in this order. */
+struct swin_dcm_content {
+    const swin_dicom_class *classes;        /* the classes present, in segment / ROI order */
+    int nclasses;
+    const uint16_t *labels;                 /* cols * rows * nz, the CT's own order */
+    const char *software_version;
+};
+
+/* DICOM SEG (binary, one segment per class, frames only where the segment has voxels) and
+ * RT Structure Set (one ROI per class, contours from contour.h), written to a temporary
+ * file that tmp_path names; the caller renames it into place. */
+swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c, const char *tmp_path,
+                               swin_error *err);
+swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c,
+                                    const char *tmp_path, swin_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

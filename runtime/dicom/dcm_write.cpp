@@ -1,0 +1,427 @@
+// DICOM SEG and RT Structure Set from a label map on a CT series' own grid, built as
+// DCMTK datasets attribute by attribute (PS3.3 A.51 Segmentation, A.19 RT Structure Set).
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include <dcmtk/config/osconfig.h>
+#include <dcmtk/dcmdata/dctk.h>
+
+extern "C" {
+#include "runtime/dicom/contour.h"
+}
+#include "runtime/dicom/dcm.h"
+
+namespace {
+
+const char *const SEG_STORAGE = "1.2.840.10008.5.1.4.1.1.66.4";
+const char *const RTSTRUCT_STORAGE = "1.2.840.10008.5.1.4.1.1.481.3";
+const char *const STUDY_COMPONENT = "1.2.840.10008.3.1.2.3.1"; // RT Referenced Study's SOP class (PS3.3 C.8.8.5)
+
+struct fail {
+    OFCondition c;
+    std::string what;
+};
+
+void ok(OFCondition c, const char *what)
+{
+    if (c.bad()) throw fail{c, what};
+}
+
+void put(DcmItem *d, const DcmTagKey &t, const std::string &v)
+{
+    OFCondition c = d->putAndInsertOFStringArray(t, v.c_str());
+    if (c.bad()) throw fail{c, DcmTag(t).getTagName()}; // copied: the tag is a temporary
+}
+
+DcmItem *new_item(DcmItem *d, const DcmTagKey &seq)
+{
+    DcmItem *it = nullptr;
+    ok(d->findOrCreateSequenceItem(seq, it, -2), "a sequence item");
+    return it;
+}
+
+void code(DcmItem *d, const DcmTagKey &seq, const char *value, const char *scheme, const char *meaning)
+{
+    DcmItem *it = new_item(d, seq);
+    put(it, DCM_CodeValue, value);
+    put(it, DCM_CodingSchemeDesignator, scheme);
+    put(it, DCM_CodeMeaning, meaning);
+}
+
+std::string uid(const char *root)
+{
+    char buf[100];
+    dcmGenerateUniqueIdentifier(buf, root);
+    return buf;
+}
+
+// Decimal string of at most 16 characters (DS), as precise as fits.
+std::string ds(double v)
+{
+    char buf[32];
+    if (std::fabs(v) < 5e-11) v = 0;
+    for (int p = 12; p > 1; p--) {
+        std::snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (std::strlen(buf) <= 16) return buf;
+    }
+    return buf;
+}
+
+std::string ds_list(const double *v, int n)
+{
+    std::string s;
+    for (int i = 0; i < n; i++) s += (i ? "\\" : "") + ds(v[i]);
+    return s;
+}
+
+// Patient, study, frame of reference and character set, copied from the first CT slice.
+void copy_from_ct(const char *ct_path, DcmDataset *out)
+{
+    DcmFileFormat ff;
+    ok(ff.loadFileUntilTag(ct_path, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, ERM_autoDetect, DCM_PixelData),
+       "reading the CT's patient and study");
+    DcmDataset *ct = ff.getDataset();
+    static const DcmTagKey tags[] = {DCM_SpecificCharacterSet, DCM_PatientName, DCM_PatientID, DCM_PatientBirthDate,
+                                     DCM_PatientSex, DCM_PatientAge, DCM_StudyInstanceUID, DCM_StudyDate,
+                                     DCM_StudyTime, DCM_ReferringPhysicianName, DCM_StudyID, DCM_AccessionNumber,
+                                     DCM_StudyDescription, DCM_FrameOfReferenceUID, DCM_PositionReferenceIndicator};
+    for (const DcmTagKey &t : tags) {
+        DcmElement *e = nullptr;
+        if (ct->findAndGetElement(t, e).good() && e) ok(out->insert(OFstatic_cast(DcmElement *, e->clone()), true), "copying");
+    }
+    // type 2 attributes the CT may lack: present, empty
+    static const DcmTagKey type2[] = {DCM_PatientName, DCM_PatientID, DCM_PatientBirthDate, DCM_PatientSex,
+                                      DCM_StudyDate, DCM_StudyTime, DCM_ReferringPhysicianName, DCM_StudyID,
+                                      DCM_AccessionNumber, DCM_PositionReferenceIndicator};
+    for (const DcmTagKey &t : type2)
+        if (!out->tagExists(t)) ok(out->insertEmptyElement(t), "an empty attribute");
+}
+
+struct now_str {
+    std::string date, time;
+    now_str()
+    {
+        char d[16], t[16];
+        std::time_t s = std::time(nullptr);
+        std::tm tm;
+        gmtime_r(&s, &tm);
+        std::strftime(d, sizeof d, "%Y%m%d", &tm);
+        std::strftime(t, sizeof t, "%H%M%S", &tm);
+        date = d, time = t;
+    }
+};
+
+void common(DcmDataset *d, const swin_dcm_ref *ref, const swin_dcm_content *c, const char *sop_class,
+            const char *modality, const std::string &series_description)
+{
+    copy_from_ct(ref->slices[0]->path, d);
+    now_str now;
+    put(d, DCM_SOPClassUID, sop_class);
+    put(d, DCM_SOPInstanceUID, uid(SITE_INSTANCE_UID_ROOT));
+    put(d, DCM_InstanceCreationDate, now.date);
+    put(d, DCM_InstanceCreationTime, now.time);
+    put(d, DCM_Modality, modality);
+    put(d, DCM_SeriesInstanceUID, uid(SITE_SERIES_UID_ROOT));
+    put(d, DCM_SeriesNumber, "901");
+    put(d, DCM_SeriesDescription, series_description);
+    put(d, DCM_InstanceNumber, "1");
+    put(d, DCM_Manufacturer, "swinrun");
+    put(d, DCM_ManufacturerModelName, "swinrun");
+    put(d, DCM_DeviceSerialNumber, "0");
+    put(d, DCM_SoftwareVersions, c->software_version);
+}
+
+const swin_dcm_slice &slice(const swin_dcm_ref *ref, int k)
+{
+    return *ref->slices[k];
+}
+
+// Every CT instance, in (0008,1115) ReferencedSeriesSequence style items.
+void reference_instances(DcmItem *series_item, const DcmTagKey &seq, const swin_dcm_ref *ref)
+{
+    for (int k = 0; k < ref->nz; k++) {
+        DcmItem *it = new_item(series_item, seq);
+        put(it, DCM_ReferencedSOPClassUID, slice(ref, k).sop_class);
+        put(it, DCM_ReferencedSOPInstanceUID, slice(ref, k).sop_instance);
+    }
+}
+
+// DICOM's CIELab (PS3.3 C.10.7.1.1): L* 0..100, a* b* -128..127, scaled to 0..65535, from
+// sRGB with the D65 white point.
+void cielab(const unsigned char rgb[3], Uint16 out[3])
+{
+    double lin[3];
+    for (int i = 0; i < 3; i++) {
+        double v = rgb[i] / 255.0;
+        lin[i] = v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+    }
+    double X = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047;
+    double Y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+    double Z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883;
+    auto f = [](double t) { return t > 216.0 / 24389 ? std::cbrt(t) : (24389.0 / 27 * t + 16) / 116; };
+    double L = 116 * f(Y) - 16, a = 500 * (f(X) - f(Y)), b = 200 * (f(Y) - f(Z));
+    auto clamp = [](double v) { return (Uint16)std::lround(std::fmin(65535, std::fmax(0, v))); };
+    out[0] = clamp(L * 65535 / 100);
+    out[1] = clamp((a + 128) * 65535 / 255);
+    out[2] = clamp((b + 128) * 65535 / 255);
+}
+
+swin_status save(DcmFileFormat &ff, const char *path, const char *what, swin_error *err)
+{
+    // RT Structure Sets in implicit VR: ContourData of a long contour outgrows the 16-bit length of
+    // explicit VR DS
+    E_TransferSyntax xs = std::strcmp(what, "DICOM SEG") ? EXS_LittleEndianImplicit : EXS_LittleEndianExplicit;
+    OFCondition c = ff.saveFile(path, xs, EET_ExplicitLength, EGL_recalcGL, EPD_noChange, 0, 0,
+                                EWM_createNewMeta);
+    if (c.bad()) return swin_error_set(err, SWIN_ERR_IO, "%s: writing the %s failed: %s", path, what, c.text());
+    return SWIN_OK;
+}
+
+bool has_voxel(const uint16_t *plane, size_t n, uint16_t label)
+{
+    for (size_t i = 0; i < n; i++)
+        if (plane[i] == label) return true;
+    return false;
+}
+
+} // namespace
+
+extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c,
+                                          const char *tmp_path, swin_error *err)
+{
+    try {
+        const swin_dcm_slice &s0 = slice(ref, 0);
+        const size_t plane = (size_t)s0.rows * (size_t)s0.cols;
+        DcmFileFormat ff;
+        DcmDataset *d = ff.getDataset();
+        common(d, ref, c, SEG_STORAGE, "SEG", "swinrun segmentation");
+        now_str now;
+        put(d, DCM_ContentDate, now.date);
+        put(d, DCM_ContentTime, now.time);
+        put(d, DCM_ImageType, "DERIVED\\PRIMARY");
+        put(d, DCM_ContentLabel, "SWINRUN");
+        put(d, DCM_ContentDescription, "swinrun Swin UNETR segmentation");
+        ok(d->insertEmptyElement(DCM_ContentCreatorName), "ContentCreatorName");
+        put(d, DCM_PhotometricInterpretation, "MONOCHROME2");
+        ok(d->putAndInsertUint16(DCM_Rows, (Uint16)s0.rows), "Rows");
+        ok(d->putAndInsertUint16(DCM_Columns, (Uint16)s0.cols), "Columns");
+        ok(d->putAndInsertUint16(DCM_SamplesPerPixel, 1), "SamplesPerPixel");
+        ok(d->putAndInsertUint16(DCM_BitsAllocated, 1), "BitsAllocated");
+        ok(d->putAndInsertUint16(DCM_BitsStored, 1), "BitsStored");
+        ok(d->putAndInsertUint16(DCM_HighBit, 0), "HighBit");
+        ok(d->putAndInsertUint16(DCM_PixelRepresentation, 0), "PixelRepresentation");
+        put(d, DCM_LossyImageCompression, "00");
+        put(d, DCM_SegmentationType, "BINARY");
+
+        // segments: one per class present
+        for (int i = 0; i < c->nclasses; i++) {
+            const swin_dicom_class &k = c->classes[i];
+            DcmItem *it = new_item(d, DCM_SegmentSequence);
+            ok(it->putAndInsertUint16(DCM_SegmentNumber, (Uint16)(i + 1)), "SegmentNumber");
+            put(it, DCM_SegmentLabel, k.name);
+            code(it, DCM_SegmentedPropertyCategoryCodeSequence, "123037004", "SCT", "Anatomical Structure");
+            code(it, DCM_SegmentedPropertyTypeCodeSequence, k.type_code, k.type_scheme, k.type_meaning);
+            if (k.modifier_code) {
+                DcmItem *type = nullptr;
+                ok(it->findAndGetSequenceItem(DCM_SegmentedPropertyTypeCodeSequence, type, 0), "type code");
+                code(type, DCM_SegmentedPropertyTypeModifierCodeSequence, k.modifier_code, "SCT", k.modifier_meaning);
+            }
+            put(it, DCM_SegmentAlgorithmType, "AUTOMATIC");
+            put(it, DCM_SegmentAlgorithmName, "swinrun");
+            Uint16 lab[3];
+            cielab(k.rgb, lab);
+            ok(it->putAndInsertUint16Array(DCM_RecommendedDisplayCIELabValue, lab, 3), "CIELab");
+        }
+
+        // dimensions: segment number, then position
+        std::string dim_uid = uid(SITE_INSTANCE_UID_ROOT);
+        DcmItem *org = new_item(d, DCM_DimensionOrganizationSequence);
+        put(org, DCM_DimensionOrganizationUID, dim_uid);
+        put(d, DCM_DimensionOrganizationType, "3D");
+        const DcmTagKey ptr[2][2] = {{DCM_ReferencedSegmentNumber, DCM_SegmentIdentificationSequence},
+                                     {DCM_ImagePositionPatient, DCM_PlanePositionSequence}};
+        const char *labels[2] = {"ReferencedSegmentNumber", "ImagePositionPatient"};
+        for (int i = 0; i < 2; i++) {
+            DcmItem *it = new_item(d, DCM_DimensionIndexSequence);
+            DcmAttributeTag *p = new DcmAttributeTag(DCM_DimensionIndexPointer);
+            ok(p->putTagVal(ptr[i][0]), "DimensionIndexPointer");
+            ok(it->insert(p, true), "DimensionIndexPointer");
+            DcmAttributeTag *g = new DcmAttributeTag(DCM_FunctionalGroupPointer);
+            ok(g->putTagVal(ptr[i][1]), "FunctionalGroupPointer");
+            ok(it->insert(g, true), "FunctionalGroupPointer");
+            put(it, DCM_DimensionOrganizationUID, dim_uid);
+            put(it, DCM_DimensionDescriptionLabel, labels[i]);
+        }
+
+        // shared: spacing and orientation of the CT
+        DcmItem *shared = new_item(d, DCM_SharedFunctionalGroupsSequence);
+        DcmItem *pm = new_item(shared, DCM_PixelMeasuresSequence);
+        put(pm, DCM_PixelSpacing, ds_list(s0.spacing, 2));
+        double step = 0;
+        if (ref->nz > 1) {
+            const double *a = s0.position, *b = slice(ref, ref->nz - 1).position;
+            step = std::sqrt((b[0] - a[0]) * (b[0] - a[0]) + (b[1] - a[1]) * (b[1] - a[1]) + (b[2] - a[2]) * (b[2] - a[2])) /
+                   (ref->nz - 1);
+        }
+        put(pm, DCM_SliceThickness, ds(step));
+        put(pm, DCM_SpacingBetweenSlices, ds(step));
+        DcmItem *po = new_item(shared, DCM_PlaneOrientationSequence);
+        put(po, DCM_ImageOrientationPatient, ds_list(s0.orientation, 6));
+
+        // frames: per segment, the slices where it has a voxel; bits packed across frames
+        std::vector<Uint8> bits;
+        size_t frames = 0;
+        DcmSequenceOfItems *per = new DcmSequenceOfItems(DCM_PerFrameFunctionalGroupsSequence);
+        ok(d->insert(per, true), "PerFrameFunctionalGroupsSequence");
+        for (int i = 0; i < c->nclasses; i++) {
+            const uint16_t lab = (uint16_t)c->classes[i].label;
+            for (int k = 0; k < ref->nz; k++) {
+                const uint16_t *p = c->labels + plane * (size_t)k;
+                if (!has_voxel(p, plane, lab)) continue;
+                bits.resize((((frames + 1) * plane + 7) / 8), 0);
+                for (size_t q = 0; q < plane; q++)
+                    if (p[q] == lab) {
+                        size_t b = frames * plane + q;
+                        bits[b >> 3] |= (Uint8)(1u << (b & 7));
+                    }
+                frames++;
+                DcmItem *f = new DcmItem();
+                ok(per->append(f), "a frame");
+                DcmItem *der = new_item(f, DCM_DerivationImageSequence);
+                code(der, DCM_DerivationCodeSequence, "113076", "DCM", "Segmentation");
+                DcmItem *src = new_item(der, DCM_SourceImageSequence);
+                put(src, DCM_ReferencedSOPClassUID, slice(ref, k).sop_class);
+                put(src, DCM_ReferencedSOPInstanceUID, slice(ref, k).sop_instance);
+                code(src, DCM_PurposeOfReferenceCodeSequence, "121322", "DCM",
+                     "Source image for image processing operation");
+                put(src, DCM_SpatialLocationsPreserved, "YES"); // the frame is on the slice's own grid
+                DcmItem *fc = new_item(f, DCM_FrameContentSequence);
+                Uint32 idx[2] = {(Uint32)(i + 1), (Uint32)(k + 1)};
+                ok(fc->putAndInsertUint32Array(DCM_DimensionIndexValues, idx, 2), "DimensionIndexValues");
+                DcmItem *pp = new_item(f, DCM_PlanePositionSequence);
+                put(pp, DCM_ImagePositionPatient, ds_list(slice(ref, k).position, 3));
+                DcmItem *si = new_item(f, DCM_SegmentIdentificationSequence);
+                ok(si->putAndInsertUint16(DCM_ReferencedSegmentNumber, (Uint16)(i + 1)), "ReferencedSegmentNumber");
+            }
+        }
+        if (bits.size() & 1) bits.push_back(0);
+        put(d, DCM_NumberOfFrames, std::to_string(frames));
+        DcmPixelData *px = new DcmPixelData(DCM_PixelData);
+        px->setVR(EVR_OB);
+        ok(px->putUint8Array(bits.data(), (unsigned long)bits.size()), "PixelData");
+        ok(d->insert(px, true), "PixelData");
+
+        // every CT instance, referenced from the one series
+        DcmItem *rs = new_item(d, DCM_ReferencedSeriesSequence);
+        put(rs, DCM_SeriesInstanceUID, s0.series_uid);
+        reference_instances(rs, DCM_ReferencedInstanceSequence, ref);
+        return save(ff, tmp_path, "DICOM SEG", err);
+    } catch (const fail &f) {
+        return swin_error_set(err, SWIN_ERR_INTERNAL, "building the DICOM SEG: %s: %s", f.what.c_str(), f.c.text());
+    } catch (const std::bad_alloc &) {
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory building the DICOM SEG");
+    }
+}
+
+extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c,
+                                               const char *tmp_path, swin_error *err)
+{
+    struct swin_loops loops = {};
+    try {
+        const swin_dcm_slice &s0 = slice(ref, 0);
+        const size_t plane = (size_t)s0.rows * (size_t)s0.cols;
+        DcmFileFormat ff;
+        DcmDataset *d = ff.getDataset();
+        common(d, ref, c, RTSTRUCT_STORAGE, "RTSTRUCT", "swinrun structures");
+        ok(d->insertEmptyElement(DCM_OperatorsName), "OperatorsName");
+        now_str now;
+        put(d, DCM_StructureSetLabel, "swinrun");
+        put(d, DCM_StructureSetName, "swinrun");
+        put(d, DCM_StructureSetDate, now.date);
+        put(d, DCM_StructureSetTime, now.time);
+        OFString for_uid;
+        d->findAndGetOFString(DCM_FrameOfReferenceUID, for_uid);
+        OFString study_uid;
+        d->findAndGetOFString(DCM_StudyInstanceUID, study_uid);
+
+        DcmItem *rfor = new_item(d, DCM_ReferencedFrameOfReferenceSequence);
+        put(rfor, DCM_FrameOfReferenceUID, for_uid.c_str());
+        DcmItem *rstudy = new_item(rfor, DCM_RTReferencedStudySequence);
+        put(rstudy, DCM_ReferencedSOPClassUID, STUDY_COMPONENT);
+        put(rstudy, DCM_ReferencedSOPInstanceUID, study_uid.c_str());
+        DcmItem *rseries = new_item(rstudy, DCM_RTReferencedSeriesSequence);
+        put(rseries, DCM_SeriesInstanceUID, s0.series_uid);
+        reference_instances(rseries, DCM_ContourImageSequence, ref);
+
+        const double *r = s0.orientation, *cd = s0.orientation + 3;
+        for (int i = 0; i < c->nclasses; i++) {
+            const swin_dicom_class &k = c->classes[i];
+            const std::string num = std::to_string(i + 1);
+            DcmItem *roi = new_item(d, DCM_StructureSetROISequence);
+            put(roi, DCM_ROINumber, num);
+            put(roi, DCM_ReferencedFrameOfReferenceUID, for_uid.c_str());
+            put(roi, DCM_ROIName, k.name);
+            put(roi, DCM_ROIGenerationAlgorithm, "AUTOMATIC");
+            put(roi, DCM_ROIGenerationDescription, std::string("swinrun ") + c->software_version);
+
+            DcmItem *rc = new_item(d, DCM_ROIContourSequence);
+            put(rc, DCM_ROIDisplayColor, std::to_string(k.rgb[0]) + "\\" + std::to_string(k.rgb[1]) + "\\" +
+                                             std::to_string(k.rgb[2]));
+            DcmSequenceOfItems *contours = new DcmSequenceOfItems(DCM_ContourSequence);
+            ok(rc->insert(contours, true), "ContourSequence");
+            int contour_number = 0;
+            for (int z = 0; z < ref->nz; z++) {
+                const uint16_t *p = c->labels + plane * (size_t)z;
+                if (!has_voxel(p, plane, (uint16_t)k.label)) continue;
+                if (swin_trace_slice(p, s0.cols, s0.rows, (uint16_t)k.label, &loops, err)) {
+                    swin_loops_free(&loops);
+                    return err->status;
+                }
+                const swin_dcm_slice &s = slice(ref, z);
+                for (int l = 0; l < loops.nloops; l++) {
+                    int a = loops.start[l], b = loops.start[l + 1];
+                    std::string pts;
+                    pts.reserve((size_t)(b - a) * 3 * 12);
+                    for (int q = a; q < b; q++) {
+                        // corner (x, y) is at pixel index (x - 0.5, y - 0.5)
+                        double u = (loops.xy[2 * q] - 0.5) * s.spacing[1], v = (loops.xy[2 * q + 1] - 0.5) * s.spacing[0];
+                        for (int x = 0; x < 3; x++) {
+                            if (!pts.empty()) pts += '\\';
+                            pts += ds(s.position[x] + u * r[x] + v * cd[x]);
+                        }
+                    }
+                    DcmItem *ci = new DcmItem();
+                    ok(contours->append(ci), "a contour");
+                    DcmItem *img = new_item(ci, DCM_ContourImageSequence);
+                    put(img, DCM_ReferencedSOPClassUID, s.sop_class);
+                    put(img, DCM_ReferencedSOPInstanceUID, s.sop_instance);
+                    put(ci, DCM_ContourNumber, std::to_string(++contour_number));
+                    put(ci, DCM_ContourGeometricType, "CLOSED_PLANAR");
+                    put(ci, DCM_NumberOfContourPoints, std::to_string(b - a));
+                    DcmDecimalString *cdata = new DcmDecimalString(DCM_ContourData);
+                    ok(cdata->putString(pts.c_str()), "ContourData");
+                    ok(ci->insert(cdata, true), "ContourData");
+                }
+            }
+            put(rc, DCM_ReferencedROINumber, num);
+
+            DcmItem *obs = new_item(d, DCM_RTROIObservationsSequence);
+            put(obs, DCM_ObservationNumber, num);
+            put(obs, DCM_ReferencedROINumber, num);
+            put(obs, DCM_RTROIInterpretedType, "ORGAN");
+            ok(obs->insertEmptyElement(DCM_ROIInterpreter), "ROIInterpreter");
+        }
+        swin_loops_free(&loops);
+        return save(ff, tmp_path, "RT Structure Set", err);
+    } catch (const fail &f) {
+        swin_loops_free(&loops);
+        return swin_error_set(err, SWIN_ERR_INTERNAL, "building the RT Structure Set: %s: %s", f.what.c_str(), f.c.text());
+    } catch (const std::bad_alloc &) {
+        swin_loops_free(&loops);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory building the RT Structure Set");
+    }
+}

@@ -1,0 +1,35 @@
+/* A CT series from DICOM files: grouping, the checks that make it one regular volume, the
+ * order along the slice normal, the pixels in HU, and the affine.
+ *
+ * Voxel (i, j, k): i the column in a slice (along the row direction, ImageOrientationPatient
+ * [0:3]), j the row (along the column direction, [3:6]), k the slice in increasing position
+ * along the normal row x column. World coordinates: NIfTI's RAS+ (DICOM's LPS with x and y
+ * negated). The affine comes from ImagePositionPatient, ImageOrientationPatient and
+ * PixelSpacing only: column spacing PixelSpacing[1] along i, row spacing PixelSpacing[0]
+ * along j, and the step between the first and last slice positions along k. */
+#ifndef SWIN_DICOM_SERIES_H
+#define SWIN_DICOM_SERIES_H
+
+#include <stdint.h>
+
+#include "runtime/dicom/dcm.h"
+
+struct swin_dcm_series {
+    struct swin_dcm_slice *slices;          /* nz, sorted along the normal */
+    const struct swin_dcm_slice **order;    /* pointers into slices, for swin_dcm_ref */
+    int64_t dim[3];                         /* cols, rows, nz */
+    double affine[4][4];                    /* voxel -> RAS mm */
+    float *hu;                              /* cols * rows * nz */
+};
+
+/* True when path is a directory or a file that starts like DICOM (preamble "DICM"). */
+int swin_dcm_is_dicom_input(const char *path);
+
+/* paths: directories (their files, not recursive) and files. Every refusal is one line
+ * naming the files and saying what to do; SWIN_ERR_FORMAT for a series swinrun will not
+ * read. with_pixels false: only the checks and geometry (hu NULL). */
+swin_status swin_dcm_series_read(const char *const *paths, int npaths, int with_pixels, struct swin_dcm_series *s,
+                                 swin_error *err);
+void swin_dcm_series_free(struct swin_dcm_series *s);
+
+#endif

@@ -1,0 +1,29 @@
+/* Organ statistics of a label map over the intensities it was made from (swinrun.h's
+ * swin_label_stats): voxel count, volume in mL, mean and standard deviation of HU. */
+#ifndef SWIN_PIPELINE_LABEL_STATS_H
+#define SWIN_PIPELINE_LABEL_STATS_H
+
+#include <stdint.h>
+
+#include "runtime/swinrun.h"
+
+/* Accumulates one plane (n voxels) of intensities (float32) and labels (uint16). */
+struct swin_stats_acc {
+    int classes;          /* labels 0..classes-1 counted; others ignored */
+    long long *count;
+    double *sum, *sumsq;
+};
+
+swin_status swin_stats_begin(struct swin_stats_acc *a, int classes, swin_error *err);
+void swin_stats_add_f32(struct swin_stats_acc *a, const float *hu, const uint16_t *labels, size_t n);
+void swin_stats_add_i16(struct swin_stats_acc *a, const int16_t *hu, const uint16_t *labels, size_t n);
+/* The statistics of labels over a volume in memory into rep (label map on v's grid). */
+swin_status swin_stats_volume(const swin_volume *v, const uint16_t *labels, int classes, swin_segment_report *rep,
+                              swin_error *err);
+/* |det| of the affine's 3x3 part: one voxel's volume in mm^3. */
+double swin_voxel_mm3(const double affine[4][4]);
+/* Fills rep->stats, rep->nstats and rep->labels_present; voxel_mm3 = |det| of the 3x3 part. */
+void swin_stats_end(struct swin_stats_acc *a, double voxel_mm3, swin_segment_report *rep);
+void swin_stats_free(struct swin_stats_acc *a);
+
+#endif

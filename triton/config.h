@@ -1,0 +1,67 @@
+/* The backend's reading of a model's config.pbtxt (as Triton's JSON): which way it serves,
+ * its tensors, and swinrun's parameters. Pure functions, no Triton calls: the fuzz harness
+ * and the backend share them. */
+#ifndef SWIN_TRITON_CONFIG_H
+#define SWIN_TRITON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "runtime/swinrun.h"
+
+#define SWT_NAME_MAX 128
+#define SWT_DIMS_MAX 8
+
+typedef enum swt_mode {
+    SWT_MODE_WINDOW = 0,   /* window logits: the ONNX export's input -> its logits */
+    SWT_MODE_SEGMENT = 1,  /* a CT volume + affine -> a label map on the input grid */
+} swt_mode;
+
+/* precision parameter: "fp32" (default) or "fp16" (CUDA half mode). */
+typedef enum swt_precision { SWT_PRECISION_FP32 = 0, SWT_PRECISION_FP16 = 1 } swt_precision;
+
+/* Tensor names of segmentation mode (config.pbtxt must declare exactly these). */
+#define SWT_SEG_VOLUME "VOLUME"
+#define SWT_SEG_AFFINE "AFFINE"
+#define SWT_SEG_LABELS "LABELS"
+
+typedef struct swt_tensor {
+    char name[SWT_NAME_MAX];
+    char data_type[32];            /* as in the config, e.g. "TYPE_FP32" */
+    long long dims[SWT_DIMS_MAX];  /* without the batch axis; -1 = any */
+    int ndims;
+} swt_tensor;
+
+typedef struct swt_config {
+    char name[SWT_NAME_MAX];
+    swt_mode mode;
+    int max_batch_size;            /* 0: no batch axis (the drop-in for onnxruntime's exports) */
+    char model_file[SWT_NAME_MAX]; /* default_model_filename, else "model.onnx" */
+    swt_tensor inputs[2], outputs[1];
+    int n_inputs, n_outputs;
+    /* parameters { key: ... value { string_value: ... } } */
+    bool backend_given;            /* "backend": cpu | cuda | auto; absent: from the instance kind */
+    swin_backend backend;
+    swt_precision precision;       /* "precision" */
+    int threads;                   /* "threads": CPU threads per instance, 0 = every core (default 1) */
+    size_t mem_limit;              /* "memory_limit": bytes, suffixes KiB MiB GiB; 0 = none */
+    int cube[3];                   /* "cube": "D,H,W"; 0 = the export cube */
+    /* segmentation mode */
+    double spacing_mm[3];          /* "spacing_mm": "x,y,z" */
+    float intensity_range[2];      /* "intensity_range": "lo,hi" */
+    double overlap;                /* "overlap" */
+    swin_blend blend;              /* "blend": constant | gaussian */
+    long long max_voxels;          /* "max_voxels": refuse larger volumes (default 512*512*1024) */
+} swt_config;
+
+/* Reads Triton's JSON form of config.pbtxt. false with the reason in why (why_len bytes)
+ * when the JSON is malformed, a parameter is unknown or out of range, or the tensors do not
+ * fit the mode. */
+bool swt_config_parse(const char *json, size_t len, swt_config *out, char *why, size_t why_len);
+
+/* The context parameters the config asks for on an instance of `kind_gpu` (KIND_GPU) on device. */
+swin_context_params swt_context_params(const swt_config *c, bool kind_gpu, int device);
+/* The segmentation parameters the config asks for. */
+swin_segment_params swt_segment_params(const swt_config *c);
+
+#endif

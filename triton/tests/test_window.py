@@ -1,0 +1,69 @@
+"""Window mode against a real tritonserver: Triton's logits bitwise equal to `swinrun forward`
+with the same thread count on the same model and input, and within the end-to-end criterion
+of ONNX Runtime's (tools/check_logits.py); a batch of windows (max_batch_size > 0) equal
+window by window; HTTP and gRPC alike.
+
+    test_window.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Server, check, infer_window, swinrun_forward, window_config, write_model  # noqa: E402
+
+backend_so, swinrun, main_py, data, work = sys.argv[1:6]
+repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+shutil.rmtree(work, ignore_errors=True)
+repo = os.path.join(work, "repo")
+os.makedirs(repo)
+
+# (model name, case, cube (D, H, W), max_batch_size)
+models = [("w_default", "f12_c32_default", (32, 32, 32), 0),
+          ("w_noncubic", "f12_64x32x96_ts", (64, 32, 96), 0),
+          ("w_batch", "f12_c32_ts", (32, 32, 32), 4)]
+for name, case, cube, mbs in models:
+    write_model(repo, name, os.path.join(data, case), window_config(cube, max_batch=mbs))
+
+with Server(backend_so, repo, work) as s:
+    client = s.http()
+    for name, case, cube, mbs in models[:2]:
+        case_dir = os.path.join(data, case)
+        x = np.load(os.path.join(case_dir, "input.npy"))
+        got = infer_window(client, name, x)
+        ref = swinrun_forward(swinrun, case_dir, x, os.path.join(work, name + ".forward.npy"))
+        check(got.dtype == np.float32 and got.shape == ref.shape, "%s: logits %s float32" % (name, got.shape))
+        check(np.array_equal(got, ref), "%s: Triton's logits bitwise equal to swinrun forward --threads 1" % name)
+        out = os.path.join(work, name + ".triton.npy")
+        np.save(out, got)
+        r = subprocess.run([main_py, os.path.join(repo_root, "tools", "check_logits.py"), out,
+                            os.path.join(case_dir, "logits.npy")], capture_output=True, text=True)
+        print(r.stdout.strip())
+        check(r.returncode == 0, "%s: agrees with ONNX Runtime (tools/check_logits.py)" % name)
+
+    # gRPC: the same answer as HTTP
+    import tritonclient.grpc as grpcclient
+    x = np.load(os.path.join(data, "f12_c32_default", "input.npy"))
+    gi = grpcclient.InferInput("input", list(x.shape), "FP32")
+    gi.set_data_from_numpy(x)
+    g = s.grpc().infer("w_default", [gi]).as_numpy("logits")
+    check(np.array_equal(g, np.load(os.path.join(work, "w_default.forward.npy"))), "gRPC: the same logits as swinrun forward")
+
+    # a batch of 3 different windows: run one after another, each equal to its own forward
+    case_dir = os.path.join(data, "f12_c32_ts")
+    x = np.load(os.path.join(case_dir, "input.npy"))[0]
+    batch = np.stack([x, 0.5 * x - 0.25, x[:, ::-1, :, ::-1]]).astype(np.float32)
+    got = infer_window(client, "w_batch", batch)
+    check(got.shape == (3, 14, 32, 32, 32), "w_batch: logits of 3 windows")
+    for b in range(3):
+        ref = swinrun_forward(swinrun, case_dir, batch[b:b + 1], os.path.join(work, "w_batch_%d.npy" % b))
+        check(np.array_equal(got[b:b + 1], ref), "w_batch: window %d bitwise equal to swinrun forward" % b)
+    stats = client.get_inference_statistics("w_batch")["model_stats"][0]
+    check(int(stats["inference_count"]) == 3 and int(stats["execution_count"]) == 1,
+          "w_batch statistics: 3 inferences (windows) in 1 execution")
+    log = s.log_text()
+    check("swinrun instance 'w_default_0_0': cpu backend" in log, "the instance logs its backend and plan")
+print("PASS")
