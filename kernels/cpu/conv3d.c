@@ -10,8 +10,8 @@
  * implicit-GEMM kernel of conv3d_avx512.c or conv3d_avx2.c instead, which read the input
  * in place.
  * Threads claim slabs dynamically. fp32 accumulation.
- * A 3x3x3 stride-1 pad-1 conv whose weights the backend holds in Winograd form and whose
- * shape the rule of winograd.c picks runs the Winograd kernel instead (winograd.h). */
+ * A 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the Winograd
+ * kernel instead (winograd.h), which transforms the weights into the workspace per call. */
 #include "kernels/cpu/conv3d_internal.h"
 #include "kernels/cpu/winograd.h"
 
@@ -28,13 +28,20 @@ static long conv_rows(long nout, long kdim)
     return r < nout ? r : nout;
 }
 
-size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
+size_t swin_cpu_conv3d_direct_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
 {
     struct swin_cpu_backend *be = bev;
     long kdim = (long)k * k * k * in.c;
     long rows = conv_rows((long)swin_vol_voxels(out), kdim);
-    size_t direct = SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
-    /* the weights decide between the two at run time: room for either */
+    return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
+}
+
+size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
+{
+    struct swin_cpu_backend *be = bev;
+    size_t direct = swin_cpu_conv3d_direct_ws(be, out, in, k);
+    /* same dims with k 3: stride 1 pad 1, or a 1-voxel axis that stride 2 keeps; room for
+     * either kernel, since stride and pad are not known here */
     if (k == 3 && out.d == in.d && out.h == in.h && out.w == in.w && swin_cpu_winograd_wins(be, out, in)) {
         size_t wino = swin_cpu_winograd_ws(be, out, in);
         return wino > direct ? wino : direct;
@@ -108,10 +115,10 @@ static int conv_out_dim(int n, int k, int stride, int pad)
     return span < 0 ? -1 : span / stride + 1;
 }
 
-int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w,
-                    const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
+/* Arguments checked; need = the workspace bytes the caller's kernel takes. */
+static int check_args(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w, int k,
+                      int stride, int pad, size_t need, const void *ws, size_t ws_bytes)
 {
-    struct swin_cpu_backend *be = bev;
     int rc = swin_cpu_check_vol(be, "conv3d", "out", out);
     if (!rc) rc = swin_cpu_check_vol(be, "conv3d", "in", in);
     if (rc) return rc;
@@ -124,13 +131,17 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const fl
         return swin_cpu_fail(be, SWIN_ERR_SHAPE,
                              "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d",
                              out.d, out.h, out.w, in.d, in.h, in.w, k, stride, pad);
-    size_t need = swin_cpu_conv3d_ws(be, out, in, k);
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0, need);
-    if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in)) {
-        const float *u = swin_cpu_winograd_lookup(be, w, in.c, out.c);
-        if (u) return swin_cpu_conv3d_winograd(be, out, in, u, bias, ws, ws_bytes);
-    }
+    return 0;
+}
+
+int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias,
+                           int k, int stride, int pad, void *ws, size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = check_args(be, out, in, w, k, stride, pad, swin_cpu_conv3d_direct_ws(be, out, in, k), ws, ws_bytes);
+    if (rc) return rc;
     struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
                           .simd = be->simd};
     t.kdim = (long)k * k * k * in.c;
@@ -140,4 +151,15 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const fl
     atomic_init(&t.next, 0);
     swin_cpu_run(be, conv_run, &t);
     return 0;
+}
+
+int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w,
+                    const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    int rc = check_args(be, out, in, w, k, stride, pad, swin_cpu_conv3d_ws(be, out, in, k), ws, ws_bytes);
+    if (rc) return rc;
+    if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in))
+        return swin_cpu_conv3d_winograd(be, out, in, w, bias, ws, ws_bytes);
+    return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
 }
