@@ -39,14 +39,13 @@ size_t swin_cpu_conv3d_direct_ws(void *bev, struct swin_vol out, struct swin_vol
 size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
 {
     struct swin_cpu_backend *be = bev;
-    size_t direct = swin_cpu_conv3d_direct_ws(be, out, in, k);
-    /* same dims with k 3: stride 1 pad 1, or a 1-voxel axis that stride 2 keeps; room for
-     * either kernel, since stride and pad are not known here */
-    if (k == 3 && out.d == in.d && out.h == in.h && out.w == in.w && swin_cpu_winograd_wins(be, out, in)) {
-        size_t wino = swin_cpu_winograd_ws(be, out, in);
-        return wino > direct ? wino : direct;
-    }
-    return direct;
+    /* Stride and pad are not known here. With k 3 and out dims = in dims, every axis n has
+     * n = (n + 2 pad - 3) / stride + 1: stride 1 pad 1, or n <= 3 with stride 2 (pad 1 or 2),
+     * which the rule (grids of at least 6) never picks; so where the rule holds, conv3d runs
+     * Winograd and the workspace is exactly its own (no direct-sized pages left untouched). */
+    if (k == 3 && out.d == in.d && out.h == in.h && out.w == in.w && swin_cpu_winograd_wins(be, out, in))
+        return swin_cpu_winograd_ws(be, out, in);
+    return swin_cpu_conv3d_direct_ws(be, out, in, k);
 }
 
 /* Row r of the im2col matrix for output voxel (oz, oy, ox). */

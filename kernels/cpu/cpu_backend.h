@@ -33,7 +33,7 @@ int swin_cpu_backend_threads(const struct swin_cpu_backend *be);
 /* Instruction sets the kernels may use. By default the backend uses the best the CPU has:
  *   AVX512    conv3d: 8 voxels x 48 channels implicit GEMM; softmax and GELU: 16 lanes
  *   AVX2      conv3d: 4 voxels x 24 channels implicit GEMM (AVX2 + FMA); 3x3x3 stride-1 convs
- *             on grids of at least 4 per axis as Winograd F(2x2x2, 3x3x3) (weights
+ *             on grids of at least 6 per axis as Winograd F(2x2x2, 3x3x3) (weights
  *             transformed per call in the workspace, kernels/cpu/winograd.h); the rest as BASELINE
  *   BASELINE  conv3d: im2col + OpenBLAS sgemm (OpenBLAS picks its own kernels at run time);
  *             softmax and GELU: 4-lane SSE2 vectors

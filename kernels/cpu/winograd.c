@@ -10,12 +10,15 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
     if (!swin_cpu_winograd_available(be)) return false;
     /* Measured with bench_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2, the
      * per-call weight transform included; bench/results/winograd_cpu.md): Winograd is
-     * faster on every 3x3x3 shape whose output grid is at least 4 per axis, the 1-channel
-     * input conv included (the direct kernel does as badly with one channel); it loses at
-     * 3^3 (encoder10 at 96^3: 2x2x2 tiles for 27 outputs), 2^3 and 1^3. */
+     * faster on every 3x3x3 shape whose output grid is at least 6 per axis, 2x-2.5x at 6^3
+     * (decoder5 at 96^3: 27 tiles share each transformed weight), the 1-channel input conv
+     * included (the direct kernel does as badly with one channel). At 4^3 the 8 tiles do
+     * not pay for transforming and streaming 64 cin cout weights (192->192: 0.6x); it
+     * loses further at 3^3, 2^3 and 1^3. 5^3 (27 tiles for 125 outputs) is unmeasured and
+     * left to the direct kernel. */
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
-    return lmin >= 4;
+    return lmin >= 6;
 }
 
 /* Tile geometry and blocking for the shapes: nt tiles per block so that a thread's V and M

@@ -16,8 +16,9 @@
  * U (the transformed weights, U[p][ci][co] with co padded to a multiple of 8 with zeros) is
  * made by every call into the conv's workspace, by all threads, before the tile loop: about
  * 185 flops per (ci, co) pair (G along x, y, z: 9 + 12 + 16 three-to-four transforms of
- * 5 flops), against 54 Vout of the direct conv (5.4 % at the rule's smallest grid, 4^3, and
- * 18 % of Winograd's own 2 * 64 * tiles GEMM flops there; 1.6 % and 5.4 % at 6^3).
+ * 5 flops), against 54 Vout of the direct conv: 1.6 % at the rule's smallest grid, 6^3, and 5.4 % of
+ * Winograd's own 2 * 64 * tiles GEMM flops there (27 tiles); at 4^3 (8 tiles) 18 % of
+ * those, and the 64 cin cout weights written and read once per 8 tiles: there it loses.
  * Nothing is kept between calls, so Winograd costs no memory beyond the planned workspace.
  * conv3d (conv3d.c) runs Winograd where the shape rule holds. */
 #ifndef SWIN_CPU_WINOGRAD_H

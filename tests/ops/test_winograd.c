@@ -40,7 +40,7 @@ static void naive(double *ref, struct swin_vol in, const float *w, const float *
  * the cin-long dot products of those, and the output transform (27 terms of magnitude up to
  * the sum itself): a few ulp of values ~8x larger than the direct conv's terms, growing
  * like sqrt(cin). Measured worst |err| / sqrt(cin) over these cases is printed; 2e-5 *
- * sqrt(cin) (+ 2e-5 |ref|) is ~9x the worst measured (1.4e-6 sqrt(cin) on AVX2;
+ * sqrt(cin) (+ 2e-5 |ref|) is ~10x the worst measured (1.9e-6 sqrt(cin) on AVX2;
  * 2.3e-6 sqrt(cin) for the direct kernels on the same cases) and still 1000x below an index error
  * (the flipped kernel below differs by O(0.1)). */
 static double tol_abs(int cin) { return 2e-5 * sqrt((double)cin); }
