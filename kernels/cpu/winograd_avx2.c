@@ -1,8 +1,10 @@
-/* Winograd F(2x2x2, 3x3x3) tile loop with AVX2 + FMA (this file's functions are compiled
- * for avx2,fma only; the backend checks the CPU first). Notation in winograd.h.
+/* Winograd F(2x2x2, 3x3x3) weight transform and tile loop with AVX2 + FMA (this file's
+ * functions are compiled for avx2,fma only; the backend checks the CPU first). Notation in
+ * winograd.h.
  *
  * First U = G w G^T for every (ci, 8 output channels), input channels shared among the
- * threads (swin_cpu_winograd_avx2_weights). Then a thread claims a block of nt consecutive tiles (x fastest) and, per block:
+ * threads (swin_cpu_winograd_avx2_weights). Then a thread claims a block of nt consecutive
+ * tiles (x fastest) and, per block:
  *   1. input transform: V[p][tile][ci] = (B^T d B)[p] for the 4x4x4 patch of each tile,
  *      8 input channels per vector (V rows padded to cinp with zeros; tiles past the end
  *      are zero rows);
@@ -10,7 +12,8 @@
  *      M[p][tile][co] = sum_ci V[p][tile][ci] U[p][ci][co] (4 tiles x 24 channels, 12 ymm
  *      accumulators, as the direct kernel conv3d_avx2.c), then the output transform
  *      Y = A^T M A + bias per tile, stored for the voxels inside the output.
- * Workspace per thread: V (64 nt cinp floats) then M (64 nt cob floats). */
+ * Workspace: U (64 cin coutp floats, shared), then per thread V (64 nt cinp floats) and
+ * M (64 nt cob floats). */
 #include "kernels/cpu/winograd.h"
 
 #include <immintrin.h>
