@@ -9,26 +9,14 @@
 #include "kernels/cuda/cuda_backend.h"
 #endif
 
-static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, bool need_device,
-                            struct swin_backend_ctx *b, swin_error *err)
+static swin_status open_cpu(const struct swin_model *m, const swin_context_params *p, struct swin_backend_ctx *b,
+                            swin_error *err)
 {
     struct swin_cpu_backend *cpu = NULL;
     swin_status st = swin_cpu_backend_create(p->threads, &cpu, err);
     if (st) return st;
-    /* Winograd weights for the 3x3x3 convs the window's shapes pick (the window as
-     * resolve_cube in api.c takes it: the given cube, else the export's); planning only
-     * counts their bytes */
-    const bool given = p->cube[0] || p->cube[1] || p->cube[2];
-    const int cube[3] = {given ? p->cube[0] : m->cfg.cube[0], given ? p->cube[1] : m->cfg.cube[1],
-                         given ? p->cube[2] : m->cfg.cube[2]};
-    size_t wino_bytes = 0;
-    if (cube[0] > 0 && cube[1] > 0 && cube[2] > 0 &&
-        (st = swin_cpu_backend_winograd(cpu, m, cube, need_device, &wino_bytes, err))) {
-        swin_cpu_backend_free(cpu);
-        return st;
-    }
     *b = (struct swin_backend_ctx){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu,
-                          .weight_bytes = m->flat_bytes + wino_bytes};
+                          .weight_bytes = m->flat_bytes};
     return SWIN_OK;
 }
 
@@ -66,7 +54,7 @@ swin_status swin_backend_open(const struct swin_model *m, const swin_context_par
             return swin_error_set(err, SWIN_ERR_ARG,
                                   "half precision is a CUDA backend mode; the CPU backend runs float32 "
                                   "(drop --half, or use --backend cuda or auto)");
-        if ((st = open_cpu(m, p, need_device, b, err))) return st;
+        if ((st = open_cpu(m, p, b, err))) return st;
         snprintf(b->reason, sizeof b->reason, "requested");
         return SWIN_OK;
     case SWIN_BACKEND_CUDA:
@@ -92,7 +80,7 @@ swin_status swin_backend_open(const struct swin_model *m, const swin_context_par
         } else
             snprintf(why, sizeof why, "auto: CUDA device %d did not open (%.100s)", p->device, cuda_err.msg);
 #endif
-        if ((st = open_cpu(m, p, need_device, b, err))) return st;
+        if ((st = open_cpu(m, p, b, err))) return st;
         snprintf(b->reason, sizeof b->reason, "%s", why);
         return SWIN_OK;
     }

@@ -10,8 +10,8 @@
  * implicit-GEMM kernel of conv3d_avx512.c or conv3d_avx2.c instead, which read the input
  * in place.
  * Threads claim slabs dynamically. fp32 accumulation.
- * A 3x3x3 stride-1 pad-1 conv whose weights the backend holds in Winograd form and whose
- * shape the rule of winograd.c picks runs the Winograd kernel instead (winograd.h). */
+ * A 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the Winograd
+ * kernel instead (winograd.h), which transforms the weights into the workspace per call. */
 #include "kernels/cpu/conv3d_internal.h"
 #include "kernels/cpu/winograd.h"
 
@@ -28,18 +28,24 @@ static long conv_rows(long nout, long kdim)
     return r < nout ? r : nout;
 }
 
-size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
+size_t swin_cpu_conv3d_direct_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
 {
     struct swin_cpu_backend *be = bev;
     long kdim = (long)k * k * k * in.c;
     long rows = conv_rows((long)swin_vol_voxels(out), kdim);
-    size_t direct = SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
-    /* the weights decide between the two at run time: room for either */
-    if (k == 3 && out.d == in.d && out.h == in.h && out.w == in.w && swin_cpu_winograd_wins(be, out, in)) {
-        size_t wino = swin_cpu_winograd_ws(be, out, in);
-        return wino > direct ? wino : direct;
-    }
-    return direct;
+    return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
+}
+
+size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
+{
+    struct swin_cpu_backend *be = bev;
+    /* Stride and pad are not known here. With k 3 and out dims = in dims, every axis n has
+     * n = (n + 2 pad - 3) / stride + 1: stride 1 pad 1, or n <= 3 with stride 2 (pad 1 or 2),
+     * which the rule (grids of at least 6) never picks; so where the rule holds, conv3d runs
+     * Winograd and the workspace is exactly its own (no direct-sized pages left untouched). */
+    if (k == 3 && out.d == in.d && out.h == in.h && out.w == in.w && swin_cpu_winograd_wins(be, out, in))
+        return swin_cpu_winograd_ws(be, out, in);
+    return swin_cpu_conv3d_direct_ws(be, out, in, k);
 }
 
 /* Row r of the im2col matrix for output voxel (oz, oy, ox). */
@@ -103,14 +109,13 @@ static void conv_run(void *p, int tid, int nth)
 }
 
 
-int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w,
-                    const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
+/* The im2col / implicit-GEMM kernels whatever the Winograd rule says (bench_ops times both);
+ * the workspace is swin_cpu_conv3d_direct_ws. */
+int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias,
+                           int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in)) {
-        const float *u = swin_cpu_winograd_lookup(be, w, in.c, out.c);
-        if (u) return swin_cpu_conv3d_winograd(be, out, in, u, bias, ws, ws_bytes);
-    }
+    (void)ws_bytes;
     struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
                           .simd = be->simd};
     t.kdim = (long)k * k * k * in.c;
@@ -120,4 +125,13 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const fl
     atomic_init(&t.next, 0);
     swin_cpu_run(be, conv_run, &t);
     return 0;
+}
+
+int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w,
+                    const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in))
+        return swin_cpu_conv3d_winograd(be, out, in, w, bias, ws, ws_bytes);
+    return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
 }

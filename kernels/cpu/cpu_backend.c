@@ -5,7 +5,6 @@
  * has finished. Ops split their work with static ranges or swin_cpu_claim. */
 #define _GNU_SOURCE   /* sched_getaffinity */
 #include "kernels/cpu/cpu_internal.h"
-#include "kernels/cpu/winograd.h"
 
 #include <sched.h>
 
@@ -154,7 +153,6 @@ void swin_cpu_backend_free(struct swin_cpu_backend *be)
 {
     if (!be) return;
     pool_stop(be);
-    swin_cpu_winograd_table_free(be);
     pthread_mutex_destroy(&be->mu);
     pthread_cond_destroy(&be->wake);
     pthread_cond_destroy(&be->done);

@@ -33,8 +33,8 @@ int swin_cpu_backend_threads(const struct swin_cpu_backend *be);
 /* Instruction sets the kernels may use. By default the backend uses the best the CPU has:
  *   AVX512    conv3d: 8 voxels x 48 channels implicit GEMM; softmax and GELU: 16 lanes
  *   AVX2      conv3d: 4 voxels x 24 channels implicit GEMM (AVX2 + FMA); 3x3x3 stride-1 convs
- *             on grids of at least 8 per axis as Winograd F(2x2x2, 3x3x3) where the weights
- *             were transformed (swin_cpu_backend_winograd); the rest as BASELINE
+ *             on grids of at least 6 per axis as Winograd F(2x2x2, 3x3x3) (weights
+ *             transformed per call in the workspace, kernels/cpu/winograd.h); the rest as BASELINE
  *   BASELINE  conv3d: im2col + OpenBLAS sgemm (OpenBLAS picks its own kernels at run time);
  *             softmax and GELU: 4-lane SSE2 vectors
  * Results agree across levels to fp32 rounding (different summation orders), not bit for bit. */
@@ -46,14 +46,6 @@ enum swin_cpu_simd {
 /* Caps the level at `max` (tests run every level); returns the level now in use, which is
  * lower than max where the CPU lacks it. */
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
-
-/* Transforms, once, the weights of m's 3x3x3 convolutions that run as Winograd F(2x2x2,
- * 3x3x3) on a window of `cube` (D, H, W) at this backend's SIMD level (kernels/cpu/winograd.h);
- * *bytes = the backend's transformed weights in all. transform false (planning only):
- * nothing is transformed or allocated, *bytes = what transforming would take. Call after
- * set_simd, before the ops. */
-swin_status swin_cpu_backend_winograd(struct swin_cpu_backend *be, const struct swin_model *m, const int cube[3],
-                                      bool transform, size_t *bytes, swin_error *err);
 
 extern const struct swin_ops swin_cpu_ops;
 

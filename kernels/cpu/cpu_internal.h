@@ -39,7 +39,6 @@ struct swin_cpu_backend {
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
-    struct swin_cpu_wino_table *wino; /* transformed weights of the Winograd convs (winograd.h), or NULL */
     char err[SWIN_ERROR_MSG_MAX];
 };
 
@@ -84,6 +83,10 @@ int swin_cpu_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
 int swin_cpu_conv3d(void *be, struct swin_vol out, struct swin_vol in, const float *w,
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
 size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
+/* The direct kernel whatever the Winograd rule says (benchmarks compare the two). */
+int swin_cpu_conv3d_direct(void *be, struct swin_vol out, struct swin_vol in, const float *w,
+                           const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
+size_t swin_cpu_conv3d_direct_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cpu_instnorm_act(void *be, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
                           const struct swin_vol *residual, bool lrelu);

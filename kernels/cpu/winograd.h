@@ -13,11 +13,14 @@
  * transforms and by rounding: the transforms add and subtract up to 4^3 input values
  * before the product (float32 error grows accordingly; tests/ops/test_winograd.c).
  *
- * U (the transformed weights) is made once per layer at load: U[p][ci][co], co padded
- * to a multiple of 8 with zeros (swin_cpu_winograd_u_floats).
- * The backend keeps the U of every conv layer the shape rule picks (winograd_model.c,
- * swin_cpu_backend_winograd);
- * conv3d (conv3d.c) runs Winograd where the rule holds and the weights have a U. */
+ * U (the transformed weights, U[p][ci][co] with co padded to a multiple of 8 with zeros) is
+ * made by every call into the conv's workspace, by all threads, before the tile loop: about
+ * 185 flops per (ci, co) pair (G along x, y, z: 9 + 12 + 16 three-to-four transforms of
+ * 5 flops), against 54 Vout of the direct conv: 1.6 % at the rule's smallest grid, 6^3, and 5.4 % of
+ * Winograd's own 2 * 64 * tiles GEMM flops there (27 tiles); at 4^3 (8 tiles) 18 % of
+ * those, and the 64 cin cout weights written and read once per 8 tiles: there it loses.
+ * Nothing is kept between calls, so Winograd costs no memory beyond the planned workspace.
+ * conv3d (conv3d.c) runs Winograd where the shape rule holds. */
 #ifndef SWIN_CPU_WINOGRAD_H
 #define SWIN_CPU_WINOGRAD_H
 
@@ -25,12 +28,6 @@
 #include <stddef.h>
 
 #include "kernels/cpu/cpu_internal.h"
-#include "core/model.h"
-
-/* Floats of the transformed weights of a (3,3,3,cin,cout) kernel: 64 cin round8(cout). */
-size_t swin_cpu_winograd_u_floats(int cin, int cout);
-/* u = the transform of w (3,3,3,cin,cout), layout above (float64 arithmetic, rounded once). */
-void swin_cpu_winograd_transform(float *u, const float *w, int cin, int cout);
 
 /* The shape rule: true where Winograd is measured to beat the direct kernel of the
  * backend's SIMD level for a 3x3x3 stride-1 pad-1 conv from `in` to `out`. */
@@ -38,37 +35,19 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
 /* Whether the backend has a Winograd kernel at its SIMD level (AVX2 + FMA). */
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be);
 
-/* Workspace of swin_cpu_conv3d_winograd for these shapes and the backend's threads. */
+/* Workspace of swin_cpu_conv3d_winograd for these shapes and the backend's threads: the
+ * transformed weights (64 cin round8(cout) floats) and each thread's tile buffers. */
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in);
-/* out = conv3d(in, w) + bias for k 3, stride 1, pad 1, with u = transform(w); out dims = in
- * dims. SWIN_ERR_ARG where the backend has no Winograd kernel (swin_cpu_winograd_available). */
-int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *u,
+/* out = conv3d(in, w) + bias for w (3,3,3,cin,cout), stride 1, pad 1; out dims = in dims.
+ * SWIN_ERR_ARG where the backend has no Winograd kernel (swin_cpu_winograd_available). */
+int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
                              const float *bias, void *ws, size_t ws_bytes);
 
-/* The backend's table of transformed weights, keyed by the weight pointer. */
-struct swin_cpu_wino_entry {
-    const float *w;
-    int cin, cout;
-    float *u;
-};
-struct swin_cpu_wino_table {
-    struct swin_cpu_wino_entry *e;
-    int n, cap;
-    size_t bytes;   /* sum of the U buffers */
-};
-
-/* Transforms w (3,3,3,cin,cout) and keeps it in the backend's table (once per w). */
-swin_status swin_cpu_winograd_register(struct swin_cpu_backend *be, const float *w, int cin, int cout,
-                                       swin_error *err);
-/* The U registered for w with these channels, or NULL. */
-const float *swin_cpu_winograd_lookup(const struct swin_cpu_backend *be, const float *w, int cin, int cout);
-/* Frees the table (backend teardown). */
-void swin_cpu_winograd_table_free(struct swin_cpu_backend *be);
-
-/* The AVX2 + FMA kernel (winograd_avx2.c): this thread's share of the tile blocks. */
+/* The AVX2 + FMA kernel (winograd_avx2.c). */
 struct wino_task {
     struct swin_vol out, in;
-    const float *u, *bias;
+    const float *w, *bias;     /* w (3,3,3,cin,cout) */
+    float *u;                  /* U in the workspace (aligned), 64 cin coutp floats */
     int cinp, coutp;           /* channels rounded up to 8 */
     int cob;                   /* output channels per block (multiple of 8) */
     int nt;                    /* tiles per block (multiple of 4) */
@@ -76,8 +55,11 @@ struct wino_task {
     long ntiles;
     char *ws;                  /* aligned; thread t owns [t*slice, (t+1)*slice) */
     size_t slice, v_bytes;     /* V = 64 nt cinp floats, then M = 64 nt cob floats */
-    atomic_long next;
+    atomic_long next;          /* work claimed: input channels, then tile blocks */
 };
+/* This thread's share of U = transform(w): input channels claimed from t->next. */
+void swin_cpu_winograd_avx2_weights(struct wino_task *t);
+/* This thread's share of the tile blocks, claimed from t->next (U complete). */
 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
 
 #endif

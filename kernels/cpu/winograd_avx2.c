@@ -1,7 +1,10 @@
-/* Winograd F(2x2x2, 3x3x3) tile loop with AVX2 + FMA (this file's functions are compiled
- * for avx2,fma only; the backend checks the CPU first). Notation in winograd.h.
+/* Winograd F(2x2x2, 3x3x3) weight transform and tile loop with AVX2 + FMA (this file's
+ * functions are compiled for avx2,fma only; the backend checks the CPU first). Notation in
+ * winograd.h.
  *
- * A thread claims a block of nt consecutive tiles (x fastest) and, per block:
+ * First U = G w G^T for every (ci, 8 output channels), input channels shared among the
+ * threads (swin_cpu_winograd_avx2_weights). Then a thread claims a block of nt consecutive
+ * tiles (x fastest) and, per block:
  *   1. input transform: V[p][tile][ci] = (B^T d B)[p] for the 4x4x4 patch of each tile,
  *      8 input channels per vector (V rows padded to cinp with zeros; tiles past the end
  *      are zero rows);
@@ -9,7 +12,8 @@
  *      M[p][tile][co] = sum_ci V[p][tile][ci] U[p][ci][co] (4 tiles x 24 channels, 12 ymm
  *      accumulators, as the direct kernel conv3d_avx2.c), then the output transform
  *      Y = A^T M A + bias per tile, stored for the voxels inside the output.
- * Workspace per thread: V (64 nt cinp floats) then M (64 nt cob floats). */
+ * Workspace: U (64 cin coutp floats, shared), then per thread V (64 nt cinp floats) and
+ * M (64 nt cob floats). */
 #include "kernels/cpu/winograd.h"
 
 #include <immintrin.h>
@@ -21,6 +25,48 @@ AVX2_INLINE __m256i lanes(int n)
 {
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
+}
+
+/* G along one axis: 3 values at stride si of g[] -> 4 at stride so of o[]:
+ * g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2 (the halving is exact in float32). */
+#define G3(g, i0, si, o, o0, so)                                                    \
+    {                                                                               \
+        const __m256 h = _mm256_set1_ps(0.5f);                                      \
+        const __m256 g0 = g[i0], g1 = g[i0 + (si)], g2 = g[i0 + 2 * (si)];          \
+        const __m256 s = _mm256_mul_ps(_mm256_add_ps(g0, g2), h), m = _mm256_mul_ps(g1, h); \
+        o[o0] = g0;                                                                 \
+        o[o0 + (so)] = _mm256_add_ps(s, m);                                         \
+        o[o0 + 2 * (so)] = _mm256_sub_ps(s, m);                                     \
+        o[o0 + 3 * (so)] = g2;                                                      \
+    }
+
+/* U[p][ci][co0, co0 + 8) for one input channel; mask mk where fewer than 8 channels are
+ * left (the rest of the vector is stored as the zero padding of coutp). */
+AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i mk, bool full)
+{
+    const int cin = t->in.c, cout = t->out.c;
+    __m256 g[27], a[36], b[48], u[64];
+    for (int i = 0; i < 27; i++) {   /* tap i = (kz * 3 + ky) * 3 + kx */
+        const float *src = t->w + ((size_t)i * cin + ci) * cout + co0;
+        g[i] = full ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mk);
+    }
+    for (int r = 0; r < 9; r++) G3(g, 3 * r, 1, a, 4 * r, 1)             /* along x: a[kz][ky][c] */
+    for (int z = 0; z < 3; z++)
+        for (int c = 0; c < 4; c++) G3(a, 12 * z + c, 4, b, 16 * z + c, 4) /* along y: b[kz][b][c] */
+    for (int r = 0; r < 16; r++) G3(b, r, 16, u, r, 16)                   /* along z: u[a][b][c] */
+    float *dst = t->u + (size_t)ci * t->coutp + co0;
+    const size_t pstride = (size_t)cin * t->coutp;
+    for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * pstride, u[p]);
+}
+
+AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
+{
+    const int cin = t->in.c, cout = t->out.c;
+    long b, e;
+    while (swin_cpu_claim(&t->next, cin, 4, &b, &e))
+        for (long ci = b; ci < e; ci++)
+            for (int co0 = 0; co0 < t->coutp; co0 += 8)
+                weights_ci(t, (int)ci, co0, lanes(cout - co0), co0 + 8 <= cout);
 }
 
 /* B^T along one axis: 4 values at stride s of v[] in place. */
