@@ -27,6 +27,17 @@ int cli_parse_size(const char *s, size_t *out)
     return 0;
 }
 
+int cli_parse_precision(const char *s, swin_precision *out)
+{
+    const swin_precision all[] = {SWIN_PRECISION_FP32, SWIN_PRECISION_FP16, SWIN_PRECISION_BF16};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, swin_precision_name(all[i]))) {
+            *out = all[i];
+            return 0;
+        }
+    return -1;
+}
+
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
     char *end;
@@ -42,12 +53,12 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 int cli_parse_context_option(const char *verb, int argc, char **argv, int *i, swin_context_params *ctx)
 {
     const char *o = argv[*i];
-    if (!strcmp(o, "--half")) {  /* the one flag without a value */
-        ctx->half = true;
+    if (!strcmp(o, "--half")) {  /* the one flag without a value: --precision fp16 */
+        ctx->precision = SWIN_PRECISION_FP16;
         return 1;
     }
     bool known = !strcmp(o, "--threads") || !strcmp(o, "--device") || !strcmp(o, "--backend") ||
-                 !strcmp(o, "--mem-limit");
+                 !strcmp(o, "--mem-limit") || !strcmp(o, "--precision");
     if (!known) return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "swinrun %s: option %s needs a value (try swinrun %s --help)\n", verb, o, verb);
@@ -61,6 +72,8 @@ int cli_parse_context_option(const char *verb, int argc, char **argv, int *i, sw
         if (parse_int(v, 0, 64, &ctx->device)) why = "takes a CUDA device index 0..64";
     } else if (!strcmp(o, "--mem-limit")) {
         if (cli_parse_size(v, &ctx->mem_limit)) why = "takes a size such as 2G, 512M or a byte count";
+    } else if (!strcmp(o, "--precision")) {
+        if (cli_parse_precision(v, &ctx->precision)) why = "takes fp32, fp16 (CUDA) or bf16 (CPU)";
     } else if (!strcmp(v, "cpu")) {
         ctx->backend = SWIN_BACKEND_CPU;
     } else if (!strcmp(v, "cuda")) {

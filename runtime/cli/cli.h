@@ -36,6 +36,8 @@ int cli_forward(const struct cli_args *a);
 int cli_segment(int argc, char **argv);
 /* "2G", "512M", "123456" -> bytes; nonzero when not a size. */
 int cli_parse_size(const char *s, size_t *out);
+/* "fp32", "fp16", "bf16" -> the precision; -1 for anything else. */
+int cli_parse_precision(const char *s, swin_precision *out);
 
 #ifdef SWINRUN_EMULATED_CUDA
 /* swinrun_emu (runtime/cli/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's

@@ -46,8 +46,10 @@ static void usage(FILE *o)
             "                      a usable GPU says so and runs on the CPU\n"
             "  --threads N         CPU threads (default: every core)\n"
             "  --device N          CUDA device index (default 0)\n"
-            "  --half              CUDA: float16 weights and activations (tensor-core GEMMs, float32\n"
-            "                      accumulation), half the device bytes; the CPU fallback runs float32\n"
+            "  --precision P       fp32 (default) | fp16 (CUDA: float16 weights and activations, tensor-core\n"
+            "                      GEMMs with float32 accumulation, half the device bytes) | bf16 (CPU:\n"
+            "                      bfloat16 weights and GEMM inputs, float32 accumulation, norms and\n"
+            "                      softmax); --half is --precision fp16; the CPU fallback runs float32\n"
             "  --mem-limit SIZE    refuse a model plan (weights + activations) above SIZE, e.g. 2G\n"
             "Preprocessing:\n"
             "  --spacing X Y Z     target spacing in mm along R, A, S (default 1.5 1.5 2.0)\n"
@@ -381,7 +383,7 @@ int cli_segment(int argc, char **argv)
     if (st == SWIN_ERR_BACKEND && a.ctx.backend == SWIN_BACKEND_CUDA) {
         fprintf(stderr, "swinrun: %s; running on the CPU backend (float32) instead\n", err.msg);
         a.ctx.backend = SWIN_BACKEND_CPU;
-        a.ctx.half = false;
+        a.ctx.precision = SWIN_PRECISION_FP32;
         st = swin_context_create(m, &a.ctx, &ctx, &err);
     }
     if (st) {
@@ -415,7 +417,7 @@ int cli_segment(int argc, char **argv)
                       "\"blend\": \"%s\", \"classes\": %d,\n \"model_load_seconds\": %.3f, "
                       "\"context_bytes\": %zu, \"context_weight_bytes\": %zu, \"context_arena_bytes\": %zu,\n"
                       " \"volumes\": [\n",
-                plan.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", plan.half ? "float16" : "float32", plan.cube[0],
+                plan.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", swin_precision_storage(plan.precision), plan.cube[0],
                 plan.cube[1], plan.cube[2],
                 a.opt.overlap,
                 a.opt.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant", info.out_channels, t_model,

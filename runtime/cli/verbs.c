@@ -10,7 +10,7 @@
 
 static const double MiB = 1024.0 * 1024.0;
 
-static const char *dtype_name(const swin_plan_info *p) { return p->half ? "float16" : "float32"; }
+static const char *dtype_name(const swin_plan_info *p) { return swin_precision_storage(p->precision); }
 
 static const char *backend_name(swin_backend b)
 {
@@ -90,14 +90,18 @@ int cli_plan(const struct cli_args *a)
     }
     double ratio = p.lower_bound ? (double)p.arena_bytes / (double)p.lower_bound : 1.0;
     if (a->json) {
-        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"dtype\": \"%s\", \"weight_bytes\": %zu, "
+        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"precision\": \"%s\", \"dtype\": \"%s\", "
+               "\"precision_note\": \"%s\", \"weight_bytes\": %zu, "
                "\"arena_bytes\": %zu, \"lower_bound\": %zu, \"ratio\": %.4f, \"context_bytes\": %zu, "
                "\"total_bytes\": %zu, \"tensors\": %d}\n",
-               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), dtype_name(&p), p.weight_bytes, p.arena_bytes,
+               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), swin_precision_name(p.precision),
+               dtype_name(&p), p.precision_note, p.weight_bytes, p.arena_bytes,
                p.lower_bound, ratio, p.context_bytes, p.total_bytes, p.tensors);
     } else {
         printf("window         %d x %d x %d\n", p.cube[0], p.cube[1], p.cube[2]);
-        printf("backend        %s (%s)\n", backend_name(p.backend), dtype_name(&p));
+        printf("backend        %s\n", backend_name(p.backend));
+        printf("precision      %s (weights %s)%s%s\n", swin_precision_name(p.precision), dtype_name(&p),
+               p.precision_note[0] ? ": " : "", p.precision_note);
         printf("weights        %12zu bytes  %9.1f MiB\n", p.weight_bytes, p.weight_bytes / MiB);
         printf("arena          %12zu bytes  %9.1f MiB  (%d activations and workspaces)\n", p.arena_bytes,
                p.arena_bytes / MiB, p.tensors);
@@ -125,9 +129,11 @@ static void report_runs(const struct cli_args *a, const swin_context_t *ctx, con
     swin_plan_info p;
     swin_context_plan(ctx, &p);
     if (a->json) {
-        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"dtype\": \"%s\", \"weight_bytes\": %zu, "
+        printf("{\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"precision\": \"%s\", \"dtype\": \"%s\", "
+               "\"weight_bytes\": %zu, "
                "\"arena_bytes\": %zu, \"lower_bound\": %zu, \"total_bytes\": %zu, \"run_seconds\": [",
-               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), dtype_name(&p), p.weight_bytes, p.arena_bytes,
+               p.cube[0], p.cube[1], p.cube[2], backend_name(p.backend), swin_precision_name(p.precision),
+               dtype_name(&p), p.weight_bytes, p.arena_bytes,
                p.lower_bound, p.total_bytes);
         for (int r = 0; r < a->runs; r++) printf("%s%.6f", r ? ", " : "", secs[r]);
         printf("]}\n");
@@ -184,7 +190,7 @@ int cli_forward(const struct cli_args *a)
         if (st == SWIN_ERR_BACKEND && p.backend == SWIN_BACKEND_CUDA) {
             fprintf(stderr, "swinrun: %s; running on the CPU backend (float32) instead\n", err.msg);
             p.backend = SWIN_BACKEND_CPU;
-            p.half = false;
+            p.precision = SWIN_PRECISION_FP32;
             st = swin_context_create(m, &p, &ctx, &err);
         }
     }
