@@ -537,10 +537,17 @@ def swinrun_volume_support(cli: str | None) -> str | None:
 # agreement
 
 
-def agreement(got, ref) -> dict:
+# Configurations that may compute in a reduced precision: judged by the half-precision
+# criterion of the project's CUDA half mode (within 1e-2 of max(1, max|ref|), the same label on
+# at least 99.5 % of all voxels), reported, and not counted in the exit status.
+REDUCED = {"swinrun-cpu-bf16", "ov-cpu-default"}
+HALF_CRITERION = {"rel": 1e-2, "min_agreement": 0.995}
+
+
+def agreement(got, ref, reduced: bool = False) -> dict:
     import numpy as np
     from check_logits import compare
-    ok, line = compare(got, ref)
+    ok, line = compare(got, ref, **HALF_CRITERION) if reduced else compare(got, ref)
     g = got.astype(np.float64, copy=False)
     r = ref.astype(np.float64, copy=False)
     finite = bool(np.isfinite(g).all())
@@ -556,9 +563,11 @@ def agreement(got, ref) -> dict:
         dice.append(None if s == 0 else 2.0 * int((a & b).sum()) / s)
     present = [d for d in dice if d is not None]
     ref_max = float(np.abs(r).max())
+    rel = HALF_CRITERION["rel"] if reduced else 1e-3
     return {"max_abs_diff": diff, "max_abs_ref": ref_max,
             "max_rel_err": diff / ref_max if ref_max > 0 else diff,
-            "bound": 1e-3 * max(1.0, float(np.abs(r).max())), "criterion_pass": bool(ok), "criterion": line,
+            "criterion_kind": "half" if reduced else "float32",
+            "bound": rel * max(1.0, ref_max), "criterion_pass": bool(ok), "criterion": line,
             "same_label_pct": same, "dice_per_class": dice, "dice_min": min(present) if present else None,
             "dice_mean": sum(present) / len(present) if present else None, "finite": finite}
 
@@ -716,6 +725,8 @@ def main(argv=None) -> int:
     p.add_argument("--scaling-threads", type=int, default=None, metavar="N",
                    help="afterwards run every configuration again with N threads (thread scaling; e.g. 1)")
     p.add_argument("--scaling-runs", type=int, default=1, help="timed runs per configuration with --scaling-threads")
+    p.add_argument("--scaling-warmup", type=int, default=None,
+                   help="untimed runs first with --scaling-threads (default: --warmup)")
     p.add_argument("--configs", default="all",
                    help=f"comma-separated subset of: {', '.join(ALL_CONFIGS)} (default all; GPU ones skipped without a GPU)")
     p.add_argument("--reference", default="ort-cpu", help="configuration whose logits are the reference (default ort-cpu)")
@@ -752,6 +763,10 @@ def run(a) -> int:
         raise BadArgs("--scaling-threads must be >= 1")
     if a.scaling_runs < 1:
         raise BadArgs("--scaling-runs must be >= 1")
+    if a.scaling_warmup is None:
+        a.scaling_warmup = a.warmup
+    if a.scaling_warmup < 0:
+        raise BadArgs("--scaling-warmup must be >= 0")
     if bool(a.model) == bool(a.export):
         raise BadArgs("give exactly one of --model FILE or --export")
     if a.cube and any(c <= 0 or c % 32 for c in a.cube):
@@ -923,14 +938,15 @@ def run(a) -> int:
                 failures.pop(c, None)
                 scaling[c] = {"threads": a.scaling_threads, "error": "did not start"}
                 continue
-            for _ in range(a.warmup):
+            for _ in range(a.scaling_warmup):
                 one(c, True)
             for _ in range(a.scaling_runs):
                 one(c, False)
             ts = list(w.times)
             workers.pop(c, None)
             w.finish()
-            scaling[c] = {"threads": a.scaling_threads, "seconds": ts, "time_per_window": stats(ts),
+            scaling[c] = {"threads": a.scaling_threads, "warmup": a.scaling_warmup, "seconds": ts,
+                          "time_per_window": stats(ts),
                           "peak_rss_bytes": w.maxrss_kib * 1024 if w.maxrss_kib else None}
             log(f"{c} with {a.scaling_threads} thread(s): " + ", ".join(f"{t:.3f}" for t in ts) + " s")
     bench_seconds = time.time() - t_start
@@ -949,7 +965,7 @@ def run(a) -> int:
             if got.shape != ref.shape:
                 agree[c] = {"error": f"shape {list(got.shape)} vs reference {list(ref.shape)}", "criterion_pass": False}
             else:
-                agree[c] = agreement(got, ref)
+                agree[c] = agreement(got, ref, reduced=c in REDUCED)
     elif a.reference not in skipped:
         failures.setdefault(a.reference, "no logits")
     if not a.keep_logits:
@@ -1070,6 +1086,9 @@ def run(a) -> int:
             bad[c] = f"skipped: {why}"
     for c, e in agree.items():
         if not e.get("criterion_pass"):
+            if c in REDUCED:
+                log(f"{c} (reduced precision, not counted): agreement: {e.get('criterion', e.get('error', '?'))}")
+                continue
             bad[c] = "agreement: " + e.get("criterion", e.get("error", "?"))
     for c, msg in bad.items():
         log(f"{c}: {msg}")
@@ -1160,7 +1179,7 @@ def markdown(doc: dict) -> str:
         elif isinstance(ag, dict) and "max_abs_diff" in ag:
             dm = ag.get("dice_min")
             row += [f"{ag['max_abs_diff']:.2e} (bound {ag['bound']:.1e})", f"{ag.get('max_rel_err', float('nan')):.1e}",
-                    "PASS" if ag["criterion_pass"] else "FAIL",
+                    ("PASS" if ag["criterion_pass"] else "FAIL") + (" (half)" if ag.get("criterion_kind") == "half" else ""),
                     f"{ag['same_label_pct']:.4f}",
                     "-" if dm is None else f"{dm:.4f} / {ag['dice_mean']:.4f}"]
         elif isinstance(ag, dict):
@@ -1175,13 +1194,17 @@ def markdown(doc: dict) -> str:
              "base is Python + numpy + onnxruntime before the session, swinrun's base is the bare process. "
              "The ratio column is swinrun / that ORT configuration, from back-to-back pairs; "
              "(RSS r) is swinrun's peak RSS / that configuration's. Ratios < 1 mean swinrun is faster / smaller. "
-             "max rel err = max|logit - ref| / max|ref|.")
+             "max rel err = max|logit - ref| / max|ref|. Criterion: float32 (max|d| <= 1e-3 max(1, max|ref|), "
+             "labels equal where the reference's top-2 gap > 1e-3); (half): the CUDA half-mode criterion "
+             "(max|d| <= 1e-2 max(1, max|ref|), same label on >= 99.5 % of voxels), for configurations that may "
+             "run in reduced precision (reported, not counted in the exit status).")
     sc = doc.get("scaling") or {}
     if sc:
         n = next(iter(sc.values())).get("threads")
         L.append("")
         L.append(f"Thread scaling: each configuration in a fresh process with {n} thread(s) "
-                 f"(after {doc['warmup']} warm-up), against its median with {doc['threads'] or 'all'} threads above:")
+                 f"(after {next(iter(sc.values())).get('warmup')} warm-up), against its median with "
+                 f"{doc['threads'] or 'all'} threads above:")
         L.append("")
         L.append(f"| configuration | s/window, {n} thread(s) | s/window, {doc['threads'] or 'all'} threads "
                  f"| speed-up | peak RSS MiB, {n} thread(s) |")

@@ -38,6 +38,9 @@ expect "bad cube"           2 "multiple of 32"       "" -- plan "$model" --cube 
 expect "memory limit"       1 "raise --mem-limit"    "" -- plan "$model" --mem-limit 1M
 expect "limit names --half" 1 "or --half ("          "" -- plan "$model" --backend cuda --mem-limit 25M
 expect "half on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --half
+expect "fp16 on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --precision fp16
+expect "bf16 on CUDA"       2 "CPU backend mode"     "" -- plan "$model" --precision bf16 --backend cuda
+expect "unknown precision"  2 "fp32, fp16 (CUDA) or bf16" "" -- plan "$model" --precision fp8
 expect "unknown option"     2 "unknown option"       "" -- plan "$model" --frobnicate
 expect "missing value"      2 "needs a value"        "" -- plan "$model" --threads
 expect "truncated input"    2 "truncated"            "$work/o1.npy" -- forward "$model" "$work/trunc.npy" "$work/o1.npy"
