@@ -100,6 +100,19 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
     return be->simd;
 }
 
+void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, bool on) { be->bf16 = on; }
+
+const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be)
+{
+    __builtin_cpu_init();
+    const bool native = __builtin_cpu_supports("avx512bf16");
+    if (be->simd >= SWIN_CPU_SIMD_AVX2)
+        return native ? "bfloat16 widened to float32 for AVX2 FMA (this CPU has AVX512_BF16; swinrun has no "
+                        "vdpbf16ps kernel)"
+                      : "bfloat16 widened to float32 for AVX2 FMA (this CPU has no AVX512_BF16 dot products)";
+    return "bfloat16 widened to float32, scalar loops (this CPU has no AVX2)";
+}
+
 static void pool_stop(struct swin_cpu_backend *be)
 {
     pthread_mutex_lock(&be->mu);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/gemm_bf16.h"
 
 /* Channels per block of the per-thread reduction buffer (instnorm statistics). */
 #define SWIN_CPU_RED_CH 256
@@ -39,8 +40,15 @@ struct swin_cpu_backend {
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
+    bool bf16;                    /* GEMM weights are bfloat16 (swin_cpu_backend_set_bf16) */
     char err[SWIN_ERROR_MSG_MAX];
 };
+
+/* How this backend runs its weight GEMMs (gemm_bf16.h). */
+static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_backend *be)
+{
+    return (struct swin_cpu_wgemm){.bf16 = be->bf16, .simd = be->simd};
+}
 
 /* The best level this CPU supports (cpuid, once per backend creation). */
 enum swin_cpu_simd swin_cpu_simd_of_cpu(void);

@@ -208,6 +208,8 @@ int cli_segment(const struct cli_args *a)
         json_string(jf, model_path);
         fprintf(jf, ", \"backend\": \"%s\", \"backend_reason\": ", cli_backend_name(plan.backend));
         json_string(jf, plan.backend_reason);
+        fprintf(jf, ", \"precision\": \"%s\", \"precision_note\": ", swin_precision_name(plan.precision));
+        json_string(jf, plan.precision_note ? plan.precision_note : "");
         fprintf(jf, ", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, \"blend\": \"%s\",\n"
                     " \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
                     "\"context_arena_bytes\": %zu,\n \"volumes\": [\n",
