@@ -21,15 +21,17 @@ static swin_status open_cpu(const struct swin_model *m, const swin_context_param
     *b = (struct backend){.kind = SWIN_BACKEND_CPU, .ops = &swin_cpu_ops, .be = cpu, .weight_bytes = m->flat_bytes,
                           .precision_note = ""};
     if (p->precision != SWIN_PRECISION_BF16) return SWIN_OK;
-    swin_cpu_backend_set_bf16(cpu, true);
     b->precision = SWIN_PRECISION_BF16;
     b->precision_note = swin_cpu_bf16_note(cpu);
-    b->weight_bytes = swin_model_bf16_bytes(m);
-    if (need_device && (st = swin_model_bf16_copy(m, &b->weights, err))) {
+    b->weight_bytes = swin_model_bf16_bytes(m, SWIN_BF16_KEEP_DEFAULT);
+    size_t bf16_bytes = 0;
+    if (need_device && (st = swin_model_bf16_copy(m, SWIN_BF16_KEEP_DEFAULT, &b->weights, &bf16_bytes, err))) {
         swin_cpu_backend_free(cpu);
         *b = (struct backend){0};
+        return st;
     }
-    return st;
+    if (b->weights) swin_cpu_backend_set_bf16(cpu, b->weights->flat, bf16_bytes);
+    return SWIN_OK;
 }
 
 #ifdef SWIN_HAVE_CUDA

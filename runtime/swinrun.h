@@ -66,8 +66,10 @@ typedef enum swin_backend {
  *         The CPU backend refuses it; AUTO falling back to the CPU runs FP32.
  *   BF16  CPU only: the GEMM and convolution weights stored as bfloat16 (about half the
  *         weight bytes), their inputs rounded to bfloat16 (round to nearest even), products
- *         accumulated in float32; norms, softmax, GELU, biases, the residual stream and the
- *         logits stay float32, and activations are stored as float32. Runs on every CPU:
+ *         accumulated in float32; the convs reading the image (patch embedding, encoder1's
+ *         first and 1x1x1 convs) and the output conv stay float32 with unrounded inputs
+ *         (under 0.1 % of the weight bytes); norms, softmax, GELU, biases, the residual
+ *         stream and the logits stay float32, and activations are stored as float32. Runs on every CPU:
  *         with AVX2 + FMA the bfloat16 values are widened to float32 for FMA (the same
  *         numerics as a bfloat16 dot-product unit up to summation order). The CUDA backend
  *         refuses it; AUTO picks the CPU for it. */

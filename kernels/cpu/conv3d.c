@@ -8,8 +8,8 @@
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
  * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) every case goes to the
  * implicit-GEMM kernel of conv3d_avx512.c or conv3d_avx2.c instead, which read the input
- * in place. With bfloat16 weights (swin_cpu_backend_set_bf16) every level takes im2col and
- * the bfloat16 GEMM of gemm_bf16.h in place of sgemm.
+ * in place. With bfloat16 weights (w in the range of swin_cpu_backend_set_bf16) every level
+ * takes im2col and the bfloat16 GEMM of gemm_bf16.h in place of sgemm.
  * Threads claim slabs dynamically. fp32 accumulation. */
 #include "kernels/cpu/conv3d_internal.h"
 
@@ -116,7 +116,7 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const fl
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d: workspace %zu bytes, need %zu (conv3d_ws)", ws ? ws_bytes : 0, need);
     struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
-                          .simd = be->simd, .gemm = swin_cpu_wgemm_of(be)};
+                          .simd = be->simd, .gemm = swin_cpu_wgemm_of(be, w)};
     t.kdim = (long)k * k * k * in.c;
     t.rows = conv_rows((long)swin_vol_voxels(out), t.kdim);
     t.ws = swin_cpu_align_ptr(ws);

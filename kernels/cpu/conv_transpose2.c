@@ -46,7 +46,7 @@ int swin_cpu_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in,
     if (out.d != 2 * in.d || out.h != 2 * in.h || out.w != 2 * in.w)
         return swin_cpu_fail(be, SWIN_ERR_SHAPE, "conv_transpose2: out %dx%dx%d is not 2 x in %dx%dx%d",
                              out.d, out.h, out.w, in.d, in.h, in.w);
-    struct convt_task t = {.out = out, .in = in, .w = w, .gemm = swin_cpu_wgemm_of(be)};
+    struct convt_task t = {.out = out, .in = in, .w = w, .gemm = swin_cpu_wgemm_of(be, w)};
     atomic_init(&t.next, 0);
     swin_cpu_run(be, convt_run, &t);
     return 0;

@@ -100,7 +100,11 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
     return be->simd;
 }
 
-void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, bool on) { be->bf16 = on; }
+void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes)
+{
+    be->bf16_lo = (uintptr_t)lo;
+    be->bf16_hi = (uintptr_t)lo + (lo ? bytes : 0);
+}
 
 const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be)
 {

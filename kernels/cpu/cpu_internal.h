@@ -40,14 +40,17 @@ struct swin_cpu_backend {
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
-    bool bf16;                    /* GEMM weights are bfloat16 (swin_cpu_backend_set_bf16) */
+    uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16
+                                     (swin_cpu_backend_set_bf16); lo == hi: none */
     char err[SWIN_ERROR_MSG_MAX];
 };
 
-/* How this backend runs its weight GEMMs (gemm_bf16.h). */
-static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_backend *be)
+/* How this backend runs the GEMM of weight w (gemm_bf16.h): in bfloat16 when w lies in
+ * its bfloat16 range. */
+static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_backend *be, const float *w)
 {
-    return (struct swin_cpu_wgemm){.bf16 = be->bf16, .simd = be->simd};
+    const uintptr_t p = (uintptr_t)(const void *)w;
+    return (struct swin_cpu_wgemm){.bf16 = p >= be->bf16_lo && p < be->bf16_hi, .simd = be->simd};
 }
 
 /* The best level this CPU supports (cpuid, once per backend creation). */

@@ -22,7 +22,7 @@ void swin_cpu_gemm_bf16_avx2(int m, int n, int k, const float *a, int lda, const
 
 /* How a backend runs its weight GEMMs. */
 struct swin_cpu_wgemm {
-    bool bf16;                /* weights are bfloat16 (swin_cpu_backend_set_bf16) */
+    bool bf16;                /* the weight is bfloat16 (in the range of swin_cpu_backend_set_bf16) */
     enum swin_cpu_simd simd;
 };
 

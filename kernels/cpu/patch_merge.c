@@ -76,7 +76,7 @@ int swin_cpu_patch_merge(void *bev, struct swin_vol out, struct swin_vol in,
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "patch_merge: workspace %zu bytes, need %zu (patch_merge_ws)", ws ? ws_bytes : 0, need);
     struct merge_task t = {.out = out, .in = in, .order = order, .norm_w = norm_w, .norm_b = norm_b, .red_w = red_w,
-                           .gemm = swin_cpu_wgemm_of(be)};
+                           .gemm = swin_cpu_wgemm_of(be, red_w)};
     t.rows = merge_rows((long)swin_vol_voxels(out));
     t.ws = swin_cpu_align_ptr(ws);
     t.slice = swin_cpu_round((size_t)t.rows * 8 * in.c * sizeof(float));

@@ -188,6 +188,11 @@ int cli_segment(const struct cli_args *a)
     }
     swin_plan_info plan;
     swin_context_plan(ctx, &plan);
+    if (plan.precision == SWIN_PRECISION_BF16) {
+        /* the context runs its own bfloat16 copy: the float32 weights can go before the run */
+        swin_model_free(m);
+        m = NULL;
+    }
     if (bar.on)
         fprintf(stderr, "swinrun: backend %s (%s; %s), cube %d x %d x %d\n", cli_backend_name(plan.backend),
                 cli_dtype_name(&plan), plan.backend_reason, plan.cube[0], plan.cube[1], plan.cube[2]);

@@ -215,6 +215,13 @@ int cli_forward(const struct cli_args *a)
                             info.in_channels);
     else
         st = swin_context_create(m, &p, &ctx, &err);
+    swin_plan_info made;
+    if (!st) swin_context_plan(ctx, &made);
+    if (!st && made.precision == SWIN_PRECISION_BF16) {
+        /* the context runs its own bfloat16 copy: the float32 weights can go before the run */
+        swin_model_free(m);
+        m = NULL;
+    }
     size_t n = (size_t)info.out_channels * (size_t)p.cube[0] * (size_t)p.cube[1] * (size_t)p.cube[2];
     if (!st && !(y = malloc(n * sizeof *y))) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of host memory");
     double *secs = NULL;

@@ -3,8 +3,10 @@
  *   - swin_cpu_gemm_bf16 against a float64 loop over the bfloat16-rounded operands, on
  *     awkward shapes (1-row, tail columns, k across the kernel's panel of 256, lda/ldc
  *     wider than the matrix, accumulate on and off);
- *   - conv3d and conv_transpose2 with bfloat16 weights against the float64 loops on the
- *     bfloat16-rounded input and weights.
+ *   - conv3d and conv_transpose2 with bfloat16 weights (inside the backend's bfloat16
+ *     range) against the float64 loops on the bfloat16-rounded input and weights; conv3d
+ *     with float32 weights outside that range against the float64 loop on the unrounded
+ *     operands (the per-weight choice of precision BF16's float32 stem and head).
  * The products of two bfloat16 values are exact in float32, so the only error left is the
  * float32 summation: bounded by ~K eps32 sum|a w|. Each check also shows that the float32
  * (unrounded) reference misses that bound, so a kernel that skipped the rounding fails. */
@@ -122,14 +124,19 @@ static bool conv_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int 
     float *bias = with_bias ? test_rand(&r, (size_t)cout, -1.0f, 1.0f) : NULL;
     size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, k);
     void *ws = ws_new(wsb);
+    swin_cpu_backend_set_bf16(be, wb, nw * sizeof *wb);
     bool ok = check_true(name, swin_cpu_ops.conv3d(be, ov, in.v, (const float *)(const void *)wb, bias, k, s, p,
                                                    ws, wsb) == 0);
-    bool worst_ok = true, unrounded_misses = false;
+    /* the same conv with the float32 weights, outside the bfloat16 range: float32, unrounded */
+    tvol out32 = tvol_new(od, oh, ow, concat_c, concat_c);
+    struct swin_vol ov32 = tvol_slice(&out32, c0, cout);
+    ok &= check_true(name, swin_cpu_ops.conv3d(be, ov32, in.v, wf, bias, k, s, p, ws, wsb) == 0);
+    bool worst_ok = true, unrounded_misses = false, f32_ok = true;
     for (int z = 0; z < od; z++)
         for (int y = 0; y < oh; y++)
             for (int x = 0; x < ow; x++)
                 for (int o = 0; o < cout; o++) {
-                    double ref = bias ? bias[o] : 0.0, ref32 = ref, mag = fabs(ref);
+                    double ref = bias ? bias[o] : 0.0, ref32 = ref, mag = fabs(ref), mag32 = mag;
                     for (int kz = 0; kz < k; kz++)
                         for (int ky = 0; ky < k; ky++)
                             for (int kx = 0; kx < k; kx++) {
@@ -140,14 +147,18 @@ static bool conv_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int 
                                     const float av = *vol_at(in.v, iz, iy, ix, ci);
                                     const double prod = rounded(av) * swin_bf16_to_f32(wb[wi]);
                                     ref += prod, mag += fabs(prod);
-                                    ref32 += (double)av * wf[wi];
+                                    ref32 += (double)av * wf[wi], mag32 += fabs((double)av * wf[wi]);
                                 }
                             }
                     const double got = *vol_at(ov, z, y, x, o), tol = 1e-6 + 1.2e-7 * (k * k * k * cin + 2) * mag;
                     worst_ok &= fabs(got - ref) <= tol;
                     unrounded_misses |= !(fabs(got - ref32) <= tol);
+                    f32_ok &= fabs(*vol_at(ov32, z, y, x, o) - ref32) <= 1e-6 + 1.2e-7 * (k * k * k * cin + 2) * mag32;
                 }
     ok &= check_true(name, worst_ok);
+    ok &= check_true("conv3d: float32 weights outside the bfloat16 range run float32 on unrounded inputs", f32_ok);
+    ok &= tvol_guard_ok(name, &out32, c0, cout);
+    tvol_free(&out32);
     ok &= check_true("conv3d bf16: the unrounded float32 reference is rejected", unrounded_misses);
     ok &= tvol_guard_ok(name, &out, c0, cout);
     ok &= ws_free(ws);
@@ -172,6 +183,7 @@ static bool convt_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int
     float *wf = test_rand(&r, nw, -0.5f, 0.5f);
     swin_bf16 *wb = malloc(nw * sizeof *wb);
     for (size_t i = 0; i < nw; i++) wb[i] = swin_bf16_from_f32(wf[i]);
+    swin_cpu_backend_set_bf16(be, wb, nw * sizeof *wb);
     bool ok = check_true(name, swin_cpu_ops.conv_transpose2(be, ov, in.v, (const float *)(const void *)wb) == 0);
     bool all = true;
     for (int z = 0; z < 2 * d; z++)
@@ -199,7 +211,6 @@ int main(void)
     bool ok = check_rounding();
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
-    swin_cpu_backend_set_bf16(be, true);
     for (int i = 0; i < TEST_SIMD_LEVELS; i++) {
         const enum swin_cpu_simd simd = test_simd_levels[i];
         if (!test_simd_select(be, simd)) continue;
