@@ -146,7 +146,9 @@ SWIN_API swin_status swin_model_plan(const swin_model_t *model, const swin_conte
 SWIN_API swin_status swin_context_create(const swin_model_t *model, const swin_context_params *params,
                                 swin_context_t **out, swin_error *err);
 SWIN_API void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out);
-/* The model ctx was created for. */
+/* The model ctx runs: the one it was created for, or with precision BF16 the context's own
+ * bfloat16 copy (valid while ctx lives, the original may be freed; its info's weight_bytes
+ * are the copy's). */
 SWIN_API const swin_model_t *swin_context_model(const swin_context_t *ctx);
 
 /* input: float32 (Ci, D, H, W); logits: float32 (Co, D, H, W), with (D, H, W) the cube. */
