@@ -1,6 +1,6 @@
 /* swinrun_bench_worker: the swinrun side of bench/swinbench.py.
  *
- *   swinrun_bench_worker MODEL.onnx IN.npy [--threads N] [--backend cpu|cuda]
+ *   swinrun_bench_worker MODEL.onnx IN.npy [--threads N] [--backend cpu|cuda] [--precision fp32|fp16|bf16]
  *
  * Loads the model, creates one context for IN's cube (what `swinrun forward` does), then
  * answers commands read line by line on stdin, one JSON line on stdout each:
@@ -76,8 +76,14 @@ int main(int argc, char **argv)
             if (!strcmp(b, "cpu")) p.backend = SWIN_BACKEND_CPU;
             else if (!strcmp(b, "cuda")) p.backend = SWIN_BACKEND_CUDA;
             else return fail("arguments", "--backend takes cpu or cuda", 2);
+        } else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "fp32")) p.precision = SWIN_PRECISION_FP32;
+            else if (!strcmp(v, "fp16")) p.precision = SWIN_PRECISION_FP16;
+            else if (!strcmp(v, "bf16")) p.precision = SWIN_PRECISION_BF16;
+            else return fail("arguments", "--precision takes fp32, fp16 or bf16", 2);
         } else if (argv[i][0] == '-') {
-            return fail("arguments", "usage: swinrun_bench_worker MODEL.onnx IN.npy [--threads N] [--backend cpu|cuda]", 2);
+            return fail("arguments", "usage: swinrun_bench_worker MODEL.onnx IN.npy [--threads N] [--backend cpu|cuda] [--precision fp32|fp16|bf16]", 2);
         } else if (!model_path) {
             model_path = argv[i];
         } else if (!in_path) {
@@ -87,7 +93,7 @@ int main(int argc, char **argv)
         }
     }
     if (!model_path || !in_path)
-        return fail("arguments", "usage: swinrun_bench_worker MODEL.onnx IN.npy [--threads N] [--backend cpu|cuda]", 2);
+        return fail("arguments", "usage: swinrun_bench_worker MODEL.onnx IN.npy [--threads N] [--backend cpu|cuda] [--precision fp32|fp16|bf16]", 2);
 
     long rss_base, hwm;
     rss_kib(&rss_base, &hwm);
@@ -115,17 +121,23 @@ int main(int argc, char **argv)
     double t_create = now_seconds() - t0;
     swin_plan_info plan;
     swin_context_plan(ctx, &plan);
+    /* BF16 runs the context's own copy of the weights: the float32 ones can go */
+    if (plan.precision == SWIN_PRECISION_BF16) {
+        swin_model_free(m);
+        m = NULL;
+    }
     size_t n = (size_t)info.out_channels * (size_t)p.cube[0] * (size_t)p.cube[1] * (size_t)p.cube[2];
     float *y = malloc(n * sizeof *y);
     if (!y) return fail("output", "out of host memory", 1);
     long rss_ready;
     rss_kib(&rss_ready, &hwm);
-    printf("{\"event\": \"ready\", \"backend\": \"%s\", \"cube\": [%d, %d, %d], \"threads\": %d, "
+    printf("{\"event\": \"ready\", \"backend\": \"%s\", \"precision\": \"%s\", \"precision_note\": \"%s\", \"cube\": [%d, %d, %d], \"threads\": %d, "
            "\"in_channels\": %d, \"out_channels\": %d, \"feature_size\": %d, \"params\": %zu, "
            "\"weight_bytes\": %zu, \"arena_bytes\": %zu, \"lower_bound\": %zu, \"total_bytes\": %zu, "
            "\"load_seconds\": %.6f, \"create_seconds\": %.6f, \"rss_base_kib\": %ld, \"rss_loaded_kib\": %ld, "
            "\"rss_ready_kib\": %ld}\n",
-           p.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", plan.cube[0], plan.cube[1], plan.cube[2], p.threads,
+           p.backend == SWIN_BACKEND_CUDA ? "cuda" : "cpu", swin_precision_name(plan.precision), plan.precision_note,
+           plan.cube[0], plan.cube[1], plan.cube[2], p.threads,
            info.in_channels, info.out_channels, info.feature_size, info.param_count, plan.weight_bytes,
            plan.arena_bytes, plan.lower_bound, plan.total_bytes, t_load, t_create, rss_base, rss_loaded, rss_ready);
     fflush(stdout);

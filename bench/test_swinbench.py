@@ -49,9 +49,14 @@ def main() -> int:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--volume", action="store_true",
                    help="instead: a small synthetic CT NIfTI, one window pair and one whole-volume pair")
+    p.add_argument("--peers", action="store_true",
+                   help="instead: OpenVINO (f32, default), PyTorch and swinrun bf16 beside swinrun and ORT, "
+                        "with thread scaling")
     a = p.parse_args()
     if a.volume:
         return volume_test(a)
+    if a.peers:
+        return peers_test(a)
     import numpy as np
     from check_logits import compare
 
@@ -210,6 +215,93 @@ def volume_test(a) -> int:
         check(isinstance(same, float) and same >= 99.0, f"volume labels: {same} % equal (>= 99)")
         dm = lab.get("dice_mean")
         check(dm is not None and dm >= 0.95, f"volume labels: mean Dice {dm} >= 0.95")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+PEERS = ["ort-cpu", "ov-cpu-f32", "ov-cpu-default", "torch-cpu"]
+SWINRUNS = ["swinrun-cpu", "swinrun-cpu-bf16"]
+
+
+def peers_test(a) -> int:
+    """Every CPU peer beside both swinrun precisions, 2 rounds, then 1 thread each: the rounds
+    pair each peer with each swinrun configuration, the ratios are the medians of the round
+    ratios, the agreement numbers are recomputed from the kept logits (float32 configurations
+    with the float32 criterion, the reduced-precision ones with the half criterion), the
+    scaling block holds one 1-thread time per configuration and its speed-up, and the peers
+    say what they ran (OpenVINO's precision, PyTorch's checked weights)."""
+    import numpy as np
+    from check_logits import compare
+    model = os.path.join(a.case, "model.onnx")
+    inp = os.path.join(a.case, "input.npy")
+    cmd = [sys.executable, os.path.join(HERE, "swinbench.py"), "--model", model, "--input", inp, "--runs", "2",
+           "--warmup", "1", "--configs", ",".join(PEERS + SWINRUNS), "--scaling-threads", "1", "--scaling-warmup", "0",
+           "--worker", a.worker, "--swinrun", a.swinrun, "--out-dir", a.out_dir, "--keep-logits"]
+    print("running:", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(r.stdout)
+    sys.stdout.write(r.stderr)
+    check(r.returncode == 0, f"swinbench exit status {r.returncode}, expected 0 (bf16 disagreement is not counted)")
+    try:
+        doc = json.load(open(os.path.join(a.out_dir, "results.json")))
+    except (OSError, ValueError) as e:
+        check(False, f"results.json: {e}")
+        print(f"{passed} passed, {failed} failed")
+        return 1
+    cfgs = doc.get("configs", {})
+    for c in PEERS + SWINRUNS:
+        e = cfgs.get(c, {})
+        check(e.get("status") == "ok", f"{c} status ok (got {e.get('status')}: {e.get('error', '')})")
+        n = 2 if c in PEERS else 2 * len(PEERS)   # each swinrun configuration runs once per round
+        check(len(e.get("seconds", [])) == n and all(pos_finite(v) for v in e.get("seconds", [])),
+              f"{c}: {n} finite positive run times (got {e.get('seconds')})")
+        check(pos_finite(e.get("peak_rss_bytes")), f"{c}: peak RSS > 0")
+    check(cfgs.get("ov-cpu-f32", {}).get("inference_precision") == "f32", "ov-cpu-f32 runs f32")
+    check(cfgs.get("ov-cpu-default", {}).get("inference_precision") in ("f32", "bf16", "f16"),
+          f"ov-cpu-default names its precision ({cfgs.get('ov-cpu-default', {}).get('inference_precision')})")
+    check((cfgs.get("torch-cpu", {}).get("initializers_checked") or 0) > 0, "torch-cpu checked its weights")
+    bf = cfgs.get("swinrun-cpu-bf16", {})
+    fp = cfgs.get("swinrun-cpu", {})
+    check(bf.get("precision") == "bf16" and fp.get("precision") == "fp32", "swinrun precisions reported")
+    wb, wf = (bf.get("planned") or {}).get("weight_bytes", 0), (fp.get("planned") or {}).get("weight_bytes", 0)
+    check(0 < wb < 0.6 * wf, f"bf16 weight bytes {wb} about half of float32's {wf}")
+    rat = {(x["ort"], x["swinrun"]): x for x in doc.get("ratios", [])}
+    for o in PEERS:
+        for sw in SWINRUNS:
+            x = rat.get((o, sw))
+            check(x is not None, f"pair {o}/{sw} present")
+            if x:
+                rs = [pp["swinrun_seconds"] / pp["ort_seconds"] for pp in x["pairs"]]
+                check(len(rs) == 2 and abs(float(np.median(rs)) - x["time_ratio_median"]) <= 1e-12 * max(1, x["time_ratio_median"]),
+                      f"{o}/{sw}: ratio is the median of 2 round ratios")
+    ref = np.load(os.path.join(a.out_dir, "logits_ort-cpu.npy"))
+    for c in PEERS[1:] + SWINRUNS:
+        ag = cfgs.get(c, {}).get("agreement")
+        check(isinstance(ag, dict), f"{c}: agreement present")
+        if not isinstance(ag, dict):
+            continue
+        got = np.load(os.path.join(a.out_dir, f"logits_{c}.npy"))
+        reduced = c in ("swinrun-cpu-bf16", "ov-cpu-default")
+        ok, line = compare(got, ref, rel=1e-2, min_agreement=0.995) if reduced else compare(got, ref)
+        check(ag.get("criterion_pass") is ok and ag.get("criterion_kind") == ("half" if reduced else "float32"),
+              f"{c}: criterion {ag.get('criterion_kind')} {ag.get('criterion_pass')} == recomputed {ok} ({line})")
+        d = float(np.abs(got.astype(np.float64) - ref.astype(np.float64)).max())
+        check(abs(ag.get("max_rel_err", -1) - d / float(np.abs(ref).max())) <= 1e-12, f"{c}: max rel err recomputed")
+        if not reduced:
+            check(ok, f"{c}: float32 criterion: {line}")
+    same = cfgs.get("swinrun-cpu-bf16", {}).get("agreement", {}).get("same_label_pct", 0)
+    check(same >= 97.0, f"swinrun bf16: same label on {same} % (>= 97)")
+    sc = doc.get("scaling", {})
+    for c in PEERS + SWINRUNS:
+        s = sc.get(c, {})
+        t1 = (s.get("time_per_window") or {}).get("median")
+        check(s.get("threads") == 1 and pos_finite(t1), f"{c}: 1-thread time ({s})")
+        full = cfgs.get(c, {}).get("time_per_window", {}).get("median")
+        if pos_finite(t1) and pos_finite(full):
+            check(abs(s.get("speedup_all_threads", -1) - t1 / full) <= 1e-12, f"{c}: speed-up = t(1) / t(all)")
+    md = open(os.path.join(a.out_dir, "results.md")).read()
+    check("Thread scaling" in md and "| torch-cpu" in md and "| ov-cpu-default (OpenVINO" in md,
+          "results.md has the peers and the scaling table")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

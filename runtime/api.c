@@ -61,6 +61,26 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
     memcpy(o->cube, c->cube, sizeof o->cube);
 }
 
+const char *swin_precision_name(swin_precision p)
+{
+    switch (p) {
+    case SWIN_PRECISION_FP32: return "fp32";
+    case SWIN_PRECISION_FP16: return "fp16";
+    case SWIN_PRECISION_BF16: return "bf16";
+    }
+    return "?";
+}
+
+const char *swin_precision_storage(swin_precision p)
+{
+    switch (p) {
+    case SWIN_PRECISION_FP32: return "float32";
+    case SWIN_PRECISION_FP16: return "float16";
+    case SWIN_PRECISION_BF16: return "bfloat16";
+    }
+    return "?";
+}
+
 swin_context_params swin_context_default_params(void)
 {
     return (swin_context_params){.backend = SWIN_BACKEND_AUTO};
@@ -119,7 +139,8 @@ static swin_status make_plan(const struct swin_model *m, const int cube[3], cons
         return st;
     }
     *info = (swin_plan_info){
-        .cube = {cube[0], cube[1], cube[2]}, .backend = b->kind, .half = b->half, .weight_bytes = b->weight_bytes,
+        .cube = {cube[0], cube[1], cube[2]}, .backend = b->kind, .precision = b->precision,
+        .precision_note = b->precision_note, .weight_bytes = b->weight_bytes,
         .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = b->context_bytes,
         .total_bytes = b->weight_bytes + plan->arena_bytes + b->context_bytes, .tensors = plan->n,
     };
@@ -186,13 +207,13 @@ swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p,
 {
     swin_status st = plan_only(m, p, out, err);
     if (st || !p->mem_limit || out->total_bytes <= p->mem_limit) return st;
-    /* What would fit: a smaller window, and on CUDA float32, --half (alone or with one). */
+    /* What would fit: a smaller window, and on CUDA float32, fp16 (alone or with one). */
     char fits[256], smaller[96], half[96] = "";
     if ((st = fitting_cube(m, p, out->cube, "", smaller, sizeof smaller, err))) return st;
-    if (out->backend == SWIN_BACKEND_CUDA && !out->half) {
+    if (out->backend == SWIN_BACKEND_CUDA && out->precision == SWIN_PRECISION_FP32) {
         swin_context_params q = *p;
         swin_plan_info h;
-        q.half = true;
+        q.precision = SWIN_PRECISION_FP16;
         q.backend = SWIN_BACKEND_CUDA;
         swin_error why;
         st = plan_only(m, &q, &h, &why);
@@ -218,7 +239,8 @@ swin_status swin_context_create(const swin_model_t *m, const swin_context_params
     swin_status st = p->mem_limit ? swin_model_plan(m, p, &ctx->info, err) : SWIN_OK;
     if (!st) st = resolve_cube(m, p, ctx->cube, err);
     if (!st) st = swin_backend_open(m, p, true, &ctx->backend, err);
-    if (!st) st = make_plan(m, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
+    if (!st && ctx->backend.weights) ctx->model = ctx->backend.weights;
+    if (!st) st = make_plan(ctx->model, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
     if (!st) st = check_limit(&ctx->info, p->mem_limit, "", err);
     if (!st) st = swin_backend_arena_alloc(&ctx->backend, ctx->plan.arena_bytes, (void **)&ctx->arena, err);
     if (st) {
@@ -261,7 +283,7 @@ swin_status swin_context_run(swin_context_t *ctx, const float *input, float *log
     struct swin_exec e = {.plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->backend.ops, .be = ctx->backend.be,
                           .err = err};
     swin_status st = swin_forward(&e, ctx->model, ctx->cube, input, logits);
-    if (!st && ctx->info.half) st = check_half_finite(ctx, logits, err);
+    if (!st && ctx->info.precision == SWIN_PRECISION_FP16) st = check_half_finite(ctx, logits, err);
     return st;
 }
 

@@ -10,7 +10,10 @@
 
 struct swin_backend_ctx {
     swin_backend kind;           /* SWIN_BACKEND_CPU or SWIN_BACKEND_CUDA */
-    bool half;                   /* CUDA half mode (ops->act_dtype == SWIN_F16) */
+    swin_precision precision;    /* FP16: CUDA half mode (ops->act_dtype == SWIN_F16); BF16: CPU */
+    const char *precision_note;  /* plan info's precision_note */
+    struct swin_model *weights;  /* BF16: the backend's copy of the model (runtime/model_bf16.h)
+                                    that forward() runs; NULL otherwise (the caller's model) */
     const struct swin_ops *ops;
     void *be;                    /* the backend context; NULL for a CUDA plan without a device */
     size_t weight_bytes;         /* the backend's copy of the weights */
@@ -18,8 +21,8 @@ struct swin_backend_ctx {
     char reason[160];            /* why this backend (swin_plan_info.backend_reason) */
 };
 
-/* Opens the backend p->backend asks for. With need_device false (planning only), CUDA
- * needs no GPU: its workspace queries are pure functions of shapes. AUTO takes CUDA when
+/* Opens the backend p->backend asks for, in precision p->precision. With need_device
+ * false (planning only), CUDA needs no GPU: its workspace queries are pure functions of shapes. AUTO takes CUDA when
  * a device opens, else the CPU, and says why in b->reason. */
 swin_status swin_backend_open(const struct swin_model *m, const swin_context_params *p, bool need_device,
                          struct swin_backend_ctx *b, swin_error *err);

@@ -58,6 +58,32 @@ typedef enum swin_backend {
     SWIN_BACKEND_AUTO = 2,  /* CUDA when a GPU is usable, else CPU (the default) */
 } swin_backend;
 
+/* Storage and arithmetic of a context (swin_context_params.precision):
+ *   FP32  float32 weights and activations, float32 arithmetic (both backends).
+ *   FP16  CUDA only: weights and activations stored as float16, float32 arithmetic, half
+ *         the device bytes; logits agree with float32 to about 1e-2 relative. A run whose
+ *         float16 activations overflow (non-finite logits) fails with SWIN_ERR_BACKEND.
+ *         The CPU backend refuses it; AUTO falling back to the CPU runs FP32.
+ *   BF16  CPU only: the GEMM and convolution weights stored as bfloat16 (about half the
+ *         weight bytes), their inputs rounded to bfloat16 (round to nearest even), products
+ *         accumulated in float32; the convs reading the image (patch embedding, encoder1's
+ *         first and 1x1x1 convs) and the output conv stay float32 with unrounded inputs
+ *         (under 0.1 % of the weight bytes); norms, softmax, GELU, biases, the residual
+ *         stream and the logits stay float32, and activations are stored as float32. Runs on every CPU:
+ *         with AVX2 + FMA the bfloat16 values are widened to float32 for FMA (the same
+ *         numerics as a bfloat16 dot-product unit up to summation order). The CUDA backend
+ *         refuses it; AUTO picks the CPU for it. */
+typedef enum swin_precision {
+    SWIN_PRECISION_FP32 = 0,
+    SWIN_PRECISION_FP16 = 1,
+    SWIN_PRECISION_BF16 = 2,
+} swin_precision;
+
+/* "fp32", "fp16", "bf16" (the CLI's names); "?" for a value outside the enum. */
+const char *swin_precision_name(swin_precision p);
+/* Storage name of the weights in a precision: "float32", "float16", "bfloat16". */
+const char *swin_precision_storage(swin_precision p);
+
 /* What the loader read from the ONNX graph. */
 typedef struct swin_model_info {
     int in_channels, out_channels, feature_size;
@@ -73,15 +99,17 @@ typedef struct swin_model_info {
     const char *post;       /* post-processing tools the file shows traces of; "" when none */
     const char *weight_storage;  /* how the file stores the weights, e.g. "float32" or
                                     "float16 (...), cast to float32 in the graph"; swinrun
-                                    holds them as float32 (CUDA half mode: float16) */
+                                    holds them as float32 (or as the context's
+                                    precision says) */
 } swin_model_info;
 
 /* Exact memory of one context, known before anything is allocated. */
 typedef struct swin_plan_info {
     int cube[3];
     swin_backend backend;   /* the backend the plan is for: CPU or CUDA, never AUTO */
-    bool half;              /* weights and activations stored as float16 (CUDA half mode) */
-    size_t weight_bytes;    /* weights (the backend's copy) */
+    swin_precision precision; /* what the context runs (AUTO falling back to the CPU: FP32) */
+    const char *precision_note; /* how the CPU runs BF16 (which kernels, and why); "" otherwise */
+    size_t weight_bytes;    /* weights (the backend's copy, in the precision's storage) */
     size_t arena_bytes;     /* every activation and op workspace, one allocation */
     size_t lower_bound;     /* largest sum of simultaneously live bytes in the plan */
     size_t context_bytes;   /* the backend's fixed scratch (CUDA: staging, reductions; CPU: 0) */
@@ -98,12 +126,7 @@ typedef struct swin_context_params {
                                multiples of SWIN_CUBE_MULTIPLE in SWIN_CUBE_MIN..SWIN_CUBE_MAX;
                                0 = the export cube */
     size_t mem_limit;       /* refuse plans whose total exceeds this many bytes; 0 = none */
-    bool half;              /* CUDA only: store weights and activations as float16 (float32
-                               arithmetic), half the device bytes; logits agree with float32
-                               to about 1e-2 relative. SWIN_BACKEND_CPU refuses it; AUTO
-                               choosing the CPU runs float32 (plan info .half false).
-                               A run whose float16 activations overflow (non-finite logits)
-                               fails with SWIN_ERR_BACKEND instead of returning them. */
+    swin_precision precision; /* FP32 (default), FP16 (CUDA), BF16 (CPU): see swin_precision */
 } swin_context_params;
 
 SWIN_API swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
@@ -117,10 +140,15 @@ SWIN_API swin_context_params swin_context_default_params(void);
 SWIN_API swin_status swin_model_plan(const swin_model_t *model, const swin_context_params *params,
                             swin_plan_info *out, swin_error *err);
 
+/* The context reads the model's weights on every run, so the model must outlive it;
+ * except with precision BF16, where the context runs its own bfloat16 copy and the model
+ * may be freed once the context exists. */
 SWIN_API swin_status swin_context_create(const swin_model_t *model, const swin_context_params *params,
                                 swin_context_t **out, swin_error *err);
 SWIN_API void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out);
-/* The model ctx was created for. */
+/* The model ctx runs: the one it was created for, or with precision BF16 the context's own
+ * bfloat16 copy (valid while ctx lives, the original may be freed; its info's weight_bytes
+ * are the copy's). */
 SWIN_API const swin_model_t *swin_context_model(const swin_context_t *ctx);
 
 /* input: float32 (Ci, D, H, W); logits: float32 (Co, D, H, W), with (D, H, W) the cube. */

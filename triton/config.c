@@ -108,7 +108,8 @@ static bool read_parameter(swt_config *c, const char *key, const char *v, char *
     } else if (!strcmp(key, "precision")) {
         if (!strcmp(v, "fp32")) c->precision = SWT_PRECISION_FP32;
         else if (!strcmp(v, "fp16")) c->precision = SWT_PRECISION_FP16;
-        else return fail(why, why_len, "parameter precision '%s': use fp32 or fp16", v);
+        else if (!strcmp(v, "bf16")) c->precision = SWT_PRECISION_BF16;
+        else return fail(why, why_len, "parameter precision '%s': use fp32, fp16 or bf16", v);
     } else if (!strcmp(key, "threads")) {
         if (!parse_ll(v, 0, SWIN_THREADS_MAX, &n))
             return fail(why, why_len, "parameter threads '%s': an integer 0..%d (0 = every core)", v, SWIN_THREADS_MAX);
@@ -269,7 +270,9 @@ swin_context_params swt_context_params(const swt_config *c, bool kind_gpu, int d
     p.threads = c->threads;
     p.mem_limit = c->mem_limit;
     memcpy(p.cube, c->cube, sizeof p.cube);
-    p.half = c->precision == SWT_PRECISION_FP16;
+    p.precision = c->precision == SWT_PRECISION_FP16   ? SWIN_PRECISION_FP16
+                  : c->precision == SWT_PRECISION_BF16 ? SWIN_PRECISION_BF16
+                                                       : SWIN_PRECISION_FP32;
     return p;
 }
 

@@ -17,8 +17,8 @@ typedef enum swt_mode {
     SWT_MODE_SEGMENT = 1,  /* a CT volume + affine -> a label map on the input grid */
 } swt_mode;
 
-/* precision parameter: "fp32" (default) or "fp16" (CUDA half mode). */
-typedef enum swt_precision { SWT_PRECISION_FP32 = 0, SWT_PRECISION_FP16 = 1 } swt_precision;
+/* precision parameter: "fp32" (default), "fp16" (CUDA half mode) or "bf16" (CPU bfloat16 mode). */
+typedef enum swt_precision { SWT_PRECISION_FP32 = 0, SWT_PRECISION_FP16 = 1, SWT_PRECISION_BF16 = 2 } swt_precision;
 
 /* Tensor names of segmentation mode (config.pbtxt must declare exactly these). */
 #define SWT_SEG_VOLUME "VOLUME"

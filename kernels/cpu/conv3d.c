@@ -8,14 +8,14 @@
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
  * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) every case goes to the
  * implicit-GEMM kernel of conv3d_avx512.c or conv3d_avx2.c instead, which read the input
- * in place.
+ * in place. With bfloat16 weights (w in the range of swin_cpu_backend_set_bf16) every level
+ * takes im2col and the bfloat16 GEMM of gemm_bf16.h in place of sgemm.
  * Threads claim slabs dynamically. fp32 accumulation.
- * A 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the Winograd
- * kernel instead (winograd.h), which transforms the weights into the workspace per call. */
+ * A float32 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the
+ * Winograd kernel instead (winograd.h), which transforms the weights into the workspace per call. */
 #include "kernels/cpu/conv3d_internal.h"
 #include "kernels/cpu/winograd.h"
 
-#include <cblas.h>
 #include <string.h>
 
 /* Slab rows: big enough for an efficient GEMM, small enough that the im2col slab
@@ -78,7 +78,7 @@ static void conv_run(void *p, int tid, int nth)
     const int cout = out.c;
     const bool direct = t->k == 1 && t->stride == 1 && t->pad == 0;
     float *a = (float *)(t->ws + (size_t)tid * t->slice);
-    if (t->simd != SWIN_CPU_SIMD_BASELINE) {
+    if (t->simd != SWIN_CPU_SIMD_BASELINE && !t->gemm.bf16) {
         /* the slice's first cin floats are the zero row of the padding */
         memset(a, 0, (size_t)in.c * sizeof(float));
         if (t->simd == SWIN_CPU_SIMD_AVX512) swin_cpu_conv3d_avx512_run(t, &t->next, a);
@@ -89,22 +89,19 @@ static void conv_run(void *p, int tid, int nth)
     while (swin_cpu_claim(&t->next, nout, t->rows, &b, &e)) {
         const long m = e - b;
         float *c = swin_vol_f32(out) + b * out.pitch;
-        float beta = 0.0f;
-        if (t->bias) {
+        if (t->bias)
             for (long r = 0; r < m; r++) memcpy(c + r * out.pitch, t->bias, (size_t)cout * sizeof(float));
-            beta = 1.0f;
-        }
         if (direct) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, cout, in.c, 1.0f,
-                        swin_vol_f32(in) + b * in.pitch, in.pitch, t->w, cout, beta, c, out.pitch);
+            swin_cpu_wgemm_run(t->gemm, (int)m, cout, in.c, swin_vol_f32(in) + b * in.pitch, in.pitch, t->w, cout,
+                               t->bias != NULL, c, out.pitch);
             continue;
         }
         for (long v = b; v < e; v++) {
             int ox = (int)(v % out.w), oy = (int)(v / out.w % out.h), oz = (int)(v / ((long)out.w * out.h));
             im2col_row(t, a + (v - b) * t->kdim, oz, oy, ox);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, cout, (int)t->kdim, 1.0f, a,
-                    (int)t->kdim, t->w, cout, beta, c, out.pitch);
+        swin_cpu_wgemm_run(t->gemm, (int)m, cout, (int)t->kdim, a, (int)t->kdim, t->w, cout, t->bias != NULL, c,
+                           out.pitch);
     }
 }
 
@@ -117,7 +114,7 @@ int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, c
     struct swin_cpu_backend *be = bev;
     (void)ws_bytes;
     struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
-                          .simd = be->simd};
+                          .simd = be->simd, .gemm = swin_cpu_wgemm_of(be, w)};
     t.kdim = (long)k * k * k * in.c;
     t.rows = conv_rows((long)swin_vol_voxels(out), t.kdim);
     t.ws = swin_cpu_align_ptr(ws);

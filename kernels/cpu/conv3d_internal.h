@@ -11,6 +11,7 @@ struct conv_task {
     int k, stride, pad;
     long rows, kdim;            /* slab rows, k^3 cin */
     enum swin_cpu_simd simd;    /* which kernel runs the task */
+    struct swin_cpu_wgemm gemm; /* bfloat16 weights: im2col + swin_cpu_gemm_bf16 at every level */
     char *ws;                   /* aligned; thread t owns [t*slice, (t+1)*slice) */
     size_t slice;
     atomic_long next;

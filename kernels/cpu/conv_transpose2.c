@@ -6,11 +6,11 @@
  * Threads claim input lines dynamically. No workspace. */
 #include "kernels/cpu/cpu_internal.h"
 
-#include <cblas.h>
 
 struct convt_task {
     struct swin_vol out, in;
     const float *w;
+    struct swin_cpu_wgemm gemm;
     atomic_long next;
 };
 
@@ -27,8 +27,11 @@ static void convt_run(void *p, int tid, int nth)
         for (int tap = 0; tap < 8; tap++) {
             const int da = tap >> 2, db = (tap >> 1) & 1, dg = tap & 1;
             float *c = swin_vol_f32(out) + ((((int64_t)(2 * i + da) * out.h) + (2 * j + db)) * out.w + dg) * out.pitch;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in.w, cout, cin, 1.0f, a_rows, in.pitch,
-                        t->w + (int64_t)tap * cin * cout, cout, 0.0f, c, 2 * out.pitch);
+            /* tap offset in elements: the weights' own type (float32 or bfloat16) */
+            const float *wt = t->gemm.bf16 ? (const float *)(const void *)((const swin_bf16 *)(const void *)t->w +
+                                                                             (int64_t)tap * cin * cout)
+                                           : t->w + (int64_t)tap * cin * cout;
+            swin_cpu_wgemm_run(t->gemm, in.w, cout, cin, a_rows, in.pitch, wt, cout, false, c, 2 * out.pitch);
         }
     }
 }
@@ -36,7 +39,7 @@ static void convt_run(void *p, int tid, int nth)
 int swin_cpu_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in, const float *w)
 {
     struct swin_cpu_backend *be = bev;
-    struct convt_task t = {.out = out, .in = in, .w = w};
+    struct convt_task t = {.out = out, .in = in, .w = w, .gemm = swin_cpu_wgemm_of(be, w)};
     atomic_init(&t.next, 0);
     swin_cpu_run(be, convt_run, &t);
     return 0;

@@ -88,6 +88,24 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
     return be->simd;
 }
 
+void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes)
+{
+    be->bf16_mode = true;
+    be->bf16_lo = (uintptr_t)lo;
+    be->bf16_hi = (uintptr_t)lo + (lo ? bytes : 0);
+}
+
+const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be)
+{
+    __builtin_cpu_init();
+    const bool native = __builtin_cpu_supports("avx512bf16");
+    if (be->simd >= SWIN_CPU_SIMD_AVX2)
+        return native ? "bfloat16 widened to float32 for AVX2 FMA (this CPU has AVX512_BF16; swinrun has no "
+                        "vdpbf16ps kernel)"
+                      : "bfloat16 widened to float32 for AVX2 FMA (this CPU has no AVX512_BF16 dot products)";
+    return "bfloat16 widened to float32, scalar loops (this CPU has no AVX2)";
+}
+
 static void pool_stop(struct swin_cpu_backend *be)
 {
     pthread_mutex_lock(&be->mu);

@@ -47,6 +47,19 @@ enum swin_cpu_simd {
  * lower than max where the CPU lacks it. */
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
 
+/* Precision BF16 (runtime/swinrun.h): every GEMM weight the ops receive (conv3d and
+ * conv_transpose2 w, qkv_w, proj_w, fc1_w, fc2_w, patch_merge red_w) whose address lies in
+ * [lo, lo + bytes) is read as bfloat16 (runtime/model_bf16.h puts a model copy's bfloat16
+ * tensors there) and its GEMM rounds the other operand to bfloat16 and accumulates in
+ * float32 (gemm_bf16.h); conv3d then runs im2col + that GEMM at every SIMD level. Weights
+ * outside the range run float32 GEMMs on unrounded inputs. Norms, softmax, GELU, biases and
+ * the attention's QK^T and PV products stay float32. Workspace queries do not depend on it.
+ * Default: no bfloat16 weights. Once called (lo NULL too: planning) the backend is in BF16
+ * mode, where every conv runs the direct kernels (the Winograd kernel is float32 only). */
+void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes);
+/* What BF16 runs on this CPU, for the plan ("bfloat16 widened to float32, AVX2 FMA ..."). */
+const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be);
+
 extern const struct swin_ops swin_cpu_ops;
 
 #endif

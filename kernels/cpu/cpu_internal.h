@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/gemm_bf16.h"
 
 /* Channels per block of the per-thread reduction buffer (instnorm statistics). */
 #define SWIN_CPU_RED_CH 256
@@ -39,8 +40,19 @@ struct swin_cpu_backend {
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
+    uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16
+                                     (swin_cpu_backend_set_bf16); lo == hi: none */
+    bool bf16_mode;               /* set_bf16 was called: precision BF16, every conv direct */
     char err[SWIN_ERROR_MSG_MAX];
 };
+
+/* How this backend runs the GEMM of weight w (gemm_bf16.h): in bfloat16 when w lies in
+ * its bfloat16 range. */
+static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_backend *be, const float *w)
+{
+    const uintptr_t p = (uintptr_t)(const void *)w;
+    return (struct swin_cpu_wgemm){.bf16 = p >= be->bf16_lo && p < be->bf16_hi, .simd = be->simd};
+}
 
 /* The best level this CPU supports (cpuid, once per backend creation). */
 enum swin_cpu_simd swin_cpu_simd_of_cpu(void);

@@ -7,7 +7,6 @@
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/cpu_rowops.h"
 
-#include <cblas.h>
 #include <string.h>
 
 static long merge_rows(long n) { return n < 256 ? n : 256; }
@@ -23,6 +22,7 @@ struct merge_task {
     struct swin_vol out, in;
     const int (*order)[3];
     const float *norm_w, *norm_b, *red_w;
+    struct swin_cpu_wgemm gemm;
     long rows;
     char *ws;
     size_t slice;
@@ -48,8 +48,8 @@ static void merge_run(void *p, int tid, int nth)
             }
             swin_cpu_ln_row(row, row, c8, t->norm_w, t->norm_b);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(e - b), out.c, c8, 1.0f, a, c8, t->red_w,
-                    out.c, 0.0f, swin_vol_f32(out) + b * out.pitch, out.pitch);
+        swin_cpu_wgemm_run(t->gemm, (int)(e - b), out.c, c8, a, c8, t->red_w, out.c, false,
+                           swin_vol_f32(out) + b * out.pitch, out.pitch);
     }
 }
 
@@ -58,7 +58,8 @@ int swin_cpu_patch_merge(void *bev, struct swin_vol out, struct swin_vol in,
                          const float *red_w, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    struct merge_task t = {.out = out, .in = in, .order = order, .norm_w = norm_w, .norm_b = norm_b, .red_w = red_w};
+    struct merge_task t = {.out = out, .in = in, .order = order, .norm_w = norm_w, .norm_b = norm_b, .red_w = red_w,
+                           .gemm = swin_cpu_wgemm_of(be, red_w)};
     t.rows = merge_rows((long)swin_vol_voxels(out));
     t.ws = swin_cpu_align_ptr(ws);
     t.slice = swin_cpu_round((size_t)t.rows * 8 * in.c * sizeof(float));

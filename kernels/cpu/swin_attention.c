@@ -65,6 +65,7 @@ struct attn_task {
     bool masked;
     float *bias;             /* (heads, n, n) */
     bool avx512;             /* heads with attn_avx512.c instead of OpenBLAS + swin_cpu_softmax_row */
+    struct swin_cpu_wgemm qkv, proj; /* bfloat16 weights or not; q k^T and p v stay float32 */
     char *ws;                /* per-thread slices */
     size_t slice;
     atomic_long next;
@@ -139,7 +140,7 @@ static void attn_run(void *p, int tid, int nth)
             if (w->qkv_b) memcpy(qkv + (size_t)i * c3, w->qkv_b, (size_t)c3 * sizeof(float));
             else memset(qkv + (size_t)i * c3, 0, (size_t)c3 * sizeof(float));
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, c3, c, 1.0f, tok, c, w->qkv_w, c3, 1.0f, qkv, c3);
+        swin_cpu_wgemm_run(t->qkv, n, c3, c, tok, c, w->qkv_w, c3, true, qkv, c3);
         for (int i = 0; i < n; i++)
             for (int j = 0; j < c; j++) qkv[(size_t)i * c3 + j] *= scale;
         for (int h = 0; h < heads; h++) {
@@ -158,7 +159,7 @@ static void attn_run(void *p, int tid, int nth)
         }
         /* tok = o . proj_w + proj_b, scattered onto the real positions */
         for (int i = 0; i < n; i++) memcpy(tok + (size_t)i * c, w->proj_b, (size_t)c * sizeof(float));
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, c, c, 1.0f, o, c, w->proj_w, c, 1.0f, tok, c);
+        swin_cpu_wgemm_run(t->proj, n, c, c, o, c, w->proj_w, c, true, tok, c);
         for (int i = 0; i < n; i++) {
             if (src[i] < 0) continue;
             float *dst = swin_vol_f32(x) + src[i] * x.pitch;
@@ -191,7 +192,8 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
                             const struct swin_window_geom *g, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g)};
+    struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g), .qkv = swin_cpu_wgemm_of(be, blk->qkv_w),
+                          .proj = swin_cpu_wgemm_of(be, blk->proj_w)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
     t.avx512 = be->simd == SWIN_CPU_SIMD_AVX512;
     char *base = swin_cpu_align_ptr(ws);

@@ -9,7 +9,6 @@
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/cpu_rowops.h"
 
-#include <cblas.h>
 #include <string.h>
 
 static long mlp_rows(long n) { return n < 256 ? n : 256; }
@@ -30,6 +29,7 @@ struct mlp_task {
     const struct swin_block_w *blk;
     int hidden;
     void (*gelu)(float *h, size_t n);
+    struct swin_cpu_wgemm fc1, fc2;
     long rows;
     char *ws;
     size_t slice;
@@ -53,12 +53,11 @@ static void mlp_run(void *p, int tid, int nth)
             swin_cpu_ln_row(a + (size_t)r * c, xr + (size_t)r * x.pitch, c, w->norm2_w, w->norm2_b);
             memcpy(h + (size_t)r * hid, w->fc1_b, (size_t)hid * sizeof(float));
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hid, c, 1.0f, a, c, w->fc1_w, hid, 1.0f, h, hid);
+        swin_cpu_wgemm_run(t->fc1, m, hid, c, a, c, w->fc1_w, hid, true, h, hid);
         t->gelu(h, (size_t)m * hid);
         for (int r = 0; r < m; r++)
             for (int i = 0; i < c; i++) xr[(size_t)r * x.pitch + i] += w->fc2_b[i];
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, c, hid, 1.0f, h, hid, w->fc2_w, c, 1.0f, xr,
-                    x.pitch);
+        swin_cpu_wgemm_run(t->fc2, m, c, hid, h, hid, w->fc2_w, c, true, xr, x.pitch);
     }
 }
 
@@ -66,7 +65,8 @@ int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *b
                       void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden,
+    struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden, .fc1 = swin_cpu_wgemm_of(be, blk->fc1_w),
+                         .fc2 = swin_cpu_wgemm_of(be, blk->fc2_w),
                          .gelu = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512 : swin_cpu_gelu_erf};
     t.rows = mlp_rows((long)swin_vol_voxels(x));
     t.ws = swin_cpu_align_ptr(ws);

@@ -87,7 +87,7 @@ static const char *st_with_preview(struct cli_args *a, char **v) { a->with_previ
 static const char *st_classes(struct cli_args *a, char **v) { a->classes = v[0]; return NULL; }
 static const char *st_rtstruct(struct cli_args *a, char **v) { a->seg.rtstruct_path = v[0]; return NULL; }
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
-static const char *st_half(struct cli_args *a, char **v) { a->ctx.half = true; return NULL; }
+static const char *st_half(struct cli_args *a, char **v) { a->ctx.precision = SWIN_PRECISION_FP16; return NULL; }
 static const char *st_no_resample(struct cli_args *a, char **v) { a->seg.resample = false; return NULL; }
 static const char *st_no_reorient(struct cli_args *a, char **v) { a->seg.reorient = false; return NULL; }
 static const char *st_no_clip(struct cli_args *a, char **v) { a->seg.intensity_clip = false; return NULL; }
@@ -119,10 +119,13 @@ static const char *st_backend(struct cli_args *a, char **v)
 
 static const char *st_precision(struct cli_args *a, char **v)
 {
-    if (!strcmp(v[0], "fp32")) a->ctx.half = false;
-    else if (!strcmp(v[0], "fp16")) a->ctx.half = true;
-    else return "fp32 or fp16";
-    return NULL;
+    const swin_precision all[] = {SWIN_PRECISION_FP32, SWIN_PRECISION_FP16, SWIN_PRECISION_BF16};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (!strcmp(v[0], swin_precision_name(all[i]))) {
+            a->ctx.precision = all[i];
+            return NULL;
+        }
+    return "fp32, fp16 (CUDA) or bf16 (CPU)";
 }
 
 static const char *st_cube(struct cli_args *a, char **v)
@@ -193,7 +196,10 @@ static const struct cli_option options[] = {
     {"--precision", NULL, 1, "P", V_CONTEXT, st_precision,
      "fp32 (default) | fp16: CUDA weights and activations stored as float16\n"
      "(tensor-core GEMMs, float32 accumulation), half the device bytes, logits within\n"
-     "about 1e-2 of fp32; auto choosing the CPU runs fp32"},
+     "about 1e-2 of fp32; auto choosing the CPU runs fp32 | bf16: CPU GEMM and conv\n"
+     "weights stored as bfloat16 (about half the weight bytes), their inputs rounded\n"
+     "to bfloat16, float32 accumulation; norms, softmax, GELU, residual stream and\n"
+     "logits float32; auto runs it on the CPU"},
     {"--half", NULL, 0, NULL, V_CONTEXT, st_half, "the same as --precision fp16"},
     {"--mem-limit", NULL, 1, "SIZE", V_CONTEXT, st_mem_limit,
      "refuse a plan (weights + activations + scratch) above SIZE (2G, 512M,\n"
@@ -355,7 +361,7 @@ swin_model_t *cli_load_model(const char *path, int *exit_code)
 }
 
 const char *cli_backend_name(swin_backend b) { return b == SWIN_BACKEND_CUDA ? "cuda" : "cpu"; }
-const char *cli_dtype_name(const swin_plan_info *p) { return p->half ? "float16" : "float32"; }
+const char *cli_dtype_name(const swin_plan_info *p) { return swin_precision_storage(p->precision); }
 
 struct cli_json {
     struct swin_atomic_file af; /* unused for stdout */

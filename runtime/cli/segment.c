@@ -217,6 +217,11 @@ int cli_segment(const struct cli_args *a)
     }
     swin_plan_info plan;
     swin_context_plan(ctx, &plan);
+    if (plan.precision == SWIN_PRECISION_BF16) {
+        /* the context runs its own bfloat16 copy: the float32 weights can go before the run */
+        swin_model_free(m);
+        m = NULL;
+    }
     if (bar.on)
         fprintf(stderr, "swinrun: backend %s (%s; %s), cube %d x %d x %d\n", cli_backend_name(plan.backend),
                 cli_dtype_name(&plan), plan.backend_reason, plan.cube[0], plan.cube[1], plan.cube[2]);
@@ -237,6 +242,8 @@ int cli_segment(const struct cli_args *a)
         json_string(jf, model_path);
         fprintf(jf, ", \"backend\": \"%s\", \"backend_reason\": ", cli_backend_name(plan.backend));
         json_string(jf, plan.backend_reason);
+        fprintf(jf, ", \"precision\": \"%s\", \"precision_note\": ", swin_precision_name(plan.precision));
+        json_string(jf, plan.precision_note ? plan.precision_note : "");
         fprintf(jf, ", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, \"blend\": \"%s\",\n"
                     " \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
                     "\"context_arena_bytes\": %zu,\n \"volumes\": [\n",

@@ -86,6 +86,8 @@ static void json_plan(FILE *f, const swin_plan_info *p)
             "\"cube\": [%d, %d, %d], \"backend\": \"%s\", \"backend_reason\": ", p->cube[0], p->cube[1], p->cube[2],
             cli_backend_name(p->backend));
     json_string(f, p->backend_reason);
+    fprintf(f, ", \"precision\": \"%s\", \"precision_note\": ", swin_precision_name(p->precision));
+    json_string(f, p->precision_note ? p->precision_note : "");
     fprintf(f,
             ", \"dtype\": \"%s\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, \"lower_bound\": %zu, \"ratio\": %.4f, "
             "\"context_bytes\": %zu, \"total_bytes\": %zu, \"tensors\": %d",
@@ -98,6 +100,8 @@ static void print_plan(FILE *f, const swin_plan_info *p)
     double ratio = p->lower_bound ? (double)p->arena_bytes / (double)p->lower_bound : 1.0;
     fprintf(f, "cube           %d x %d x %d\n", p->cube[0], p->cube[1], p->cube[2]);
     fprintf(f, "backend        %s (%s; %s)\n", cli_backend_name(p->backend), cli_dtype_name(p), p->backend_reason);
+    fprintf(f, "precision      %s (weights %s)%s%s\n", swin_precision_name(p->precision), cli_dtype_name(p),
+            p->precision_note && p->precision_note[0] ? ": " : "", p->precision_note ? p->precision_note : "");
     fprintf(f, "weights        %12zu bytes  %9.1f MiB\n", p->weight_bytes, p->weight_bytes / MiB);
     fprintf(f, "arena          %12zu bytes  %9.1f MiB  (%d activations and workspaces)\n", p->arena_bytes,
             p->arena_bytes / MiB, p->tensors);
@@ -211,6 +215,13 @@ int cli_forward(const struct cli_args *a)
                             info.in_channels);
     else
         st = swin_context_create(m, &p, &ctx, &err);
+    swin_plan_info made;
+    if (!st) swin_context_plan(ctx, &made);
+    if (!st && made.precision == SWIN_PRECISION_BF16) {
+        /* the context runs its own bfloat16 copy: the float32 weights can go before the run */
+        swin_model_free(m);
+        m = NULL;
+    }
     size_t n = (size_t)info.out_channels * (size_t)p.cube[0] * (size_t)p.cube[1] * (size_t)p.cube[2];
     if (!st && !(y = malloc(n * sizeof *y))) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of host memory");
     double *secs = NULL;

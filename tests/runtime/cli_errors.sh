@@ -38,6 +38,9 @@ expect "bad cube"           2 "multiple of 32"       "" -- plan "$model" --cube 
 expect "memory limit"       1 "raise --mem-limit"    "" -- plan "$model" --mem-limit 1M
 expect "limit names --half" 1 "or --half ("          "" -- plan "$model" --backend cuda --mem-limit 25M
 expect "half on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --backend cpu --half
+expect "fp16 on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --backend cpu --precision fp16
+expect "bf16 on CUDA"       2 "CPU backend mode"     "" -- plan "$model" --precision bf16 --backend cuda
+expect "unknown precision"  2 "fp32, fp16 (CUDA) or bf16" "" -- plan "$model" --precision fp8
 expect "cube out of range"  2 "32..1024"             "" -- plan "$model" --cube 2048 32 32
 expect "option of another verb" 2 "takes no option"  "" -- info "$model" --cube 32 32 32
 expect "unknown option"     2 "unknown option"       "" -- plan "$model" --frobnicate

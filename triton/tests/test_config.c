@@ -44,7 +44,7 @@ static void test_window_config(void) {
     EXPECT(!strcmp(c.outputs[0].name, "logits") && c.outputs[0].dims[1] == 14);
     EXPECT(!strcmp(c.model_file, "model.onnx"));
     swin_context_params p = swt_context_params(&c, false, 3);
-    EXPECT(p.backend == SWIN_BACKEND_CPU && p.device == 0 && p.threads == 3 && p.half);
+    EXPECT(p.backend == SWIN_BACKEND_CPU && p.device == 0 && p.threads == 3 && p.precision == SWIN_PRECISION_FP16);
     p = swt_context_params(&c, true, 3);
     EXPECT(p.backend == SWIN_BACKEND_CUDA && p.device == 3);
 

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The peers of bench/swinbench.py other than ONNX Runtime: one configuration per process.
+
+  peer_worker.py MODEL.onnx IN.npy --config NAME [--threads N] [--seed S]
+
+NAME is one of CONFIGS below. Same line protocol as bench/ort_worker.py: one JSON line
+{"event": "ready", ...}, then per stdin line
+  run          -> {"event": "run", "seconds": S}
+  save OUT.npy -> {"event": "saved", "path": ...}  the logits of the last run (float32)
+  quit         -> exit 0
+Errors: {"event": "error", "message": ...} then exit 1 (2 for bad arguments).
+
+OpenVINO reads the ONNX file itself. PyTorch runs MONAI's SwinUNETR eagerly with the
+configuration of model.json next to the ONNX file (written by tools/export_swin_unetr.py)
+and that export's randomised weights: tools/export_swin_unetr.py's randomize(seed) (seed from
+--seed, else the --seed of the export's cmdline.txt, else 0), then checked against every ONNX
+initializer whose name and shape match a parameter (the exporters keep most names); a
+mismatch is an error, so the weights are the export's or the worker refuses to run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+CONFIGS = {
+    "ov-cpu-f32": "OpenVINO CPU plugin, INFERENCE_PRECISION_HINT=f32",
+    "ov-cpu-default": "OpenVINO CPU plugin, default precision (bf16 where the CPU has native bf16, else f32)",
+    "torch-cpu": "PyTorch eager (MONAI SwinUNETR), float32, torch.inference_mode",
+}
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def fail(msg: str, code: int = 1):
+    emit({"event": "error", "message": " ".join(str(msg).split())})
+    sys.exit(code)
+
+
+def rss_kib():
+    now = peak = -1
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    now = int(line.split()[1])
+                elif line.startswith("VmHWM:"):
+                    peak = int(line.split()[1])
+    except OSError:
+        pass
+    return now, peak
+
+
+def export_seed(model: str, seed: int | None) -> int:
+    """--seed, else the export's --seed from cmdline.txt next to the model, else 0."""
+    if seed is not None:
+        return seed
+    try:
+        txt = open(os.path.join(os.path.dirname(os.path.abspath(model)), "cmdline.txt")).read()
+        first = txt.split("|")[0]
+        m = re.search(r"--seed\s+(\d+)", first)
+        return int(m.group(1)) if m else 0
+    except OSError:
+        return 0
+
+
+def make_openvino(model: str, config: str, threads: int):
+    import openvino as ov
+    core = ov.Core()
+    props = {}
+    if config == "ov-cpu-f32":
+        props["INFERENCE_PRECISION_HINT"] = "f32"
+    if threads:
+        props["INFERENCE_NUM_THREADS"] = threads
+    compiled = core.compile_model(model, "CPU", props)
+    req = compiled.create_infer_request()
+    prec = compiled.get_property("INFERENCE_PRECISION_HINT")   # what the plugin picked
+    info = {"ov_version": ov.get_version(),
+            "inference_precision": prec.get_type_name() if hasattr(prec, "get_type_name") else str(prec),
+            "num_threads": int(compiled.get_property("INFERENCE_NUM_THREADS")),
+            "cpu_capabilities": " ".join(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))}
+
+    def run(x):
+        req.infer({0: x})
+        return req.get_output_tensor(0).data
+
+    return run, info
+
+
+def make_torch(model: str, threads: int, seed: int | None):
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    import export_swin_unetr as ex
+    cfg_path = os.path.join(os.path.dirname(os.path.abspath(model)), "model.json")
+    try:
+        cfg = json.load(open(cfg_path))
+    except (OSError, ValueError) as e:
+        fail(f"torch-cpu needs the export's model.json next to the model ({cfg_path}): {e}", 1)
+    if threads:
+        torch.set_num_threads(threads)
+    net = ex.build_model(cfg)
+    s = export_seed(model, seed)
+    ex.randomize(net, s)
+    params = dict(net.named_parameters())
+    g = onnx.load(model, load_external_data=True).graph
+    checked = 0
+    for init in g.initializer:
+        p = params.get(init.name)
+        if p is None:
+            continue
+        w = numpy_helper.to_array(init)
+        if tuple(w.shape) != tuple(p.shape):
+            continue
+        if not np.array_equal(w.astype(np.float32), p.detach().numpy()):
+            fail(f"torch-cpu: parameter {init.name} differs from the ONNX initializer: the weights are not the "
+                 f"export's (seed {s}); give --seed", 1)
+        checked += 1
+    del g
+    if checked == 0:
+        fail("torch-cpu: no ONNX initializer matches a parameter by name: cannot check the weights", 1)
+    info = {"torch_version": torch.__version__, "seed": s, "initializers_checked": checked,
+            "params": len(params), "num_threads": torch.get_num_threads()}
+
+    def run(x):
+        with torch.inference_mode():
+            return net(torch.from_numpy(x)).numpy()
+
+    return run, info
+
+
+def main(argv=None) -> int:
+    import argparse
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("model")
+    p.add_argument("input")
+    p.add_argument("--config", required=True, choices=sorted(CONFIGS))
+    p.add_argument("--threads", type=int, default=0, help="threads (0 = the runtime's default: every core)")
+    p.add_argument("--seed", type=int, default=None, help="torch-cpu: the export's weight seed")
+    a = p.parse_args(argv)
+    rss_base, _ = rss_kib()
+    import numpy as np
+    try:
+        x = np.ascontiguousarray(np.load(a.input, allow_pickle=False), dtype=np.float32)
+    except Exception as e:
+        fail(f"{a.input}: {e}", 2)
+    if x.ndim == 4:
+        x = x[None]
+    if a.config == "torch-cpu":
+        import torch  # noqa: F401  (counted in the base RSS, as onnxruntime is for ort_worker.py)
+    else:
+        import openvino  # noqa: F401
+    rss_imported, _ = rss_kib()
+    t0 = time.perf_counter()
+    try:
+        run, info = make_torch(a.model, a.threads, a.seed) if a.config == "torch-cpu" \
+            else make_openvino(a.model, a.config, a.threads)
+    except SystemExit:
+        raise
+    except Exception as e:
+        fail(f"{a.config}: cannot create the model: {e}")
+    t_create = time.perf_counter() - t0
+    rss_ready, _ = rss_kib()
+    emit({"event": "ready", "config": a.config, "description": CONFIGS[a.config], "threads": a.threads,
+          "create_seconds": t_create, "rss_base_kib": rss_base, "rss_imported_kib": rss_imported,
+          "rss_ready_kib": rss_ready, **info})
+    y = None
+    for line in sys.stdin:
+        cmd = line.strip()
+        if cmd == "run":
+            t0 = time.perf_counter()
+            try:
+                y = run(x)
+            except Exception as e:
+                fail(f"{a.config}: run failed: {e}")
+            dt = time.perf_counter() - t0
+            emit({"event": "run", "seconds": dt, "rss_hwm_kib": rss_kib()[1]})
+        elif cmd.startswith("save "):
+            if y is None:
+                fail("save: no run yet")
+            np.save(cmd[5:], np.ascontiguousarray(y, dtype=np.float32))
+            emit({"event": "saved", "path": cmd[5:]})
+        elif cmd == "quit":
+            break
+        else:
+            fail(f"unknown command {cmd!r} (run, save PATH, quit)", 2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

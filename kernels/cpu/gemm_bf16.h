@@ -1,0 +1,34 @@
+/* Weight GEMMs of the CPU backend, in float32 (OpenBLAS) or bfloat16 (precision BF16):
+ *   C (m x n, ldc) = [C +] A (m x k, lda, float32) . W (k x n, ldw)
+ * bfloat16: W holds bfloat16 (runtime/model_bf16.h), each element of A is rounded to
+ * bfloat16 (nearest even) as it is read, the products (exact in float32: 8-bit x 8-bit
+ * significands) are accumulated in float32 in k order. Every SIMD level computes the same
+ * products; AVX2 fuses multiply and add (FMA), the baseline rounds the product first, so
+ * levels agree to float32 rounding of the sums. */
+#ifndef SWIN_CPU_GEMM_BF16_H
+#define SWIN_CPU_GEMM_BF16_H
+
+#include <stdbool.h>
+
+#include "kernels/cpu/bf16.h"
+#include "kernels/cpu/cpu_backend.h"
+
+/* accumulate: C += A.W, else C = A.W. simd picks the kernel (AVX512 runs the AVX2 one). */
+void swin_cpu_gemm_bf16(enum swin_cpu_simd simd, int m, int n, int k, const float *a, int lda, const swin_bf16 *w,
+                        int ldw, bool accumulate, float *c, int ldc);
+/* The AVX2 + FMA kernel (gemm_bf16_avx2.c); call only where the CPU has both. */
+void swin_cpu_gemm_bf16_avx2(int m, int n, int k, const float *a, int lda, const swin_bf16 *w, int ldw,
+                             bool accumulate, float *c, int ldc);
+
+/* How a backend runs its weight GEMMs. */
+struct swin_cpu_wgemm {
+    bool bf16;                /* the weight is bfloat16 (in the range of swin_cpu_backend_set_bf16) */
+    enum swin_cpu_simd simd;
+};
+
+/* The weight GEMM above with w typed as the model holds it: float32 weights through
+ * cblas_sgemm, bfloat16 ones through swin_cpu_gemm_bf16. */
+void swin_cpu_wgemm_run(struct swin_cpu_wgemm g, int m, int n, int k, const float *a, int lda, const float *w,
+                        int ldw, bool accumulate, float *c, int ldc);
+
+#endif
