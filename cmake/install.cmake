@@ -18,6 +18,11 @@ if(TARGET swin_cuda)
   list(APPEND SWIN_STATIC_DEPS ${CUDAToolkit_LIBRARY_DIR}/libcudart.so stdc++)
   string(APPEND SWIN_STATIC_PC " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lstdc++")
 endif()
+if(SWIN_DICOM)
+  # DICOM (runtime/dicom/) links DCMTK's shared libraries and the C++ runtime
+  list(APPEND SWIN_STATIC_DEPS dcmdata dcmjpeg dcmjpls oflog ofstd stdc++)
+  string(APPEND SWIN_STATIC_PC " -ldcmdata -ldcmjpeg -ldcmjpls -loflog -lofstd -lstdc++")
+endif()
 # The headers a user's #include <swinrun.h> reaches, relative to the source root.
 set(SWIN_PUBLIC_HEADERS runtime/swinrun.h core/status.h)
 
