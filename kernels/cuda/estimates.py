@@ -76,13 +76,14 @@ def resblock(t, V, cin, cout, dest, wbytes=True):
 
 
 def instnorm(t, V, c, residual):
-    """instnorm_act.cu: per channel block of RED_CH, 2 x (partial, finalize) and one apply."""
+    """instnorm_act.cu: per channel block of RED_CH, a partial (one read of x), a finalize
+    and an apply."""
     blocks = cdiv(c, RED_CH)
-    parts = min(cdiv(V, 256), RED_PARTS)
-    t.add("instnorm_partial (2 passes)", 2 * 2 * V * c, F * 2 * V * c, 2,
-          work=dict(launches=2 * blocks, items=2 * V * c))
-    t.add("instnorm_finalize", 0, 8 * 2 * parts * c, 2,
-          work=dict(launches=2 * blocks, parts=parts, channels=min(c, RED_CH), blocks=blocks))
+    parts = min(cdiv(V, 256), RED_PARTS // 2)
+    t.add("instnorm_partial", 3 * V * c, F * V * c,
+          work=dict(launches=blocks, items=V * c))
+    t.add("instnorm_finalize", 0, 8 * 2 * parts * c,
+          work=dict(launches=blocks, parts=parts, channels=min(c, RED_CH), blocks=blocks))
     t.add("instnorm_apply", 3 * V * c, F * (2 + (1 if residual else 0)) * V * c,
           work=dict(launches=blocks, items=V * c))
 
