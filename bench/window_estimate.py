@@ -15,8 +15,10 @@ Per kernel (summed over its launches), all ESTIMATES, nothing measured:
 Warp iterations of the main loop, per kernel family:
   GEMMs and convs       k-steps x warps of the launch tiling (sass_census.issue_bound);
   grid-stride walks     elements / (32 x elements per iteration), the elements per iteration
-    (copy_channels, stage_to_volume, volume_to_stage, merge_gather, instnorm_apply: the bytes
-    stored per iteration / the element size; instnorm_partial: the bytes loaded);
+    (copy_channels, stage_to_volume, volume_to_stage, instnorm_apply: the bytes stored per
+    iteration / the element size; instnorm_partial: the bytes loaded);
+  merge_gather          a warp per output row: per row its 8 sub-grids, each counted as the
+    whole row loop's static body (an upper bound);
   splitk_reduce         per element the outer loop once plus the splits loop for the
     splits past its first unrolled iteration;
   row kernels (layernorm_rows, window_gather_ln: a warp per row) per row the instructions
@@ -72,15 +74,19 @@ def kernel_name(label, half, work):
         return f"window_attention_fused<{hd if hd in (4, 8, 16, 32) else 0}, {T}>", None
     if base == "volume_to_stage":
         return f"volume_to_stage<{T}>", 4
+    if base == "merge_gather":
+        return f"merge_gather<{T}, uint4>", 2 if half else 4
     return f"{base}<{T}>", 2 if half else 4
 
 
 def warp_instr(name, elem, work, row, arch):
     """(warp instructions, SMs it runs on) of one estimates.py work entry."""
     lp = row["loop"]
-    if name.startswith(("copy_channels", "stage_to_volume", "volume_to_stage", "merge_gather", "instnorm_apply")):
+    if name.startswith(("copy_channels", "stage_to_volume", "volume_to_stage", "instnorm_apply")):
         per_iter = max(1.0, loop_bytes(lp, "STG") / elem)
         return work["items"] / (32 * per_iter) * lp["instrs"], None
+    if name.startswith("merge_gather"):
+        return work["rows"] * 8 * lp["outer_instrs"], None
     if name.startswith("instnorm_partial"):
         per_iter = max(1.0, loop_bytes(lp, "LDG") / elem)
         return work["items"] / (32 * per_iter) * lp["instrs"], None

@@ -136,7 +136,7 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
         Vo = V // 8
         # patch_merge.cu: chunks of R output voxels, 3 launches each
         mchunks = cdiv(Vo, chunk_rows(Vo, 8 * C * F))
-        t.add("merge_gather", 0, F * 2 * V * C, work=dict(launches=mchunks, items=V * C))
+        t.add("merge_gather", 0, F * 2 * V * C, work=dict(launches=mchunks, items=V * C, rows=Vo))
         layernorm(t, Vo, 8 * C, launches=mchunks)
         t.add(f"{GEMM}<RowsA,StoreRows> merge reduction", 2 * Vo * 8 * C * 2 * C, F * (Vo * 8 * C + Vo * 2 * C + 16 * C * C),
               gemm=(Vo, 2 * C, 8 * C, 1), work=dict(launches=mchunks))

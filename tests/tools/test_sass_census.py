@@ -71,10 +71,10 @@ def window_checks():
     loop = dict(instrs=27, outer_instrs=27, outside=174, counts={"LDG": 1, "STG": 1}, widths={"STG": {"128": 1}})
     wi, sms = we.warp_instr("copy_channels<uint4>", 16, dict(items=32000), dict(loop=loop), "80")
     check(wi == 27000 and sms is None, f"window: copy_channels 1000 warp iterations x 27 (got {wi})")
-    # merge_gather<__half> unrolled twice (2 STG.U16): 64 elements = 1 warp iteration.
-    loop = dict(instrs=393, outer_instrs=393, outside=500, counts={"STG": 2}, widths={"STG": {"U16": 2}})
-    check(we.warp_instr("merge_gather<__half>", 2, dict(items=64), dict(loop=loop), "80")[0] == 393,
-          "window: merge_gather 2 elements per iteration")
+    # merge_gather: a warp per output row, 8 sub-grids each counted as the row loop (251).
+    loop = dict(instrs=43, outer_instrs=251, outside=119, counts={"STG": 16}, widths={"STG": {"128": 16}})
+    check(we.warp_instr("merge_gather<__half, uint4>", 2, dict(items=2 * 8 * 48, rows=2), dict(loop=loop), "80")[0]
+          == 2 * 8 * 251, "window: merge_gather 8 x the row loop per row")
     # splitk_reduce: 4 loads per splits iteration, 9 splits -> outer once + 2 more inner iterations.
     loop = dict(instrs=20, outer_instrs=239, outside=119, counts={"LDG": 4}, widths={"LDG": {"32": 4}})
     check(we.warp_instr("splitk_reduce<float>", 4, dict(items=320, splits=9), dict(loop=loop), "80")[0]
