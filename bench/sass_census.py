@@ -21,6 +21,8 @@ Python's site-packages: nvidia/cu13/bin/cuobjdump) and, per kernel:
   stages, so one iteration holds 3-4 k-steps);
 - registers and spill stores (ptxas -v), static shared memory, and occupancy per SM from
   the documented limits (LIMITS below);
+- the whole-window estimate of bench/window_estimate.py: every kernel of the f=48 96^3
+  forward, max(issue-bound, DRAM-bound) + a per-launch overhead (an assumption);
 - an issue-bound time of the f=48 96^3 forward pass's GEMMs on an A100 (sm_80 code) and an
   H100 SXM (sm_90 code): warp instructions per k-step x warp k-steps (from the GEMM shapes
   of kernels/cuda/estimates.py, with the launch's tiling and split-K) / (SMs x 4 issue
@@ -179,8 +181,14 @@ def census(instrs):
             widths.setdefault(c, {}).setdefault(w, 0)
             widths[c][w] += 1
     inner = sum(1 for a, b in loops(instrs) if lo <= a and b < hi)
+    # For the whole-window estimate (window_estimate.py): the outermost loop holding the main
+    # loop (static count, inner loops once) and the instructions outside every loop.
+    olo, ohi = min((a, b) for a, b in loops(instrs) if a <= lo and b >= hi)
+    spans = loops(instrs)
+    outside = sum(1 for a, op, _ in instrs if not any(x <= a <= y for x, y in spans) and op != "NOP")
     return dict(start=lo, end=hi, instrs=len(body), counts=counts, widths=widths, inner_loops=inner,
-                hmma_macs=sum(hmma_macs(op) for _, op, _ in body))
+                hmma_macs=sum(hmma_macs(op) for _, op, _ in body),
+                outer_instrs=sum(1 for a, _, _ in instrs if olo <= a <= ohi), outside=outside)
 
 
 def parse_ptxas(text):
@@ -494,8 +502,12 @@ def main():
     for path in (a.md, a.json):
         if path and path != "-":
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    windows = {}
+    if not a.cubin:
+        import window_estimate
+        windows = window_estimate.all_windows(result)
     if a.json:
-        payload = json.dumps(dict(kernels=result, issue_bound=bounds), indent=1, default=str)
+        payload = json.dumps(dict(kernels=result, issue_bound=bounds, window=windows), indent=1, default=str)
         if a.json == "-":
             print(payload)
         else:
@@ -505,6 +517,8 @@ def main():
     source = (f"{what}"
               f" ({version(nvcc) if nvcc else 'nvcc ?'}), disassembled by cuobjdump ({version(cuobjdump)})")
     text = markdown(result, bounds, "SASS census of the CUDA kernels", source)
+    if windows:
+        text += "\n" + window_estimate.markdown(windows)
     if a.md:
         open(a.md, "w").write(text + "\n")
     if a.json != "-":

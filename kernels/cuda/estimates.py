@@ -32,36 +32,64 @@ class Tally:
     def __init__(self):
         self.k = OrderedDict()
         self.gemms = OrderedDict()
+        self.work = OrderedDict()
 
-    def add(self, kernel, flops, nbytes, launches=1, gemm=None):
+    def add(self, kernel, flops, nbytes, launches=1, gemm=None, work=None):
+        """work: for bench/window_estimate.py, the launch as the code issues it: dict with
+        'launches' (the chunked launch count) and the kernel's loop sizes (see there)."""
         f, b, n = self.k.get(kernel, (0, 0, 0))
         self.k[kernel] = (f + flops, b + nbytes, n + launches)
         if gemm:
             self.gemms.setdefault(kernel, []).append(gemm)
+        if work:
+            self.work.setdefault(kernel, []).append(dict(work, bytes=nbytes))
+
+
+# Launch-shaping constants of kernels/cuda/cuda_internal.cuh.
+CHUNK_BYTES = 32 << 20  # SWIN_CUDA_CHUNK_BYTES: swin attention / MLP / patch merge chunks
+RED_CH, RED_PARTS = 256, 512  # SWIN_CUDA_RED_CH, SWIN_CUDA_RED_PARTS: instnorm channel blocks, parts
+STAGE_FLOATS = 2 << 20  # SWIN_CUDA_STAGE_FLOATS: pack / unpack chunk
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def chunk_rows(n, per_row_bytes, floor=64):
+    """Rows per chunk (swin_mlp.cu mlp_rows, patch_merge.cu merge_rows)."""
+    return min(max(CHUNK_BYTES // per_row_bytes, floor), n)
 
 
 def resblock(t, V, cin, cout, dest, wbytes=True):
     if cin != cout:
         t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V * cin * cout, F * (V * cin + V * cout + cin * cout),
-              gemm=(V, cout, cin, 1))
+              gemm=(V, cout, cin, 1), work=dict(launches=1))
         instnorm(t, V, cout, residual=False)
     t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cin * cout, F * (V * cin + V * cout + 27 * cin * cout),
-          gemm=(V, cout, 27 * cin, 1))
+          gemm=(V, cout, 27 * cin, 1), work=dict(launches=1))
     instnorm(t, V, cout, residual=False)
     t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cout * cout, F * (V * cout + V * cout + 27 * cout * cout),
-          gemm=(V, cout, 27 * cout, 1))
+          gemm=(V, cout, 27 * cout, 1), work=dict(launches=1))
     instnorm(t, V, cout, residual=True)
-    if dest:
-        t.add("copy_channels", 0, F * 2 * V * cout)
+    if dest:  # copy_channels<uint4> (pack.cu swin_cuda_copy): 16-byte units
+        t.add("copy_channels", 0, F * 2 * V * cout, work=dict(launches=1, items=V * cout * F // 16))
 
 
 def instnorm(t, V, c, residual):
-    t.add("instnorm_partial (2 passes)", 2 * 2 * V * c, F * 2 * V * c, 2)
-    t.add("instnorm_apply", 3 * V * c, F * (2 + (1 if residual else 0)) * V * c)
+    """instnorm_act.cu: per channel block of RED_CH, a partial (one read of x), a finalize
+    and an apply."""
+    blocks = cdiv(c, RED_CH)
+    parts = min(cdiv(V, 256), RED_PARTS // 2)
+    t.add("instnorm_partial", 3 * V * c, F * V * c,
+          work=dict(launches=blocks, items=V * c))
+    t.add("instnorm_finalize", 0, 8 * 2 * parts * c,
+          work=dict(launches=blocks, parts=parts, channels=min(c, RED_CH), blocks=blocks))
+    t.add("instnorm_apply", 3 * V * c, F * (2 + (1 if residual else 0)) * V * c,
+          work=dict(launches=blocks, items=V * c))
 
 
-def layernorm(t, V, c):
-    t.add("layernorm_rows", 6 * V * c, F * 2 * V * c)
+def layernorm(t, V, c, launches=1):
+    t.add("layernorm_rows", 6 * V * c, F * 2 * V * c, work=dict(launches=launches, rows=V, c=c))
 
 
 def swin_block(t, L, C, heads, win=7):
@@ -71,26 +99,32 @@ def swin_block(t, L, C, heads, win=7):
     T = P ** 3  # tokens incl. padding
     nwin = T // n
     V = L ** 3
-    t.add("window_gather_ln", 6 * T * C, F * (V * C + T * C))
+    # swin_attention.cu: chunks of wc windows, 4 launches each
+    chunks = cdiv(nwin, min(max(CHUNK_BYTES // (n * 4 * C * F), 1), nwin, 65535))
+    t.add("window_gather_ln", 6 * T * C, F * (V * C + T * C), work=dict(launches=chunks, rows=T, c=C))
     t.add(f"{GEMM}<RowsA,StoreRows> qkv", 2 * T * C * 3 * C, F * (T * C + T * 3 * C + 3 * C * C),
-          gemm=(T, 3 * C, C, 1))
-    t.add("window_attention_fused", 4 * n * n * C * nwin, F * (T * 3 * C + T * C))
+          gemm=(T, 3 * C, C, 1), work=dict(launches=chunks))
+    t.add("window_attention_fused", 4 * n * n * C * nwin, F * (T * 3 * C + T * C),
+          work=dict(launches=chunks, windows=nwin, n=n, heads=heads, hd=C // heads))
     t.add(f"{GEMM}<RowsA,WindowScatterAdd> proj", 2 * T * C * C, F * (T * C + 2 * V * C + C * C),
-          gemm=(T, C, C, 1))
-    layernorm(t, V, C)  # LN2 into the MLP workspace
+          gemm=(T, C, C, 1), work=dict(launches=chunks))
+    # swin_mlp.cu: chunks of R rows, 3 launches each
+    mchunks = cdiv(V, chunk_rows(V, 5 * C * F))
+    layernorm(t, V, C, launches=mchunks)  # LN2 into the MLP workspace
     t.add(f"{GEMM}<RowsA,StoreRows> fc1+GELU", 2 * V * C * 4 * C, F * (V * C + V * 4 * C + 4 * C * C),
-          gemm=(V, 4 * C, C, 1))
+          gemm=(V, 4 * C, C, 1), work=dict(launches=mchunks))
     t.add(f"{GEMM}<RowsA,AddRows> fc2", 2 * V * 4 * C * C, F * (V * 4 * C + 2 * V * C + 4 * C * C),
-          gemm=(V, C, 4 * C, 1))
+          gemm=(V, C, 4 * C, 1), work=dict(launches=mchunks))
 
 
 def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
     t = Tally()
     V0 = cube ** 3
-    t.add("stage_to_volume (pack)", 0, (4 + F) * V0 * ci)
+    t.add("stage_to_volume (pack)", 0, (4 + F) * V0 * ci,
+          work=dict(launches=cdiv(V0, STAGE_FLOATS // ci), items=V0 * ci))
     V1 = (cube // 2) ** 3
     t.add(f"{GEMM}<Im2colA,StoreRows> patch embed k2s2", 2 * 8 * V1 * ci * f, F * (V0 * ci + V1 * f),
-          gemm=(V1, f, 8 * ci, 1))
+          gemm=(V1, f, 8 * ci, 1), work=dict(launches=1))
     for s in range(4):
         C, L = f << s, cube // 2 >> s
         V = L ** 3
@@ -100,10 +134,12 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
         for _ in range(depth):
             swin_block(t, L, C, heads[s])
         Vo = V // 8
-        t.add("merge_gather", 0, F * 2 * V * C)
-        layernorm(t, Vo, 8 * C)
+        # patch_merge.cu: chunks of R output voxels, 3 launches each
+        mchunks = cdiv(Vo, chunk_rows(Vo, 8 * C * F))
+        t.add("merge_gather", 0, F * 2 * V * C, work=dict(launches=mchunks, items=V * C, rows=Vo))
+        layernorm(t, Vo, 8 * C, launches=mchunks)
         t.add(f"{GEMM}<RowsA,StoreRows> merge reduction", 2 * Vo * 8 * C * 2 * C, F * (Vo * 8 * C + Vo * 2 * C + 16 * C * C),
-              gemm=(Vo, 2 * C, 8 * C, 1))
+              gemm=(Vo, 2 * C, 8 * C, 1), work=dict(launches=mchunks))
     L4, C4 = cube // 32, 16 * f
     layernorm(t, L4 ** 3, C4)
     resblock(t, L4 ** 3, C4, C4, dest=False)
@@ -112,17 +148,18 @@ def forward(f, cube, ci, co, depth=2, heads=(3, 6, 12, 24)):
         cout = cin // 2
         Vi, Vo = L ** 3, (2 * L) ** 3
         t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * cin * cout * 8, F * (Vi * cin + Vo * cout + 8 * cin * cout),
-              gemm=(Vi, cout, cin, 8))
+              gemm=(Vi, cout, cin, 8), work=dict(launches=1))
         resblock(t, Vo, 2 * cout, cout, dest=False)
         cin, L = cout, 2 * L
     Vi = (cube // 2) ** 3
     t.add(f"{GEMM}<RowsA,TapScatter> conv_transpose2", 2 * Vi * f * f * 8, F * (Vi * f + V0 * f + 8 * f * f),
-          gemm=(Vi, f, f, 8))
+          gemm=(Vi, f, f, 8), work=dict(launches=1))
     resblock(t, V0, ci, f, dest=True)  # encoder1
     resblock(t, V0, 2 * f, f, dest=False)  # decoder1
     t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V0 * f * co, F * (V0 * f + V0 * co + f * co),
-          gemm=(V0, co, f, 1))
-    t.add("volume_to_stage (unpack)", 0, (4 + F) * V0 * co)
+          gemm=(V0, co, f, 1), work=dict(launches=1))
+    t.add("volume_to_stage (unpack)", 0, (4 + F) * V0 * co,
+          work=dict(launches=cdiv(V0, STAGE_FLOATS // co), items=V0 * co))
     return t
 
 

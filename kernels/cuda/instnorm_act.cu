@@ -3,16 +3,23 @@
  *       * gamma + beta      when gamma != NULL
  *       + residual          when residual != NULL (same dims and c, own pitch)
  *   x = LeakyReLU_0.01(x)   when lrelu
- * Statistics in two passes like the CPU op (mean, then mean squared deviation), summed in
- * double, deterministically (fixed partition, fixed order), in channel blocks of
- * SWIN_CUDA_RED_CH using the context's scratch (be->red, mean, scale, shift):
- *   instnorm_partial   grid (parts, ceil(nc/32)), block (32 channels, 8 voxel lanes):
- *                      partial[part][ch] = sum over the part's voxels; smem 8x32 doubles
- *   instnorm_finalize  one block, thread per channel: mean, then scale = rstd * gamma,
- *                      shift = beta (sums the parts in order); without normalize only
- *                      pass 0: mean 0, scale gamma, shift beta
+ * Statistics in one read of x, in double, deterministically (fixed partition, fixed
+ * order, no atomics), in channel blocks of SWIN_CUDA_RED_CH using the context's scratch
+ * (be->red, mean, scale, shift):
+ *   instnorm_partial   grid (parts <= SWIN_CUDA_RED_PARTS / 2, ceil(nc/32)), block (32
+ *                      channels, 8 voxel lanes): per part p of n_p voxels and channel, the
+ *                      sums S1, S2 of d = x - K_p, K_p = x at the part's first voxel (the
+ *                      shift keeps S2 - S1^2 / n_p free of cancellation), then
+ *                      mean_p = K_p + S1 / n_p -> red[p][ch],
+ *                      M2_p = S2 - S1^2 / n_p  -> red[SWIN_CUDA_RED_PARTS / 2 + p][ch];
+ *   instnorm_finalize  one block, thread per channel, parts merged in order:
+ *                      mean = sum n_p mean_p / n, M2 = sum (M2_p + n_p (mean_p - mean)^2)
+ *                      (the exact pairwise-merge identity), var = M2 / n, scale = rstd
+ *                      * gamma, shift = beta (1 and 0 without gamma); without
+ *                      normalize mean 0, scale gamma, shift beta;
  *   instnorm_apply     grid-stride over (voxel, channel or 16-byte channel vector),
- *                      channel fastest, fp32, no division per element (grid_walk.cuh);
+ *                      channel fastest, fp32, no division per element (grid_walk.cuh):
+ *                      y = (x - mean) * scale + shift (+ residual, LeakyReLU);
  *                      vectors of 4 float / 8 __half when x, residual, their pitches
  *                      and nc allow, else one channel at a time. */
 #include "kernels/cuda/cuda_internal.cuh"
@@ -20,50 +27,70 @@
 
 namespace swin_cuda {
 
-/* pass 1: sum x; pass 2: sum (x - mean)^2. Part p covers voxels [p chunk, (p+1) chunk). */
+/* Part p covers voxels [p chunk, min((p + 1) chunk, nvox)). */
 template <class T>
 __global__ void __launch_bounds__(256) instnorm_partial(const T *x, int pitch, long long nvox, int c0, int nc,
-                                                        long long chunk, const double *mean, double *partial)
+                                                        long long chunk, double *partial)
 {
-    __shared__ double red[8][32];
+    __shared__ double s1[8][32], s2[8][32];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int ch = blockIdx.y * 32 + tx;
     const long long b = (long long)blockIdx.x * chunk, e = b + chunk < nvox ? b + chunk : nvox;
-    double acc = 0.0;
+    double a1 = 0.0, a2 = 0.0, k = 0.0;
     if (ch < nc) {
-        const double mu = mean ? mean[ch] : 0.0;
+        k = (double)ldf(x + b * pitch + c0 + ch);
         for (long long v = b + ty; v < e; v += 8) {
-            const double d = (double)ldf(x + v * pitch + c0 + ch) - mu;
-            acc += mean ? d * d : d;
+            const double d = (double)ldf(x + v * pitch + c0 + ch) - k;
+            a1 += d;
+            a2 = fma(d, d, a2);
         }
     }
-    red[ty][tx] = acc;
+    s1[ty][tx] = a1;
+    s2[ty][tx] = a2;
     __syncthreads();
     if (ty == 0 && ch < nc) {
-        double s = 0.0;
-        for (int i = 0; i < 8; i++) s += red[i][tx];
-        partial[(long long)blockIdx.x * SWIN_CUDA_RED_CH + ch] = s;
+        double t1 = 0.0, t2 = 0.0;
+        for (int i = 0; i < 8; i++) {
+            t1 += s1[i][tx];
+            t2 += s2[i][tx];
+        }
+        const double n = (double)(e - b), m = t1 / n;
+        partial[(long long)blockIdx.x * SWIN_CUDA_RED_CH + ch] = k + m;
+        partial[(long long)(SWIN_CUDA_RED_PARTS / 2 + blockIdx.x) * SWIN_CUDA_RED_CH + ch] = fmax(t2 - t1 * m, 0.0);
     }
 }
 
-/* pass 1: mean[ch] = S / n; pass 2: scale = rstd * gamma, shift = beta (1 and 0 without gamma);
- * pass 0 (no normalisation): mean 0, scale gamma, shift beta. */
+/* parts > 0: merge the parts (chunk voxels each, the last nvox - (parts - 1) chunk) into
+ * mean, scale = rstd * gamma, shift = beta (gamma 1, beta 0 without gamma);
+ * parts == 0 (no normalisation): mean 0, scale gamma, shift beta. */
 template <class T>
-__global__ void __launch_bounds__(256) instnorm_finalize(int pass, int parts, int nc, int c0, const double *partial,
-                                                         double n, double *mean, float *scale, float *shift,
+__global__ void __launch_bounds__(256) instnorm_finalize(int parts, long long chunk, long long nvox, int nc, int c0,
+                                                         const double *partial, double *mean_out, float *scale,
+                                                         float *shift,
                                                          const T *gamma, const T *beta)
 {
     for (int ch = threadIdx.x; ch < nc; ch += blockDim.x) {
-        double s = 0.0;
-        for (int p = 0; p < parts; p++) s += partial[(long long)p * SWIN_CUDA_RED_CH + ch];
-        if (pass == 1) {
-            mean[ch] = s / n;
-        } else {
-            if (pass == 0) mean[ch] = 0.0;
-            const double rstd = pass == 0 ? 1.0 : 1.0 / sqrt(s / n + 1e-5);
-            scale[ch] = (float)(rstd * (gamma ? ldf(gamma + c0 + ch) : 1.0f));
-            shift[ch] = gamma ? ldf(beta + c0 + ch) : 0.0f;
+        const float g = gamma ? ldf(gamma + c0 + ch) : 1.0f, bt = gamma ? ldf(beta + c0 + ch) : 0.0f;
+        if (parts == 0) {
+            mean_out[ch] = 0.0;
+            scale[ch] = g;
+            shift[ch] = bt;
+            continue;
         }
+        const double n = (double)nvox, last = (double)(nvox - (long long)(parts - 1) * chunk);
+        double s = 0.0;
+        for (int p = 0; p < parts; p++)
+            s += (p + 1 < parts ? (double)chunk : last) * partial[(long long)p * SWIN_CUDA_RED_CH + ch];
+        const double mean = s / n;
+        double m2 = 0.0;
+        for (int p = 0; p < parts; p++) {
+            const double d = partial[(long long)p * SWIN_CUDA_RED_CH + ch] - mean;
+            m2 += partial[(long long)(SWIN_CUDA_RED_PARTS / 2 + p) * SWIN_CUDA_RED_CH + ch] +
+                  (p + 1 < parts ? (double)chunk : last) * d * d;
+        }
+        mean_out[ch] = mean;
+        scale[ch] = (float)((double)g / sqrt(m2 / n + 1e-5));
+        shift[ch] = bt;
     }
 }
 
@@ -117,22 +144,18 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, b
     const T *rd = residual ? (const T *)residual->data : nullptr;
     const long long nvox = (long long)swin_vol_voxels(x);
     const long long want = (nvox + 255) / 256;
-    const int parts = (int)(want < SWIN_CUDA_RED_PARTS ? want : SWIN_CUDA_RED_PARTS);
+    const int parts = (int)(want < SWIN_CUDA_RED_PARTS / 2 ? want : SWIN_CUDA_RED_PARTS / 2);
     const long long chunk = (nvox + parts - 1) / parts;
+    /* ceil-sized chunks can leave the tail parts empty: launch only the nonempty ones */
+    const int used = normalize ? (int)((nvox + chunk - 1) / chunk) : 0;
     const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
     for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
         const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
-        const dim3 grid(parts, swin_cuda_blocks(nc, 32)), block(32, 8);
-        if (normalize) {
-            SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, nullptr,
-                                                                         be->red);
-            SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
-                1, parts, nc, c0, be->red, (double)nvox, be->mean, be->scale, be->shift, g, b);
-            SWIN_LAUNCH(instnorm_partial<T>, grid, block, 0, be->stream)(xd, x.pitch, nvox, c0, nc, chunk, be->mean,
-                                                                         be->red);
-        }
+        if (normalize)
+            SWIN_LAUNCH(instnorm_partial<T>, dim3(used, swin_cuda_blocks(nc, 32)), dim3(32, 8), 0, be->stream)(
+                xd, x.pitch, nvox, c0, nc, chunk, be->red);
         SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
-            normalize ? 2 : 0, normalize ? parts : 0, nc, c0, be->red, (double)nvox, be->mean, be->scale, be->shift, g, b);
+            used, chunk, nvox, nc, c0, be->red, be->mean, be->scale, be->shift, g, b);
         constexpr int VW = vec16_elems<T>();
         const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, residual->pitch));
         const dim3 apply_grid(apply_blocks < 4096 ? apply_blocks : 4096);

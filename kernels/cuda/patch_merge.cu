@@ -3,7 +3,7 @@
  *   sub-grid m (channels [mC, (m+1)C) of the concat), LN affine over 8C, red_w (8C, 2C),
  *   no bias (forward spec 3.6).
  * On chunks of R consecutive output voxels (R from SWIN_CUDA_CHUNK_BYTES):
- *   merge_gather    a (R, 8C) = the concatenated sub-grid rows (grid-stride, channel fastest)
+ *   merge_gather    a (R, 8C) = the concatenated sub-grid rows (warp per row, 16-byte copies)
  *   layernorm_rows  a = LN(a) in place (warp per row)
  *   gemm_launch     out rows = a . red_w (StoreRows epilogue, out.pitch)
  * Workspace: a (R, 8C) in the storage type of in. */
@@ -13,22 +13,28 @@ namespace swin_cuda {
 
 /* a[r 8C + m C + ci] = in(2i + o_m0, 2j + o_m1, 2k + o_m2, ci) for output voxel v0 + r.
  * order: sub-grid m's offsets packed in bits [3m, 3m+3) as (o_m0 << 2) | (o_m1 << 1) | o_m2
- * (a plain int: an indexed array parameter would be copied to local memory). */
-template <class T>
+ * (a plain int: an indexed array parameter would be copied to local memory).
+ * A warp per output row (8 per block, grid-stride over rows): the row's voxel is decoded
+ * once (the only divisions), then for each sub-grid the lanes copy its C channels, as U
+ * units (uint4: 16 bytes, when C, the pitch and the pointers allow; else T), raw bits. */
+template <class T, class U>
 __global__ void __launch_bounds__(256) merge_gather(T *a, const T *in, int pitch, int ih, int iw, long long v0,
                                                     long long rows, int c, int order)
 {
-    const int c8 = 8 * c, oh = ih / 2, ow = iw / 2;
-    const long long n = rows * c8;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (long long)gridDim.x * blockDim.x) {
-        const long long r = e / c8, v = v0 + r;
-        const int j = (int)(e % c8), m = j / c, ci = j % c;
-        const int k = (int)(v % ow), jj = (int)(v / ow % oh), i = (int)(v / ((long long)ow * oh));
-        const int o = order >> (3 * m);
-        const long long src =
-            ((long long)(2 * i + (o >> 2 & 1)) * ih + (2 * jj + (o >> 1 & 1))) * iw + (2 * k + (o & 1));
-        a[e] = in[src * pitch + ci];
+    constexpr int UE = (int)(sizeof(U) / sizeof(T)); /* elements per unit */
+    const int oh = ih / 2, ow = iw / 2, lane = threadIdx.x % 32, cu = c / UE;
+    const long long wstep = (long long)gridDim.x * 8;
+    for (long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32; r < rows; r += wstep) {
+        const long long v = v0 + r, vij = v / ow;
+        const int k = (int)(v - vij * ow), jj = (int)(vij % oh), i = (int)(vij / oh);
+        U *dst = (U *)(a + r * 8 * c);
+        for (int m = 0; m < 8; m++) {
+            const int o = order >> (3 * m);
+            const long long src =
+                ((long long)(2 * i + (o >> 2 & 1)) * ih + (2 * jj + (o >> 1 & 1))) * iw + (2 * k + (o & 1));
+            const U *s = (const U *)(in + src * pitch);
+            for (int j = lane; j < cu; j += 32) dst[m * cu + j] = s[j];
+        }
     }
 }
 
@@ -62,11 +68,20 @@ static int patch_merge_typed(struct swin_cuda_backend *be, struct swin_vol out, 
         return SWIN_ERR_ARG;
     const long long nout = (long long)swin_vol_voxels(out), rmax = merge_rows(nout, in.c, sizeof(T));
     T *a = (T *)swin_cuda_align_ptr(ws);
+    /* 16-byte units: C and the pitch whole units, in 16-byte aligned (a is, and its rows of
+     * 8C elements are whole units then) */
+    const int ue = 16 / (int)sizeof(T);
+    const bool vec = in.c % ue == 0 && in.pitch % ue == 0 && (uintptr_t)in.data % 16 == 0;
     for (long long b = 0; b < nout; b += rmax) {
         const long long m = nout - b < rmax ? nout - b : rmax;
-        const unsigned blocks = swin_cuda_blocks(m * c8, 256);
-        SWIN_LAUNCH(merge_gather<T>, dim3(blocks < 4096 ? blocks : 4096), dim3(256), 0, be->stream)(
-            a, (const T *)in.data, in.pitch, in.h, in.w, b, m, in.c, packed);
+        const unsigned blocks = swin_cuda_blocks(m, 8);
+        const dim3 grid(blocks < 4096 ? blocks : 4096);
+        if (vec)
+            SWIN_LAUNCH((merge_gather<T, uint4>), grid, dim3(256), 0, be->stream)(
+                a, (const T *)in.data, in.pitch, in.h, in.w, b, m, in.c, packed);
+        else
+            SWIN_LAUNCH((merge_gather<T, T>), grid, dim3(256), 0, be->stream)(
+                a, (const T *)in.data, in.pitch, in.h, in.w, b, m, in.c, packed);
         swin_cuda_ln_rows(be->stream, a, c8, (const T *)a, c8, m, c8, nw, nb);
         gemm_launch(be->stream, RowsA<T>{a, c8}, rw, 0, out.c,
                     StoreRows<T>{(T *)out.data + b * out.pitch, out.pitch, nullptr, false}, (int)m, out.c, c8, 1);

@@ -23,7 +23,8 @@
 namespace swin_cuda {
 
 /* tok row r = LN1 of the source voxel of global token t0 + r, or zeros (padded token);
- * vox[r] = that voxel index, or -1 (the scatter's map: x has fewer than 2^31 voxels). */
+ * vox[r] = that voxel index, or -1 (the scatter's map: x has fewer than 2^31 voxels and
+ * fewer than 2^31 padded tokens). */
 template <class T>
 __global__ void __launch_bounds__(256) window_gather_ln(T *tok, int *vox, const T *x, int pitch, long long t0,
                                                         long long rows, WinGeom g, int C, const T *gamma,
@@ -33,13 +34,13 @@ __global__ void __launch_bounds__(256) window_gather_ln(T *tok, int *vox, const 
     const int lane = threadIdx.x % 32;
     if (r >= rows) return;
     T *dst = tok + r * C;
-    const long long v = token_voxel(g, t0 + r);
-    if (lane == 0) vox[r] = (int)v;
+    const int v = token_voxel(g, (int)(t0 + r));
+    if (lane == 0) vox[r] = v;
     if (v < 0) {
         for (int i = lane; i < C; i += 32) stf(dst + i, 0.0f);
         return;
     }
-    ln_row_warp(dst, x + v * pitch, C, gamma, beta, lane);
+    ln_row_warp(dst, x + (long long)v * pitch, C, gamma, beta, lane);
 }
 
 /* x[vox[m] pitch + n] += acc + bias[n] for real tokens (vox[m] >= 0): the token -> voxel
@@ -112,11 +113,11 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
     T *tok = (T *)swin_cuda_align_ptr(ws);
     T *qkv = (T *)((char *)tok + swin_cuda_round((size_t)(wc_max * n) * C * sizeof(T)));
     int *vox = (int *)((char *)qkv + swin_cuda_round((size_t)(wc_max * n) * 3 * C * sizeof(T)));
-    if ((long long)x.d * x.h * x.w > INT_MAX)
+    if ((long long)x.d * x.h * x.w > INT_MAX || nw * n > INT_MAX)
         return swin_cuda_fail(be, SWIN_ERR_SHAPE,
-                              "swin_attention: %dx%dx%d voxels exceed the 2^31 of the int32 token map; "
-                              "split the volume into tiles",
-                              x.d, x.h, x.w);
+                              "swin_attention: %dx%dx%d voxels (%lld padded tokens) exceed the 2^31 of the int32 "
+                              "token map; split the volume into tiles",
+                              x.d, x.h, x.w, nw * n);
     for (long long w0 = 0; w0 < nw; w0 += wc_max) {
         const long long wc = nw - w0 < wc_max ? nw - w0 : wc_max, rows = wc * n, t0 = w0 * n;
         SWIN_LAUNCH(window_gather_ln<T>, dim3(swin_cuda_blocks(rows, 8)), dim3(256), 0, be->stream)(

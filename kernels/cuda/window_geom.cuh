@@ -74,20 +74,23 @@ __device__ inline int token_label(const WinGeom &g, long long window, int t)
     return token_label_at(g, window_origin(g, window), t);
 }
 
-/* Source voxel index (q0 L1 + q1) L2 + q2 of global token gt, or -1 for a padded token. */
-__device__ inline long long token_voxel(const WinGeom &g, long long gt)
+/* Source voxel index (q0 L1 + q1) L2 + q2 of global token gt, or -1 for a padded token.
+ * 32-bit throughout: the host keeps the padded token count and the voxel count under
+ * 2^31. q_k = (a_k win_k + t_k + shift_k) mod padded_k with a_k win_k + t_k < padded_k
+ * and shift_k < win_k <= padded_k, so the mod is one conditional subtraction. */
+__device__ inline int token_voxel(const WinGeom &g, int gt)
 {
-    const long long window = gt / g.n;
-    const int t = (int)(gt % g.n);
-    const int a[3] = {(int)(window / ((long long)g.nw[1] * g.nw[2])), (int)(window / g.nw[2] % g.nw[1]),
-                      (int)(window % g.nw[2])};
-    const int tt[3] = {t / (g.win[1] * g.win[2]), t / g.win[2] % g.win[1], t % g.win[2]};
-    int q[3];
+    const int window = gt / g.n, t = gt - window * g.n;
+    const int nw12 = g.nw[1] * g.nw[2], w12 = g.win[1] * g.win[2];
+    const int a0 = window / nw12, ar = window - a0 * nw12, a1 = ar / g.nw[2];
+    const int t0 = t / w12, tr = t - t0 * w12, t1 = tr / g.win[2];
+    int q[3] = {a0 * g.win[0] + t0 + g.shift[0], a1 * g.win[1] + t1 + g.shift[1],
+                (ar - a1 * g.nw[2]) * g.win[2] + (tr - t1 * g.win[2]) + g.shift[2]};
     for (int k = 0; k < 3; k++) {
-        q[k] = (a[k] * g.win[k] + tt[k] + g.shift[k]) % g.padded[k];
+        if (q[k] >= g.padded[k]) q[k] -= g.padded[k];
         if (q[k] >= g.L[k]) return -1;
     }
-    return ((long long)q[0] * g.L[1] + q[1]) * g.L[2] + q[2];
+    return (q[0] * g.L[1] + q[1]) * g.L[2] + q[2];
 }
 
 /* Relative-position index parts (spec 3.4.3, with the shrink quirk): token i of any

@@ -3,7 +3,8 @@
  * Tolerance: 2e-5 relative to max(1, max|ref|): one fp32 GEMM of K = 8C <= 192 with
  * normalised inputs (|a| <= ~4) and |w| <= 0.2 in a different order (~192 * 6e-8 * 0.8),
  * LN over 8C in fp32 vs double.
- * Shapes: odd C, dims where one output axis is 1, out written into a channel slice.
+ * Shapes: odd C, dims where one output axis is 1, out written into a channel slice; the
+ * gather's 16-byte units and their fallback (C 40 pitch 44: units in float32 only).
  * Half mode: 1.5e-3, float16 roundings of the normalised concat and of the output;
  * measured 4.1e-4. */
 #include "tests/cuda/cuda_op_test.h"
@@ -40,6 +41,10 @@ int main(void)
     bool ok = merge_case(&e, &r, "patch_merge v1.5 order, 4x6x2, C 5", 4, 6, 2, 5, 7, swin_merge_order_v15);
     ok &= merge_case(&e, &r, "patch_merge pre-1.5 order, 6x2x4, C 5", 6, 2, 4, 5, 5, swin_merge_order_pre15);
     ok &= merge_case(&e, &r, "patch_merge v2 order, 4x4x6, C 24", 4, 4, 6, 24, 24, swin_merge_order_v2);
+    /* The gather's 16-byte path (C and the pitch whole 16-byte units) and its fallback:
+     * C 40 pitch 44 is whole in float32 only; C 48 over 48 output rows (6 blocks of warps). */
+    ok &= merge_case(&e, &r, "patch_merge v1.5 order, 4x6x6, C 40 pitch 44", 4, 6, 6, 40, 44, swin_merge_order_v15);
+    ok &= merge_case(&e, &r, "patch_merge v2 order, 6x8x8, C 48", 6, 8, 8, 48, 48, swin_merge_order_v2);
     ct_env_free(&e);
     return test_exit(ok);
 }

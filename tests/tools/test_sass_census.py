@@ -14,6 +14,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "kernels", "cuda"))
 import sass_census as sc  # noqa: E402
 
 FAILS = []
@@ -48,6 +49,59 @@ def pure_checks():
     c = sc.census(sc.parse_sass(listing)["k"])
     check(c is not None and (c["start"], c["end"], c["instrs"], c["counts"]["FFMA"]) == (0, 0x20, 3, 1),
           "the backward BRA is the loop; the BRA to itself after EXIT is not")
+
+
+class AnyRows(dict):
+    """Census rows where every kernel has the same synthetic main loop (window_estimate checks)."""
+
+    def get(self, name, default=None):
+        loop = dict(instrs=10, outer_instrs=30, outside=100, hmma_macs=0, inner_loops=0,
+                    counts={c: 0 for c in sc.CLASSES}, widths={})
+        loop["counts"]["LDG"] = 1
+        return dict(kernel=name, loop=loop, ksteps_per_iter=1.0)
+
+    __getitem__ = get
+
+
+def window_checks():
+    import estimates
+    import window_estimate as we
+    # copy_channels<uint4>: one STG.128 per iteration = one 16-byte unit; 32,000 units = 1000 warp
+    # iterations of 27 instructions.
+    loop = dict(instrs=27, outer_instrs=27, outside=174, counts={"LDG": 1, "STG": 1}, widths={"STG": {"128": 1}})
+    wi, sms = we.warp_instr("copy_channels<uint4>", 16, dict(items=32000), dict(loop=loop), "80")
+    check(wi == 27000 and sms is None, f"window: copy_channels 1000 warp iterations x 27 (got {wi})")
+    # merge_gather: a warp per output row, 8 sub-grids each counted as the row loop (251).
+    loop = dict(instrs=43, outer_instrs=251, outside=119, counts={"STG": 16}, widths={"STG": {"128": 16}})
+    check(we.warp_instr("merge_gather<__half, uint4>", 2, dict(items=2 * 8 * 48, rows=2), dict(loop=loop), "80")[0]
+          == 2 * 8 * 251, "window: merge_gather 8 x the row loop per row")
+    # splitk_reduce: 4 loads per splits iteration, 9 splits -> outer once + 2 more inner iterations.
+    loop = dict(instrs=20, outer_instrs=239, outside=119, counts={"LDG": 4}, widths={"LDG": {"32": 4}})
+    check(we.warp_instr("splitk_reduce<float>", 4, dict(items=320, splits=9), dict(loop=loop), "80")[0]
+          == 10 * (239 + 2 * 20), "window: splitk_reduce outer + extra split iterations")
+    # The launch list at f=48 96^3, half: instance norms = 26 instnorm_act ops, 33 channel
+    # blocks of 256 (the 768-channel bottleneck resblock: 2 ops x 3 blocks, decoder5's three
+    # 384-channel ops x 2 blocks); window_gather_ln: 2 blocks per stage, stage 0 in 2 chunks of
+    # 254 of its 343 windows (32 MiB / (343 tokens x 4 x 48 ch x 2 B)), the others in one.
+    estimates.F, estimates.GEMM = 2, "gemm_wmma"
+    t = estimates.forward(48, 96, 1, 14)
+    launches = {k: sum(e["launches"] for e in v) for k, v in t.work.items()}
+    check(launches["instnorm_apply"] == 33 and launches["instnorm_partial"] == 33,
+          f"window: 33 instnorm_apply, 33 instnorm_partial launches in half (got {launches['instnorm_apply']})")
+    check(launches["window_gather_ln"] == 10, f"window: 10 window_gather_ln launches (got {launches['window_gather_ln']})")
+    estimates.F, estimates.GEMM = 4, "gemm_tiled"
+    t = estimates.forward(48, 96, 1, 14)
+    check(sum(e["launches"] for e in t.work["window_gather_ln"]) == 14, "window: float32 stage 0 in 3 chunks, stage 1 in 2")
+    # The per-kernel total on synthetic rows: max(issue, DRAM) + launches x 3 us, summed.
+    for arch in ("80", "90"):
+        rows = we.window(AnyRows(), arch, True)
+        ok = all(abs(r["est_ms"] - (max(r["issue_ms"], r["dram_ms"]) + r["launches"] * 3e-3)) < 1e-12 for r in rows)
+        ok &= all(abs(r["dram_ms"] - r["bytes"] / we.DRAM[arch][1] * 1e3) < 1e-12 for r in rows)
+        check(ok and len(rows) == 20, f"window sm_{arch}: every row max(issue, DRAM) + 3 us per launch, 20 rows")
+        cp = next(r for r in rows if r["kernel"] == "copy_channels")
+        # 4 copies of 48^3 x 48, 48^3 x 96... : units = sum(V cout) x 2 B / 16 B, 10 instr per 1 unit
+        units = sum(e["items"] for e in estimates.forward(48, 96, 1, 14).work["copy_channels"])
+        check(abs(cp["warp_instr"] - units / 32 * 10) < 1e-6, "window: copy_channels warp instructions from items")
 
 
 def probe_checks(nvcc, cuobjdump):
@@ -89,6 +143,7 @@ def main():
     nvcc = a.nvcc if a.nvcc and os.access(a.nvcc, os.X_OK) else sc.tool("nvcc")
     cuobjdump = sc.tool("cuobjdump")
     pure_checks()
+    window_checks()
     if not nvcc or not cuobjdump:
         print(f"SKIP: the probe needs nvcc ({nvcc}) and cuobjdump ({cuobjdump}); "
               "pip install nvidia-cuda-cuobjdump or install a CUDA toolkit")
