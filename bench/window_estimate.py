@@ -6,9 +6,12 @@ kernels/cuda/estimates.py (shapes, chunked launch counts, compulsory DRAM bytes)
     python3 bench/window_estimate.py --census-json bench/results/sass_census.json [--md OUT.md]
 
 Per kernel (summed over its launches), all ESTIMATES, nothing measured:
-    time = max(issue-bound, DRAM-bound) + launches x LAUNCH_US
+    time = max(issue-bound, math-bound, DRAM-bound) + launches x LAUNCH_US
   issue-bound = warp instructions / (SMs x 4 issue slots x boost clock), the warp
     instructions being the main loop's static count x its warp iterations (below);
+  math-bound  = the GEMMs' and convs' padded tile FLOPs / the FP32 or tensor pipe's peak
+    (sass_census.issue_bound): on an A100 the FP32 pipe retires 2 warp FFMA per SM and
+    clock, half the issue rate, so an FFMA-heavy loop is held by it, not by issue;
   DRAM-bound  = compulsory bytes read + written (estimates.py) / the DRAM bandwidth;
   LAUNCH_US   = 3 us per launch: an ASSUMPTION (launch and drain of a dependent kernel on
     one stream), not a measurement.
@@ -123,7 +126,7 @@ def window(rows, arch, half, f=48, cube=96):
 
     def add(key, kernels, launches, winstr, nbytes, sms=None):
         r = out.setdefault(key, dict(kernel=key, kernels=set(), launches=0, warp_instr=0.0, issue_ms=0.0,
-                                     bytes=0.0))
+                                     math_ms=0.0, bytes=0.0))
         r["kernels"] |= set(kernels)
         r["launches"] += launches
         r["warp_instr"] += winstr
@@ -134,6 +137,7 @@ def window(rows, arch, half, f=48, cube=96):
         entries = t.work[b["label"]]
         add(b["label"], b["kernels"], sum(e["launches"] for e in entries), b["warp_instr"],
             sum(e["bytes"] for e in entries))
+        out[b["label"]]["math_ms"] += b["math_ms"]
     # split-K partial sums of the convs: one splitk_reduce launch each (conv3d.cu)
     T = "__half" if half else "float"
     for label, shapes in t.gemms.items():
@@ -159,8 +163,9 @@ def window(rows, arch, half, f=48, cube=96):
         r["kernels"] = sorted(r["kernels"])
         r["dram_ms"] = r["bytes"] / bw * 1e3
         r["launch_ms"] = r["launches"] * LAUNCH_US * 1e-3
-        r["est_ms"] = max(r["issue_ms"], r["dram_ms"]) + r["launch_ms"]
-        r["bound"] = "issue" if r["issue_ms"] >= r["dram_ms"] else "DRAM"
+        bounds = {"issue": r["issue_ms"], "math": r["math_ms"], "DRAM": r["dram_ms"]}
+        r["bound"] = max(bounds, key=bounds.get)
+        r["est_ms"] = bounds[r["bound"]] + r["launch_ms"]
         r["gpu"] = gpu
         res.append(r)
     return sorted(res, key=lambda r: -r["est_ms"])
@@ -175,7 +180,8 @@ def all_windows(result):
 def markdown(windows):
     out = ["## Whole-window time, f=48 at 96^3, every kernel launched: ESTIMATES", "",
            "From `bench/window_estimate.py`; nothing measured. Per kernel: max(issue-bound from the SASS main "
-           "loop x its warp iterations, DRAM-bound from the compulsory bytes read + written) + launches x "
+           "loop x its warp iterations, math-bound of the GEMMs and convs (padded tile FLOPs / FP32 or tensor "
+           "pipe peak), DRAM-bound from the compulsory bytes read + written) + launches x "
            f"{LAUNCH_US:g} us (per-launch overhead: an ASSUMPTION). DRAM bandwidth: "
            + ", ".join(f"{g} {bw / 1e9:.0f} GB/s" for g, bw in DRAM.values())
            + "; issue: SMs x 4 x boost clock (" + ", ".join(f"{g[0]} {g[1]} SMs at {g[2] / 1e9:.2f} GHz"
@@ -187,15 +193,16 @@ def markdown(windows):
         tot = sum(r["est_ms"] for r in rows)
         out += [f"### {gpu} ({arch} code), {mode}: total {tot:.2f} ms (ESTIMATE)", "",
                 "| kernel (estimates.py label) | instantiations | launches | warp instr (M) | issue est. ms | "
-                "DRAM MB | DRAM est. ms | launch est. ms | est. ms | bound | share |",
-                "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+                "math est. ms | DRAM MB | DRAM est. ms | launch est. ms | est. ms | bound | share |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
         for r in rows:
             out.append(f"| {r['kernel']} | " + ", ".join(f"`{k}`" for k in r["kernels"]) +
-                       f" | {r['launches']} | {r['warp_instr'] / 1e6:.1f} | {r['issue_ms']:.3f} | "
+                       f" | {r['launches']} | {r['warp_instr'] / 1e6:.1f} | {r['issue_ms']:.3f} | {r['math_ms']:.3f} | "
                        f"{r['bytes'] / 1e6:.1f} | {r['dram_ms']:.3f} | {r['launch_ms']:.3f} | {r['est_ms']:.3f} | "
                        f"{r['bound']} | {100 * r['est_ms'] / tot:.1f} % |")
         out += [f"| **total** | | **{sum(r['launches'] for r in rows)}** | | "
-                f"**{sum(r['issue_ms'] for r in rows):.2f}** | **{sum(r['bytes'] for r in rows) / 1e6:.0f}** | "
+                f"**{sum(r['issue_ms'] for r in rows):.2f}** | **{sum(r['math_ms'] for r in rows):.2f}** | "
+                f"**{sum(r['bytes'] for r in rows) / 1e6:.0f}** | "
                 f"**{sum(r['dram_ms'] for r in rows):.2f}** | **{sum(r['launch_ms'] for r in rows):.2f}** | "
                 f"**{tot:.2f}** | | |", ""]
     out += ["| whole window, ESTIMATE ms | " + " | ".join(windows) + " |",

@@ -92,12 +92,15 @@ def window_checks():
     estimates.F, estimates.GEMM = 4, "gemm_tiled"
     t = estimates.forward(48, 96, 1, 14)
     check(sum(e["launches"] for e in t.work["window_gather_ln"]) == 14, "window: float32 stage 0 in 3 chunks, stage 1 in 2")
-    # The per-kernel total on synthetic rows: max(issue, DRAM) + launches x 3 us, summed.
+    # The per-kernel total on synthetic rows: max(issue, math, DRAM) + launches x 3 us, summed;
+    # only GEMM and conv rows carry a math bound.
     for arch in ("80", "90"):
         rows = we.window(AnyRows(), arch, True)
-        ok = all(abs(r["est_ms"] - (max(r["issue_ms"], r["dram_ms"]) + r["launches"] * 3e-3)) < 1e-12 for r in rows)
+        ok = all(abs(r["est_ms"] - (max(r["issue_ms"], r["math_ms"], r["dram_ms"]) + r["launches"] * 3e-3)) < 1e-12
+                 for r in rows)
+        ok &= all(r["math_ms"] == 0 for r in rows if not r["kernel"].startswith("gemm_"))
         ok &= all(abs(r["dram_ms"] - r["bytes"] / we.DRAM[arch][1] * 1e3) < 1e-12 for r in rows)
-        check(ok and len(rows) == 20, f"window sm_{arch}: every row max(issue, DRAM) + 3 us per launch, 20 rows")
+        check(ok and len(rows) == 20, f"window sm_{arch}: every row max(issue, math, DRAM) + 3 us per launch, 20 rows")
         cp = next(r for r in rows if r["kernel"] == "copy_channels")
         # 4 copies of 48^3 x 48, 48^3 x 96... : units = sum(V cout) x 2 B / 16 B, 10 instr per 1 unit
         units = sum(e["items"] for e in estimates.forward(48, 96, 1, 14).work["copy_channels"])
