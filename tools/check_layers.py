@@ -12,7 +12,7 @@ The layers, bottom up (the CMake targets in parentheses link only what is listed
     cpu         kernels/cpu/          (swin_cpu)         core, ops
     cuda        kernels/cuda/         (swin_cuda, swin_cuda_emu)  core, ops
     runtime     runtime/              (swin_forward, swinrun_lib)  core, ops, weights, cpu, cuda
-    pipeline    runtime/pipeline/     (swin_pipeline)    core, runtime
+    pipeline    runtime/pipeline/, runtime/dicom/  (swin_pipeline)  core, runtime
     cli         runtime/cli/          (swinrun)          core, runtime, pipeline
 
 Outside the layers: the CUDA emulator kernels/emu/ (cuemu) includes nothing of the project;
@@ -39,6 +39,7 @@ FOLDERS = [
     ("kernels/emu/", "emu"),
     ("runtime/", "runtime"),
     ("runtime/pipeline/", "pipeline"),
+    ("runtime/dicom/", "pipeline"),
     ("runtime/cli/", "cli"),
     ("tests/", "tooling"),
     ("bench/", "tooling"),

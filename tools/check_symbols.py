@@ -20,7 +20,10 @@ import sys
 import tempfile
 
 PREFIX = "swin_"
-STRONG = set("TDBRGSCui")  # nm types of strong defined symbols (upper case: global)
+# nm types of strong defined symbols (upper case: global). Not 'u': GNU unique objects
+# (static data of C++ templates and inline functions, e.g. libstdc++'s to_chars digit table
+# instantiated in a C++17 file) are merged by the linker like weak ones and cannot collide.
+STRONG = set("TDBRGSCi")
 
 
 def outer_name(sym):

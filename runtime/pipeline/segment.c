@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "runtime/atomic_file.h"
+#include "runtime/pipeline/label_stats.h"
 #include "runtime/pipeline/nifti_io.h"
 #include "runtime/pipeline/preview.h"
 #include "runtime/pipeline/resample.h"
@@ -237,8 +238,12 @@ static void discard(struct outputs *o)
     swin_atomic_file_abort(&o->preview);
 }
 
-static swin_status write_labels(const char *path, const struct swin_image *img, const struct job *j,
-                                struct swin_nifti_writer **done, swin_error *err)
+/* The label map on the input grid, plane by plane, into a temporary file; the organ
+ * statistics of each plane over the input's intensities (read again: the pipeline frees
+ * them before inference) go into rep, so that a failure of either leaves no output. */
+static swin_status write_labels(const char *path, const char *in_path, const struct swin_image *img,
+                                const struct job *j, swin_segment_report *rep, struct swin_nifti_writer **done,
+                                swin_error *err)
 {
     const struct sink *s = &j->sk;
     struct swin_nifti_writer *w;
@@ -246,13 +251,29 @@ static swin_status write_labels(const char *path, const struct swin_image *img, 
                                             NIFTI_INTENT_LABEL, "swinrun labels", err);
     if (st) return st;
     int64_t nx = img->dim[0], ny = img->dim[1];
-    void *plane = malloc((size_t)(nx * ny) * (size_t)s->lb);
-    if (!plane) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    const size_t np = (size_t)(nx * ny);
+    struct swin_image ct = {0};
+    struct swin_stats_acc acc = {0};
+    void *plane = malloc(np * (size_t)s->lb);
+    uint16_t *plane16 = s->lb == 1 ? malloc(np * sizeof *plane16) : NULL;
+    if (!plane || (s->lb == 1 && !plane16))
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
+    if (!st) st = swin_image_read(in_path, &ct, err);
+    if (!st) st = swin_stats_begin(&acc, s->co, err);
     for (int64_t k = 0; k < img->dim[2] && !st; k++) {
-        if (s->lb == 1) swin_plane_nearest_u8(&j->inv, s->labels, nx, ny, k, plane);
-        else swin_plane_nearest_u16(&j->inv, s->labels, nx, ny, k, plane);
-        st = swin_nifti_writer_write(w, plane, (size_t)(nx * ny) * (size_t)s->lb, err);
+        if (s->lb == 1) {
+            swin_plane_nearest_u8(&j->inv, s->labels, nx, ny, k, plane);
+            for (size_t i = 0; i < np; i++) plane16[i] = ((const uint8_t *)plane)[i];
+        } else {
+            swin_plane_nearest_u16(&j->inv, s->labels, nx, ny, k, plane);
+        }
+        swin_stats_add_f32(&acc, ct.data + (size_t)k * np, s->lb == 1 ? plane16 : plane, np);
+        st = swin_nifti_writer_write(w, plane, np * (size_t)s->lb, err);
     }
+    if (!st) swin_stats_end(&acc, swin_voxel_mm3((const double(*)[4])ct.affine.m), rep);
+    swin_stats_free(&acc);
+    swin_image_free(&ct);
+    free(plane16);
     free(plane);
     if (!st) st = swin_nifti_writer_finish(w, err);
     if (st) {
@@ -324,7 +345,7 @@ swin_status swin_pipeline_file(const char *in_path, const char *out_path, const 
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
-    if ((st = poll_cancel(&j.ctl, err)) || (st = write_labels(out_path, &img, &j, &outs.labels, err))) goto done;
+    if ((st = poll_cancel(&j.ctl, err)) || (st = write_labels(out_path, in_path, &img, &j, rep, &outs.labels, err))) goto done;
     if (o->probabilities_path && (st = write_probs(o->probabilities_path, &img, &j, &outs.probs, err))) goto done;
     if (o->preview_path && (st = swin_preview_finish(&outs.preview, o->preview_path, j.vol, j.sk.labels, j.sk.lb,
                                                      j.g.dim, rep->grid_spacing, err)))

@@ -2,11 +2,9 @@
  * the context's forward pass as its predictor. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/dicom/series.h"
 #include "runtime/pipeline/label_stats.h"
-#include "runtime/pipeline/nifti_io.h"
 #include "runtime/pipeline/segment.h"
 
 swin_segment_params swin_segment_default_params(void)
@@ -52,32 +50,6 @@ swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const s
     return st;
 }
 
-/* Organ statistics of a finished NIfTI run: the input and the label map read back (the
- * pipeline streams the labels out and keeps no copy). Best effort: the outputs are already
- * published, so a failure here leaves nstats 0 rather than failing the run. */
-static void file_stats(const char *in, const char *out, int classes, swin_segment_report *rep)
-{
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    struct swin_image ct = {0}, lab = {0};
-    swin_error e;
-    if (!swin_image_read(in, &ct, &e) && !swin_image_read(out, &lab, &e)) {
-        size_t n = (size_t)(ct.dim[0] * ct.dim[1] * ct.dim[2]);
-        uint16_t *l = malloc(n * sizeof *l);
-        struct swin_stats_acc a;
-        if (l && !swin_stats_begin(&a, classes, &e)) {
-            for (size_t i = 0; i < n; i++) l[i] = (uint16_t)lab.data[i];
-            swin_stats_add_f32(&a, ct.data, l, n);
-            swin_stats_end(&a, swin_voxel_mm3((const double(*)[4])ct.affine.m), rep);
-            swin_stats_free(&a);
-        }
-        free(l);
-    }
-    swin_image_free(&ct);
-    swin_image_free(&lab);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    rep->seconds_write += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-}
 
 swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
                               const swin_segment_params *params, swin_segment_report *report, swin_error *err)
@@ -93,7 +65,6 @@ swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const
     if (swin_dcm_is_dicom_input(input_path)) /* a series folder or one of its files */
         return swin_segment_dicom(ctx, &input_path, 1, output_path, params, report, err);
     st = swin_pipeline_file(input_path, output_path, &p, rep, err);
-    if (!st) file_stats(input_path, output_path, p.out_channels, rep);
     rep->plan = plan;
     return st;
 }
