@@ -3,19 +3,15 @@
 
   ort_worker.py MODEL.onnx IN.npy --config NAME [--threads N]
 
-NAME is one of CONFIGS below. The process creates one InferenceSession, prints one JSON line
-{"event": "ready", ...} and then answers commands read line by line on stdin, one JSON line
-each on stdout (the same protocol as bench/swinrun_worker.c):
-  run          -> {"event": "run", "seconds": S}   one sess.run() of the window
-  save OUT.npy -> {"event": "saved", "path": ...}  the logits of the last run (float32)
-  quit         -> exit 0
-Errors: {"event": "error", "message": ...} then exit 1 (2 for bad arguments).
+NAME is one of CONFIGS below. The process creates one InferenceSession and then speaks the
+line protocol of bench/worker_protocol.py ("run" is one sess.run() of the window).
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
+
+from worker_protocol import emit, fail, load_window, rss_kib, serve
 
 # name -> (provider, description). The memory-saving settings are the ones ONNX Runtime's
 # maintainers recommend for lower peak memory: no CPU arena, or an arena that grows by
@@ -27,30 +23,6 @@ CONFIGS = {
     "ort-cuda": ("cuda", "CUDA provider, defaults"),
     "ort-cuda-lowmem": ("cuda", "CUDA provider, cudnn_conv_use_max_workspace=0 + arena kSameAsRequested"),
 }
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def fail(msg: str, code: int = 1):
-    emit({"event": "error", "message": " ".join(str(msg).split())})
-    sys.exit(code)
-
-
-def rss_kib():
-    now = peak = -1
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    now = int(line.split()[1])
-                elif line.startswith("VmHWM:"):
-                    peak = int(line.split()[1])
-    except OSError:
-        pass
-    return now, peak
 
 
 def make_session(ort, model: str, config: str, threads: int):
@@ -93,14 +65,8 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=0, help="intra-op threads (0 = ORT default: every core)")
     a = p.parse_args(argv)
     rss_base, _ = rss_kib()
-    import numpy as np
     import onnxruntime as ort
-    try:
-        x = np.ascontiguousarray(np.load(a.input, allow_pickle=False), dtype=np.float32)
-    except Exception as e:
-        fail(f"{a.input}: {e}", 2)
-    if x.ndim == 4:
-        x = x[None]
+    x = load_window(a.input)
     rss_imported, _ = rss_kib()
     t0 = time.perf_counter()
     try:
@@ -113,27 +79,7 @@ def main(argv=None) -> int:
     emit({"event": "ready", "config": a.config, "providers": sess.get_providers(), "ort_version": ort.__version__,
           "description": CONFIGS[a.config][1], "threads": a.threads, "create_seconds": t_create,
           "rss_base_kib": rss_base, "rss_imported_kib": rss_imported, "rss_ready_kib": rss_ready})
-    y = None
-    for line in sys.stdin:
-        cmd = line.strip()
-        if cmd == "run":
-            t0 = time.perf_counter()
-            try:
-                y = sess.run(None, {name: x})[0]
-            except Exception as e:
-                fail(f"{a.config}: run failed: {e}")
-            dt = time.perf_counter() - t0
-            emit({"event": "run", "seconds": dt, "rss_hwm_kib": rss_kib()[1]})
-        elif cmd.startswith("save "):
-            if y is None:
-                fail("save: no run yet")
-            np.save(cmd[5:], np.ascontiguousarray(y, dtype=np.float32))
-            emit({"event": "saved", "path": cmd[5:]})
-        elif cmd == "quit":
-            break
-        else:
-            fail(f"unknown command {cmd!r} (run, save PATH, quit)", 2)
-    return 0
+    return serve(a.config, lambda: sess.run(None, {name: x})[0])
 
 
 if __name__ == "__main__":

@@ -3,12 +3,7 @@
 
   peer_worker.py MODEL.onnx IN.npy --config NAME [--threads N] [--seed S]
 
-NAME is one of CONFIGS below. Same line protocol as bench/ort_worker.py: one JSON line
-{"event": "ready", ...}, then per stdin line
-  run          -> {"event": "run", "seconds": S}
-  save OUT.npy -> {"event": "saved", "path": ...}  the logits of the last run (float32)
-  quit         -> exit 0
-Errors: {"event": "error", "message": ...} then exit 1 (2 for bad arguments).
+NAME is one of CONFIGS below. The line protocol of bench/worker_protocol.py.
 
 OpenVINO reads the ONNX file itself. PyTorch runs MONAI's SwinUNETR eagerly with the
 configuration of model.json next to the ONNX file (written by tools/export_swin_unetr.py)
@@ -25,6 +20,8 @@ import re
 import sys
 import time
 
+from worker_protocol import emit, fail, load_window, rss_kib, serve
+
 CONFIGS = {
     "ov-cpu-f32": "OpenVINO CPU plugin, INFERENCE_PRECISION_HINT=f32",
     "ov-cpu-default": "OpenVINO CPU plugin, default precision (bf16 where the CPU has native bf16, else f32)",
@@ -33,30 +30,6 @@ CONFIGS = {
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def fail(msg: str, code: int = 1):
-    emit({"event": "error", "message": " ".join(str(msg).split())})
-    sys.exit(code)
-
-
-def rss_kib():
-    now = peak = -1
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    now = int(line.split()[1])
-                elif line.startswith("VmHWM:"):
-                    peak = int(line.split()[1])
-    except OSError:
-        pass
-    return now, peak
 
 
 def export_seed(model: str, seed: int | None) -> int:
@@ -149,13 +122,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=None, help="torch-cpu: the export's weight seed")
     a = p.parse_args(argv)
     rss_base, _ = rss_kib()
-    import numpy as np
-    try:
-        x = np.ascontiguousarray(np.load(a.input, allow_pickle=False), dtype=np.float32)
-    except Exception as e:
-        fail(f"{a.input}: {e}", 2)
-    if x.ndim == 4:
-        x = x[None]
+    x = load_window(a.input)
     if a.config == "torch-cpu":
         import torch  # noqa: F401  (counted in the base RSS, as onnxruntime is for ort_worker.py)
     else:
@@ -174,27 +141,7 @@ def main(argv=None) -> int:
     emit({"event": "ready", "config": a.config, "description": CONFIGS[a.config], "threads": a.threads,
           "create_seconds": t_create, "rss_base_kib": rss_base, "rss_imported_kib": rss_imported,
           "rss_ready_kib": rss_ready, **info})
-    y = None
-    for line in sys.stdin:
-        cmd = line.strip()
-        if cmd == "run":
-            t0 = time.perf_counter()
-            try:
-                y = run(x)
-            except Exception as e:
-                fail(f"{a.config}: run failed: {e}")
-            dt = time.perf_counter() - t0
-            emit({"event": "run", "seconds": dt, "rss_hwm_kib": rss_kib()[1]})
-        elif cmd.startswith("save "):
-            if y is None:
-                fail("save: no run yet")
-            np.save(cmd[5:], np.ascontiguousarray(y, dtype=np.float32))
-            emit({"event": "saved", "path": cmd[5:]})
-        elif cmd == "quit":
-            break
-        else:
-            fail(f"unknown command {cmd!r} (run, save PATH, quit)", 2)
-    return 0
+    return serve(a.config, lambda: run(x))
 
 
 if __name__ == "__main__":
