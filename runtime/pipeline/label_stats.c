@@ -19,24 +19,14 @@ swin_status swin_stats_begin(struct swin_stats_acc *a, int classes, swin_error *
     return SWIN_OK;
 }
 
-void swin_stats_add_f32(struct swin_stats_acc *a, const float *hu, const uint16_t *labels, size_t n)
+void swin_stats_add(struct swin_stats_acc *a, swin_voxel_type type, const void *hu, const uint16_t *labels, size_t n)
 {
+    const float *f32 = hu;
+    const int16_t *i16 = hu;
     for (size_t i = 0; i < n; i++) {
         int l = labels[i];
         if (l >= a->classes) continue;
-        double v = hu[i];
-        a->count[l]++;
-        a->sum[l] += v;
-        a->sumsq[l] += v * v;
-    }
-}
-
-void swin_stats_add_i16(struct swin_stats_acc *a, const int16_t *hu, const uint16_t *labels, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int l = labels[i];
-        if (l >= a->classes) continue;
-        double v = hu[i];
+        double v = type == SWIN_VOXELS_I16 ? i16[i] : f32[i];
         a->count[l]++;
         a->sum[l] += v;
         a->sumsq[l] += v * v;
@@ -56,8 +46,7 @@ swin_status swin_stats_volume(const swin_volume *v, const uint16_t *labels, int 
     swin_status st = swin_stats_begin(&a, classes, err);
     if (st) return st;
     size_t n = (size_t)(v->dim[0] * v->dim[1] * v->dim[2]);
-    if (v->type == SWIN_VOXELS_I16) swin_stats_add_i16(&a, v->voxels, labels, n);
-    else swin_stats_add_f32(&a, v->voxels, labels, n);
+    swin_stats_add(&a, v->type, v->voxels, labels, n);
     swin_stats_end(&a, swin_voxel_mm3(v->affine), rep);
     swin_stats_free(&a);
     return SWIN_OK;

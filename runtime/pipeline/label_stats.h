@@ -7,7 +7,7 @@
 
 #include "runtime/swinrun.h"
 
-/* Accumulates one plane (n voxels) of intensities (float32) and labels (uint16). */
+/* Accumulates planes of intensities and labels (uint16), n voxels at a time. */
 struct swin_stats_acc {
     int classes;          /* labels 0..classes-1 counted; others ignored */
     long long *count;
@@ -15,8 +15,8 @@ struct swin_stats_acc {
 };
 
 swin_status swin_stats_begin(struct swin_stats_acc *a, int classes, swin_error *err);
-void swin_stats_add_f32(struct swin_stats_acc *a, const float *hu, const uint16_t *labels, size_t n);
-void swin_stats_add_i16(struct swin_stats_acc *a, const int16_t *hu, const uint16_t *labels, size_t n);
+/* hu: n intensities of the given type (float32 or int16). */
+void swin_stats_add(struct swin_stats_acc *a, swin_voxel_type type, const void *hu, const uint16_t *labels, size_t n);
 /* The statistics of labels over a volume in memory into rep (label map on v's grid). */
 swin_status swin_stats_volume(const swin_volume *v, const uint16_t *labels, int classes, swin_segment_report *rep,
                               swin_error *err);

@@ -267,7 +267,7 @@ static swin_status write_labels(const char *path, const char *in_path, const str
         } else {
             swin_plane_nearest_u16(&j->inv, s->labels, nx, ny, k, plane);
         }
-        swin_stats_add_f32(&acc, ct.data + (size_t)k * np, s->lb == 1 ? plane16 : plane, np);
+        swin_stats_add(&acc, SWIN_VOXELS_F32, ct.data + (size_t)k * np, s->lb == 1 ? plane16 : plane, np);
         st = swin_nifti_writer_write(w, plane, np * (size_t)s->lb, err);
     }
     if (!st) swin_stats_end(&acc, swin_voxel_mm3((const double(*)[4])ct.affine.m), rep);

@@ -21,9 +21,11 @@ static swin_status predict(void *user, const float *in, float *out, swin_error *
     return swin_context_run(user, in, out, err);
 }
 
+/* The pipeline of params with ctx's forward pass, ctx's plan, and the report zeroed. */
 static swin_status pipeline_for(swin_context_t *ctx, const swin_segment_params *params, struct swin_pipeline *p,
-                                swin_plan_info *plan, swin_error *err)
+                                swin_plan_info *plan, swin_segment_report *rep, swin_error *err)
 {
+    memset(rep, 0, sizeof *rep);
     if (!ctx || !params) return swin_error_set(err, SWIN_ERR_ARG, "a context and parameters are required");
     swin_model_info mi;
     swin_model_get_info(swin_context_model(ctx), &mi);
@@ -38,11 +40,9 @@ swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const s
                          uint16_t *labels, float *probabilities, swin_segment_report *report, swin_error *err)
 {
     struct swin_pipeline p;
-    swin_segment_report scratch;
-    swin_segment_report *rep = report ? report : &scratch;
-    memset(rep, 0, sizeof *rep);
     swin_plan_info plan;
-    swin_status st = pipeline_for(ctx, params, &p, &plan, err);
+    swin_segment_report scratch, *rep = report ? report : &scratch;
+    swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
     if (st) return st;
     st = swin_pipeline_volume(volume, &p, labels, probabilities, rep, err);
     if (!st) st = swin_stats_volume(volume, labels, p.out_channels, rep, err);
@@ -55,11 +55,9 @@ swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const
                               const swin_segment_params *params, swin_segment_report *report, swin_error *err)
 {
     struct swin_pipeline p;
-    swin_segment_report scratch;
-    swin_segment_report *rep = report ? report : &scratch;
-    memset(rep, 0, sizeof *rep);
     swin_plan_info plan;
-    swin_status st = pipeline_for(ctx, params, &p, &plan, err);
+    swin_segment_report scratch, *rep = report ? report : &scratch;
+    swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
     if (st) return st;
     if (!input_path || !output_path) return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
     if (swin_dcm_is_dicom_input(input_path)) /* a series folder or one of its files */
