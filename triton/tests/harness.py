@@ -7,6 +7,7 @@ model repository the test writes, bounded in time, stopped by its pid.
 """
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,6 +21,18 @@ VENV = os.path.dirname(os.path.dirname(sys.executable))
 TRITONSERVER = os.path.join(VENV, "lib", "python%d.%d" % sys.version_info[:2], "site-packages", "pytriton",
                             "tritonserver", "bin", "tritonserver")
 START_TIMEOUT_S = 120
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_args(argv):
+    """The arguments every test takes, BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK, with WORK
+    emptied and WORK/repo (the model repository) created: (backend_so, swinrun, main_py, data,
+    work, repo)."""
+    backend_so, swinrun, main_py, data, work = argv[1:6]
+    shutil.rmtree(work, ignore_errors=True)
+    repo = os.path.join(work, "repo")
+    os.makedirs(repo)
+    return backend_so, swinrun, main_py, data, work, repo
 
 
 def free_ports(n):

@@ -7,20 +7,16 @@ execution run one after another in the instance's arena, each answered with its 
     test_concurrency.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
 """
 import os
-import shutil
 import sys
 import threading
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, infer_window, swinrun_forward, window_config, write_model  # noqa: E402
+from harness import Server, check, infer_window, swinrun_forward, test_args, window_config, write_model  # noqa: E402
 
 CLIENTS, REQUESTS, ROUNDS, RSS_TOLERANCE_MIB = 8, 3, 3, 4
-backend_so, swinrun, main_py, data, work = sys.argv[1:6]
-shutil.rmtree(work, ignore_errors=True)
-repo = os.path.join(work, "repo")
-os.makedirs(repo)
+backend_so, swinrun, main_py, data, work, repo = test_args(sys.argv)
 case_dir = os.path.join(data, "f12_c32_default")
 write_model(repo, "w", case_dir, window_config((32, 32, 32), instances=2, threads=1))
 write_model(repo, "wb", case_dir, window_config((32, 32, 32), instances=2, threads=1, max_batch=4) +

@@ -4,20 +4,16 @@ the problem, and the server goes on serving the next request correctly.
     test_errors.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
 """
 import os
-import shutil
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, infer_segment, infer_window, segment_config, swinrun_forward, window_config, \
-    write_model  # noqa: E402
+from harness import Server, check, infer_segment, infer_window, segment_config, swinrun_forward, test_args, \
+    window_config, write_model  # noqa: E402
 from tritonclient.utils import InferenceServerException  # noqa: E402
 
-backend_so, swinrun, main_py, data, work = sys.argv[1:6]
-shutil.rmtree(work, ignore_errors=True)
-repo = os.path.join(work, "repo")
-os.makedirs(repo)
+backend_so, swinrun, main_py, data, work, repo = test_args(sys.argv)
 case_dir = os.path.join(data, "f12_c32_default")
 write_model(repo, "w", case_dir, window_config((32, 32, 32)))
 # dims left to the backend (-1): its own shape check answers, not Triton's

@@ -5,27 +5,22 @@ int16 scanner-like phantom (LPS, anisotropic spacing) and the same voxels as flo
     test_segment.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
 """
 import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, infer_segment, segment_config, write_model  # noqa: E402
+from harness import REPO_ROOT, Server, check, infer_segment, segment_config, test_args, write_model  # noqa: E402
 
-backend_so, swinrun, main_py, data, work = sys.argv[1:6]
-repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-shutil.rmtree(work, ignore_errors=True)
-repo = os.path.join(work, "repo")
-os.makedirs(repo)
+backend_so, swinrun, main_py, data, work, repo = test_args(sys.argv)
 case_dir = os.path.join(data, "f12_c32_default")
 model = os.path.join(case_dir, "model.onnx")
 
 # the phantom, the CLI's labels, and both as .npy in NIfTI's voxel order (nz, ny, nx) through
 # nibabel in the main venv (this venv has tritonclient, not nibabel)
 ct, out = os.path.join(work, "ct.nii.gz"), os.path.join(work, "labels.nii.gz")
-subprocess.run([main_py, os.path.join(repo_root, "tools", "make_ct_phantom.py"), ct, "--shape", "56", "48", "20",
+subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "make_ct_phantom.py"), ct, "--shape", "56", "48", "20",
                 "--spacing", "1.3", "1.1", "2.5"], check=True, stdout=subprocess.DEVNULL, timeout=120)
 subprocess.run([swinrun, ct, out, "--model", model, "--backend", "cpu", "--threads", "1"], check=True,
                stdout=subprocess.DEVNULL, timeout=300)

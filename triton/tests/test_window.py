@@ -6,20 +6,16 @@ window by window; HTTP and gRPC alike.
     test_window.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
 """
 import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, infer_window, swinrun_forward, window_config, write_model  # noqa: E402
+from harness import (REPO_ROOT, Server, check, infer_window, swinrun_forward, test_args, window_config,  # noqa: E402
+                     write_model)
 
-backend_so, swinrun, main_py, data, work = sys.argv[1:6]
-repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-shutil.rmtree(work, ignore_errors=True)
-repo = os.path.join(work, "repo")
-os.makedirs(repo)
+backend_so, swinrun, main_py, data, work, repo = test_args(sys.argv)
 
 # (model name, case, cube (D, H, W), max_batch_size)
 models = [("w_default", "f12_c32_default", (32, 32, 32), 0),
@@ -39,7 +35,7 @@ with Server(backend_so, repo, work) as s:
         check(np.array_equal(got, ref), "%s: Triton's logits bitwise equal to swinrun forward --threads 1" % name)
         out = os.path.join(work, name + ".triton.npy")
         np.save(out, got)
-        r = subprocess.run([main_py, os.path.join(repo_root, "tools", "check_logits.py"), out,
+        r = subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "check_logits.py"), out,
                             os.path.join(case_dir, "logits.npy")], capture_output=True, text=True)
         print(r.stdout.strip())
         check(r.returncode == 0, "%s: agrees with ONNX Runtime (tools/check_logits.py)" % name)
