@@ -158,7 +158,8 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
     /* Issues the next k-step into the stage at a (A, [128][LDA]) and b (B, [BK][LDB]). */
     template <int LDA, int LDB> __device__ void issue(const ConvGeom<T> &g, const int *s_tap, T *a, T *b)
     {
-        const unsigned toff = (unsigned)(s_tap[tap & (CONV_TAPS - 1)] + ci); /* >= 0: one wide multiply-add per row */
+        /* >= 0: zero-extended (unsigned) into the rows' 64-bit pointer adds */
+        const unsigned toff = (unsigned)(s_tap[tap & (CONV_TAPS - 1)] + ci);
         const unsigned colmask = k < kend ? 1u << (tap & 31) : 0u;
 #pragma unroll
         for (int i = 0; i < RPT; i++) {
@@ -342,7 +343,7 @@ __global__ void __launch_bounds__(ConvFfmaTile<BN, VB>::THREADS)
                         bv[4 * v + 2] = b4.z;
                         bv[4 * v + 3] = b4.w;
                     }
-                    if (TN % 4) {
+                    if constexpr (TN % 4 != 0) {
                         const float2 b2 = *reinterpret_cast<const float2 *>(brow + 4 * TX * (TN / 4) + 2 * tx);
                         bv[TN - 2] = b2.x;
                         bv[TN - 1] = b2.y;
