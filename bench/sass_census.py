@@ -16,7 +16,7 @@ Python's site-packages: nvidia/cu13/bin/cuobjdump) and, per kernel:
   over it; an inner loop inside it is counted once per outer iteration and flagged.
 - instructions per iteration by class, and per k-step for the GEMMs (gemm_tiled: 8 TN x 16
   FFMA per thread per k-step of 16; gemm_wmma: 32 x 32 x 16 MACs per warp per k-step; the
-  conv kernels of conv_igemm.cuh: conv_ffma 8 (BN / 16) x 16 FFMA per thread, conv_wmma
+  conv kernels of conv_igemm.cuh: conv_ffma 8 x TN x 16 FFMA per thread, conv_wmma
   128 x BN x 16 / warps MACs per warp; their main loop is unrolled by the pipeline's
   stages, so one iteration holds 3-4 k-steps);
 - registers and spill stores (ptxas -v), static shared memory, and occupancy per SM from
@@ -240,7 +240,8 @@ def kernel_spec(name):
     if name.startswith("gemm_wmma<"):
         return dict(threads=128, bm=64, bn=64, macs_per_kstep=32 * 32 * 16)
     # conv_igemm.cuh: a 128 x BN tile, k-steps of 16. conv_wmma: 4 warps (BN 48) or 8 (BN 96),
-    # 4 stages; conv_ffma: 256 threads, 8 (BN / 16) 16 FFMA per thread and k-step, 3 stages.
+    # 4 stages; conv_ffma: 16 BN / TN threads, 8 x TN x 16 FFMA per thread and k-step (TN = 12
+    # with 16-byte copies, 6 with 4-byte), 3 stages.
     # Dynamic shared memory = ConvSmem::TOTAL.
     m = re.match(r"conv_(wmma|ffma)<(\d+), (\d+),", name)
     if m:
@@ -250,7 +251,8 @@ def kernel_spec(name):
             smem = max(4 * (128 * 24 * 2 + 16 * (bn + 8) * 2), 128 * (bn + 4) * 4) + 256
             return dict(threads=threads, bm=128, bn=bn, macs_per_kstep=128 * bn * 16 // (threads // 32),
                         dyn_smem=smem)
-        return dict(threads=256, bm=128, bn=bn, ffma_per_kstep=8 * (bn // 16) * 16,
+        tn = 12 if int(m.group(3)) == 16 else 6
+        return dict(threads=16 * bn // tn, bm=128, bn=bn, ffma_per_kstep=8 * tn * 16,
                     dyn_smem=3 * (128 * 20 * 4 + 16 * bn * 4) + 256)
     m = re.match(r"window_attention_fused<(\d+),", name)
     if m and int(m.group(1)):  # QT = 64 queries; dynamic smem 4 (2 KT HD + 2 KT), KT = 32 (window_attention.cu)

@@ -12,23 +12,30 @@
  *     32 x 48 (2 x 3 fragments, 12 HMMA.16816 per k-step): 4 warps (128 threads) for
  *     BN = 48, warp w at rows 32 w; 8 warps for BN = 96, warp w at rows 32 (w % 4),
  *     columns 48 (w / 4).
- *   conv_ffma (float32): 256 threads; thread (tx = tid % 16, ty = tid / 16) owns rows
- *     8 ty + i (i < 8) and columns tx + 16 j (j < BN / 16); per 4 k it reads its 8 rows
- *     as 8 float4 and BN / 16 floats of B per k (2 addresses per warp for A,
- *     conflict-free B).
+ *   conv_ffma (float32): thread (tx = tid % TX, ty = tid / TX) owns rows ty + 16 i
+ *     (i < 8) and TN = BN / TX columns (ConvFfmaTile): TN = 12 with 16-byte copies (BN 48:
+ *     TX 4, 64 threads; BN 96: TX 8, 128 threads), TN = 6 with 4-byte copies (BN 48: 128
+ *     threads, BN 96: 256), whose loader holds 4x the rows per thread. Per 4 k it reads
+ *     its 8 rows as 8 float4 (a warp's 32 / TX values of ty read consecutive rows, 80 B
+ *     apart: distinct banks); per k its B columns as float4s at 4 tx + 4 TX v (v < TN / 4)
+ *     and, for TN = 6, a float2 at 4 TX + 2 tx (TX consecutive vectors per warp:
+ *     conflict-free). Per k-step of BN 48, TN 12: 1536 FFMA per thread against 32 + 48
+ *     shared loads and 8 A + 3 B copies.
  *
- * Loader (the same for both kernels, NT threads): every stage is filled with asynchronous
- * copies of VB bytes (cuda_pipeline.h; VB = 16 when cin, the pitch, cout and the base pointers
- * allow, else 4; VE = VB / sizeof(T) elements), copy (row r, column c) of the A tile
- * reading VE consecutive channels of one voxel. A copy never straddles a tap because
- * cin % VE == 0. Thread t owns column c = t % (16 / VE) and rows t / (16 / VE) + i NT /
- * (16 / VE); per tile it computes, once, each row's base offset ((z0 h + y0) w + x0)
- * pitch (z0 = oz stride - pad, ...) and its halo mask (bit tap set when the tap's voxel
- * is inside the input); per k-step it advances its column's (tap, ci) by (16 / cin,
- * 16 % cin) (precomputed on the host: no division in the loop), reads the tap's offset
- * from a 64-entry shared table and issues each row's copy with that offset, or, for a
- * halo tap, past K or past the split, a zero-filled copy (zfill = VB, nothing read). B
- * rows are VB copies straight from the weight matrix, zero-filled past N or the split.
+ * Loader (the same for both kernels, NT >= 64 threads): every stage is filled with
+ * asynchronous copies of VB bytes (cuda_pipeline.h; VB = 16 when cin, the pitch, cout and
+ * the base pointers allow, else 4; VE = VB / sizeof(T) elements), copy (row r, column c)
+ * of the A tile reading VE consecutive channels of one voxel. A copy never straddles a
+ * tap because cin % VE == 0. Thread t owns column c = t % (16 / VE) and rows t / (16 / VE)
+ * + i NT / (16 / VE); per tile it computes, once, each row's base pointer in + ((z0 h +
+ * y0) w + x0) pitch (z0 = oz stride - pad, ...) and its halo mask (bit tap set when the
+ * tap's voxel is inside the input); per k-step it advances its column's (tap, ci) by
+ * (16 / cin, 16 % cin) (precomputed on the host: no division in the loop), reads the
+ * tap's offset from a 64-entry shared table and issues each row's copy at base + offset,
+ * zero-filled (zfill = VB: the address, possibly outside the input, is not read) for a
+ * halo tap, past K or past the split. B rows are VB copies straight from the weight
+ * matrix, zero-filled past N or the split; with 16-byte copies every thread of conv_ffma
+ * issues 3 (BN 48: 192 copies on 64 threads, BN 96: 384 on 128).
  *
  * Pipeline: STAGES shared stages (4 in half, 3 in float32), one barrier per k-step:
  *   prologue: stages 0 .. STAGES - 2 issued, one commit each;
@@ -58,7 +65,7 @@
 
 namespace swin_cuda {
 
-constexpr int CONV_BM = 128, CONV_BK = 16, CONV_THREADS = 256, CONV_TAPS = 64;
+constexpr int CONV_BM = 128, CONV_BK = 16, CONV_TAPS = 64;
 
 /* The convolution as the kernels see it; built on the host (conv_igemm_launch). */
 template <class T> struct ConvGeom {
@@ -94,7 +101,7 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
     static constexpr int VE = VB / (int)sizeof(T), CPR = CONV_BK / VE, RPT = CONV_BM * CPR / THREADS,
                          ROW_STEP = THREADS / CPR;
     static constexpr int BCPR = BN / VE, BCHUNKS = CONV_BK * BCPR, BPT = (BCHUNKS + THREADS - 1) / THREADS;
-    long long rowoff[RPT];
+    const T *rowptr[RPT];
     unsigned mask[RPT];
     int row0, col, k, kend, tap, ci;
     const T *bptr[BPT];
@@ -122,13 +129,13 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
 #pragma unroll
         for (int i = 0; i < RPT; i++) {
             const long long m = m0 + row0 + i * ROW_STEP;
-            rowoff[i] = 0;
+            rowptr[i] = g.in;
             mask[i] = 0;
             if (m >= M) continue;
             const long long ohw = (long long)g.oh * g.ow;
             const int oz = (int)(m / ohw), rem = (int)(m - oz * ohw), oy = rem / g.ow, ox = rem - oy * g.ow;
             const int z0 = oz * g.stride - g.pad, y0 = oy * g.stride - g.pad, x0 = ox * g.stride - g.pad;
-            rowoff[i] = (((long long)z0 * g.h + y0) * g.w + x0) * g.pitch;
+            rowptr[i] = g.in + (((long long)z0 * g.h + y0) * g.w + x0) * g.pitch;
             unsigned msk = 0;
             for (int kz = 0, t = 0; kz < g.k; kz++)
                 for (int ky = 0; ky < g.k; ky++)
@@ -151,12 +158,12 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
     /* Issues the next k-step into the stage at a (A, [128][LDA]) and b (B, [BK][LDB]). */
     template <int LDA, int LDB> __device__ void issue(const ConvGeom<T> &g, const int *s_tap, T *a, T *b)
     {
-        const int toff = s_tap[tap & (CONV_TAPS - 1)] + ci;
+        /* >= 0: zero-extended (unsigned) into the rows' 64-bit pointer adds */
+        const unsigned toff = (unsigned)(s_tap[tap & (CONV_TAPS - 1)] + ci);
         const unsigned colmask = k < kend ? 1u << (tap & 31) : 0u;
 #pragma unroll
         for (int i = 0; i < RPT; i++) {
-            const bool valid = (mask[i] & colmask) != 0;
-            conv_copy<VB>(a + (row0 + i * ROW_STEP) * LDA + col, g.in + (valid ? rowoff[i] + toff : 0), valid);
+            conv_copy<VB>(a + (row0 + i * ROW_STEP) * LDA + col, rowptr[i] + toff, (mask[i] & colmask) != 0);
         }
         k += CONV_BK;
         ci += g.tap_r;
@@ -168,10 +175,8 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
 #pragma unroll
         for (int j = 0; j < BPT; j++) {
             const int e = threadIdx.x + j * THREADS;
-            if (BCHUNKS % THREADS == 0 || e < BCHUNKS) {
-                const bool valid = bok[j] && bk[j] < kend;
-                conv_copy<VB>(b + e / BCPR * LDB + e % BCPR * VE, valid ? bptr[j] : g.b, valid);
-            }
+            if ((j + 1) * THREADS <= BCHUNKS || e < BCHUNKS)
+                conv_copy<VB>(b + e / BCPR * LDB + e % BCPR * VE, bptr[j], bok[j] && bk[j] < kend);
             bk[j] += CONV_BK;
             bptr[j] += (long long)CONV_BK * g.ldb;
         }
@@ -272,21 +277,37 @@ __global__ void __launch_bounds__(ConvWmmaThreads<BN>::value)
     }
 }
 
+/* Thread tile of conv_ffma (header comment): 8 rows x TN columns, TX threads across the
+ * BN columns, THREADS = 16 TX. Thread tx owns the columns 4 tx + 4 TX v + c (c < 4, v <
+ * TN / 4) and, when TN = 6, 4 TX + 2 tx + c (c < 2); e.g. BN 48, TN 12: TX 4, columns
+ * 4 tx + {0..3, 16..19, 32..35}. TN = 12 holds 96 accumulators: up to 255 registers
+ * (no spills; 8 warps per SM), so TN = 6 for the 4-byte loader's 4x rows per thread. */
+template <int BN, int VB> struct ConvFfmaTile {
+    static constexpr int TN = VB == 16 ? 12 : 6, TX = BN / TN, THREADS = CONV_BM / 8 * TX;
+    static_assert(TN * TX == BN && THREADS >= CONV_TAPS, "conv_ffma tile");
+    /* Column (within the block's BN) of the thread's j-th accumulator column. */
+    __device__ static int col(int tx, int j)
+    {
+        return j < TN / 4 * 4 ? 4 * tx + 4 * TX * (j / 4) + j % 4 : 4 * TX * (TN / 4) + 2 * tx + j % 4;
+    }
+};
+
 template <int BN, int VB, class Epi>
-__global__ void __launch_bounds__(CONV_THREADS)
+__global__ void __launch_bounds__(ConvFfmaTile<BN, VB>::THREADS)
     conv_ffma(ConvGeom<float> g, Epi ep, int M, int N, int K, int k_split)
 {
     typedef ConvSmem<float, BN, CONV_FFMA_STAGES> L;
-    constexpr int TN = BN / 16;
+    typedef ConvFfmaTile<BN, VB> Tile;
+    constexpr int TN = Tile::TN, TX = Tile::TX;
     SWIN_DYN_SMEM(unsigned char, smem);
     int *s_tap = reinterpret_cast<int *>(smem + L::REGION);
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
     const long long m0 = (long long)blockIdx.x * CONV_BM;
     const int n0 = blockIdx.y * BN, kbeg = blockIdx.z * k_split;
     const int kend = kbeg + k_split < K ? kbeg + k_split : K;
     const int nsteps = kend > kbeg ? (kend - kbeg + CONV_BK - 1) / CONV_BK : 0;
 
-    ConvLoader<float, VB, BN, CONV_THREADS> ld;
+    ConvLoader<float, VB, BN, Tile::THREADS> ld;
     ld.init(g, s_tap, m0, n0, M, N, kbeg, kend);
     __syncthreads(); /* the tap table */
     float acc[8][TN];
@@ -303,18 +324,30 @@ __global__ void __launch_bounds__(CONV_THREADS)
                                               reinterpret_cast<float *>(base + L::A_BYTES));
         },
         [&](int st) {
-            const float *as = reinterpret_cast<const float *>(smem + st * L::STAGE_BYTES) + 8 * ty * L::LDA,
-                        *bs = reinterpret_cast<const float *>(smem + st * L::STAGE_BYTES + L::A_BYTES) + tx;
+            const float *as = reinterpret_cast<const float *>(smem + st * L::STAGE_BYTES) + ty * L::LDA,
+                        *bs = reinterpret_cast<const float *>(smem + st * L::STAGE_BYTES + L::A_BYTES);
 #pragma unroll
             for (int k4 = 0; k4 < CONV_BK; k4 += 4) {
                 float4 av[8];
 #pragma unroll
-                for (int i = 0; i < 8; i++) av[i] = *reinterpret_cast<const float4 *>(as + i * L::LDA + k4);
+                for (int i = 0; i < 8; i++) av[i] = *reinterpret_cast<const float4 *>(as + 16 * i * L::LDA + k4);
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
+                    const float *brow = bs + (k4 + q) * L::LDB;
                     float bv[TN];
 #pragma unroll
-                    for (int j = 0; j < TN; j++) bv[j] = bs[(k4 + q) * L::LDB + 16 * j];
+                    for (int v = 0; v < TN / 4; v++) {
+                        const float4 b4 = *reinterpret_cast<const float4 *>(brow + 4 * tx + 4 * TX * v);
+                        bv[4 * v] = b4.x;
+                        bv[4 * v + 1] = b4.y;
+                        bv[4 * v + 2] = b4.z;
+                        bv[4 * v + 3] = b4.w;
+                    }
+                    if constexpr (TN % 4 != 0) {
+                        const float2 b2 = *reinterpret_cast<const float2 *>(brow + 4 * TX * (TN / 4) + 2 * tx);
+                        bv[TN - 2] = b2.x;
+                        bv[TN - 1] = b2.y;
+                    }
 #pragma unroll
                     for (int i = 0; i < 8; i++) {
                         const float a = q == 0 ? av[i].x : q == 1 ? av[i].y : q == 2 ? av[i].z : av[i].w;
@@ -326,11 +359,11 @@ __global__ void __launch_bounds__(CONV_THREADS)
         });
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-        const long long m = m0 + 8 * ty + i;
+        const long long m = m0 + ty + 16 * i;
         if (m >= M) continue;
 #pragma unroll
         for (int j = 0; j < TN; j++) {
-            const int n = n0 + tx + 16 * j;
+            const int n = n0 + Tile::col(tx, j);
             if (n < N) ep.store(blockIdx.z, m, n, acc[i][j]);
         }
     }
@@ -370,7 +403,8 @@ void conv_igemm_go(cudaStream_t s, const ConvGeom<T> &g, Epi ep, int M, int N, i
     } else {
         constexpr int bytes = ConvSmem<T, BN, CONV_FFMA_STAGES>::TOTAL;
         cudaFuncSetAttribute(conv_ffma<BN, VB, Epi>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        SWIN_LAUNCH((conv_ffma<BN, VB, Epi>), grid, dim3(CONV_THREADS), bytes, s)(g, ep, M, N, K, k_split);
+        SWIN_LAUNCH((conv_ffma<BN, VB, Epi>), grid, dim3(ConvFfmaTile<BN, VB>::THREADS), bytes, s)(g, ep, M, N, K,
+                                                                                               k_split);
     }
 }
 

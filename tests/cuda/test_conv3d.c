@@ -8,9 +8,9 @@
  * multiple of 16, M over one 128-row tile, N on 48- and 64-column tiles, split-K (deep
  * layers: few tiles, long K; workspace from conv3d_ws), output into a channel slice of a
  * wider volume, bias and no bias.
- * Further shapes for the pipelined loader of conv_igemm.cuh: cin 1, 5, 8, 12, 16, 32,
+ * Further shapes for the pipelined loader of conv_igemm.cuh: cin 1, 5, 8, 12, 16, 20, 32,
  * 48, 96 (16- and 4-byte copies, the generic loader for float16 with odd cin), cout 14,
- * 16, 24, 48, 96, 144 (48/96-column tiles, partial), stride 2, input pitch > cin.
+ * 16, 24, 48, 88, 96, 144 (48/96-column tiles, partial), stride 2, input pitch > cin.
  * Half mode: 1e-3, the float16 rounding of the output (and, with split-K, of nothing
  * else: partial sums stay fp32); measured 3.2e-4. */
 #include "tests/cuda/cuda_op_test.h"
@@ -75,6 +75,8 @@ int main(void)
                     true);
     ok &= conv_case(&e, &r, "conv3d k3 s1 p1 split-K, 2x3x2, 96 -> 48 (K 2592, 5 splits)", 2, 3, 2, 96, 96, 48, 48, 0,
                     3, 1, 1, true);
+    ok &= conv_case(&e, &r, "conv3d k3 s1 p1, 3x5x9 (2 row tiles), 20 -> 88 (one partial 96-col tile)", 3, 5, 9, 20,
+                    20, 88, 88, 0, 3, 1, 1, true);
     ct_env_free(&e);
     return test_exit(ok);
 }
