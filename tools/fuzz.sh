@@ -36,7 +36,7 @@ py="${SWIN_PYTHON:-$HOME/.cache/swinrun/venv/bin/python}"
 cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSWIN_PYTHON="$py" \
     -DSWIN_TEST_DATA="$test_data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
 # the DICOM reader's harness exists when CMake found DCMTK
-if [ $default_set -eq 1 ] && cmake --build build-fuzz --target help | grep -q '\.\.\. fuzz_dicom$'; then
+if [ $default_set -eq 1 ] && grep -q '\.\.\. fuzz_dicom$' <<< "$(cmake --build build-fuzz --target help)"; then
     harnesses+=(fuzz_dicom)
 fi
 cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"

@@ -72,6 +72,8 @@ cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COM
     -DSWIN_TEST_DATA="$repo/test-data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
 fuzz_targets="fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_triton"
 # the DICOM reader's harness exists when CMake found DCMTK
-if cmake --build build-fuzz --target help | grep -q '\.\.\. fuzz_dicom$'; then fuzz_targets="$fuzz_targets fuzz_dicom"; fi
+# (the target list read whole first: grep -q leaving a pipe early fails it under pipefail)
+fuzz_help="$(cmake --build build-fuzz --target help)"
+if grep -q '\.\.\. fuzz_dicom$' <<< "$fuzz_help"; then fuzz_targets="$fuzz_targets fuzz_dicom"; fi
 cmake --build build-fuzz -j "$jobs" --target $fuzz_targets
 (cd build-fuzz && ctest --output-on-failure -j "$jobs" -L fuzzshort)
