@@ -2,7 +2,7 @@
 """Bad inputs to `swinrun CT OUT`: each must exit nonzero with exactly one line on stderr
 that names the problem, and leave no output file (and no temporary file) behind.
 
-    test_bad_inputs.py SWINRUN MODEL WORKDIR [PYTHON_FOR_EXPORT]"""
+    test_bad_inputs.py SWINRUN MODEL WORKDIR   (MODEL in the test data: test-data/CASE/model.onnx)"""
 import gzip
 import os
 import subprocess
@@ -11,7 +11,6 @@ import sys
 import nibabel as nib
 import numpy as np
 
-here = os.path.dirname(os.path.abspath(__file__))
 
 
 def ct(shape=(40, 36, 20), dtype=np.int16):
@@ -77,15 +76,9 @@ def main():
     cases["preview in a missing directory"] = ([good, None, "--preview", os.path.join(work, "nodir", "p.png")],
                                                "no such directory")
 
-    # a model with two input channels: exported once into WORKDIR (about 30 s), then reused
-    in2 = os.path.join(work, "in2_f12_c32.onnx")
-    if not os.path.exists(in2):
-        py = sys.argv[4] if len(sys.argv) > 4 else sys.executable
-        subprocess.run([py, os.path.join(here, "..", "..", "tools", "export_swin_unetr.py"), "--feature-size", "12",
-                        "--in-channels", "2", "--out-channels", "2", "--size", "32", "32", "32", "--out", in2 + ".tmp"],
-                       check=True, capture_output=True)
-        os.rename(in2 + ".tmp", in2)
-    cases["model with 2 input channels"] = ([good, None, "--model", in2], "input channels")
+    # a model with four input channels: the test matrix's f24_c64_cfg_ts (tools/make_test_data.sh)
+    in4 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(model))), "f24_c64_cfg_ts", "model.onnx")
+    cases["model with 4 input channels"] = ([good, None, "--model", in4], "4 input channels")
     cases["no model anywhere"] = ([good, None, "--env-no-model"], "no model found")
 
     ok = True
