@@ -12,7 +12,6 @@ import nibabel as nib
 import numpy as np
 
 
-
 def ct(shape=(40, 36, 20), dtype=np.int16):
     rng = np.random.default_rng(0)
     return rng.integers(-1000, 1000, size=shape).astype(dtype)
