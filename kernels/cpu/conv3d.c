@@ -11,8 +11,9 @@
  * in place. With bfloat16 weights (w in the range of swin_cpu_backend_set_bf16) every level
  * takes im2col and the bfloat16 GEMM of gemm_bf16.h in place of sgemm.
  * Threads claim slabs dynamically. fp32 accumulation.
- * A float32 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the
- * Winograd kernel instead (winograd.h), which transforms the weights into the workspace per call. */
+ * A 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the Winograd
+ * kernel instead (winograd.h), which transforms the weights (float32, or bfloat16 widened)
+ * into the workspace per call. */
 #include "kernels/cpu/conv3d_internal.h"
 #include "kernels/cpu/winograd.h"
 

@@ -90,7 +90,6 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
 
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes)
 {
-    be->bf16_mode = true;
     be->bf16_lo = (uintptr_t)lo;
     be->bf16_hi = (uintptr_t)lo + (lo ? bytes : 0);
 }

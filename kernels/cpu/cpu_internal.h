@@ -42,7 +42,6 @@ struct swin_cpu_backend {
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
     uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16
                                      (swin_cpu_backend_set_bf16); lo == hi: none */
-    bool bf16_mode;               /* set_bf16 was called: precision BF16, every conv direct */
     char err[SWIN_ERROR_MSG_MAX];
 };
 

@@ -7,7 +7,7 @@ bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be-
 
 bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
 {
-    if (!swin_cpu_winograd_available(be) || be->bf16_mode) return false;
+    if (!swin_cpu_winograd_available(be)) return false;
     /* Measured with bench_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2, the
      * per-call weight transform included; bench/results/winograd_cpu.md): Winograd is
      * faster on every 3x3x3 shape whose output grid is at least 6 per axis, 2x-2.5x at 6^3
@@ -79,7 +79,7 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, s
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): workspace %zu bytes, need %zu",
                              ws ? ws_bytes : 0, need);
-    struct wino_task t = {.out = out, .in = in, .w = w, .bias = bias};
+    struct wino_task t = {.out = out, .in = in, .w = w, .w_bf16 = swin_cpu_wgemm_of(be, w).bf16, .bias = bias};
     plan_task(be, out, in, &t);
     /* workspace: U, then the threads' slices (both aligned) */
     t.u = (float *)swin_cpu_align_ptr(ws);

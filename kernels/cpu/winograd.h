@@ -20,6 +20,8 @@
  * Winograd's own 2 * 64 * tiles GEMM flops there (27 tiles); at 4^3 (8 tiles) 18 % of
  * those, and the 64 cin cout weights written and read once per 8 tiles: there it loses.
  * Nothing is kept between calls, so Winograd costs no memory beyond the planned workspace.
+ * With bfloat16 weights (precision BF16) the transform widens them exactly to float32 and
+ * the rest runs as in float32: the input is not rounded to bfloat16, unlike the direct path.
  * conv3d (conv3d.c) runs Winograd where the shape rule holds. */
 #ifndef SWIN_CPU_WINOGRAD_H
 #define SWIN_CPU_WINOGRAD_H
@@ -47,6 +49,7 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, s
 struct wino_task {
     struct swin_vol out, in;
     const float *w, *bias;     /* w (3,3,3,cin,cout) */
+    bool w_bf16;               /* w holds bfloat16 (precision BF16), widened exactly as it is read */
     float *u;                  /* U in the workspace (aligned), 64 cin coutp floats */
     int cinp, coutp;           /* channels rounded up to 8 */
     int cob;                   /* output channels per block (multiple of 8) */

@@ -17,6 +17,9 @@
 #include "kernels/cpu/winograd.h"
 
 #include <immintrin.h>
+#include <string.h>
+
+#include "kernels/cpu/bf16.h"
 
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
@@ -40,6 +43,20 @@ AVX2_INLINE __m256i lanes(int n)
         o[o0 + 3 * (so)] = g2;                                                      \
     }
 
+/* n <= 8 bfloat16 values at element `at` of w (which holds bfloat16) as float32 (the bits
+ * moved to the top half: exact); lanes past n are 0. */
+AVX2_INLINE __m256 widen_bf16(const float *w, size_t at, int n)
+{
+    const swin_bf16 *src = (const swin_bf16 *)(const void *)w + at;
+    swin_bf16 part[8] = {0};
+    if (n < 8) {
+        memcpy(part, src, (size_t)n * sizeof *src);
+        src = part;
+    }
+    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)src));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+}
+
 /* U[p][ci][co0, co0 + 8) for one input channel; mask mk where fewer than 8 channels are
  * left (the rest of the vector is stored as the zero padding of coutp). */
 AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i mk, bool full)
@@ -47,8 +64,11 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i 
     const int cin = t->in.c, cout = t->out.c;
     __m256 g[27], a[36], b[48], u[64];
     for (int i = 0; i < 27; i++) {   /* tap i = (kz * 3 + ky) * 3 + kx */
-        const float *src = t->w + ((size_t)i * cin + ci) * cout + co0;
-        g[i] = full ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mk);
+        const size_t at = ((size_t)i * cin + ci) * cout + co0;
+        if (t->w_bf16)
+            g[i] = widen_bf16(t->w, at, full ? 8 : cout - co0);
+        else
+            g[i] = full ? _mm256_loadu_ps(t->w + at) : _mm256_maskload_ps(t->w + at, mk);
     }
     for (int r = 0; r < 9; r++) G3(g, 3 * r, 1, a, 4 * r, 1)             /* along x: a[kz][ky][c] */
     for (int z = 0; z < 3; z++)

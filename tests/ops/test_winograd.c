@@ -7,13 +7,16 @@
  * of the weight transform. Each case runs the Winograd kernel directly (it transforms the
  * weights into its workspace) and through conv3d (which takes Winograd where the shape rule
  * holds and the direct kernel elsewhere), at every SIMD level the CPU has; where a level has
- * no Winograd kernel the test says so and checks that the direct entry refuses. */
+ * no Winograd kernel the test says so and checks that the direct entry refuses. With
+ * bfloat16 weights (precision BF16) the reference uses the weights rounded to bfloat16 and
+ * the float32 input, and the same reference with the unrounded weights must be rejected. */
 #include "tests/ops/op_test.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/winograd.h"
 
 static void naive(double *ref, struct swin_vol in, const float *w, const float *bias, int cout, bool flip)
@@ -130,6 +133,65 @@ static bool run_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int d
     return ok;
 }
 
+/* Weights stored as bfloat16 (in a backend's bfloat16 range), through the Winograd entry
+ * and through conv3d, on a fresh backend at this level. */
+static bool bf16_case(enum swin_cpu_simd simd, int d, int h, int w, int cin, int cout)
+{
+    char name[160];
+    snprintf(name, sizeof name, "winograd[%s] bf16 weights %dx%dx%d cin %d -> cout %d", test_simd_name(simd), d, h,
+             w, cin, cout);
+    struct swin_cpu_backend *be = test_backend(2);
+    if (!be || !test_simd_select(be, simd)) {
+        if (be) swin_cpu_backend_free(be);
+        return check_true(name, be != NULL);
+    }
+    test_rng r = {4242ULL + (uint64_t)(cin * 13 + cout)};
+    tvol in = tvol_new(d, h, w, cin, cin);
+    tvol_fill(&in, &r, -1.0f, 1.0f);
+    const size_t nw = (size_t)27 * cin * cout;
+    float *wt = test_rand(&r, nw, -0.5f, 0.5f), *wr = malloc(nw * sizeof(float));
+    float *bias = test_rand(&r, (size_t)cout, -1.0f, 1.0f);
+    swin_bf16 *wb = malloc(nw * sizeof(swin_bf16));
+    for (size_t i = 0; i < nw; i++) {
+        wb[i] = swin_bf16_from_f32(wt[i]);
+        wr[i] = swin_bf16_to_f32(wb[i]);
+    }
+    swin_cpu_backend_set_bf16(be, wb, nw * sizeof(swin_bf16));
+    const float *wbf = (const float *)(const void *)wb;
+    size_t n = (size_t)d * h * w * cout;
+    double *ref = malloc(n * sizeof(double)), *unrounded = malloc(n * sizeof(double));
+    naive(ref, in.v, wr, bias, cout, false);
+    naive(unrounded, in.v, wt, bias, cout, false);
+    bool ok = true;
+    for (int via_conv3d = 0; via_conv3d < 2; via_conv3d++) {
+        tvol out = tvol_new(d, h, w, cout, cout);
+        size_t wsb = via_conv3d ? swin_cpu_ops.conv3d_ws(be, out.v, in.v, 3) : swin_cpu_winograd_ws(be, out.v, in.v);
+        void *ws = ws_new(wsb);
+        int rc = via_conv3d ? swin_cpu_ops.conv3d(be, out.v, in.v, wbf, bias, 3, 1, 1, ws, wsb)
+                            : swin_cpu_conv3d_winograd(be, out.v, in.v, wbf, bias, ws, wsb);
+        ok &= check_true(name, rc == 0);
+        ok &= compare(name, out.v, ref, cin, cout);
+        bool differs = false;
+        for (size_t i = 0; i < n; i++) {
+            double g = swin_vol_f32(out.v)[i], f = unrounded[i];
+            differs |= !(fabs(g - f) <= tol_abs(cin) + 2e-5 * fabs(f));
+        }
+        ok &= check_true("winograd bf16: the unrounded-weight reference is rejected (the weights are read as "
+                         "bfloat16)", differs);
+        ok &= ws_free(ws);
+        tvol_free(&out);
+    }
+    free(ref);
+    free(unrounded);
+    free(wb);
+    free(wr);
+    free(wt);
+    free(bias);
+    tvol_free(&in);
+    swin_cpu_backend_free(be);
+    return ok;
+}
+
 static bool all_cases(struct swin_cpu_backend *be, enum swin_cpu_simd simd)
 {
     bool ok = true;
@@ -147,6 +209,11 @@ static bool all_cases(struct swin_cpu_backend *be, enum swin_cpu_simd simd)
     ok &= run_case(be, simd, 8, 9, 8, 20, 21, 100, true, 100, 0, false);
     /* many tile blocks over two threads, the concat's second half as the input (pitch 2 cin) */
     ok &= run_case(be, simd, 13, 12, 14, 48, 96, 48, false, 96, 48, true);
+    /* bfloat16 weights: cout 29 (a partial 8-channel vector), then two channel blocks */
+    if (swin_cpu_winograd_available(be)) {
+        ok &= bf16_case(simd, 7, 8, 9, 13, 29);
+        ok &= bf16_case(simd, 8, 6, 10, 24, 100);
+    }
     return ok;
 }
 
