@@ -98,15 +98,17 @@ swin_status swin_backend_open(const struct swin_model *m, const swin_context_par
             return SWIN_OK;
         }
 #ifdef SWIN_HAVE_CUDA
-        /* Planning only asks whether the device exists; a run opens it (uploads weights). */
+        /* Planning only asks whether the device exists; a run also opens it (uploads weights).
+         * A device that exists but fails to open says why in the reason (at most 120
+         * characters of the cause: the reason holds 160). */
         swin_error cuda_err = {0};
-        if (!need_device && !swin_cuda_device_usable(p->device))
+        if (!swin_cuda_device_usable(p->device))
             snprintf(why, sizeof why, "auto: no usable CUDA device %d", p->device);
         else if (open_cuda(m, p, need_device, b, &cuda_err) == SWIN_OK) {
             snprintf(b->reason, sizeof b->reason, "auto: CUDA device %d is usable", p->device);
             return SWIN_OK;
         } else
-            snprintf(why, sizeof why, "auto: CUDA device %d did not open (%.100s)", p->device, cuda_err.msg);
+            snprintf(why, sizeof why, "auto: CUDA device %d did not open (%.120s)", p->device, cuda_err.msg);
 #endif
         /* the CPU runs fp16 requests as float32 (plan info .precision FP32) */
         swin_context_params q = *p;
