@@ -11,20 +11,12 @@
  * Rows past n repeat a valid row and are not stored; keys past n are masked; columns past hd
  * are computed from zero rows of vt and not stored. fp32 accumulation in an order that
  * differs from OpenBLAS (the portable path): results agree to rounding, not bit for bit. */
-#include "kernels/cpu/attn_avx512.h"
+#include "kernels/cpu/attn_head.h"
 #include "kernels/cpu/cpu_rowops.h"
 
 #include <immintrin.h>
 #include <stddef.h>
 #include <string.h>
-
-/* dst (rows_pad, npad): dst[e][t] = src[t*ld + e] for e < cols, t < n; zero elsewhere */
-static void transpose_pad(float *dst, int rows_pad, int npad, const float *src, int ld, int n, int cols)
-{
-    memset(dst, 0, (size_t)rows_pad * npad * sizeof(float));
-    for (int t = 0; t < n; t++)
-        for (int e = 0; e < cols; e++) dst[(size_t)e * npad + t] = src[(size_t)t * ld + e];
-}
 
 static inline __mmask16 lanes_upto(int avail)
 {
@@ -112,8 +104,8 @@ void swin_cpu_attn_head_avx512(float *o, int ldo, const float *q, const float *k
                                float *vt, float *sblk)
 {
     const int npad = swin_cpu_attn_npad(n), hd4 = (hd + 3) / 4 * 4;
-    transpose_pad(kt, hd, npad, k, ld, n, hd);
-    transpose_pad(vt, hd4, npad, v, ld, n, hd);
+    swin_cpu_attn_transpose_pad(kt, hd, npad, k, ld, n, hd);
+    swin_cpu_attn_transpose_pad(vt, hd4, npad, v, ld, n, hd);
     for (int i0 = 0; i0 < n; i0 += 8) {
         const int rows = n - i0 < 8 ? n - i0 : 8;
         qk_block(sblk, q, ld, i0, n, hd, kt, npad);

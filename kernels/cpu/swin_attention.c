@@ -16,15 +16,16 @@
  * shift > 0; labels come from the rolled padded coordinate p of each token.
  * Windows are disjoint, so each thread gathers, computes and scatters its windows in place.
  * Threads claim whole windows (a stage with a single window, e.g. stage 4 at 96^3, runs on
- * one thread). With AVX-512 each head runs fused per 8 query rows (attn_avx512.c);
- * otherwise OpenBLAS GEMMs and swin_cpu_softmax_row. qkv and proj GEMMs: OpenBLAS.
+ * one thread). With AVX-512 or AVX2 + FMA each head runs fused per 8 query rows
+ * (attn_avx512.c, attn_avx2.c); otherwise OpenBLAS GEMMs and swin_cpu_softmax_row. qkv and
+ * proj GEMMs: OpenBLAS.
  *
  * Workspace: shared bias (heads, n, n) = table[R_full[i,t], h], built once per call; per thread
  *   tok (n, C) gathered LN1 tokens, later the projection output
- *   qkv (n, 3C), s (n, n) one head's logits, o (n, C), src (n) int64 voxel or -1, label (n) int,
- *   kt, vt ((hd + 3), npad) one head's k and v transposed for the AVX-512 path (which
- *   uses only the first 8 rows of s). */
-#include "kernels/cpu/attn_avx512.h"
+ *   qkv (n, 3C), s one head's logits: (n, n), or the 8-row block of the fused heads,
+ *   o (n, C), src (n) int64 voxel or -1, label (n) int, kt, vt the fused heads' k and v
+ *   (attn_head.h gives their sizes). */
+#include "kernels/cpu/attn_head.h"
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/cpu_rowops.h"
 
@@ -36,17 +37,22 @@ static long win_tokens(const struct swin_window_geom *g) { return (long)g->win[0
 
 static size_t attn_bias_bytes(long n, int heads) { return swin_cpu_round((size_t)heads * n * n * sizeof(float)); }
 
-/* Per-thread scratch of the AVX-512 products: k and v of one head transposed, (hd + 3) rows
- * of npad floats each. */
+/* Per-thread scratch of the fused heads: k and v of one head rearranged. */
 static size_t attn_tr_bytes(long n, int c, int heads)
 {
-    return swin_cpu_round((size_t)(c / heads + 3) * swin_cpu_attn_npad((int)n) * sizeof(float));
+    return swin_cpu_round(swin_cpu_attn_tr_floats((int)n, c / heads) * sizeof(float));
+}
+
+static size_t attn_s_bytes(long n)
+{
+    const size_t full = (size_t)n * n, blk = swin_cpu_attn_sblk_floats((int)n);
+    return swin_cpu_round((full > blk ? full : blk) * sizeof(float));
 }
 
 static size_t attn_slice(long n, int c, int heads)
 {
     return swin_cpu_round((size_t)n * c * sizeof(float)) * 2 + swin_cpu_round((size_t)n * 3 * c * sizeof(float)) +
-           swin_cpu_round((size_t)n * n * sizeof(float)) + swin_cpu_round((size_t)n * sizeof(int64_t)) +
+           attn_s_bytes(n) + swin_cpu_round((size_t)n * sizeof(int64_t)) +
            swin_cpu_round((size_t)n * sizeof(int)) + 2 * attn_tr_bytes(n, c, heads);
 }
 
@@ -64,7 +70,7 @@ struct attn_task {
     long n;
     bool masked;
     float *bias;             /* (heads, n, n) */
-    bool avx512;             /* heads with attn_avx512.c instead of OpenBLAS + swin_cpu_softmax_row */
+    swin_cpu_attn_head_fn *head; /* a fused head (attn_head.h), or NULL: OpenBLAS + swin_cpu_softmax_row */
     struct swin_cpu_wgemm qkv, proj; /* bfloat16 weights or not; q k^T and p v stay float32 */
     char *ws;                /* per-thread slices */
     size_t slice;
@@ -124,7 +130,7 @@ static void attn_run(void *p, int tid, int nth)
     float *o = (float *)(base += swin_cpu_round((size_t)n * c * sizeof(float)));
     float *qkv = (float *)(base += swin_cpu_round((size_t)n * c * sizeof(float)));
     float *s = (float *)(base += swin_cpu_round((size_t)n * c3 * sizeof(float)));
-    int64_t *src = (int64_t *)(base += swin_cpu_round((size_t)n * n * sizeof(float)));
+    int64_t *src = (int64_t *)(base += attn_s_bytes(n));
     int *label = (int *)(base += swin_cpu_round((size_t)n * sizeof(int64_t)));
     float *kt = (float *)(base += swin_cpu_round((size_t)n * sizeof(int)));
     float *vt = (float *)(base + attn_tr_bytes(n, c, heads));
@@ -146,9 +152,8 @@ static void attn_run(void *p, int tid, int nth)
         for (int h = 0; h < heads; h++) {
             const float *q = qkv + h * hd, *k = qkv + c + h * hd, *v = qkv + 2 * c + h * hd;
             const float *bias = t->bias + (size_t)h * n * n;
-            if (t->avx512) {   /* fused per 8 query rows, see attn_avx512.c */
-                swin_cpu_attn_head_avx512(o + h * hd, c, q, k, v, c3, n, hd, bias, mixed ? label : NULL, label, kt,
-                                          vt, s);
+            if (t->head) {
+                t->head(o + h * hd, c, q, k, v, c3, n, hd, bias, mixed ? label : NULL, label, kt, vt, s);
                 continue;
             }
             /* s = q_h k_h^T (n, n); + bias + mask, softmax over keys, row by row; o_h = s v_h */
@@ -195,7 +200,9 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g), .qkv = swin_cpu_wgemm_of(be, blk->qkv_w),
                           .proj = swin_cpu_wgemm_of(be, blk->proj_w)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
-    t.avx512 = be->simd == SWIN_CPU_SIMD_AVX512;
+    t.head = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_attn_head_avx512
+             : be->simd == SWIN_CPU_SIMD_AVX2 ? swin_cpu_attn_head_avx2
+                                              : NULL;
     char *base = swin_cpu_align_ptr(ws);
     t.bias = (float *)base;
     swin_cpu_run(be, bias_run, &t);

@@ -1,6 +1,6 @@
 /* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
  *   x += fc2(GELU_erf(fc1(LN2(x))))       LN2 affine (norm2), GELU 0.5 v (1 + erf(v / sqrt 2))
- *                                          (vectorised erf: gelu.c, vmath_avx512.c)
+ *                                          (vectorised erf: gelu.c, vmath_avx2.c, vmath_avx512.c)
  * fc1_w (C, hidden), fc2_w (hidden, C) as core/model.h. Chunked over R consecutive
  * tokens so the hidden activations exist for R tokens only. Per thread workspace:
  *   a (R, C)       LN2 of the chunk
@@ -67,7 +67,9 @@ int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *b
     struct swin_cpu_backend *be = bev;
     struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden, .fc1 = swin_cpu_wgemm_of(be, blk->fc1_w),
                          .fc2 = swin_cpu_wgemm_of(be, blk->fc2_w),
-                         .gelu = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512 : swin_cpu_gelu_erf};
+                         .gelu = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512
+                                 : be->simd == SWIN_CPU_SIMD_AVX2 ? swin_cpu_gelu_erf_avx2
+                                                                  : swin_cpu_gelu_erf};
     t.rows = mlp_rows((long)swin_vol_voxels(x));
     t.ws = swin_cpu_align_ptr(ws);
     t.slice = mlp_slice(t.rows, x.c, hidden);

@@ -180,7 +180,7 @@ static double max_diff(const float *a, const float *b, size_t n, double *scale)
     return m;
 }
 
-/* fp32 op vs float64 reference: GEMMs with K <= 3C <= 60, softmax over n <= 343 keys
+/* fp32 op vs float64 reference: GEMMs with K <= 343, softmax over n <= 343 keys
  * (logits |.| < ~10) and fp32 LN: < 3e-5 of max(1, |ref|). Every wrong variant moves the
  * output by > 1e-3 (1e-3 .. 1e-2 on a whole model, docs/forward.md §4; here per block). */
 #define ATTN_TOL 3e-5
@@ -252,6 +252,10 @@ static bool all_cases(struct swin_cpu_backend *be)
     ok &= run_case(be, 8, 8, 8, c7, 6, 2, true, 6, true, NULL, 0);
     /* full 7^3 windows, 8 of them, shifted */
     ok &= run_case(be, 14, 14, 14, c7, 12, 3, true, 13, true, NULL, 0);
+    /* head dims of the fused kernels' tiles: 16 (every stage of the default model) in full 7^3
+     * windows of 343 keys shifted on one axis, and 20 (one 16-column tile and a partial one) */
+    ok &= run_case(be, 14, 7, 7, c7, 32, 2, true, 35, true, no_geo + 2, 1);
+    ok &= run_case(be, 8, 7, 9, c7, 40, 2, true, 40, false, NULL, 0);
     return ok;
 }
 

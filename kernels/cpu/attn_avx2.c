@@ -1,0 +1,108 @@
+/* One head of window attention with AVX2 + FMA (compiled for avx2,fma only), fused per block
+ * of 8 query rows so that the block's logits stay in L1:
+ *
+ *   once per head: kt (hd, npad) = k transposed, vp (n, hd16) = v with its columns padded
+ *                  to hd16 = hd rounded up to 16, both zero padded
+ *   per block of 8 query rows i0 .. i0+7, two halves of 4 rows each:
+ *     s (4, npad) = q k^T  4 rows x 24 keys per tile (8 or 16 for the last): for every
+ *                          e < hd, 3 rows of kt times 4 broadcasts of q_i[e] into 12
+ *                          accumulators; keys past n come from zero columns of kt
+ *   softmax of each of the 8 rows over its n keys, with its bias row and mask
+ *   (swin_cpu_softmax_row_avx2)
+ *     o rows = s vp        4 rows x 16 columns per tile: for every key t < n, 2 vectors of
+ *                          vp row t times 4 broadcasts of s_i[t] into 8 accumulators
+ * The logit block has row stride npad (swin_cpu_attn_sblk_floats). Rows past n repeat row
+ * i0 and are not stored; columns past hd come from zero columns of vp and are not stored.
+ * fp32 accumulation in an order that differs from OpenBLAS (the portable path): results
+ * agree to rounding, not bit for bit. */
+#include "kernels/cpu/attn_head.h"
+#include "kernels/cpu/cpu_rowops.h"
+
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+/* s rows 0..3 (stride lds), keys t0 .. t0 + 8 kw - 1, of q rows qr[] times kt. */
+AVX2_INLINE void qk_tile(float *s, int lds, const float *const qr[4], int hd, const float *kt, int npad, int t0,
+                         int kw)
+{
+    __m256 acc[4][3];
+    for (int i = 0; i < 4; i++)
+        for (int w = 0; w < kw; w++) acc[i][w] = _mm256_setzero_ps();
+    for (int e = 0; e < hd; e++) {
+        const float *kr = kt + (size_t)e * npad + t0;
+        __m256 kv[3];
+        for (int w = 0; w < kw; w++) kv[w] = _mm256_loadu_ps(kr + 8 * w);
+        for (int i = 0; i < 4; i++) {
+            const __m256 b = _mm256_broadcast_ss(qr[i] + e);
+            for (int w = 0; w < kw; w++) acc[i][w] = _mm256_fmadd_ps(b, kv[w], acc[i][w]);
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        for (int w = 0; w < kw; w++) _mm256_storeu_ps(s + (size_t)i * lds + t0 + 8 * w, acc[i][w]);
+}
+
+/* s rows 0..3 (stride npad) = q rows i0 .. i0 + 3 (rows past n repeat row i0) times kt. */
+AVX2_INLINE void qk_rows4(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad)
+{
+    const float *qr[4];
+    for (int i = 0; i < 4; i++) qr[i] = q + (size_t)(i0 + i < n ? i0 + i : i0) * ld;
+    int t0 = 0;
+    for (; t0 + 24 <= npad; t0 += 24) qk_tile(s, npad, qr, hd, kt, npad, t0, 3);
+    /* npad is a multiple of 16, so 0, 8 or 16 keys are left */
+    if (npad - t0 == 16) qk_tile(s, npad, qr, hd, kt, npad, t0, 2);
+    else if (npad - t0 == 8) qk_tile(s, npad, qr, hd, kt, npad, t0, 1);
+}
+
+/* o rows [0, rows) (rows <= 4, stride ldo, hd columns) = p rows (stride npad, n keys) . vp. */
+AVX2_INLINE void pv_rows4(float *o, int ldo, const float *p, int npad, int rows, int n, int hd, const float *vp,
+                          int hd16)
+{
+    const float *pr[4];
+    for (int i = 0; i < 4; i++) pr[i] = p + (size_t)(i < rows ? i : 0) * npad;
+    for (int e0 = 0; e0 < hd; e0 += 16) {
+        __m256 acc[4][2];
+        for (int i = 0; i < 4; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+        for (int t = 0; t < n; t++) {
+            const float *vr = vp + (size_t)t * hd16 + e0;
+            const __m256 w0 = _mm256_loadu_ps(vr), w1 = _mm256_loadu_ps(vr + 8);
+            for (int i = 0; i < 4; i++) {
+                const __m256 b = _mm256_broadcast_ss(pr[i] + t);
+                acc[i][0] = _mm256_fmadd_ps(b, w0, acc[i][0]);
+                acc[i][1] = _mm256_fmadd_ps(b, w1, acc[i][1]);
+            }
+        }
+        const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(hd - e0), idx),
+                      m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(hd - e0 - 8), idx);
+        for (int i = 0; i < rows; i++) {
+            float *row = o + (size_t)i * ldo + e0;
+            _mm256_maskstore_ps(row, m0, acc[i][0]);
+            _mm256_maskstore_ps(row + 8, m1, acc[i][1]);
+        }
+    }
+}
+
+AVX2 void swin_cpu_attn_head_avx2(float *o, int ldo, const float *q, const float *k, const float *v, int ld, int n,
+                                  int hd, const float *bias, const int *label, const int *label_all, float *kt,
+                                  float *vt, float *sblk)
+{
+    const int npad = swin_cpu_attn_npad(n), hd16 = (hd + 15) / 16 * 16;
+    swin_cpu_attn_transpose_pad(kt, hd, npad, k, ld, n, hd);
+    float *vp = vt;
+    for (int t = 0; t < n; t++) {
+        float *row = vp + (size_t)t * hd16;
+        memcpy(row, v + (size_t)t * ld, (size_t)hd * sizeof(float));
+        memset(row + hd, 0, (size_t)(hd16 - hd) * sizeof(float));
+    }
+    for (int i0 = 0; i0 < n; i0 += 8) {
+        const int rows = n - i0 < 8 ? n - i0 : 8;
+        qk_rows4(sblk, q, ld, i0, n, hd, kt, npad);
+        if (rows > 4) qk_rows4(sblk + 4 * (size_t)npad, q, ld, i0 + 4, n, hd, kt, npad);
+        for (int i = 0; i < rows; i++)
+            swin_cpu_softmax_row_avx2(sblk + (size_t)i * npad, bias + (size_t)(i0 + i) * n, label, label_all[i0 + i], n);
+        pv_rows4(o + (size_t)i0 * ldo, ldo, sblk, npad, rows < 4 ? rows : 4, n, hd, vp, hd16);
+        if (rows > 4) pv_rows4(o + (size_t)(i0 + 4) * ldo, ldo, sblk + 4 * (size_t)npad, npad, rows - 4, n, hd, vp, hd16);
+    }
+}

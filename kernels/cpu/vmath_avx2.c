@@ -1,0 +1,141 @@
+/* 8-lane AVX2 + FMA versions of the row functions of cpu_rowops.h (compiled for avx2,fma
+ * only; the backend calls them only where the CPU has both):
+ *   swin_cpu_softmax_row_avx2  the attention softmax (bias and mask added first), same
+ *                              algorithm as vexp.c (max-subtracted, Cephes expf clamped at -87)
+ *   swin_cpu_gelu_erf_avx2     exact-erf GELU, same algorithm as gelu.c
+ * with fused multiply-adds in the polynomials, so they agree with the portable versions to
+ * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
+#include "kernels/cpu/cpu_rowops.h"
+
+#include <immintrin.h>
+#include <math.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+/* all-ones in the lanes below `avail` (0..8 lanes) */
+AVX2_INLINE __m256i lanes_upto(int avail)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(avail), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+AVX2_INLINE float hmax8(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+
+AVX2_INLINE float hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+AVX2_INLINE __m256 exp8_nonpos(__m256 x)
+{
+    const __m256 cx = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    /* n = round(x / ln 2) */
+    const __m256 fn = _mm256_round_ps(_mm256_mul_ps(cx, _mm256_set1_ps(1.44269504088896341f)),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), cx);   /* ln 2 in two parts */
+    r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_fmadd_ps(r, _mm256_set1_ps(1.9875691500e-4f), _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* 2^n, n in [-126, 0], built in the exponent field */
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fn), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+/* Logits + bias (+ mask) of the lanes in `m` (zero elsewhere), from r + j. */
+AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, int label_i, int j, __m256i m)
+{
+    __m256 v = _mm256_add_ps(_mm256_maskload_ps(r + j, m), _mm256_maskload_ps(bias + j, m));
+    if (label) {
+        const __m256i same = _mm256_cmpeq_epi32(_mm256_maskload_epi32(label + j, m), _mm256_set1_epi32(label_i));
+        v = _mm256_add_ps(v, _mm256_andnot_ps(_mm256_castsi256_ps(same), _mm256_set1_ps(-100.0f)));
+    }
+    return v;
+}
+
+AVX2 void swin_cpu_softmax_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
+{
+    const int n8 = n / 8 * 8;
+    const __m256i all = _mm256_set1_epi32(-1), tail = lanes_upto(n - n8);
+    __m256 vm = _mm256_set1_ps(-INFINITY);
+    for (int j = 0; j < n8; j += 8) {
+        const __m256 v = biased(r, bias, label, label_i, j, all);
+        _mm256_storeu_ps(r + j, v);
+        vm = _mm256_max_ps(vm, v);
+    }
+    if (n8 < n) {
+        const __m256 v = biased(r, bias, label, label_i, n8, tail);
+        _mm256_maskstore_ps(r + n8, tail, v);
+        vm = _mm256_max_ps(vm, _mm256_blendv_ps(vm, v, _mm256_castsi256_ps(tail)));
+    }
+    const __m256 mx = _mm256_set1_ps(hmax8(vm));
+    __m256 acc = _mm256_setzero_ps();
+    for (int j = 0; j < n8; j += 8) {
+        const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(r + j), mx));
+        _mm256_storeu_ps(r + j, v);
+        acc = _mm256_add_ps(acc, v);
+    }
+    if (n8 < n) {
+        const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_maskload_ps(r + n8, tail), mx));
+        _mm256_maskstore_ps(r + n8, tail, v);
+        acc = _mm256_add_ps(acc, _mm256_and_ps(v, _mm256_castsi256_ps(tail)));
+    }
+    const __m256 inv = _mm256_set1_ps(1.0f / hsum8(acc));
+    for (int j = 0; j < n8; j += 8) _mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), inv));
+    if (n8 < n) _mm256_maskstore_ps(r + n8, tail, _mm256_mul_ps(_mm256_maskload_ps(r + n8, tail), inv));
+}
+
+/* erf(x), N. Juffa's erff algorithm as in gelu.c: x + x P(x^2) for |x| <= 0.921875, else
+ * sign(x) (1 - exp(-(t + t Q(t)))) with t = min(|x|, 3.725); both computed, then blended. */
+AVX2_INLINE __m256 erf8(__m256 x)
+{
+    const __m256 signbit = _mm256_set1_ps(-0.0f);
+    const __m256 sign = _mm256_and_ps(x, signbit), ax = _mm256_andnot_ps(signbit, x);
+    const __m256 s = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_fmadd_ps(s, _mm256_set1_ps(-5.99104969e-4f), _mm256_set1_ps(4.99339588e-3f));
+    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-2.67667342e-2f));
+    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.12818025e-1f));
+    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.76124859e-1f));
+    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.28379151e-1f));
+    const __m256 small = _mm256_fmadd_ps(p, x, x);
+    const __m256 t = _mm256_min_ps(ax, _mm256_set1_ps(3.725f));
+    __m256 q = _mm256_fmadd_ps(t, _mm256_set1_ps(1.72948930e-5f), _mm256_set1_ps(-3.83208680e-4f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(3.88393435e-3f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-2.42545605e-2f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.06777847e-1f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(6.34846687e-1f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.28717512e-1f));
+    q = _mm256_fmadd_ps(q, t, t);
+    const __m256 e = _mm256_sub_ps(_mm256_set1_ps(1.0f), exp8_nonpos(_mm256_sub_ps(_mm256_setzero_ps(), q)));
+    const __m256 large = _mm256_or_ps(e, sign);
+    const __m256 use_small = _mm256_cmp_ps(ax, _mm256_set1_ps(0.921875f), _CMP_LE_OQ);
+    return _mm256_blendv_ps(large, small, use_small);
+}
+
+AVX2_INLINE __m256 gelu8(__m256 v)
+{
+    const __m256 e = erf8(_mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2)));
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+AVX2 void swin_cpu_gelu_erf_avx2(float *h, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(h + i, gelu8(_mm256_loadu_ps(h + i)));
+    if (i < n) {
+        const __m256i tail = lanes_upto((int)(n - i));
+        _mm256_maskstore_ps(h + i, tail, gelu8(_mm256_maskload_ps(h + i, tail)));
+    }
+}
