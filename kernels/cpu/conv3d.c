@@ -6,18 +6,31 @@
  * (R x k^3 cin, column = tap * cin + ci, taps in (kz, ky, kx) order, zeros outside the
  * input), then one sgemm (R x K) . (K x cout) written straight into out with ldc = pitch.
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
- * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) every case goes to the
- * implicit-GEMM kernel of conv3d_avx512.c or conv3d_avx2.c instead, which read the input
- * in place. With bfloat16 weights (w in the range of swin_cpu_backend_set_bf16) every level
+ * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) the convs with an
+ * im2col step and more than SMALL_GRID output voxels go to the implicit-GEMM kernel of
+ * conv3d_avx512.c or conv3d_avx2.c instead, which reads the input in place. On small grids
+ * that kernel streams the whole weight matrix per tile of voxels, with a stride of cout
+ * floats between input channels, and OpenBLAS, which packs the weights once, wins; so it
+ * does on the 1x1x1 convs. Measured with AVX2 on the idle 2-core box, implicit -> OpenBLAS,
+ * 2 threads: 3x3x3 384->384 on 4^3 9.4 -> 3.9 ms, 768->768 on 2^3 13.9 -> 6.7 ms, 96->96
+ * on 24^3 50.7 -> 47.9 ms; 1x1x1 1->48 on 96^3 46 -> 14 ms, 96->48 on 96^3 86 -> 80 ms,
+ * 192->96 on 24^3 5.6 -> 4.0 ms; the 3x3x3 kernel keeps 48^3 (48->48: 89 against 98 ms)
+ * and larger grids.
+ * With bfloat16 weights (w in the range of swin_cpu_backend_set_bf16) every level
  * takes im2col and the bfloat16 GEMM of gemm_bf16.h in place of sgemm.
- * Threads claim slabs dynamically. fp32 accumulation.
+ * Threads claim (slab, column block) items dynamically; the columns are split only when
+ * there are fewer than 2 slabs per thread. fp32 accumulation.
  * A 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the Winograd
  * kernel instead (winograd.h), which transforms the weights (float32, or bfloat16 widened)
  * into the workspace per call. */
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv3d_internal.h"
 #include "kernels/cpu/winograd.h"
 
 #include <string.h>
+
+/* Output voxels up to which a conv with an im2col step runs OpenBLAS (24^3). */
+#define SMALL_GRID (24L * 24 * 24)
 
 /* Slab rows: big enough for an efficient GEMM, small enough that the im2col slab
  * (R x K floats) stays around 4 MB per thread. */
@@ -71,6 +84,13 @@ static void im2col_row(const struct conv_task *t, float *row, int oz, int oy, in
     }
 }
 
+/* Columns [c0, ...) of the weight matrix, float32 or bfloat16 (gemm_bf16.h reads a
+ * bfloat16 matrix through the same pointer type). */
+static const float *weight_cols(const struct conv_task *t, int c0)
+{
+    return t->gemm.bf16 ? (const float *)(const void *)((const swin_bf16 *)(const void *)t->w + c0) : t->w + c0;
+}
+
 static void conv_run(void *p, int tid, int nth)
 {
     struct conv_task *t = p;
@@ -79,30 +99,36 @@ static void conv_run(void *p, int tid, int nth)
     const int cout = out.c;
     const bool direct = t->k == 1 && t->stride == 1 && t->pad == 0;
     float *a = (float *)(t->ws + (size_t)tid * t->slice);
-    if (t->simd != SWIN_CPU_SIMD_BASELINE && !t->gemm.bf16) {
+    if (t->implicit) {
         /* the slice's first cin floats are the zero row of the padding */
         memset(a, 0, (size_t)in.c * sizeof(float));
         if (t->simd == SWIN_CPU_SIMD_AVX512) swin_cpu_conv3d_avx512_run(t, &t->next, a);
         else swin_cpu_conv3d_avx2_run(t, &t->next, a);
         return;
     }
-    long b, e;
-    while (swin_cpu_claim(&t->next, nout, t->rows, &b, &e)) {
-        const long m = e - b;
-        float *c = swin_vol_f32(out) + b * out.pitch;
+    const long nslab = (nout + t->rows - 1) / t->rows;
+    const int ncb = (cout + t->col_block - 1) / t->col_block;
+    long built = -1, item, end;
+    while (swin_cpu_claim(&t->next, nslab * ncb, 1, &item, &end)) {
+        const long slab = item / ncb, b = slab * t->rows, e = b + t->rows < nout ? b + t->rows : nout, m = e - b;
+        const int c0 = (int)(item % ncb) * t->col_block, nc = cout - c0 < t->col_block ? cout - c0 : t->col_block;
+        float *c = swin_vol_f32(out) + b * out.pitch + c0;
         if (t->bias)
-            for (long r = 0; r < m; r++) memcpy(c + r * out.pitch, t->bias, (size_t)cout * sizeof(float));
+            for (long r = 0; r < m; r++) memcpy(c + r * out.pitch, t->bias + c0, (size_t)nc * sizeof(float));
         if (direct) {
-            swin_cpu_wgemm_run(t->gemm, (int)m, cout, in.c, swin_vol_f32(in) + b * in.pitch, in.pitch, t->w, cout,
-                               t->bias != NULL, c, out.pitch);
+            swin_cpu_wgemm_run(t->gemm, (int)m, nc, in.c, swin_vol_f32(in) + b * in.pitch, in.pitch,
+                               weight_cols(t, c0), cout, t->bias != NULL, c, out.pitch);
             continue;
         }
-        for (long v = b; v < e; v++) {
-            int ox = (int)(v % out.w), oy = (int)(v / out.w % out.h), oz = (int)(v / ((long)out.w * out.h));
-            im2col_row(t, a + (v - b) * t->kdim, oz, oy, ox);
+        if (slab != built) {
+            for (long v = b; v < e; v++) {
+                int ox = (int)(v % out.w), oy = (int)(v / out.w % out.h), oz = (int)(v / ((long)out.w * out.h));
+                im2col_row(t, a + (v - b) * t->kdim, oz, oy, ox);
+            }
+            built = slab;
         }
-        swin_cpu_wgemm_run(t->gemm, (int)m, cout, (int)t->kdim, a, (int)t->kdim, t->w, cout, t->bias != NULL, c,
-                           out.pitch);
+        swin_cpu_wgemm_run(t->gemm, (int)m, nc, (int)t->kdim, a, (int)t->kdim, weight_cols(t, c0), cout,
+                           t->bias != NULL, c, out.pitch);
     }
 }
 
@@ -116,8 +142,17 @@ int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, c
     (void)ws_bytes;
     struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad,
                           .simd = be->simd, .gemm = swin_cpu_wgemm_of(be, w)};
+    const long nout = (long)swin_vol_voxels(out);
     t.kdim = (long)k * k * k * in.c;
-    t.rows = conv_rows((long)swin_vol_voxels(out), t.kdim);
+    t.rows = conv_rows(nout, t.kdim);
+    const bool rows_are_a = k == 1 && stride == 1 && pad == 0;
+    t.implicit = be->simd != SWIN_CPU_SIMD_BASELINE && !t.gemm.bf16 &&
+                 (be->conv_choice == SWIN_CPU_CONV_IMPLICIT_ONLY || (!rows_are_a && nout > SMALL_GRID));
+    /* fewer than 2 slabs per thread: split the columns into blocks of a multiple of 16 */
+    const long nslab = (nout + t.rows - 1) / t.rows, want = 2L * be->nthreads;
+    const long ncb = nslab >= want ? 1 : (want + nslab - 1) / nslab;
+    const int cb = (int)((out.c + ncb - 1) / ncb + 15) / 16 * 16;
+    t.col_block = cb < out.c ? cb : out.c;
     t.ws = swin_cpu_align_ptr(ws);
     t.slice = swin_cpu_round((size_t)t.rows * t.kdim * sizeof(float));
     atomic_init(&t.next, 0);

@@ -10,8 +10,10 @@ struct conv_task {
     const float *w, *bias;      /* w (k, k, k, cin, cout) */
     int k, stride, pad;
     long rows, kdim;            /* slab rows, k^3 cin */
-    enum swin_cpu_simd simd;    /* which kernel runs the task */
+    enum swin_cpu_simd simd;    /* which implicit-GEMM kernel runs the task */
+    bool implicit;              /* the implicit-GEMM kernel, else im2col (or k 1 rows) + GEMM */
     struct swin_cpu_wgemm gemm; /* bfloat16 weights: im2col + swin_cpu_gemm_bf16 at every level */
+    int col_block;              /* output channels per GEMM work item (im2col path) */
     char *ws;                   /* aligned; thread t owns [t*slice, (t+1)*slice) */
     size_t slice;
     atomic_long next;

@@ -88,6 +88,11 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
     return be->simd;
 }
 
+void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu_conv_choice choice)
+{
+    be->conv_choice = choice;
+}
+
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes)
 {
     be->bf16_lo = (uintptr_t)lo;
@@ -160,6 +165,7 @@ swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, 
     }
     be->slots = slots;
     be->simd = swin_cpu_simd_of_cpu();
+    be->conv_choice = SWIN_CPU_CONV_BY_SHAPE;
     /* The pool splits the work; each GEMM call runs on the thread that makes it. */
     openblas_set_num_threads(1);
     *out = be;

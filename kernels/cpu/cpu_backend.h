@@ -47,6 +47,15 @@ enum swin_cpu_simd {
  * lower than max where the CPU lacks it. */
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
 
+/* Which conv3d kernel runs at the AVX2 and AVX-512 levels: by shape (the default: the
+ * implicit-GEMM kernel, or OpenBLAS where it was measured faster, conv3d.c), or the
+ * implicit-GEMM kernel on every shape (tests, so that it is checked on small shapes too). */
+enum swin_cpu_conv_choice {
+    SWIN_CPU_CONV_BY_SHAPE = 0,
+    SWIN_CPU_CONV_IMPLICIT_ONLY = 1,
+};
+void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu_conv_choice choice);
+
 /* Precision BF16 (runtime/swinrun.h): every GEMM weight the ops receive (conv3d and
  * conv_transpose2 w, qkv_w, proj_w, fc1_w, fc2_w, patch_merge red_w) whose address lies in
  * [lo, lo + bytes) is read as bfloat16 (runtime/model_bf16.h puts a model copy's bfloat16
@@ -54,8 +63,8 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
  * float32 (gemm_bf16.h); conv3d then runs im2col + that GEMM at every SIMD level. Weights
  * outside the range run float32 GEMMs on unrounded inputs. Norms, softmax, GELU, biases and
  * the attention's QK^T and PV products stay float32. Workspace queries do not depend on it.
- * Default: no bfloat16 weights. Once called (lo NULL too: planning) the backend is in BF16
- * mode, where every conv runs the direct kernels (the Winograd kernel is float32 only). */
+ * Default: no bfloat16 weights. The Winograd 3x3x3 convs widen bfloat16 weights exactly and
+ * keep their input float32 (winograd.h). */
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes);
 /* What BF16 runs on this CPU, for the plan ("bfloat16 widened to float32, AVX2 FMA ..."). */
 const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be);

@@ -40,6 +40,7 @@ struct swin_cpu_backend {
     void *arg;
     double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
+    enum swin_cpu_conv_choice conv_choice; /* swin_cpu_backend_set_conv_choice */
     uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16
                                      (swin_cpu_backend_set_bf16); lo == hi: none */
     char err[SWIN_ERROR_MSG_MAX];

@@ -31,15 +31,22 @@ static void naive(float *ref, struct swin_vol in, const float *w, const float *b
                 }
 }
 
-/* Which conv3d kernel the backend runs now (set by main). */
+/* Which conv3d kernels the backend runs now (set by main). */
 static enum swin_cpu_simd g_simd;
+static enum swin_cpu_conv_choice g_choice;
+
+static const char *kernel_name(void)
+{
+    if (g_simd == SWIN_CPU_SIMD_BASELINE) return "im2col+blas";
+    return g_choice == SWIN_CPU_CONV_IMPLICIT_ONLY ? test_simd_name(g_simd) : "by shape";
+}
 
 static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, int in_pitch, int cout, int k,
                      int s, int p, bool with_bias, int concat_c, int c0, bool can_fail)
 {
     char name[160];
     snprintf(name, sizeof name, "conv3d[%s] %dx%dx%d cin %d (pitch %d) -> cout %d k %d s %d p %d bias %d slice %d@%d",
-             g_simd == SWIN_CPU_SIMD_BASELINE ? "im2col+blas" : test_simd_name(g_simd), d, h, w, cin, in_pitch, cout, k, s, p, with_bias, c0, concat_c);
+             kernel_name(), d, h, w, cin, in_pitch, cout, k, s, p, with_bias, c0, concat_c);
     test_rng r = {1234567ULL + (uint64_t)(cin * 7 + cout * 13 + k * 17 + s)};
     int od = (d + 2 * p - k) / s + 1, oh = (h + 2 * p - k) / s + 1, ow = (w + 2 * p - k) / s + 1;
     tvol in = tvol_new(d, h, w, cin, in_pitch);
@@ -76,7 +83,8 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
 }
 
 /* Every case on every kernel: the AVX-512 and AVX2 implicit GEMMs (where the CPU has them)
- * and the portable im2col + OpenBLAS path. */
+ * on every shape, the same levels choosing by shape (im2col + OpenBLAS on small grids and
+ * 1x1x1) and the portable im2col + OpenBLAS path. */
 static bool all_cases(struct swin_cpu_backend *be)
 {
     bool ok = true;
@@ -95,7 +103,8 @@ static bool all_cases(struct swin_cpu_backend *be)
     ok &= run_case(be, 3, 5, 7, 10, 12, 14, 1, 1, 0, true, 17, 2, false);
     /* 1x1x1 stride 2 goes through im2col */
     ok &= run_case(be, 5, 4, 3, 6, 6, 3, 1, 2, 0, false, 3, 0, false);
-    /* few voxels, many output channels: 48 + 48 + 4 channel blocks (encoder10-like) */
+    /* few voxels, many output channels: 48 + 48 + 4 channel blocks (encoder10-like); by
+     * shape, one slab split into column blocks of 32, 32, 32 and 4 for the 2 threads */
     ok &= run_case(be, 3, 3, 3, 20, 21, 100, 3, 1, 1, true, 100, 0, false);
     /* many slabs: 12^3 voxels x 48 -> 48 */
     ok &= run_case(be, 12, 12, 12, 48, 48, 48, 3, 1, 1, false, 96, 0, false);
@@ -107,8 +116,14 @@ int main(void)
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
     bool ok = true;
-    for (int i = 0; i < TEST_SIMD_LEVELS; i++)
-        if (test_simd_select(be, g_simd = test_simd_levels[i])) ok &= all_cases(be);
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++) {
+        if (!test_simd_select(be, g_simd = test_simd_levels[i])) continue;
+        swin_cpu_backend_set_conv_choice(be, g_choice = SWIN_CPU_CONV_IMPLICIT_ONLY);
+        ok &= all_cases(be);
+        if (g_simd == SWIN_CPU_SIMD_BASELINE) continue;
+        swin_cpu_backend_set_conv_choice(be, g_choice = SWIN_CPU_CONV_BY_SHAPE);
+        ok &= all_cases(be);
+    }
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
