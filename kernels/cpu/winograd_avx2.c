@@ -101,13 +101,14 @@ AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
 
 /* Input transform of tile `tile` (global index) for channels [c0, c0 + 8) (mask mk for the
  * last, partial vector; full vectors use plain loads, which AMD CPUs run much faster than
- * masked ones) into V[p][slot][c0 ..]. */
+ * masked ones) into V[p][slot][c0 ..]. B^T along z per (y, x) column as the input is read,
+ * into d; then per z plane B^T along y and x in registers and the 16 points stored: three
+ * passes, two of them without a round trip through memory. */
 AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk, bool full)
 {
     const struct swin_vol in = t->in;
     const long vstride = (long)t->nt * t->cinp;       /* floats between points */
     float *dst = v + (size_t)slot * t->cinp + c0;
-    __m256 d[64];
     if (tile >= t->ntiles) {
         for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * vstride, _mm256_setzero_ps());
         return;
@@ -115,23 +116,30 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
     const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
     const int z0 = 2 * tz - 1, y0 = 2 * ty - 1, x0 = 2 * tx - 1;
     const float *base = swin_vol_f32(in) + c0;
-    for (int z = 0; z < 4; z++)
-        for (int y = 0; y < 4; y++) {
-            const int iz = z0 + z, iy = y0 + y;
-            const bool row = iz >= 0 && iz < in.d && iy >= 0 && iy < in.h;
-            for (int x = 0; x < 4; x++) {
-                const int ix = x0 + x;
-                const float *src = base + (((long)iz * in.h + iy) * in.w + ix) * in.pitch;
-                d[(z * 4 + y) * 4 + x] = !(row && ix >= 0 && ix < in.w) ? _mm256_setzero_ps()
-                                         : full                          ? _mm256_loadu_ps(src)
-                                                                         : _mm256_maskload_ps(src, mk);
+    const long zstep = (long)in.h * in.w * in.pitch;
+    __m256 d[64];                                      /* d[(z' * 4 + y) * 4 + x] */
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++) {
+            const int iy = y0 + y, ix = x0 + x;
+            const bool col = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
+            const float *src = base + (((long)z0 * in.h + iy) * in.w + ix) * in.pitch;
+            __m256 c[4];
+            for (int z = 0; z < 4; z++) {
+                const bool inside = col && z0 + z >= 0 && z0 + z < in.d;
+                c[z] = !inside ? _mm256_setzero_ps()
+                       : full  ? _mm256_loadu_ps(src + z * zstep)
+                               : _mm256_maskload_ps(src + z * zstep, mk);
             }
+            BT4(c, 0, 1)
+            for (int z = 0; z < 4; z++) d[z * 16 + y * 4 + x] = c[z];
         }
-    for (int r = 0; r < 16; r++) BT4(d, 4 * r, 1)                       /* along x */
-    for (int z = 0; z < 4; z++)
-        for (int x = 0; x < 4; x++) BT4(d, 16 * z + x, 4)               /* along y */
-    for (int r = 0; r < 16; r++) BT4(d, r, 16)                          /* along z */
-    for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * vstride, d[p]);
+    for (int z = 0; z < 4; z++) {
+        __m256 r[16];
+        for (int i = 0; i < 16; i++) r[i] = d[z * 16 + i];
+        for (int x = 0; x < 4; x++) BT4(r, x, 4)                        /* along y */
+        for (int y = 0; y < 4; y++) BT4(r, 4 * y, 1)                    /* along x */
+        for (int i = 0; i < 16; i++) _mm256_store_ps(dst + (z * 16 + i) * vstride, r[i]);
+    }
 }
 
 /* M rows [r0, r0 + 4) of one point: C (4 x 8NV) = A (4 x K, lda) . B (K x 8NV, ldb). */
