@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/cpu/vmath_coef.h"
+
 typedef float v4f __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 
@@ -23,18 +25,15 @@ static inline v4f load4(const float *p)
  * compiler will not if-convert a float compare under the default -ftrapping-math. */
 static inline v4f exp4_nonpos(v4f x)
 {
-    const v4f lo = {-87.0f, -87.0f, -87.0f, -87.0f};
+    const v4f lo = {SWIN_EXP_MIN, SWIN_EXP_MIN, SWIN_EXP_MIN, SWIN_EXP_MIN};
     const v4i keep = x > lo;                                  /* all-ones lanes where x > -87 */
     const v4f cx = (v4f)(((v4i)x & keep) | ((v4i)lo & ~keep));
     /* n = round(x / ln 2) with the 1.5 * 2^23 trick (round to nearest in float) */
-    const v4f fn = (cx * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    v4f r = cx - fn * 0.693359375f;                           /* ln 2 = 0.693359375 - 2.12194440e-4 */
-    r = r - fn * -2.12194440e-4f;
-    v4f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    const v4f fn = (cx * SWIN_EXP_LOG2E + 12582912.0f) - 12582912.0f;
+    v4f r = cx - fn * SWIN_EXP_LN2_HI;
+    r = r - fn * SWIN_EXP_LN2_LO;
+    v4f p = r * swin_exp_p[0] + swin_exp_p[1];
+    for (int i = 2; i < SWIN_EXP_P_TERMS; i++) p = p * r + swin_exp_p[i];
     p = p * r * r + r + 1.0f;
     /* 2^n, n in [-126, 0], built in the exponent field */
     const v4i bits = (__builtin_convertvector(fn, v4i) + 127) << 23;

@@ -17,25 +17,18 @@ static inline v4f erf4(v4f x)
     const v4f ax = (v4f)((v4i)x & 0x7fffffff);
     /* small |x| */
     const v4f s = x * x;
-    v4f p = s * -5.99104969e-4f + 4.99339588e-3f;
-    p = p * s - 2.67667342e-2f;
-    p = p * s + 1.12818025e-1f;
-    p = p * s - 3.76124859e-1f;
-    p = p * s + 1.28379151e-1f;
+    v4f p = s * swin_erf_p[0] + swin_erf_p[1];
+    for (int i = 2; i < SWIN_ERF_P_TERMS; i++) p = p * s + swin_erf_p[i];
     const v4f small = p * x + x;
     /* large |x| */
-    const v4f cap = {3.725f, 3.725f, 3.725f, 3.725f};
+    const v4f cap = {SWIN_ERF_CAP, SWIN_ERF_CAP, SWIN_ERF_CAP, SWIN_ERF_CAP};
     const v4i below = ax < cap;
     const v4f t = (v4f)(((v4i)ax & below) | ((v4i)cap & ~below));
-    v4f q = t * 1.72948930e-5f - 3.83208680e-4f;
-    q = q * t + 3.88393435e-3f;
-    q = q * t - 2.42545605e-2f;
-    q = q * t + 1.06777847e-1f;
-    q = q * t + 6.34846687e-1f;
-    q = q * t + 1.28717512e-1f;
+    v4f q = t * swin_erf_q[0] + swin_erf_q[1];
+    for (int i = 2; i < SWIN_ERF_Q_TERMS; i++) q = q * t + swin_erf_q[i];
     q = q * t + t;
     const v4f large = (v4f)((v4i)(1.0f - exp4_nonpos(-q)) | sign);
-    const v4i use_small = ax <= 0.921875f;
+    const v4i use_small = ax <= SWIN_ERF_SPLIT;
     return (v4f)(((v4i)small & use_small) | ((v4i)large & ~use_small));
 }
 

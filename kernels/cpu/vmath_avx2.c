@@ -6,6 +6,7 @@
  * with fused multiply-adds in the polynomials, so they agree with the portable versions to
  * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
 #include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/vmath_coef.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -37,17 +38,14 @@ AVX2_INLINE float hsum8(__m256 v)
 
 AVX2_INLINE __m256 exp8_nonpos(__m256 x)
 {
-    const __m256 cx = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    const __m256 cx = _mm256_max_ps(x, _mm256_set1_ps(SWIN_EXP_MIN));
     /* n = round(x / ln 2) */
-    const __m256 fn = _mm256_round_ps(_mm256_mul_ps(cx, _mm256_set1_ps(1.44269504088896341f)),
+    const __m256 fn = _mm256_round_ps(_mm256_mul_ps(cx, _mm256_set1_ps(SWIN_EXP_LOG2E)),
                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), cx);   /* ln 2 in two parts */
-    r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_fmadd_ps(r, _mm256_set1_ps(1.9875691500e-4f), _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(SWIN_EXP_LN2_HI), cx);
+    r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(SWIN_EXP_LN2_LO), r);
+    __m256 p = _mm256_set1_ps(swin_exp_p[0]);
+    for (int i = 1; i < SWIN_EXP_P_TERMS; i++) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(swin_exp_p[i]));
     p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
     /* 2^n, n in [-126, 0], built in the exponent field */
     const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fn), _mm256_set1_epi32(127)), 23);
@@ -104,23 +102,16 @@ AVX2_INLINE __m256 erf8(__m256 x)
     const __m256 signbit = _mm256_set1_ps(-0.0f);
     const __m256 sign = _mm256_and_ps(x, signbit), ax = _mm256_andnot_ps(signbit, x);
     const __m256 s = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_fmadd_ps(s, _mm256_set1_ps(-5.99104969e-4f), _mm256_set1_ps(4.99339588e-3f));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-2.67667342e-2f));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.12818025e-1f));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.76124859e-1f));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.28379151e-1f));
+    __m256 p = _mm256_set1_ps(swin_erf_p[0]);
+    for (int i = 1; i < SWIN_ERF_P_TERMS; i++) p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(swin_erf_p[i]));
     const __m256 small = _mm256_fmadd_ps(p, x, x);
-    const __m256 t = _mm256_min_ps(ax, _mm256_set1_ps(3.725f));
-    __m256 q = _mm256_fmadd_ps(t, _mm256_set1_ps(1.72948930e-5f), _mm256_set1_ps(-3.83208680e-4f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(3.88393435e-3f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-2.42545605e-2f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.06777847e-1f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(6.34846687e-1f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.28717512e-1f));
+    const __m256 t = _mm256_min_ps(ax, _mm256_set1_ps(SWIN_ERF_CAP));
+    __m256 q = _mm256_set1_ps(swin_erf_q[0]);
+    for (int i = 1; i < SWIN_ERF_Q_TERMS; i++) q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(swin_erf_q[i]));
     q = _mm256_fmadd_ps(q, t, t);
     const __m256 e = _mm256_sub_ps(_mm256_set1_ps(1.0f), exp8_nonpos(_mm256_sub_ps(_mm256_setzero_ps(), q)));
     const __m256 large = _mm256_or_ps(e, sign);
-    const __m256 use_small = _mm256_cmp_ps(ax, _mm256_set1_ps(0.921875f), _CMP_LE_OQ);
+    const __m256 use_small = _mm256_cmp_ps(ax, _mm256_set1_ps(SWIN_ERF_SPLIT), _CMP_LE_OQ);
     return _mm256_blendv_ps(large, small, use_small);
 }
 

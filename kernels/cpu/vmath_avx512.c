@@ -6,6 +6,7 @@
  * with fused multiply-adds in the polynomials, so they agree with the portable versions to
  * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
 #include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/vmath_coef.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -13,17 +14,14 @@
 __attribute__((target("avx512f"), always_inline))
 static inline __m512 exp16_nonpos(__m512 x)
 {
-    const __m512 cx = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
+    const __m512 cx = _mm512_max_ps(x, _mm512_set1_ps(SWIN_EXP_MIN));
     /* n = round(x / ln 2) */
-    const __m512 fn = _mm512_roundscale_ps(_mm512_mul_ps(cx, _mm512_set1_ps(1.44269504088896341f)),
+    const __m512 fn = _mm512_roundscale_ps(_mm512_mul_ps(cx, _mm512_set1_ps(SWIN_EXP_LOG2E)),
                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(0.693359375f), cx);   /* ln 2 in two parts */
-    r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_fmadd_ps(r, _mm512_set1_ps(1.9875691500e-4f), _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(SWIN_EXP_LN2_HI), cx);
+    r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(SWIN_EXP_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(swin_exp_p[0]);
+    for (int i = 1; i < SWIN_EXP_P_TERMS; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(swin_exp_p[i]));
     p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
     /* 2^n, n in [-126, 0], built in the exponent field */
     const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fn), _mm512_set1_epi32(127)), 23);
@@ -85,23 +83,16 @@ static inline __m512 erf16(__m512 x)
     const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000),
                                                               _mm512_castps_si512(x)));
     const __m512 s = _mm512_mul_ps(x, x);
-    __m512 p = _mm512_fmadd_ps(s, _mm512_set1_ps(-5.99104969e-4f), _mm512_set1_ps(4.99339588e-3f));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(-2.67667342e-2f));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(1.12818025e-1f));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(-3.76124859e-1f));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(1.28379151e-1f));
+    __m512 p = _mm512_set1_ps(swin_erf_p[0]);
+    for (int i = 1; i < SWIN_ERF_P_TERMS; i++) p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(swin_erf_p[i]));
     const __m512 small = _mm512_fmadd_ps(p, x, x);
-    const __m512 t = _mm512_min_ps(ax, _mm512_set1_ps(3.725f));
-    __m512 q = _mm512_fmadd_ps(t, _mm512_set1_ps(1.72948930e-5f), _mm512_set1_ps(-3.83208680e-4f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(3.88393435e-3f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-2.42545605e-2f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.06777847e-1f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(6.34846687e-1f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.28717512e-1f));
+    const __m512 t = _mm512_min_ps(ax, _mm512_set1_ps(SWIN_ERF_CAP));
+    __m512 q = _mm512_set1_ps(swin_erf_q[0]);
+    for (int i = 1; i < SWIN_ERF_Q_TERMS; i++) q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(swin_erf_q[i]));
     q = _mm512_fmadd_ps(q, t, t);
     const __m512 e = _mm512_sub_ps(_mm512_set1_ps(1.0f), exp16_nonpos(_mm512_sub_ps(_mm512_setzero_ps(), q)));
     const __m512 large = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(e), sign));
-    const __mmask16 use_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.921875f), _CMP_LE_OQ);
+    const __mmask16 use_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(SWIN_ERF_SPLIT), _CMP_LE_OQ);
     return _mm512_mask_blend_ps(use_small, large, small);
 }
 

@@ -1,0 +1,29 @@
+/* Constants of the vectorised exp and erf, shared by every width: cpu_vec.h and gelu.c
+ * (4 lanes), vmath_avx2.c (8) and vmath_avx512.c (16). Polynomials are listed highest
+ * degree first and evaluated by Horner's rule: p = c[0]; p = p * x + c[i] for i >= 1. */
+#ifndef SWIN_CPU_VMATH_COEF_H
+#define SWIN_CPU_VMATH_COEF_H
+
+/* expf for x in [-87, 0] (Cephes): n = round(x / ln 2), r = x - n ln 2 with ln 2 in two
+ * parts (the first exact in float), exp(r) = 1 + r + r^2 P(r), 2^n built in the exponent. */
+#define SWIN_EXP_MIN (-87.0f)
+#define SWIN_EXP_LOG2E 1.44269504088896341f
+#define SWIN_EXP_LN2_HI 0.693359375f
+#define SWIN_EXP_LN2_LO (-2.12194440e-4f)
+#define SWIN_EXP_P_TERMS 6
+static const float swin_exp_p[SWIN_EXP_P_TERMS] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                                   4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
+/* erff after N. Juffa (the algorithm ONNX Runtime's MLAS also uses):
+ *   |x| <= SWIN_ERF_SPLIT:  erf = x + x P(x^2)
+ *   |x| >  SWIN_ERF_SPLIT:  erf = sign(x) (1 - exp(-(t + t Q(t)))), t = min(|x|, SWIN_ERF_CAP) */
+#define SWIN_ERF_SPLIT 0.921875f
+#define SWIN_ERF_CAP 3.725f
+#define SWIN_ERF_P_TERMS 6
+static const float swin_erf_p[SWIN_ERF_P_TERMS] = {-5.99104969e-4f, 4.99339588e-3f, -2.67667342e-2f,
+                                                   1.12818025e-1f,  -3.76124859e-1f, 1.28379151e-1f};
+#define SWIN_ERF_Q_TERMS 7
+static const float swin_erf_q[SWIN_ERF_Q_TERMS] = {1.72948930e-5f,  -3.83208680e-4f, 3.88393435e-3f, -2.42545605e-2f,
+                                                   1.06777847e-1f, 6.34846687e-1f,  1.28717512e-1f};
+
+#endif
