@@ -237,10 +237,10 @@ AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
     long b, e;
     while (swin_cpu_claim(&t->next, nblocks, 1, &b, &e)) {
         const long tile0 = b * t->nt;
-        for (int c0 = 0; c0 < t->cinp; c0 += 8) {
-            const __m256i mk = lanes(cin - c0);
-            for (int slot = 0; slot < t->nt; slot++) input_tile(t, tile0 + slot, slot, v, c0, mk, c0 + 8 <= cin);
-        }
+        /* tile by tile, all channels of a voxel while its lines are in L1 (channel groups
+         * outermost re-read the block's patches from L2 or L3 once per 8 channels) */
+        for (int slot = 0; slot < t->nt; slot++)
+            for (int c0 = 0; c0 < t->cinp; c0 += 8) input_tile(t, tile0 + slot, slot, v, c0, lanes(cin - c0), c0 + 8 <= cin);
         for (int co0 = 0; co0 < cout; co0 += t->cob) {
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
             block_gemms(t, v, m, co0, (nco + 7) / 8 * 8);
