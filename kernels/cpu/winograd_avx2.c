@@ -9,7 +9,7 @@
  *      8 input channels per vector (V rows padded to cinp with zeros; tiles past the end
  *      are zero rows);
  *   2. per block of cob output channels: for each point p the GEMM
- *      M[p][tile][co] = sum_ci V[p][tile][ci] U[p][ci][co] (4 tiles x 24 channels, 12 ymm
+ *      M[tile][p][co] = sum_ci V[p][tile][ci] U[p][ci][co] (4 tiles x 24 channels, 12 ymm
  *      accumulators, as the direct kernel conv3d_avx2.c), then the output transform
  *      Y = A^T M A + bias per tile, stored for the voxels inside the output.
  * Workspace: U (64 cin coutp floats, shared), then per thread V (64 nt cinp floats) and
@@ -166,22 +166,25 @@ AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, 
         for (int j = 0; j < NV; j++) _mm256_store_ps(c + (size_t)r * ldc + 8 * j, acc[r][j]);
 }
 
-/* M[p][tile][0, nco) for every point p and tile of the block, U columns [co0, co0 + nco). */
+/* M[tile][p][0, nco) for every point p and tile of the block, U columns [co0, co0 + nco).
+ * M is tile-major so that the output transform reads a tile's 64 points from one
+ * contiguous 64 cob run; point-major, its 64 loads 4 KiB or more apart stalled on L2 and L3
+ * misses the prefetchers did not cover. */
 AVX2 static void block_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
 {
     const int cin = t->in.c, nt = t->nt;
     for (int p = 0; p < 64; p++) {
         const float *vp = v + (size_t)p * nt * t->cinp;
         const float *up = t->u + (size_t)p * cin * t->coutp + co0;
-        float *mp = m + (size_t)p * nt * t->cob;
+        float *mp = m + (size_t)p * t->cob;
         for (int j = 0; j < nco; j += 24) {
             const int nv = nco - j >= 24 ? 3 : (nco - j) / 8;
             for (int r = 0; r < nt; r += 4) {
                 const float *a = vp + (size_t)r * t->cinp;
-                float *c = mp + (size_t)r * t->cob + j;
-                if (nv == 3) gemm4(a, t->cinp, up + j, t->coutp, cin, c, t->cob, 3);
-                else if (nv == 2) gemm4(a, t->cinp, up + j, t->coutp, cin, c, t->cob, 2);
-                else gemm4(a, t->cinp, up + j, t->coutp, cin, c, t->cob, 1);
+                float *c = mp + (size_t)r * 64 * t->cob + j;
+                if (nv == 3) gemm4(a, t->cinp, up + j, t->coutp, cin, c, 64 * t->cob, 3);
+                else if (nv == 2) gemm4(a, t->cinp, up + j, t->coutp, cin, c, 64 * t->cob, 2);
+                else gemm4(a, t->cinp, up + j, t->coutp, cin, c, 64 * t->cob, 1);
             }
         }
     }
@@ -199,16 +202,15 @@ AVX2 static void block_gemms(const struct wino_task *t, const float *v, float *m
 AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float *m, int co0, int nco)
 {
     const struct swin_vol out = t->out;
-    const long mstride = (long)t->nt * t->cob;
     for (int slot = 0; slot < t->nt && tile0 + slot < t->ntiles; slot++) {
         const long tile = tile0 + slot;
         const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
         const int nz = out.d - 2 * tz < 2 ? 1 : 2, ny = out.h - 2 * ty < 2 ? 1 : 2, nx = out.w - 2 * tx < 2 ? 1 : 2;
         for (int j = 0; j < nco; j += 8) {
             const __m256i mk = lanes(nco - j);
-            const float *src = m + (size_t)slot * t->cob + j;
+            const float *src = m + (size_t)slot * 64 * t->cob + j;
             __m256 d[64];
-            for (int p = 0; p < 64; p++) d[p] = _mm256_load_ps(src + p * mstride);
+            for (int p = 0; p < 64; p++) d[p] = _mm256_load_ps(src + (size_t)p * t->cob);
             for (int r = 0; r < 16; r++) AT4(d, 4 * r, 1)               /* along x: x in {0, 1} */
             for (int z = 0; z < 4; z++)
                 for (int x = 0; x < 2; x++) AT4(d, 16 * z + x, 4)       /* along y */
