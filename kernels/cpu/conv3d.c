@@ -97,7 +97,6 @@ static void conv_run(void *p, int tid, int nth)
     const struct swin_vol out = t->out, in = t->in;
     const long nout = (long)swin_vol_voxels(out);
     const int cout = out.c;
-    const bool direct = t->k == 1 && t->stride == 1 && t->pad == 0;
     float *a = (float *)(t->ws + (size_t)tid * t->slice);
     if (t->implicit) {
         /* the slice's first cin floats are the zero row of the padding */
@@ -115,7 +114,7 @@ static void conv_run(void *p, int tid, int nth)
         float *c = swin_vol_f32(out) + b * out.pitch + c0;
         if (t->bias)
             for (long r = 0; r < m; r++) memcpy(c + r * out.pitch, t->bias + c0, (size_t)nc * sizeof(float));
-        if (direct) {
+        if (t->rows_are_a) {
             swin_cpu_wgemm_run(t->gemm, (int)m, nc, in.c, swin_vol_f32(in) + b * in.pitch, in.pitch,
                                weight_cols(t, c0), cout, t->bias != NULL, c, out.pitch);
             continue;
@@ -145,9 +144,9 @@ int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, c
     const long nout = (long)swin_vol_voxels(out);
     t.kdim = (long)k * k * k * in.c;
     t.rows = conv_rows(nout, t.kdim);
-    const bool rows_are_a = k == 1 && stride == 1 && pad == 0;
+    t.rows_are_a = k == 1 && stride == 1 && pad == 0;
     t.implicit = be->simd != SWIN_CPU_SIMD_BASELINE && !t.gemm.bf16 &&
-                 (be->conv_choice == SWIN_CPU_CONV_IMPLICIT_ONLY || (!rows_are_a && nout > SMALL_GRID));
+                 (be->conv_choice == SWIN_CPU_CONV_IMPLICIT_ONLY || (!t.rows_are_a && nout > SMALL_GRID));
     /* fewer than 2 slabs per thread: split the columns into blocks of a multiple of 16 */
     const long nslab = (nout + t.rows - 1) / t.rows, want = 2L * be->nthreads;
     const long ncb = nslab >= want ? 1 : (want + nslab - 1) / nslab;

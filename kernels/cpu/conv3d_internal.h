@@ -11,6 +11,7 @@ struct conv_task {
     int k, stride, pad;
     long rows, kdim;            /* slab rows, k^3 cin */
     enum swin_cpu_simd simd;    /* which implicit-GEMM kernel runs the task */
+    bool rows_are_a;            /* k 1, stride 1, pad 0: the input rows are the GEMM's A, no im2col */
     bool implicit;              /* the implicit-GEMM kernel, else im2col (or k 1 rows) + GEMM */
     struct swin_cpu_wgemm gemm; /* bfloat16 weights: im2col + swin_cpu_gemm_bf16 at every level */
     int col_block;              /* output channels per GEMM work item (im2col path) */

@@ -242,7 +242,8 @@ AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
         /* tile by tile, all channels of a voxel while its lines are in L1 (channel groups
          * outermost re-read the block's patches from L2 or L3 once per 8 channels) */
         for (int slot = 0; slot < t->nt; slot++)
-            for (int c0 = 0; c0 < t->cinp; c0 += 8) input_tile(t, tile0 + slot, slot, v, c0, lanes(cin - c0), c0 + 8 <= cin);
+            for (int c0 = 0; c0 < t->cinp; c0 += 8)
+                input_tile(t, tile0 + slot, slot, v, c0, lanes(cin - c0), c0 + 8 <= cin);
         for (int co0 = 0; co0 < cout; co0 += t->cob) {
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
             block_gemms(t, v, m, co0, (nco + 7) / 8 * 8);
