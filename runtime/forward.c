@@ -41,10 +41,12 @@ static struct swin_activation patch_merge(struct swin_exec *e, const struct swin
 
 /* Order (docs/forward.md §1), arranged for a low peak:
  *  - each hidden state hs[s] is consumed as soon as it exists: encoder(s+1) runs on it and
- *    writes straight into the skip half of the concat of the decoder that needs it, so the
- *    only full-resolution maps live at once are decoder1's concat and its temporaries;
+ *    writes straight into the skip half of the concat of the decoder that needs it, so no
+ *    full-resolution map exists before encoder1;
  *  - hs[3] (the raw skip of decoder5) is normalized straight into that concat half;
- *  - encoder1 (full resolution) runs last, right before decoder1, into its concat half.
+ *  - encoder1 (full resolution) runs last, right before decoder1; its output grows in place
+ *    into decoder1's concat, and each decoder's residual conv overwrites its concat in place,
+ *    so at full resolution no more than three f-channel maps are live (docs/memory-plan.md).
  * cat[k] is the concat of decoder[k]: channels [0, cout) = upsampled, [cout, 2 cout) = skip. */
 swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const int cube[3],
                          const float *host_in, float *host_out)
@@ -100,12 +102,11 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     }
     if (!EXEC_OK(e)) return e->status;
 
-    /* decoder1: upsampled dec0 and encoder1(X) share one full-resolution concat */
-    if (!swin_exec_activation(e, &cat[0], cube[0], cube[1], cube[2], 2 * f, "decoder1 concat")) return e->status;
+    /* decoder1: encoder1(X) grows in place into its concat, then the upsampled dec0 fills
+     * the other half */
+    cat[0] = swin_fwd_resblock_into_concat(e, X.v, X.id, &m->encoder[0], "encoder1");
     EXEC_OP(e, conv_transpose2, vol_channels(cat[0].v, 0, f), d.v, m->decoder[0].transp_w);
     swin_exec_release(e, d.id);
-    struct swin_vol skip0 = vol_channels(cat[0].v, f, f);
-    swin_fwd_resblock(e, X.v, X.id, &m->encoder[0], &skip0, "encoder1");
     out = swin_fwd_resblock(e, cat[0].v, cat[0].id, &m->decoder[0].res, NULL, "decoder1");
 
     if (!swin_exec_activation(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;

@@ -1,5 +1,7 @@
 #include "runtime/forward_cnn.h"
 
+#include "runtime/inplace.h"
+
 void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
               const float *bias, int k, int stride, int pad)
 {
@@ -13,13 +15,36 @@ void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in,
  * b   = IN(conv2(a))
  * res = IN(conv3(x)) if cin != cout, else x
  * out = LReLU(b + res)
- * (bn_folded: each IN(conv(.)) is conv(.) + the folded batch norm's bias.)
- * Order keeps at most three cout-channel maps live: res (written straight into the
+ * (bn_folded: each IN(conv(.)) is conv(.) + the folded batch norm's bias.) */
+
+/* The decoders' order, for an input the block owns that is wider than its output (the
+ * concat, 2 cout): conv1 reads x, then conv3 overwrites x with res in place, so at most
+ * three cout-channel maps are live (x = two of them, a; then res, a, b). */
+static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swin_activation x,
+                                                 const struct swin_resblock_w *w, const char *name)
+{
+    struct swin_activation a, b = {.id = -1};
+    if (!swin_exec_activation(e, &a, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
+    swin_fwd_conv(e, a.v, x.v, w->conv1_w, w->conv1_b, 3, 1, 1);
+    EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+    swin_inplace_conv1x1_narrow(e, &x, w->conv3_w, w->conv3_b, w->cout);
+    if (!w->bn_folded) EXEC_OP(e, instnorm_act, x.v, true, w->norm3_w, w->norm3_b, NULL, false);
+    if (!swin_exec_activation(e, &b, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
+    swin_fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
+    swin_exec_release(e, a.id);
+    EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &x.v, true);
+    swin_exec_release(e, x.id);
+    return b;
+}
+
+/* Order otherwise: at most three cout-channel maps live: res (written straight into the
  * destination when there is one), a and b; with conv3 the input dies after conv1, before
- * b exists (decoder1: concat + res + a, not concat + res + a + b). */
+ * b exists. */
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
+    if (w->conv3_w && !dest && in_id >= 0 && in.pitch == in.c && in.c > w->cout)
+        return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, name);
     struct swin_activation res = {.v = in, .id = -1}, a, b, out = {.id = -1};
     if (dest) out.v = *dest;
     if (w->conv3_w) {
@@ -46,4 +71,34 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
     EXEC_OP(e, copy, *dest, b.v);
     swin_exec_release(e, b.id);
     return out;
+}
+
+struct swin_activation swin_fwd_resblock_into_concat(struct swin_exec *e, struct swin_vol in, int in_id,
+                                                     const struct swin_resblock_w *w, const char *name)
+{
+    const bool res_late = w->conv3_w && in.c <= w->cout;
+    struct swin_activation res = {.v = in, .id = -1}, a, b = {.id = -1};
+    if (w->conv3_w && !res_late) {
+        if (!swin_exec_activation(e, &res, in.d, in.h, in.w, w->cout, name)) return b;
+        swin_fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
+        if (!w->bn_folded) EXEC_OP(e, instnorm_act, res.v, true, w->norm3_w, w->norm3_b, NULL, false);
+    }
+    if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return b;
+    swin_fwd_conv(e, a.v, in, w->conv1_w, w->conv1_b, 3, 1, 1);
+    if (w->conv3_w && !res_late) swin_exec_release(e, in_id);
+    EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+    if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return b;
+    swin_fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
+    swin_exec_release(e, a.id);
+    if (res_late) {
+        if (!swin_exec_activation(e, &res, in.d, in.h, in.w, w->cout, name)) return b;
+        swin_fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
+        swin_exec_release(e, in_id);
+        if (!w->bn_folded) EXEC_OP(e, instnorm_act, res.v, true, w->norm3_w, w->norm3_b, NULL, false);
+    }
+    EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
+    if (w->conv3_w) swin_exec_release(e, res.id);
+    else swin_exec_release(e, in_id);  /* in was the residual */
+    swin_inplace_widen(e, &b, 2 * w->cout, w->cout);
+    return b;
 }

@@ -1,5 +1,6 @@
 #include "runtime/plan.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -20,7 +21,7 @@ int swin_plan_alloc(struct swin_plan *p, size_t bytes, const char *name)
 {
     size_t b = align_up(bytes ? bytes : 1);
     if (p->solved) {
-        if (p->cursor >= p->n || p->t[p->cursor].bytes != b) return -1;
+        if (p->cursor >= p->n || p->t[p->cursor].alloc_bytes != b) return -1;
         return p->cursor++;
     }
     if (p->n == p->cap) {
@@ -30,19 +31,59 @@ int swin_plan_alloc(struct swin_plan *p, size_t bytes, const char *name)
         p->t = t;
         p->cap = cap;
     }
-    p->t[p->n] = (struct swin_plan_tensor){.bytes = b, .born = p->event++, .dies = -1, .name = name};
+    int born = p->event++;
+    p->t[p->n] = (struct swin_plan_tensor){.bytes = b, .alloc_bytes = b, .head = b, .born = born, .dies = -1,
+                                           .tail_born = born, .tail_dies = -1, .name = name};
     return p->n++;
 }
 
 void swin_plan_free(struct swin_plan *p, int id)
 {
     if (p->solved || id < 0 || id >= p->n) return;
-    p->t[id].dies = p->event++;
+    struct swin_plan_tensor *t = &p->t[id];
+    t->dies = p->event++;
+    if (t->tail_dies < 0) t->tail_dies = t->dies;
 }
 
-static bool overlap_in_time(const struct swin_plan_tensor *a, const struct swin_plan_tensor *b)
+static bool live(const struct swin_plan_tensor *t) { return t->dies < 0; }
+static bool resized(const struct swin_plan_tensor *t) { return t->head != t->bytes || t->tail_dies >= 0; }
+
+bool swin_plan_grow(struct swin_plan *p, int id, size_t bytes)
 {
-    return a->born < b->dies && b->born < a->dies;
+    if (p->solved) return true;
+    if (id < 0 || id >= p->n) return false;
+    struct swin_plan_tensor *t = &p->t[id];
+    size_t b = align_up(bytes);
+    if (!live(t) || resized(t) || b <= t->bytes) return false;
+    t->bytes = b;
+    t->tail_born = p->event++;
+    return true;
+}
+
+bool swin_plan_shrink(struct swin_plan *p, int id, size_t bytes)
+{
+    if (p->solved) return true;
+    if (id < 0 || id >= p->n) return false;
+    struct swin_plan_tensor *t = &p->t[id];
+    size_t b = align_up(bytes ? bytes : 1);
+    if (!live(t) || t->tail_dies >= 0 || b >= t->bytes) return false;
+    if (t->head != t->bytes && b != t->head) return false;  /* a grown tensor shrinks back to its head */
+    t->head = b;
+    t->tail_dies = p->event++;
+    return true;
+}
+
+/* A tensor as (time x bytes) rectangles: the head, then the tail if it has one. */
+struct rect {
+    int t0, t1;
+    long long lo, hi;
+};
+static int rects_of(const struct swin_plan_tensor *t, struct rect r[2])
+{
+    r[0] = (struct rect){t->born, t->dies, 0, (long long)t->head};
+    if (t->head == t->bytes) return 1;
+    r[1] = (struct rect){t->tail_born, t->tail_dies, (long long)t->head, (long long)t->bytes};
+    return 2;
 }
 
 /* Sort keys carry what they compare, so no sort needs global state (the library is reentrant). */
@@ -56,49 +97,67 @@ static int by_key_desc(const void *x, const void *y)
     if (a->key != b->key) return a->key > b->key ? -1 : 1;
     return a->tie - b->tie;
 }
-static int by_key_asc(const void *x, const void *y)
-{
-    const struct sort_key *a = x, *b = y;
-    return a->key < b->key ? -1 : a->key > b->key;
-}
 
 /* Lower bound: the largest sum of bytes live at one event. Any arena needs at least this. */
 static size_t live_peak(const struct swin_plan *p)
 {
     size_t peak = 0;
     for (int e = 0; e < p->event; e++) {
-        size_t live = 0;
-        for (int i = 0; i < p->n; i++)
-            if (p->t[i].born <= e && e < p->t[i].dies) live += p->t[i].bytes;
-        if (live > peak) peak = live;
+        size_t sum = 0;
+        for (int i = 0; i < p->n; i++) {
+            const struct swin_plan_tensor *t = &p->t[i];
+            if (t->born <= e && e < t->dies) sum += t->head;
+            if (t->tail_born <= e && e < t->tail_dies) sum += t->bytes - t->head;
+        }
+        if (sum > peak) peak = sum;
     }
     return peak;
 }
 
-/* Places tensors in the given order, each in the smallest gap (best fit) between tensors
- * already placed whose lifetimes overlap its own, else above them. Writes off[]; returns
- * the arena size. */
+/* Offsets o at which tensor t would collide with tensor u placed at ou: the open interval
+ * (a, b); t fits below u when o <= a, above it when o >= b. */
+struct forbidden {
+    long long a, b;
+};
+static int by_a_asc(const void *x, const void *y)
+{
+    const struct forbidden *f = x, *g = y;
+    return f->a < g->a ? -1 : f->a > g->a;
+}
+static int collisions(const struct swin_plan_tensor *t, const struct swin_plan_tensor *u, size_t ou,
+                      struct forbidden *out)
+{
+    struct rect rt[2], ru[2];
+    int nt = rects_of(t, rt), nu = rects_of(u, ru), n = 0;
+    for (int i = 0; i < nt; i++)
+        for (int j = 0; j < nu; j++)
+            if (rt[i].t0 < ru[j].t1 && ru[j].t0 < rt[i].t1)
+                out[n++] = (struct forbidden){(long long)ou + ru[j].lo - rt[i].hi, (long long)ou + ru[j].hi - rt[i].lo};
+    return n;
+}
+
+/* Places tensors in the given order, each at the lowest offset of the tightest gap (best
+ * fit) that tensors already placed leave it, else above them all. Writes off[]; returns the
+ * arena size. near[] holds up to 4 collisions per placed tensor. */
 static size_t place_in_order(const struct swin_plan *p, const struct sort_key *order, size_t *off, int *placed,
-                             struct sort_key *near)
+                             struct forbidden *near)
 {
     size_t arena = 0;
     int nplaced = 0;
     for (int k = 0; k < p->n; k++) {
         const struct swin_plan_tensor *t = &p->t[order[k].idx];
         int nn = 0;
-        for (int j = 0; j < nplaced; j++)
-            if (overlap_in_time(t, &p->t[placed[j]])) near[nn++] = (struct sort_key){off[placed[j]], 0, placed[j]};
-        qsort(near, (size_t)nn, sizeof *near, by_key_asc);
-        size_t best = SIZE_MAX, best_gap = SIZE_MAX, cursor = 0;
+        for (int j = 0; j < nplaced; j++) nn += collisions(t, &p->t[placed[j]], off[placed[j]], near + nn);
+        qsort(near, (size_t)nn, sizeof *near, by_a_asc);
+        long long best = -1, best_slack = LLONG_MAX, cursor = 0;
         for (int j = 0; j < nn; j++) {
-            size_t o = near[j].key, end = o + p->t[near[j].idx].bytes;
-            if (o > cursor && o - cursor >= t->bytes && o - cursor < best_gap) {
-                best_gap = o - cursor;
+            if (near[j].a >= cursor && near[j].a - cursor < best_slack) {
+                best_slack = near[j].a - cursor;
                 best = cursor;
             }
-            if (end > cursor) cursor = end;
+            if (near[j].b > cursor) cursor = near[j].b;
         }
-        size_t at = best != SIZE_MAX ? best : cursor;
+        size_t at = (size_t)(best >= 0 ? best : cursor);
         off[order[k].idx] = at;
         if (at + t->bytes > arena) arena = at + t->bytes;
         placed[nplaced++] = order[k].idx;
@@ -130,7 +189,8 @@ swin_status swin_plan_solve(struct swin_plan *p, swin_error *err)
             return swin_error_set(err, SWIN_ERR_INTERNAL, "plan: tensor '%s' is never freed",
                                   p->t[i].name ? p->t[i].name : "?");
     size_t cnt = (size_t)(p->n ? p->n : 1);
-    struct sort_key *order = malloc(cnt * sizeof *order), *near = malloc(cnt * sizeof *near);
+    struct sort_key *order = malloc(cnt * sizeof *order);
+    struct forbidden *near = malloc(4 * cnt * sizeof *near);
     int *placed = malloc(cnt * sizeof *placed);
     size_t *off = malloc(cnt * sizeof *off);
     if (!order || !placed || !near || !off) {

@@ -1,38 +1,85 @@
-/* The planner against brute force: random lifetimes, every pair of tensors that are live at
- * the same time must get disjoint bytes, the lower bound must equal an independent sweep,
- * and the arena can never be below it. */
+/* The planner against brute force: random lifetimes (some tensors growing or shrinking in
+ * place), every pair of tensors that are live at the same event must get disjoint bytes, the
+ * lower bound must equal an independent sweep, and the arena can never be below it. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "runtime/plan.h"
 #include "tests/common/check.h"
 
+/* Bytes [offset, offset + extent) that tensor t holds at event e (0 when it is not live):
+ * its head, plus its tail while the tail lives. */
+static size_t extent_at(const struct swin_plan_tensor *t, int e)
+{
+    if (e < t->born || e >= t->dies) return 0;
+    return (e >= t->tail_born && e < t->tail_dies) ? t->bytes : t->head;
+}
+
+/* Event by event, no two tensors may hold the same byte. */
 static bool disjoint_when_live(const struct swin_plan *p)
 {
-    for (int i = 0; i < p->n; i++)
-        for (int j = i + 1; j < p->n; j++) {
-            const struct swin_plan_tensor *a = &p->t[i], *b = &p->t[j];
-            bool live_together = a->born < b->dies && b->born < a->dies;
-            bool bytes_overlap = a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
-            if (live_together && bytes_overlap) {
-                fprintf(stderr, "  tensors %d and %d overlap in time and memory\n", i, j);
-                return false;
+    for (int e = 0; e < p->event; e++)
+        for (int i = 0; i < p->n; i++)
+            for (int j = i + 1; j < p->n; j++) {
+                const struct swin_plan_tensor *a = &p->t[i], *b = &p->t[j];
+                size_t ea = extent_at(a, e), eb = extent_at(b, e);
+                if (ea && eb && a->offset < b->offset + eb && b->offset < a->offset + ea) {
+                    fprintf(stderr, "  tensors %d and %d overlap at event %d\n", i, j, e);
+                    return false;
+                }
             }
-        }
     return true;
 }
 
-/* Independent lower bound: at every instant, the sum of live sizes. */
+/* Independent lower bound: at every instant, the sum of live extents. */
 static size_t brute_bound(const struct swin_plan *p)
 {
     size_t best = 0;
     for (int e = 0; e < p->event; e++) {
         size_t s = 0;
-        for (int i = 0; i < p->n; i++)
-            if (p->t[i].born <= e && e < p->t[i].dies) s += p->t[i].bytes;
+        for (int i = 0; i < p->n; i++) s += extent_at(&p->t[i], e);
         if (s > best) best = s;
     }
     return best;
+}
+
+/* The in-place pattern of the full-resolution blocks: x grows into a concat twice its size,
+ * a map is computed beside it, the concat shrinks back to its head, and a third map joins
+ * them. Peaks are 3 maps at every point, and the arena must be that, not 4. */
+static bool grow_and_shrink_case(void)
+{
+    const size_t m = 1000 * 256;
+    struct swin_plan p;
+    swin_error err;
+    swin_plan_init(&p);
+    int x = swin_plan_alloc(&p, m, "x");
+    int y = swin_plan_alloc(&p, m, "y");
+    swin_plan_free(&p, y);
+    bool ok = check_true("grow", swin_plan_grow(&p, x, 2 * m));
+    ok &= check_true("a second growth is refused", !swin_plan_grow(&p, x, 3 * m));
+    int a = swin_plan_alloc(&p, m, "a");
+    ok &= check_true("a shrink to another head is refused", !swin_plan_shrink(&p, x, m / 2));
+    ok &= check_true("shrink back", swin_plan_shrink(&p, x, m));
+    ok &= check_true("a second shrink is refused", !swin_plan_shrink(&p, x, m / 2));
+    int b = swin_plan_alloc(&p, m, "b");
+    swin_plan_free(&p, a);
+    swin_plan_free(&p, x);
+    swin_plan_free(&p, b);
+    ok &= check_true("grow/shrink plan solves", swin_plan_solve(&p, &err) == SWIN_OK);
+    ok &= check_true("grow/shrink: lower bound 3 maps", p.lower_bound == 3 * m);
+    ok &= check_true("grow/shrink: arena 3 maps", p.arena_bytes == 3 * m);
+    ok &= check_true("grow/shrink: disjoint", disjoint_when_live(&p));
+    swin_plan_rewind(&p);
+    ok &= check_true("run mode replays the size at allocation", swin_plan_alloc(&p, m, "x") == x);
+    swin_plan_release(&p);
+
+    swin_plan_init(&p);
+    int s = swin_plan_alloc(&p, m, "s");
+    ok &= check_true("growing a tensor to less is refused", !swin_plan_grow(&p, s, m / 2));
+    swin_plan_free(&p, s);
+    ok &= check_true("resizing a dead tensor is refused", !swin_plan_shrink(&p, s, m / 2));
+    swin_plan_release(&p);
+    return ok;
 }
 
 int main(void)
@@ -65,7 +112,9 @@ int main(void)
     ok &= check_true("unfreed tensor is reported", swin_plan_solve(&p, &err) == SWIN_ERR_INTERNAL);
     swin_plan_release(&p);
 
-    /* Random stacks of lifetimes. */
+    ok &= grow_and_shrink_case();
+
+    /* Random stacks of lifetimes; some tensors grow or shrink in place on the way. */
     srand(12345);
     double worst = 1.0;
     for (int round = 0; round < 200; round++) {
@@ -74,6 +123,11 @@ int main(void)
         for (int step = 0; step < 120; step++) {
             if (nlive < 64 && (nlive == 0 || rand() % 3)) {
                 live[nlive++] = swin_plan_alloc(&p, (size_t)(1 + rand() % 100000), "t");
+            } else if (rand() % 4 == 0) {
+                int k = rand() % nlive;
+                const struct swin_plan_tensor *t = &p.t[live[k]];
+                if (rand() % 2) swin_plan_grow(&p, live[k], t->bytes + (size_t)(1 + rand() % 100000));
+                else swin_plan_shrink(&p, live[k], t->head == t->bytes ? (size_t)(1 + rand() % t->bytes) : t->head);
             } else {
                 int k = rand() % nlive;
                 swin_plan_free(&p, live[k]);

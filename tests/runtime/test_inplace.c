@@ -1,0 +1,187 @@
+/* The in-place width changes (runtime/inplace.h) on the CPU backend, planned and run as
+ * forward() does, against a naive float64 1x1x1 conv and a plain copy: channel ratios 2
+ * (what the model uses), 1.5 and 3, depths of 1 to 9 planes (so the scratch planes and
+ * the chunk bounds are both exercised), and the arena must stay below the plan of the
+ * same step with a separate output tensor. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "runtime/forward_cnn.h"
+#include "runtime/inplace.h"
+#include "tests/common/check.h"
+
+struct shape {
+    int d, h, w, c_in, c_out;
+};
+
+static float frand(void) { return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f; }
+
+/* Plans `body` on a fresh tensor of s.c_in channels, runs it on random data and returns the
+ * tensor's view after the body, its arena size and (via *orig) a copy of the input. */
+typedef void (*body_fn)(struct swin_exec *e, struct swin_activation *t, const struct shape *s, const float *w,
+                        const float *b);
+
+/* Plan mode: a fresh tensor of s.c_in channels, the body, the release; then the solve. */
+static bool plan_body(struct swin_plan *plan, struct swin_cpu_backend *be, body_fn body, const struct shape *s,
+                      const float *w, const float *b)
+{
+    swin_error err = {0};
+    swin_plan_init(plan);
+    struct swin_exec e = {.plan = plan, .planning = true, .ops = &swin_cpu_ops, .be = be, .err = &err};
+    struct swin_activation t;
+    swin_exec_activation(&e, &t, s->d, s->h, s->w, s->c_in, "x");
+    body(&e, &t, s, w, b);
+    swin_exec_release(&e, t.id);
+    if (e.status || swin_plan_solve(plan, &err)) {
+        fprintf(stderr, "  plan failed: %s\n", err.msg);
+        swin_plan_release(plan);
+        return false;
+    }
+    return true;
+}
+
+static size_t planned_arena(struct swin_cpu_backend *be, body_fn body, const struct shape *s, const float *w,
+                            const float *b)
+{
+    struct swin_plan plan;
+    if (!plan_body(&plan, be, body, s, w, b)) return 0;
+    size_t bytes = plan.arena_bytes;
+    swin_plan_release(&plan);
+    return bytes;
+}
+
+static bool run_case(struct swin_cpu_backend *be, body_fn body, const struct shape *s, const float *w,
+                     const float *b, float **orig, struct swin_vol *after, size_t *arena_bytes, char **arena)
+{
+    swin_error err = {0};
+    struct swin_plan plan;
+    if (!plan_body(&plan, be, body, s, w, b)) return false;
+    *arena_bytes = plan.arena_bytes;
+    *arena = malloc(plan.arena_bytes);
+    swin_plan_rewind(&plan);
+    struct swin_exec e = {.plan = &plan, .arena = *arena, .ops = &swin_cpu_ops, .be = be, .err = &err};
+    struct swin_activation t;
+    swin_exec_activation(&e, &t, s->d, s->h, s->w, s->c_in, "x");
+    size_t n = swin_vol_voxels(t.v) * (size_t)s->c_in;
+    *orig = malloc(n * sizeof **orig);
+    for (size_t i = 0; i < n; i++) (*orig)[i] = swin_vol_f32(t.v)[i] = frand();
+    body(&e, &t, s, w, b);
+    swin_exec_release(&e, t.id);
+    swin_plan_release(&plan);
+    *after = t.v;
+    if (e.status) fprintf(stderr, "  run failed: %s\n", err.msg);
+    return e.status == SWIN_OK;
+}
+
+/* What the in-place versions replace, planned only: a separate output tensor. */
+static void separate_conv_body(struct swin_exec *e, struct swin_activation *t, const struct shape *s, const float *w,
+                               const float *b)
+{
+    struct swin_activation y;
+    swin_exec_activation(e, &y, s->d, s->h, s->w, s->c_out, "y");
+    swin_fwd_conv(e, y.v, t->v, w, b, 1, 1, 0);
+    swin_exec_release(e, y.id);
+}
+
+static void separate_copy_body(struct swin_exec *e, struct swin_activation *t, const struct shape *s, const float *w,
+                               const float *b)
+{
+    (void)w, (void)b;
+    struct swin_activation y;
+    swin_exec_activation(e, &y, s->d, s->h, s->w, s->c_out, "y");
+    EXEC_OP(e, copy, vol_channels(y.v, s->c_out - s->c_in, s->c_in), t->v);
+    swin_exec_release(e, y.id);
+}
+
+static void narrow_body(struct swin_exec *e, struct swin_activation *t, const struct shape *s, const float *w,
+                        const float *b)
+{
+    swin_inplace_conv1x1_narrow(e, t, w, b, s->c_out);
+}
+
+static void widen_body(struct swin_exec *e, struct swin_activation *t, const struct shape *s, const float *w,
+                       const float *b)
+{
+    (void)w, (void)b;
+    swin_inplace_widen(e, t, s->c_out, s->c_out - s->c_in);  /* to the upper channels, as encoder1 */
+}
+
+static bool narrow_case(struct swin_cpu_backend *be, struct shape s)
+{
+    float *w = malloc((size_t)s.c_in * s.c_out * sizeof *w), *b = malloc((size_t)s.c_out * sizeof *b);
+    for (int i = 0; i < s.c_in * s.c_out; i++) w[i] = frand();
+    for (int i = 0; i < s.c_out; i++) b[i] = frand();
+    float *x = NULL;
+    char *arena = NULL;
+    struct swin_vol y;
+    size_t arena_bytes = 0;
+    char what[128];
+    snprintf(what, sizeof what, "narrow %dx%dx%d %d -> %d", s.d, s.h, s.w, s.c_in, s.c_out);
+    bool ok = check_true(what, run_case(be, narrow_body, &s, w, b, &x, &y, &arena_bytes, &arena));
+    size_t vox = (size_t)s.d * s.h * s.w;
+    if (ok) {
+        float *ref = malloc(vox * s.c_out * sizeof *ref);
+        for (size_t v = 0; v < vox; v++)
+            for (int co = 0; co < s.c_out; co++) {
+                double acc = b[co];
+                for (int ci = 0; ci < s.c_in; ci++) acc += (double)x[v * s.c_in + ci] * w[ci * s.c_out + co];
+                ref[v * s.c_out + co] = (float)acc;
+            }
+        ok &= check_true("  result is a whole tensor of c_out channels", y.c == s.c_out && y.pitch == s.c_out);
+        ok &= check_close("  conv1x1 in place", swin_vol_f32(y), ref, vox * s.c_out, 1e-5, 1e-5);
+        free(ref);
+        if (s.d >= 4)
+            ok &= check_true("  arena below a separate output's",
+                             arena_bytes < planned_arena(be, separate_conv_body, &s, w, b));
+    }
+    free(w), free(b), free(x), free(arena);
+    return ok;
+}
+
+static bool widen_case(struct swin_cpu_backend *be, struct shape s)
+{
+    float *x = NULL;
+    char *arena = NULL;
+    struct swin_vol y;
+    size_t arena_bytes = 0;
+    char what[128];
+    snprintf(what, sizeof what, "widen %dx%dx%d %d -> %d", s.d, s.h, s.w, s.c_in, s.c_out);
+    bool ok = check_true(what, run_case(be, widen_body, &s, NULL, NULL, &x, &y, &arena_bytes, &arena));
+    size_t vox = (size_t)s.d * s.h * s.w;
+    if (ok) {
+        const int c0 = s.c_out - s.c_in;
+        float *got = malloc(vox * s.c_in * sizeof *got);
+        for (size_t v = 0; v < vox; v++)
+            memcpy(got + v * s.c_in, swin_vol_f32(y) + v * s.c_out + c0, (size_t)s.c_in * sizeof *got);
+        ok &= check_true("  result is a whole tensor of c_total channels", y.c == s.c_out && y.pitch == s.c_out);
+        ok &= check_close("  moved to the upper channels", got, x, vox * s.c_in, 0.0, 0.0);
+        free(got);
+        if (s.d >= 4)
+            ok &= check_true("  arena below a separate output's",
+                             arena_bytes < planned_arena(be, separate_copy_body, &s, NULL, NULL));
+    }
+    free(x), free(arena);
+    return ok;
+}
+
+int main(void)
+{
+    swin_error err = {0};
+    struct swin_cpu_backend *be = NULL;
+    if (swin_cpu_backend_create(2, &be, &err)) {
+        fprintf(stderr, "backend: %s\n", err.msg);
+        return 1;
+    }
+    srand(7);
+    bool ok = true;
+    const struct shape narrow[] = {{9, 16, 16, 96, 48}, {8, 5, 7, 16, 8}, {7, 6, 5, 12, 8}, {5, 4, 6, 24, 8},
+                                   {1, 3, 3, 8, 4},     {2, 5, 1, 10, 5}, {3, 2, 2, 6, 4}};
+    for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++) ok &= narrow_case(be, narrow[i]);
+    const struct shape widen[] = {{9, 16, 16, 48, 96}, {8, 5, 7, 8, 16}, {7, 6, 5, 8, 12}, {5, 4, 6, 8, 24},
+                                  {1, 3, 3, 4, 8},     {2, 5, 1, 5, 10}, {3, 2, 2, 4, 6}};
+    for (size_t i = 0; i < sizeof widen / sizeof *widen; i++) ok &= widen_case(be, widen[i]);
+    swin_cpu_backend_free(be);
+    return test_exit(ok);
+}
