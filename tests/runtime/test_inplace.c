@@ -18,8 +18,7 @@ struct shape {
 
 static float frand(void) { return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f; }
 
-/* Plans `body` on a fresh tensor of s.c_in channels, runs it on random data and returns the
- * tensor's view after the body, its arena size and (via *orig) a copy of the input. */
+/* A step on tensor t (s.c_in channels), written once for plan and run mode as forward() is. */
 typedef void (*body_fn)(struct swin_exec *e, struct swin_activation *t, const struct shape *s, const float *w,
                         const float *b);
 
@@ -52,27 +51,47 @@ static size_t planned_arena(struct swin_cpu_backend *be, body_fn body, const str
     return bytes;
 }
 
+/* One case after its run: the input's copy, the tensor's view after the body, the arena. */
+struct case_run {
+    float *x;
+    struct swin_vol y;
+    char *arena;
+    size_t arena_bytes;
+};
+
+/* Plans the body, runs it on random data; checks (by name) that both went through. */
 static bool run_case(struct swin_cpu_backend *be, body_fn body, const struct shape *s, const float *w,
-                     const float *b, float **orig, struct swin_vol *after, size_t *arena_bytes, char **arena)
+                     const float *b, const char *verb, struct case_run *r)
 {
+    char what[128];
+    snprintf(what, sizeof what, "%s %dx%dx%d %d -> %d", verb, s->d, s->h, s->w, s->c_in, s->c_out);
+    *r = (struct case_run){0};
     swin_error err = {0};
     struct swin_plan plan;
-    if (!plan_body(&plan, be, body, s, w, b)) return false;
-    *arena_bytes = plan.arena_bytes;
-    *arena = malloc(plan.arena_bytes);
+    if (!plan_body(&plan, be, body, s, w, b)) return check_true(what, false);
+    r->arena_bytes = plan.arena_bytes;
+    r->arena = malloc(plan.arena_bytes);
     swin_plan_rewind(&plan);
-    struct swin_exec e = {.plan = &plan, .arena = *arena, .ops = &swin_cpu_ops, .be = be, .err = &err};
+    struct swin_exec e = {.plan = &plan, .arena = r->arena, .ops = &swin_cpu_ops, .be = be, .err = &err};
     struct swin_activation t;
     swin_exec_activation(&e, &t, s->d, s->h, s->w, s->c_in, "x");
     size_t n = swin_vol_voxels(t.v) * (size_t)s->c_in;
-    *orig = malloc(n * sizeof **orig);
-    for (size_t i = 0; i < n; i++) (*orig)[i] = swin_vol_f32(t.v)[i] = frand();
+    r->x = malloc(n * sizeof *r->x);
+    for (size_t i = 0; i < n; i++) r->x[i] = swin_vol_f32(t.v)[i] = frand();
     body(&e, &t, s, w, b);
     swin_exec_release(&e, t.id);
     swin_plan_release(&plan);
-    *after = t.v;
+    r->y = t.v;
     if (e.status) fprintf(stderr, "  run failed: %s\n", err.msg);
-    return e.status == SWIN_OK;
+    bool ok = check_true(what, e.status == SWIN_OK);
+    return ok & check_true("  result is a whole tensor of c_out channels", r->y.c == s->c_out && r->y.pitch == s->c_out);
+}
+
+/* With a few planes the scratch is as large as the output; from 4 on it must be smaller. */
+static bool arena_check(struct swin_cpu_backend *be, body_fn separate, const struct shape *s, const float *w,
+                        const float *b, const struct case_run *r)
+{
+    return s->d < 4 || check_true("  arena below a separate output's", r->arena_bytes < planned_arena(be, separate, s, w, b));
 }
 
 /* What the in-place versions replace, planned only: a separate output tensor. */
@@ -113,56 +132,40 @@ static bool narrow_case(struct swin_cpu_backend *be, struct shape s)
     float *w = malloc((size_t)s.c_in * s.c_out * sizeof *w), *b = malloc((size_t)s.c_out * sizeof *b);
     for (int i = 0; i < s.c_in * s.c_out; i++) w[i] = frand();
     for (int i = 0; i < s.c_out; i++) b[i] = frand();
-    float *x = NULL;
-    char *arena = NULL;
-    struct swin_vol y;
-    size_t arena_bytes = 0;
-    char what[128];
-    snprintf(what, sizeof what, "narrow %dx%dx%d %d -> %d", s.d, s.h, s.w, s.c_in, s.c_out);
-    bool ok = check_true(what, run_case(be, narrow_body, &s, w, b, &x, &y, &arena_bytes, &arena));
-    size_t vox = (size_t)s.d * s.h * s.w;
+    struct case_run r;
+    bool ok = run_case(be, narrow_body, &s, w, b, "narrow", &r);
     if (ok) {
+        size_t vox = (size_t)s.d * s.h * s.w;
         float *ref = malloc(vox * s.c_out * sizeof *ref);
         for (size_t v = 0; v < vox; v++)
             for (int co = 0; co < s.c_out; co++) {
                 double acc = b[co];
-                for (int ci = 0; ci < s.c_in; ci++) acc += (double)x[v * s.c_in + ci] * w[ci * s.c_out + co];
+                for (int ci = 0; ci < s.c_in; ci++) acc += (double)r.x[v * s.c_in + ci] * w[ci * s.c_out + co];
                 ref[v * s.c_out + co] = (float)acc;
             }
-        ok &= check_true("  result is a whole tensor of c_out channels", y.c == s.c_out && y.pitch == s.c_out);
-        ok &= check_close("  conv1x1 in place", swin_vol_f32(y), ref, vox * s.c_out, 1e-5, 1e-5);
+        ok &= check_close("  conv1x1 in place", swin_vol_f32(r.y), ref, vox * s.c_out, 1e-5, 1e-5);
+        ok &= arena_check(be, separate_conv_body, &s, w, b, &r);
         free(ref);
-        if (s.d >= 4)
-            ok &= check_true("  arena below a separate output's",
-                             arena_bytes < planned_arena(be, separate_conv_body, &s, w, b));
     }
-    free(w), free(b), free(x), free(arena);
+    free(w), free(b), free(r.x), free(r.arena);
     return ok;
 }
 
 static bool widen_case(struct swin_cpu_backend *be, struct shape s)
 {
-    float *x = NULL;
-    char *arena = NULL;
-    struct swin_vol y;
-    size_t arena_bytes = 0;
-    char what[128];
-    snprintf(what, sizeof what, "widen %dx%dx%d %d -> %d", s.d, s.h, s.w, s.c_in, s.c_out);
-    bool ok = check_true(what, run_case(be, widen_body, &s, NULL, NULL, &x, &y, &arena_bytes, &arena));
-    size_t vox = (size_t)s.d * s.h * s.w;
+    struct case_run r;
+    bool ok = run_case(be, widen_body, &s, NULL, NULL, "widen", &r);
     if (ok) {
+        size_t vox = (size_t)s.d * s.h * s.w;
         const int c0 = s.c_out - s.c_in;
         float *got = malloc(vox * s.c_in * sizeof *got);
         for (size_t v = 0; v < vox; v++)
-            memcpy(got + v * s.c_in, swin_vol_f32(y) + v * s.c_out + c0, (size_t)s.c_in * sizeof *got);
-        ok &= check_true("  result is a whole tensor of c_total channels", y.c == s.c_out && y.pitch == s.c_out);
-        ok &= check_close("  moved to the upper channels", got, x, vox * s.c_in, 0.0, 0.0);
+            memcpy(got + v * s.c_in, swin_vol_f32(r.y) + v * s.c_out + c0, (size_t)s.c_in * sizeof *got);
+        ok &= check_close("  moved to the upper channels", got, r.x, vox * s.c_in, 0.0, 0.0);
+        ok &= arena_check(be, separate_copy_body, &s, NULL, NULL, &r);
         free(got);
-        if (s.d >= 4)
-            ok &= check_true("  arena below a separate output's",
-                             arena_bytes < planned_arena(be, separate_copy_body, &s, NULL, NULL));
     }
-    free(x), free(arena);
+    free(r.x), free(r.arena);
     return ok;
 }
 
