@@ -37,31 +37,43 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
     return b;
 }
 
-/* Order otherwise: at most three cout-channel maps live: res (written straight into the
- * destination when there is one), a and b; with conv3 the input dies after conv1, before
- * b exists. */
+/* res = IN(conv3(in)), into *dest when there is one, else into a new tensor. */
+static bool shortcut(struct swin_exec *e, struct swin_activation *res, struct swin_vol in,
+                     const struct swin_resblock_w *w, const struct swin_vol *dest, const char *name)
+{
+    if (dest)
+        *res = (struct swin_activation){.v = *dest, .id = -1};
+    else if (!swin_exec_activation(e, res, in.d, in.h, in.w, w->cout, name))
+        return false;
+    swin_fwd_conv(e, res->v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
+    if (!w->bn_folded) EXEC_OP(e, instnorm_act, res->v, true, w->norm3_w, w->norm3_b, NULL, false);
+    return true;
+}
+
+/* Order otherwise: at most three cout-channel maps live: a, b and res (written straight
+ * into the destination when there is one). With conv3, the wider of in and res is the one
+ * that dies before b exists: res first and in released after conv1, or, when in is no
+ * wider than res (encoder1's image channels), conv3 after conv2 so that in stays instead. */
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
     if (w->conv3_w && !dest && in_id >= 0 && in.pitch == in.c && in.c > w->cout)
         return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, name);
+    const bool res_late = w->conv3_w && in.c <= w->cout;
     struct swin_activation res = {.v = in, .id = -1}, a, b, out = {.id = -1};
     if (dest) out.v = *dest;
-    if (w->conv3_w) {
-        if (dest)
-            res.v = *dest;
-        else if (!swin_exec_activation(e, &res, in.d, in.h, in.w, w->cout, name))
-            return out;
-        swin_fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
-        if (!w->bn_folded) EXEC_OP(e, instnorm_act, res.v, true, w->norm3_w, w->norm3_b, NULL, false);
-    }
+    if (w->conv3_w && !res_late && !shortcut(e, &res, in, w, dest, name)) return out;
     if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
     swin_fwd_conv(e, a.v, in, w->conv1_w, w->conv1_b, 3, 1, 1);
-    if (w->conv3_w) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
+    if (w->conv3_w && !res_late) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
     EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
     if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
     swin_fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
     swin_exec_release(e, a.id);
+    if (res_late) {
+        if (!shortcut(e, &res, in, w, dest, name)) return out;
+        swin_exec_release(e, in_id);
+    }
     EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
     if (!w->conv3_w) swin_exec_release(e, in_id);  /* in was the residual */
     if (!dest) {
@@ -76,29 +88,7 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
 struct swin_activation swin_fwd_resblock_into_concat(struct swin_exec *e, struct swin_vol in, int in_id,
                                                      const struct swin_resblock_w *w, const char *name)
 {
-    const bool res_late = w->conv3_w && in.c <= w->cout;
-    struct swin_activation res = {.v = in, .id = -1}, a, b = {.id = -1};
-    if (w->conv3_w && !res_late) {
-        if (!swin_exec_activation(e, &res, in.d, in.h, in.w, w->cout, name)) return b;
-        swin_fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
-        if (!w->bn_folded) EXEC_OP(e, instnorm_act, res.v, true, w->norm3_w, w->norm3_b, NULL, false);
-    }
-    if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return b;
-    swin_fwd_conv(e, a.v, in, w->conv1_w, w->conv1_b, 3, 1, 1);
-    if (w->conv3_w && !res_late) swin_exec_release(e, in_id);
-    EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
-    if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return b;
-    swin_fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
-    swin_exec_release(e, a.id);
-    if (res_late) {
-        if (!swin_exec_activation(e, &res, in.d, in.h, in.w, w->cout, name)) return b;
-        swin_fwd_conv(e, res.v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
-        swin_exec_release(e, in_id);
-        if (!w->bn_folded) EXEC_OP(e, instnorm_act, res.v, true, w->norm3_w, w->norm3_b, NULL, false);
-    }
-    EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
-    if (w->conv3_w) swin_exec_release(e, res.id);
-    else swin_exec_release(e, in_id);  /* in was the residual */
+    struct swin_activation b = swin_fwd_resblock(e, in, in_id, w, NULL, name);
     swin_inplace_widen(e, &b, 2 * w->cout, w->cout);
     return b;
 }

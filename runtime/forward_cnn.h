@@ -24,8 +24,7 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
 /* The full-resolution encoder (encoder1) feeding decoder1: the block's output grows in place
  * into the concat [0, cout) unset | [cout, 2 cout) = UnetResBlock(in), which the caller
  * fills with the upsampled half and releases. in_id as above; the returned tensor has
- * 2 cout channels. conv3 runs after conv2 when in is no wider than cout, so that in (not
- * res) is what stays live beside a and b. */
+ * 2 cout channels. */
 struct swin_activation swin_fwd_resblock_into_concat(struct swin_exec *e, struct swin_vol in, int in_id,
                                                      const struct swin_resblock_w *w, const char *name);
 
