@@ -328,7 +328,7 @@ static void bench_instnorm(int L, int c, int residual, const char *where)
     double t[256];
     double n = (double)L * L * L * c;
     /* in place; repeated calls renormalise normalised data, same work */
-    TIMED(swin_cpu_ops.instnorm_act(be, x, true, NULL, NULL, residual ? &res : NULL, true));
+    TIMED(swin_cpu_ops.instnorm_act(be, x, NULL, true, NULL, NULL, residual ? &res : NULL, true));
     /* bytes: x read twice (statistics, normalise) and written once, + residual read */
     report("instnorm_act", shape, 8.0 * n, "~8/element", (3.0 + residual) * 4.0 * n, t, reps,
            !check || finite_all(x.data, (size_t)n));

@@ -262,6 +262,8 @@ def kernel_spec(name):
     for pat in ("instnorm_partial", "instnorm_apply", "instnorm_finalize", "layernorm_rows", "splitk_reduce"):
         if name.startswith(pat):
             return dict(threads=256)
+    if name.startswith("stats_merge_tiles"):
+        return dict(threads=128)
     return None  # block size set at launch from the shapes (grid-stride copies, generic attention)
 
 
@@ -330,6 +332,7 @@ def gemm_kernel(label, N, K, splits, half):
     aload, epi = m.groups()
     t = "__half" if half else "float"
     epi_t = "StorePartial" if splits > 1 else f"{epi}<{t}> "
+    plain_t = "StorePartial" if splits > 1 else f"StoreRows<{t}> "  # the generic loader's (conv3d.cu)
     if aload == "Im2colA":
         from gemm_shapes import conv_col_tile
         cin = K // (27 if "3x3x3" in label else 8)
@@ -337,14 +340,28 @@ def gemm_kernel(label, N, K, splits, half):
         vb = 16 if cin % e16 == 0 and N % e16 == 0 else 4 if cin % e4 == 0 and N % e4 == 0 else 0
         if vb:
             return f"conv_{'wmma' if half else 'ffma'}<{conv_col_tile(N)}, {vb}, {epi_t}>"
+    if epi == "ConvStoreStats":
+        epi_t = plain_t
     if half:
         return f"gemm_wmma<{aload}<{t}>, {epi_t}>"
     from gemm_shapes import col_tile
     return f"gemm_tiled<{col_tile(N) // 16}, {aload}<{t}>, {epi_t}>"
 
 
+def stats_epilogue(rows, name):
+    """Warp instructions the tile-statistics epilogue (ConvStoreStats, conv_tile_stats.cuh)
+    adds per warp: the instructions outside every loop of the kernel beyond those of the
+    same tile with the plain StorePartial epilogue (same prologue; the statistics code is
+    unrolled straight-line code, both sides of its branches counted: an upper bound)."""
+    if "ConvStoreStats" not in name:
+        return 0
+    plain = rows[re.sub(r"ConvStoreStats<\w+> ", "StorePartial", name)]["loop"]["outside"]
+    return max(0, rows[name]["loop"]["outside"] - plain)
+
+
 def issue_bound(rows, arch, half):
-    """Per estimates.py GEMM label: warp k-steps, instructions, issue-bound and math-bound ms."""
+    """Per estimates.py GEMM label: warp k-steps, instructions (main loop, plus the
+    statistics epilogue of ConvStoreStats launches), issue-bound and math-bound ms."""
     import estimates
     from gemm_shapes import blocks_and_ksteps, splits_for
     estimates.F, estimates.GEMM = (2, "gemm_wmma") if half else (4, "gemm_tiled")
@@ -364,7 +381,7 @@ def issue_bound(rows, arch, half):
             spec = kernel_spec(name)
             blocks, ksteps = blocks_and_ksteps(M, N, K, batch, splits, spec["bm"], spec["bn"])
             per_kstep = row["loop"]["instrs"] / row["ksteps_per_iter"]
-            instr += blocks * ksteps * (spec["threads"] // 32) * per_kstep
+            instr += blocks * (spec["threads"] // 32) * (ksteps * per_kstep + stats_epilogue(rows, name))
             padded += 2.0 * blocks * ksteps * spec["bm"] * spec["bn"] * 16
         issue_ms = instr / (sms * ISSUE_PER_SM_CLK * clk) * 1e3
         math_ms = padded / (tensor if half else fp32) * 1e3

@@ -29,6 +29,9 @@ Warp iterations of the main loop, per kernel family:
     loop for the channels past one unrolled iteration, in 3 passes;
   instnorm_finalize     one block on one SM: per warp (32 channels) the loop once per
     group of parts its unrolled loads cover;
+  stats_merge_tiles     per warp (4 per block of 128 channels, a block per part) the
+    instructions outside the loop once plus the loop once per group of tiles its unrolled
+    loads (2 per tile) cover;
   window attention      per warp one main-loop iteration per key tile (64 keys for the
     wmma kernel, 32 for the SIMT one) plus the instructions outside the loops once.
 Not modelled: latency stalls, partial waves, L2 hits, the GEMMs' prologue and epilogue,
@@ -79,6 +82,8 @@ def kernel_name(label, half, work):
         return f"volume_to_stage<{T}>", 4
     if base == "merge_gather":
         return f"merge_gather<{T}, uint4>", 2 if half else 4
+    if base == "stats_merge_tiles":
+        return base, None
     return f"{base}<{T}>", 2 if half else 4
 
 
@@ -101,6 +106,10 @@ def warp_instr(name, elem, work, row, arch):
         per_iter = max(1, lp["counts"]["LDG"])
         loop_iters = 3 * max(0, math.ceil(work["c"] / 32) // per_iter - 1)
         return work["rows"] * (lp["outside"] + loop_iters * lp["instrs"]), None
+    if name.startswith("stats_merge_tiles"):
+        per_iter = max(1, lp["counts"]["LDG"] // 2)
+        warps = work["parts"] * math.ceil(work["channels"] / 128) * 4
+        return warps * (lp["outside"] + math.ceil(work["tiles_per_part"] / per_iter) * lp["instrs"]), None
     if name.startswith("instnorm_finalize"):
         per_iter = max(1, lp["widths"].get("LDG", {}).get("64", 1) // 2)
         warps = math.ceil(work["channels"] / 32)

@@ -80,8 +80,8 @@ static int conv_out_dim(int n, int k, int stride, int pad)
     return span < 0 ? -1 : span / stride + 1;
 }
 
-int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in, const float *w,
-                   const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
+int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, void *stats, struct swin_vol in,
+                   const float *w, const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     int rc = check_vols(o, be, "conv3d", out, in);
     if (rc) return rc;
@@ -93,8 +93,11 @@ int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, stru
         out.w != conv_out_dim(in.w, k, stride, pad))
         return fail(o, be, SWIN_ERR_SHAPE, "conv3d: out %dx%dx%d does not match in %dx%dx%d with k %d stride %d pad %d",
                     out.d, out.h, out.w, in.d, in.h, in.w, k, stride, pad);
-    rc = check_ws(o, be, "conv3d", o->conv3d_ws(be, out, in, k), ws, ws_bytes);
-    return rc ? rc : o->conv3d(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
+    if (stats && !o->conv3d_stats_bytes(be, out))
+        return fail(o, be, SWIN_ERR_ARG, "conv3d: stats given, but backend %s keeps no statistics (conv3d_stats_bytes 0)",
+                    o->name);
+    rc = check_ws(o, be, "conv3d", o->conv3d_ws(be, out, in, k, stats != NULL), ws, ws_bytes);
+    return rc ? rc : o->conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
 }
 
 int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
@@ -109,15 +112,18 @@ int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol 
     return o->conv_transpose2(be, out, in, w);
 }
 
-int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, bool normalize, const float *gamma,
-                         const float *beta, const struct swin_vol *residual, bool lrelu)
+int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, bool normalize,
+                         const float *gamma, const float *beta, const struct swin_vol *residual, bool lrelu)
 {
     int rc = check_vol(o, be, "instnorm_act", "x", x);
     if (!rc && residual) rc = check_vol(o, be, "instnorm_act", "residual", *residual);
     if (!rc && residual) rc = check_same_dims(o, be, "instnorm_act", "residual", *residual, "x", x);
     if (rc) return rc;
     if (gamma && !beta) return fail(o, be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
-    return o->instnorm_act(be, x, normalize, gamma, beta, residual, lrelu);
+    if (stats && !normalize) return fail(o, be, SWIN_ERR_ARG, "instnorm_act: stats given without normalize");
+    if (stats && !o->conv3d_stats_bytes(be, x))
+        return fail(o, be, SWIN_ERR_ARG, "instnorm_act: stats given, but backend %s keeps no statistics", o->name);
+    return o->instnorm_act(be, x, stats, normalize, gamma, beta, residual, lrelu);
 }
 
 int swin_op_layernorm(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,

@@ -18,12 +18,12 @@
 int swin_op_pack_input(const struct swin_ops *o, void *be, struct swin_vol out, const float *host_cdhw);
 int swin_op_unpack_output(const struct swin_ops *o, void *be, float *host_cdhw, struct swin_vol in);
 int swin_op_copy(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in);
-int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in, const float *w,
-                   const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
+int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, void *stats, struct swin_vol in,
+                   const float *w, const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
 int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
                             const float *w);
-int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, bool normalize, const float *gamma,
-                         const float *beta, const struct swin_vol *residual, bool lrelu);
+int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, bool normalize,
+                         const float *gamma, const float *beta, const struct swin_vol *residual, bool lrelu);
 int swin_op_layernorm(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
                       const float *gamma, const float *beta);
 int swin_op_swin_attention(const struct swin_ops *o, void *be, struct swin_vol x, const struct swin_block_w *blk,

@@ -55,10 +55,18 @@ struct swin_ops {
 
     /* out = conv3d(in, w) + bias. Kernel k^3 (k = 1, 2 or 3), stride 1 or 2, zero padding pad.
      * out.c = cout, in.c = cin; out dims = (in dims + 2 pad - k)/stride + 1. bias may be NULL.
-     * out must not overlap in. */
-    int (*conv3d)(void *be, struct swin_vol out, struct swin_vol in, const float *w,
+     * out must not overlap in.
+     * stats: NULL, or conv3d_stats_bytes(out) bytes that receive, in the backend's own
+     * layout, the per-channel instance-norm statistics of out as stored, for an
+     * instnorm_act of out that follows before out changes (which then need not read out
+     * for them). */
+    int (*conv3d)(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
                   const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
-    size_t (*conv3d_ws)(void *be, struct swin_vol out, struct swin_vol in, int k);
+    /* stats: whether the call passes stats. */
+    size_t (*conv3d_ws)(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats);
+    /* Bytes of conv3d's stats for out; 0 when the backend computes the statistics in
+     * instnorm_act anyway (stats must then stay NULL). */
+    size_t (*conv3d_stats_bytes)(void *be, struct swin_vol out);
 
     /* ConvTranspose3d, kernel 2, stride 2, no bias: out(2i+a, 2j+b, 2k+g, o) =
      * sum_c in(i,j,k,c) w[a][b][g][c][o]. out dims = 2 * in dims. No overlap. */
@@ -67,9 +75,11 @@ struct swin_ops {
     /* In place: x = IN(x) (per channel over all voxels, biased variance, eps 1e-5) when
      * normalize, then * gamma + beta when gamma != NULL, then + residual when residual != NULL,
      * then LeakyReLU(0.01) when lrelu. residual has x's dims and channels. Without normalize
-     * it is the epilogue of a convolution whose batch norm the exporter folded into its bias. */
-    int (*instnorm_act)(void *be, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
-                        const struct swin_vol *residual, bool lrelu);
+     * it is the epilogue of a convolution whose batch norm the exporter folded into its bias.
+     * stats: NULL, or what conv3d left for x (normalize must be set); the statistics then
+     * come from it instead of a read of x. */
+    int (*instnorm_act)(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
+                        const float *beta, const struct swin_vol *residual, bool lrelu);
 
     /* out = LN(in) over channels (biased variance, eps 1e-5), * gamma + beta when gamma != NULL.
      * out may be in itself (same data and pitch); otherwise no overlap. */

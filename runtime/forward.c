@@ -59,7 +59,7 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     EXEC_OP(e, pack_input, X.v, host_in);
 
     if (!swin_exec_activation(e, &x, cube[0] / 2, cube[1] / 2, cube[2] / 2, f, "patch embed")) return e->status;
-    swin_fwd_conv(e, x.v, X.v, m->patch_w, m->patch_b, 2, 2, 0);
+    swin_fwd_conv(e, x.v, NULL, X.v, m->patch_w, m->patch_b, 2, 2, 0);
     if (c->patch_norm) EXEC_OP(e, layernorm, x.v, x.v, m->patch_norm_w, m->patch_norm_b);
 
     for (int s = 0; s < SWIN_STAGES && EXEC_OK(e); s++) {
@@ -110,7 +110,7 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     out = swin_fwd_resblock(e, cat[0].v, cat[0].id, &m->decoder[0].res, NULL, "decoder1");
 
     if (!swin_exec_activation(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;
-    swin_fwd_conv(e, logits.v, out.v, m->out_w, m->out_b, 1, 1, 0);
+    swin_fwd_conv(e, logits.v, NULL, out.v, m->out_w, m->out_b, 1, 1, 0);
     swin_exec_release(e, out.id);
     EXEC_OP(e, unpack_output, host_out, logits.v);
     swin_exec_release(e, logits.id);

@@ -2,13 +2,27 @@
 
 #include "runtime/inplace.h"
 
-void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, struct swin_vol in, const float *w,
-              const float *bias, int k, int stride, int pad)
+void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, const struct swin_workspace *stats, struct swin_vol in,
+                   const float *w, const float *bias, int k, int stride, int pad)
 {
     struct swin_workspace ws;
-    if (!swin_exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, out, in, k), "conv3d workspace")) return;
-    EXEC_OP(e, conv3d, out, in, w, bias, k, stride, pad, ws.data, ws.bytes);
+    if (!swin_exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, out, in, k, stats != NULL), "conv3d workspace"))
+        return;
+    EXEC_OP(e, conv3d, out, stats ? stats->data : NULL, in, w, bias, k, stride, pad, ws.data, ws.bytes);
     swin_exec_release(e, ws.id);
+}
+
+/* out = conv3x3x3(in), followed by the instance norm of out when normalize: then, where the
+ * backend keeps the norm's statistics in the conv (conv3d_stats_bytes > 0), they go into
+ * *stats, a planned buffer for the norm that the caller releases after it; otherwise
+ * stats->data is NULL and stats->id -1. */
+static void conv3_then_norm(struct swin_exec *e, struct swin_workspace *stats, struct swin_vol out,
+                            struct swin_vol in, const float *w, const float *bias, bool normalize)
+{
+    *stats = (struct swin_workspace){.data = NULL, .id = -1};
+    const size_t bytes = normalize ? e->ops->conv3d_stats_bytes(e->be, out) : 0;
+    if (bytes && !swin_exec_workspace(e, stats, bytes, "instance-norm statistics")) return;
+    swin_fwd_conv(e, out, bytes ? stats : NULL, in, w, bias, 3, 1, 1);
 }
 
 /* a   = LReLU(IN(conv1(x)))
@@ -24,15 +38,18 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
                                                  const struct swin_resblock_w *w, const char *name)
 {
     struct swin_activation a, b = {.id = -1};
+    struct swin_workspace stats;
     if (!swin_exec_activation(e, &a, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
-    swin_fwd_conv(e, a.v, x.v, w->conv1_w, w->conv1_b, 3, 1, 1);
-    EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+    conv3_then_norm(e, &stats, a.v, x.v, w->conv1_w, w->conv1_b, !w->bn_folded);
+    EXEC_OP(e, instnorm_act, a.v, stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+    swin_exec_release(e, stats.id);
     swin_inplace_conv1x1_narrow(e, &x, w->conv3_w, w->conv3_b, w->cout);
-    if (!w->bn_folded) EXEC_OP(e, instnorm_act, x.v, true, w->norm3_w, w->norm3_b, NULL, false);
+    if (!w->bn_folded) EXEC_OP(e, instnorm_act, x.v, NULL, true, w->norm3_w, w->norm3_b, NULL, false);
     if (!swin_exec_activation(e, &b, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
-    swin_fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
+    conv3_then_norm(e, &stats, b.v, a.v, w->conv2_w, w->conv2_b, !w->bn_folded);
     swin_exec_release(e, a.id);
-    EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &x.v, true);
+    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &x.v, true);
+    swin_exec_release(e, stats.id);
     swin_exec_release(e, x.id);
     return b;
 }
@@ -45,8 +62,8 @@ static bool shortcut(struct swin_exec *e, struct swin_activation *res, struct sw
         *res = (struct swin_activation){.v = *dest, .id = -1};
     else if (!swin_exec_activation(e, res, in.d, in.h, in.w, w->cout, name))
         return false;
-    swin_fwd_conv(e, res->v, in, w->conv3_w, w->conv3_b, 1, 1, 0);
-    if (!w->bn_folded) EXEC_OP(e, instnorm_act, res->v, true, w->norm3_w, w->norm3_b, NULL, false);
+    swin_fwd_conv(e, res->v, NULL, in, w->conv3_w, w->conv3_b, 1, 1, 0);
+    if (!w->bn_folded) EXEC_OP(e, instnorm_act, res->v, NULL, true, w->norm3_w, w->norm3_b, NULL, false);
     return true;
 }
 
@@ -61,20 +78,23 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
         return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, name);
     const bool res_late = w->conv3_w && in.c <= w->cout;
     struct swin_activation res = {.v = in, .id = -1}, a, b, out = {.id = -1};
+    struct swin_workspace stats;
     if (dest) out.v = *dest;
     if (w->conv3_w && !res_late && !shortcut(e, &res, in, w, dest, name)) return out;
     if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
-    swin_fwd_conv(e, a.v, in, w->conv1_w, w->conv1_b, 3, 1, 1);
+    conv3_then_norm(e, &stats, a.v, in, w->conv1_w, w->conv1_b, !w->bn_folded);
     if (w->conv3_w && !res_late) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
-    EXEC_OP(e, instnorm_act, a.v, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+    EXEC_OP(e, instnorm_act, a.v, stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+    swin_exec_release(e, stats.id);
     if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
-    swin_fwd_conv(e, b.v, a.v, w->conv2_w, w->conv2_b, 3, 1, 1);
+    conv3_then_norm(e, &stats, b.v, a.v, w->conv2_w, w->conv2_b, !w->bn_folded);
     swin_exec_release(e, a.id);
     if (res_late) {
         if (!shortcut(e, &res, in, w, dest, name)) return out;
         swin_exec_release(e, in_id);
     }
-    EXEC_OP(e, instnorm_act, b.v, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
+    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
+    swin_exec_release(e, stats.id);
     if (!w->conv3_w) swin_exec_release(e, in_id);  /* in was the residual */
     if (!dest) {
         swin_exec_release(e, res.id);

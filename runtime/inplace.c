@@ -36,11 +36,11 @@ void swin_inplace_conv1x1_narrow(struct swin_exec *e, struct swin_activation *t,
     struct swin_workspace tmp;
     if (!swin_exec_workspace(e, &tmp, (size_t)head * pout, "narrowing scratch")) return;
     struct swin_vol tmp_v = planes(in, tmp.data, cout, 0, cout, 0, head);
-    swin_fwd_conv(e, tmp_v, planes(in, in.data, cin, 0, cin, 0, head), w, bias, 1, 1, 0);
+    swin_fwd_conv(e, tmp_v, NULL, planes(in, in.data, cin, 0, cin, 0, head), w, bias, 1, 1, 0);
     for (int z0 = head, z1; z0 < d; z0 = z1) {
         z1 = (int)((size_t)z0 * pin / pout);
         if (z1 > d) z1 = d;
-        swin_fwd_conv(e, planes(in, in.data, cout, 0, cout, z0, z1), planes(in, in.data, cin, 0, cin, z0, z1), w,
+        swin_fwd_conv(e, planes(in, in.data, cout, 0, cout, z0, z1), NULL, planes(in, in.data, cin, 0, cin, z0, z1), w,
                       bias, 1, 1, 0);
     }
     EXEC_OP(e, copy, planes(in, in.data, cout, 0, cout, 0, head), tmp_v);

@@ -50,8 +50,9 @@ size_t swin_cpu_conv3d_direct_ws(void *bev, struct swin_vol out, struct swin_vol
     return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
 }
 
-size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k)
+size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k, bool stats)
 {
+    (void)stats;
     struct swin_cpu_backend *be = bev;
     /* Stride and pad are not known here. With k 3 and out dims = in dims, every axis n has
      * n = (n + 2 pad - 3) / stride + 1: stride 1 pad 1, or n <= 3 with stride 2 (pad 1 or 2),
@@ -159,10 +160,18 @@ int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, c
     return 0;
 }
 
-int swin_cpu_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w,
+size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out)
+{
+    (void)be;
+    (void)out;
+    return 0;
+}
+
+int swin_cpu_conv3d(void *bev, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
+    (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
     if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in))
         return swin_cpu_conv3d_winograd(be, out, in, w, bias, ws, ws_bytes);
     return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);

@@ -92,16 +92,18 @@ const char *swin_cpu_last_error(void *be);
 int swin_cpu_pack_input(void *be, struct swin_vol out, const float *host_cdhw);
 int swin_cpu_copy(void *be, struct swin_vol out, struct swin_vol in);
 int swin_cpu_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
-int swin_cpu_conv3d(void *be, struct swin_vol out, struct swin_vol in, const float *w,
+int swin_cpu_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
-size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
+size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats);
+/* 0: instnorm_act's statistics pass reads the volume anyway, so conv3d keeps none. */
+size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out);
 /* The direct kernel whatever the Winograd rule says (benchmarks compare the two). */
 int swin_cpu_conv3d_direct(void *be, struct swin_vol out, struct swin_vol in, const float *w,
                            const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
 size_t swin_cpu_conv3d_direct_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
-int swin_cpu_instnorm_act(void *be, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
-                          const struct swin_vol *residual, bool lrelu);
+int swin_cpu_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
+                          const float *beta, const struct swin_vol *residual, bool lrelu);
 int swin_cpu_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma,
                        const float *beta);
 int swin_cpu_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,

@@ -91,9 +91,10 @@ static double reduce(const struct in_task *t, int nth, int i)
     return s;
 }
 
-int swin_cpu_instnorm_act(void *bev, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
-                          const struct swin_vol *residual, bool lrelu)
+int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
+                          const float *beta, const struct swin_vol *residual, bool lrelu)
 {
+    (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
     struct swin_cpu_backend *be = bev;
     const double n = (double)swin_vol_voxels(x);
     struct in_task t = {.x = x, .gamma = gamma, .beta = beta, .res = residual, .lrelu = lrelu, .red = be->red};

@@ -14,7 +14,11 @@
  *   k = 1, stride 1, pad 0: gemm_launch reading the input rows directly (RowsA, lda = in.pitch).
  * Deep layers (few output tiles, long K: encoder10, decoder5, ...) split K
  * (gemm_splits): partial sums go to the workspace (splits, M, cout) and splitk_reduce adds
- * them in order, plus the bias, into out. Otherwise no workspace. */
+ * them in order, plus the bias, into out.
+ * With `stats` (an instance norm of out follows), conv_wmma / conv_ffma without a split
+ * keep each tile's statistics (epilogue ConvStoreStats, conv_tile_stats.cuh) in the
+ * workspace (two float [ceil(M / 128)][cout]) and conv_stats.cu merges them into stats;
+ * the other paths fill stats by one read of out. Otherwise no workspace. */
 #include "kernels/cuda/conv_igemm.cuh"
 #include "kernels/cuda/gemm.cuh"
 
@@ -55,17 +59,19 @@ template <class T> struct Im2colA {
 
 using namespace swin_cuda;
 
-extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k)
+extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats)
 {
     const long long M = (long long)swin_vol_voxels(out);
     const int splits = gemm_splits(M, out.c, k * k * k * in.c);
-    return splits > 1 ? SWIN_CUDA_ALIGN + swin_cuda_round((size_t)splits * M * out.c * sizeof(float)) : 0;
+    if (splits > 1) return SWIN_CUDA_ALIGN + swin_cuda_round((size_t)splits * M * out.c * sizeof(float));
+    const size_t tiles = swin_cuda_blocks(M, CONV_BM);
+    return stats ? SWIN_CUDA_ALIGN + swin_cuda_round(2 * tiles * out.c * sizeof(float)) : 0;
 }
 
 /* The typed half of conv3d (T = the backend's storage type): weights, then the launches. */
 template <class T>
-static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
-                        const float *bias, int k, int stride, int pad, void *ws)
+static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, void *stats, struct swin_vol in,
+                        const float *w, const float *bias, int k, int stride, int pad, void *ws)
 {
     const int M = (int)swin_vol_voxels(out), kdim = k * k * k * in.c;
     const T *dw, *db;
@@ -76,6 +82,10 @@ static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struc
     float *part = (float *)swin_cuda_align_ptr(ws);
     const StoreRows<T> ep = {(T *)out.data, out.pitch, db, false};
     const StorePartial pp = {part, M, out.c};
+    /* the tile statistics: tmean then tm2, float [ceil(M / 128)][cout] each */
+    float *tmean = stats ? part : nullptr, *tm2 = stats ? part + (size_t)swin_cuda_blocks(M, CONV_BM) * out.c : nullptr;
+    const ConvStoreStats<T> es = {(T *)out.data, out.pitch, db, tmean, tm2};
+    bool tile_stats = false;
     if (k == 1 && stride == 1 && pad == 0) {
         const RowsA<T> a = {(const T *)in.data, in.pitch};
         if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
@@ -83,8 +93,10 @@ static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struc
     } else {
         const ConvGeom<T> g = {(const T *)in.data, in.pitch, in.d, in.h, in.w, in.c, out.h, out.w, k, stride, pad,
                                GEMM_BK / in.c, GEMM_BK % in.c, dw, out.c};
-        const bool done = splits > 1 ? conv_igemm_launch(be->stream, g, pp, M, out.c, kdim, splits)
-                                     : conv_igemm_launch(be->stream, g, ep, M, out.c, kdim, 1);
+        bool done;
+        if (splits > 1) done = conv_igemm_launch(be->stream, g, pp, M, out.c, kdim, splits);
+        else if (stats) done = tile_stats = conv_igemm_launch(be->stream, g, es, M, out.c, kdim, 1);
+        else done = conv_igemm_launch(be->stream, g, ep, M, out.c, kdim, 1);
         if (!done) {
             const Im2colA<T> a = {(const T *)in.data, in.d, in.h, in.w, in.pitch, in.c, out.h, out.w, k, stride, pad};
             if (splits > 1) gemm_launch(be->stream, a, dw, 0, out.c, pp, M, out.c, kdim, 1, splits);
@@ -92,14 +104,17 @@ static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, struc
         }
     }
     if (splits > 1) swin_cuda_splitk_reduce(be->stream, (T *)out.data, out.pitch, part, splits, M, out.c, db);
+    double *st = (double *)swin_cuda_align_ptr(stats);
+    if (tile_stats) swin_cuda_stats_of_tiles(be->stream, es.tmean, es.tm2, M, out.c, st);
+    else if (stats) swin_cuda_stats_of_volume(be->stream, (const T *)out.data, out.pitch, M, out.c, st);
     return swin_cuda_check_launch(be, "conv3d");
 }
 
 
-extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias,
-                                int k, int stride, int pad, void *ws, size_t ws_bytes)
+extern "C" int swin_cuda_conv3d(void *bev, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
+                                const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    return be->dtype == SWIN_F16 ? conv3d_typed<__half>(be, out, in, w, bias, k, stride, pad, ws)
-                                 : conv3d_typed<float>(be, out, in, w, bias, k, stride, pad, ws);
+    return be->dtype == SWIN_F16 ? conv3d_typed<__half>(be, out, stats, in, w, bias, k, stride, pad, ws)
+                                 : conv3d_typed<float>(be, out, stats, in, w, bias, k, stride, pad, ws);
 }

@@ -4,7 +4,9 @@
  *   A(m, tap cin + ci) = in(o stride - pad + (kz, ky, kx), ci), zero outside the input,
  *   B = w (k, k, k, cin, cout) row-major (ldb = cout),
  * every result through the epilogue functor `ep.store(blockIdx.z, m, n, acc)` (gemm.cuh),
- * split-K by blockIdx.z (each split a multiple of 16 of K).
+ * split-K by blockIdx.z (each split a multiple of 16 of K); with the epilogue
+ * ConvStoreStats the kernels also keep each tile's instance-norm statistics
+ * (conv_tile_stats.cuh).
  *
  * Block: a 128 x BN tile of C (BN = 48 or 96: the f=48 model's couts 48, 96, 192, 384,
  * 768 are multiples, so no column is wasted), k-steps of BK = 16.
@@ -57,6 +59,7 @@
 
 #include <stdint.h>
 
+#include "kernels/cuda/conv_tile_stats.cuh"
 #include "kernels/cuda/gemm.cuh"
 
 #ifndef SWIN_EMU
@@ -66,6 +69,7 @@
 namespace swin_cuda {
 
 constexpr int CONV_BM = 128, CONV_BK = 16, CONV_TAPS = 64;
+static_assert(CONV_BM == SWIN_CUDA_STATS_TILE, "a statistics tile is a conv tile");
 
 /* The convolution as the kernels see it; built on the host (conv_igemm_launch). */
 template <class T> struct ConvGeom {
@@ -269,11 +273,46 @@ __global__ void __launch_bounds__(ConvWmmaThreads<BN>::value)
             wmma::store_matrix_sync(cs + (wr + 16 * i) * L::LDC + wc + 16 * j, acc[i][j], L::LDC,
                                     wmma::mem_row_major);
     __syncthreads();
-    for (int e = threadIdx.x; e < CONV_BM * BN; e += THREADS) {
-        const int r = e / BN, c = e - r * BN;
-        const long long m = m0 + r;
-        const int n = n0 + c;
-        if (m < M && n < N) ep.store(blockIdx.z, m, n, cs[r * L::LDC + c]);
+    const int rows = M - m0 < CONV_BM ? (int)(M - m0) : CONV_BM, cols = N - n0 < BN ? N - n0 : BN;
+    if constexpr (ConvTileStats<Epi>::value) {
+        /* per (row segment, column) of the tile the stored values and their moments
+         * (conv_tile_stats.cuh); a warp stores consecutive columns of a row */
+        constexpr int PAIRS = TILE_SEGS * BN / THREADS;
+        static_assert(PAIRS * THREADS == TILE_SEGS * BN && TileScratch<BN>::bytes <= L::REGION && BN <= THREADS,
+                      "tile stats");
+        float b[PAIRS]; /* read apart from the stores, so the store code exists once */
+#pragma unroll
+        for (int j = 0; j < PAIRS; j++) {
+            const int col = (threadIdx.x + j * THREADS) % BN;
+            b[j] = col < cols ? ep.bias_at(n0 + col) : 0.0f;
+        }
+        SegMoments sm[PAIRS];
+#pragma unroll
+        for (int j = 0; j < PAIRS; j++) {
+            const int q = threadIdx.x + j * THREADS, seg = q / BN, col = q - seg * BN;
+            const int left = rows - TILE_SEG_ROWS * seg,
+                      n = col >= cols || left < 0 ? 0 : left < TILE_SEG_ROWS ? left : TILE_SEG_ROWS;
+            auto *p = ep.at(m0 + TILE_SEG_ROWS * seg, n0 + col);
+            float v[TILE_SEG_ROWS];
+#pragma unroll
+            for (int i = 0; i < TILE_SEG_ROWS; i++, p += ep.ldc)
+                v[i] = ep.put(p, cs[(TILE_SEG_ROWS * seg + i) * L::LDC + col] + b[j], i < n);
+            sm[j] = seg_moments(v, n);
+        }
+        __syncthreads(); /* the scratch overwrites the tile */
+#pragma unroll
+        for (int j = 0; j < PAIRS; j++) {
+            const int q = threadIdx.x + j * THREADS, seg = q / BN;
+            tile_put_segment<BN>(cs, seg, q - seg * BN, sm[j]);
+        }
+        __syncthreads();
+        const long long t = (long long)blockIdx.x * N + n0;
+        tile_merge_segments<BN>(cs, cols, ep.tmean + t, ep.tm2 + t);
+    } else {
+        for (int e = threadIdx.x; e < CONV_BM * BN; e += THREADS) {
+            const int r = e / BN, c = e - r * BN;
+            if (r < rows && c < cols) ep.store(blockIdx.z, m0 + r, n0 + c, cs[r * L::LDC + c]);
+        }
     }
 }
 
@@ -357,15 +396,40 @@ __global__ void __launch_bounds__(ConvFfmaTile<BN, VB>::THREADS)
                 }
             }
         });
+    /* rows ty + 16 i, i < nrow, and columns below cols are inside C */
+    const int rows = M - m0 < CONV_BM ? (int)(M - m0) : CONV_BM, cols = N - n0 < BN ? N - n0 : BN;
+    const int nrow = rows <= ty ? 0 : (rows - ty + 15) / 16 < 8 ? (rows - ty + 15) / 16 : 8;
+    if constexpr (ConvTileStats<Epi>::value) {
+        /* per column the stored values, then the moments of row segment ty (conv_tile_stats.cuh) */
+        float b[TN]; /* read apart from the stores, so the store code exists once */
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const long long m = m0 + ty + 16 * i;
-        if (m >= M) continue;
+        for (int j = 0; j < TN; j++) b[j] = Tile::col(tx, j) < cols ? ep.bias_at(n0 + Tile::col(tx, j)) : 0.0f;
+        SegMoments sm[TN];
 #pragma unroll
         for (int j = 0; j < TN; j++) {
-            const int n = n0 + Tile::col(tx, j);
-            if (n < N) ep.store(blockIdx.z, m, n, acc[i][j]);
+            const int c = Tile::col(tx, j), n = c < cols ? nrow : 0;
+            auto *p = ep.at(m0 + ty, n0 + c);
+            float v[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++, p += 16 * ep.ldc) v[i] = ep.put(p, acc[i][j] + b[j], i < n);
+            sm[j] = seg_moments(v, n);
         }
+        static_assert(TileScratch<BN>::bytes <= L::REGION && BN <= Tile::THREADS, "tile stats");
+        float *scratch = reinterpret_cast<float *>(smem);
+        __syncthreads(); /* every warp is done with the stages: the scratch reuses them */
+#pragma unroll
+        for (int j = 0; j < TN; j++) tile_put_segment<BN>(scratch, ty, Tile::col(tx, j), sm[j]);
+        __syncthreads();
+        const long long t = (long long)blockIdx.x * N + n0;
+        tile_merge_segments<BN>(scratch, cols, ep.tmean + t, ep.tm2 + t);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                const int c = Tile::col(tx, j);
+                if (i < nrow && c < cols) ep.store(blockIdx.z, m0 + ty + 16 * i, n0 + c, acc[i][j]);
+            }
     }
 }
 

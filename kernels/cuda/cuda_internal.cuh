@@ -23,6 +23,8 @@
 /* Instance norm: voxel partitions of the first reduction level, and channels per pass. */
 #define SWIN_CUDA_RED_PARTS 512
 #define SWIN_CUDA_RED_CH 256
+/* Rows of the conv kernels' output tile, the unit of the instance-norm voxel parts. */
+#define SWIN_CUDA_STATS_TILE 128
 /* Workspace budget of the chunked ops (attention, MLP, merge), bytes; at least one
  * window / 64 rows is always taken. */
 #define SWIN_CUDA_CHUNK_BYTES ((size_t)32 << 20)
@@ -101,18 +103,44 @@ template <class T>
 void swin_cuda_ln_rows(cudaStream_t s, T *out, int out_pitch, const T *in, int in_pitch, long long rows, int c,
                        const T *gamma, const T *beta);
 
+/* Instance-norm statistics are kept per voxel part: `parts` parts of `chunk` voxels (the
+ * last one shorter), chunk a whole number of SWIN_CUDA_STATS_TILE-row conv tiles, at most
+ * SWIN_CUDA_RED_PARTS / 2 parts; e.g. 96^3 voxels: 6912 tiles, chunk 27 tiles = 3456
+ * voxels, 256 parts. A statistics buffer of c channels is double [2][parts][c]: each
+ * part's mean, then each part's M2 (sum of squared deviations from the part's mean). */
+struct swin_cuda_parts {
+    int parts;
+    long long chunk;
+};
+static inline struct swin_cuda_parts swin_cuda_stats_parts(long long nvox)
+{
+    const long long tiles = (nvox + SWIN_CUDA_STATS_TILE - 1) / SWIN_CUDA_STATS_TILE,
+                    per_part = (tiles + SWIN_CUDA_RED_PARTS / 2 - 1) / (SWIN_CUDA_RED_PARTS / 2),
+                    chunk = per_part * SWIN_CUDA_STATS_TILE;
+    return swin_cuda_parts{(int)((nvox + chunk - 1) / chunk), chunk};
+}
+/* A statistics buffer from the shapes of x, by one read of x (instnorm_act.cu). */
+template <class T>
+void swin_cuda_stats_of_volume(cudaStream_t s, const T *x, long long pitch, long long nvox, int c, double *stats);
+/* A statistics buffer from the conv kernels' per-tile statistics tmean, tm2 (float
+ * [ceil(M / SWIN_CUDA_STATS_TILE)][N]: mean and M2 of each tile's rows per column) of an
+ * M x N output (conv_stats.cu). */
+void swin_cuda_stats_of_tiles(cudaStream_t s, const float *tmean, const float *tm2, long long M, int N,
+                              double *stats);
+
 /* Op entry points (one file each), listed in swin_cuda_ops. */
 extern "C" {
 const char *swin_cuda_last_error(void *be);
 int swin_cuda_pack_input(void *be, struct swin_vol out, const float *host_cdhw);
 int swin_cuda_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
 int swin_cuda_copy(void *be, struct swin_vol out, struct swin_vol in);
-int swin_cuda_conv3d(void *be, struct swin_vol out, struct swin_vol in, const float *w, const float *bias, int k,
-                     int stride, int pad, void *ws, size_t ws_bytes);
-size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
+int swin_cuda_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
+                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
+size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats);
+size_t swin_cuda_conv3d_stats_bytes(void *be, struct swin_vol out);
 int swin_cuda_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
-int swin_cuda_instnorm_act(void *be, struct swin_vol x, bool normalize, const float *gamma, const float *beta,
-                           const struct swin_vol *residual, bool lrelu);
+int swin_cuda_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
+                           const float *beta, const struct swin_vol *residual, bool lrelu);
 int swin_cuda_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma, const float *beta);
 int swin_cuda_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,
                              const struct swin_window_geom *g, void *ws, size_t ws_bytes);

@@ -14,7 +14,12 @@ launch), i.e. perfect on-chip reuse inside a kernel (for the implicit-GEMM conv 
 taps re-read the input through L1/L2, counted once). FLOPs count a multiply-add as 2.
 """
 import argparse
+import os
+import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench"))
+from gemm_shapes import gemm_splits  # noqa: E402
 
 PEAKS = {  # FP32 non-tensor FLOP/s, FP16 tensor (dense, FP32 accumulate) FLOP/s, DRAM bytes/s
     "H100 SXM": (66.9e12, 989.4e12, 3.35e12),
@@ -48,6 +53,7 @@ class Tally:
 # Launch-shaping constants of kernels/cuda/cuda_internal.cuh.
 CHUNK_BYTES = 32 << 20  # SWIN_CUDA_CHUNK_BYTES: swin attention / MLP / patch merge chunks
 RED_CH, RED_PARTS = 256, 512  # SWIN_CUDA_RED_CH, SWIN_CUDA_RED_PARTS: instnorm channel blocks, parts
+STATS_TILE = 128  # SWIN_CUDA_STATS_TILE: rows of a conv tile, the unit of the instnorm parts
 STAGE_FLOATS = 2 << 20  # SWIN_CUDA_STAGE_FLOATS: pack / unpack chunk
 
 
@@ -65,23 +71,35 @@ def resblock(t, V, cin, cout, dest, wbytes=True):
         t.add(f"{GEMM}<RowsA,StoreRows> conv 1x1", 2 * V * cin * cout, F * (V * cin + V * cout + cin * cout),
               gemm=(V, cout, cin, 1), work=dict(launches=1))
         instnorm(t, V, cout, residual=False)
-    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cin * cout, F * (V * cin + V * cout + 27 * cin * cout),
-          gemm=(V, cout, 27 * cin, 1), work=dict(launches=1))
-    instnorm(t, V, cout, residual=False)
-    t.add(f"{GEMM}<Im2colA,StoreRows> conv 3x3x3", 2 * 27 * V * cout * cout, F * (V * cout + V * cout + 27 * cout * cout),
-          gemm=(V, cout, 27 * cout, 1), work=dict(launches=1))
-    instnorm(t, V, cout, residual=True)
+    # conv1 and conv2 keep their instance norm's statistics (conv3d's stats, forward_cnn.c)
+    t.add(f"{GEMM}<Im2colA,ConvStoreStats> conv 3x3x3", 2 * 27 * V * cin * cout,
+          F * (V * cin + V * cout + 27 * cin * cout), gemm=(V, cout, 27 * cin, 1), work=dict(launches=1))
+    instnorm(t, V, cout, residual=False, conv_cin=cin)
+    t.add(f"{GEMM}<Im2colA,ConvStoreStats> conv 3x3x3", 2 * 27 * V * cout * cout,
+          F * (V * cout + V * cout + 27 * cout * cout), gemm=(V, cout, 27 * cout, 1), work=dict(launches=1))
+    instnorm(t, V, cout, residual=True, conv_cin=cout)
     if dest:  # copy_channels<uint4> (pack.cu swin_cuda_copy): 16-byte units
         t.add("copy_channels", 0, F * 2 * V * cout, work=dict(launches=1, items=V * cout * F // 16))
 
 
-def instnorm(t, V, c, residual):
-    """instnorm_act.cu: per channel block of RED_CH, a partial (one read of x), a finalize
-    and an apply."""
+def instnorm(t, V, c, residual, conv_cin=None):
+    """instnorm_act.cu: per channel block of RED_CH a finalize and an apply, after the
+    statistics per voxel part (swin_cuda_stats_parts): a partial (one read of x), per
+    channel block or, after a 3x3x3 conv with stats (conv_cin = its cin), for all channels
+    at once; or, after a conv_wmma / conv_ffma launch without a K split (not float16 with
+    an odd cin), its tiles' statistics (written by its epilogue) merged by
+    stats_merge_tiles (conv_stats.cu)."""
     blocks = cdiv(c, RED_CH)
-    parts = min(cdiv(V, 256), RED_PARTS // 2)
-    t.add("instnorm_partial", 3 * V * c, F * V * c,
-          work=dict(launches=blocks, items=V * c))
+    tiles = cdiv(V, STATS_TILE)
+    per_part = cdiv(tiles, RED_PARTS // 2)
+    parts = cdiv(V, per_part * STATS_TILE)
+    conv_k = 27 * conv_cin if conv_cin else None
+    if conv_k and gemm_splits(V, c, conv_k) == 1 and (F == 4 or conv_cin % 2 == 0):
+        t.add("stats_merge_tiles", 0, 4 * 2 * tiles * c * 2 + 8 * 2 * parts * c,
+              work=dict(launches=1, parts=parts, channels=c, tiles_per_part=per_part))
+    else:
+        t.add("instnorm_partial", 3 * V * c, F * V * c,
+              work=dict(launches=1 if conv_k else blocks, items=V * c))
     t.add("instnorm_finalize", 0, 8 * 2 * parts * c,
           work=dict(launches=blocks, parts=parts, channels=min(c, RED_CH), blocks=blocks))
     t.add("instnorm_apply", 3 * V * c, F * (2 + (1 if residual else 0)) * V * c,

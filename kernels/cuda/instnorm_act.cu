@@ -3,15 +3,16 @@
  *       * gamma + beta      when gamma != NULL
  *       + residual          when residual != NULL (same dims and c, own pitch)
  *   x = LeakyReLU_0.01(x)   when lrelu
- * Statistics in one read of x, in double, deterministically (fixed partition, fixed
- * order, no atomics), in channel blocks of SWIN_CUDA_RED_CH using the context's scratch
- * (be->red, mean, scale, shift):
- *   instnorm_partial   grid (parts <= SWIN_CUDA_RED_PARTS / 2, ceil(nc/32)), block (32
- *                      channels, 8 voxel lanes): per part p of n_p voxels and channel, the
- *                      sums S1, S2 of d = x - K_p, K_p = x at the part's first voxel (the
- *                      shift keeps S2 - S1^2 / n_p free of cancellation), then
- *                      mean_p = K_p + S1 / n_p -> red[p][ch],
- *                      M2_p = S2 - S1^2 / n_p  -> red[SWIN_CUDA_RED_PARTS / 2 + p][ch];
+ * Statistics in double, deterministically (fixed partition, fixed order, no atomics), per
+ * voxel part of swin_cuda_stats_parts (cuda_internal.cuh): each part's mean and M2 either
+ * from the conv that wrote x (`stats`, filled by conv3d) or from one read of x into the
+ * context's scratch be->red; then, in channel blocks of SWIN_CUDA_RED_CH (be->mean,
+ * scale, shift):
+ *   instnorm_partial   grid (parts, ceil(nc/32)), block (32 channels, 8 voxel lanes): per
+ *                      part p of n_p voxels and channel, the sums S1, S2 of d = x - K_p,
+ *                      K_p = x at the part's first voxel (the shift keeps S2 - S1^2 / n_p
+ *                      free of cancellation), then mean_p = K_p + S1 / n_p and
+ *                      M2_p = S2 - S1^2 / n_p, stored at pmean / pm2 [p pstride + ch];
  *   instnorm_finalize  one block, thread per channel, parts merged in order:
  *                      mean = sum n_p mean_p / n, M2 = sum (M2_p + n_p (mean_p - mean)^2)
  *                      (the exact pairwise-merge identity), var = M2 / n, scale = rstd
@@ -29,8 +30,9 @@ namespace swin_cuda {
 
 /* Part p covers voxels [p chunk, min((p + 1) chunk, nvox)). */
 template <class T>
-__global__ void __launch_bounds__(256) instnorm_partial(const T *x, int pitch, long long nvox, int c0, int nc,
-                                                        long long chunk, double *partial)
+__global__ void __launch_bounds__(256) instnorm_partial(const T *x, long long pitch, long long nvox, int c0, int nc,
+                                                        long long chunk, double *pmean, double *pm2,
+                                                        long long pstride)
 {
     __shared__ double s1[8][32], s2[8][32];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -55,18 +57,19 @@ __global__ void __launch_bounds__(256) instnorm_partial(const T *x, int pitch, l
             t2 += s2[i][tx];
         }
         const double n = (double)(e - b), m = t1 / n;
-        partial[(long long)blockIdx.x * SWIN_CUDA_RED_CH + ch] = k + m;
-        partial[(long long)(SWIN_CUDA_RED_PARTS / 2 + blockIdx.x) * SWIN_CUDA_RED_CH + ch] = fmax(t2 - t1 * m, 0.0);
+        pmean[blockIdx.x * pstride + ch] = k + m;
+        pm2[blockIdx.x * pstride + ch] = fmax(t2 - t1 * m, 0.0);
     }
 }
 
-/* parts > 0: merge the parts (chunk voxels each, the last nvox - (parts - 1) chunk) into
- * mean, scale = rstd * gamma, shift = beta (gamma 1, beta 0 without gamma);
+/* parts > 0: merge the parts (chunk voxels each, the last nvox - (parts - 1) chunk; mean
+ * and M2 of channel ch at pmean / pm2 [p pstride + ch]) into mean, scale = rstd * gamma,
+ * shift = beta (gamma 1, beta 0 without gamma);
  * parts == 0 (no normalisation): mean 0, scale gamma, shift beta. */
 template <class T>
 __global__ void __launch_bounds__(256) instnorm_finalize(int parts, long long chunk, long long nvox, int nc, int c0,
-                                                         const double *partial, double *mean_out, float *scale,
-                                                         float *shift,
+                                                         const double *pmean, const double *pm2, long long pstride,
+                                                         double *mean_out, float *scale, float *shift,
                                                          const T *gamma, const T *beta)
 {
     for (int ch = threadIdx.x; ch < nc; ch += blockDim.x) {
@@ -80,13 +83,12 @@ __global__ void __launch_bounds__(256) instnorm_finalize(int parts, long long ch
         const double n = (double)nvox, last = (double)(nvox - (long long)(parts - 1) * chunk);
         double s = 0.0;
         for (int p = 0; p < parts; p++)
-            s += (p + 1 < parts ? (double)chunk : last) * partial[(long long)p * SWIN_CUDA_RED_CH + ch];
+            s += (p + 1 < parts ? (double)chunk : last) * pmean[p * pstride + ch];
         const double mean = s / n;
         double m2 = 0.0;
         for (int p = 0; p < parts; p++) {
-            const double d = partial[(long long)p * SWIN_CUDA_RED_CH + ch] - mean;
-            m2 += partial[(long long)(SWIN_CUDA_RED_PARTS / 2 + p) * SWIN_CUDA_RED_CH + ch] +
-                  (p + 1 < parts ? (double)chunk : last) * d * d;
+            const double d = pmean[p * pstride + ch] - mean;
+            m2 += pm2[p * pstride + ch] + (p + 1 < parts ? (double)chunk : last) * d * d;
         }
         mean_out[ch] = mean;
         scale[ch] = (float)((double)g / sqrt(m2 / n + 1e-5));
@@ -133,8 +135,24 @@ __global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long
 using namespace swin_cuda;
 
 template <class T>
-static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, bool normalize, const float *gamma,
-                              const float *beta, const struct swin_vol *residual, bool lrelu)
+void swin_cuda_stats_of_volume(cudaStream_t s, const T *x, long long pitch, long long nvox, int c, double *stats)
+{
+    const struct swin_cuda_parts pp = swin_cuda_stats_parts(nvox);
+    SWIN_LAUNCH(instnorm_partial<T>, dim3(pp.parts, swin_cuda_blocks(c, 32)), dim3(32, 8), 0, s)(
+        x, pitch, nvox, 0, c, pp.chunk, stats, stats + (long long)pp.parts * c, (long long)c);
+}
+template void swin_cuda_stats_of_volume<float>(cudaStream_t, const float *, long long, long long, int, double *);
+template void swin_cuda_stats_of_volume<__half>(cudaStream_t, const __half *, long long, long long, int, double *);
+
+extern "C" size_t swin_cuda_conv3d_stats_bytes(void *, struct swin_vol out)
+{
+    const long long nvox = (long long)swin_vol_voxels(out);
+    return SWIN_CUDA_ALIGN + swin_cuda_round((size_t)2 * swin_cuda_stats_parts(nvox).parts * out.c * sizeof(double));
+}
+
+template <class T>
+static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, const void *stats, bool normalize,
+                              const float *gamma, const float *beta, const struct swin_vol *residual, bool lrelu)
 {
     const T *g, *b;
     if (!swin_cuda_weight(be, "instnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
@@ -143,19 +161,22 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, b
     T *xd = (T *)x.data;
     const T *rd = residual ? (const T *)residual->data : nullptr;
     const long long nvox = (long long)swin_vol_voxels(x);
-    const long long want = (nvox + 255) / 256;
-    const int parts = (int)(want < SWIN_CUDA_RED_PARTS / 2 ? want : SWIN_CUDA_RED_PARTS / 2);
-    const long long chunk = (nvox + parts - 1) / parts;
-    /* ceil-sized chunks can leave the tail parts empty: launch only the nonempty ones */
-    const int used = normalize ? (int)((nvox + chunk - 1) / chunk) : 0;
+    const struct swin_cuda_parts pp = swin_cuda_stats_parts(nvox);
+    const double *st = stats ? (const double *)swin_cuda_align_ptr((void *)stats) : nullptr;
     const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
     for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
         const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
-        if (normalize)
-            SWIN_LAUNCH(instnorm_partial<T>, dim3(used, swin_cuda_blocks(nc, 32)), dim3(32, 8), 0, be->stream)(
-                xd, x.pitch, nvox, c0, nc, chunk, be->red);
+        /* the parts' means and M2s of channels c0.. : the conv's, or from a read of x */
+        const double *pmean = st ? st + c0 : be->red, *pm2 = st ? st + (long long)pp.parts * x.c + c0
+                                                                : be->red + SWIN_CUDA_RED_PARTS / 2 * SWIN_CUDA_RED_CH;
+        const long long pstride = st ? x.c : SWIN_CUDA_RED_CH;
+        if (normalize && !st)
+            SWIN_LAUNCH(instnorm_partial<T>, dim3(pp.parts, swin_cuda_blocks(nc, 32)), dim3(32, 8), 0, be->stream)(
+                xd, x.pitch, nvox, c0, nc, pp.chunk, be->red, be->red + SWIN_CUDA_RED_PARTS / 2 * SWIN_CUDA_RED_CH,
+                (long long)SWIN_CUDA_RED_CH);
         SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
-            used, chunk, nvox, nc, c0, be->red, be->mean, be->scale, be->shift, g, b);
+            normalize ? pp.parts : 0, pp.chunk, nvox, nc, c0, pmean, pm2, pstride, be->mean, be->scale, be->shift, g,
+            b);
         constexpr int VW = vec16_elems<T>();
         const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, residual->pitch));
         const dim3 apply_grid(apply_blocks < 4096 ? apply_blocks : 4096);
@@ -171,10 +192,10 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, b
     return 0;
 }
 
-extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, bool normalize, const float *gamma,
-                                      const float *beta, const struct swin_vol *residual, bool lrelu)
+extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool normalize,
+                                      const float *gamma, const float *beta, const struct swin_vol *residual, bool lrelu)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
-    return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, normalize, gamma, beta, residual, lrelu)
-                                 : instnorm_act_typed<float>(be, x, normalize, gamma, beta, residual, lrelu);
+    return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, stats, normalize, gamma, beta, residual, lrelu)
+                                 : instnorm_act_typed<float>(be, x, stats, normalize, gamma, beta, residual, lrelu);
 }

@@ -6,7 +6,9 @@
  *
  * Three tables:
  *   ops     the heavy ops of stage 0 and full resolution, with GFLOP/s and GB/s (FLOPs and
- *           compulsory DRAM bytes counted as in kernels/cuda/estimates.py);
+ *           compulsory DRAM bytes counted as in kernels/cuda/estimates.py), among them a
+ *           full-resolution conv with its instance norm twice: the norm's statistics kept
+ *           by the conv (conv3d's stats, as the forward runs it) and read from its output;
  *   conv    every distinct conv3d shape of the forward (encoder, patch embedding, decoders,
  *           output; uses = how often one forward runs it): swinrun's conv3d, cuDNN's fastest
  *           forward algorithm (cudnnFindConvolutionForwardAlgorithmEx) on the same
@@ -127,7 +129,9 @@ static double time_ms(call_fn fn, void *ctx)
 }
 
 /* ---- the swinrun ops ---------------------------------------------------------------------- */
-enum kind { CONV, CONVT, IN, LN, ATTN, MLP, MERGE };
+/* CONV_IN: conv3d then instnorm_act (LeakyReLU) on its output, the statistics read from
+ * it; CONV_IN_KEPT: the same with the statistics kept by the conv. */
+enum kind { CONV, CONV_IN, CONV_IN_KEPT, CONVT, IN, LN, ATTN, MLP, MERGE };
 struct op {
     struct swin_cuda_backend *be;
     enum kind kind;
@@ -137,7 +141,7 @@ struct op {
     struct swin_block_w blk;
     struct swin_window_geom g;
     int hidden;
-    void *ws;
+    void *ws, *stats;
     size_t ws_bytes;
 };
 
@@ -146,9 +150,14 @@ static int op_run(void *ctx)
     struct op *b = ctx;
     const struct swin_ops *o = &swin_cuda_ops;
     switch (b->kind) {
-    case CONV: return o->conv3d(b->be, b->out, b->in, b->w, NULL, b->k, b->stride, b->pad, b->ws, b->ws_bytes);
+    case CONV: return o->conv3d(b->be, b->out, NULL, b->in, b->w, NULL, b->k, b->stride, b->pad, b->ws, b->ws_bytes);
+    case CONV_IN:
+    case CONV_IN_KEPT: {
+        const int rc = o->conv3d(b->be, b->out, b->stats, b->in, b->w, NULL, b->k, b->stride, b->pad, b->ws, b->ws_bytes);
+        return rc ? rc : o->instnorm_act(b->be, b->out, b->stats, true, NULL, NULL, NULL, true);
+    }
     case CONVT: return o->conv_transpose2(b->be, b->out, b->in, b->w);
-    case IN: return o->instnorm_act(b->be, b->in, true, NULL, NULL, NULL, true);
+    case IN: return o->instnorm_act(b->be, b->in, NULL, true, NULL, NULL, NULL, true);
     case LN: return o->layernorm(b->be, b->out, b->in, NULL, NULL);
     case ATTN: return o->swin_attention(b->be, b->in, &b->blk, &b->g, b->ws, b->ws_bytes);
     case MLP: return o->swin_mlp(b->be, b->in, &b->blk, b->hidden, b->ws, b->ws_bytes);
@@ -162,7 +171,9 @@ static int op_run(void *ctx)
 static void op_workspace(struct op *b)
 {
     size_t ws = 0;
-    if (b->kind == CONV) ws = swin_cuda_ops.conv3d_ws(b->be, b->out, b->in, b->k);
+    if (b->kind == CONV || b->kind == CONV_IN || b->kind == CONV_IN_KEPT)
+        ws = swin_cuda_ops.conv3d_ws(b->be, b->out, b->in, b->k, b->kind == CONV_IN_KEPT);
+    b->stats = b->kind == CONV_IN_KEPT ? dalloc(swin_cuda_ops.conv3d_stats_bytes(b->be, b->out)) : NULL;
     if (b->kind == ATTN) ws = swin_cuda_ops.swin_attention_ws(b->be, b->in, &b->g);
     if (b->kind == MLP) ws = swin_cuda_ops.swin_mlp_ws(b->be, b->in, b->hidden);
     if (b->kind == MERGE) ws = swin_cuda_ops.patch_merge_ws(b->be, b->out, b->in);
@@ -175,6 +186,7 @@ static void op_free(struct op *b)
     cudaFree(b->out.data);
     cudaFree(b->in.data);
     cudaFree(b->ws);
+    cudaFree(b->stats);
 }
 
 static struct swin_block_w block_weights(int C, int heads)
@@ -302,9 +314,10 @@ int main(int argc, char **argv)
            half ? "float16" : "float32", reps, div, ref_name);
 
     /* ---- ops ---- */
-    struct op b[8], *x;
-    const char *names[8];
-    double flops[8], bytes[8];
+    enum { MAX_OPS = 10 };
+    struct op b[MAX_OPS], *x;
+    const char *names[MAX_OPS];
+    double flops[MAX_OPS], bytes[MAX_OPS];
     int nb = 0;
     const double V = (double)F * F * F, v1 = (double)H * H * H;
 #define ADD(nm, kd) (names[nb] = (nm), memset(&b[nb], 0, sizeof b[nb]), b[nb].be = be, b[nb].kind = (kd), &b[nb++])
@@ -314,6 +327,12 @@ int main(int argc, char **argv)
     x = ADD("conv3d 3x3x3 96->48, full res", CONV);
     x->out = dvol(F, F, F, f), x->in = dvol(F, F, F, 2 * f), x->w = conv_w, x->k = 3, x->stride = 1, x->pad = 1;
     flops[nb - 1] = 2.0 * 27 * V * 2 * f * f, bytes[nb - 1] = 4.0 * (3 * V * f);
+    for (int kept = 0; kept < 2; kept++) {
+        x = ADD(kept ? "conv 48->48 + instnorm, statistics kept" : "conv 48->48 + instnorm, statistics read",
+                kept ? CONV_IN_KEPT : CONV_IN);
+        x->out = dvol(F, F, F, f), x->in = dvol(F, F, F, f), x->w = conv_w, x->k = 3, x->stride = 1, x->pad = 1;
+        flops[nb - 1] = 2.0 * 27 * V * f * f + 7.0 * V * f, bytes[nb - 1] = 4.0 * ((kept ? 4 : 5) * V * f);
+    }
     x = ADD("conv_transpose2 48->48 to full res", CONVT);
     x->out = dvol(F, F, F, f), x->in = dvol(H, H, H, f), x->w = convt;
     flops[nb - 1] = 2.0 * 8 * v1 * f * f, bytes[nb - 1] = 4.0 * (v1 * f + V * f);
@@ -338,7 +357,7 @@ int main(int argc, char **argv)
     x->blk = mb;
     flops[nb - 1] = 2.0 * v1 / 8 * 8 * f * 2 * f, bytes[nb - 1] = 4.0 * (v1 * f + 2 * v1 / 8 * 8 * f);
 #undef ADD
-    double op_ms[8];
+    double op_ms[MAX_OPS];
     printf("\n%-40s %10s %10s %10s\n", "op (FLOPs, bytes as in estimates.py)", "ms", "GFLOP/s", "GB/s");
     for (int i = 0; i < nb; i++) {
         op_workspace(&b[i]);

@@ -70,7 +70,10 @@ int main(void)
     ok &= expect("swin_attention with a window larger than L",
                  swin_op_swin_attention(swin_cuda_ops_for(ct_dtype()), e.gpu, big.dev, &blk, &geo, NULL, 0), SWIN_ERR_ARG, e.gpu);
 
-    ok &= expect("conv3d with k 4", swin_op_conv3d(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, in.dev, g, NULL, 4, 1, 1, NULL, 0),
+    ok &= expect("conv3d with k 4", swin_op_conv3d(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, NULL, in.dev, g, NULL, 4, 1, 1, NULL, 0),
+                 SWIN_ERR_ARG, e.gpu);
+    ok &= expect("instnorm_act with stats but without normalize",
+                 swin_op_instnorm_act(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, g, false, NULL, NULL, NULL, true),
                  SWIN_ERR_ARG, e.gpu);
     ok &= expect("conv_transpose2 with wrong output dims", swin_op_conv_transpose2(swin_cuda_ops_for(ct_dtype()), e.gpu, out.dev, in.dev, g),
                  SWIN_ERR_SHAPE, e.gpu);

@@ -18,9 +18,9 @@ static bool in_case_rg(ct_env *e, test_rng *r, const char *what, int d, int h, i
     ct_env_upload(e);
     cvol x = cvol_new(d, h, w, c, pitch, r, lo, hi);
     cvol res = cvol_new(d, h, w, c, res_pitch, r, -1.0f, 1.0f);
-    ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, x.host, normalize, g, b, residual ? &res.host : NULL, lrelu),
+    ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, x.host, NULL, normalize, g, b, residual ? &res.host : NULL, lrelu),
           &swin_cpu_ops, e->cpu);
-    ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, x.dev, normalize, g, b, residual ? &res.dev : NULL, lrelu),
+    ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, x.dev, NULL, normalize, g, b, residual ? &res.dev : NULL, lrelu),
           &swin_cuda_ops, e->gpu);
     bool ok = cvol_compare(what, &x, 0, c, CT_TOL(2e-5, 1e-3));
     cvol_free(&x);

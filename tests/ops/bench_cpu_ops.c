@@ -55,10 +55,10 @@ static void bench_conv(int L, int cin, int cout, int k)
     tvol in = tvol_new(L, L, L, cin, cin), out = tvol_new(L, L, L, cout, cout);
     tvol_fill(&in, &r, -1, 1);
     float *w = test_rand(&r, (size_t)k * k * k * cin * cout, -0.1f, 0.1f);
-    size_t wsb = swin_cpu_ops.conv3d_ws(be, out.v, in.v, k);
+    size_t wsb = swin_cpu_ops.conv3d_ws(be, out.v, in.v, k, false);
     void *ws = ws_new(wsb);
     struct timing best;
-    TIME_BEST(best, if (swin_cpu_ops.conv3d(be, out.v, in.v, w, NULL, k, 1, k / 2, ws, wsb)) printf("conv3d failed\n"));
+    TIME_BEST(best, if (swin_cpu_ops.conv3d(be, out.v, NULL, in.v, w, NULL, k, 1, k / 2, ws, wsb)) printf("conv3d failed\n"));
     char name[96];
     snprintf(name, sizeof name, "conv3d k%d %d^3 %d->%d (ws %.1f MB)", k, L, cin, cout, wsb / 1e6);
     report(name, 2.0 * L * L * L * (double)k * k * k * cin * cout, best);
@@ -92,7 +92,7 @@ static void bench_norms(int L, int c)
     tvol_fill(&res, &r, -1, 1);
     float *g = test_rand(&r, (size_t)c, 0.5f, 1.5f), *b = test_rand(&r, (size_t)c, -1, 1);
     struct timing bi, bl;
-    TIME_BEST(bi, swin_cpu_ops.instnorm_act(be, x.v, true, NULL, NULL, &res.v, true));
+    TIME_BEST(bi, swin_cpu_ops.instnorm_act(be, x.v, NULL, true, NULL, NULL, &res.v, true));
     TIME_BEST(bl, swin_cpu_ops.layernorm(be, x.v, x.v, g, b));
     double gb = (double)L * L * L * c * 4 * 1e-9;
     printf("%-46s %8.1f ms wall %7.1f GB/s (x read 2x, res 1x, x written)\n", "instnorm_act+res+lrelu 96^3 C 48",

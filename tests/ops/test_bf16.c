@@ -122,15 +122,15 @@ static bool conv_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int 
     swin_bf16 *wb = malloc(nw * sizeof *wb);
     for (size_t i = 0; i < nw; i++) wb[i] = swin_bf16_from_f32(wf[i]);
     float *bias = with_bias ? test_rand(&r, (size_t)cout, -1.0f, 1.0f) : NULL;
-    size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, k);
+    size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, k, false);
     void *ws = ws_new(wsb);
     swin_cpu_backend_set_bf16(be, wb, nw * sizeof *wb);
-    bool ok = check_true(name, swin_cpu_ops.conv3d(be, ov, in.v, (const float *)(const void *)wb, bias, k, s, p,
+    bool ok = check_true(name, swin_cpu_ops.conv3d(be, ov, NULL, in.v, (const float *)(const void *)wb, bias, k, s, p,
                                                    ws, wsb) == 0);
     /* the same conv with the float32 weights, outside the bfloat16 range: float32, unrounded */
     tvol out32 = tvol_new(od, oh, ow, concat_c, concat_c);
     struct swin_vol ov32 = tvol_slice(&out32, c0, cout);
-    ok &= check_true(name, swin_cpu_ops.conv3d(be, ov32, in.v, wf, bias, k, s, p, ws, wsb) == 0);
+    ok &= check_true(name, swin_cpu_ops.conv3d(be, ov32, NULL, in.v, wf, bias, k, s, p, ws, wsb) == 0);
     bool worst_ok = true, unrounded_misses = false, f32_ok = true;
     for (int z = 0; z < od; z++)
         for (int y = 0; y < oh; y++)

@@ -32,15 +32,19 @@ int main(void)
     float w[27 * 3 * 5] = {0}, g[16] = {0};
     char ws[64];
     ok &= expect(be, "conv3d out dims wrong for stride 2",
-                 swin_op_conv3d(&swin_cpu_ops, be, out.v, in.v, w, NULL, 3, 2, 1, ws, sizeof ws), SWIN_ERR_SHAPE);
+                 swin_op_conv3d(&swin_cpu_ops, be, out.v, NULL, in.v, w, NULL, 3, 2, 1, ws, sizeof ws), SWIN_ERR_SHAPE);
     ok &= expect(be, "conv3d workspace too small",
-                 swin_op_conv3d(&swin_cpu_ops, be, out.v, in.v, w, NULL, 3, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
-    ok &= expect(be, "conv3d k 4", swin_op_conv3d(&swin_cpu_ops, be, out.v, in.v, w, NULL, 4, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
+                 swin_op_conv3d(&swin_cpu_ops, be, out.v, NULL, in.v, w, NULL, 3, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
+    ok &= expect(be, "conv3d k 4", swin_op_conv3d(&swin_cpu_ops, be, out.v, NULL, in.v, w, NULL, 4, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
+    ok &= expect(be, "conv3d stats on a backend that keeps none",
+                 swin_op_conv3d(&swin_cpu_ops, be, out.v, ws, in.v, w, NULL, 3, 1, 1, ws, sizeof ws), SWIN_ERR_ARG);
+    ok &= expect(be, "instnorm_act stats on a backend that keeps none",
+                 swin_op_instnorm_act(&swin_cpu_ops, be, in.v, ws, true, NULL, NULL, NULL, true), SWIN_ERR_ARG);
     struct swin_vol pitchless = in.v;
     pitchless.pitch = 2;
     ok &= expect(be, "layernorm pitch < c", swin_op_layernorm(&swin_cpu_ops, be, pitchless, pitchless, NULL, NULL), SWIN_ERR_SHAPE);
     ok &= expect(be, "layernorm c mismatch", swin_op_layernorm(&swin_cpu_ops, be, out.v, in.v, NULL, NULL), SWIN_ERR_SHAPE);
-    ok &= expect(be, "instnorm_act residual c mismatch", swin_op_instnorm_act(&swin_cpu_ops, be, in.v, true, NULL, NULL, &out.v, true),
+    ok &= expect(be, "instnorm_act residual c mismatch", swin_op_instnorm_act(&swin_cpu_ops, be, in.v, NULL, true, NULL, NULL, &out.v, true),
                  SWIN_ERR_SHAPE);
     ok &= expect(be, "conv_transpose2 out not 2x", swin_op_conv_transpose2(&swin_cpu_ops, be, out.v, in.v, w), SWIN_ERR_SHAPE);
     struct swin_block_w blk = {.norm1_w = g, .norm1_b = g, .qkv_w = w, .bias_table = w, .proj_w = w, .proj_b = g};

@@ -43,7 +43,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int c, in
     size_t nv = swin_vol_voxels(x.v), n = nv * c;
     float *ref = malloc(n * sizeof(float));
     naive(ref, xd, normalize, residual ? rd : NULL, nv, c, g, b, lrelu);
-    bool ok = check_true(name, swin_cpu_ops.instnorm_act(be, x.v, normalize, g, b, residual ? &res.v : NULL, lrelu) == 0);
+    bool ok = check_true(name, swin_cpu_ops.instnorm_act(be, x.v, NULL, normalize, g, b, residual ? &res.v : NULL, lrelu) == 0);
     float *got = tvol_dense(&x);
     /* Statistics in double, normalisation in double, one float rounding at the end (plus the
      * float add of the residual): 1e-6 of max(1, |ref|). */

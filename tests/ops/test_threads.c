@@ -57,9 +57,9 @@ static bool run_all(void)
     RESET_X;
     FOR_BE {
         y[i] = tvol_new(D, H, W, C, C);
-        size_t wsb = swin_cpu_ops.conv3d_ws(be[i], y[i].v, x[i].v, 3);
+        size_t wsb = swin_cpu_ops.conv3d_ws(be[i], y[i].v, x[i].v, 3, false);
         void *ws = ws_new(wsb);
-        ok &= swin_cpu_ops.conv3d(be[i], y[i].v, x[i].v, win, bias, 3, 1, 1, ws, wsb) == 0;
+        ok &= swin_cpu_ops.conv3d(be[i], y[i].v, NULL, x[i].v, win, bias, 3, 1, 1, ws, wsb) == 0;
         ok &= ws_free(ws);
     }
     COLLECT(y, "conv3d", n);
@@ -71,7 +71,7 @@ static bool run_all(void)
     FOR_BE tvol_free(&x[i]);
 
     RESET_X;
-    FOR_BE ok &= swin_cpu_ops.instnorm_act(be[i], x[i].v, true, NULL, NULL, &src.v, true) == 0;
+    FOR_BE ok &= swin_cpu_ops.instnorm_act(be[i], x[i].v, NULL, true, NULL, NULL, &src.v, true) == 0;
     COLLECT(x, "instnorm_act", n);
     RESET_X;
     FOR_BE ok &= swin_cpu_ops.layernorm(be[i], x[i].v, x[i].v, blk.norm1_w, blk.norm1_b) == 0;

@@ -118,9 +118,9 @@ static bool run_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int d
     /* 2. through conv3d: Winograd or direct by the shape rule */
     out = tvol_new(d, h, w, concat_c, concat_c);
     ov = tvol_slice(&out, c0, cout);
-    wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, 3);
+    wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, 3, false);
     ws = ws_new(wsb);
-    ok &= check_true(name, swin_cpu_ops.conv3d(be, ov, in.v, wt, bias, 3, 1, 1, ws, wsb) == 0);
+    ok &= check_true(name, swin_cpu_ops.conv3d(be, ov, NULL, in.v, wt, bias, 3, 1, 1, ws, wsb) == 0);
     ok &= compare(name, ov, ref, cin, cout);
     ok &= tvol_guard_ok(name, &out, c0, cout);
     ok &= ws_free(ws);
@@ -165,9 +165,9 @@ static bool bf16_case(enum swin_cpu_simd simd, int d, int h, int w, int cin, int
     bool ok = true;
     for (int via_conv3d = 0; via_conv3d < 2; via_conv3d++) {
         tvol out = tvol_new(d, h, w, cout, cout);
-        size_t wsb = via_conv3d ? swin_cpu_ops.conv3d_ws(be, out.v, in.v, 3) : swin_cpu_winograd_ws(be, out.v, in.v);
+        size_t wsb = via_conv3d ? swin_cpu_ops.conv3d_ws(be, out.v, in.v, 3, false) : swin_cpu_winograd_ws(be, out.v, in.v);
         void *ws = ws_new(wsb);
-        int rc = via_conv3d ? swin_cpu_ops.conv3d(be, out.v, in.v, wbf, bias, 3, 1, 1, ws, wsb)
+        int rc = via_conv3d ? swin_cpu_ops.conv3d(be, out.v, NULL, in.v, wbf, bias, 3, 1, 1, ws, wsb)
                             : swin_cpu_conv3d_winograd(be, out.v, in.v, wbf, bias, ws, wsb);
         ok &= check_true(name, rc == 0);
         ok &= compare(name, out.v, ref, cin, cout);

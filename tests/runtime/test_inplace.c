@@ -100,7 +100,7 @@ static void separate_conv_body(struct swin_exec *e, struct swin_activation *t, c
 {
     struct swin_activation y;
     swin_exec_activation(e, &y, s->d, s->h, s->w, s->c_out, "y");
-    swin_fwd_conv(e, y.v, t->v, w, b, 1, 1, 0);
+    swin_fwd_conv(e, y.v, NULL, t->v, w, b, 1, 1, 0);
     swin_exec_release(e, y.id);
 }
 

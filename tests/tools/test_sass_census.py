@@ -81,17 +81,33 @@ def window_checks():
           == 10 * (239 + 2 * 20), "window: splitk_reduce outer + extra split iterations")
     # The launch list at f=48 96^3, half: instance norms = 26 instnorm_act ops, 33 channel
     # blocks of 256 (the 768-channel bottleneck resblock: 2 ops x 3 blocks, decoder5's three
-    # 384-channel ops x 2 blocks); window_gather_ln: 2 blocks per stage, stage 0 in 2 chunks of
-    # 254 of its 343 windows (32 MiB / (343 tokens x 4 x 48 ch x 2 B)), the others in one.
+    # 384-channel ops x 2 blocks). Statistics: the 7 unsplit 3x3x3 convs with an even cin
+    # (encoder1's conv2, encoder2, decoder2, decoder1) from their tiles (stats_merge_tiles);
+    # a read of x for the 6 shortcuts (7 channel blocks: decoder5's has 2) and, one launch
+    # each, the 13 other 3x3x3 convs (split K, or encoder1's conv1 with cin 1); float32 also
+    # takes encoder1's conv1 from its tiles. window_gather_ln: 2 blocks per stage, stage 0 in
+    # 2 chunks of 254 of its 343 windows (32 MiB / (343 tokens x 4 x 48 ch x 2 B)), the others
+    # in one.
     estimates.F, estimates.GEMM = 2, "gemm_wmma"
     t = estimates.forward(48, 96, 1, 14)
     launches = {k: sum(e["launches"] for e in v) for k, v in t.work.items()}
-    check(launches["instnorm_apply"] == 33 and launches["instnorm_partial"] == 33,
-          f"window: 33 instnorm_apply, 33 instnorm_partial launches in half (got {launches['instnorm_apply']})")
+    check(launches["instnorm_apply"] == 33 and launches["instnorm_partial"] == 20 and launches["stats_merge_tiles"] == 7,
+          f"window: 33 instnorm_apply, 20 instnorm_partial, 7 stats_merge_tiles launches in half (got {launches})")
     check(launches["window_gather_ln"] == 10, f"window: 10 window_gather_ln launches (got {launches['window_gather_ln']})")
     estimates.F, estimates.GEMM = 4, "gemm_tiled"
     t = estimates.forward(48, 96, 1, 14)
     check(sum(e["launches"] for e in t.work["window_gather_ln"]) == 14, "window: float32 stage 0 in 3 chunks, stage 1 in 2")
+    check(sum(e["launches"] for e in t.work["stats_merge_tiles"]) == 8, "window: float32 8 stats_merge_tiles launches")
+    # stats_merge_tiles: 2 tiles per loop iteration (4 LDG); 256 parts x 48 channels = 256 blocks
+    # of 4 warps, 27 tiles each -> the loop 14 times, plus the code outside it once.
+    loop = dict(instrs=30, outside=50, counts={"LDG": 4}, widths={"LDG": {"32": 4}})
+    check(we.warp_instr("stats_merge_tiles", None, dict(parts=256, channels=48, tiles_per_part=27), dict(loop=loop),
+                        "90")[0] == 256 * 4 * (50 + 14 * 30), "window: stats_merge_tiles per warp outside + tiles loop")
+    # The statistics epilogue: the code outside the loops beyond the StorePartial tile's.
+    rows = {"conv_wmma<48, 16, ConvStoreStats<__half> >": dict(loop=dict(outside=900)),
+            "conv_wmma<48, 16, StorePartial>": dict(loop=dict(outside=700))}
+    check(sc.stats_epilogue(rows, "conv_wmma<48, 16, ConvStoreStats<__half> >") == 200
+          and sc.stats_epilogue(rows, "conv_wmma<48, 16, StorePartial>") == 0, "census: statistics epilogue 200 instructions")
     # The per-kernel total on synthetic rows: max(issue, math, DRAM) + launches x 3 us, summed;
     # only GEMM and conv rows carry a math bound.
     for arch in ("80", "90"):
@@ -100,7 +116,7 @@ def window_checks():
                  for r in rows)
         ok &= all(r["math_ms"] == 0 for r in rows if not r["kernel"].startswith("gemm_"))
         ok &= all(abs(r["dram_ms"] - r["bytes"] / we.DRAM[arch][1] * 1e3) < 1e-12 for r in rows)
-        check(ok and len(rows) == 20, f"window sm_{arch}: every row max(issue, math, DRAM) + 3 us per launch, 20 rows")
+        check(ok and len(rows) == 21, f"window sm_{arch}: every row max(issue, math, DRAM) + 3 us per launch, 21 rows")
         cp = next(r for r in rows if r["kernel"] == "copy_channels")
         # 4 copies of 48^3 x 48, 48^3 x 96... : units = sum(V cout) x 2 B / 16 B, 10 instr per 1 unit
         units = sum(e["items"] for e in estimates.forward(48, 96, 1, 14).work["copy_channels"])
