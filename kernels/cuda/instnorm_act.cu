@@ -164,16 +164,15 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
     const struct swin_cuda_parts pp = swin_cuda_stats_parts(nvox);
     const double *st = stats ? (const double *)swin_cuda_align_ptr((void *)stats) : nullptr;
     const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
+    double *red_m2 = be->red + SWIN_CUDA_RED_PARTS / 2 * SWIN_CUDA_RED_CH; /* be->red's M2 half */
     for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
         const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
         /* the parts' means and M2s of channels c0.. : the conv's, or from a read of x */
-        const double *pmean = st ? st + c0 : be->red, *pm2 = st ? st + (long long)pp.parts * x.c + c0
-                                                                : be->red + SWIN_CUDA_RED_PARTS / 2 * SWIN_CUDA_RED_CH;
+        const double *pmean = st ? st + c0 : be->red, *pm2 = st ? st + (long long)pp.parts * x.c + c0 : red_m2;
         const long long pstride = st ? x.c : SWIN_CUDA_RED_CH;
         if (normalize && !st)
             SWIN_LAUNCH(instnorm_partial<T>, dim3(pp.parts, swin_cuda_blocks(nc, 32)), dim3(32, 8), 0, be->stream)(
-                xd, x.pitch, nvox, c0, nc, pp.chunk, be->red, be->red + SWIN_CUDA_RED_PARTS / 2 * SWIN_CUDA_RED_CH,
-                (long long)SWIN_CUDA_RED_CH);
+                xd, x.pitch, nvox, c0, nc, pp.chunk, be->red, red_m2, (long long)SWIN_CUDA_RED_CH);
         SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
             normalize ? pp.parts : 0, pp.chunk, nvox, nc, c0, pmean, pm2, pstride, be->mean, be->scale, be->shift, g,
             b);
