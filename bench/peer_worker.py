@@ -5,7 +5,9 @@
 
 NAME is one of CONFIGS below. The line protocol of bench/worker_protocol.py.
 
-OpenVINO reads the ONNX file itself. PyTorch runs MONAI's SwinUNETR eagerly with the
+OpenVINO reads the ONNX file itself. PyTorch runs MONAI's SwinUNETR eagerly (on the CPU, or
+on the GPU: the window goes up and the logits come back inside each timed run, as swinrun's
+worker does; cuDNN's autotuning is left at PyTorch's default, off) with the
 configuration of model.json next to the ONNX file (written by tools/export_swin_unetr.py)
 and that export's randomised weights: tools/export_swin_unetr.py's randomize(seed) (seed from
 --seed, else the --seed of the export's cmdline.txt, else 0), then checked against every ONNX
@@ -26,6 +28,9 @@ CONFIGS = {
     "ov-cpu-f32": "OpenVINO CPU plugin, INFERENCE_PRECISION_HINT=f32",
     "ov-cpu-default": "OpenVINO CPU plugin, default precision (bf16 where the CPU has native bf16, else f32)",
     "torch-cpu": "PyTorch eager (MONAI SwinUNETR), float32, torch.inference_mode",
+    "torch-cuda": "PyTorch eager on the GPU, float32 (TF32 off), torch.inference_mode",
+    "torch-cuda-tf32": "PyTorch eager on the GPU, TF32 matmuls and convolutions",
+    "torch-cuda-amp": "PyTorch eager on the GPU, torch.autocast float16 (AMP), logits float32",
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,7 +73,7 @@ def make_openvino(model: str, config: str, threads: int):
     return run, info
 
 
-def make_torch(model: str, threads: int, seed: int | None):
+def make_torch(model: str, config: str, threads: int, seed: int | None):
     import numpy as np
     import onnx
     import torch
@@ -79,7 +84,7 @@ def make_torch(model: str, threads: int, seed: int | None):
     try:
         cfg = json.load(open(cfg_path))
     except (OSError, ValueError) as e:
-        fail(f"torch-cpu needs the export's model.json next to the model ({cfg_path}): {e}", 1)
+        fail(f"{config} needs the export's model.json next to the model ({cfg_path}): {e}", 1)
     if threads:
         torch.set_num_threads(threads)
     net = ex.build_model(cfg)
@@ -96,18 +101,26 @@ def make_torch(model: str, threads: int, seed: int | None):
         if tuple(w.shape) != tuple(p.shape):
             continue
         if not np.array_equal(w.astype(np.float32), p.detach().numpy()):
-            fail(f"torch-cpu: parameter {init.name} differs from the ONNX initializer: the weights are not the "
+            fail(f"{config}: parameter {init.name} differs from the ONNX initializer: the weights are not the "
                  f"export's (seed {s}); give --seed", 1)
         checked += 1
     del g
     if checked == 0:
-        fail("torch-cpu: no ONNX initializer matches a parameter by name: cannot check the weights", 1)
+        fail(f"{config}: no ONNX initializer matches a parameter by name: cannot check the weights", 1)
     info = {"torch_version": torch.__version__, "seed": s, "initializers_checked": checked,
             "params": len(params), "num_threads": torch.get_num_threads()}
+    dev = "cuda" if config.startswith("torch-cuda") else "cpu"
+    if dev == "cuda":
+        if not torch.cuda.is_available():
+            fail(f"{config}: torch sees no CUDA device", 1)
+        net = net.cuda()
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = config == "torch-cuda-tf32"
+        info.update(device=torch.cuda.get_device_name(), torch_cuda=torch.version.cuda)
+    amp = config == "torch-cuda-amp"
 
     def run(x):
-        with torch.inference_mode():
-            return net(torch.from_numpy(x)).numpy()
+        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+            return net(torch.from_numpy(x).to(dev)).float().cpu().numpy()
 
     return run, info
 
@@ -119,18 +132,18 @@ def main(argv=None) -> int:
     p.add_argument("input")
     p.add_argument("--config", required=True, choices=sorted(CONFIGS))
     p.add_argument("--threads", type=int, default=0, help="threads (0 = the runtime's default: every core)")
-    p.add_argument("--seed", type=int, default=None, help="torch-cpu: the export's weight seed")
+    p.add_argument("--seed", type=int, default=None, help="torch-*: the export's weight seed")
     a = p.parse_args(argv)
     rss_base, _ = rss_kib()
     x = load_window(a.input)
-    if a.config == "torch-cpu":
+    if a.config.startswith("torch-"):
         import torch  # noqa: F401  (counted in the base RSS, as onnxruntime is for ort_worker.py)
     else:
         import openvino  # noqa: F401
     rss_imported, _ = rss_kib()
     t0 = time.perf_counter()
     try:
-        run, info = make_torch(a.model, a.threads, a.seed) if a.config == "torch-cpu" \
+        run, info = make_torch(a.model, a.config, a.threads, a.seed) if a.config.startswith("torch-") \
             else make_openvino(a.model, a.config, a.threads)
     except SystemExit:
         raise

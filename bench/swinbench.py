@@ -15,9 +15,13 @@ Configurations (each in its own process, so that peak RSS does not mix):
   ov-cpu-default    OpenVINO CPU plugin, its default precision (bf16 on CPUs with native bf16;
                     the results name what the compiled model picked)
   torch-cpu         PyTorch eager, MONAI SwinUNETR with the export's weights   (bench/peer_worker.py)
+  torch-cuda        the same on the GPU, float32 with TF32 off                   (GPU only)
+  torch-cuda-tf32   the same with TF32 matmuls and convolutions                  (GPU only)
+  torch-cuda-amp    the same under torch.autocast float16 (AMP)                  (GPU only)
   swinrun-cpu       swinrun's CPU backend (bench/swinrun_worker.c on the C API)
   swinrun-cpu-bf16  swinrun's CPU backend, --precision bf16
   swinrun-cuda      swinrun's CUDA backend                                       (GPU only)
+  swinrun-cuda-fp16 swinrun's CUDA backend, --precision fp16                     (GPU only)
 Without an NVIDIA GPU (nvidia-smi -L lists none) the GPU configurations are skipped and the
 output says so.
 
@@ -69,14 +73,16 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
 ORT_CONFIGS = ["ort-cpu", "ort-cpu-noarena", "ort-cpu-samereq", "ort-cuda", "ort-cuda-lowmem"]
-PEER_CONFIGS = ["ov-cpu-f32", "ov-cpu-default", "torch-cpu"]   # bench/peer_worker.py
-SW_CONFIGS = ["swinrun-cpu", "swinrun-cpu-bf16", "swinrun-cuda"]
+PEER_CONFIGS = ["ov-cpu-f32", "ov-cpu-default", "torch-cpu", "torch-cuda", "torch-cuda-tf32",
+                "torch-cuda-amp"]                                # bench/peer_worker.py
+SW_CONFIGS = ["swinrun-cpu", "swinrun-cpu-bf16", "swinrun-cuda", "swinrun-cuda-fp16"]
 OTHER_CONFIGS = ORT_CONFIGS + PEER_CONFIGS                      # everything swinrun is paired with
 ALL_CONFIGS = OTHER_CONFIGS + SW_CONFIGS
 DEVICE = {"ort-cpu": "cpu", "ort-cpu-noarena": "cpu", "ort-cpu-samereq": "cpu", "ort-cuda": "cuda",
           "ort-cuda-lowmem": "cuda", "ov-cpu-f32": "cpu", "ov-cpu-default": "cpu", "torch-cpu": "cpu",
-          "swinrun-cpu": "cpu", "swinrun-cpu-bf16": "cpu", "swinrun-cuda": "cuda"}
-SW_PRECISION = {"swinrun-cpu": "fp32", "swinrun-cpu-bf16": "bf16", "swinrun-cuda": "fp32"}
+          "torch-cuda": "cuda", "torch-cuda-tf32": "cuda", "torch-cuda-amp": "cuda",
+          "swinrun-cpu": "cpu", "swinrun-cpu-bf16": "cpu", "swinrun-cuda": "cuda", "swinrun-cuda-fp16": "cuda"}
+SW_PRECISION = {"swinrun-cpu": "fp32", "swinrun-cpu-bf16": "bf16", "swinrun-cuda": "fp32", "swinrun-cuda-fp16": "fp16"}
 MiB = 1024.0 * 1024.0
 
 
@@ -504,7 +510,7 @@ def peer_missing(c: str) -> str | None:
     mod = "openvino" if c.startswith("ov-") else "torch"
     if importlib.util.find_spec(mod) is None:
         return f"the Python package {mod} is not installed in {sys.executable}'s environment"
-    if c == "torch-cpu" and importlib.util.find_spec("monai") is None:
+    if c.startswith("torch-") and importlib.util.find_spec("monai") is None:
         return f"the Python package monai is not installed in {sys.executable}'s environment"
     return None
 
@@ -540,7 +546,7 @@ def swinrun_volume_support(cli: str | None) -> str | None:
 # Configurations that may compute in a reduced precision: judged by the half-precision
 # criterion of the project's CUDA half mode (within 1e-2 of max(1, max|ref|), the same label on
 # at least 99.5 % of all voxels), reported, and not counted in the exit status.
-REDUCED = {"swinrun-cpu-bf16", "ov-cpu-default"}
+REDUCED = {"swinrun-cpu-bf16", "ov-cpu-default", "swinrun-cuda-fp16", "torch-cuda-tf32", "torch-cuda-amp"}
 HALF_CRITERION = {"rel": 1e-2, "min_agreement": 0.995}
 
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Markdown report of tools/gpu_check.sh (standard library only):
+"""The report of tools/gpu_check.sh (standard library only):
 
-    gpu_check_report.py STATE_DIR gpu_check.json > gpu_check.md
+    gpu_check_report.py STATE_DIR OUT_DIR "STEP STEP ..."
 
-gpu_check.json holds each step's status and result (what gpu_check.sh assembled); the
-text outputs (op timings, agreement, nsys) come from STATE_DIR. Every number is a
-measurement on the machine that ran the steps.
+reads each step's <step>.status (started, passed, failed, timed-out), .seconds, .started
+and .json (its result) from STATE_DIR, and writes OUT_DIR/gpu_check.json and
+OUT_DIR/gpu_check.md (each by rename, so a reader never sees half a file). gpu_check.sh
+calls it when a step starts and when it ends: a step killed with the whole call shows as
+"started, not finished". Every number in it was measured on the machine that ran the steps.
 """
 import json
 import os
@@ -92,41 +94,92 @@ def yardstick_tables(bench):
     return out
 
 
-def main(state, path):
-    d = json.load(open(path))
+def read(path):
+    try:
+        with open(path, errors="replace") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def collect(state, steps):
+    d = {}
+    for s in steps:
+        res = read(os.path.join(state, f"{s}.json"))
+        try:
+            res = json.loads(res) if res else None
+        except ValueError:
+            res = {"unparsed": res}
+        secs = read(os.path.join(state, f"{s}.seconds"))
+        d[s] = {"status": read(os.path.join(state, f"{s}.status")) or "not-run",
+                "started": read(os.path.join(state, f"{s}.started")),
+                "seconds": int(secs) if secs and secs.isdigit() else None, "result": res}
+    return d
+
+
+STATUS_TEXT = {"started": "started, not finished (killed with its call?)", "timed-out": "killed at its limit"}
+
+
+def summary(step, v):
+    r = v["result"]
+    if r is None:
+        return ""
+    if step in ("forward", "bench", "peers"):
+        return "below"
+    if step in ("agree", "agree48"):
+        return "; ".join(f"{k}: {'pass' if x['rc'] == 0 else 'FAIL'}" for k, x in r.items()
+                         if isinstance(x, dict) and "rc" in x)
+    return json.dumps(r)[:300]
+
+
+def markdown(state, d):
     out = ["# swinrun GPU check", "", "Every figure below was measured on the GPU machine that ran "
-           "`tools/gpu_check.sh` (none is an estimate).", "", "| step | status | result |", "|---|---|---|"]
+           "`tools/gpu_check.sh` (none is an estimate).", "", "| step | status | seconds | result |",
+           "|---|---|---:|---|"]
     for step, v in d.items():
-        res = json.dumps(v["result"]) if v["result"] is not None else ""
-        if step in ("forward", "bench", "agree") and v["result"]:
-            res = "below"
-        out.append(f"| {step} | {v['status']} | `{res[:300]}` |")
+        secs = "" if v["seconds"] is None else str(v["seconds"])
+        out.append(f"| {step} | {STATUS_TEXT.get(v['status'], v['status'])} | {secs} | `{summary(step, v)}` |")
+    for step in ("agree", "agree48"):
+        r = d.get(step, {}).get("result")
+        if isinstance(r, dict):
+            out += ["", f"## {step}: swinrun against ONNX Runtime CPU ({r.get('reference', r.get('model', ''))})", ""]
+            out += [f"- {k}: {x['check']}" for k, x in r.items() if isinstance(x, dict) and "check" in x]
     bench = d.get("bench", {}).get("result")
     if isinstance(bench, dict):
         out += yardstick_tables(bench)
     fw = d.get("forward", {}).get("result")
     if isinstance(fw, dict):
         out += [""] + forward_table(fw)
+    peers = read(os.path.join(state, "peers.txt"))
+    if peers:
+        out += ["", "## swinrun beside PyTorch + MONAI, same weights (bench/swinbench.py)", "", peers]
     for step, v in d.items():
-        log = os.path.join(state, f"{step}.log")
-        if v["status"] == "failed" and os.path.exists(log):
-            tail = open(log, errors="replace").read().splitlines()[-30:]
-            out += ["", f"## {step} failed: the end of its log", "", "```", *tail, "```"]
+        if v["status"] in ("failed", "timed-out", "started"):
+            log = read(os.path.join(state, f"{step}.log"))
+            if log:
+                out += ["", f"## {step}: the end of its log", "", "```", *log.splitlines()[-30:], "```"]
     for name, title in (("bench_f32.txt", "bench_cuda_ops_gpu output, float32"),
-                        ("bench_f16.txt", "bench_cuda_ops_gpu output, half (--half)"),
-                        ("agree_f32.txt", "ONNX Runtime agreement, float32 (tools/check_logits.py)"),
-                        ("agree_f16.txt", "ONNX Runtime agreement, half (1e-2, >= 99.5 % labels)"),
-                        ("nsys_f32.txt", "Per kernel (nsys), one float32 f=48 96^3 pass"),
-                        ("nsys_half.txt", "Per kernel (nsys), one half-mode f=48 96^3 pass")):
-        p = os.path.join(state, name)
-        if os.path.exists(p):
-            text = open(p, errors="replace").read()
-            if name.startswith("nsys"):
-                i = text.find("cuda_gpu_kern_sum")
-                text = text[i:i + 12000] if i >= 0 else text[-4000:]
-            out += ["", f"## {title}", "", "```", text.rstrip(), "```"]
-    print("\n".join(out))
+                        ("bench_f16.txt", "bench_cuda_ops_gpu output, half (--half)")):
+        text = read(os.path.join(state, name))
+        if text:
+            out += ["", f"## {title}", "", "```", text, "```"]
+    return "\n".join(out) + "\n"
+
+
+def write_atomic(path, text):
+    with open(path + ".tmp", "w") as fh:
+        fh.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def main(state, out_dir, steps):
+    d = collect(state, steps.split())
+    os.makedirs(out_dir, exist_ok=True)
+    write_atomic(os.path.join(out_dir, "gpu_check.json"), json.dumps(d, indent=1) + "\n")
+    write_atomic(os.path.join(out_dir, "gpu_check.md"), markdown(state, d))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if len(sys.argv) != 4:
+        sys.exit("usage: gpu_check_report.py STATE_DIR OUT_DIR 'STEP ...'")
+    main(*sys.argv[1:])

@@ -8,10 +8,12 @@
 #   4. the CUDA emulator's, unit, fault-injection and load tests again under AddressSanitizer
 #      + UBSan with leak detection (build-asan/), and the Triton backend's window, segment and
 #      error tests with the instrumented backend;
-#   5. the shared-model load test under ThreadSanitizer, two threads per context (build-tsan/:
+#   5. tools/gpu_image_sim.sh: tools/gpu_check.sh, with what the GPU image lacks hidden, up to
+#      its first step that needs a GPU (docs/gpu_check.md);
+#   6. the shared-model load test under ThreadSanitizer, two threads per context (build-tsan/:
 #      only that test and the library, CPU backend, no nvcc; both settings by hand:
 #      ctest -R shared_model_threads in build-tsan, about 3 minutes).
-#   6. each libFuzzer harness briefly on its seeds and the fuzz regressions (build-fuzz/,
+#   7. each libFuzzer harness briefly on its seeds and the fuzz regressions (build-fuzz/,
 #      clang; tests/fuzz/README.md).
 # Usage: tools/test.sh [--slow] [extra ctest arguments]
 #   --slow  also exports the f=48 96^3 model (a few minutes) and runs the tests labelled
@@ -60,6 +62,9 @@ if [ -d kernels/emu ]; then
     (cd build-asan && SWIN_TRITON_SERVER_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -R "triton_(window|segment|errors)")
 fi
+
+step "the GPU check on a simulated GPU image, up to its first step that needs a GPU"
+tools/gpu_image_sim.sh
 
 step "four contexts on one model in four threads under ThreadSanitizer"
 cmake -S . -B build-tsan -DSWIN_SANITIZE=thread -DCMAKE_CUDA_COMPILER=NOTFOUND -DSWIN_PYTHON="$py" \

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""tools/gpu_check_report.py's swinrun-vs-cuDNN/cuBLAS tables: from a bench result with
-known times, the ratios in the Markdown are the ones computed here by hand; and, given
-the JSON that bench_cuda_ops wrote (argument, when it exists), the tables render from the
-real schema.
+"""tools/gpu_check_report.py: a step killed after it started is named as started and not
+finished, beside the steps that finished; the swinrun-vs-cuDNN/cuBLAS tables from a bench
+result with known times carry the ratios computed here by hand; and, given the JSON that
+bench_cuda_ops wrote (argument, when it exists), the tables render from the real schema.
 
     test_gpu_check_report.py [bench_cuda_ops.json ...]
 """
@@ -37,15 +37,35 @@ def bench(mode):
                       "swin_attention_ms": 1.5, "swin_mlp_ms": 1.2}]}
 
 
-def render(result, tmp):
-    path = os.path.join(tmp, "gpu_check.json")
-    json.dump({"bench": {"status": "passed", "result": result}}, open(path, "w"))
-    return subprocess.run([sys.executable, REPORT, tmp, path], check=True, capture_output=True, text=True).stdout
+def render(result, tmp, status="passed"):
+    """The Markdown gpu_check_report.py writes for a state folder holding one bench step."""
+    state, out = os.path.join(tmp, "state"), os.path.join(tmp, "out")
+    os.makedirs(state, exist_ok=True)
+    json.dump(result, open(os.path.join(state, "bench.json"), "w"))
+    open(os.path.join(state, "bench.status"), "w").write(status + "\n")
+    subprocess.run([sys.executable, REPORT, state, out, "build bench"], check=True)
+    json.load(open(os.path.join(out, "gpu_check.json")))   # parses
+    return open(os.path.join(out, "gpu_check.md")).read()
+
+
+def killed_step(tmp):
+    """A step whose call was killed after it started: the report names it, and what finished."""
+    state = os.path.join(tmp, "killed")
+    os.makedirs(state)
+    for step, status in (("env", "passed"), ("build", "started")):
+        open(os.path.join(state, f"{step}.status"), "w").write(status + "\n")
+    open(os.path.join(state, "build.log"), "w").write("[12/80] Building CUDA object conv3d.cu.o\n")
+    subprocess.run([sys.executable, REPORT, state, os.path.join(tmp, "killed_out"), "env build tests"], check=True)
+    md = open(os.path.join(tmp, "killed_out", "gpu_check.md")).read()
+    want = ["| env | passed |", "| build | started, not finished", "| tests | not-run |", "conv3d.cu.o"]
+    missing = [w for w in want if w not in md]
+    print(("FAIL killed step: missing " + repr(missing)) if missing else "ok   killed step named")
+    return not missing
 
 
 def main():
-    ok = True
     with tempfile.TemporaryDirectory() as tmp:
+        ok = killed_step(tmp)
         md = render({"f32_rc": 0, "f16_rc": 0, "f32": bench("f32"), "f16": bench("f16"), "nsys": True}, tmp)
         lines = md.splitlines()
         want = [("| a | 96 | 48 | 48 | 3 | 2 | 2.000 | 0.500 | 4.00 |", "conv row ratio"),
