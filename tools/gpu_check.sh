@@ -327,8 +327,10 @@ step_export() {
     load_env || return 1
     local d="$state/big"
     rm -rf "$d" && mkdir -p "$d"
+    # torch's default (dynamo) exporter, else its TorchScript one
     # shellcheck disable=SC2086
     python3 "$repo/tools/export_swin_unetr.py" $BIG_ARGS --seed 0 --out "$d/model.onnx" >&2 \
+        || python3 "$repo/tools/export_swin_unetr.py" $BIG_ARGS --seed 0 --exporter torchscript --out "$d/model.onnx" >&2 \
         || return 1
     local shape
     shape=$(python3 -c "import json, sys; c = json.load(open(sys.argv[1])); print(1, c['in_channels'], *c['cube'])" \
