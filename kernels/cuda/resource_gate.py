@@ -173,10 +173,10 @@ def check(report, manifest, src, require):
         block_regs = warps * per_warp
         total = e["smem"] + dyn
         who = f"{short} {arch}"
-        note("registers per thread", e["regs"], REGS_PER_THREAD, who)
-        note("registers per block", block_regs, REGFILE_PER_BLOCK, who)
-        note("static shared memory", max(e["smem"], 1), DEFAULT_SMEM, who)
-        note(f"static + dynamic shared memory ({arch})", max(total, 1), limit, who)
+        note((arch, "registers per thread"), e["regs"], REGS_PER_THREAD, short)
+        note((arch, "registers per block (allocated)"), block_regs, REGFILE_PER_BLOCK, short)
+        note((arch, "static shared memory"), max(e["smem"], 1), DEFAULT_SMEM, short)
+        note((arch, "static + dynamic shared memory"), max(total, 1), limit, short)
         if e["smem"] > DEFAULT_SMEM:
             bad.append(f"{who}: {e['smem']} B of static shared memory, over the {DEFAULT_SMEM} B limit: move the "
                        f"arrays to dynamic shared memory (SWIN_DYN_SMEM) with the opt-in, or shrink them")
@@ -228,9 +228,9 @@ def check(report, manifest, src, require):
     lines.append("")
     known = sum(1 for l in lines if l.endswith("known spill"))
     lines.append(f"hot kernels with known spills (KNOWN_SPILLS, not worse): {known} kernel x target")
-    lines.append("tightest kernel per rule:")
-    for rule, (fig, lim, who) in tight.items():
-        lines.append(f"  {rule:<42} {fig:>6} / {lim:<6} ({100 * fig / lim:5.1f} %)  {who}")
+    lines.append("tightest kernel per rule and target:")
+    for (arch, rule), (fig, lim, who) in sorted(tight.items()):
+        lines.append(f"  {arch}  {rule:<32} {fig:>6} / {lim:<6} ({100 * fig / lim:5.1f} %)  {who}")
     return lines, errors
 
 
