@@ -15,8 +15,8 @@ constants). Rules, per kernel and target:
     the emulator also refuses such a launch without it, in every emulated test);
   - registers <= 255 per thread, and the block's registers, allocated per warp in units of
     256, <= 65536 (the register file a block may use);
-  - no spill stores or loads and no stack frame in the hot kernels (all but EXEMPT), other
-    than the KNOWN_SPILLS, which may not grow.
+  - no spill stores or loads and no stack frame in the hot kernels (HOT; every kernel is in
+    HOT or EXEMPT), other than the KNOWN_SPILLS, which may not grow.
 Every kernel of the report must match exactly one manifest row, and every row some kernel.
 The report must cover the targets of --require (CMake passes those of SWIN_CUDA_ARCHS), and
 in CI (env CI set) sm_80 and sm_90 whatever the build. Prints one line per kernel and target,
@@ -40,6 +40,26 @@ REGFILE_PER_BLOCK = 65536
 REG_ALLOC_UNIT = 256           # registers are allocated per warp in units of 256
 ALWAYS_REQUIRED = ("sm_80", "sm_90")
 
+# The hot kernels: each runs over every voxel (or token) of some layer, so a spill costs
+# local-memory traffic per voxel. No spills and no stack frame allowed (but KNOWN_SPILLS).
+HOT = {
+    "conv_wmma": "3x3x3 / 2x2x2 convs, half (tensor cores)",
+    "conv_ffma": "3x3x3 / 2x2x2 convs, float32",
+    "gemm_tiled": "float32 GEMMs: qkv, proj, fc1, fc2, merge, 1x1 convs, transposed convs, conv fallback",
+    "gemm_wmma": "the same GEMMs in half mode",
+    "window_attention_wmma": "window attention, half, head dims 16 / 32",
+    "window_attention_fused": "window attention, the other cases",
+    "window_gather_ln": "window partition + LN1 of every token",
+    "layernorm_rows": "LN2 and the merge norm of every token",
+    "merge_gather": "patch merging of every voxel",
+    "instnorm_partial": "instance-norm statistics of every voxel",
+    "instnorm_apply": "instance norm + residual + LeakyReLU of every voxel",
+    "stats_merge_tiles": "the conv tiles' statistics (per 128-voxel tile and channel)",
+    "splitk_reduce": "split-K sums of the deep convs' outputs",
+    "copy_channels": "concatenations of every voxel",
+    "stage_to_volume": "the input volume, every voxel",
+    "volume_to_stage": "the output logits, every voxel",
+}
 # Kernels allowed to spill or keep a stack frame: they do not run per voxel.
 EXEMPT = {
     "instnorm_finalize": "one block per norm, a thread per channel",
@@ -165,7 +185,10 @@ def check(report, manifest, src, require):
         pat, threads, dyn = match[0]
         used.add(pat)
         fam = family(pat)
-        hot = fam not in EXEMPT
+        hot = fam in HOT
+        if hot == (fam in EXEMPT):
+            errors.append(f"{short}: list its family '{fam}' in exactly one of HOT and EXEMPT of "
+                          f"kernels/cuda/resource_gate.py (EXEMPT only if it does not run per voxel)")
         bad = []
         limit = OPTIN_SMEM.get(arch, DEFAULT_SMEM)
         warps = (threads + 31) // 32
@@ -207,8 +230,8 @@ def check(report, manifest, src, require):
             was = f" (known: {known[0]}/{known[1]}/{known[2]})" if known else ""
             bad.append(f"{who}: {e['spill_st']} B spill stores, {e['spill_ld']} B spill loads, {e['stack']} B stack "
                        f"frame{was} in a hot kernel: reduce its live registers (smaller thread tile, fewer "
-                       f"unrolled values, no local arrays indexed at run time), or exempt it in EXEMPT of "
-                       f"kernels/cuda/resource_gate.py if it does not run per voxel")
+                       f"unrolled values, no local arrays indexed at run time), or move it from HOT to EXEMPT "
+                       f"of kernels/cuda/resource_gate.py if it does not run per voxel")
         errors.extend(bad)
         verdict = "FAIL" if bad else "known spill" if hot and any(spills) else "ok"
         opt = "" if optin is None else " opt-in set" if optin else " opt-in MISSING"

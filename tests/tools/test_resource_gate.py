@@ -3,7 +3,8 @@
 violation planted in a copy of its inputs: spills and a stack frame in a hot kernel, 50 KiB of
 static shared memory, 256 registers per thread, 200 registers x 512 threads, dynamic shared
 memory over the opt-in limit, a missing opt-in call, a kernel without a manifest row, a stale
-manifest row, a missing target, a known spill that grew or is gone; and --no-nvcc fails in CI.
+manifest row, a kernel neither hot nor exempt, a missing target, a known spill that grew or
+is gone; and --no-nvcc fails in CI.
 
     test_resource_gate.py REPORT MANIFEST_EXE SRC_DIR
 """
@@ -109,6 +110,8 @@ def main(report_path, manifest_exe, src):
     a, b, mangled = entry_block(report, "splitk_reduce", "sm_80")
     extra = report + report[a:b].replace(mangled, mangled.replace("13splitk_reduce", "13splitk_reducf"))
     rejects("a kernel without a manifest row", "matches no row of kernels/cuda/launch_manifest.cu", extra)
+    rejects("a kernel in neither HOT nor EXEMPT", "list its family 'splitk_reducf'", extra,
+            manifest + "splitk_reducf<\t256\t0\n")
     rejects("a stale manifest row", "row 'gone_kernel<' matches no kernel", man=manifest + "gone_kernel<\t256\t0\n")
     kept, keep = [], True
     for line in report.splitlines():
