@@ -274,6 +274,13 @@ def main():
             return 1
         print(msg + " (skipped outside CI)")
         return 77
+    if not a.report or not (a.manifest_exe or a.manifest):
+        ap.error("--report and --manifest-exe (or --manifest) are needed")
+    for path in filter(None, (a.report, a.manifest_exe, a.manifest)):
+        if not os.path.exists(path):
+            print(f"resource gate: {path} is missing: build the targets swin_cuda_ptxas_report and "
+                  f"swin_cuda_launch_manifest first", file=sys.stderr)
+            return 1
     manifest = (subprocess.run([a.manifest_exe], capture_output=True, text=True, check=True).stdout
                 if a.manifest_exe else open(a.manifest).read())
     require = set(filter(None, a.require.split(",")))
