@@ -72,7 +72,9 @@ EXEMPT = {
 #   conv_ffma<48, 4> / conv_wmma<48, 4>: the 4-byte loader (cin, pitch or cout not a multiple
 #     of 16 bytes: the first conv, e.g. 1 or 4 input channels) holds 4x the rows per thread;
 #   gemm_tiled<4, Im2colA>: the element-wise im2col fallback (tap offsets beyond int);
-#   merge_gather<T, uint4>: sm_90 only, 40 registers: not register pressure.
+#   merge_gather<T, uint4>: sm_90 only, 40 registers: not register pressure but the registers
+#     saved around the call of the 64-bit division routine (v / ow, once per row; with int
+#     indices it compiles without spills).
 KNOWN_SPILLS = {
     ("conv_ffma<48, 4, ConvStoreStats<float> >", "sm_75"): (8, 24, 8),
     ("conv_ffma<48, 4, StorePartial>", "sm_75"): (20, 40, 16),
