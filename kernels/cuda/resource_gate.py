@@ -69,9 +69,10 @@ EXEMPT = {
 # Hot kernels that spill today, with nvcc 13.0's figures (spill stores, spill loads, stack
 # frame, bytes) per target. These are defects to fix, not exemptions: the gate fails when one
 # gets worse, or spills on another target, and when one is clean (then remove its line).
-#   conv_ffma<48, 4> / conv_wmma<48, 4>: the 4-byte loader (cin, pitch or cout not a multiple
-#     of 16 bytes: the first conv, e.g. 1 or 4 input channels) holds 4x the rows per thread;
-#   gemm_tiled<4, Im2colA>: the element-wise im2col fallback (tap offsets beyond int);
+#   conv_ffma<48, 4> / conv_wmma<48, 4>: the 4-byte loader path (cin, pitch or cout not a
+#     multiple of 16 bytes: float32 with 1 input channel, half with 2 or 4), 48-column tiles;
+#   gemm_tiled<4, Im2colA<float>>: the element-wise im2col fallback, which float32 takes only
+#     when a tap offset passes int;
 #   merge_gather<T, uint4>: sm_90 only, 40 registers: not register pressure but the registers
 #     saved around the call of the 64-bit division routine (v / ow, once per row; with int
 #     indices it compiles without spills).
