@@ -70,7 +70,7 @@ EXEMPT = {
 # frame, bytes) per target. These are defects to fix, not exemptions: the gate fails when one
 # gets worse, or spills on another target, and when one is clean (then remove its line).
 #   conv_ffma<48, 4> / conv_wmma<48, 4>: the 4-byte loader path (cin, pitch or cout not a
-#     multiple of 16 bytes: float32 with 1 input channel, half with 2 or 4), 48-column tiles;
+#     multiple of 16 bytes: float32 with 1 input channel, half with 4), 48-column tiles;
 #   gemm_tiled<4, Im2colA<float>>: the element-wise im2col fallback, which float32 takes only
 #     when a tap offset passes int;
 #   merge_gather<T, uint4>: sm_90 only, 40 registers: not register pressure but the registers
