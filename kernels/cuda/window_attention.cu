@@ -32,13 +32,6 @@
 
 namespace swin_cuda {
 
-constexpr int ATTN_KT = 32;
-
-static size_t attn_smem_bytes(int hd, int qt, bool reg)
-{
-    return sizeof(float) * (2 * (size_t)ATTN_KT * hd + 2 * ATTN_KT + (reg ? 0 : 2 * (size_t)hd * qt));
-}
-
 template <int HD, class T>
 __global__ void window_attention_fused(T *o, const T *qkv, long long w0, WinGeom g, const T *table, float scale,
                                        int hd_arg, int C)
@@ -137,14 +130,13 @@ __global__ void window_attention_fused(T *o, const T *qkv, long long w0, WinGeom
     }
 }
 
-/* Launches the HD instantiation with QT = 64 (32 when that keeps the shared memory under
- * the default 48 KiB); above 48 KiB, opts in to the device's larger limit. */
+/* Launches the HD instantiation with attn_block_queries queries per block; above 48 KiB of
+ * shared memory, opts in to the device's larger limit. */
 template <int HD, class T>
 static cudaError_t launch_attention(cudaStream_t s, T *o, const T *qkv, long long w0, int wc, const WinGeom &g,
                                     const T *table, float scale, int hd, int C)
 {
-    int qt = 64;
-    if (attn_smem_bytes(hd, qt, HD > 0) > 48 * 1024) qt = 32;
+    const int qt = attn_block_queries(hd, HD > 0);
     const size_t smem = attn_smem_bytes(hd, qt, HD > 0);
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(window_attention_fused<HD, T>,
