@@ -50,6 +50,18 @@ enum cuemu_schedule cuemu_schedule_kind(void);
 /* Next pseudo-random number of the random schedule. */
 unsigned long long cuemu_schedule_rand(void);
 
+/* Kernel faults (runtime_fault.c). cuemu_fault_injected: whether CUEMU_INJECT_FAULT
+ * plants a fault in this launch (printed). cuemu_fault_raise: a kernel faulted; returns
+ * the error for the launch to return (cudaSuccess when deferred). cuemu_fault_lost:
+ * a fault is held or delivered, so kernels no longer run. cuemu_fault_sync: for every
+ * synchronising call, the held fault (now delivered), or cudaSuccess. cuemu_fault_sticky:
+ * the delivered fault, or cudaSuccess (not recorded as the last error). */
+int cuemu_fault_injected(const char *kernel_name);
+cudaError_t cuemu_fault_raise(cudaError_t fault);
+int cuemu_fault_lost(void);
+cudaError_t cuemu_fault_sync(void);
+cudaError_t cuemu_fault_sticky(void);
+
 /* Whether the stream handle is the default stream or a live stream. */
 int cuemu_stream_valid(cudaStream_t s);
 

@@ -204,9 +204,11 @@ static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcp
     return cudaSuccess;
 }
 
+/* Blocking: delivers a deferred kernel fault (runtime_fault.c) instead of copying. */
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return copy(dst, src, count, kind, "cudaMemcpy");
+    cudaError_t fault = cuemu_fault_sync();
+    return fault != cudaSuccess ? fault : copy(dst, src, count, kind, "cudaMemcpy");
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
@@ -214,6 +216,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 {
     if (!cuemu_stream_valid(stream))
         return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    if (cuemu_fault_sticky() != cudaSuccess)
+        return cuemu_set_error(cuemu_fault_sticky());
     return copy(dst, src, count, kind, "cudaMemcpyAsync");
 }
 

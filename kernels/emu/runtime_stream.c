@@ -1,5 +1,6 @@
 /* Streams and events. Work runs synchronously when issued, so streams only need to be
- * valid handles; events record a wall-clock time for cudaEventElapsedTime. */
+ * valid handles; events record a wall-clock time for cudaEventElapsedTime. The
+ * synchronising calls deliver a deferred kernel fault (runtime_fault.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -52,7 +53,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    return cuemu_stream_valid(s) ? cudaSuccess : cuemu_set_error(cudaErrorInvalidResourceHandle);
+    return cuemu_stream_valid(s) ? cuemu_fault_sync() : cuemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t s)
@@ -110,7 +111,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
-    return event_valid(e) ? cudaSuccess : cuemu_set_error(cudaErrorInvalidResourceHandle);
+    return event_valid(e) ? cuemu_fault_sync() : cuemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t e)

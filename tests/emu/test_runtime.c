@@ -1,6 +1,7 @@
 /* The runtime API shim: the device memory registry (exact sizes, poison, high water,
  * capacity, freeze), range-checked copies and memsets, errors, streams, events, the
- * emulated device's properties, and the launcher's configuration checks. */
+ * emulated device's properties, the launcher's configuration checks, and kernel faults
+ * (immediate or deferred, planted). */
 #include <stdint.h>
 #include <string.h>
 
@@ -234,6 +235,44 @@ static bool test_symbols(void)
     return ok;
 }
 
+/* A planted fault (cuemu_inject_fault, as CUEMU_INJECT_FAULT): at its launch by default;
+ * deferred, held to the next synchronising call, then sticky until cleared. */
+static bool test_faults(void)
+{
+    int *flag = NULL, val = 0;
+    cudaStream_t s;
+    const dim3 one = {1, 1, 1}, warp = {32, 1, 1};
+    bool ok = CALL_IS(cudaMalloc((void **)&flag, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    cuemu_inject_fault("config_kernel");
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaStreamSynchronize(s), cudaSuccess);
+    ok &= CALL_IS(cudaGetLastError(), cudaSuccess); /* read by kb_config: not sticky */
+
+    cuemu_set_fault_mode(CUEMU_FAULTS_DEFERRED);
+    ok &= CALL_IS(cudaMemset(flag, 0, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess); /* held */
+    cuemu_inject_fault(NULL);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess); /* does not run */
+    ok &= CALL_IS(cudaStreamSynchronize(s), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorIllegalAddress); /* sticky */
+    ok &= CALL_IS(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaErrorIllegalAddress);
+    cuemu_clear_fault();
+    ok &= CALL_IS(cudaGetLastError(), cudaSuccess);
+    ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaSuccess);
+    ok &= check_true("no kernel ran while the fault was held", val == 0);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess);
+    ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaSuccess);
+    ok &= check_true("kernels run again after cuemu_clear_fault", val == 1);
+    cuemu_set_fault_mode(CUEMU_FAULTS_IMMEDIATE);
+    ok &= CALL_IS(cudaStreamDestroy(s), cudaSuccess);
+    ok &= CALL_IS(cudaFree(flag), cudaSuccess);
+    return ok;
+}
+
 /* Run with CUEMU_DEVICE_MEM=64M CUEMU_TARGET=sm_90: the environment configures the device. */
 static bool test_environment(void)
 {
@@ -262,6 +301,7 @@ int main(int argc, char **argv)
     ok &= test_device_props();
     ok &= test_launch_config();
     ok &= test_symbols();
+    ok &= test_faults();
     ok &= check_true("no device memory left", cuemu_mem_live_allocations() == 0);
     return test_exit(ok);
 }
