@@ -131,7 +131,8 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
                                   cudaGetErrorString(e));
         gemm_launch(be->stream, RowsA<T>{tok, C}, pw, 0, C, WindowScatterAdd<T>{xd, x.pitch, pb, vox}, (int)rows,
                     C, C, 1);
-        int rc = swin_cuda_check_launch(be, "swin_attention");
+        int rc = swin_cuda_check_launch(be, "swin_attention", "c%d heads %d on %dx%dx%d, windows %lld+%lld", C,
+                                        g->heads, x.d, x.h, x.w, w0, wc);
         if (rc) return rc;
     }
     return 0;
