@@ -101,6 +101,9 @@ template <class T, int BN, int STAGES> struct ConvSmem {
     static constexpr int EPI_BYTES = sizeof(T) == 2 ? CONV_BM * LDC * 4 : 0;
     static constexpr int REGION = STAGES * STAGE_BYTES > EPI_BYTES ? STAGES * STAGE_BYTES : EPI_BYTES;
     static constexpr int TOTAL = REGION + CONV_TAPS * 4;
+    /* wmma tiles (half) start at multiples of 32 bytes from the 128-byte aligned base:
+     * rows of 16 x LDA halves or 16 x LDC floats, columns at multiples of 16 elements. */
+    static_assert(sizeof(T) != 2 || (A_BYTES % 32 == 0 && STAGE_BYTES % 32 == 0), "wmma tile alignment");
 };
 
 /* The per-thread loader state and its per-k-step issue (see the header comment). */
