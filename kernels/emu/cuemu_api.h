@@ -48,9 +48,12 @@ enum cuemu_detector {
     CUEMU_DET_DEADLOCK,           /* no thread can run */
     CUEMU_DET_KERNEL_CHECK,       /* a header-side precondition (wmma alignment, ldm) */
     CUEMU_DET_MEMORY_RANGE,       /* a copy, memset or library call outside an allocation */
-    CUEMU_DET_ASYNC_COPY          /* __pipeline_memcpy_async misuse: size, alignment, memory
+    CUEMU_DET_ASYNC_COPY,         /* __pipeline_memcpy_async misuse: size, alignment, memory
                                      space, a copy not committed at a barrier or never
                                      waited for at exit, a destination still in flight */
+    CUEMU_DET_STREAM_ORDER        /* work on a non-blocking stream (kernel, copy, cuBLAS,
+                                     cuDNN) while a legacy-stream cudaMemcpy/cudaMemset to
+                                     device memory is not synchronised; the work still runs */
 };
 enum cuemu_detector cuemu_last_detector(void);
 unsigned cuemu_detector_hits(void);

@@ -1,6 +1,8 @@
 /* Streams and events. Work runs synchronously when issued, so streams only need to be
  * valid handles; events record a wall-clock time for cudaEventElapsedTime. The
- * synchronising calls deliver a deferred kernel fault (runtime_fault.c). */
+ * synchronising calls deliver a deferred kernel fault (runtime_fault.c). What the order
+ * of real streams would break is detected instead: work on a non-blocking stream while a
+ * legacy-stream transfer the host may have seen return early is not yet synchronised. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -12,6 +14,7 @@
 
 struct CUstream_st {
     unsigned magic;
+    unsigned flags;
 };
 struct CUevent_st {
     unsigned magic;
@@ -34,6 +37,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
     if (!*s)
         return cuemu_set_error(cudaErrorMemoryAllocation);
     (*s)->magic = STREAM_MAGIC;
+    (*s)->flags = flags;
     return cudaSuccess;
 }
 
@@ -51,9 +55,54 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
     return cudaSuccess;
 }
 
+/* --- legacy-stream work that a non-blocking stream does not wait for --- */
+
+static struct {
+    int pending;
+    const char *fn;
+    const void *dst;
+    size_t bytes;
+} legacy;
+
+void cuemu_legacy_work(const char *fn, const void *dst, size_t bytes)
+{
+    if (legacy.pending)
+        return; /* the first unordered one is named */
+    legacy.pending = 1;
+    legacy.fn = fn;
+    legacy.dst = dst;
+    legacy.bytes = bytes;
+}
+
+void cuemu_legacy_done(void)
+{
+    legacy.pending = 0;
+}
+
+static int is_legacy(cudaStream_t s)
+{
+    return (uintptr_t)s <= 1; /* 0 and cudaStreamLegacy */
+}
+
+void cuemu_stream_order_check(cudaStream_t s, const char *what)
+{
+    if (!legacy.pending || is_legacy(s) || (uintptr_t)s == 2 || !(s->flags & cudaStreamNonBlocking))
+        return;
+    cuemu_detect(CUEMU_DET_STREAM_ORDER,
+                 "%s on a non-blocking stream may run before the %s to [%p, +%zu) lands: that call can return "
+                 "before its transfer completes, and a non-blocking stream does not wait for the legacy "
+                 "stream; synchronise (cudaDeviceSynchronize) or use cudaMemcpyAsync on the same stream",
+                 what, legacy.fn, legacy.dst, legacy.bytes);
+    legacy.pending = 0; /* one report per unordered transfer */
+}
+
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    return cuemu_stream_valid(s) ? cuemu_fault_sync() : cuemu_set_error(cudaErrorInvalidResourceHandle);
+    if (!cuemu_stream_valid(s))
+        return cuemu_set_error(cudaErrorInvalidResourceHandle);
+    if (is_legacy(s))
+        cuemu_legacy_done();
+    return cuemu_fault_sync();
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t s)

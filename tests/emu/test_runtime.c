@@ -1,7 +1,7 @@
 /* The runtime API shim: the device memory registry (exact sizes, poison, high water,
  * capacity, freeze), range-checked copies and memsets, errors, streams, events, the
- * emulated device's properties, the launcher's configuration checks, and kernel faults
- * (immediate or deferred, planted). */
+ * emulated device's properties, the launcher's configuration checks, kernel faults
+ * (immediate or deferred, planted) and the stream-order detector. */
 #include <stdint.h>
 #include <string.h>
 
@@ -250,7 +250,7 @@ static bool test_faults(void)
     ok &= CALL_IS(cudaGetLastError(), cudaSuccess); /* read by kb_config: not sticky */
 
     cuemu_set_fault_mode(CUEMU_FAULTS_DEFERRED);
-    ok &= CALL_IS(cudaMemset(flag, 0, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaMemsetAsync(flag, 0, sizeof(int), s), cudaSuccess);
     ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess); /* held */
     cuemu_inject_fault(NULL);
     ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess); /* does not run */
@@ -269,6 +269,51 @@ static bool test_faults(void)
     ok &= check_true("kernels run again after cuemu_clear_fault", val == 1);
     cuemu_set_fault_mode(CUEMU_FAULTS_IMMEDIATE);
     ok &= CALL_IS(cudaStreamDestroy(s), cudaSuccess);
+    ok &= CALL_IS(cudaFree(flag), cudaSuccess);
+    return ok;
+}
+
+/* Work on a non-blocking stream while a legacy-stream transfer to device memory that may
+ * not have landed (pageable or device source, cudaMemset) is unsynchronised. */
+static bool stream_order_hit(const char *what, bool want, int *flag, cudaStream_t s)
+{
+    cuemu_clear_detector();
+    kb_config(flag, (dim3){1, 1, 1}, (dim3){32, 1, 1}, 0, s);
+    const bool hit = cuemu_last_detector() == CUEMU_DET_STREAM_ORDER;
+    cudaDeviceSynchronize();
+    return check_true(what, hit == want);
+}
+
+static bool test_stream_order(void)
+{
+    int *flag = NULL, *pinned = NULL, host = 0;
+    cudaStream_t nb, blocking;
+    bool ok = CALL_IS(cudaMalloc((void **)&flag, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaMallocHost((void **)&pinned, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking), cudaSuccess);
+    ok &= CALL_IS(cudaStreamCreate(&blocking), cudaSuccess);
+    cuemu_set_detect_mode(CUEMU_DETECT_ERROR);
+    cudaMemcpy(flag, &host, sizeof host, cudaMemcpyHostToDevice);
+    ok &= stream_order_hit("pageable upload, then a non-blocking stream: reported", true, flag, nb);
+    cudaMemcpy(flag, &host, sizeof host, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    ok &= stream_order_hit("pageable upload, synchronised: quiet", false, flag, nb);
+    cudaMemcpy(flag, &host, sizeof host, cudaMemcpyHostToDevice);
+    ok &= stream_order_hit("pageable upload, then a blocking stream: quiet", false, flag, blocking);
+    cudaMemcpy(flag, pinned, sizeof host, cudaMemcpyHostToDevice);
+    ok &= stream_order_hit("pinned upload (complete on return): quiet", false, flag, nb);
+    cudaMemset(flag, 0, sizeof host);
+    ok &= stream_order_hit("cudaMemset, then a non-blocking stream: reported", true, flag, nb);
+    cudaMemcpyAsync(flag, &host, sizeof host, cudaMemcpyHostToDevice, nb);
+    ok &= stream_order_hit("upload on the same stream: quiet", false, flag, nb);
+    cudaMemset(flag, 0, sizeof host);
+    cudaMemcpy(&host, flag, sizeof host, cudaMemcpyDeviceToHost);
+    ok &= stream_order_hit("a download waits for the legacy stream: quiet", false, flag, nb);
+    cuemu_set_detect_mode(CUEMU_DETECT_ABORT);
+    cuemu_clear_detector();
+    ok &= CALL_IS(cudaStreamDestroy(nb), cudaSuccess);
+    ok &= CALL_IS(cudaStreamDestroy(blocking), cudaSuccess);
+    ok &= CALL_IS(cudaFreeHost(pinned), cudaSuccess);
     ok &= CALL_IS(cudaFree(flag), cudaSuccess);
     return ok;
 }
@@ -302,6 +347,7 @@ int main(int argc, char **argv)
     ok &= test_launch_config();
     ok &= test_symbols();
     ok &= test_faults();
+    ok &= test_stream_order();
     ok &= check_true("no device memory left", cuemu_mem_live_allocations() == 0);
     return test_exit(ok);
 }
