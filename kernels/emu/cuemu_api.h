@@ -53,7 +53,9 @@ enum cuemu_detector {
                                      waited for at exit, a destination still in flight */
     CUEMU_DET_STREAM_ORDER        /* work on a non-blocking stream (kernel, copy, cuBLAS,
                                      cuDNN) while a legacy-stream cudaMemcpy/cudaMemset to
-                                     device memory is not synchronised; the work still runs */
+                                     device memory is not synchronised, or a cudaMemcpy from
+                                     device memory while work on a non-blocking stream is
+                                     not; the work still runs */
 };
 enum cuemu_detector cuemu_last_detector(void);
 unsigned cuemu_detector_hits(void);

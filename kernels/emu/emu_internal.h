@@ -65,12 +65,17 @@ cudaError_t cuemu_fault_sticky(void);
 /* Stream order (runtime_stream.c). cuemu_legacy_work: a legacy-stream call that may
  * return before its transfer lands (cudaMemcpy to device memory from pageable host or
  * device memory, cudaMemset, their Async forms on the legacy stream). cuemu_legacy_done:
- * the legacy stream is synchronised (device or legacy-stream synchronisation, a copy to
- * host memory). cuemu_stream_order_check: work on stream s; reports
- * CUEMU_DET_STREAM_ORDER when s is non-blocking and a legacy transfer is unordered. */
+ * the legacy stream is synchronised (legacy-stream synchronisation, a copy to host
+ * memory). cuemu_streams_done: every stream is (cudaDeviceSynchronize).
+ * cuemu_stream_work: work issued on stream s; reports CUEMU_DET_STREAM_ORDER when s is
+ * non-blocking and a legacy transfer is unordered. cuemu_stream_read_check: a blocking
+ * legacy-stream copy reads device memory; reports when a non-blocking stream has work
+ * the host has not waited for (stream or event synchronisation). */
 void cuemu_legacy_work(const char *fn, const void *dst, size_t bytes);
 void cuemu_legacy_done(void);
-void cuemu_stream_order_check(cudaStream_t s, const char *what);
+void cuemu_streams_done(void);
+void cuemu_stream_work(cudaStream_t s, const char *what);
+void cuemu_stream_read_check(const char *fn, const void *src, size_t bytes);
 
 /* Whether the stream handle is the default stream or a live stream. */
 int cuemu_stream_valid(cudaStream_t s);

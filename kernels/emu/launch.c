@@ -128,7 +128,7 @@ cudaError_t cuemu_launch(const struct cuemu_launch_desc *d)
         return cuemu_set_error(err);
     if (cuemu_fault_lost()) /* a held fault: the context is lost, nothing runs */
         return cudaSuccess;
-    cuemu_stream_order_check(d->stream, d->name);
+    cuemu_stream_work(d->stream, d->name);
     if (cuemu_fault_injected(d->name))
         return cuemu_fault_raise(cudaErrorIllegalAddress);
     size_t shared_bytes = (size_t)((uintptr_t)__stop_cuemu_shared - (uintptr_t)__start_cuemu_shared);

@@ -71,7 +71,7 @@ cudaError_t cudaGetDevice(int *device)
  * (runtime_fault.c) to deliver. */
 cudaError_t cudaDeviceSynchronize(void)
 {
-    cuemu_legacy_done();
+    cuemu_streams_done();
     return cuemu_fault_sync();
 }
 

@@ -204,16 +204,18 @@ static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcp
     return cudaSuccess;
 }
 
-/* The stream order of a copy on the legacy stream (blocking: cudaMemcpy): a copy to host
- * memory waits for the stream; one to device memory from pageable host memory or from
- * device memory may return before it lands, as may every Async one. */
-static void legacy_order(void *dst, const void *src, size_t count, int blocking, const char *fn)
+/* The stream order of cudaMemcpy (legacy stream): it does not wait for non-blocking
+ * streams; a copy to host memory waits for the legacy stream, one to device memory from
+ * pageable host memory or from device memory may return before it lands. */
+static void blocking_copy_order(void *dst, const void *src, size_t count)
 {
     const struct alloc *s = containing(src);
+    if (s && !s->host)
+        cuemu_stream_read_check("cudaMemcpy", src, count);
     if (!cuemu_mem_is_device_ptr(dst))
         cuemu_legacy_done();
-    else if (!blocking || !s || !s->host)
-        cuemu_legacy_work(fn, dst, count);
+    else if (!s || !s->host)
+        cuemu_legacy_work("cudaMemcpy", dst, count);
 }
 
 /* Blocking: delivers a deferred kernel fault (runtime_fault.c) instead of copying. */
@@ -221,7 +223,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
 {
     cudaError_t err = cuemu_fault_sync();
     if (err == cudaSuccess && (err = copy(dst, src, count, kind, "cudaMemcpy")) == cudaSuccess && count)
-        legacy_order(dst, src, count, 1, "cudaMemcpy");
+        blocking_copy_order(dst, src, count);
     return err;
 }
 
@@ -232,7 +234,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
         return cuemu_set_error(cudaErrorInvalidResourceHandle);
     if (cuemu_fault_sticky() != cudaSuccess)
         return cuemu_set_error(cuemu_fault_sticky());
-    cuemu_stream_order_check(stream, "cudaMemcpyAsync");
+    cuemu_stream_work(stream, "cudaMemcpyAsync");
     cudaError_t err = copy(dst, src, count, kind, "cudaMemcpyAsync");
     if (err == cudaSuccess && count && (uintptr_t)stream <= 1 && cuemu_mem_is_device_ptr(dst))
         cuemu_legacy_work("cudaMemcpyAsync", dst, count);
@@ -249,7 +251,7 @@ static cudaError_t fill(void *dev, int value, size_t count, const char *fn)
     return cudaSuccess;
 }
 
-/* cudaMemset is asynchronous to the host: legacy-stream work (legacy_order). */
+/* cudaMemset is asynchronous to the host: legacy-stream work that may not have landed. */
 cudaError_t cudaMemset(void *dev, int value, size_t count)
 {
     cudaError_t err = fill(dev, value, count, "cudaMemset");
@@ -262,7 +264,7 @@ cudaError_t cudaMemsetAsync(void *dev, int value, size_t count, cudaStream_t str
 {
     if (!cuemu_stream_valid(stream))
         return cuemu_set_error(cudaErrorInvalidResourceHandle);
-    cuemu_stream_order_check(stream, "cudaMemsetAsync");
+    cuemu_stream_work(stream, "cudaMemsetAsync");
     cudaError_t err = fill(dev, value, count, "cudaMemsetAsync");
     if (err == cudaSuccess && count && (uintptr_t)stream <= 1)
         cuemu_legacy_work("cudaMemsetAsync", dev, count);

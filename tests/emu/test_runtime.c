@@ -265,6 +265,7 @@ static bool test_faults(void)
     ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaSuccess);
     ok &= check_true("no kernel ran while the fault was held", val == 0);
     ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess);
+    ok &= CALL_IS(cudaStreamSynchronize(s), cudaSuccess);
     ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaSuccess);
     ok &= check_true("kernels run again after cuemu_clear_fault", val == 1);
     cuemu_set_fault_mode(CUEMU_FAULTS_IMMEDIATE);
@@ -274,7 +275,8 @@ static bool test_faults(void)
 }
 
 /* Work on a non-blocking stream while a legacy-stream transfer to device memory that may
- * not have landed (pageable or device source, cudaMemset) is unsynchronised. */
+ * not have landed (pageable or device source, cudaMemset) is unsynchronised, and a
+ * download while work on a non-blocking stream is. */
 static bool stream_order_hit(const char *what, bool want, int *flag, cudaStream_t s)
 {
     cuemu_clear_detector();
@@ -309,6 +311,30 @@ static bool test_stream_order(void)
     cudaMemset(flag, 0, sizeof host);
     cudaMemcpy(&host, flag, sizeof host, cudaMemcpyDeviceToHost);
     ok &= stream_order_hit("a download waits for the legacy stream: quiet", false, flag, nb);
+
+    /* the other direction: a download does not wait for a non-blocking stream */
+    cudaEvent_t ev;
+    ok &= CALL_IS(cudaEventCreate(&ev), cudaSuccess);
+    const struct {
+        const char *what;
+        int sync; /* 0 none, 1 stream, 2 event recorded after the work, 3 event before it */
+        bool want;
+    } reads[] = {{"download after non-blocking work: reported", 0, true},
+                 {"download after cudaStreamSynchronize: quiet", 1, false},
+                 {"download after an event synchronisation: quiet", 2, false},
+                 {"download after an event recorded before the work: reported", 3, true}};
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        cuemu_clear_detector();
+        if (reads[i].sync == 3) cudaEventRecord(ev, nb);
+        kb_config(flag, (dim3){1, 1, 1}, (dim3){32, 1, 1}, 0, nb);
+        if (reads[i].sync == 2) cudaEventRecord(ev, nb);
+        if (reads[i].sync == 1) cudaStreamSynchronize(nb);
+        if (reads[i].sync >= 2) cudaEventSynchronize(ev);
+        cudaMemcpy(&host, flag, sizeof host, cudaMemcpyDeviceToHost);
+        ok &= check_true(reads[i].what, (cuemu_last_detector() == CUEMU_DET_STREAM_ORDER) == reads[i].want);
+        cudaDeviceSynchronize();
+    }
+    ok &= CALL_IS(cudaEventDestroy(ev), cudaSuccess);
     cuemu_set_detect_mode(CUEMU_DETECT_ABORT);
     cuemu_clear_detector();
     ok &= CALL_IS(cudaStreamDestroy(nb), cudaSuccess);
