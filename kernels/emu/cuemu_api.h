@@ -66,8 +66,9 @@ void cuemu_clear_detector(void);
  * the launch returns cudaSuccess, later launches do not run, and the next synchronising
  * call (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, the Query
  * forms, cudaMemcpy) returns it; from then on it is sticky: every synchronising call,
- * launch and copy returns it, and cudaGetLastError returns it without clearing it.
- * cuemu_clear_fault forgets it (allocations stay). */
+ * launch and cudaMemcpy(Async) returns it, and cudaGetLastError returns it without
+ * clearing it. cuemu_clear_fault forgets it (allocations stay). Detector hits in the
+ * default CUEMU_DETECT=abort mode still abort where they are found. */
 enum cuemu_fault_mode { CUEMU_FAULTS_IMMEDIATE, CUEMU_FAULTS_DEFERRED };
 void cuemu_set_fault_mode(enum cuemu_fault_mode mode);
 /* Plants a fault in every launch of a kernel whose name contains kernel_substring (NULL or
