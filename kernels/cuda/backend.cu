@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int swin_cuda_fail(struct swin_cuda_backend *be, swin_status status, const char *fmt, ...)
 {
@@ -34,12 +35,25 @@ bool swin_cuda_weight_ptr(struct swin_cuda_backend *be, const char *op, const ch
     return true;
 }
 
-int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op)
+int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op, const char *shape_fmt, ...)
 {
     cudaError_t e = cudaGetLastError();
+    const bool at_launch = e != cudaSuccess;
+    if (!at_launch && be->sync_check) e = cudaStreamSynchronize(be->stream);
     if (e == cudaSuccess) return 0;
-    return swin_cuda_fail(be, SWIN_ERR_BACKEND, "%s: kernel launch failed: %s (%s)", op, cudaGetErrorName(e),
-                          cudaGetErrorString(e));
+    char shape[160];
+    va_list ap;
+    va_start(ap, shape_fmt);
+    vsnprintf(shape, sizeof shape, shape_fmt, ap);
+    va_end(ap);
+    if (be->sync_check)
+        return swin_cuda_fail(be, SWIN_ERR_BACKEND, "%s %s: kernel %s: %s (%s)", op, shape,
+                              at_launch ? "launch failed" : "failed (found by SWIN_CUDA_SYNC_CHECK's synchronisation)",
+                              cudaGetErrorName(e), cudaGetErrorString(e));
+    return swin_cuda_fail(be, SWIN_ERR_BACKEND,
+                          "%s %s: kernel launch failed: %s (%s); a fault of an earlier op's kernel also surfaces "
+                          "here: rerun with SWIN_CUDA_SYNC_CHECK=1 to name the op that failed",
+                          op, shape, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 extern "C" const char *swin_cuda_last_error(void *bev)
@@ -88,6 +102,8 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     if (!be) return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cuda_backend_create: out of host memory");
     be->device = device;
     be->dtype = dtype;
+    const char *sync_check = getenv("SWIN_CUDA_SYNC_CHECK");
+    be->sync_check = sync_check && *sync_check && strcmp(sync_check, "0") != 0;
     be->host_flat = (const char *)m->flat;
     be->flat_bytes = m->flat_bytes;
     swin_status st = SWIN_OK;
@@ -168,7 +184,8 @@ extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be)
 extern "C" swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err)
 {
     cudaError_t e = cudaStreamSynchronize(be->stream);
-    if (e != cudaSuccess) return cuda_error(err, SWIN_ERR_BACKEND, "a kernel", e);
+    if (e != cudaSuccess)
+        return cuda_error(err, SWIN_ERR_BACKEND, "a kernel (rerun with SWIN_CUDA_SYNC_CHECK=1 to name its op)", e);
     return SWIN_OK;
 }
 

@@ -107,7 +107,8 @@ static int conv3d_typed(struct swin_cuda_backend *be, struct swin_vol out, void 
     double *st = (double *)swin_cuda_align_ptr(stats);
     if (tile_stats) swin_cuda_stats_of_tiles(be->stream, es.tmean, es.tm2, M, out.c, st);
     else if (stats) swin_cuda_stats_of_volume(be->stream, (const T *)out.data, out.pitch, M, out.c, st);
-    return swin_cuda_check_launch(be, "conv3d");
+    return swin_cuda_check_launch(be, "conv3d", "%d->%d k%d s%d p%d on %dx%dx%d", in.c, out.c, k, stride, pad,
+                                  in.d, in.h, in.w);
 }
 
 

@@ -34,10 +34,11 @@
  * tap's voxel is inside the input); per k-step it advances its column's (tap, ci) by
  * (16 / cin, 16 % cin) (precomputed on the host: no division in the loop), reads the
  * tap's offset from a 64-entry shared table and issues each row's copy at base + offset,
- * zero-filled (zfill = VB: the address, possibly outside the input, is not read) for a
- * halo tap, past K or past the split. B rows are VB copies straight from the weight
- * matrix, zero-filled past N or the split; with 16-byte copies every thread of conv_ffma
- * issues 3 (BN 48: 192 copies on 64 threads, BN 96: 384 on 128).
+ * zero-filled (zfill = VB, from the input's first element instead of an address that may
+ * lie outside it) for a halo tap, past K or past the split. B rows are VB copies straight
+ * from the weight matrix, zero-filled past N or the split (from its first element); with
+ * 16-byte copies every thread of conv_ffma issues 3 (BN 48: 192 copies on 64 threads,
+ * BN 96: 384 on 128).
  *
  * Pipeline: STAGES shared stages (4 in half, 3 in float32), one barrier per k-step:
  *   prologue: stages 0 .. STAGES - 2 issued, one commit each;
@@ -82,10 +83,12 @@ template <class T> struct ConvGeom {
     int ldb;
 };
 
-/* One asynchronous copy of VB bytes, or VB zeros when !valid (src is then not read). */
-template <int VB> __device__ inline void conv_copy(void *dst, const void *src, bool valid)
+/* One asynchronous copy of VB bytes, or VB zeros when !valid. src is then not read but
+ * may lie outside its allocation (a halo voxel, a row past K), which compute-sanitizer may
+ * flag: the zero-fill copy takes `base` (its tensor's start, aligned to VB) instead. */
+template <int VB> __device__ inline void conv_copy(void *dst, const void *src, const void *base, bool valid)
 {
-    __pipeline_memcpy_async(dst, src, VB, valid ? 0 : VB);
+    __pipeline_memcpy_async(dst, valid ? src : base, VB, valid ? 0 : VB);
 }
 
 /* Shared-memory layout of one instantiation (bytes). */
@@ -98,6 +101,9 @@ template <class T, int BN, int STAGES> struct ConvSmem {
     static constexpr int EPI_BYTES = sizeof(T) == 2 ? CONV_BM * LDC * 4 : 0;
     static constexpr int REGION = STAGES * STAGE_BYTES > EPI_BYTES ? STAGES * STAGE_BYTES : EPI_BYTES;
     static constexpr int TOTAL = REGION + CONV_TAPS * 4;
+    /* wmma tiles (half) start at multiples of 32 bytes from the 128-byte aligned base:
+     * rows of 16 x LDA halves or 16 x LDC floats, columns at multiples of 16 elements. */
+    static_assert(sizeof(T) != 2 || (A_BYTES % 32 == 0 && STAGE_BYTES % 32 == 0), "wmma tile alignment");
 };
 
 /* The per-thread loader state and its per-k-step issue (see the header comment). */
@@ -167,7 +173,8 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
         const unsigned colmask = k < kend ? 1u << (tap & 31) : 0u;
 #pragma unroll
         for (int i = 0; i < RPT; i++) {
-            conv_copy<VB>(a + (row0 + i * ROW_STEP) * LDA + col, rowptr[i] + toff, (mask[i] & colmask) != 0);
+            conv_copy<VB>(a + (row0 + i * ROW_STEP) * LDA + col, rowptr[i] + toff, g.in,
+                          (mask[i] & colmask) != 0);
         }
         k += CONV_BK;
         ci += g.tap_r;
@@ -180,7 +187,7 @@ template <class T, int VB, int BN, int THREADS> struct ConvLoader {
         for (int j = 0; j < BPT; j++) {
             const int e = threadIdx.x + j * THREADS;
             if ((j + 1) * THREADS <= BCHUNKS || e < BCHUNKS)
-                conv_copy<VB>(b + e / BCPR * LDB + e % BCPR * VE, bptr[j], bok[j] && bk[j] < kend);
+                conv_copy<VB>(b + e / BCPR * LDB + e % BCPR * VE, bptr[j], g.b, bok[j] && bk[j] < kend);
             bk[j] += CONV_BK;
             bptr[j] += (long long)CONV_BK * g.ldb;
         }

@@ -33,7 +33,7 @@ static int conv_transpose2_typed(struct swin_cuda_backend *be, struct swin_vol o
     const TapScatter<T> ep = {(T *)out.data, out.pitch, in.h, in.w};
     gemm_launch(be->stream, RowsA<T>{(const T *)in.data, in.pitch}, dw, (long long)in.c * out.c, out.c, ep,
                 (int)swin_vol_voxels(in), out.c, in.c, 8);
-    return swin_cuda_check_launch(be, "conv_transpose2");
+    return swin_cuda_check_launch(be, "conv_transpose2", "%d->%d on %dx%dx%d", in.c, out.c, in.d, in.h, in.w);
 }
 
 extern "C" int swin_cuda_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in, const float *w)

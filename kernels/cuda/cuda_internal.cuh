@@ -40,6 +40,7 @@ struct swin_cuda_backend {
     double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
     double *mean;                 /* (SWIN_CUDA_RED_CH) */
     float *scale, *shift;         /* (SWIN_CUDA_RED_CH) */
+    bool sync_check;              /* SWIN_CUDA_SYNC_CHECK: synchronise after every op */
     char err[SWIN_ERROR_MSG_MAX];
 };
 
@@ -68,8 +69,14 @@ inline bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const
  * weights, at backend creation (pack.cu). */
 cudaError_t swin_cuda_upload(struct swin_cuda_backend *be, void *dst, const float *host, size_t count);
 
-/* Checks cudaGetLastError() after the launches of op; 0 or SWIN_ERR_BACKEND. */
-int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op);
+/* Checks cudaGetLastError() after the launches of op; 0 or SWIN_ERR_BACKEND. A kernel's
+ * fault reaches the host at a later synchronisation, blamed on whatever op meets it:
+ * with be->sync_check (environment SWIN_CUDA_SYNC_CHECK=1 at backend creation) this
+ * also synchronises the stream, so the message names the op that failed. The message
+ * starts with op and its shapes (shape_fmt, e.g. "%d->%d k%d on %dx%dx%d"), formatted
+ * only on failure. */
+int swin_cuda_check_launch(struct swin_cuda_backend *be, const char *op, const char *shape_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 namespace swin_cuda {
 /* Storage <-> float32 for the two storage types: every kernel is a template on the

@@ -185,7 +185,8 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
         else
             SWIN_LAUNCH((instnorm_apply<T, 1>), apply_grid, dim3(256), 0, be->stream)(
                 xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
-        int rc = swin_cuda_check_launch(be, "instnorm_act");
+        int rc = swin_cuda_check_launch(be, "instnorm_act", "c%d on %dx%dx%d, channels %d+%d", x.c, x.d, x.h, x.w,
+                                        c0, nc);
         if (rc) return rc;
     }
     return 0;

@@ -43,7 +43,7 @@ static int layernorm_typed(struct swin_cuda_backend *be, struct swin_vol out, st
         return SWIN_ERR_ARG;
     swin_cuda_ln_rows(be->stream, (T *)out.data, out.pitch, (const T *)in.data, in.pitch,
                       (long long)swin_vol_voxels(in), in.c, g, b);
-    return swin_cuda_check_launch(be, "layernorm");
+    return swin_cuda_check_launch(be, "layernorm", "c%d on %dx%dx%d", in.c, in.d, in.h, in.w);
 }
 
 extern "C" int swin_cuda_layernorm(void *bev, struct swin_vol out, struct swin_vol in, const float *gamma,

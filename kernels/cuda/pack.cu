@@ -88,7 +88,7 @@ extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float 
         else
             SWIN_LAUNCH(stage_to_volume<float>, stride_grid(nv * out.c), dim3(256), 0, be->stream)(
                 (float *)out.data, out.pitch, v0, nv, out.c, be->stage);
-        if ((rc = swin_cuda_check_launch(be, "pack_input"))) return rc;
+        if ((rc = swin_cuda_check_launch(be, "pack_input", "c%d on %dx%dx%d", out.c, out.d, out.h, out.w))) return rc;
     }
     return 0;
 }
@@ -108,7 +108,7 @@ extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_
         else
             SWIN_LAUNCH(volume_to_stage<float>, stride_grid(nv * in.c), dim3(256), 0, be->stream)(
                 be->stage, (const float *)in.data, in.pitch, v0, nv, in.c);
-        if ((rc = swin_cuda_check_launch(be, "unpack_output"))) return rc;
+        if ((rc = swin_cuda_check_launch(be, "unpack_output", "c%d on %dx%dx%d", in.c, in.d, in.h, in.w))) return rc;
         for (int ch = 0; ch < in.c; ch++) {
             cudaError_t e = cudaMemcpyAsync(host_cdhw + ch * vox + v0, be->stage + ch * nv, (size_t)nv * sizeof(float),
                                             cudaMemcpyDeviceToHost, be->stream);
@@ -117,7 +117,9 @@ extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_
     }
     cudaError_t e = cudaStreamSynchronize(be->stream);
     if (e != cudaSuccess)
-        return swin_cuda_fail(be, SWIN_ERR_BACKEND, "unpack_output: a kernel of this forward pass failed: %s (%s)",
+        return swin_cuda_fail(be, SWIN_ERR_BACKEND,
+                              "unpack_output: a kernel of this forward pass failed: %s (%s); rerun with "
+                              "SWIN_CUDA_SYNC_CHECK=1 to name its op",
                               cudaGetErrorName(e), cudaGetErrorString(e));
     return 0;
 }
@@ -137,7 +139,7 @@ extern "C" int swin_cuda_copy(void *bev, struct swin_vol out, struct swin_vol in
     else
         SWIN_LAUNCH(copy_channels<float>, stride_grid(vox * in.c), dim3(256), 0, be->stream)(
             (float *)out.data, out.pitch, (const float *)in.data, in.pitch, vox, in.c);
-    return swin_cuda_check_launch(be, "copy");
+    return swin_cuda_check_launch(be, "copy", "c%d on %dx%dx%d", in.c, in.d, in.h, in.w);
 }
 
 cudaError_t swin_cuda_upload(struct swin_cuda_backend *be, void *dst, const float *host, size_t count)

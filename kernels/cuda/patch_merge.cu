@@ -85,7 +85,8 @@ static int patch_merge_typed(struct swin_cuda_backend *be, struct swin_vol out, 
         swin_cuda_ln_rows(be->stream, a, c8, (const T *)a, c8, m, c8, nw, nb);
         gemm_launch(be->stream, RowsA<T>{a, c8}, rw, 0, out.c,
                     StoreRows<T>{(T *)out.data + b * out.pitch, out.pitch, nullptr, false}, (int)m, out.c, c8, 1);
-        int rc = swin_cuda_check_launch(be, "patch_merge");
+        int rc = swin_cuda_check_launch(be, "patch_merge", "%d->%d on %dx%dx%d, rows %lld+%lld", in.c, out.c, in.d,
+                                        in.h, in.w, b, m);
         if (rc) return rc;
     }
     return 0;

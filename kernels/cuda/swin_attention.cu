@@ -127,11 +127,14 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
         cudaError_t e = swin_cuda_window_attention(be->stream, tok, qkv, w0, (int)wc, wg, tab, C);
         if (e != cudaSuccess)
             return swin_cuda_fail(be, SWIN_ERR_BACKEND,
-                                  "swin_attention: window attention launch failed (head dim %d): %s", C / g->heads,
-                                  cudaGetErrorString(e));
+                                  "swin_attention c%d heads %d on %dx%dx%d: window attention launch failed (head dim "
+                                  "%d): %s (%s); a fault of an earlier kernel also surfaces here: rerun with "
+                                  "SWIN_CUDA_SYNC_CHECK=1 to name the op that failed",
+                                  C, g->heads, x.d, x.h, x.w, C / g->heads, cudaGetErrorName(e), cudaGetErrorString(e));
         gemm_launch(be->stream, RowsA<T>{tok, C}, pw, 0, C, WindowScatterAdd<T>{xd, x.pitch, pb, vox}, (int)rows,
                     C, C, 1);
-        int rc = swin_cuda_check_launch(be, "swin_attention");
+        int rc = swin_cuda_check_launch(be, "swin_attention", "c%d heads %d on %dx%dx%d, windows %lld+%lld", C,
+                                        g->heads, x.d, x.h, x.w, w0, wc);
         if (rc) return rc;
     }
     return 0;

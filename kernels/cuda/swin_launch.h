@@ -17,9 +17,12 @@
 #if defined(__CUDACC__)
 #define SWIN_LAUNCH(kernel, ...) kernel<<<__VA_ARGS__>>>
 /* One untyped array for every kernel: `extern __shared__` arrays of different types in
- * one translation unit would conflict. */
+ * one translation unit would conflict. 128-byte aligned, enough for every type placed in
+ * it: wmma load/store_matrix_sync need 32-byte (256-bit) aligned tiles, float4 and 16-byte
+ * async copies 16. The emulator's base has the same alignment (CUEMU_DYN_SMEM_OFFSET
+ * moves it off, to show what depends on it). */
 #define SWIN_DYN_SMEM(T, name)                                                                \
-    extern __shared__ __align__(16) unsigned char swin_dyn_smem_[];                           \
+    extern __shared__ __align__(128) unsigned char swin_dyn_smem_[];                          \
     T *name = reinterpret_cast<T *>(swin_dyn_smem_)
 #elif defined(SWIN_EMU)
 #define SWIN_LAUNCH(kernel, ...) ::cuemu::make_launcher(kernel, #kernel, __VA_ARGS__)

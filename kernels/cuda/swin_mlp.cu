@@ -46,7 +46,8 @@ static int swin_mlp_typed(struct swin_cuda_backend *be, struct swin_vol x, const
         swin_cuda_ln_rows(be->stream, a, C, (const T *)xr, x.pitch, m, C, n2w, n2b);
         gemm_launch(be->stream, RowsA<T>{a, C}, w1, 0, hidden, StoreRows<T>{h, hidden, b1, true}, m, hidden, C, 1);
         gemm_launch(be->stream, RowsA<T>{h, hidden}, w2, 0, C, AddRows<T>{xr, x.pitch, b2}, m, C, hidden, 1);
-        int rc = swin_cuda_check_launch(be, "swin_mlp");
+        int rc = swin_cuda_check_launch(be, "swin_mlp", "c%d hidden %d on %dx%dx%d, rows %lld+%d", C, hidden, x.d,
+                                        x.h, x.w, b, m);
         if (rc) return rc;
     }
     return 0;

@@ -69,10 +69,12 @@ void cuemu_async_copy(void *dst, const void *src, size_t size, size_t zfill, con
     if (cuemu_mem_is_device_ptr(dst))
         cuemu_sched_fail(CUEMU_DET_ASYNC_COPY, file, line, "%s: dst %p is device memory, not shared memory", fn,
                          dst);
+    /* A zero-fill copy reads nothing, but its address must still lie inside an
+     * allocation (compute-sanitizer may flag it otherwise), and it catches wild pointers. */
     const size_t src_bytes = size - zfill;
-    if (src_bytes && !cuemu_mem_is_device_range(src, src_bytes))
-        cuemu_sched_fail(CUEMU_DET_ASYNC_COPY, file, line,
-                         "%s: src [%p, +%zu) is not inside a device allocation", fn, src, src_bytes);
+    if (!cuemu_mem_is_device_range(src, src_bytes ? src_bytes : 1))
+        cuemu_sched_fail(CUEMU_DET_ASYNC_COPY, file, line, "%s: src [%p, +%zu) is not inside a device allocation%s",
+                         fn, src, src_bytes, src_bytes ? "" : " (a zero-fill copy: point it at its tensor)");
     for (unsigned i = 0; i < t->n; i++)
         if (overlaps(t->c[i].dst, t->c[i].size, dst, size))
             cuemu_sched_fail(CUEMU_DET_ASYNC_COPY, file, line,

@@ -163,6 +163,7 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
 {
     if (!handle_ok(h))
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    cuemu_stream_work(h->stream, "a cuBLAS GEMM");
     if (m < 0 || n < 0 || k < 0 || batches < 0 || !alpha || !beta)
         return CUBLAS_STATUS_INVALID_VALUE;
     if ((ta != CUBLAS_OP_N && ta != CUBLAS_OP_T && ta != CUBLAS_OP_C) ||

@@ -230,6 +230,7 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnT
     struct problem p;
     if (!valid(h) || !alpha || !beta || !x || !w || !y || (unsigned)algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
         return CUDNN_STATUS_BAD_PARAM;
+    cuemu_stream_work(h->stream, "cudnnConvolutionForward");
     cudnnStatus_t st = describe(&p, xd, wd, conv, yd);
     if (st == CUDNN_STATUS_SUCCESS)
         st = cuemu_cudnn_types(xd, wd, conv, yd);

@@ -9,7 +9,15 @@
  *   CUEMU_DEVICE_MEM=N[K|M|G]    device capacity (default unlimited, reported as 80 GiB)
  *   CUEMU_TARGET=sm_80|sm_90     the emulated device (default sm_80)
  *   CUEMU_STACK_KB=N             fiber stack size (default 64, 256 under ASan)
- *   CUEMU_WMMA_LAYOUT=identity|scrambled:SEED   wmma fragment element mapping */
+ *   CUEMU_WMMA_LAYOUT=identity|scrambled:SEED   wmma fragment element mapping
+ *   CUEMU_FAULTS=immediate|deferred   when a kernel fault reaches the host: at its launch
+ *                                (default), or, as on hardware, at the next synchronising
+ *                                call, sticky from then on (see cuemu_set_fault_mode)
+ *   CUEMU_INJECT_FAULT=SUBSTRING every launch of a kernel whose name contains SUBSTRING
+ *                                faults with cudaErrorIllegalAddress instead of running
+ *   CUEMU_DYN_SMEM_OFFSET=N      the dynamic shared memory base N bytes (mod 128) past its
+ *                                128-byte alignment (default 0): e.g. 16 makes every wmma
+ *                                tile in it misaligned, which the wmma checks report */
 #ifndef CUEMU_API_H
 #define CUEMU_API_H
 
@@ -40,13 +48,33 @@ enum cuemu_detector {
     CUEMU_DET_DEADLOCK,           /* no thread can run */
     CUEMU_DET_KERNEL_CHECK,       /* a header-side precondition (wmma alignment, ldm) */
     CUEMU_DET_MEMORY_RANGE,       /* a copy, memset or library call outside an allocation */
-    CUEMU_DET_ASYNC_COPY          /* __pipeline_memcpy_async misuse: size, alignment, memory
+    CUEMU_DET_ASYNC_COPY,         /* __pipeline_memcpy_async misuse: size, alignment, memory
                                      space, a copy not committed at a barrier or never
                                      waited for at exit, a destination still in flight */
+    CUEMU_DET_STREAM_ORDER        /* work on a non-blocking stream (kernel, copy, cuBLAS,
+                                     cuDNN) while a legacy-stream cudaMemcpy/cudaMemset to
+                                     device memory is not synchronised, or a cudaMemcpy from
+                                     device memory while work on a non-blocking stream is
+                                     not; the work still runs */
 };
 enum cuemu_detector cuemu_last_detector(void);
 unsigned cuemu_detector_hits(void);
 void cuemu_clear_detector(void);
+
+/* Kernel faults: a detector hit in CUEMU_DETECT=error mode (cudaErrorLaunchFailure) or a
+ * planted fault (cudaErrorIllegalAddress). Immediate: the launch returns it. Deferred:
+ * the launch returns cudaSuccess, later launches do not run, and the next synchronising
+ * call (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, the Query
+ * forms, cudaMemcpy) returns it; from then on it is sticky: every synchronising call,
+ * launch and cudaMemcpy(Async) returns it, and cudaGetLastError returns it without
+ * clearing it. cuemu_clear_fault forgets it (allocations stay). Detector hits in the
+ * default CUEMU_DETECT=abort mode still abort where they are found. */
+enum cuemu_fault_mode { CUEMU_FAULTS_IMMEDIATE, CUEMU_FAULTS_DEFERRED };
+void cuemu_set_fault_mode(enum cuemu_fault_mode mode);
+/* Plants a fault in every launch of a kernel whose name contains kernel_substring (NULL or
+ * "": none); overrides CUEMU_INJECT_FAULT. */
+void cuemu_inject_fault(const char *kernel_substring);
+void cuemu_clear_fault(void);
 
 enum cuemu_schedule { CUEMU_SCHED_FORWARD, CUEMU_SCHED_REVERSE, CUEMU_SCHED_RANDOM };
 void cuemu_set_schedule(enum cuemu_schedule s, unsigned long long seed);

@@ -50,6 +50,33 @@ enum cuemu_schedule cuemu_schedule_kind(void);
 /* Next pseudo-random number of the random schedule. */
 unsigned long long cuemu_schedule_rand(void);
 
+/* Kernel faults (runtime_fault.c). cuemu_fault_injected: whether CUEMU_INJECT_FAULT
+ * plants a fault in this launch (printed). cuemu_fault_raise: a kernel faulted; returns
+ * the error for the launch to return (cudaSuccess when deferred). cuemu_fault_lost:
+ * a fault is held or delivered, so kernels no longer run. cuemu_fault_sync: for every
+ * synchronising call, the held fault (now delivered), or cudaSuccess. cuemu_fault_sticky:
+ * the delivered fault, or cudaSuccess (not recorded as the last error). */
+int cuemu_fault_injected(const char *kernel_name);
+cudaError_t cuemu_fault_raise(cudaError_t fault);
+int cuemu_fault_lost(void);
+cudaError_t cuemu_fault_sync(void);
+cudaError_t cuemu_fault_sticky(void);
+
+/* Stream order (runtime_stream.c). cuemu_legacy_work: a legacy-stream call that may
+ * return before its transfer lands (cudaMemcpy to device memory from pageable host or
+ * device memory, cudaMemset, their Async forms on the legacy stream). cuemu_legacy_done:
+ * the legacy stream is synchronised (legacy-stream synchronisation, a copy to host
+ * memory). cuemu_streams_done: every stream is (cudaDeviceSynchronize).
+ * cuemu_stream_work: work issued on stream s; reports CUEMU_DET_STREAM_ORDER when s is
+ * non-blocking and a legacy transfer is unordered. cuemu_stream_read_check: a blocking
+ * legacy-stream copy reads device memory; reports when a non-blocking stream has work
+ * the host has not waited for (stream or event synchronisation). */
+void cuemu_legacy_work(const char *fn, const void *dst, size_t bytes);
+void cuemu_legacy_done(void);
+void cuemu_streams_done(void);
+void cuemu_stream_work(cudaStream_t s, const char *what);
+void cuemu_stream_read_check(const char *fn, const void *src, size_t bytes);
+
 /* Whether the stream handle is the default stream or a live stream. */
 int cuemu_stream_valid(cudaStream_t s);
 

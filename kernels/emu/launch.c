@@ -16,6 +16,18 @@ extern char __stop_cuemu_shared[] __attribute__((weak));
 
 static void *dyn_smem;
 
+/* CUEMU_DYN_SMEM_OFFSET: bytes by which the dynamic shared memory base is moved off its
+ * 128-byte alignment (default 0), to show which kernels depend on that alignment. */
+static size_t dyn_smem_offset(void)
+{
+    static size_t offset = SIZE_MAX;
+    if (offset == SIZE_MAX) {
+        const char *e = getenv("CUEMU_DYN_SMEM_OFFSET");
+        offset = e ? strtoull(e, NULL, 0) % 128 : 0;
+    }
+    return offset;
+}
+
 void *cuemu_dynamic_smem(void)
 {
     if (!cuemu_self)
@@ -109,20 +121,30 @@ cudaError_t cuemu_launch(const struct cuemu_launch_desc *d)
                         "not emulated)\n", d->name);
         abort();
     }
-    cudaError_t err = validate(d);
+    cudaError_t err = cuemu_fault_sticky();
+    if (err == cudaSuccess)
+        err = validate(d);
     if (err != cudaSuccess)
         return cuemu_set_error(err);
+    if (cuemu_fault_lost()) /* a held fault: the context is lost, nothing runs */
+        return cudaSuccess;
+    cuemu_stream_work(d->stream, d->name);
+    if (cuemu_fault_injected(d->name))
+        return cuemu_fault_raise(cudaErrorIllegalAddress);
     size_t shared_bytes = (size_t)((uintptr_t)__stop_cuemu_shared - (uintptr_t)__start_cuemu_shared);
     size_t nblocks = (size_t)d->grid.x * d->grid.y * d->grid.z;
     size_t *order = block_order(nblocks);
     /* Exact size, so that ASan sees the first byte past the end; 128-byte aligned like the
-     * device's dynamic shared memory (wmma fragments in it need 32). */
-    dyn_smem = NULL;
+     * device's dynamic shared memory (swin_launch.h; wmma fragments in it need 32), unless
+     * CUEMU_DYN_SMEM_OFFSET moves it. */
+    const size_t offset = dyn_smem_offset();
+    void *dyn_block = NULL;
     if (!order || cuemu_sched_reserve(d->block.x * d->block.y * d->block.z) != 0 ||
-        (d->smem && posix_memalign(&dyn_smem, 128, d->smem) != 0)) {
+        (d->smem && posix_memalign(&dyn_block, 128, offset + d->smem) != 0)) {
         free(order);
         return cuemu_set_error(cudaErrorMemoryAllocation);
     }
+    dyn_smem = dyn_block ? (char *)dyn_block + offset : NULL;
     for (size_t i = 0; i < nblocks && err == cudaSuccess; i++) {
         size_t b = order[i];
         uint3 idx = {(unsigned)(b % d->grid.x), (unsigned)(b / d->grid.x % d->grid.y),
@@ -138,8 +160,8 @@ cudaError_t cuemu_launch(const struct cuemu_launch_desc *d)
         if (cuemu_sched_run_block(d, idx) != 0)
             err = cudaErrorLaunchFailure;
     }
-    free(dyn_smem);
+    free(dyn_block);
     dyn_smem = NULL;
     free(order);
-    return cuemu_set_error(err);
+    return err == cudaSuccess ? cudaSuccess : cuemu_fault_raise(err);
 }

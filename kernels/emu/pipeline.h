@@ -10,7 +10,7 @@
  * after a barrier that the issuing thread reached without waiting, reads garbage here as
  * it would race on a GPU. Checked at the call (detector CUEMU_DET_ASYNC_COPY): size 4, 8
  * or 16, zfill <= size, both pointers aligned to size, src inside a device allocation
- * (the bytes read), dst not device memory and not the destination of a copy of the
+ * (the bytes read; for a copy of zfill = size, its address), dst not device memory and not the destination of a copy of the
  * same thread still in flight. Checked at every barrier: no copy left uncommitted; at
  * the thread's exit: no copy left unwaited. The state lives in async_copy.c. */
 #ifndef CUEMU_PIPELINE_H

@@ -67,10 +67,12 @@ cudaError_t cudaGetDevice(int *device)
     return cudaSuccess;
 }
 
-/* Kernels run synchronously, so there is never outstanding work. */
+/* Kernels run synchronously, so there is never outstanding work; only a deferred fault
+ * (runtime_fault.c) to deliver. */
 cudaError_t cudaDeviceSynchronize(void)
 {
-    return cudaSuccess;
+    cuemu_streams_done();
+    return cuemu_fault_sync();
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)

@@ -15,16 +15,17 @@ cudaError_t cuemu_set_error(cudaError_t err)
     return err;
 }
 
+/* A delivered deferred fault (runtime_fault.c) is sticky: never cleared here. */
 cudaError_t cudaGetLastError(void)
 {
     cudaError_t e = last_error;
     last_error = cudaSuccess;
-    return e;
+    return cuemu_fault_sticky() != cudaSuccess ? cuemu_fault_sticky() : e;
 }
 
 cudaError_t cudaPeekAtLastError(void)
 {
-    return last_error;
+    return cuemu_fault_sticky() != cudaSuccess ? cuemu_fault_sticky() : last_error;
 }
 
 /* The codes the emulator returns, with CUDA's names and messages. */
@@ -44,6 +45,7 @@ static const struct {
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle",
      "invalid resource handle"},
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
     {cudaErrorNotPermitted, "cudaErrorNotPermitted", "operation not permitted"},
     {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},

@@ -204,9 +204,27 @@ static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcp
     return cudaSuccess;
 }
 
+/* The stream order of cudaMemcpy (legacy stream): it does not wait for non-blocking
+ * streams; a copy to host memory waits for the legacy stream, one to device memory from
+ * pageable host memory or from device memory may return before it lands. */
+static void blocking_copy_order(void *dst, const void *src, size_t count)
+{
+    const struct alloc *s = containing(src);
+    if (s && !s->host)
+        cuemu_stream_read_check("cudaMemcpy", src, count);
+    if (!cuemu_mem_is_device_ptr(dst))
+        cuemu_legacy_done();
+    else if (!s || !s->host)
+        cuemu_legacy_work("cudaMemcpy", dst, count);
+}
+
+/* Blocking: delivers a deferred kernel fault (runtime_fault.c) instead of copying. */
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return copy(dst, src, count, kind, "cudaMemcpy");
+    cudaError_t err = cuemu_fault_sync();
+    if (err == cudaSuccess && (err = copy(dst, src, count, kind, "cudaMemcpy")) == cudaSuccess && count)
+        blocking_copy_order(dst, src, count);
+    return err;
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
@@ -214,7 +232,13 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 {
     if (!cuemu_stream_valid(stream))
         return cuemu_set_error(cudaErrorInvalidResourceHandle);
-    return copy(dst, src, count, kind, "cudaMemcpyAsync");
+    if (cuemu_fault_sticky() != cudaSuccess)
+        return cuemu_set_error(cuemu_fault_sticky());
+    cuemu_stream_work(stream, "cudaMemcpyAsync");
+    cudaError_t err = copy(dst, src, count, kind, "cudaMemcpyAsync");
+    if (err == cudaSuccess && count && (uintptr_t)stream <= 1 && cuemu_mem_is_device_ptr(dst))
+        cuemu_legacy_work("cudaMemcpyAsync", dst, count);
+    return err;
 }
 
 static cudaError_t fill(void *dev, int value, size_t count, const char *fn)
@@ -227,16 +251,24 @@ static cudaError_t fill(void *dev, int value, size_t count, const char *fn)
     return cudaSuccess;
 }
 
+/* cudaMemset is asynchronous to the host: legacy-stream work that may not have landed. */
 cudaError_t cudaMemset(void *dev, int value, size_t count)
 {
-    return fill(dev, value, count, "cudaMemset");
+    cudaError_t err = fill(dev, value, count, "cudaMemset");
+    if (err == cudaSuccess && count)
+        cuemu_legacy_work("cudaMemset", dev, count);
+    return err;
 }
 
 cudaError_t cudaMemsetAsync(void *dev, int value, size_t count, cudaStream_t stream)
 {
     if (!cuemu_stream_valid(stream))
         return cuemu_set_error(cudaErrorInvalidResourceHandle);
-    return fill(dev, value, count, "cudaMemsetAsync");
+    cuemu_stream_work(stream, "cudaMemsetAsync");
+    cudaError_t err = fill(dev, value, count, "cudaMemsetAsync");
+    if (err == cudaSuccess && count && (uintptr_t)stream <= 1)
+        cuemu_legacy_work("cudaMemsetAsync", dev, count);
+    return err;
 }
 
 /* __device__ and __constant__ variables are ordinary globals in the emulated build. */

@@ -85,6 +85,9 @@ static void *drandom(size_t n)
     test_fill_uniform(&rng, host, n, -1.0f, 1.0f);
     for (size_t i = 0; i < n; i++) half[i] = (_Float16)host[i];
     cudaMemcpy(d, dtype == SWIN_F16 ? (void *)half : (void *)host, n * swin_dtype_bytes(dtype), cudaMemcpyHostToDevice);
+    /* a pageable cudaMemcpy may return before it lands, and the backend's stream does not
+     * wait for the legacy stream */
+    cudaDeviceSynchronize();
     free(half);
     free(host);
     return d;
@@ -102,6 +105,7 @@ static float *download(const void *d, size_t n)
 {
     float *x = malloc(n * sizeof *x);
     void *raw = malloc(n * swin_dtype_bytes(dtype));
+    cudaStreamSynchronize(stream); /* the legacy-stream copy does not wait for it */
     cudaMemcpy(raw, d, n * swin_dtype_bytes(dtype), cudaMemcpyDeviceToHost);
     for (size_t i = 0; i < n; i++) x[i] = dtype == SWIN_F16 ? (float)((_Float16 *)raw)[i] : ((float *)raw)[i];
     free(raw);

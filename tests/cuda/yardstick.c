@@ -82,7 +82,10 @@ static void *upload_filter(const float *w, int taps, int cin, int cout, int half
                 if (half) ((_Float16 *)host)[i] = (_Float16)v;
                 else ((float *)host)[i] = v;
             }
-    if (cudaMalloc(&dev, n * eb) != cudaSuccess || cudaMemcpy(dev, host, n * eb, cudaMemcpyHostToDevice) != cudaSuccess) {
+    /* synchronised: the pageable copy may return before it lands, and y->stream may be
+     * non-blocking (the backend's) */
+    if (cudaMalloc(&dev, n * eb) != cudaSuccess || cudaMemcpy(dev, host, n * eb, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
         cudaFree(dev);
         dev = NULL;
     }

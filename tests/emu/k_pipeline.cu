@@ -13,8 +13,10 @@ __global__ void pipeline_kernel(const float *in, float *out, int steps, int mode
     __shared__ __align__(16) float st[KP_STAGES][KP_THREADS][4];
     const int t = threadIdx.x;
     auto issue = [&](int s) {
-        const float *src = in + ((size_t)s * KP_THREADS + t) * 4 + (mode == KP_MISALIGNED ? 1 : 0);
         const size_t zfill = s % 2 == 1 && t % 4 == 0 ? 16 : 0;
+        const float *src = mode == KP_ZFILL_OUTSIDE && zfill
+                               ? in - 4 * KP_THREADS /* a row before the allocation */
+                               : in + ((size_t)s * KP_THREADS + t) * 4 + (mode == KP_MISALIGNED ? 1 : 0);
         void *dst = mode == KP_DEVICE_DST ? (void *)(out + 4 * t) : (void *)&st[s % KP_STAGES][t][0];
         __pipeline_memcpy_async(dst, src, mode == KP_BAD_SIZE ? 12 : 16, zfill);
         if (mode == KP_DST_IN_FLIGHT) __pipeline_memcpy_async(dst, src, 16);

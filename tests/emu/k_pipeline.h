@@ -16,7 +16,8 @@ enum kp_mode {
     KP_MISALIGNED,   /* src 4 bytes off a 16-byte boundary */
     KP_BAD_SIZE,     /* a 12-byte copy */
     KP_DEVICE_DST,   /* copies into device memory instead of shared memory */
-    KP_DST_IN_FLIGHT /* issues a second copy into a destination still in flight */
+    KP_DST_IN_FLIGHT, /* issues a second copy into a destination still in flight */
+    KP_ZFILL_OUTSIDE  /* the zero-filled copies name an address before the allocation */
 };
 /* One block of 64 threads, a 3-stage pipeline over `steps` stages of 64 x 4 floats of
  * in (steps * 256 floats): stage s goes to shared memory by 16-byte async copies, the

@@ -1,8 +1,10 @@
 /* Asynchronous copies (kernels/emu/pipeline.h): a correct 3-stage pipeline with zero-fill
  * gives exactly the sums of a plain loop; reading a stage before its wait reads the
  * poison (NaN) the copy leaves until its wait (in the threads the schedule runs first); a copy never waited for, copies reaching
- * a barrier uncommitted, a misaligned source, a bad size, a destination in device memory
- * and a destination still in flight each make the async-copy detector fail the launch. */
+ * a barrier uncommitted, a misaligned source, a bad size, a destination in device memory,
+ * a destination still in flight and a zero-fill copy whose address lies outside the
+ * allocation each make the async-copy detector fail the launch (at the next
+ * synchronisation when faults are deferred). */
 #include <math.h>
 #include <stdio.h>
 
@@ -68,6 +70,17 @@ int main(void)
     ok &= fires("12-byte copy", KP_BAD_SIZE);
     ok &= fires("destination in device memory", KP_DEVICE_DST);
     ok &= fires("destination still in flight", KP_DST_IN_FLIGHT);
+    ok &= fires("zero-fill copy from outside the allocation", KP_ZFILL_OUTSIDE);
+
+    /* Deferred faults: the launch succeeds, the next synchronisation reports the hit. */
+    cuemu_set_fault_mode(CUEMU_FAULTS_DEFERRED);
+    cuemu_clear_detector();
+    ok &= check_true("deferred: the faulting launch returns success",
+                     kp_pipeline(d_in, d_out, STEPS, KP_BAD_SIZE) == cudaSuccess && cuemu_detector_hits() == 1);
+    ok &= check_true("deferred: the next synchronisation returns the fault",
+                     cudaDeviceSynchronize() == cudaErrorLaunchFailure);
+    cuemu_clear_fault();
+    cuemu_set_fault_mode(CUEMU_FAULTS_IMMEDIATE);
 
     cuemu_clear_detector();
     ok &= check_true("still working after detector hits",

@@ -1,6 +1,7 @@
 /* The runtime API shim: the device memory registry (exact sizes, poison, high water,
  * capacity, freeze), range-checked copies and memsets, errors, streams, events, the
- * emulated device's properties, and the launcher's configuration checks. */
+ * emulated device's properties, the launcher's configuration checks, kernel faults
+ * (immediate or deferred, planted) and the stream-order detector. */
 #include <stdint.h>
 #include <string.h>
 
@@ -234,6 +235,115 @@ static bool test_symbols(void)
     return ok;
 }
 
+/* A planted fault (cuemu_inject_fault, as CUEMU_INJECT_FAULT): at its launch by default;
+ * deferred, held to the next synchronising call, then sticky until cleared. */
+static bool test_faults(void)
+{
+    int *flag = NULL, val = 0;
+    cudaStream_t s;
+    const dim3 one = {1, 1, 1}, warp = {32, 1, 1};
+    bool ok = CALL_IS(cudaMalloc((void **)&flag, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    cuemu_inject_fault("config_kernel");
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaStreamSynchronize(s), cudaSuccess);
+    ok &= CALL_IS(cudaGetLastError(), cudaSuccess); /* read by kb_config: not sticky */
+
+    cuemu_set_fault_mode(CUEMU_FAULTS_DEFERRED);
+    ok &= CALL_IS(cudaMemsetAsync(flag, 0, sizeof(int), s), cudaSuccess);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess); /* held */
+    cuemu_inject_fault(NULL);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess); /* does not run */
+    ok &= CALL_IS(cudaStreamSynchronize(s), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaGetLastError(), cudaErrorIllegalAddress); /* sticky */
+    ok &= CALL_IS(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaErrorIllegalAddress);
+    ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaErrorIllegalAddress);
+    cuemu_clear_fault();
+    ok &= CALL_IS(cudaGetLastError(), cudaSuccess);
+    ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaSuccess);
+    ok &= check_true("no kernel ran while the fault was held", val == 0);
+    ok &= CALL_IS(kb_config(flag, one, warp, 0, s), cudaSuccess);
+    ok &= CALL_IS(cudaStreamSynchronize(s), cudaSuccess);
+    ok &= CALL_IS(cudaMemcpy(&val, flag, sizeof val, cudaMemcpyDeviceToHost), cudaSuccess);
+    ok &= check_true("kernels run again after cuemu_clear_fault", val == 1);
+    cuemu_set_fault_mode(CUEMU_FAULTS_IMMEDIATE);
+    ok &= CALL_IS(cudaStreamDestroy(s), cudaSuccess);
+    ok &= CALL_IS(cudaFree(flag), cudaSuccess);
+    return ok;
+}
+
+/* Work on a non-blocking stream while a legacy-stream transfer to device memory that may
+ * not have landed (pageable or device source, cudaMemset) is unsynchronised, and a
+ * download while work on a non-blocking stream is. */
+static bool stream_order_hit(const char *what, bool want, int *flag, cudaStream_t s)
+{
+    cuemu_clear_detector();
+    kb_config(flag, (dim3){1, 1, 1}, (dim3){32, 1, 1}, 0, s);
+    const bool hit = cuemu_last_detector() == CUEMU_DET_STREAM_ORDER;
+    cudaDeviceSynchronize();
+    return check_true(what, hit == want);
+}
+
+static bool test_stream_order(void)
+{
+    int *flag = NULL, *pinned = NULL, host = 0;
+    cudaStream_t nb, blocking;
+    bool ok = CALL_IS(cudaMalloc((void **)&flag, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaMallocHost((void **)&pinned, sizeof(int)), cudaSuccess);
+    ok &= CALL_IS(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking), cudaSuccess);
+    ok &= CALL_IS(cudaStreamCreate(&blocking), cudaSuccess);
+    cuemu_set_detect_mode(CUEMU_DETECT_ERROR);
+    cudaMemcpy(flag, &host, sizeof host, cudaMemcpyHostToDevice);
+    ok &= stream_order_hit("pageable upload, then a non-blocking stream: reported", true, flag, nb);
+    cudaMemcpy(flag, &host, sizeof host, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    ok &= stream_order_hit("pageable upload, synchronised: quiet", false, flag, nb);
+    cudaMemcpy(flag, &host, sizeof host, cudaMemcpyHostToDevice);
+    ok &= stream_order_hit("pageable upload, then a blocking stream: quiet", false, flag, blocking);
+    cudaMemcpy(flag, pinned, sizeof host, cudaMemcpyHostToDevice);
+    ok &= stream_order_hit("pinned upload (complete on return): quiet", false, flag, nb);
+    cudaMemset(flag, 0, sizeof host);
+    ok &= stream_order_hit("cudaMemset, then a non-blocking stream: reported", true, flag, nb);
+    cudaMemcpyAsync(flag, &host, sizeof host, cudaMemcpyHostToDevice, nb);
+    ok &= stream_order_hit("upload on the same stream: quiet", false, flag, nb);
+    cudaMemset(flag, 0, sizeof host);
+    cudaMemcpy(&host, flag, sizeof host, cudaMemcpyDeviceToHost);
+    ok &= stream_order_hit("a download waits for the legacy stream: quiet", false, flag, nb);
+
+    /* the other direction: a download does not wait for a non-blocking stream */
+    cudaEvent_t ev;
+    ok &= CALL_IS(cudaEventCreate(&ev), cudaSuccess);
+    const struct {
+        const char *what;
+        int sync; /* 0 none, 1 stream, 2 event recorded after the work, 3 event before it */
+        bool want;
+    } reads[] = {{"download after non-blocking work: reported", 0, true},
+                 {"download after cudaStreamSynchronize: quiet", 1, false},
+                 {"download after an event synchronisation: quiet", 2, false},
+                 {"download after an event recorded before the work: reported", 3, true}};
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        cuemu_clear_detector();
+        if (reads[i].sync == 3) cudaEventRecord(ev, nb);
+        kb_config(flag, (dim3){1, 1, 1}, (dim3){32, 1, 1}, 0, nb);
+        if (reads[i].sync == 2) cudaEventRecord(ev, nb);
+        if (reads[i].sync == 1) cudaStreamSynchronize(nb);
+        if (reads[i].sync >= 2) cudaEventSynchronize(ev);
+        cudaMemcpy(&host, flag, sizeof host, cudaMemcpyDeviceToHost);
+        ok &= check_true(reads[i].what, (cuemu_last_detector() == CUEMU_DET_STREAM_ORDER) == reads[i].want);
+        cudaDeviceSynchronize();
+    }
+    ok &= CALL_IS(cudaEventDestroy(ev), cudaSuccess);
+    cuemu_set_detect_mode(CUEMU_DETECT_ABORT);
+    cuemu_clear_detector();
+    ok &= CALL_IS(cudaStreamDestroy(nb), cudaSuccess);
+    ok &= CALL_IS(cudaStreamDestroy(blocking), cudaSuccess);
+    ok &= CALL_IS(cudaFreeHost(pinned), cudaSuccess);
+    ok &= CALL_IS(cudaFree(flag), cudaSuccess);
+    return ok;
+}
+
 /* Run with CUEMU_DEVICE_MEM=64M CUEMU_TARGET=sm_90: the environment configures the device. */
 static bool test_environment(void)
 {
@@ -262,6 +372,8 @@ int main(int argc, char **argv)
     ok &= test_device_props();
     ok &= test_launch_config();
     ok &= test_symbols();
+    ok &= test_faults();
+    ok &= test_stream_order();
     ok &= check_true("no device memory left", cuemu_mem_live_allocations() == 0);
     return test_exit(ok);
 }
