@@ -69,22 +69,12 @@ EXEMPT = {
 # Hot kernels that spill today, with nvcc 13.0's figures (spill stores, spill loads, stack
 # frame, bytes) per target. These are defects to fix, not exemptions: the gate fails when one
 # gets worse, or spills on another target, and when one is clean (then remove its line).
-#   conv_ffma<48, 4> / conv_wmma<48, 4>: the 4-byte loader path (cin, pitch or cout not a
-#     multiple of 16 bytes: float32 with 1 input channel, half with 4), 48-column tiles;
 #   gemm_tiled<4, Im2colA<float>>: the element-wise im2col fallback, which float32 takes only
 #     when a tap offset passes int;
 #   merge_gather<T, uint4>: sm_90 only, 40 registers: not register pressure but the registers
 #     saved around the call of the 64-bit division routine (v / ow, once per row; with int
 #     indices it compiles without spills).
 KNOWN_SPILLS = {
-    ("conv_ffma<48, 4, ConvStoreStats<float> >", "sm_75"): (8, 24, 8),
-    ("conv_ffma<48, 4, StorePartial>", "sm_75"): (20, 40, 16),
-    ("conv_ffma<48, 4, StorePartial>", "sm_80"): (88, 96, 24),
-    ("conv_ffma<48, 4, StorePartial>", "sm_86"): (88, 96, 24),
-    ("conv_ffma<48, 4, StorePartial>", "sm_89"): (88, 96, 24),
-    ("conv_ffma<48, 4, StoreRows<float> >", "sm_75"): (24, 32, 8),
-    ("conv_wmma<48, 4, StorePartial>", "sm_90"): (12, 16, 8),
-    ("conv_wmma<48, 4, StoreRows<__half> >", "sm_90"): (12, 16, 8),
     ("gemm_tiled<4, Im2colA<float>, StoreRows<float> >", "sm_80"): (4, 8, 8),
     ("gemm_tiled<4, Im2colA<float>, StoreRows<float> >", "sm_86"): (4, 8, 8),
     ("gemm_tiled<4, Im2colA<float>, StoreRows<float> >", "sm_89"): (4, 8, 8),
