@@ -1,8 +1,8 @@
 /* The CUDA backend's chunk budget (cuda_backend.h): SWIN_CUDA_CHUNK_BYTES read at creation
  * and swin_cuda_backend_set_chunk_bytes refuse what they cannot use with SWIN_ERR_ARG and
- * a message; a readable value is taken (binary units); the *_ws queries follow the budget,
- * and an op handed the workspace planned under a smaller budget refuses to run instead of
- * overrunning it. Exact checks, no tolerance. */
+ * a message; a readable value is taken (binary units); the *_ws queries follow the budget
+ * (without a context: the default's), and an op handed the workspace planned under a
+ * smaller budget refuses to run instead of overrunning it. Exact checks, no tolerance. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "tests/cuda/cuda_op_test.h"
 
@@ -74,6 +74,15 @@ int main(void)
     const struct swin_ops *ops = swin_cuda_ops_for(ct_dtype());
     cvol x = cvol_new(6, 6, 6, C, C, &r, -1.0f, 1.0f);
     const size_t full = ops->swin_mlp_ws(e.gpu, x.dev, hidden);
+    /* A plan without a context (be NULL) gets the default budget's workspaces. */
+    cvol out = cvol_new(3, 3, 3, 2 * C, 2 * C, &r, -1.0f, 1.0f);
+    const int L[3] = {6, 6, 6}, w7[3] = {7, 7, 7};
+    const struct swin_window_geom g = swin_window_geom_make(L, w7, 2, true);
+    ok &= check_true("workspaces without a context = at the default budget",
+                     ops->swin_mlp_ws(NULL, x.dev, hidden) == full &&
+                         ops->swin_attention_ws(NULL, x.dev, &g) == ops->swin_attention_ws(e.gpu, x.dev, &g) &&
+                         ops->patch_merge_ws(NULL, out.dev, x.dev) == ops->patch_merge_ws(e.gpu, out.dev, x.dev));
+    cvol_free(&out);
     ct_set_chunk_bytes(&e, (size_t)64 * (C + hidden) * swin_dtype_bytes(ct_dtype()));
     const size_t small = ops->swin_mlp_ws(e.gpu, x.dev, hidden);
     char what[200];
