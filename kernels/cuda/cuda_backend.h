@@ -23,7 +23,8 @@
  *     weight pointer outside model->flat is an error (SWIN_ERR_ARG);
  *   - pack_input reads and unpack_output writes HOST float32 memory (synchronous copies).
  * Ops are asynchronous on the backend's stream; unpack_output and swin_cuda_synchronize
- * wait for them. *_ws queries are pure functions of the shapes (data may be NULL).
+ * wait for them. *_ws queries are pure functions of the shapes and of the chunk budget
+ * (below; data may be NULL).
  *
  * Besides weights and arena, the context holds a fixed device scratch of
  * swin_cuda_context_bytes(): the pack/unpack staging buffer and the instance-norm
