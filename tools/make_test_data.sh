@@ -190,6 +190,11 @@ run_case f12_c32_batch_default "32 32 32" --feature-size 12 --size 32 32 32 --ba
 # the other constructor arguments at once: channels, depths, mlp_ratio, a non-cubic window, checkpointing
 run_case f24_c64_cfg_ts      "64 64 64" --feature-size 24 --in-channels 4 --out-channels 3 --depths 2,2,6,2 \
                                         --mlp-ratio 2 --window 7,5,6 --use-checkpoint $TS --opset 18
+# head dims 16 and 32 (the half mode's tensor-core attention, window_attention_wmma.cuh):
+# f=48 with MONAI's default heads (head dim 16 in every stage), and f=24 with heads 3,3,3,6
+# (head dims 8, 16, 32, 32) and window 3, so that the head-dim-32 stages have shifted, padded windows
+run_case f48_c32_hd16_ts     "32 32 32" --feature-size 48 --size 32 32 32 $TS --opset 17
+run_case f24_c32_hd32_ts     "32 32 32" --feature-size 24 --size 32 32 32 --heads 3,3,3,6 --window 3 $TS --opset 17
 # what users' post-processing tools make of an export (tools/transform_onnx.py)
 for base in f12_c32_ts f12_c32_default; do
     derive_case "${base}_onnxsim" "$base" onnxsim

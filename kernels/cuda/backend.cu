@@ -2,6 +2,7 @@
  * the arena allocation, error recording and the op table. */
 #include "kernels/cuda/cuda_internal.cuh"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,55 @@ extern "C" const char *swin_cuda_last_error(void *bev)
     return ((struct swin_cuda_backend *)bev)->err;
 }
 
+void swin_cuda_count_chunks(struct swin_cuda_backend *be, enum swin_cuda_chunked_op op, long long chunks)
+{
+    struct swin_cuda_chunk_count *c = &be->chunks[op];
+    if (!c->calls || chunks < c->fewest) c->fewest = chunks;
+    if (chunks > c->most) c->most = chunks;
+    c->calls++;
+}
+
+extern "C" struct swin_cuda_chunk_count swin_cuda_backend_chunk_count(const struct swin_cuda_backend *be,
+                                                                      enum swin_cuda_chunked_op op)
+{
+    return be->chunks[op];
+}
+
+extern "C" swin_status swin_cuda_backend_set_chunk_bytes(struct swin_cuda_backend *be, size_t bytes, swin_error *err)
+{
+    if (bytes < 1 || bytes > SWIN_CUDA_CHUNK_BYTES_MAX)
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "CUDA chunk budget of %zu bytes: it must be 1 byte to 1 TiB (default 32 MiB)", bytes);
+    be->chunk_bytes = bytes;
+    return SWIN_OK;
+}
+
+extern "C" size_t swin_cuda_backend_chunk_bytes(const struct swin_cuda_backend *be)
+{
+    return swin_cuda_chunk_bytes(be);
+}
+
+/* SWIN_CUDA_CHUNK_BYTES=N[K|M|G] (binary units) from the environment, if set. */
+static swin_status chunk_bytes_from_env(struct swin_cuda_backend *be, swin_error *err)
+{
+    const char *s = getenv("SWIN_CUDA_CHUNK_BYTES");
+    if (!s) return SWIN_OK;
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+    int shift = end ? 0 : -1;   /* the unit's power of two; -1: not a number or a unit */
+    if (end && end[0]) {
+        const char u = (char)(end[0] | 32);
+        shift = end[1] ? -1 : u == 'k' ? 10 : u == 'm' ? 20 : u == 'g' ? 30 : -1;
+    }
+    if (shift < 0 || errno || !v || v > (SWIN_CUDA_CHUNK_BYTES_MAX >> shift))
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "SWIN_CUDA_CHUNK_BYTES=\"%.40s\": give the chunked ops' workspace budget as a whole "
+                              "number of bytes, optionally with K, M or G, from 1 to 1 TiB (default 32M), or unset it",
+                              s);
+    return swin_cuda_backend_set_chunk_bytes(be, (size_t)v << shift, err);
+}
+
 static void cuda_set_error(void *bev, const char *msg)
 {
     swin_cuda_fail((struct swin_cuda_backend *)bev, SWIN_OK, "%s", msg);
@@ -106,7 +156,12 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     be->sync_check = sync_check && *sync_check && strcmp(sync_check, "0") != 0;
     be->host_flat = (const char *)m->flat;
     be->flat_bytes = m->flat_bytes;
-    swin_status st = SWIN_OK;
+    be->chunk_bytes = SWIN_CUDA_CHUNK_BYTES_DEFAULT;
+    swin_status st = chunk_bytes_from_env(be, err);
+    if (st) {
+        free(be);
+        return st;
+    }
     const char *what = NULL;
     if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         what = "cudaStreamCreate";

@@ -23,7 +23,8 @@
  *     weight pointer outside model->flat is an error (SWIN_ERR_ARG);
  *   - pack_input reads and unpack_output writes HOST float32 memory (synchronous copies).
  * Ops are asynchronous on the backend's stream; unpack_output and swin_cuda_synchronize
- * wait for them. *_ws queries are pure functions of the shapes (data may be NULL).
+ * wait for them. *_ws queries are pure functions of the shapes and of the chunk budget
+ * (below; data may be NULL).
  *
  * Besides weights and arena, the context holds a fixed device scratch of
  * swin_cuda_context_bytes(): the pack/unpack staging buffer and the instance-norm
@@ -74,6 +75,30 @@ swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err)
  * with CUDA events and for library calls (cuBLAS, cuDNN) ordered with the ops. The
  * backend owns it; it lives until swin_cuda_backend_free. */
 void *swin_cuda_backend_stream(struct swin_cuda_backend *be);
+
+/* The workspace budget of the chunked ops (swin_attention, swin_mlp, patch_merge), bytes:
+ * each call runs over as many chunks as its *_ws workspace needs at this budget (always at
+ * least one window, or 64 rows, per chunk; at most all of them). A backend starts with
+ * SWIN_CUDA_CHUNK_BYTES_DEFAULT, or with the environment's SWIN_CUDA_CHUNK_BYTES=N[K|M|G]
+ * when set at swin_cuda_backend_create (which refuses a value it cannot read or outside
+ * [1, SWIN_CUDA_CHUNK_BYTES_MAX] with SWIN_ERR_ARG). The *_ws queries depend on it: plan
+ * after changing it (an op handed a smaller workspace than its query refuses to run). A
+ * plan without a context (be NULL, `swinrun plan`) assumes the default. Tests and device
+ * checks use it to run the ops over several chunks; the results do not depend on it. */
+#define SWIN_CUDA_CHUNK_BYTES_DEFAULT ((size_t)32 << 20)
+#define SWIN_CUDA_CHUNK_BYTES_MAX ((size_t)1 << 40)
+swin_status swin_cuda_backend_set_chunk_bytes(struct swin_cuda_backend *be, size_t bytes, swin_error *err);
+size_t swin_cuda_backend_chunk_bytes(const struct swin_cuda_backend *be);
+
+/* How many chunks the calls of a chunked op ran over since the backend was created: the
+ * number of calls, and the fewest and most chunks of one call (all 0 before the first). */
+enum swin_cuda_chunked_op { SWIN_CUDA_CHUNKED_ATTENTION, SWIN_CUDA_CHUNKED_MLP, SWIN_CUDA_CHUNKED_MERGE };
+#define SWIN_CUDA_CHUNKED_OPS 3
+struct swin_cuda_chunk_count {
+    long long calls, fewest, most;
+};
+struct swin_cuda_chunk_count swin_cuda_backend_chunk_count(const struct swin_cuda_backend *be,
+                                                           enum swin_cuda_chunked_op op);
 
 /* The op tables: act_dtype SWIN_F32 (swin_cuda_ops) and SWIN_F16 (swin_cuda_half_ops). */
 extern const struct swin_ops swin_cuda_ops;

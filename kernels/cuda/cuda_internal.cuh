@@ -25,9 +25,6 @@
 #define SWIN_CUDA_RED_CH 256
 /* Rows of the conv kernels' output tile, the unit of the instance-norm voxel parts. */
 #define SWIN_CUDA_STATS_TILE 128
-/* Workspace budget of the chunked ops (attention, MLP, merge), bytes; at least one
- * window / 64 rows is always taken. */
-#define SWIN_CUDA_CHUNK_BYTES ((size_t)32 << 20)
 
 struct swin_cuda_backend {
     int device;
@@ -41,6 +38,8 @@ struct swin_cuda_backend {
     double *mean;                 /* (SWIN_CUDA_RED_CH) */
     float *scale, *shift;         /* (SWIN_CUDA_RED_CH) */
     bool sync_check;              /* SWIN_CUDA_SYNC_CHECK: synchronise after every op */
+    size_t chunk_bytes;           /* workspace budget of the chunked ops (cuda_backend.h) */
+    struct swin_cuda_chunk_count chunks[SWIN_CUDA_CHUNKED_OPS];
     char err[SWIN_ERROR_MSG_MAX];
 };
 
@@ -68,6 +67,15 @@ inline bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const
  * the staging buffer (converting to half in half mode), then waits. Used once, for the
  * weights, at backend creation (pack.cu). */
 cudaError_t swin_cuda_upload(struct swin_cuda_backend *be, void *dst, const float *host, size_t count);
+
+/* The chunked ops' workspace budget: be's, or the default without a context (a plan
+ * without a device). */
+static inline size_t swin_cuda_chunk_bytes(const void *be)
+{
+    return be ? ((const struct swin_cuda_backend *)be)->chunk_bytes : SWIN_CUDA_CHUNK_BYTES_DEFAULT;
+}
+/* Records that one call of op ran over `chunks` chunks (swin_cuda_backend_chunk_count). */
+void swin_cuda_count_chunks(struct swin_cuda_backend *be, enum swin_cuda_chunked_op op, long long chunks);
 
 /* Checks cudaGetLastError() after the launches of op; 0 or SWIN_ERR_BACKEND. A kernel's
  * fault reaches the host at a later synchronisation, blamed on whatever op meets it:

@@ -51,7 +51,7 @@ class Tally:
 
 
 # Launch-shaping constants of kernels/cuda/cuda_internal.cuh.
-CHUNK_BYTES = 32 << 20  # SWIN_CUDA_CHUNK_BYTES: swin attention / MLP / patch merge chunks
+CHUNK_BYTES = 32 << 20  # SWIN_CUDA_CHUNK_BYTES_DEFAULT: swin attention / MLP / patch merge chunks
 RED_CH, RED_PARTS = 256, 512  # SWIN_CUDA_RED_CH, SWIN_CUDA_RED_PARTS: instnorm channel blocks, parts
 STATS_TILE = 128  # SWIN_CUDA_STATS_TILE: rows of a conv tile, the unit of the instnorm parts
 STAGE_FLOATS = 2 << 20  # SWIN_CUDA_STAGE_FLOATS: pack / unpack chunk

@@ -2,7 +2,7 @@
  *   in (D, H, W, C) with even dims, out (D/2, H/2, W/2, 2C), order[m] = (o_d, o_h, o_w) of
  *   sub-grid m (channels [mC, (m+1)C) of the concat), LN affine over 8C, red_w (8C, 2C),
  *   no bias (forward spec 3.6).
- * On chunks of R consecutive output voxels (R from SWIN_CUDA_CHUNK_BYTES):
+ * On chunks of R consecutive output voxels (R from the backend's chunk budget, cuda_backend.h):
  *   merge_gather    a (R, 8C) = the concatenated sub-grid rows (warp per row, 16-byte copies)
  *   layernorm_rows  a = LN(a) in place (warp per row)
  *   gemm_launch     out rows = a . red_w (StoreRows epilogue, out.pitch)
@@ -42,9 +42,9 @@ __global__ void __launch_bounds__(256) merge_gather(T *a, const T *in, int pitch
 
 using namespace swin_cuda;
 
-static long long merge_rows(long long nout, int c, size_t elem)
+static long long merge_rows(const void *be, long long nout, int c, size_t elem)
 {
-    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)8 * c * elem));
+    long long r = (long long)(swin_cuda_chunk_bytes(be) / ((size_t)8 * c * elem));
     if (r < 64) r = 64;
     return r < nout ? r : nout;
 }
@@ -52,7 +52,7 @@ static long long merge_rows(long long nout, int c, size_t elem)
 extern "C" size_t swin_cuda_patch_merge_ws(void *be, struct swin_vol out, struct swin_vol in)
 {
     const size_t elem = swin_dtype_bytes(in.dtype);
-    const size_t r = (size_t)merge_rows((long long)swin_vol_voxels(out), in.c, elem);
+    const size_t r = (size_t)merge_rows(be, (long long)swin_vol_voxels(out), in.c, elem);
     return SWIN_CUDA_ALIGN + swin_cuda_round(r * 8 * in.c * elem);
 }
 
@@ -66,13 +66,14 @@ static int patch_merge_typed(struct swin_cuda_backend *be, struct swin_vol out, 
         !swin_cuda_weight(be, "patch_merge", "norm_b", norm_b, c8, &nb) ||
         !swin_cuda_weight(be, "patch_merge", "red_w", red_w, (size_t)c8 * out.c, &rw))
         return SWIN_ERR_ARG;
-    const long long nout = (long long)swin_vol_voxels(out), rmax = merge_rows(nout, in.c, sizeof(T));
+    const long long nout = (long long)swin_vol_voxels(out), rmax = merge_rows(be, nout, in.c, sizeof(T));
     T *a = (T *)swin_cuda_align_ptr(ws);
     /* 16-byte units: C and the pitch whole units, in 16-byte aligned (a is, and its rows of
      * 8C elements are whole units then) */
     const int ue = 16 / (int)sizeof(T);
     const bool vec = in.c % ue == 0 && in.pitch % ue == 0 && (uintptr_t)in.data % 16 == 0;
-    for (long long b = 0; b < nout; b += rmax) {
+    long long chunks = 0;
+    for (long long b = 0; b < nout; b += rmax, chunks++) {
         const long long m = nout - b < rmax ? nout - b : rmax;
         const unsigned blocks = swin_cuda_blocks(m, 8);
         const dim3 grid(blocks < 4096 ? blocks : 4096);
@@ -89,6 +90,7 @@ static int patch_merge_typed(struct swin_cuda_backend *be, struct swin_vol out, 
                                         in.h, in.w, b, m);
         if (rc) return rc;
     }
+    swin_cuda_count_chunks(be, SWIN_CUDA_CHUNKED_MERGE, chunks);
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /* swin_attention, in place on the residual stream x (L1, L2, L3, C), one Swin block's
  * attention half (forward spec 3.4.1-3.4.4, the same math as kernels/cpu/swin_attention.c):
  *   x[q] += proj(WindowAttention(LN1(x) zero-padded, rolled by -shift, partitioned))
- * on chunks of wc whole windows (chunk size from SWIN_CUDA_CHUNK_BYTES, a function of the
- * shapes only). Per chunk, on the backend stream:
+ * on chunks of wc whole windows (wc from the backend's chunk budget, cuda_backend.h, and the
+ * shapes). Per chunk, on the backend stream:
  *   1. window_gather_ln   tok (wc n, C) = LN1(x[token_voxel(gt)]), 0 for padded tokens
  *                         (warp per token, 8 per block: the shift, padding and partition
  *                         are the gather's index map, window_geom.cuh);
@@ -69,12 +69,12 @@ static long long n_windows(const struct swin_window_geom *g)
     return (long long)(g->padded[0] / g->win[0]) * (g->padded[1] / g->win[1]) * (g->padded[2] / g->win[2]);
 }
 
-/* Windows per chunk: as many as fit SWIN_CUDA_CHUNK_BYTES (4C elements per token), at
- * least one, at most all and at most 65535 (grid z of the attention kernel). */
-static long long chunk_windows(const struct swin_window_geom *g, int c, size_t elem)
+/* Windows per chunk: as many as fit the chunk budget (4C elements per token), at least
+ * one, at most all and at most 65535 (grid z of the attention kernel). */
+static long long chunk_windows(const void *be, const struct swin_window_geom *g, int c, size_t elem)
 {
     const long long n = (long long)g->win[0] * g->win[1] * g->win[2];
-    long long wc = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)n * 4 * c * elem));
+    long long wc = (long long)(swin_cuda_chunk_bytes(be) / ((size_t)n * 4 * c * elem));
     const long long nw = n_windows(g);
     if (wc < 1) wc = 1;
     if (wc > nw) wc = nw;
@@ -85,7 +85,7 @@ extern "C" size_t swin_cuda_swin_attention_ws(void *be, struct swin_vol x, const
 {
     const long long n = (long long)g->win[0] * g->win[1] * g->win[2];
     const size_t elem = swin_dtype_bytes(x.dtype);
-    const size_t rows = (size_t)(chunk_windows(g, x.c, elem) * n);
+    const size_t rows = (size_t)(chunk_windows(be, g, x.c, elem) * n);
     return SWIN_CUDA_ALIGN + swin_cuda_round(rows * x.c * elem) + swin_cuda_round(rows * 3 * x.c * elem) +
            swin_cuda_round(rows * sizeof(int));
 }
@@ -108,7 +108,7 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
         return SWIN_ERR_ARG;
 
     const WinGeom wg = win_geom(g);
-    const long long nw = n_windows(g), wc_max = chunk_windows(g, C, sizeof(T)), n = wg.n;
+    const long long nw = n_windows(g), wc_max = chunk_windows(be, g, C, sizeof(T)), n = wg.n;
     T *xd = (T *)x.data;
     T *tok = (T *)swin_cuda_align_ptr(ws);
     T *qkv = (T *)((char *)tok + swin_cuda_round((size_t)(wc_max * n) * C * sizeof(T)));
@@ -118,7 +118,8 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
                               "swin_attention: %dx%dx%d voxels (%lld padded tokens) exceed the 2^31 of the int32 "
                               "token map; split the volume into tiles",
                               x.d, x.h, x.w, nw * n);
-    for (long long w0 = 0; w0 < nw; w0 += wc_max) {
+    long long chunks = 0;
+    for (long long w0 = 0; w0 < nw; w0 += wc_max, chunks++) {
         const long long wc = nw - w0 < wc_max ? nw - w0 : wc_max, rows = wc * n, t0 = w0 * n;
         SWIN_LAUNCH(window_gather_ln<T>, dim3(swin_cuda_blocks(rows, 8)), dim3(256), 0, be->stream)(
             tok, vox, xd, x.pitch, t0, rows, wg, C, n1w, n1b);
@@ -137,6 +138,7 @@ static int swin_attention_typed(struct swin_cuda_backend *be, struct swin_vol x,
                                         g->heads, x.d, x.h, x.w, w0, wc);
         if (rc) return rc;
     }
+    swin_cuda_count_chunks(be, SWIN_CUDA_CHUNKED_ATTENTION, chunks);
     return 0;
 }
 

@@ -1,7 +1,7 @@
 /* swin_mlp, in place on the residual stream x (L1, L2, L3, C):
  *   x += fc2(GELU_erf(fc1(LN2(x))))      fc1_w (C, hidden), fc2_w (hidden, C)
- * on chunks of R consecutive voxels (R from SWIN_CUDA_CHUNK_BYTES, a function of the
- * shapes only), three launches per chunk on the backend stream:
+ * on chunks of R consecutive voxels (R from the backend's chunk budget, cuda_backend.h, and
+ * the shapes), three launches per chunk on the backend stream:
  *   layernorm_rows  a (R, C) = LN2 of the chunk's rows (warp per row)
  *   gemm_launch     h (R, hidden) = GELU_erf(a . fc1_w + fc1_b)   (StoreRows epilogue)
  *   gemm_launch     x rows += h . fc2_w + fc2_b                   (AddRows epilogue, pitch)
@@ -10,9 +10,9 @@
 
 using namespace swin_cuda;
 
-static long long mlp_rows(long long nvox, int c, int hidden, size_t elem)
+static long long mlp_rows(const void *be, long long nvox, int c, int hidden, size_t elem)
 {
-    long long r = (long long)(SWIN_CUDA_CHUNK_BYTES / ((size_t)(c + hidden) * elem));
+    long long r = (long long)(swin_cuda_chunk_bytes(be) / ((size_t)(c + hidden) * elem));
     if (r < 64) r = 64;
     return r < nvox ? r : nvox;
 }
@@ -20,7 +20,7 @@ static long long mlp_rows(long long nvox, int c, int hidden, size_t elem)
 extern "C" size_t swin_cuda_swin_mlp_ws(void *be, struct swin_vol x, int hidden)
 {
     const size_t elem = swin_dtype_bytes(x.dtype);
-    const size_t r = (size_t)mlp_rows((long long)swin_vol_voxels(x), x.c, hidden, elem);
+    const size_t r = (size_t)mlp_rows(be, (long long)swin_vol_voxels(x), x.c, hidden, elem);
     return SWIN_CUDA_ALIGN + swin_cuda_round(r * x.c * elem) + swin_cuda_round(r * hidden * elem);
 }
 
@@ -37,10 +37,11 @@ static int swin_mlp_typed(struct swin_cuda_backend *be, struct swin_vol x, const
         !swin_cuda_weight(be, "swin_mlp", "fc2_w", blk->fc2_w, (size_t)hidden * C, &w2) ||
         !swin_cuda_weight(be, "swin_mlp", "fc2_b", blk->fc2_b, C, &b2))
         return SWIN_ERR_ARG;
-    const long long nvox = (long long)swin_vol_voxels(x), rmax = mlp_rows(nvox, C, hidden, sizeof(T));
+    const long long nvox = (long long)swin_vol_voxels(x), rmax = mlp_rows(be, nvox, C, hidden, sizeof(T));
     T *a = (T *)swin_cuda_align_ptr(ws);
     T *h = (T *)((char *)a + swin_cuda_round((size_t)rmax * C * sizeof(T)));
-    for (long long b = 0; b < nvox; b += rmax) {
+    long long chunks = 0;
+    for (long long b = 0; b < nvox; b += rmax, chunks++) {
         const int m = (int)(nvox - b < rmax ? nvox - b : rmax);
         T *xr = (T *)x.data + b * x.pitch;
         swin_cuda_ln_rows(be->stream, a, C, (const T *)xr, x.pitch, m, C, n2w, n2b);
@@ -50,6 +51,7 @@ static int swin_mlp_typed(struct swin_cuda_backend *be, struct swin_vol x, const
                                         x.h, x.w, b, m);
         if (rc) return rc;
     }
+    swin_cuda_count_chunks(be, SWIN_CUDA_CHUNKED_MLP, chunks);
     return 0;
 }
 

@@ -191,6 +191,21 @@ void *ct_dev_ws(size_t bytes)
 void ct_host_ws_free(void *ws) { free((char *)ws - 4); }
 void ct_dev_ws_free(void *ws) { cudaFree((char *)ws - 4); }
 
+void ct_set_chunk_bytes(ct_env *e, size_t bytes)
+{
+    swin_error err = {0};
+    if (swin_cuda_backend_set_chunk_bytes(e->gpu, bytes, &err)) die(err.msg);
+}
+
+bool ct_check_chunks(const char *what, const ct_env *e, enum swin_cuda_chunked_op op, long long expect)
+{
+    const struct swin_cuda_chunk_count c = swin_cuda_backend_chunk_count(e->gpu, op);
+    char msg[320];
+    snprintf(msg, sizeof msg, "%s: one call over %lld chunks of a %zu-byte budget (calls %lld, want 1 call over %lld >= 2)",
+             what, c.most, swin_cuda_backend_chunk_bytes(e->gpu), c.calls, expect);
+    return check_true(msg, expect >= 2 && c.calls == 1 && c.fewest == expect && c.most == expect);
+}
+
 bool ct_rc(const char *what, int rc, const struct swin_ops *ops, void *be)
 {
     if (rc) {

@@ -80,6 +80,13 @@ void *ct_dev_ws(size_t bytes);
 void ct_host_ws_free(void *ws);
 void ct_dev_ws_free(void *ws);
 
+/* Multi-chunk runs of the chunked ops (attention, MLP, merge): ct_set_chunk_bytes gives
+ * the CUDA backend created by the last ct_env_upload a chunk budget (exits on refusal);
+ * ct_check_chunks checks that its one call of op so far ran over exactly `expect` chunks,
+ * which the test derives from the budget (at least 2, else the case proves nothing). */
+void ct_set_chunk_bytes(ct_env *e, size_t bytes);
+bool ct_check_chunks(const char *what, const ct_env *e, enum swin_cuda_chunked_op op, long long expect);
+
 /* Fails the test (message, exit 1) when an op returned nonzero. */
 bool ct_rc(const char *what, int rc, const struct swin_ops *ops, void *be);
 

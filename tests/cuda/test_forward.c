@@ -20,7 +20,10 @@
  * label; the high-water check then counts float16 weights and arena.
  * cuda_forward_half_hd16: the same in half mode with f = 16 and heads 1/2/4/8, so every
  * stage's head dim is 16 and the window attention runs on tensor cores
- * (window_attention_wmma.cuh) end to end. */
+ * (window_attention_wmma.cuh) end to end.
+ * With SWIN_CUDA_CHUNK_BYTES set (cuda_forward_chunked), the CUDA backend runs attention,
+ * MLP and patch merge over several chunks each, and the test fails unless some call of
+ * each of the three ran over at least 2 (the counts are printed either way). */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdbool.h>
@@ -156,6 +159,14 @@ int main(void)
         char what[120];
         snprintf(what, sizeof what, "same argmax label on %.4f %% of voxels (need >= 99.5 %%)", 100.0 * agree);
         ok &= check_true(what, agree >= 0.995);
+    }
+    static const char *const chunked[SWIN_CUDA_CHUNKED_OPS] = {"swin_attention", "swin_mlp", "patch_merge"};
+    for (int op = 0; op < SWIN_CUDA_CHUNKED_OPS; op++) {
+        const struct swin_cuda_chunk_count c = swin_cuda_backend_chunk_count(gpu, (enum swin_cuda_chunked_op)op);
+        char what[200];
+        snprintf(what, sizeof what, "%s: %lld calls over %lld to %lld chunks (budget %zu bytes)", chunked[op], c.calls,
+                 c.fewest, c.most, swin_cuda_backend_chunk_bytes(gpu));
+        ok &= check_true(what, c.calls > 0 && (!getenv("SWIN_CUDA_CHUNK_BYTES") || c.most >= 2));
     }
 #ifndef CT_REAL_GPU
     const size_t expect = swin_cuda_weight_bytes(&m, dtype) + swin_cuda_context_bytes(NULL) + gpu_bytes;

@@ -9,13 +9,16 @@
  * measured 4.1e-4. */
 #include "tests/cuda/cuda_op_test.h"
 
-static bool merge_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int C, int in_pitch,
-                       const swin_merge_order order)
+/* chunk_rows > 0: the CUDA backend's chunk budget holds that many output rows (8C
+ * elements each, patch_merge.cu; at least 64), so they run over several chunks. */
+static bool merge_chunked_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int C, int in_pitch,
+                               const swin_merge_order order, long long chunk_rows)
 {
     const float *nw = ct_weight(e, r, (size_t)8 * C, 0.5f, 1.5f);
     const float *nb = ct_weight(e, r, (size_t)8 * C, -0.3f, 0.3f);
     const float *rw = ct_weight(e, r, (size_t)8 * C * 2 * C, -0.2f, 0.2f);
     ct_env_upload(e);
+    if (chunk_rows) ct_set_chunk_bytes(e, (size_t)(chunk_rows * 8 * C) * swin_dtype_bytes(ct_dtype()));
     cvol in = cvol_new(d, h, w, C, in_pitch, r, -2.0f, 2.0f);
     cvol out = cvol_new(d / 2, h / 2, w / 2, 2 * C + 3, 2 * C + 3, r, -1.0f, 1.0f);
     struct swin_vol oh, od;
@@ -26,11 +29,19 @@ static bool merge_case(ct_env *e, test_rng *r, const char *what, int d, int h, i
     ct_rc(what, swin_cpu_ops.patch_merge(e->cpu, oh, in.host, order, nw, nb, rw, hw, cws), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.patch_merge(e->gpu, od, in.dev, order, nw, nb, rw, dw, gws), &swin_cuda_ops, e->gpu);
     bool ok = cvol_compare(what, &out, 1, 2 * C, CT_TOL(2e-5, 1.5e-3));
+    const long long nout = (long long)(d / 2) * (h / 2) * (w / 2);
+    if (chunk_rows) ok &= ct_check_chunks(what, e, SWIN_CUDA_CHUNKED_MERGE, (nout + chunk_rows - 1) / chunk_rows);
     ct_host_ws_free(hw);
     ct_dev_ws_free(dw);
     cvol_free(&in);
     cvol_free(&out);
     return ok;
+}
+
+static bool merge_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int C, int in_pitch,
+                       const swin_merge_order order)
+{
+    return merge_chunked_case(e, r, what, d, h, w, C, in_pitch, order, 0);
 }
 
 int main(void)
@@ -45,6 +56,13 @@ int main(void)
      * C 40 pitch 44 is whole in float32 only; C 48 over 48 output rows (6 blocks of warps). */
     ok &= merge_case(&e, &r, "patch_merge v1.5 order, 4x6x6, C 40 pitch 44", 4, 6, 6, 40, 44, swin_merge_order_v15);
     ok &= merge_case(&e, &r, "patch_merge v2 order, 6x8x8, C 48", 6, 8, 8, 48, 48, swin_merge_order_v2);
+    /* Several chunks (the default holds every row): 150 output rows in chunks of 64 (64,
+     * 64, 22), the second and later chunks' voxel offset in the gather and the output
+     * rows, with the 16-byte gather (C 8) and the element one (C 6). */
+    ok &= merge_chunked_case(&e, &r, "patch_merge v1.5 order, 10x10x12, C 8, 64 rows per chunk", 10, 10, 12, 8, 8,
+                             swin_merge_order_v15, 64);
+    ok &= merge_chunked_case(&e, &r, "patch_merge v2 order, 10x10x12, C 6 pitch 7, 64 rows per chunk", 10, 10, 12, 6,
+                             7, swin_merge_order_v2, 64);
     ct_env_free(&e);
     return test_exit(ok);
 }

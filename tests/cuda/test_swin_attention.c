@@ -18,8 +18,10 @@
 
 #include <string.h>
 
-static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3], bool odd_block,
-                      int C, int heads, int pitch, bool qkv_bias)
+/* chunk_windows > 0: the CUDA backend's chunk budget holds that many windows (4C
+ * elements per token, swin_attention.cu), so the windows run over several chunks. */
+static bool attn_chunked_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3],
+                              bool odd_block, int C, int heads, int pitch, bool qkv_bias, long long chunk_windows)
 {
     const struct swin_window_geom g = swin_window_geom_make(L, cfg, heads, odd_block);
     const size_t T = (size_t)(2 * cfg[0] - 1) * (2 * cfg[1] - 1) * (2 * cfg[2] - 1);
@@ -33,6 +35,9 @@ static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], 
     w.proj_w = ct_weight(e, r, (size_t)C * C, -0.3f, 0.3f);
     w.proj_b = ct_weight(e, r, C, -0.2f, 0.2f);
     ct_env_upload(e);
+    const long long n = (long long)g.win[0] * g.win[1] * g.win[2],
+                    nw = (long long)(g.padded[0] / g.win[0]) * (g.padded[1] / g.win[1]) * (g.padded[2] / g.win[2]);
+    if (chunk_windows) ct_set_chunk_bytes(e, (size_t)(chunk_windows * n * 4 * C) * swin_dtype_bytes(ct_dtype()));
     cvol x = cvol_new(L[0], L[1], L[2], C, pitch, r, -2.0f, 2.0f);
     const size_t cws = swin_cpu_ops.swin_attention_ws(e->cpu, x.host, &g);
     const size_t gws = swin_cuda_ops.swin_attention_ws(e->gpu, x.dev, &g);
@@ -40,10 +45,18 @@ static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], 
     ct_rc(what, swin_cpu_ops.swin_attention(e->cpu, x.host, &w, &g, hw, cws), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.swin_attention(e->gpu, x.dev, &w, &g, dw, gws), &swin_cuda_ops, e->gpu);
     bool ok = cvol_compare(what, &x, 0, C, CT_TOL(1e-4, 5e-3));
+    if (chunk_windows)
+        ok &= ct_check_chunks(what, e, SWIN_CUDA_CHUNKED_ATTENTION, (nw + chunk_windows - 1) / chunk_windows);
     ct_host_ws_free(hw);
     ct_dev_ws_free(dw);
     cvol_free(&x);
     return ok;
+}
+
+static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3], bool odd_block,
+                      int C, int heads, int pitch, bool qkv_bias)
+{
+    return attn_chunked_case(e, r, what, L, cfg, odd_block, C, heads, pitch, qkv_bias, 0);
 }
 
 int main(void)
@@ -107,6 +120,21 @@ int main(void)
     {
         const int L[3] = {4, 5, 4}, w8[3] = {8, 8, 8};   /* one shrunk window, n 80; table 3375 rows */
         ok &= attn_case(&e, &r, "attention 4x5x4 cfg window 8, C 32 heads 2", L, w8, false, 32, 2, 32, true);
+    }
+    /* Several chunks (the default 32 MiB holds every window of these cases): the second
+     * and later chunks' token offset w0 in the gather, the attention and the scatter, and a
+     * last chunk with fewer windows. 8 windows of n 343 in chunks of 3 (3, 3, 2); head dim
+     * 16 takes the tensor-core kernel in half mode. 9 windows of n 60 in chunks of 4 (4, 4,
+     * 1), head dim 6. */
+    {
+        const int L[3] = {9, 10, 11};
+        ok &= attn_chunked_case(&e, &r, "attention 9x10x11 win 7 shifted, C 32 heads 2, 3 windows per chunk", L, w7,
+                                true, 32, 2, 34, true, 3);
+    }
+    {
+        const int L[3] = {7, 9, 5}, cw[3] = {3, 4, 5};
+        ok &= attn_chunked_case(&e, &r, "attention 7x9x5 window 3x4x5 shifted, C 18 heads 3, 4 windows per chunk", L,
+                                cw, true, 18, 3, 18, true, 4);
     }
     ct_env_free(&e);
     return test_exit(ok);
