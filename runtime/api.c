@@ -10,6 +10,7 @@
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "core/model.h"
+#include "weights/ckpt_loader.h"
 #include "weights/onnx_loader.h"
 
 struct swin_context {
@@ -27,7 +28,8 @@ swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_erro
     if (!onnx_path) return swin_error_set(err, SWIN_ERR_ARG, "no model path given");
     struct swin_model *m = calloc(1, sizeof *m);
     if (!m) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    swin_status st = swin_onnx_load(onnx_path, m, err);
+    /* by content: a PyTorch checkpoint or safetensors file, else ONNX */
+    swin_status st = swin_ckpt_detect(onnx_path) ? swin_ckpt_load(onnx_path, NULL, m, err) : swin_onnx_load(onnx_path, m, err);
     if (st) {
         free(m);
         return st;

@@ -129,6 +129,10 @@ typedef struct swin_context_params {
     swin_precision precision; /* FP32 (default), FP16 (CUDA), BF16 (CPU): see swin_precision */
 } swin_context_params;
 
+/* onnx_path: an ONNX export, or the trained weights themselves: a PyTorch checkpoint
+ * (torch.save's zip: a state dict, or a training checkpoint holding one) or a .safetensors
+ * file, told apart by content; a checkpoint's configuration is read from its weights, with
+ * MONAI's defaults for what they cannot tell (normalize=True, 'merging' in the >= 1.5 order). */
 SWIN_API swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
 SWIN_API void swin_model_free(swin_model_t *model);
 SWIN_API void swin_model_get_info(const swin_model_t *model, swin_model_info *out);

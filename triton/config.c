@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "triton/json.h"
+#include "core/json.h"
 
 static bool fail(char *why, size_t why_len, const char *fmt, ...) {
     va_list ap;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "triton/config.h"
-#include "triton/json.h"
+#include "core/json.h"
 #include "triton/request.h"
 
 static int failures;

@@ -1,4 +1,4 @@
-#include "triton/json.h"
+#include "core/json.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,8 +1,8 @@
-/* A small JSON reader for Triton's model configuration (TRITONSERVER_MessageSerializeToJson):
+/* A small JSON reader (Triton's model configuration, safetensors headers):
  * the whole text parsed into a tree of nodes, then looked up by member name or index.
  * Numbers are kept as their text (protobuf's int64 fields arrive as strings anyway). */
-#ifndef SWIN_TRITON_JSON_H
-#define SWIN_TRITON_JSON_H
+#ifndef SWIN_CORE_JSON_H
+#define SWIN_CORE_JSON_H
 
 #include <stddef.h>
 
