@@ -286,8 +286,10 @@ static swin_status detect(struct cw *w)
             o += (size_t)snprintf(keys + o, sizeof keys - o, "%s'%s'", k ? ", " : "", w->c->t[k].key);
         return fail(w, SWIN_ERR_MODEL, "no '%s' in the state dict (%s %s): not a MONAI SwinUNETR", pe, w->c->where, keys);
     }
+    int k;
+    if (w->c->t[i].placeholder) return take(w, pe, 0, NULL, &k);   /* names the global */
     const struct swin_ckpt_tensor *t = &w->c->t[i];
-    if (t->placeholder || t->ndim != 5 || t->size[0] < 1 || t->size[1] < 1 || t->size[0] > 4096 || t->size[1] > 4096)
+    if (t->ndim != 5 || t->size[0] < 1 || t->size[1] < 1 || t->size[0] > 4096 || t->size[1] > 4096)
         return fail(w, SWIN_ERR_SHAPE, "'%s' is not a (f, Ci, p, p, p) conv weight", pe);
     if (t->size[2] != 2 || t->size[3] != 2 || t->size[4] != 2)
         return fail(w, SWIN_ERR_MODEL, "patch embedding with kernel %lld: only patch_size 2 is supported", (long long)t->size[2]);

@@ -192,7 +192,8 @@ static swin_status rebuild_tensor(struct vm *v, const struct pk_value *args, str
 {
     int ns, nt;
     struct pk_value *t = new_value(v, PK_TENSOR);
-    if (!t) return NOMEM(v);
+    if (!t || !(t->size = vm_alloc(v, 2 * PK_MAX_RANK * sizeof *t->size))) return NOMEM(v);
+    t->stride = t->size + PK_MAX_RANK;
     if (args->kind != PK_TUPLE || args->n < 4 || args->items[0]->kind != PK_STORAGE || args->items[1]->kind != PK_INT ||
         !int_tuple(args->items[2], t->size, &ns) || !int_tuple(args->items[3], t->stride, &nt) || ns != nt)
         return fail(v, "a tensor rebuilt from arguments that are not (storage, offset, size, stride) of rank <= 8%s", NULL);
@@ -535,6 +536,7 @@ void swin_pickle_free(struct swin_pickle *p)
     for (struct pk_value *x = p->all, *nx; x; x = nx) {
         nx = x->next_alloc;
         free(x->items);
+        free(x->size);
         if (x->kind != PK_STORAGE) free(x->s);
         free(x);
     }

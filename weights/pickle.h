@@ -46,7 +46,7 @@ struct pk_value {
     const struct pk_value *storage;
     int64_t offset;
     int ndim;
-    int64_t size[PK_MAX_RANK], stride[PK_MAX_RANK];
+    int64_t *size, *stride;    /* ndim each, allocated with the tensor */
     struct pk_value *next_alloc;
 };
 

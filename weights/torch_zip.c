@@ -129,11 +129,14 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
         t->dtype = s->dtype;
         t->ndim = v->ndim;
         memcpy(t->size, v->size, sizeof t->size);
-        memcpy(t->stride, v->stride, sizeof t->stride);
+        memcpy(t->stride, v->stride, sizeof t->stride);   /* PK_MAX_RANK each */
         t->offset = v->offset;
         snprintf(name, sizeof name, "%sdata/%s", prefix, s->s);
         const struct swin_zip_entry *e = swin_zip_find(&c->zip, name);
         if (!e) return FAIL(SWIN_ERR_FORMAT, "%s: tensor '%s' names storage '%s', which the archive lacks", c->path, t->key, s->s);
+        if (e->method)
+            return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' is compressed (method %d); torch.save stores entries uncompressed", c->path,
+                        s->s, e->method);
         size_t es = pk_dtype_size(s->dtype);
         if ((uint64_t)s->i > e->size / es)
             return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' claims %lld %s elements but its record holds %llu bytes", c->path, s->s,

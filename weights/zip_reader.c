@@ -161,9 +161,8 @@ static swin_status read_central(struct swin_zip *z, uint64_t cd_off, uint64_t cd
             goto out;
         }
         if ((st = zip64_extra(z, h + CENTRAL_LEN + nlen, xlen, &usize, &csize, &local, err))) goto out;
-        if (method != 0 || csize != usize) {
-            st = FAIL("%s: zip entry '%s' is compressed (method %u); torch.save stores entries uncompressed", z->path,
-                      e->name, method);
+        if (method == 0 && csize != usize) {
+            st = FAIL("%s: stored zip entry '%s' has different compressed and uncompressed sizes", z->path, e->name);
             goto out;
         }
         if (local > cd_off || LOCAL_LEN > cd_off - local) {
@@ -177,8 +176,8 @@ static swin_status read_central(struct swin_zip *z, uint64_t cd_off, uint64_t cd
             st = FAIL("%s: zip entry '%s': the local header disagrees with the central directory", z->path, e->name);
             goto out;
         }
-        if (data > cd_off || usize > cd_off - data) {
-            st = FAIL("%s: zip entry '%s' (%llu bytes) runs past the archive's data", z->path, e->name, (unsigned long long)usize);
+        if (data > cd_off || csize > cd_off - data) {
+            st = FAIL("%s: zip entry '%s' (%llu bytes) runs past the archive's data", z->path, e->name, (unsigned long long)csize);
             goto out;
         }
         char lname[256];
@@ -192,9 +191,10 @@ static swin_status read_central(struct swin_zip *z, uint64_t cd_off, uint64_t cd
             done += k;
         }
         e->data_off = data;
-        e->size = usize;
+        e->size = csize;
+        e->method = method;
         spans[2 * i] = local;
-        spans[2 * i + 1] = data + usize;
+        spans[2 * i + 1] = data + csize;
         p += CENTRAL_LEN + nlen + xlen + clen;
     }
     qsort(spans, (size_t)count, 2 * sizeof *spans, by_offset);
@@ -268,6 +268,9 @@ const struct swin_zip_entry *swin_zip_find(const struct swin_zip *z, const char 
 swin_status swin_zip_read(const struct swin_zip *z, const struct swin_zip_entry *e, uint64_t off, size_t len, void *dst,
                           swin_error *err)
 {
+    if (e->method)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: zip entry '%s' is compressed (method %d); torch.save stores entries uncompressed",
+                              z->path, e->name, e->method);
     if (off > e->size || len > e->size - off)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: read of %zu bytes at %llu past the end of zip entry '%s'", z->path, len,
                               (unsigned long long)off, e->name);

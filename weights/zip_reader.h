@@ -1,7 +1,8 @@
 /* A reader of the zip container torch.save writes: stored (uncompressed) entries only,
  * ZIP64 records, every offset and length checked against the file before it is used.
  *
- * Refused: compressed or encrypted entries, names that are empty, absolute, hold a `..`
+ * Nothing is ever decompressed: a compressed entry is listed but reading it fails. Refused:
+ * encrypted entries, names that are empty, absolute, hold a `..`
  * component, a backslash or a control byte, duplicate names, entries that overlap each
  * other or the central directory (the trick of non-recursive zip bombs), and a local header
  * that disagrees with the central directory. Nothing is allocated beyond what the central
@@ -17,7 +18,8 @@
 struct swin_zip_entry {
     char *name;
     uint64_t data_off;   /* where the entry's bytes start in the file */
-    uint64_t size;
+    uint64_t size;       /* bytes in the file */
+    int method;          /* 0 stored; anything else is indexed (names tell what the archive is) but never read */
 };
 
 struct swin_zip {

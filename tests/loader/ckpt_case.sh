@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# One checkpoint of the matrix (tools/make_ckpt_data.py): swinrun forward on the weights file
+# itself, compared with MONAI's forward on the same weights by tools/check_logits.py.
+#   ckpt_case.sh SWINRUN PYTHON CASE_DIR WORK_DIR
+set -euo pipefail
+swinrun="$1" py="$2" case_dir="$3" work="$4"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+model="$(ls "$case_dir"/model.pt "$case_dir"/model.safetensors 2>/dev/null | head -1 || true)"
+if [ -z "$model" ] || [ ! -f "$case_dir/logits.npy" ]; then
+    echo "FAIL: $case_dir lacks its weights or logits.npy: run tools/make_test_data.sh (or tools/make_ckpt_data.py) first" >&2
+    exit 1
+fi
+mkdir -p "$work"
+out="$work/$(basename "$case_dir").logits.npy"
+rm -f "$out"
+/usr/bin/time -f "swinrun forward: %e s wall, peak RSS %M KiB" "$swinrun" forward "$model" "$case_dir/input.npy" "$out"
+"$py" "$repo/tools/check_logits.py" "$out" "$case_dir/logits.npy"
