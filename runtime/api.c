@@ -96,9 +96,11 @@ static swin_status resolve_cube(const struct swin_model *m, const swin_context_p
     bool given = p->cube[0] || p->cube[1] || p->cube[2];
     for (int k = 0; k < 3; k++) cube[k] = given ? p->cube[k] : m->cfg.cube[k];
     if (!given && (!cube[0] || !cube[1] || !cube[2]))
-        return swin_error_set(err, SWIN_ERR_ARG,
-                              "the model was exported with dynamic spatial axes: give the cube size "
-                              "(--cube D H W, each a multiple of 32)");
+        return swin_error_set(err, SWIN_ERR_ARG, m->source.opset
+                                  ? "the model was exported with dynamic spatial axes: give the cube size "
+                                    "(--cube D H W, each a multiple of 32)"
+                                  : "a checkpoint does not say which cube the model runs on: give it (--cube D H W, "
+                                    "each a multiple of 32; MONAI's Swin UNETR recipes use 96 96 96)");
     for (int k = 0; k < 3; k++)
         if (cube[k] < SWIN_CUBE_MIN || cube[k] % SWIN_CUBE_MULTIPLE || cube[k] > SWIN_CUBE_MAX)
             return swin_error_set(err, SWIN_ERR_ARG,
