@@ -11,7 +11,8 @@ holds them (float16/bfloat16 ones widened), the reference `swinrun forward` is h
 Cases: plain (torch.save(model.state_dict())), wrapped ({"epoch", "best_acc" as a numpy scalar,
 "state_dict" with DataParallel's "module." prefix, "optimizer": an Adam state}), strided (Linear
 weights saved as transposed views, biases as offset views into one shared storage), fp16,
-bf16, safetensors, window (non-cubic window 7x5x6, mlp_ratio 2, no qkv bias, patch norm), batch
+bf16, safetensors, zip64 (the plain file re-zipped with ZIP64 records and extra fields, as torch.save
+writes files over 4 GiB), window (non-cubic window 7x5x6, mlp_ratio 2, no qkv bias, patch norm), batch
 (norm_name='batch'), v2 (use_v2, affine instance norm).
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ BASE = dict(feature_size=12, in_channels=1, out_channels=3, depths=[2, 2, 2, 2],
 CASES = {
     "plain": {}, "wrapped": {}, "strided": {}, "fp16": {}, "bf16": {}, "safetensors": {},
     "window": dict(window=[7, 5, 6], mlp_ratio=2.0, qkv_bias=False, patch_norm=True),
-    "batch": dict(norm="batch"),
+    "batch": dict(norm="batch"), "zip64": {},
     "v2": dict(use_v2=True, instnorm_affine=True),
 }
 
@@ -67,6 +68,24 @@ def save_case(name: str, out: str) -> None:
             else:
                 out_sd[k] = v
         torch.save(out_sd, path)
+    elif name == "zip64":
+        import zipfile
+        tmp = path + ".tmp"
+        torch.save(sd, tmp)
+        limits = zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT
+        zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = 1 << 10, 1   # every size, offset and count beyond them
+        try:
+            with zipfile.ZipFile(tmp) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as dst:
+                for info in src.infolist():
+                    with dst.open(info.filename, "w", force_zip64=True) as f:
+                        f.write(src.read(info))
+        finally:
+            zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = limits
+        os.remove(tmp)
+        with open(path, "r+b") as f:   # the classic end record defers every field to the ZIP64 one
+            blob = f.read()
+            f.seek(blob.rfind(b"PK\x05\x06") + 8)
+            f.write(b"\xff" * 12)
     elif name == "safetensors":
         from safetensors.torch import save_file
         save_file({k: v.contiguous() for k, v in sd.items()}, path)
