@@ -3,7 +3,8 @@
 
     make_ckpt_data.py OUTDIR [CASE ...]
 
-Writes OUTDIR/CASE/{model.pt|model.safetensors, input.npy, logits.npy, model.json}: logits.npy
+Writes OUTDIR/CASE/{model.pt|model.safetensors, input.npy, logits.npy, model.json} (plain and batch
+also model.onnx, the same weights exported by tools/export_swin_unetr.py: the ONNX twin): logits.npy
 is MONAI's own forward (torch eager, float32) on input.npy with the weights exactly as the file
 holds them (float16/bfloat16 ones widened), the reference `swinrun forward` is held to
 (tools/check_logits.py). f=12 at 32^3, fixed seeds; a case is skipped when its folder is complete.
@@ -33,6 +34,8 @@ CASES = {
     "batch": dict(norm="batch"), "zip64": {},
     "v2": dict(use_v2=True, instnorm_affine=True),
 }
+
+TWINS = ("plain", "batch")
 
 
 def save_case(name: str, out: str) -> None:
@@ -91,6 +94,13 @@ def save_case(name: str, out: str) -> None:
         save_file({k: v.contiguous() for k, v in sd.items()}, path)
     else:
         torch.save(sd, path)
+    if name in TWINS:
+        import subprocess
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "export_swin_unetr.py"),
+                        "--feature-size", "12", "--out-channels", "3", "--size", "32", "32", "32", "--exporter", "torchscript",
+                        "--opset", "17", "--checkpoint", path, "--out", os.path.join(out, "model.onnx"),
+                        *(["--batch-norm"] if cfg["norm"] == "batch" else [])], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
     model.eval()
     x = np.random.default_rng(1).random((1, 1, 32, 32, 32), dtype=np.float32)
     with torch.no_grad():

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One checkpoint of the matrix (tools/make_ckpt_data.py): swinrun forward on the weights file
-# itself, compared with MONAI's forward on the same weights by tools/check_logits.py.
+# itself, compared with MONAI's forward on the same weights by tools/check_logits.py; where the
+# case has its ONNX twin (model.onnx, the same weights exported), also with swinrun's forward on it
+# (the exporters fold batch norms, so within the criterion rather than bitwise).
 #   ckpt_case.sh SWINRUN PYTHON CASE_DIR WORK_DIR
 set -euo pipefail
 swinrun="$1" py="$2" case_dir="$3" work="$4"
@@ -15,3 +17,10 @@ out="$work/$(basename "$case_dir").logits.npy"
 rm -f "$out"
 /usr/bin/time -f "swinrun forward: %e s wall, peak RSS %M KiB" "$swinrun" forward "$model" "$case_dir/input.npy" "$out"
 "$py" "$repo/tools/check_logits.py" "$out" "$case_dir/logits.npy"
+if [ -f "$case_dir/model.onnx" ]; then
+    twin="$work/$(basename "$case_dir").onnx_twin.logits.npy"
+    rm -f "$twin"
+    "$swinrun" forward "$case_dir/model.onnx" "$case_dir/input.npy" "$twin" 2> /dev/null
+    echo -n "against the ONNX twin: "
+    "$py" "$repo/tools/check_logits.py" "$out" "$twin"
+fi
