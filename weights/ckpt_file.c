@@ -28,7 +28,7 @@ enum swin_weights_kind swin_weights_kind_of(const char *path)
     return SWIN_WEIGHTS_ONNX;
 }
 
-static size_t es_of(const struct swin_ckpt_tensor *t) { return pk_dtype_size(t->dtype); }
+static size_t es_of(const struct swin_ckpt_tensor *t) { return swin_pickle_dtype_size(t->dtype); }
 
 /* Shape, strides and offset against the storage: every element inside it, and no more
  * elements than it holds (an expanded view would make a weight larger than the file). */
@@ -113,7 +113,7 @@ void swin_ckpt_close(struct swin_ckpt_file *c)
     if (c->fd >= 0) close(c->fd);
     swin_zip_close(&c->zip);
     swin_pickle_free(&c->pk);
-    json_free(c->json);
+    swin_json_free(c->json);
     free(c->t);
     memset(c, 0, sizeof *c);
     c->fd = -1;
@@ -190,7 +190,7 @@ swin_status swin_ckpt_tensor_view(const struct swin_ckpt_file *c, const struct s
     static const int onnx[] = {[PK_F32] = ONNX_FLOAT, [PK_F16] = ONNX_FLOAT16, [PK_BF16] = ONNX_BFLOAT16};
     if (t->dtype != PK_F32 && t->dtype != PK_F16 && t->dtype != PK_BF16)
         return FAIL(SWIN_ERR_MODEL, "%s: weight '%s' is %s; swinrun reads float32, float16 and bfloat16 weights", c->path, t->key,
-                    pk_dtype_name(t->dtype));
+                    swin_pickle_dtype_name(t->dtype));
     out->name = t->key;
     out->dtype = onnx[t->dtype];
     out->ndim = t->ndim;

@@ -543,7 +543,7 @@ void swin_pickle_free(struct swin_pickle *p)
     memset(p, 0, sizeof *p);
 }
 
-const struct pk_value *pk_dict_get(const struct pk_value *d, const char *key)
+const struct pk_value *swin_pickle_dict_get(const struct pk_value *d, const char *key)
 {
     if (!d || d->kind != PK_DICT) return NULL;
     for (size_t i = d->n; i >= 2; i -= 2)
@@ -551,13 +551,13 @@ const struct pk_value *pk_dict_get(const struct pk_value *d, const char *key)
     return NULL;
 }
 
-const char *pk_dtype_name(enum pk_dtype t)
+const char *swin_pickle_dtype_name(enum pk_dtype t)
 {
     static const char *const n[] = {"float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool", "?"};
     return n[t <= PK_DTYPE_UNKNOWN ? t : PK_DTYPE_UNKNOWN];
 }
 
-size_t pk_dtype_size(enum pk_dtype t)
+size_t swin_pickle_dtype_size(enum pk_dtype t)
 {
     static const size_t s[] = {4, 2, 2, 8, 8, 4, 2, 1, 1, 1, 0};
     return s[t <= PK_DTYPE_UNKNOWN ? t : PK_DTYPE_UNKNOWN];

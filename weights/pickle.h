@@ -62,8 +62,8 @@ swin_status swin_pickle_load(const unsigned char *buf, size_t len, const char *w
 void swin_pickle_free(struct swin_pickle *p);
 
 /* Dict lookup by string key (the last binding wins, as in Python); NULL when absent or d is not a dict. */
-const struct pk_value *pk_dict_get(const struct pk_value *d, const char *key);
-const char *pk_dtype_name(enum pk_dtype t);
-size_t pk_dtype_size(enum pk_dtype t);
+const struct pk_value *swin_pickle_dict_get(const struct pk_value *d, const char *key);
+const char *swin_pickle_dtype_name(enum pk_dtype t);
+size_t swin_pickle_dtype_size(enum pk_dtype t);
 
 #endif

@@ -57,7 +57,7 @@ swin_status swin_safetensors_read(struct swin_ckpt_file *c, swin_error *err)
         return st;
     }
     char why[160];
-    c->json = json_parse(text, (size_t)hn, why, sizeof why);
+    c->json = swin_json_parse(text, (size_t)hn, why, sizeof why);
     free(text);
     if (!c->json) return FAIL(SWIN_ERR_FORMAT, "%s: safetensors header: %s", c->path, why);
     if (c->json->kind != JSON_OBJECT) return FAIL(SWIN_ERR_FORMAT, "%s: safetensors header is not a JSON object", c->path);
@@ -76,19 +76,19 @@ swin_status swin_safetensors_read(struct swin_ckpt_file *c, swin_error *err)
         if (!strcmp(m->key, "__metadata__")) continue;
         struct swin_ckpt_tensor *t = &c->t[c->n++];
         t->key = m->key;
-        const json_node *sh = json_get(m, "shape"), *off = json_get(m, "data_offsets"), *dt = json_get(m, "dtype");
+        const json_node *sh = swin_json_get(m, "shape"), *off = swin_json_get(m, "data_offsets"), *dt = swin_json_get(m, "dtype");
         uint64_t b, e, numel = 1;
         t->dtype = dtype_of(dt && dt->kind == JSON_STRING ? dt->text : NULL);
-        if (t->dtype == PK_DTYPE_UNKNOWN || !sh || sh->kind != JSON_ARRAY || json_len(sh) > PK_MAX_RANK || json_len(off) != 2 ||
-            !to_u64(json_at(off, 0), &b) || !to_u64(json_at(off, 1), &e) || b > e || e > data_len) {
+        if (t->dtype == PK_DTYPE_UNKNOWN || !sh || sh->kind != JSON_ARRAY || swin_json_len(sh) > PK_MAX_RANK || swin_json_len(off) != 2 ||
+            !to_u64(swin_json_at(off, 0), &b) || !to_u64(swin_json_at(off, 1), &e) || b > e || e > data_len) {
             st = FAIL(SWIN_ERR_FORMAT, "%s: safetensors entry '%s' lacks a known dtype, a shape of rank <= 8 or data_offsets "
                       "inside the file", c->path, m->key);
             break;
         }
-        t->ndim = (int)json_len(sh);
+        t->ndim = (int)swin_json_len(sh);
         for (int i = t->ndim; i-- > 0;) {
             uint64_t d;
-            if (!to_u64(json_at(sh, (size_t)i), &d) || d > ((uint64_t)1 << 40) || (d && numel > ((uint64_t)1 << 62) / d)) {
+            if (!to_u64(swin_json_at(sh, (size_t)i), &d) || d > ((uint64_t)1 << 40) || (d && numel > ((uint64_t)1 << 62) / d)) {
                 st = FAIL(SWIN_ERR_FORMAT, "%s: safetensors entry '%s' has an impossible shape", c->path, m->key);
                 break;
             }
@@ -97,10 +97,10 @@ swin_status swin_safetensors_read(struct swin_ckpt_file *c, swin_error *err)
             numel *= d;
         }
         if (st) break;
-        size_t es = pk_dtype_size(t->dtype);
+        size_t es = swin_pickle_dtype_size(t->dtype);
         if (numel > (e - b) / es || (e - b) != numel * es) {
             st = FAIL(SWIN_ERR_FORMAT, "%s: safetensors entry '%s' has %llu bytes for %llu %s elements", c->path, m->key,
-                      (unsigned long long)(e - b), (unsigned long long)numel, pk_dtype_name(t->dtype));
+                      (unsigned long long)(e - b), (unsigned long long)numel, swin_pickle_dtype_name(t->dtype));
             break;
         }
         t->storage_off = data0 + b;

@@ -28,13 +28,13 @@ static const struct pk_value *find_state_dict(const struct pk_value *root, char 
         return root;
     }
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const struct pk_value *d = pk_dict_get(root, keys[i]);
+        const struct pk_value *d = swin_pickle_dict_get(root, keys[i]);
         if (has_tensors(d)) {
             snprintf(where, cap, "['%s']", keys[i]);
             return d;
         }
         for (size_t j = 0; d && j < sizeof keys / sizeof *keys; j++) {
-            const struct pk_value *e = pk_dict_get(d, keys[j]);
+            const struct pk_value *e = swin_pickle_dict_get(d, keys[j]);
             if (has_tensors(e)) {
                 snprintf(where, cap, "['%s']['%s']", keys[i], keys[j]);
                 return e;
@@ -137,10 +137,10 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
         if (e->method)
             return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' is compressed (method %d); torch.save stores entries uncompressed", c->path,
                         s->s, e->method);
-        size_t es = pk_dtype_size(s->dtype);
+        size_t es = swin_pickle_dtype_size(s->dtype);
         if ((uint64_t)s->i > e->size / es)
             return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' claims %lld %s elements but its record holds %llu bytes", c->path, s->s,
-                        (long long)s->i, pk_dtype_name(s->dtype), (unsigned long long)e->size);
+                        (long long)s->i, swin_pickle_dtype_name(s->dtype), (unsigned long long)e->size);
         t->storage_off = e->data_off;
         t->storage_numel = (uint64_t)s->i;
     }

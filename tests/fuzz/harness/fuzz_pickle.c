@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     q[n++] = p.root;
     for (; head < n; head++) {
         const struct pk_value *v = q[head];
-        (void)pk_dict_get(v, "state_dict");
+        (void)swin_pickle_dict_get(v, "state_dict");
         if (v->kind == PK_TENSOR && (v->ndim < 0 || v->ndim > PK_MAX_RANK || v->storage->kind != PK_STORAGE)) abort();
         for (size_t i = 0; i < v->n && n < 100000; i++) {
             if (n == cap && !(q = realloc(q, (cap *= 2) * sizeof *q))) abort();
