@@ -21,7 +21,7 @@ int cli_info(const struct cli_args *a)
 {
     int rc = need_args(a, 1, "info", "MODEL.onnx");
     if (rc) return rc;
-    swin_model_t *m = cli_load_model(a->pos[0], &rc);
+    swin_model_t *m = cli_load_model(a->pos[0], &a->load, &rc);
     if (!m) return rc;
     swin_model_info i;
     swin_model_get_info(m, &i);
@@ -124,7 +124,7 @@ int cli_plan(const struct cli_args *a)
 {
     int rc = need_args(a, 1, "plan", "MODEL.onnx");
     if (rc) return rc;
-    swin_model_t *m = cli_load_model(a->pos[0], &rc);
+    swin_model_t *m = cli_load_model(a->pos[0], &a->load, &rc);
     if (!m) return rc;
     swin_plan_info p;
     swin_error err = {0};
@@ -207,7 +207,7 @@ int cli_forward(const struct cli_args *a)
         free(x.data);
         return 2;
     }
-    swin_model_t *m = cli_load_model(a->pos[0], &rc);
+    swin_model_t *m = cli_load_model(a->pos[0], &a->load, &rc);
     if (!m) {
         free(x.data);
         return rc;
