@@ -10,7 +10,8 @@ holds them (float16/bfloat16 ones widened), the reference `swinrun forward` is h
 (tools/check_logits.py). f=12 at 32^3, fixed seeds; a case is skipped when its folder is complete.
 
 Cases: plain (torch.save(model.state_dict())), wrapped ({"epoch", "best_acc" as a numpy scalar,
-"state_dict" with DataParallel's "module." prefix, "optimizer": an Adam state}), strided (Linear
+"state_dict" with DataParallel's "module." prefix, "optimizer": an Adam state}), lightning (a Lightning .ckpt: "state_dict" with the LightningModule's
+"model." prefix, hyper_parameters holding an argparse.Namespace, callbacks), strided (Linear
 weights saved as transposed views, biases as offset views into one shared storage), fp16,
 bf16, safetensors, zip64 (the plain file re-zipped with ZIP64 records and extra fields, as torch.save
 writes files over 4 GiB), window (non-cubic window 7x5x6, mlp_ratio 2, no qkv bias, patch norm), batch
@@ -29,7 +30,7 @@ BASE = dict(feature_size=12, in_channels=1, out_channels=3, depths=[2, 2, 2, 2],
             use_v2=False, normalize=True, downsample="merging", merge_order="v15", qkv_bias=True, patch_norm=False,
             instnorm_affine=False, norm="instance", mlp_ratio=4.0)
 CASES = {
-    "plain": {}, "wrapped": {}, "strided": {}, "fp16": {}, "bf16": {}, "safetensors": {},
+    "plain": {}, "wrapped": {}, "lightning": {}, "strided": {}, "fp16": {}, "bf16": {}, "safetensors": {},
     "window": dict(window=[7, 5, 6], mlp_ratio=2.0, qkv_bias=False, patch_norm=True),
     "batch": dict(norm="batch"), "zip64": {},
     "v2": dict(use_v2=True, instnorm_affine=True),
@@ -56,6 +57,13 @@ def save_case(name: str, out: str) -> None:
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         torch.save({"epoch": 7, "best_acc": np.float64(0.5), "state_dict": {"module." + k: v for k, v in sd.items()},
                     "optimizer": opt.state_dict()}, path)
+    elif name == "lightning":
+        import argparse
+        torch.save({"epoch": 3, "global_step": 300, "pytorch-lightning_version": "2.5.0",
+                    "state_dict": {"model." + k: v for k, v in sd.items()},
+                    "hyper_parameters": {"args": argparse.Namespace(lr=1e-4, roi=(96, 96, 96))},
+                    "callbacks": {"ModelCheckpoint{'monitor': 'val_dice'}": {"best_model_score": torch.tensor(0.8)}},
+                    "optimizer_states": [], "lr_schedulers": []}, path)
     elif name == "strided":
         biases = [k for k, v in sd.items() if k.endswith(".bias")]
         pool = torch.zeros(7 + sum(sd[k].numel() for k in biases))

@@ -89,6 +89,12 @@ def main(argv: list[str]) -> int:
         struct.pack_into("<I", b, i + off, struct.unpack_from("<I", b, i + off)[0] + 64)
     with open(p("overlap.pt"), "wb") as f:
         f.write(bytes(b))
+    # a local header that names another file than the central directory says
+    b = bytearray(blob)
+    j = b.find(b"PK\x03\x04")
+    b[j + 30] ^= 0x01
+    with open(p("local_name_mismatch.pt"), "wb") as f:
+        f.write(bytes(b))
     # storages and tensors
     torch_zip(p("storage_short.pt"), rebuild_pickle(1000, 0, (12, 1, 2, 2, 2), (8, 8, 4, 2, 1)), {"data/0": b"\0" * 400})
     torch_zip(p("offset_out_of_range.pt"), rebuild_pickle(96, 90, (12, 1, 2, 2, 2), (8, 8, 4, 2, 1)), {"data/0": b"\0" * 384})
