@@ -15,7 +15,8 @@ Cases: plain (torch.save(model.state_dict())), wrapped ({"epoch", "best_acc" as 
 weights saved as transposed views, biases as offset views into one shared storage), fp16,
 bf16, safetensors, zip64 (the plain file re-zipped with ZIP64 records and extra fields, as torch.save
 writes files over 4 GiB), window (non-cubic window 7x5x6, mlp_ratio 2, no qkv bias, patch norm), batch
-(norm_name='batch'), v2 (use_v2, affine instance norm).
+(norm_name='batch'), v2 (use_v2, affine instance norm); f48 (feature size 48, 14 classes at 96^3, with
+its ONNX twin) only when named.
 """
 from __future__ import annotations
 
@@ -34,9 +35,13 @@ CASES = {
     "window": dict(window=[7, 5, 6], mlp_ratio=2.0, qkv_bias=False, patch_norm=True),
     "batch": dict(norm="batch"), "zip64": {},
     "v2": dict(use_v2=True, instnorm_affine=True),
+    # MONAI's BTCV configuration at 96^3 (tools/make_test_data.sh --slow; not in the default set)
+    "f48": dict(feature_size=48, out_channels=14),
 }
+SLOW = ("f48",)
+CUBE = {"f48": 96}
 
-TWINS = ("plain", "batch")
+TWINS = ("plain", "batch", "f48")
 
 
 def save_case(name: str, out: str) -> None:
@@ -104,13 +109,16 @@ def save_case(name: str, out: str) -> None:
         torch.save(sd, path)
     if name in TWINS:
         import subprocess
+        n = str(CUBE.get(name, 32))
         subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "export_swin_unetr.py"),
-                        "--feature-size", "12", "--out-channels", "3", "--size", "32", "32", "32", "--exporter", "torchscript",
+                        "--feature-size", str(cfg["feature_size"]), "--out-channels", str(cfg["out_channels"]), "--size", n, n, n,
+                        "--exporter", "torchscript",
                         "--opset", "17", "--checkpoint", path, "--out", os.path.join(out, "model.onnx"),
                         *(["--batch-norm"] if cfg["norm"] == "batch" else [])], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
     model.eval()
-    x = np.random.default_rng(1).random((1, 1, 32, 32, 32), dtype=np.float32)
+    n = CUBE.get(name, 32)
+    x = np.random.default_rng(1).random((1, 1, n, n, n), dtype=np.float32)
     with torch.no_grad():
         y = model(torch.from_numpy(x)).numpy()
     np.save(os.path.join(out, "input.npy"), x)
@@ -123,7 +131,7 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    outdir, names = argv[0], argv[1:] or list(CASES)
+    outdir, names = argv[0], argv[1:] or [c for c in CASES if c not in SLOW]
     for n in names:
         if n not in CASES:
             print(f"make_ckpt_data: error: unknown case {n} (known: {', '.join(CASES)})", file=sys.stderr)
