@@ -58,11 +58,12 @@ struct swin_config {
     int bias_tokens[SWIN_STAGES];
 };
 
-/* Where the ONNX file came from, as far as the file tells (for `swinrun info` and messages). */
+/* Where the ONNX file or checkpoint came from, as far as the file tells (for `swinrun info` and messages). */
 struct swin_source {
     int opset;                        /* of the default ONNX domain */
-    char exporter[160];               /* e.g. "torch.onnx dynamo exporter (pytorch 2.15.0)" */
-    char post[96];                    /* traces of post-processing tools, "" when none */
+    char exporter[256];               /* e.g. "torch.onnx dynamo exporter (pytorch 2.15.0)" */
+    char post[192];                   /* traces of post-processing tools, "" when none; for a checkpoint
+                                         (opset 0): where the values the weights cannot tell came from */
     char weight_storage[96];          /* e.g. "float32", "float16, cast to float32 in the graph" */
 };
 

@@ -10,6 +10,7 @@
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "core/model.h"
+#include "weights/ckpt_loader.h"
 #include "weights/onnx_loader.h"
 
 struct swin_context {
@@ -23,11 +24,24 @@ struct swin_context {
 
 swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err)
 {
+    return swin_model_load_ex(onnx_path, NULL, out, err);
+}
+
+swin_status swin_model_load_ex(const char *onnx_path, const swin_model_load_params *p, swin_model_t **out, swin_error *err)
+{
     *out = NULL;
     if (!onnx_path) return swin_error_set(err, SWIN_ERR_ARG, "no model path given");
+    swin_merge_order_choice mo = p ? p->merge_order : SWIN_MERGE_ORDER_DEFAULT;
+    if (mo < SWIN_MERGE_ORDER_DEFAULT || mo > SWIN_MERGE_ORDER_V2)
+        return swin_error_set(err, SWIN_ERR_ARG, "merge_order %d is not a swin_merge_order_choice", (int)mo);
+    static const enum swin_merge_kind kinds[] = {SWIN_MERGE_V15, SWIN_MERGE_V15, SWIN_MERGE_PRE15, SWIN_MERGE_V2};
+    static const int (*const orders[])[3] = {NULL, swin_merge_order_v15, swin_merge_order_pre15, swin_merge_order_v2};
     struct swin_model *m = calloc(1, sizeof *m);
     if (!m) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    swin_status st = swin_onnx_load(onnx_path, m, err);
+    /* by content: a PyTorch checkpoint or safetensors file, else ONNX */
+    struct swin_ckpt_load_opts co = {.merge = kinds[mo], .no_normalize = p && p->no_normalize};
+    struct swin_onnx_load_opts oo = {.merge_order = orders[mo]};
+    swin_status st = swin_ckpt_detect(onnx_path) ? swin_ckpt_load(onnx_path, &co, m, err) : swin_onnx_load_opts(onnx_path, &oo, m, err);
     if (st) {
         free(m);
         return st;
@@ -94,9 +108,11 @@ static swin_status resolve_cube(const struct swin_model *m, const swin_context_p
     bool given = p->cube[0] || p->cube[1] || p->cube[2];
     for (int k = 0; k < 3; k++) cube[k] = given ? p->cube[k] : m->cfg.cube[k];
     if (!given && (!cube[0] || !cube[1] || !cube[2]))
-        return swin_error_set(err, SWIN_ERR_ARG,
-                              "the model was exported with dynamic spatial axes: give the cube size "
-                              "(--cube D H W, each a multiple of 32)");
+        return swin_error_set(err, SWIN_ERR_ARG, m->source.opset
+                                  ? "the model was exported with dynamic spatial axes: give the cube size "
+                                    "(--cube D H W, each a multiple of 32)"
+                                  : "a checkpoint does not say which cube the model runs on: give it (--cube D H W, "
+                                    "each a multiple of 32; MONAI's Swin UNETR recipes use 96 96 96)");
     for (int k = 0; k < 3; k++)
         if (cube[k] < SWIN_CUBE_MIN || cube[k] % SWIN_CUBE_MULTIPLE || cube[k] > SWIN_CUBE_MAX)
             return swin_error_set(err, SWIN_ERR_ARG,

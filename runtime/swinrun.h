@@ -129,7 +129,28 @@ typedef struct swin_context_params {
     swin_precision precision; /* FP32 (default), FP16 (CUDA), BF16 (CPU): see swin_precision */
 } swin_context_params;
 
+/* onnx_path: an ONNX export, or the trained weights themselves: a PyTorch checkpoint
+ * (torch.save's zip: a state dict, or a training checkpoint holding one) or a .safetensors
+ * file, told apart by content; a checkpoint's configuration is read from its weights, with
+ * MONAI's defaults for what they cannot tell (normalize=True, 'merging' in the >= 1.5 order). */
 SWIN_API swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
+
+/* What a checkpoint's weights cannot tell; zero is MONAI's default. */
+typedef enum swin_merge_order_choice {
+    SWIN_MERGE_ORDER_DEFAULT = 0, /* checkpoint: 'merging' in MONAI >= 1.5's order; ONNX: the graph's */
+    SWIN_MERGE_ORDER_V15 = 1,     /* 'merging', MONAI >= 1.5 */
+    SWIN_MERGE_ORDER_PRE15 = 2,   /* 'merging', MONAI 0.9 - 1.4 (weights trained there, run as trained) */
+    SWIN_MERGE_ORDER_V2 = 3,      /* 'mergingv2' */
+} swin_merge_order_choice;
+
+typedef struct swin_model_load_params {
+    swin_merge_order_choice merge_order; /* also overrides an ONNX graph's order when not DEFAULT */
+    bool no_normalize;            /* checkpoint: built with normalize=False (ONNX: read from the graph) */
+} swin_model_load_params;
+
+/* swin_model_load with params (NULL: all defaults). */
+SWIN_API swin_status swin_model_load_ex(const char *path, const swin_model_load_params *params, swin_model_t **out,
+                                        swin_error *err);
 SWIN_API void swin_model_free(swin_model_t *model);
 SWIN_API void swin_model_get_info(const swin_model_t *model, swin_model_info *out);
 

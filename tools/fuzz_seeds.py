@@ -12,7 +12,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
-       JPEG-LS, a gantry tilt).
+       JPEG-LS, a gantry tilt), ckpt/ (small PyTorch checkpoints and a safetensors file
+       with a SwinUNETR's keys) and pickle/ (data.pkl of each TEST_DATA/ckpt case).
 """
 import contextlib
 import gzip
@@ -168,6 +169,38 @@ def dicom_seeds(out):
             subprocess.run([tool, *args, os.path.join(d, "plain.dcm"), os.path.join(d, name)], check=True)
 
 
+def ckpt_seeds(test_data, out):
+    """Small weights files (ckpt/: under 64 KiB) and the pickles of the checkpoint matrix (pickle/):
+    a SwinUNETR state dict's keys with tiny tensors (real shapes only where the walk starts), saved
+    plain, wrapped with a module. prefix and extras, in float16, bfloat16, with strided and shared
+    storages, as safetensors; data.pkl of each test-data/ckpt case."""
+    import zipfile
+    import torch
+    from safetensors.torch import save_file
+    ck, pk = os.path.join(out, "ckpt"), os.path.join(out, "pickle")
+    os.makedirs(ck)
+    os.makedirs(pk)
+    sd = torch.load(os.path.join(test_data, "ckpt", "plain", "model.pt"), weights_only=True)
+    keep = ("swinViT.patch_embed.proj.weight", "swinViT.patch_embed.proj.bias", "out.conv.conv.weight", "out.conv.conv.bias",
+            "swinViT.layers1.0.blocks.0.attn.relative_position_bias_table")
+    tiny = {k: (v if k in keep else v.flatten()[:2].clone()) for k, v in sd.items()}
+    torch.save(tiny, os.path.join(ck, "plain.pt"))
+    torch.save({"epoch": 1, "best_acc": np.float64(0.5), "state_dict": {"module." + k: v for k, v in tiny.items()}},
+               os.path.join(ck, "wrapped.pt"))
+    torch.save({k: v.half() for k, v in tiny.items() if v.is_floating_point()}, os.path.join(ck, "fp16.pt"))
+    torch.save({k: v.bfloat16() for k, v in tiny.items() if v.is_floating_point()}, os.path.join(ck, "bf16.pt"))
+    pool = torch.arange(64, dtype=torch.float32)
+    torch.save({"a": pool[3:11].view(2, 4).t(), "b": pool[1:5], "c": pool}, os.path.join(ck, "strided.pt"))
+    save_file({k: v.contiguous() for k, v in tiny.items()}, os.path.join(ck, "tiny.safetensors"))
+    for case in sorted(os.listdir(os.path.join(test_data, "ckpt"))):
+        f = os.path.join(test_data, "ckpt", case, "model.pt")
+        if os.path.isfile(f):
+            with zipfile.ZipFile(f) as z:
+                name = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
+                with open(os.path.join(pk, case + ".pkl"), "wb") as o:
+                    o.write(z.read(name))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -178,6 +211,7 @@ def main():
     nifti_seeds(out)
     npy_seeds(out)
     dicom_seeds(out)
+    ckpt_seeds(test_data, out)
 
 
 if __name__ == "__main__":

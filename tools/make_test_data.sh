@@ -205,6 +205,11 @@ derive_case f12_c32_ts_fp16w       f12_c32_ts fp16-weights
 derive_case f12_c32_default_bf16w  f12_c32_default bf16-weights
 derive_case f12_c32_default_fp16g  f12_c32_default fp16-graph
 derive_case f12_c32_default_fardata f12_c32_default far-data
+# trained weights as PyTorch and safetensors write them, with MONAI's own logits (tools/make_ckpt_data.py)
+if [ -z "$only" ] || [[ ",$only," == *,ckpt,* ]]; then
+    "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" || failed+=(ckpt)
+    [ $slow -eq 0 ] || "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" f48 || failed+=(ckpt_f48)
+fi
 if [ $slow -eq 1 ]; then
     run_case f48_c96_ts      "96 96 96" --feature-size 48 --size 96 96 96 $TS --opset 17
     run_case f48_c96_default "96 96 96" --feature-size 48 --size 96 96 96

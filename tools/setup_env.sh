@@ -17,7 +17,7 @@ py="$venv/bin/python"
 stamp="$venv/.swinrun-setup-stamp"
 
 APT_PKGS="libprotobuf-c-dev protobuf-c-compiler libonnx-dev libnifti2-dev libopenblas-dev libonnx-testdata cmake build-essential python3-venv clang libclang-rt-14-dev libdcmtk-dev dcmtk dicom3tools"
-PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86 pydicom==3.0.2 highdicom==0.28.2 dcmqi==1.5.7"
+PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86 pydicom==3.0.2 highdicom==0.28.2 dcmqi==1.5.7 safetensors==0.8.0"
 LOCK="$here/requirements-lock.txt"
 
 do_apt=1
@@ -59,7 +59,7 @@ fi
 # ---- venv ---------------------------------------------------------------------------------
 want="$( { echo "$PINS"; cat "$LOCK"; } | sha256sum | cut -d' ' -f1)"
 if [ -x "$py" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
-    && "$py" -c "import torch, monai, onnx, onnxruntime, onnxscript, numpy, nibabel, einops, onnxsim, onnxslim, onnxconverter_common, pydicom, highdicom, openvino" 2>/dev/null; then
+    && "$py" -c "import torch, monai, onnx, onnxruntime, onnxscript, numpy, safetensors, nibabel, einops, onnxsim, onnxslim, onnxconverter_common, pydicom, highdicom, openvino" 2>/dev/null; then
     log "venv $venv up to date"
 else
     if [ ! -x "$py" ]; then
@@ -73,7 +73,7 @@ else
     # the lock file is only a constraint set: packages not needed on this platform are ignored
     grep -v '^#' "$LOCK" > "$venv/.swinrun-constraints.txt"
     "$py" -m pip install -q -c "$venv/.swinrun-constraints.txt" $PINS >&2
-    "$py" -c "import torch, monai, onnx, onnxruntime, onnxscript, numpy, nibabel, einops; \
+    "$py" -c "import torch, monai, onnx, onnxruntime, onnxscript, numpy, safetensors, nibabel, einops; \
 print('setup_env: torch', torch.__version__, 'monai', monai.__version__, 'onnx', onnx.__version__, \
 'onnxruntime', onnxruntime.__version__)" >&2
     echo "$want" > "$stamp"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "triton/json.h"
+#include "core/json.h"
 
 static bool fail(char *why, size_t why_len, const char *fmt, ...) {
     va_list ap;
@@ -75,18 +75,18 @@ static bool copy_name(char *dst, const char *src) {
 }
 
 static bool read_tensor(const json_node *t, swt_tensor *out, const char *what, char *why, size_t why_len) {
-    if (!copy_name(out->name, json_text(json_get(t, "name"))))
+    if (!copy_name(out->name, swin_json_text(swin_json_get(t, "name"))))
         return fail(why, why_len, "%s without a name (or a name over %d bytes)", what, SWT_NAME_MAX - 1);
-    const char *dt = json_text(json_get(t, "data_type"));
+    const char *dt = swin_json_text(swin_json_get(t, "data_type"));
     if (!dt || strlen(dt) >= sizeof out->data_type)
         return fail(why, why_len, "%s '%s' has no data_type", what, out->name);
     strcpy(out->data_type, dt);
-    const json_node *dims = json_get(t, "dims");
-    size_t n = json_len(dims);
+    const json_node *dims = swin_json_get(t, "dims");
+    size_t n = swin_json_len(dims);
     if (n > SWT_DIMS_MAX) return fail(why, why_len, "%s '%s' has %zu dims: at most %d", what, out->name, n, SWT_DIMS_MAX);
     out->ndims = (int)n;
     for (size_t i = 0; i < n; i++)
-        if (!parse_ll(json_text(json_at(dims, i)), -1, 1LL << 40, &out->dims[i]) || out->dims[i] == 0)
+        if (!parse_ll(swin_json_text(swin_json_at(dims, i)), -1, 1LL << 40, &out->dims[i]) || out->dims[i] == 0)
             return fail(why, why_len, "%s '%s': dims[%zu] is not -1 or a positive integer", what, out->name, i);
     return true;
 }
@@ -212,32 +212,32 @@ bool swt_config_parse(const char *text, size_t len, swt_config *c, char *why, si
     strcpy(c->model_file, "model.onnx");
 
     char jwhy[160] = "";
-    json_node *root = json_parse(text, len, jwhy, sizeof jwhy);
+    json_node *root = swin_json_parse(text, len, jwhy, sizeof jwhy);
     if (!root) return fail(why, why_len, "model configuration is not valid JSON: %s", jwhy);
     bool ok = false;
     long long n;
-    const json_node *name = json_get(root, "name");
-    if (!copy_name(c->name, json_text(name) ? json_text(name) : "")) {
+    const json_node *name = swin_json_get(root, "name");
+    if (!copy_name(c->name, swin_json_text(name) ? swin_json_text(name) : "")) {
         fail(why, why_len, "model name missing or over %d bytes", SWT_NAME_MAX - 1);
         goto done;
     }
-    const char *mbs = json_text(json_get(root, "max_batch_size"));
+    const char *mbs = swin_json_text(swin_json_get(root, "max_batch_size"));
     if (mbs && !parse_ll(mbs, 0, 1 << 20, &n)) {
         fail(why, why_len, "max_batch_size '%s' is not an integer >= 0", mbs);
         goto done;
     }
     c->max_batch_size = mbs ? (int)n : 0;
-    const char *file = json_text(json_get(root, "default_model_filename"));
+    const char *file = swin_json_text(swin_json_get(root, "default_model_filename"));
     if (file && *file) {
         if (!copy_name(c->model_file, file) || strchr(file, '/')) {
             fail(why, why_len, "default_model_filename '%.60s': a file name in the version folder", file);
             goto done;
         }
     }
-    const json_node *params = json_get(root, "parameters");
+    const json_node *params = swin_json_get(root, "parameters");
     if (params && params->kind == JSON_OBJECT) {
         for (const json_node *p = params->child; p; p = p->next) {
-            const char *v = json_text(json_get(p, "string_value"));
+            const char *v = swin_json_text(swin_json_get(p, "string_value"));
             if (!v) {
                 fail(why, why_len, "parameter '%s' has no string_value", p->key);
                 goto done;
@@ -245,21 +245,21 @@ bool swt_config_parse(const char *text, size_t len, swt_config *c, char *why, si
             if (!read_parameter(c, p->key, v, why, why_len)) goto done;
         }
     }
-    const json_node *ins = json_get(root, "input"), *outs = json_get(root, "output");
-    if (json_len(ins) > 2 || json_len(outs) > 1) {
-        fail(why, why_len, "%zu inputs and %zu outputs: swinrun serves at most 2 inputs and 1 output", json_len(ins),
-             json_len(outs));
+    const json_node *ins = swin_json_get(root, "input"), *outs = swin_json_get(root, "output");
+    if (swin_json_len(ins) > 2 || swin_json_len(outs) > 1) {
+        fail(why, why_len, "%zu inputs and %zu outputs: swinrun serves at most 2 inputs and 1 output", swin_json_len(ins),
+             swin_json_len(outs));
         goto done;
     }
-    c->n_inputs = (int)json_len(ins);
-    c->n_outputs = (int)json_len(outs);
+    c->n_inputs = (int)swin_json_len(ins);
+    c->n_outputs = (int)swin_json_len(outs);
     for (int i = 0; i < c->n_inputs; i++)
-        if (!read_tensor(json_at(ins, (size_t)i), &c->inputs[i], "input", why, why_len)) goto done;
+        if (!read_tensor(swin_json_at(ins, (size_t)i), &c->inputs[i], "input", why, why_len)) goto done;
     for (int i = 0; i < c->n_outputs; i++)
-        if (!read_tensor(json_at(outs, (size_t)i), &c->outputs[i], "output", why, why_len)) goto done;
+        if (!read_tensor(swin_json_at(outs, (size_t)i), &c->outputs[i], "output", why, why_len)) goto done;
     ok = c->mode == SWT_MODE_SEGMENT ? check_segment_tensors(c, why, why_len) : check_window_tensors(c, why, why_len);
 done:
-    json_free(root);
+    swin_json_free(root);
     return ok;
 }
 

@@ -31,6 +31,27 @@ static const struct swin_onnx_tensor *find_index(const struct swin_onnx_index *g
 
 static int64_t rows_of(const int w[3]) { return (int64_t)(2 * w[0] - 1) * (2 * w[1] - 1) * (2 * w[2] - 1); }
 
+bool swin_window_from_index(const int64_t *v, int64_t n, int64_t rows, int window[3])
+{
+    /* every factorisation n = w1 w2 w3 whose table has `rows` rows; the index must match one */
+    for (int a = 1; a <= n; a++) {
+        if (n % a) continue;
+        for (int b = 1; b <= n / a; b++) {
+            if ((n / a) % b) continue;
+            int w[3] = {a, b, (int)(n / a / b)};
+            if (rows_of(w) != rows) continue;
+            bool ok = true;
+            for (int64_t i = 0; i < n && ok; i++)
+                for (int64_t t = 0; t < n && ok; t++) ok = v[i * n + t] == window_rel_index(w, i, t);
+            if (ok) {
+                memcpy(window, w, sizeof w);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_node, int64_t rows, int window[3], swin_error *err)
 {
     const struct swin_onnx_tensor *idx = find_index(g, table_node);
@@ -53,24 +74,9 @@ swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_n
     if (!v) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory reading relative_position_index", g->f->path);
     swin_status st = swin_onnx_tensor_read_i64(g->f, idx, v, (uint64_t)(n * n), err);
     if (st) { free(v); return st; }
-    /* every factorisation n = w1 w2 w3 whose table has `rows` rows; the index must match one */
-    for (int a = 1; a <= n; a++) {
-        if (n % a) continue;
-        for (int b = 1; b <= n / a; b++) {
-            if ((n / a) % b) continue;
-            int w[3] = {a, b, (int)(n / a / b)};
-            if (rows_of(w) != rows) continue;
-            bool ok = true;
-            for (int64_t i = 0; i < n && ok; i++)
-                for (int64_t t = 0; t < n && ok; t++) ok = v[i * n + t] == window_rel_index(w, i, t);
-            if (ok) {
-                memcpy(window, w, sizeof w);
-                free(v);
-                return SWIN_OK;
-            }
-        }
-    }
+    bool found = swin_window_from_index(v, n, rows, window);
     free(v);
+    if (found) return SWIN_OK;
     char m[200];
     snprintf(m, sizeof m, "relative_position_index '%s' (%lld x %lld) matches no window w1 w2 w3 = %lld with a %lld-row bias table",
              idx->name, (long long)n, (long long)n, (long long)n, (long long)rows);

@@ -9,6 +9,10 @@
 /* table_node: the Gather that reads the bias table; rows: the table's row count. */
 swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_node, int64_t rows, int window[3], swin_error *err);
 
+/* The window (w1, w2, w3), w1 w2 w3 = n, whose table has `rows` rows and whose R_full equals
+ * the n x n index v entry by entry; false when none does. */
+bool swin_window_from_index(const int64_t *v, int64_t n, int64_t rows, int window[3]);
+
 /* R_full[i, t] for window w (tokens i, t < w1 w2 w3). */
 static inline int64_t window_rel_index(const int w[3], int64_t i, int64_t t)
 {

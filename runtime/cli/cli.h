@@ -22,6 +22,7 @@ struct cli_args {
     const char *classes;           /* segment: --classes FILE for the DICOM outputs */
     bool with_probs, with_preview, quiet, help;
     int runs;                      /* forward: timed repetitions (default 1) */
+    swin_model_load_params load;   /* --merge-order, --no-normalize */
 };
 
 /* Parses argv[first..argc) for `verb` against the option table. Prints a one-line error and
@@ -35,7 +36,7 @@ const char *cli_verb_name(enum cli_verb verb);
 /* Maps a library status to the exit code: 2 for bad arguments or inputs, 1 otherwise. */
 int cli_exit_code(swin_status st);
 /* Loads the model or prints the loader's one-line error. */
-swin_model_t *cli_load_model(const char *path, int *exit_code);
+swin_model_t *cli_load_model(const char *path, const swin_model_load_params *p, int *exit_code);
 /* "2G", "512M", "123456" -> bytes; nonzero when not a size. */
 int cli_parse_size(const char *s, size_t *out);
 /* "cpu" / "cuda" for a plan's backend, and the plan's storage type. */

@@ -39,6 +39,8 @@ static void usage(FILE *o)
             "      exact bytes a run will use, before anything is allocated\n"
             "  swinrun forward MODEL.onnx IN.npy OUT.npy [--backend B] [--precision P] [--runs N]\n"
             "      one cube through the model, .npy in and out\n"
+            "  Wherever a model is taken, the trained weights work too: a PyTorch checkpoint (.pt, .pth,\n"
+            "  .ckpt) or .safetensors file (what they cannot tell: --merge-order, --no-normalize, --cube)\n"
             "\n"
             "Every verb takes the same option grammar; swinrun VERB --help lists the options of VERB.\n"
             "Three things are called \"window\" in this field; swinrun names them apart: the attention\n"

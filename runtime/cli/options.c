@@ -88,6 +88,16 @@ static const char *st_classes(struct cli_args *a, char **v) { a->classes = v[0];
 static const char *st_rtstruct(struct cli_args *a, char **v) { a->seg.rtstruct_path = v[0]; return NULL; }
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
 static const char *st_half(struct cli_args *a, char **v) { a->ctx.precision = SWIN_PRECISION_FP16; return NULL; }
+static const char *st_no_normalize(struct cli_args *a, char **v) { a->load.no_normalize = true; return NULL; }
+
+static const char *st_merge_order(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "v15")) a->load.merge_order = SWIN_MERGE_ORDER_V15;
+    else if (!strcmp(v[0], "pre15")) a->load.merge_order = SWIN_MERGE_ORDER_PRE15;
+    else if (!strcmp(v[0], "v2")) a->load.merge_order = SWIN_MERGE_ORDER_V2;
+    else return "v15, pre15 or v2";
+    return NULL;
+}
 static const char *st_no_resample(struct cli_args *a, char **v) { a->seg.resample = false; return NULL; }
 static const char *st_no_reorient(struct cli_args *a, char **v) { a->seg.reorient = false; return NULL; }
 static const char *st_no_clip(struct cli_args *a, char **v) { a->seg.intensity_clip = false; return NULL; }
@@ -235,6 +245,11 @@ static const struct cli_option options[] = {
     {"--with-probabilities", NULL, 0, NULL, V_SEGMENT, st_with_probs, "batch: DIR/<name>_probabilities.nii.gz too"},
     {"--with-preview", NULL, 0, NULL, V_SEGMENT, st_with_preview, "batch: DIR/<name>_preview.png too"},
     {"--quiet", "-q", 0, NULL, V_SEGMENT, st_quiet, "no progress bar (there is none when stderr is not a terminal)"},
+    {"--merge-order", NULL, 1, "O", V_ALL, st_merge_order,
+     "patch-merging order the weights were trained with: v15 ('merging', MONAI >= 1.5; a checkpoint's default), "
+     "pre15 ('merging', MONAI < 1.5), v2 ('mergingv2'); an ONNX file's own order otherwise"},
+    {"--no-normalize", NULL, 0, NULL, V_ALL, st_no_normalize,
+     "a checkpoint of a model built with normalize=False (an ONNX file says so itself)"},
     {"--json", NULL, 1, "FILE", V_ALL, st_json,
      "a machine-readable report to FILE ('-' = stdout), written whole or not\n"
      "at all"},
@@ -347,11 +362,11 @@ int cli_exit_code(swin_status st)
     }
 }
 
-swin_model_t *cli_load_model(const char *path, int *exit_code)
+swin_model_t *cli_load_model(const char *path, const swin_model_load_params *p, int *exit_code)
 {
     swin_error err = {0};
     swin_model_t *m = NULL;
-    swin_status st = swin_model_load(path, &m, &err);
+    swin_status st = swin_model_load_ex(path, p, &m, &err);
     if (st) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
         *exit_code = cli_exit_code(st);

@@ -169,7 +169,7 @@ static swin_model_t *open_model(const struct cli_args *a, char *buf, size_t n, c
 {
     *path = find_model(a, buf, n);
     struct stat sb;
-    if (stat(*path, &sb) == 0) return cli_load_model(*path, rc);
+    if (stat(*path, &sb) == 0) return cli_load_model(*path, &a->load, rc);
     const char *env = getenv("SWINRUN_MODEL");
     if (a->model) fprintf(stderr, "swinrun: model %s: %s\n", *path, strerror(errno));
     else if (env && *env) fprintf(stderr, "swinrun: SWINRUN_MODEL=%s: %s\n", *path, strerror(errno));

@@ -21,7 +21,7 @@ int cli_info(const struct cli_args *a)
 {
     int rc = need_args(a, 1, "info", "MODEL.onnx");
     if (rc) return rc;
-    swin_model_t *m = cli_load_model(a->pos[0], &rc);
+    swin_model_t *m = cli_load_model(a->pos[0], &a->load, &rc);
     if (!m) return rc;
     swin_model_info i;
     swin_model_get_info(m, &i);
@@ -51,8 +51,13 @@ int cli_info(const struct cli_args *a)
     }
     if (!a->json || strcmp(a->json, "-")) {
         printf("model          %s\n", a->pos[0]);
-        printf("exporter       %s, opset %d\n", i.exporter, i.opset);
-        if (i.post[0]) printf("processed by   %s\n", i.post);
+        if (i.opset) {
+            printf("exporter       %s, opset %d\n", i.exporter, i.opset);
+            if (i.post[0]) printf("processed by   %s\n", i.post);
+        } else {   /* a PyTorch checkpoint or safetensors file */
+            printf("source         %s\n", i.exporter);
+            printf("config from    %s\n", i.post);
+        }
         printf("weights stored %s\n", i.weight_storage);
         printf("channels       in %d, out %d\n", i.in_channels, i.out_channels);
         printf("feature size   %d\n", i.feature_size);
@@ -67,7 +72,8 @@ int cli_info(const struct cli_args *a)
         printf("use_v2         %s\n", i.use_v2 ? "yes" : "no");
         printf("qkv bias       %s\n", i.qkv_bias ? "yes" : "no");
         printf("patch norm     %s\n", i.patch_norm ? "yes" : "no");
-        printf("CNN norm       %s\n", i.batch_norm ? "batch, folded into the convolutions by the exporter"
+        printf("CNN norm       %s\n", i.batch_norm ? (i.opset ? "batch, folded into the convolutions by the exporter"
+                                                  : "batch, folded into the convolutions at load")
                                    : i.instnorm_affine ? "instance, affine" : "instance");
         printf("downsample     %s\n", i.downsample);
         printf("parameters     %zu\n", i.param_count);
@@ -118,7 +124,7 @@ int cli_plan(const struct cli_args *a)
 {
     int rc = need_args(a, 1, "plan", "MODEL.onnx");
     if (rc) return rc;
-    swin_model_t *m = cli_load_model(a->pos[0], &rc);
+    swin_model_t *m = cli_load_model(a->pos[0], &a->load, &rc);
     if (!m) return rc;
     swin_plan_info p;
     swin_error err = {0};
@@ -201,7 +207,7 @@ int cli_forward(const struct cli_args *a)
         free(x.data);
         return 2;
     }
-    swin_model_t *m = cli_load_model(a->pos[0], &rc);
+    swin_model_t *m = cli_load_model(a->pos[0], &a->load, &rc);
     if (!m) {
         free(x.data);
         return rc;

@@ -29,10 +29,10 @@ static size_t take(const uint8_t **p, const uint8_t *end, void *dst, size_t n) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
     const uint8_t *zero = memchr(bytes, 0, size);
-    size_t json_len = zero ? (size_t)(zero - bytes) : size;
+    size_t swin_json_len = zero ? (size_t)(zero - bytes) : size;
     swt_config c;
     char why[512] = "";
-    if (!swt_config_parse((const char *)bytes, json_len, &c, why, sizeof why)) {
+    if (!swt_config_parse((const char *)bytes, swin_json_len, &c, why, sizeof why)) {
         require(why[0] != '\0' && memchr(why, 0, sizeof why) != NULL);
         return 0;
     }

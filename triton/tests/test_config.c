@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "triton/config.h"
-#include "triton/json.h"
+#include "core/json.h"
 #include "triton/request.h"
 
 static int failures;
@@ -123,16 +123,16 @@ static void test_window_requests(void) {
 static void test_json(void) {
     char why[160];
     const char *t = "{\"a\":[1,\"x\\u00e9\\n\",true,null,{\"b\":-2.5e3}]}";
-    json_node *r = json_parse(t, strlen(t), why, sizeof why);
-    EXPECT(r && json_len(json_get(r, "a")) == 5);
-    EXPECT(!strcmp(json_text(json_at(json_get(r, "a"), 1)), "x\xc3\xa9\n"));
-    EXPECT(!strcmp(json_text(json_get(json_at(json_get(r, "a"), 4), "b")), "-2.5e3"));
-    json_free(r);
+    json_node *r = swin_json_parse(t, strlen(t), why, sizeof why);
+    EXPECT(r && swin_json_len(swin_json_get(r, "a")) == 5);
+    EXPECT(!strcmp(swin_json_text(swin_json_at(swin_json_get(r, "a"), 1)), "x\xc3\xa9\n"));
+    EXPECT(!strcmp(swin_json_text(swin_json_get(swin_json_at(swin_json_get(r, "a"), 4), "b")), "-2.5e3"));
+    swin_json_free(r);
     char deep[200];
     memset(deep, '[', 100);
     memset(deep + 100, ']', 100);
-    EXPECT(!json_parse(deep, sizeof deep, why, sizeof why) && strstr(why, "nested deeper"));
-    EXPECT(!json_parse("\"abc", 4, why, sizeof why) && strstr(why, "unterminated"));
+    EXPECT(!swin_json_parse(deep, sizeof deep, why, sizeof why) && strstr(why, "nested deeper"));
+    EXPECT(!swin_json_parse("\"abc", 4, why, sizeof why) && strstr(why, "unterminated"));
 }
 
 int main(void) {

@@ -1,8 +1,8 @@
-/* A small JSON reader for Triton's model configuration (TRITONSERVER_MessageSerializeToJson):
+/* A small JSON reader (Triton's model configuration, safetensors headers):
  * the whole text parsed into a tree of nodes, then looked up by member name or index.
  * Numbers are kept as their text (protobuf's int64 fields arrive as strings anyway). */
-#ifndef SWIN_TRITON_JSON_H
-#define SWIN_TRITON_JSON_H
+#ifndef SWIN_CORE_JSON_H
+#define SWIN_CORE_JSON_H
 
 #include <stddef.h>
 
@@ -20,15 +20,15 @@ struct json_node {
 
 /* Parses len bytes of text (not necessarily NUL-terminated). NULL on a syntax error or an
  * allocation failure, with a reason in why (why_len bytes). Nesting beyond 64 is refused. */
-json_node *json_parse(const char *text, size_t len, char *why, size_t why_len);
-void json_free(json_node *root);
+json_node *swin_json_parse(const char *text, size_t len, char *why, size_t why_len);
+void swin_json_free(json_node *root);
 
 /* The member `key` of an object; NULL when obj is not an object or has no such member. */
-const json_node *json_get(const json_node *obj, const char *key);
+const json_node *swin_json_get(const json_node *obj, const char *key);
 /* Elements of an array (0 when not an array), and element i (NULL when out of range). */
-size_t json_len(const json_node *arr);
-const json_node *json_at(const json_node *arr, size_t i);
+size_t swin_json_len(const json_node *arr);
+const json_node *swin_json_at(const json_node *arr, size_t i);
 /* The text of a string or number node, NULL otherwise. */
-const char *json_text(const json_node *n);
+const char *swin_json_text(const json_node *n);
 
 #endif

@@ -1,4 +1,4 @@
-#include "triton/json.h"
+#include "core/json.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -147,7 +147,7 @@ static json_node *parse_container(parser *p, int depth, bool object) {
         fail(p, "expected ',' or '%c'", close);
         break;
     }
-    json_free(n);
+    swin_json_free(n);
     return NULL;
 }
 
@@ -202,24 +202,24 @@ static json_node *parse_value(parser *p, int depth) {
     return parse_number(p);
 }
 
-json_node *json_parse(const char *text, size_t len, char *why, size_t why_len) {
+json_node *swin_json_parse(const char *text, size_t len, char *why, size_t why_len) {
     parser p = {.s = text, .end = text + len, .why = why, .why_len = why_len};
     json_node *root = parse_value(&p, 0);
     if (root) {
         skip_space(&p);
         if (p.s != p.end) {
             fail(&p, "text after the value at byte %zu", (size_t)(p.s - text));
-            json_free(root);
+            swin_json_free(root);
             root = NULL;
         }
     }
     return root;
 }
 
-void json_free(json_node *n) {
+void swin_json_free(json_node *n) {
     while (n) {
         json_node *next = n->next;
-        json_free(n->child);
+        swin_json_free(n->child);
         free(n->key);
         free(n->text);
         free(n);
@@ -227,27 +227,27 @@ void json_free(json_node *n) {
     }
 }
 
-const json_node *json_get(const json_node *obj, const char *key) {
+const json_node *swin_json_get(const json_node *obj, const char *key) {
     if (!obj || obj->kind != JSON_OBJECT) return NULL;
     for (const json_node *c = obj->child; c; c = c->next)
         if (strcmp(c->key, key) == 0) return c;
     return NULL;
 }
 
-size_t json_len(const json_node *arr) {
+size_t swin_json_len(const json_node *arr) {
     size_t n = 0;
     if (arr && arr->kind == JSON_ARRAY)
         for (const json_node *c = arr->child; c; c = c->next) n++;
     return n;
 }
 
-const json_node *json_at(const json_node *arr, size_t i) {
+const json_node *swin_json_at(const json_node *arr, size_t i) {
     if (!arr || arr->kind != JSON_ARRAY) return NULL;
     const json_node *c = arr->child;
     while (c && i--) c = c->next;
     return c;
 }
 
-const char *json_text(const json_node *n) {
+const char *swin_json_text(const json_node *n) {
     return n && (n->kind == JSON_STRING || n->kind == JSON_NUMBER) ? n->text : NULL;
 }
