@@ -9,6 +9,8 @@
  * Workspace: a (R, 8C) in the storage type of in. */
 #include "kernels/cuda/gemm.cuh"
 
+#include <climits>
+
 namespace swin_cuda {
 
 /* a[r 8C + m C + ci] = in(2i + o_m0, 2j + o_m1, 2k + o_m2, ci) for output voxel v0 + r.
@@ -25,8 +27,10 @@ __global__ void __launch_bounds__(256) merge_gather(T *a, const T *in, int pitch
     const int oh = ih / 2, ow = iw / 2, lane = threadIdx.x % 32, cu = c / UE;
     const long long wstep = (long long)gridDim.x * 8;
     for (long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32; r < rows; r += wstep) {
-        const long long v = v0 + r, vij = v / ow;
-        const int k = (int)(v - vij * ow), jj = (int)(vij % oh), i = (int)(vij / oh);
+        /* 32-bit decode (the caller checks the output voxels fit): a 64-bit division is a
+         * call whose saved registers spill */
+        const unsigned v = (unsigned)(v0 + r), vij = v / (unsigned)ow;
+        const int k = (int)(v - vij * (unsigned)ow), jj = (int)(vij % (unsigned)oh), i = (int)(vij / (unsigned)oh);
         U *dst = (U *)(a + r * 8 * c);
         for (int m = 0; m < 8; m++) {
             const int o = order >> (3 * m);
@@ -67,6 +71,9 @@ static int patch_merge_typed(struct swin_cuda_backend *be, struct swin_vol out, 
         !swin_cuda_weight(be, "patch_merge", "red_w", red_w, (size_t)c8 * out.c, &rw))
         return SWIN_ERR_ARG;
     const long long nout = (long long)swin_vol_voxels(out), rmax = merge_rows(be, nout, in.c, sizeof(T));
+    if (nout > (long long)UINT_MAX)
+        return swin_cuda_fail(be, SWIN_ERR_ARG, "patch_merge: %lld output voxels: at most %u (use a smaller cube)",
+                              nout, UINT_MAX);
     T *a = (T *)swin_cuda_align_ptr(ws);
     /* 16-byte units: C and the pitch whole units, in 16-byte aligned (a is, and its rows of
      * 8C elements are whole units then) */

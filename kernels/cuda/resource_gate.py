@@ -71,16 +71,11 @@ EXEMPT = {
 # gets worse, or spills on another target, and when one is clean (then remove its line).
 #   gemm_tiled<4, Im2colA<float>>: the element-wise im2col fallback, which float32 takes only
 #     when a tap offset passes int;
-#   merge_gather<T, uint4>: sm_90 only, 40 registers: not register pressure but the registers
-#     saved around the call of the 64-bit division routine (v / ow, once per row; with int
-#     indices it compiles without spills).
 KNOWN_SPILLS = {
     ("gemm_tiled<4, Im2colA<float>, StoreRows<float> >", "sm_80"): (4, 8, 8),
     ("gemm_tiled<4, Im2colA<float>, StoreRows<float> >", "sm_86"): (4, 8, 8),
     ("gemm_tiled<4, Im2colA<float>, StoreRows<float> >", "sm_89"): (4, 8, 8),
     ("gemm_tiled<4, Im2colA<float>, StoreRows<float> >", "sm_90"): (8, 16, 8),
-    ("merge_gather<__half, uint4>", "sm_90"): (12, 16, 8),
-    ("merge_gather<float, uint4>", "sm_90"): (12, 16, 8),
 }
 
 
