@@ -44,11 +44,33 @@ static const struct pk_value *find_state_dict(const struct pk_value *root, char 
     return NULL;
 }
 
+/* The first value of dict d (or of a dict under one of its keys) that is an unknown global
+ * or the placeholder of calling one, where a tensor of a state dict would be; its key in key. */
+static const struct pk_value *find_placeholder(const struct pk_value *d, const char **key, int depth)
+{
+    for (size_t i = 1; d && d->kind == PK_DICT && i < d->n; i += 2) {
+        const struct pk_value *v = d->items[i];
+        if (v->kind == PK_OBJECT || v->kind == PK_GLOBAL) {
+            *key = d->items[i - 1]->kind == PK_STR ? d->items[i - 1]->s : "?";
+            return v;
+        }
+        const struct pk_value *w = depth ? find_placeholder(v, key, depth - 1) : NULL;
+        if (w) return w;
+    }
+    return NULL;
+}
+
 static swin_status no_state_dict(const struct swin_ckpt_file *c, const struct pk_value *root, swin_error *err)
 {
     if (root->kind == PK_OBJECT || root->kind == PK_GLOBAL)
         return FAIL(SWIN_ERR_MODEL, "%s: holds a pickled '%s' object, not a state dict (swinrun runs nothing from a pickle): save "
                     "model.state_dict() instead", c->path, root->s);
+    const char *key = NULL;
+    const struct pk_value *ph = find_placeholder(root, &key, 2);
+    if (ph)
+        return FAIL(SWIN_ERR_MODEL, "%s: '%s' holds a pickled '%s' %s where a state dict has tensors (swinrun runs nothing "
+                    "from a pickle): save model.state_dict() instead", c->path, key, ph->s,
+                    ph->kind == PK_OBJECT ? "call" : "global");
     char keys[200] = "";
     size_t o = 0;
     for (size_t i = 0; root->kind == PK_DICT && i < root->n && o < sizeof keys - 1; i += 2)

@@ -64,6 +64,8 @@ def main(argv: list[str]) -> int:
     torch.save(evil, p("posix_system.pt"))
     torch.save(Call(eval, f"open('{work}/builtins_eval/ran', 'w')"), p("builtins_eval.pt"))
     torch.save({"state_dict": sd, "best_acc": Call(os.system, f"touch {work}/extra_placeholder/ran")}, p("extra_placeholder.pt"))
+    # no tensor at all: the one would-be weight is the call
+    torch.save({"state_dict": {"x": Call(os.system, f"touch {work}/only_placeholder/ran")}}, p("only_placeholder.pt"))
     # container
     with open(good, "rb") as f:
         blob = f.read()
