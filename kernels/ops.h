@@ -17,7 +17,8 @@
  *     prints, exits or allocates; the backend's context `be` holds threads and its
  *     last error message;
  *   - `ws`/`ws_bytes` is scratch from the planned arena, at least what the matching
- *     *_ws query returned for the same shapes (the query is a pure function of them);
+ *     *_ws query returned for the same shapes (the query is a pure function of them and
+ *     of settings fixed when `be` was created, e.g. the CUDA backend's chunk budget);
  *   - weights are in the layouts documented in core/model.h;
  *   - an op may run in place only where its contract says so.
  */
