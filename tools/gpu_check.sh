@@ -9,6 +9,7 @@
 #                                NIfTI, OpenBLAS, zlib's headers), the MONAI wheel, the f12_c32_ts
 #                                case with its ONNX Runtime CPU logits, and MANIFEST (sha256);
 #                                prints the size of tree + carry (a call carries at most 64 MiB)
+#   tools/gpu_check.sh size      prints the size of tree + carry against the 56 MiB budget
 #   tools/gpu_image_sim.sh       runs the steps below up to the first that needs a GPU with the
 #                                image's gaps simulated (CI runs it)
 # On the GPU machine:
