@@ -19,7 +19,7 @@ if(TARGET swin_cuda)
   string(APPEND SWIN_STATIC_PC " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lstdc++")
 endif()
 if(SWIN_DICOM)
-  # DICOM (runtime/dicom/) links DCMTK's shared libraries and the C++ runtime
+  # DICOM (formats/dicom/) links DCMTK's shared libraries and the C++ runtime
   list(APPEND SWIN_STATIC_DEPS dcmdata dcmjpeg dcmjpls oflog ofstd stdc++)
   string(APPEND SWIN_STATIC_PC " -ldcmdata -ldcmjpeg -ldcmjpls -loflog -lofstd -lstdc++")
 endif()

@@ -1,4 +1,4 @@
-#include "runtime/atomic_file.h"
+#include "fileio/atomic_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/tempfiles.h"
+#include "fileio/tempfiles.h"
 
 swin_status swin_atomic_file_open(struct swin_atomic_file *af, const char *path, swin_error *err)
 {

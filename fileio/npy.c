@@ -1,4 +1,4 @@
-#include "runtime/npy.h"
+#include "fileio/npy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/atomic_file.h"
+#include "fileio/atomic_file.h"
 
 /* Parses "(1, 14, 32, 32, 32)" or "(5,)" into shape; returns ndim or -1. */
 static int parse_shape(const char *s, size_t *shape)

@@ -1,4 +1,4 @@
-#include "runtime/tempfiles.h"
+#include "fileio/tempfiles.h"
 
 #include <stdatomic.h>
 #include <stddef.h>

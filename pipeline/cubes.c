@@ -1,4 +1,4 @@
-#include "runtime/pipeline/windows.h"
+#include "pipeline/cubes.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/pipeline/label_stats.h"
+#include "pipeline/label_stats.h"
 
 swin_status swin_stats_begin(struct swin_stats_acc *a, int classes, swin_error *err)
 {

@@ -1,4 +1,4 @@
-#include "runtime/pipeline/png.h"
+#include "pipeline/png.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /* Minimal PNG writer: 8-bit RGB, zlib-compressed, into a temporary file that the caller
- * publishes (runtime/atomic_file.h). */
+ * publishes (fileio/atomic_file.h). */
 #ifndef SWIN_PIPELINE_PNG_H
 #define SWIN_PIPELINE_PNG_H
 
 #include <stdint.h>
 
-#include "runtime/atomic_file.h"
+#include "fileio/atomic_file.h"
 #include "core/status.h"
 
 /* rgb: height rows of width * 3 bytes, top row first. Leaves *af finished, for the caller

@@ -1,9 +1,9 @@
-#include "runtime/pipeline/preview.h"
+#include "pipeline/preview.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "runtime/pipeline/png.h"
+#include "pipeline/png.h"
 
 /* Distinct colours for labels 1..N (cycled beyond). */
 static const uint8_t palette[][3] = {

@@ -1,4 +1,4 @@
-#include "runtime/pipeline/resample.h"
+#include "pipeline/resample.h"
 
 #include <math.h>
 #include <stdlib.h>

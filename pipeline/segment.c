@@ -1,16 +1,16 @@
-#include "runtime/pipeline/segment.h"
+#include "pipeline/segment.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "runtime/atomic_file.h"
-#include "runtime/pipeline/label_stats.h"
-#include "runtime/pipeline/nifti_io.h"
-#include "runtime/pipeline/preview.h"
-#include "runtime/pipeline/resample.h"
-#include "runtime/pipeline/windows.h"
+#include "fileio/atomic_file.h"
+#include "pipeline/label_stats.h"
+#include "formats/nifti/nifti_io.h"
+#include "pipeline/preview.h"
+#include "pipeline/resample.h"
+#include "pipeline/cubes.h"
 
 struct swin_pipeline swin_pipeline_defaults(void)
 {

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/pipeline/sliding.h"
+#include "pipeline/sliding.h"
 #include "runtime/swinrun.h"
 
 struct swin_pipeline {

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/dicom/series.h"
-#include "runtime/pipeline/label_stats.h"
-#include "runtime/pipeline/segment.h"
+#include "formats/dicom/series.h"
+#include "pipeline/label_stats.h"
+#include "pipeline/segment.h"
 
 swin_segment_params swin_segment_default_params(void)
 {

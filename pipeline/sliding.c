@@ -1,4 +1,4 @@
-#include "runtime/pipeline/sliding.h"
+#include "pipeline/sliding.h"
 
 #include <stdlib.h>
 #include <string.h>

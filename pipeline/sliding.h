@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "runtime/pipeline/windows.h"
+#include "pipeline/cubes.h"
 #include "core/status.h"
 
 /* in: (1, roi0, roi1, roi2) float32; out: (out_channels, roi0, roi1, roi2) logits. */

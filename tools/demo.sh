@@ -5,8 +5,8 @@
 #   The default model is MONAI's BTCV Swin UNETR configuration (feature size 48, 1 input
 #   channel, 14 organ classes, 96^3 export cube) with random weights: no weights can be
 #   downloaded here, so the labels are not anatomy. Give your own export with
-#   SWINRUN_MODEL=/path/model.onnx (tools/export_swin_unetr.py --checkpoint makes one).
-#   The CT is a synthetic abdominal phantom (tools/make_ct_phantom.py): int16 HU, LPS,
+#   SWINRUN_MODEL=/path/model.onnx (tools/export/export_swin_unetr.py --checkpoint makes one).
+#   The CT is a synthetic abdominal phantom (tools/export/make_ct_phantom.py): int16 HU, LPS,
 #   1.2 x 1.2 x 2.5 mm, 240 x 240 x 96 voxels.
 # Also checks one window's logits against ONNX Runtime on the same file and input.
 # Usage: tools/demo.sh [WORKDIR]   (default: demo/ in the repository, git-ignored)
@@ -19,8 +19,8 @@ mkdir -p "$work"
 step() { printf '\n== %s\n' "$*"; }
 
 step "environment"
-tools/setup_env.sh
-py="$(tools/setup_env.sh --print-python)"
+tools/ci/setup_env.sh
+py="$(tools/ci/setup_env.sh --print-python)"
 
 step "build"
 cmake -S . -B build -DSWIN_PYTHON="$py" > build-configure.log || { cat build-configure.log; exit 1; }
@@ -29,10 +29,10 @@ cmake --build build -j "$(nproc)" --target swinrun
 model="${SWINRUN_MODEL:-$work/swin_unetr_btcv_f48.onnx}"
 if [ ! -f "$model" ]; then
     step "export the default model (MONAI SwinUNETR f=48, 96^3, random weights, seed 0)"
-    "$py" tools/export_swin_unetr.py --feature-size 48 --in-channels 1 --out-channels 14 \
+    "$py" tools/export/export_swin_unetr.py --feature-size 48 --in-channels 1 --out-channels 14 \
         --size 96 96 96 --exporter torchscript --seed 0 --out "$model"
 fi
-[ -f "$work/ct.nii.gz" ] || "$py" tools/make_ct_phantom.py "$work/ct.nii.gz"
+[ -f "$work/ct.nii.gz" ] || "$py" tools/export/make_ct_phantom.py "$work/ct.nii.gz"
 
 step "swinrun info"
 build/swinrun info "$model"
@@ -49,10 +49,10 @@ step "segment the CT (sliding 96^3 windows, overlap 0.5, labels on the CT's grid
     --preview "$work/preview.png" --json "$work/segment.json"
 
 step "one window against ONNX Runtime (same file, same input)"
-"$py" tools/ort_reference.py "$model" --shape 1 1 96 96 96 --seed 0 \
+"$py" tools/export/ort_reference.py "$model" --shape 1 1 96 96 96 --seed 0 \
     --save-input "$work/input.npy" --out "$work/logits_ort.npy" > /dev/null
 build/swinrun forward "$model" "$work/input.npy" "$work/logits_swinrun.npy"
-"$py" tools/check_logits.py "$work/logits_swinrun.npy" "$work/logits_ort.npy"
+"$py" tools/export/check_logits.py "$work/logits_swinrun.npy" "$work/logits_ort.npy"
 
 step "outputs"
 echo "label map  $work/labels.nii.gz (uint8, the CT's affine: overlay it on $work/ct.nii.gz)"

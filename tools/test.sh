@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
-#   1. apt packages and the Python venv (tools/setup_env.sh, cached in ~/.cache/swinrun),
-#      the Triton venv (tools/setup_triton.sh: tritonserver + tritonclient, cached too);
-#   2. the exported test models and their ONNX Runtime references (tools/make_test_data.sh,
+#   1. apt packages and the Python venv (tools/ci/setup_env.sh, cached in ~/.cache/swinrun),
+#      the Triton venv (tools/ci/setup_triton.sh: tritonserver + tritonclient, cached too);
+#   2. the exported test models and their ONNX Runtime references (tools/export/make_test_data.sh,
 #      incremental, in test-data/);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
 #   4. the CUDA emulator's, unit, fault-injection and load tests again under AddressSanitizer
 #      + UBSan with leak detection (build-asan/), and the Triton backend's window, segment and
 #      error tests with the instrumented backend;
-#   5. tools/gpu_image_sim.sh: tools/gpu_check.sh, with what the GPU image lacks hidden, up to
+#   5. tools/gpu/gpu_image_sim.sh: tools/gpu/gpu_check.sh, with what the GPU image lacks hidden, up to
 #      its first step that needs a GPU (docs/gpu_check.md);
 #   6. the shared-model load test under ThreadSanitizer, two threads per context (build-tsan/:
 #      only that test and the library, CPU backend, no nvcc; both settings by hand:
@@ -33,13 +33,13 @@ fi
 step() { printf '\n== %s\n' "$*"; }
 
 step "environment"
-tools/setup_env.sh
-py="$(tools/setup_env.sh --print-python)"
-tools/setup_triton.sh
-triton_py="$(tools/setup_triton.sh --print-python)"
+tools/ci/setup_env.sh
+py="$(tools/ci/setup_env.sh --print-python)"
+tools/ci/setup_triton.sh
+triton_py="$(tools/ci/setup_triton.sh --print-python)"
 
 step "test models and ONNX Runtime references"
-tools/make_test_data.sh "${slow[@]}" "$repo/test-data"
+tools/export/make_test_data.sh "${slow[@]}" "$repo/test-data"
 
 step "build"
 cmake -S . -B build -DSWIN_PYTHON="$py" -DSWIN_TEST_DATA="$repo/test-data" \
@@ -50,7 +50,7 @@ cmake --build build -j "$jobs"
 step "tests"
 (cd build && ctest --output-on-failure -j "$jobs" "${skip_slow[@]}" "$@")
 
-if [ -d kernels/emu ]; then
+if [ -d tests/cuemu ]; then
     step "CUDA emulator, unit, fault-injection and load tests under AddressSanitizer + UBSan"
     cmake -S . -B build-asan -DSWIN_SANITIZE=address,undefined -DSWIN_PYTHON="$py" \
         -DSWIN_TEST_DATA="$repo/test-data" -DSWIN_TRITON=ON -DSWIN_TRITON_PYTHON="$triton_py" \
@@ -67,7 +67,7 @@ if [ -d kernels/emu ]; then
 fi
 
 step "the GPU check on a simulated GPU image, up to its first step that needs a GPU"
-tools/gpu_image_sim.sh
+tools/gpu/gpu_image_sim.sh
 
 step "four contexts on one model in four threads under ThreadSanitizer"
 cmake -S . -B build-tsan -DSWIN_SANITIZE=thread -DCMAKE_CUDA_COMPILER=NOTFOUND -DSWIN_PYTHON="$py" \

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cli/cli.h"
+#include "apps/cli/cli.h"
 
 #define CLASSES_FILE_MAX (1 << 20)
 

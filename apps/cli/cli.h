@@ -1,4 +1,4 @@
-/* The swinrun verbs and their one option grammar (runtime/cli/options.c). */
+/* The swinrun verbs and their one option grammar (apps/cli/options.c). */
 #ifndef SWIN_CLI_H
 #define SWIN_CLI_H
 
@@ -44,13 +44,13 @@ const char *cli_backend_name(swin_backend b);
 const char *cli_dtype_name(const swin_plan_info *p);
 
 /* A JSON report: to stdout for "-", else to a temporary file renamed over the path when
- * complete (runtime/atomic_file.h). */
+ * complete (fileio/atomic_file.h). */
 struct cli_json;
 swin_status cli_json_open(struct cli_json **j, const char *path, FILE **f, swin_error *err);
 swin_status cli_json_commit(struct cli_json *j, swin_error *err);
 void json_string(FILE *f, const char *s);
 
-/* Reads --classes FILE into sp->dicom_classes (runtime/cli/classes.c); prints why not and
+/* Reads --classes FILE into sp->dicom_classes (apps/cli/classes.c); prints why not and
  * returns the exit code. */
 int cli_load_classes(const char *path, swin_segment_params *sp);
 void cli_free_classes(void);
@@ -61,7 +61,7 @@ int cli_forward(const struct cli_args *a);
 int cli_segment(const struct cli_args *a);
 
 #ifdef SWINRUN_EMULATED_CUDA
-/* swinrun_emu (runtime/cli/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's
+/* swinrun_emu (apps/cli/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's
  * high-water mark equals p->total_bytes; prints one line on stderr when it does. */
 swin_status cli_emu_check_device_bytes(const swin_plan_info *p, swin_error *err);
 #endif

@@ -1,12 +1,12 @@
-/* swinrun_emu only: the CUDA backend runs on the emulator (kernels/emu), which counts every
+/* swinrun_emu only: the CUDA backend runs on the emulator (tests/cuemu), which counts every
  * byte of device memory. A CUDA context allocates its weights, its fixed scratch and the
  * planned arena and nothing else, so after a run the emulated device's high-water mark must
  * equal the plan's total: a kernel wrapper that allocates behind the plan's back, or a
  * plan that under-counts, shows up here. */
 #include <stdio.h>
 
-#include "kernels/emu/cuemu_api.h"
-#include "runtime/cli/cli.h"
+#include "tests/cuemu/cuemu_api.h"
+#include "apps/cli/cli.h"
 
 swin_status cli_emu_check_device_bytes(const swin_plan_info *p, swin_error *err)
 {

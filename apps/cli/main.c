@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cli/cli.h"
-#include "runtime/dicom/series.h"
+#include "apps/cli/cli.h"
+#include "formats/dicom/series.h"
 #include "runtime/swinrun.h"
 
 /* swinrun_emu (SWINRUN_EMULATED_CUDA) is the same CLI with the CUDA backend built against
@@ -12,7 +12,7 @@
 #ifdef SWINRUN_EMULATED_CUDA
 #define BUILD_NOTE " (CUDA backend emulated on the CPU)"
 #define BUILD_HELP                                                                                     \
-    "This is swinrun_emu, a test build: the CUDA backend is emulated on the CPU (kernels/emu), so\n"    \
+    "This is swinrun_emu, a test build: the CUDA backend is emulated on the CPU (tests/cuemu), so\n"    \
     "--backend cuda runs the CUDA kernels here, slowly; forward also checks that the emulated\n"       \
     "device's high-water mark equals the planned total bytes.\n"                                      \
     "\n"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/atomic_file.h"
-#include "runtime/cli/cli.h"
+#include "fileio/atomic_file.h"
+#include "apps/cli/cli.h"
 
 #define V_INFO (1u << CLI_INFO)
 #define V_PLAN (1u << CLI_PLAN)

@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/atomic_file.h"
-#include "runtime/cli/cli.h"
-#include "runtime/dicom/series.h"
-#include "runtime/tempfiles.h"
+#include "fileio/atomic_file.h"
+#include "apps/cli/cli.h"
+#include "formats/dicom/series.h"
+#include "fileio/tempfiles.h"
 
 /* --model, else $SWINRUN_MODEL, else $XDG_DATA_HOME/swinrun/model.onnx (~/.local/share). */
 static const char *find_model(const struct cli_args *a, char *buf, size_t n)
@@ -176,7 +176,7 @@ static swin_model_t *open_model(const struct cli_args *a, char *buf, size_t n, c
     else
         fprintf(stderr,
                 "swinrun: no model found at %s: give --model FILE or set SWINRUN_MODEL (export one with "
-                "tools/export_swin_unetr.py)\n",
+                "tools/export/export_swin_unetr.py)\n",
                 *path);
     *rc = 2;
     return NULL;

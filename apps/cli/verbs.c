@@ -4,9 +4,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/cli/cli.h"
-#include "runtime/atomic_file.h"
-#include "runtime/npy.h"
+#include "apps/cli/cli.h"
+#include "fileio/atomic_file.h"
+#include "fileio/npy.h"
 
 static const double MiB = 1024.0 * 1024.0;
 

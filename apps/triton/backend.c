@@ -1,7 +1,7 @@
 /* libtriton_swinrun.so: the Triton Inference Server backend API (1.19) over swinrun's public
  * API (runtime/swinrun.h). One swin_model_t per Triton model, one swin_context_t per model
  * instance; requests run one after another on the instance's context, so the forward pass
- * allocates nothing. Modes and parameters: triton/README.md. */
+ * allocates nothing. Modes and parameters: apps/triton/README.md. */
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,9 +10,9 @@
 #include <time.h>
 
 #include "runtime/swinrun.h"
-#include "triton/config.h"
-#include "triton/request.h"
-#include "triton/triton_api.h"
+#include "apps/triton/config.h"
+#include "apps/triton/request.h"
+#include "apps/triton/triton_api.h"
 
 typedef struct model_state {
     swt_config cfg;

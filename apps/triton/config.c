@@ -1,4 +1,4 @@
-#include "triton/config.h"
+#include "apps/triton/config.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-#include "triton/request.h"
+#include "apps/triton/request.h"
 
 #include <math.h>
 #include <stdarg.h>

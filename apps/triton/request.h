@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "triton/config.h"
+#include "apps/triton/config.h"
 
 /* What one instance's context runs: input (Ci, D, H, W) -> logits (Co, D, H, W). */
 typedef struct swt_window_geom {

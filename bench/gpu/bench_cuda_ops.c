@@ -1,12 +1,12 @@
 /* Timing of the CUDA ops at the f=48, 96^3 shapes of the forward pass, beside cuDNN and
  * cuBLAS on the same shapes (the yardstick, yardstick.h), for a session that has a GPU
- * (nvcc build: build-cuda/tests/cuda/bench_cuda_ops_gpu):
+ * (nvcc build: build-cuda/tests/kernels/cuda/bench_cuda_ops_gpu):
  *
  *   bench_cuda_ops_gpu [--reps N] [--div D] [--half] [--json FILE] [--max-channels C]
  *
  * Three tables:
  *   ops     the heavy ops of stage 0 and full resolution, with GFLOP/s and GB/s (FLOPs and
- *           compulsory DRAM bytes counted as in kernels/cuda/estimates.py), among them a
+ *           compulsory DRAM bytes counted as in bench/gpu/estimates.py), among them a
  *           full-resolution conv with its instance norm twice: the norm's statistics kept
  *           by the conv (conv3d's stats, as the forward runs it) and read from its output;
  *   conv    every distinct conv3d shape of the forward (encoder, patch embedding, decoders,
@@ -40,7 +40,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/common/check.h"
-#include "tests/cuda/yardstick.h"
+#include "tests/kernels/cuda/yardstick.h"
 
 static enum swin_dtype dtype = SWIN_F32;
 static char *flat;

@@ -1,6 +1,6 @@
-/* Cost of one __syncthreads() in the CUDA emulator (kernels/emu) for one block.
+/* Cost of one __syncthreads() in the CUDA emulator (tests/cuemu) for one block.
  *
- *   build-emu/tests/emu/bench_emu_syncthreads [threads] [barriers]
+ *   build-emu/tests/cuemu/selftest/bench_emu_syncthreads [threads] [barriers]
  *
  * Times a block of `threads` (default 256) that passes `barriers` (default 20000)
  * barriers, minus the same launch with no barrier loop, divided by `barriers`. Under

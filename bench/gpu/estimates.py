@@ -2,7 +2,7 @@
 """Per-kernel FLOPs, DRAM bytes and roofline time estimates of the CUDA backend's forward
 pass (runtime/forward.c order), for kernels/cuda/README.md.
 
-    python3 kernels/cuda/estimates.py [--f 48] [--cube 96] [--ci 1] [--co 14] [--half]
+    python3 bench/gpu/estimates.py [--f 48] [--cube 96] [--ci 1] [--co 14] [--half]
 
 ESTIMATES, nothing measured: time = max(FLOPs / peak, bytes / peak DRAM bandwidth),
 the roofline lower bound from the vendors' peak figures. The peak is FP32 (non-tensor)
@@ -18,7 +18,7 @@ import os
 import sys
 from collections import OrderedDict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sass"))
 from gemm_shapes import gemm_splits  # noqa: E402
 
 PEAKS = {  # FP32 non-tensor FLOP/s, FP16 tensor (dense, FP32 accumulate) FLOP/s, DRAM bytes/s
@@ -32,7 +32,7 @@ GEMM = "gemm_tiled"  # the GEMM kernel: gemm_wmma with --half
 
 class Tally:
     """Per kernel label: (FLOPs, bytes, launches); for the GEMMs also the list of their
-    shapes (M, N, K, batch), which bench/sass_census.py turns into k-steps."""
+    shapes (M, N, K, batch), which bench/sass/sass_census.py turns into k-steps."""
 
     def __init__(self):
         self.k = OrderedDict()
@@ -40,7 +40,7 @@ class Tally:
         self.work = OrderedDict()
 
     def add(self, kernel, flops, nbytes, launches=1, gemm=None, work=None):
-        """work: for bench/window_estimate.py, the launch as the code issues it: dict with
+        """work: for bench/gpu/window_estimate.py, the launch as the code issues it: dict with
         'launches' (the chunked launch count) and the kernel's loop sizes (see there)."""
         f, b, n = self.k.get(kernel, (0, 0, 0))
         self.k[kernel] = (f + flops, b + nbytes, n + launches)

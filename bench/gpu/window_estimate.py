@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Whole-window time ESTIMATE of the f=48 96^3 CUDA forward pass: every kernel it launches,
-from the machine-code census (bench/sass_census.py) and the launch list of
-kernels/cuda/estimates.py (shapes, chunked launch counts, compulsory DRAM bytes).
+from the machine-code census (bench/sass/sass_census.py) and the launch list of
+bench/gpu/estimates.py (shapes, chunked launch counts, compulsory DRAM bytes).
 
-    python3 bench/window_estimate.py --census-json bench/results/sass_census.json [--md OUT.md]
+    python3 bench/gpu/window_estimate.py --census-json bench/results/sass_census.json [--md OUT.md]
 
 Per kernel (summed over its launches), all ESTIMATES, nothing measured:
     time = max(issue-bound, math-bound, DRAM-bound) + launches x LAUNCH_US
@@ -43,9 +43,9 @@ import math
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "kernels", "cuda"))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "gpu"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "sass"))
 
 import sass_census as sc  # noqa: E402
 
@@ -188,7 +188,7 @@ def all_windows(result):
 
 def markdown(windows):
     out = ["## Whole-window time, f=48 at 96^3, every kernel launched: ESTIMATES", "",
-           "From `bench/window_estimate.py`; nothing measured. Per kernel: max(issue-bound from the SASS main "
+           "From `bench/gpu/window_estimate.py`; nothing measured. Per kernel: max(issue-bound from the SASS main "
            "loop x its warp iterations, math-bound of the GEMMs and convs (padded tile FLOPs / FP32 or tensor "
            "pipe peak), DRAM-bound from the compulsory bytes read + written) + launches x "
            f"{LAUNCH_US:g} us (per-launch overhead: an ASSUMPTION). DRAM bandwidth: "

@@ -1,7 +1,7 @@
 /* Times the CPU ops at Swin UNETR f=48, 96^3 shapes and prints GFLOP/s (2 flops per MAC).
  * Not a test (no naive check; the op tests do that):
  *   bench_cpu_ops [threads] [reps] [conv|convt|norm|swin|merge] [avx512|avx2|baseline] */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>

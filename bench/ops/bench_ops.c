@@ -13,7 +13,7 @@
  *   patch_merge         2 Vout 8C 2C                        (the reduction; LN not counted)
  *   instnorm_act        ~8 per element (memory-bound: GB/s is the number to read)
  * Times: median and min over --reps calls after one untimed call. The inputs are random; the
- * op tests (tests/ops) check correctness, --check here only checks that outputs are finite.
+ * op tests (tests/kernels/cpu) check correctness, --check here only checks that outputs are finite.
  */
 #define _GNU_SOURCE
 #include <math.h>

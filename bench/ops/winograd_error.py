@@ -7,7 +7,7 @@ kernels/cpu/winograd.c does). Prints max|err| / max|ref| and the RMS ratio per m
 This is why the CPU backend uses F(2x2x2, 3x3x3) only: F(4x4x4, 3x3x3) (216 points, the
 transform constants 4, 5, 8 and 1/24) is about 100x less accurate than direct float32.
 
-    python bench/winograd_error.py [--cin 48 192] [--cout 16] [--size 12]
+    python bench/ops/winograd_error.py [--cin 48 192] [--cout 16] [--size 12]
 """
 import argparse
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The per-volume reference of bench/swinbench.py: MONAI's CT pipeline with ONNX Runtime as the
-predictor, the same steps as `swinrun IN.nii.gz OUT.nii.gz` (runtime/pipeline/segment.h):
+"""The per-volume reference of bench/peers/swinbench.py: MONAI's CT pipeline with ONNX Runtime as the
+predictor, the same steps as `swinrun IN.nii.gz OUT.nii.gz` (pipeline/segment.h):
 
   LoadImage -> Orientation("RAS") -> Spacing(1.5, 1.5, 2.0, bilinear) ->
   ScaleIntensityRange(-175, 250 -> 0, 1, clip) -> sliding_window_inference(roi = the model's

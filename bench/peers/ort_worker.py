@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""ONNX Runtime side of bench/swinbench.py: one configuration per process.
+"""ONNX Runtime side of bench/peers/swinbench.py: one configuration per process.
 
   ort_worker.py MODEL.onnx IN.npy --config NAME [--threads N]
 
 NAME is one of CONFIGS below. The process creates one InferenceSession and then speaks the
-line protocol of bench/worker_protocol.py ("run" is one sess.run() of the window).
+line protocol of bench/peers/worker_protocol.py ("run" is one sess.run() of the window).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The peers of bench/swinbench.py other than ONNX Runtime: one configuration per process.
+"""The peers of bench/peers/swinbench.py other than ONNX Runtime: one configuration per process.
 
   peer_worker.py MODEL.onnx IN.npy --config NAME [--threads N] [--seed S]
 
@@ -8,8 +8,8 @@ NAME is one of CONFIGS below. The line protocol of bench/worker_protocol.py.
 OpenVINO reads the ONNX file itself. PyTorch runs MONAI's SwinUNETR eagerly (on the CPU, or
 on the GPU: the window goes up and the logits come back inside each timed run, as swinrun's
 worker does; cuDNN's autotuning is left at PyTorch's default, off) with the
-configuration of model.json next to the ONNX file (written by tools/export_swin_unetr.py)
-and that export's randomised weights: tools/export_swin_unetr.py's randomize(seed) (seed from
+configuration of model.json next to the ONNX file (written by tools/export/export_swin_unetr.py)
+and that export's randomised weights: tools/export/export_swin_unetr.py's randomize(seed) (seed from
 --seed, else the --seed of the export's cmdline.txt, else 0), then checked against every ONNX
 initializer whose name and shape match a parameter (the exporters keep most names); a
 mismatch is an error, so the weights are the export's or the worker refuses to run.
@@ -34,7 +34,7 @@ CONFIGS = {
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 def export_seed(model: str, seed: int | None) -> int:
@@ -78,7 +78,7 @@ def make_torch(model: str, config: str, threads: int, seed: int | None):
     import onnx
     import torch
     from onnx import numpy_helper
-    sys.path.insert(0, os.path.join(REPO, "tools"))
+    sys.path.insert(0, os.path.join(REPO, "tools", "export"))
     import export_swin_unetr as ex
     cfg_path = os.path.join(os.path.dirname(os.path.abspath(model)), "model.json")
     try:

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """swinbench: swinrun against ONNX Runtime, OpenVINO and PyTorch on the same ONNX file and input, in one run.
 
-  PY=$(tools/setup_env.sh --print-python)
-  $PY bench/swinbench.py --export --feature-size 48 --cube 96 96 96 --runs 3
-  $PY bench/swinbench.py --model test-data/f12_c32_ts/model.onnx --input test-data/f12_c32_ts/input.npy
+  PY=$(tools/ci/setup_env.sh --print-python)
+  $PY bench/peers/swinbench.py --export --feature-size 48 --cube 96 96 96 --runs 3
+  $PY bench/peers/swinbench.py --model test-data/f12_c32_ts/model.onnx --input test-data/f12_c32_ts/input.npy
 
 Configurations (each in its own process, so that peak RSS does not mix):
   ort-cpu           ONNX Runtime CPU provider, defaults
@@ -11,14 +11,14 @@ Configurations (each in its own process, so that peak RSS does not mix):
   ort-cpu-samereq   ONNX Runtime CPU provider, arena_extend_strategy kSameAsRequested
   ort-cuda          ONNX Runtime CUDA provider, defaults                        (GPU only)
   ort-cuda-lowmem   CUDA provider, cudnn_conv_use_max_workspace=0 + kSameAsRequested (GPU only)
-  ov-cpu-f32        OpenVINO CPU plugin, INFERENCE_PRECISION_HINT=f32            (bench/peer_worker.py)
+  ov-cpu-f32        OpenVINO CPU plugin, INFERENCE_PRECISION_HINT=f32            (bench/peers/peer_worker.py)
   ov-cpu-default    OpenVINO CPU plugin, its default precision (bf16 on CPUs with native bf16;
                     the results name what the compiled model picked)
-  torch-cpu         PyTorch eager, MONAI SwinUNETR with the export's weights   (bench/peer_worker.py)
+  torch-cpu         PyTorch eager, MONAI SwinUNETR with the export's weights   (bench/peers/peer_worker.py)
   torch-cuda        the same on the GPU, float32 with TF32 off                   (GPU only)
   torch-cuda-tf32   the same with TF32 matmuls and convolutions                  (GPU only)
   torch-cuda-amp    the same under torch.autocast float16 (AMP)                  (GPU only)
-  swinrun-cpu       swinrun's CPU backend (bench/swinrun_worker.c on the C API)
+  swinrun-cpu       swinrun's CPU backend (bench/peers/swinrun_worker.c on the C API)
   swinrun-cpu-bf16  swinrun's CPU backend, --precision bf16
   swinrun-cuda      swinrun's CUDA backend                                       (GPU only)
   swinrun-cuda-fp16 swinrun's CUDA backend, --precision fp16                     (GPU only)
@@ -40,12 +40,12 @@ from wait4(), i.e. the OS's ru_maxrss; an ORT process includes the Python interp
 and onnxruntime, whose RSS before the session is reported as its base); swinrun's planned bytes
 (weights + arena); device memory (NVML or nvidia-smi polling) on a GPU; agreement of the logits
 with the reference configuration (ort-cpu unless --reference): max |logit diff|, the project's
-criterion (tools/check_logits.py: max|d| <= 1e-3 * max(1, max|ref|) and labels equal where the
+criterion (tools/export/check_logits.py: max|d| <= 1e-3 * max(1, max|ref|) and labels equal where the
 reference's top-2 gap > 1e-3), % voxels with the same label, Dice per class of the labels.
 
 Input: --input X.npy (float32 (1, C, D, H, W)), --input X.nii[.gz] (a NIfTI volume: the window
 is its centre cube, HU clipped to [-175, 250] and scaled to [0, 1] when it looks like CT, else
-min-max scaled), or nothing: a deterministic CT-like cube from tools/ort_reference.py (--seed).
+min-max scaled), or nothing: a deterministic CT-like cube from tools/export/ort_reference.py (--seed).
 Per-volume timing of a NIfTI (swinrun IN.nii.gz OUT.nii.gz) is reported only when the swinrun
 CLI has a volume path; otherwise the output says it was not measured.
 
@@ -69,12 +69,12 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "tools"))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tools", "export"))
 
 ORT_CONFIGS = ["ort-cpu", "ort-cpu-noarena", "ort-cpu-samereq", "ort-cuda", "ort-cuda-lowmem"]
 PEER_CONFIGS = ["ov-cpu-f32", "ov-cpu-default", "torch-cpu", "torch-cuda", "torch-cuda-tf32",
-                "torch-cuda-amp"]                                # bench/peer_worker.py
+                "torch-cuda-amp"]                                # bench/peers/peer_worker.py
 SW_CONFIGS = ["swinrun-cpu", "swinrun-cpu-bf16", "swinrun-cuda", "swinrun-cuda-fp16"]
 OTHER_CONFIGS = ORT_CONFIGS + PEER_CONFIGS                      # everything swinrun is paired with
 ALL_CONFIGS = OTHER_CONFIGS + SW_CONFIGS
@@ -402,7 +402,7 @@ def read_input(path: str, cube, seed: int, in_channels: int):
         if cube is None:
             raise BadArgs("no --input and no cube: give --cube D H W (or a model with a static cube)")
         return make_input([1, in_channels, *cube], seed), {"kind": "generated", "seed": seed,
-                                                           "generator": "tools/ort_reference.py make_input"}
+                                                           "generator": "tools/export/ort_reference.py make_input"}
     if not os.path.isfile(path):
         raise BadArgs(f"{path}: no such file")
     low = path.lower()
@@ -492,7 +492,7 @@ def export_model(feature_size: int, cube, exporter: str) -> str:
         log(f"using the exported model {os.path.relpath(path, REPO)} (delete it to export again)")
         return path
     os.makedirs(out_dir, exist_ok=True)
-    cmd = [sys.executable, os.path.join(REPO, "tools", "export_swin_unetr.py"), "--feature-size", str(feature_size),
+    cmd = [sys.executable, os.path.join(REPO, "tools", "export", "export_swin_unetr.py"), "--feature-size", str(feature_size),
            "--size", *[str(c) for c in cube], "--exporter", exporter, "--out", path]
     log(f"exporting: {' '.join(cmd)}")
     t0 = time.time()
@@ -620,12 +620,12 @@ def label_agreement(got, ref, classes: int) -> dict:
 
 def volume_phase(a, model, cube, cli, configs, out_dir, failures) -> dict:
     """Pairs of whole-volume runs, each in a fresh process: the MONAI pipeline with ORT as the
-    predictor (bench/ort_volume.py), then `swinrun IN.nii.gz OUT.nii.gz`."""
+    predictor (bench/peers/ort_volume.py), then `swinrun IN.nii.gz OUT.nii.gz`."""
     import nibabel as nib
     import numpy as np
     res = {"measured": True, "input": a.input, "runs": a.volume_runs, "pairs": [],
            "timing": "pipeline seconds: read .. write, model load / session creation excluded; wall: whole process",
-           "ort": "bench/ort_volume.py (MONAI Orientation RAS, Spacing 1.5 1.5 2.0, window -175..250, "
+           "ort": "bench/peers/ort_volume.py (MONAI Orientation RAS, Spacing 1.5 1.5 2.0, window -175..250, "
                   "sliding_window_inference overlap 0.5 constant, argmax, nearest back to the input grid)",
            "swinrun": "swinrun IN.nii.gz OUT.nii.gz --model M --threads N --json J -q"}
     pairs_for = [("ort-cpu", "swinrun-cpu", "cpu"), ("ort-cuda", "swinrun-cuda", "cuda")]
@@ -713,12 +713,12 @@ def stats(ts):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="swinbench.py", description=__doc__.split("\n")[0],
-                                epilog="Details: the module docstring (head -60 bench/swinbench.py).",
+                                epilog="Details: the module docstring (head -60 bench/peers/swinbench.py).",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("model (one of)")
     g.add_argument("--model", help="an existing Swin UNETR ONNX file")
     g.add_argument("--export", action="store_true",
-                   help="export one with tools/export_swin_unetr.py into bench/models/f<F>_<cube>/ (kept; reused)")
+                   help="export one with tools/export/export_swin_unetr.py into bench/models/f<F>_<cube>/ (kept; reused)")
     p.add_argument("--feature-size", type=int, default=48, help="with --export (default 48)")
     p.add_argument("--exporter", default="torchscript", choices=["torchscript", "dynamo"], help="with --export")
     p.add_argument("--cube", type=int, nargs=3, metavar=("D", "H", "W"),
@@ -1048,7 +1048,7 @@ def run(a) -> int:
         else:
             per_volume = volume_phase(a, model, cube, cli, configs, out_dir, failures)
     doc = {
-        "tool": "bench/swinbench.py",
+        "tool": "bench/peers/swinbench.py",
         "command": " ".join([sys.executable, os.path.join(HERE, "swinbench.py"), *a.argv_used]),
         "date_utc": before["time"],
         "model": {"path": os.path.abspath(model), "file_bytes": os.path.getsize(model), "cube": cube,
@@ -1063,7 +1063,7 @@ def run(a) -> int:
         "per_volume": per_volume,
         "skipped": skipped,
         "criterion": "max|logit - ref| <= 1e-3 * max(1, max|ref|) and equal labels where the reference's "
-                     "top-2 gap > 1e-3 (tools/check_logits.py)",
+                     "top-2 gap > 1e-3 (tools/export/check_logits.py)",
     }
     for c, e in results.items():
         info = finished[c].ready if c in finished else None

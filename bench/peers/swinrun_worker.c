@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/npy.h"
+#include "fileio/npy.h"
 #include "runtime/swinrun.h"
 
 static double now_seconds(void)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end test of bench/swinbench.py on a small test model (CTest: bench_harness_e2e).
+"""End-to-end test of bench/peers/swinbench.py on a small test model (CTest: bench_harness_e2e).
 
   test_swinbench.py --worker BUILD/bench/swinrun_bench_worker --swinrun BUILD/swinrun \
                     --case test-data/f12_c32_ts --out-dir DIR
@@ -21,8 +21,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "tools"))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tools", "export"))
 
 CPU = ["ort-cpu", "ort-cpu-noarena", "ort-cpu-samereq", "swinrun-cpu"]
 passed, failed = 0, 0
@@ -63,7 +63,7 @@ def main() -> int:
     model = os.path.join(a.case, "model.onnx")
     inp = os.path.join(a.case, "input.npy")
     if not (os.path.isfile(model) and os.path.isfile(inp)):
-        print(f"FAIL: test case {a.case} missing (run tools/make_test_data.sh)")
+        print(f"FAIL: test case {a.case} missing (run tools/export/make_test_data.sh)")
         print("0 passed, 1 failed")
         return 1
     bench = [sys.executable, os.path.join(HERE, "swinbench.py")]

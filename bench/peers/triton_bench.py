@@ -3,10 +3,10 @@
 window logits (windows/s) and whole-CT segmentation (volumes/min), with 1 and 2 Triton
 instances of one thread each and 1 and 2 CLI processes of one thread each.
 
-    bench/triton_bench.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK [--windows N] [--volumes N]
+    bench/peers/triton_bench.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK [--windows N] [--volumes N]
                           [--out bench/results/triton_cpu.md]
 
-Run with the Triton venv's python (tools/setup_triton.sh --print-python). Triton's times run
+Run with the Triton venv's python (tools/ci/setup_triton.sh --print-python). Triton's times run
 from the first request sent to the last answer received, the model already loaded, with 4
 concurrent HTTP clients; the CLI's from process start to exit (model loading included, about
 0.3 s per process) and, for windows, also the sum of its forward passes alone ("steady").
@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "triton", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "apps", "triton", "tests"))
 from harness import Server, infer_segment, infer_window, segment_config, window_config, write_model  # noqa: E402
 
 CASE = "f12_c32_default"
@@ -71,7 +71,7 @@ def main():
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
-    repo_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     case_dir = os.path.join(a.test_data, CASE)
     model = os.path.join(case_dir, "model.onnx")
     x = np.load(os.path.join(case_dir, "input.npy"))
@@ -82,7 +82,7 @@ def main():
     cts = []
     for k in range(a.volumes):
         ct = os.path.join(a.work, "ct%d.nii.gz" % k)
-        subprocess.run([a.main_python, os.path.join(repo_root, "tools", "make_ct_phantom.py"), ct, "--shape", "56", "48",
+        subprocess.run([a.main_python, os.path.join(repo_root, "tools", "export", "make_ct_phantom.py"), ct, "--shape", "56", "48",
                         "20", "--spacing", "1.3", "1.1", "2.5", "--seed", str(k)], check=True, stdout=subprocess.DEVNULL)
         cts.append(ct)
     subprocess.run([a.main_python, "-c", """
@@ -130,13 +130,13 @@ for ct in sys.argv[1:]:
 
     commit = subprocess.run(["git", "-C", repo_root, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
-    lines = ["# Triton backend throughput on the CPU (bench/triton_bench.py)", "",
+    lines = ["# Triton backend throughput on the CPU (bench/peers/triton_bench.py)", "",
              "Machine: %d cores, no GPU, **shared with other jobs** (load average %s at the start, %s at the end): "
              "absolute numbers are low and noisy; compare rows of one run only." % (os.cpu_count(), start_load, end_load),
              "Commit %s, %s, model test-data/%s (f=12, 32^3 cube), one CPU thread per instance or process, "
              "Triton driven by %d concurrent HTTP clients; CT: 56 x 48 x 20 phantom, 1.3 x 1.1 x 2.5 mm "
-             "(tools/make_ct_phantom.py)." % (commit, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), CASE, CLIENTS),
-             "Command: `%s`" % " ".join(["bench/triton_bench.py"] + sys.argv[1:]),
+             "(tools/export/make_ct_phantom.py)." % (commit, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), CASE, CLIENTS),
+             "Command: `%s`" % " ".join(["bench/peers/triton_bench.py"] + sys.argv[1:]),
              "", "| work | runner | instances / processes | items | wall s | throughput | note |",
              "|---|---|---|---|---|---|---|"]
     for work, runner, n, items, wall, tput, note in rows:

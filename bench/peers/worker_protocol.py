@@ -1,4 +1,4 @@
-"""The line protocol every Python peer of bench/swinbench.py speaks (bench/swinrun_worker.c
+"""The line protocol every Python peer of bench/peers/swinbench.py speaks (bench/peers/swinrun_worker.c
 speaks it too): one JSON line {"event": "ready", ...} once the model is loaded, then per
 stdin line
   run          -> {"event": "run", "seconds": S, "rss_hwm_kib": K}   one forward of the window

@@ -3,15 +3,15 @@
 # 0.78 x 0.78 x 2.5 mm, LPS) against one float per class per voxel of the resampled volume
 # (what a full-volume accumulator, as MONAI's sliding_window_inference keeps, needs for the
 # logits alone). Not a CTest test: minutes on a small shared box.
-#   tools/pipeline_memory.sh MODEL.onnx [WORKDIR] [extra swinrun options, e.g. --overlap 0]
+#   bench/pipeline/pipeline_memory.sh MODEL.onnx [WORKDIR] [extra swinrun options, e.g. --overlap 0]
 set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 model="$1"; work="${2:-/tmp/swinrun_memory}"; shift $(( $# >= 2 ? 2 : 1 ))
 py="${SWIN_PYTHON:-$HOME/.cache/swinrun/venv/bin/python}"
 swinrun="${SWINRUN:-$repo/build/swinrun}"
 mkdir -p "$work"
 ct="$work/ct_512x512x300.nii.gz"
-[ -f "$ct" ] || "$py" "$repo/tools/make_ct_phantom.py" "$ct" --shape 512 512 300 --spacing 0.78 0.78 2.5
+[ -f "$ct" ] || "$py" "$repo/tools/export/make_ct_phantom.py" "$ct" --shape 512 512 300 --spacing 0.78 0.78 2.5
 /usr/bin/time -v "$swinrun" "$ct" "$work/labels.nii.gz" --model "$model" --json "$work/run.json" -q "$@" \
     2> "$work/time.txt"
 "$py" - "$work/run.json" "$work/time.txt" <<'PY'

@@ -1,4 +1,4 @@
-"""The launch arithmetic of kernels/cuda/gemm.cuh in Python, for bench/sass_census.py:
+"""The launch arithmetic of kernels/cuda/gemm.cuh in Python, for bench/sass/sass_census.py:
 column tile (gemm_col_tile), split-K factor (gemm_splits, used by conv3d.cu only), and
 the blocks and k-steps of one launch. Keep in step with gemm.cuh."""
 

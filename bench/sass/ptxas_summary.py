@@ -3,7 +3,7 @@
 swin_cuda_ptxas_report target) as a Markdown table: registers / spill stores / static
 shared memory per kernel and target.
 
-    python3 kernels/cuda/ptxas_summary.py build-cuda/kernels/cuda/ptxas_report.txt
+    python3 bench/sass/ptxas_summary.py build-cuda/kernels/cuda/ptxas_report.txt
 """
 import re
 import subprocess

@@ -3,7 +3,7 @@
  * as a type modifier, as DICOM's CID 7150/7151 do) and display colours. */
 #include <stdio.h>
 
-#include "runtime/dicom/classes.h"
+#include "formats/dicom/classes.h"
 
 static const swin_dicom_class btcv[] = {
     {1, "Spleen", "78961009", "SCT", "Spleen", NULL, NULL, {157, 108, 162}},

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/dicom/contour.h"
+#include "formats/dicom/contour.h"
 
 /* directions in image coordinates (y down): 0 +x, 1 +y, 2 -x, 3 -y */
 static const int DX[4] = {1, 0, -1, 0}, DY[4] = {0, 1, 0, -1};

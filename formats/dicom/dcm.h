@@ -1,4 +1,4 @@
-/* The DCMTK side of swinrun's DICOM support (runtime/dicom/dcm_*.cpp, C++17 behind this C
+/* The DCMTK side of swinrun's DICOM support (formats/dicom/dcm_*.cpp, C++17 behind this C
  * header): the attributes of one file, its pixels in HU, and the two objects swinrun writes
  * (DICOM SEG, RT Structure Set). Nothing here prints: DCMTK's logger is switched off and
  * every failure comes back as a status and a one-line message. */

@@ -11,7 +11,7 @@
 #include <dcmtk/dcmjpls/djdecode.h>
 #include <dcmtk/oflog/oflog.h>
 
-#include "runtime/dicom/dcm.h"
+#include "formats/dicom/dcm.h"
 
 static std::once_flag init_once;
 

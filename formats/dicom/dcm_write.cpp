@@ -11,9 +11,9 @@
 #include <dcmtk/dcmdata/dctk.h>
 
 extern "C" {
-#include "runtime/dicom/contour.h"
+#include "formats/dicom/contour.h"
 }
-#include "runtime/dicom/dcm.h"
+#include "formats/dicom/dcm.h"
 
 namespace {
 

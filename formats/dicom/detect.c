@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runtime/dicom/series.h"
+#include "formats/dicom/series.h"
 
 int swin_dcm_is_dicom_input(const char *path)
 {

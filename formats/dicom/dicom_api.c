@@ -6,10 +6,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "runtime/atomic_file.h"
-#include "runtime/dicom/classes.h"
-#include "runtime/dicom/series.h"
-#include "runtime/pipeline/nifti_io.h"
+#include "fileio/atomic_file.h"
+#include "formats/dicom/classes.h"
+#include "formats/dicom/series.h"
+#include "formats/nifti/nifti_io.h"
 
 static double now(void)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runtime/dicom/series.h"
+#include "formats/dicom/series.h"
 
 #define SWIN_DCM_MAX_FILES 100000
 

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "runtime/dicom/dcm.h"
+#include "formats/dicom/dcm.h"
 
 struct swin_dcm_series {
     struct swin_dcm_slice *slices;          /* nz, sorted along the normal */

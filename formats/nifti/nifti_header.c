@@ -1,4 +1,4 @@
-#include "runtime/pipeline/nifti_header.h"
+#include "formats/nifti/nifti_header.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -8,7 +8,7 @@
 
 #include <nifti/nifti2_io.h>
 
-#include "runtime/pipeline/nifti_io.h"
+#include "formats/nifti/nifti_io.h"
 
 enum { N1_SIZE = 348, N2_SIZE = 540 };
 #define DEFLATE_MAX_RATIO 1032

@@ -7,7 +7,7 @@
 #include <nifti/nifti2_io.h>
 #include <stdint.h>
 
-#include "runtime/pipeline/affine.h"
+#include "pipeline/affine.h"
 #include "core/status.h"
 
 struct swin_image {
@@ -35,7 +35,7 @@ int swin_nifti_output_name_ok(const char *path);
 /* Streaming writer of an image on the input's grid: header from `like` (dims, pixdim,
  * qform/sform and their codes, units, NIfTI-1 or NIfTI-2 as the input), datatype and
  * number of volumes (dim[4]; 1 = a 3D image) given; gzip when path ends in .gz. Data go
- * through a temporary file renamed over path when published (runtime/atomic_file.h). */
+ * through a temporary file renamed over path when published (fileio/atomic_file.h). */
 struct swin_nifti_writer;
 swin_status swin_nifti_writer_open(struct swin_nifti_writer **w, const char *path, const nifti_image *like,
                                    int datatype, int64_t volumes, int intent_code, const char *descrip,

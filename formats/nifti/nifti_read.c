@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runtime/pipeline/nifti_header.h"
-#include "runtime/pipeline/nifti_io.h"
+#include "formats/nifti/nifti_header.h"
+#include "formats/nifti/nifti_io.h"
 
 static swin_mat4 best_affine(const nifti_image *n)
 {

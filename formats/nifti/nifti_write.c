@@ -6,8 +6,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "runtime/atomic_file.h"
-#include "runtime/pipeline/nifti_io.h"
+#include "fileio/atomic_file.h"
+#include "formats/nifti/nifti_io.h"
 
 struct swin_nifti_writer {
     struct swin_atomic_file af;

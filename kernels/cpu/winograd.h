@@ -11,7 +11,7 @@
  *   M[p] (tiles x cout) = V[p] (tiles x cin) . U[p] (cin x cout),
  * 64 multiplies per 8 outputs instead of 8 * 27 (3.375x fewer), paid for by the
  * transforms and by rounding: the transforms add and subtract up to 4^3 input values
- * before the product (float32 error grows accordingly; tests/ops/test_winograd.c).
+ * before the product (float32 error grows accordingly; tests/kernels/cpu/test_winograd.c).
  *
  * U (the transformed weights, U[p][ci][co] with co padded to a multiple of 8 with zeros) is
  * made by every call into the conv's workspace, by all threads, before the tile loop: about

@@ -10,7 +10,7 @@
  *      them to a shared scratch float [3][16][BN];
  *   2. thread c < cols merges column c's 16 segments in segment order (in float, two
  *      passes: tile_merge_segments), so the result does not depend on scheduling.
- * Both steps are straight-line code (unrolled); bench/sass_census.py counts what they add
+ * Both steps are straight-line code (unrolled); bench/sass/sass_census.py counts what they add
  * to a conv tile (stats_epilogue). */
 #ifndef SWIN_CUDA_CONV_TILE_STATS_CUH
 #define SWIN_CUDA_CONV_TILE_STATS_CUH

@@ -1,5 +1,5 @@
 /* The CUDA backend: the op table (kernels/ops.h) on an NVIDIA GPU, or on the CPU through
- * the emulation layer kernels/emu/ (same sources compiled by g++, see CMakeLists.txt).
+ * the emulation layer tests/cuemu/ (same sources compiled by g++, see CMakeLists.txt).
  *
  *   struct swin_cuda_backend *be;
  *   if (swin_cuda_backend_create(0, model, SWIN_F32, &be, &err)) ...;  // uploads model->flat once

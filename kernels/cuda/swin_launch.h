@@ -7,8 +7,8 @@
  *   __global__ void k(...) { SWIN_DYN_SMEM(float, tile); ... tile[i] ... }
  *
  * Under nvcc these are <<<...>>> and `extern __shared__`. Only a target built with
- * swin_emu_cuda_sources (kernels/emu/CMakeLists.txt: -DSWIN_EMU and a forced include of
- * kernels/emu/cuemu.h) maps them onto the emulator's launcher and per-launch buffer; this
+ * swin_emu_cuda_sources (tests/cuemu/CMakeLists.txt: -DSWIN_EMU and a forced include of
+ * tests/cuemu/cuemu.h) maps them onto the emulator's launcher and per-launch buffer; this
  * header itself includes nothing of the emulator. This is the only place in the project
  * where <<< may appear. */
 #ifndef SWIN_LAUNCH_H

@@ -1,15 +1,15 @@
-/* Asynchronous copies (cuemu_async_* in cuemu_abi.h, kernels/emu/pipeline.h): each CUDA
+/* Asynchronous copies (cuemu_async_* in cuemu_abi.h, tests/cuemu/pipeline.h): each CUDA
  * thread keeps its copies in flight in issue order, each tagged with its batch number
  * (the number of commits the thread had made when it issued the copy). A wait performs
  * the covered copies and drops them. The scheduler calls the barrier and exit checks. */
-#include "kernels/emu/async_copy.h"
+#include "tests/cuemu/async_copy.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
-#include "kernels/emu/sched.h"
+#include "tests/cuemu/emu_internal.h"
+#include "tests/cuemu/sched.h"
 
 struct copy {
     unsigned char *dst;

@@ -2,7 +2,7 @@
 #ifndef CUEMU_ASYNC_COPY_H
 #define CUEMU_ASYNC_COPY_H
 
-#include "kernels/emu/cuemu_abi.h"
+#include "tests/cuemu/cuemu_abi.h"
 
 /* Makes room for blocks of n threads. Returns 0, or -1 when out of memory. */
 int cuemu_async_reserve(unsigned n);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
-#include "kernels/emu/half.h"
+#include "tests/cuemu/emu_internal.h"
+#include "tests/cuemu/half.h"
 
 #define HANDLE_MAGIC 0x43424C53u /* "CBLS" */
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/cudnn_internal.h"
-#include "kernels/emu/emu_internal.h"
-#include "kernels/emu/half.h"
+#include "tests/cuemu/cudnn_internal.h"
+#include "tests/cuemu/emu_internal.h"
+#include "tests/cuemu/half.h"
 
 /* A convolution problem with spatial dims padded to 3 (missing leading ones are 1). */
 struct problem {

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/cudnn_internal.h"
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/cudnn_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 #define CREATE(type, ptr)                                                                       \
     do {                                                                                        \

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/emu/cudnn_internal.h"
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/cudnn_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 static int valid(const void *p)
 {

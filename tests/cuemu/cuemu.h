@@ -1,9 +1,9 @@
 /* The CUDA kernel language for the host compiler. Force-included into every .cu file of
  * the emulated build:
  *
- *   g++ -std=c++17 -x c++ -DSWIN_EMU -include kernels/emu/cuemu.h -I<cuda>/include ...
+ *   g++ -std=c++17 -x c++ -DSWIN_EMU -include tests/cuemu/cuemu.h -I<cuda>/include ...
  *
- * (see swin_emu_cuda_sources in kernels/emu/CMakeLists.txt). Keywords are defined first,
+ * (see swin_emu_cuda_sources in tests/cuemu/CMakeLists.txt). Keywords are defined first,
  * so that the vendor headers, which define them only when nvcc has not, keep ours; the
  * vendor headers then give the real dim3, float4, __half, cudaError_t, cuBLAS and cuDNN
  * types. The built-in variables come last: vendor structs have fields named gridDim and
@@ -12,10 +12,10 @@
 #define CUEMU_H
 
 #if !defined(__cplusplus) || __cplusplus < 201703L
-#error "kernels/emu/cuemu.h needs C++17 (compile .cu files with -x c++ -std=c++17)"
+#error "tests/cuemu/cuemu.h needs C++17 (compile .cu files with -x c++ -std=c++17)"
 #endif
 #if defined(__CUDACC__)
-#error "kernels/emu/cuemu.h is for the host-compiler build, not nvcc"
+#error "tests/cuemu/cuemu.h is for the host-compiler build, not nvcc"
 #endif
 
 /* --- keywords --- */
@@ -42,8 +42,8 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
-#include "kernels/emu/cuemu_abi.h"
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_abi.h"
+#include "tests/cuemu/cuemu_api.h"
 
 /* cuda_runtime.h declares this C++ overload for nvcc only. */
 template <class T> inline cudaError_t cudaFuncSetAttribute(T *func, cudaFuncAttribute attr, int value)
@@ -90,11 +90,11 @@ inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
-#include "kernels/emu/cuemu_warp.h"
-#include "kernels/emu/cuemu_atomic.h"
-#include "kernels/emu/cuemu_math.h"
-#include "kernels/emu/cuemu_launch.h"
-#include "kernels/emu/wmma.h"
-#include "kernels/emu/pipeline.h"
+#include "tests/cuemu/cuemu_warp.h"
+#include "tests/cuemu/cuemu_atomic.h"
+#include "tests/cuemu/cuemu_math.h"
+#include "tests/cuemu/cuemu_launch.h"
+#include "tests/cuemu/wmma.h"
+#include "tests/cuemu/pipeline.h"
 
 #endif

@@ -89,7 +89,7 @@ void *cuemu_dynamic_smem(void);
 void cuemu_kernel_error(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Asynchronous copies (cuda_pipeline.h primitives, kernels/emu/pipeline.h), per CUDA
+/* Asynchronous copies (cuda_pipeline.h primitives, tests/cuemu/pipeline.h), per CUDA
  * thread: a copy of `size` bytes (4, 8 or 16, both pointers aligned to it) from global
  * src to shared dst, of which the last `zfill` bytes are zeros (src is not read for
  * them). The copy is performed at the wait that covers it; until then dst holds poison

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 #include <cuda_runtime_api.h>
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 
 /* Records err as the last error (unless cudaSuccess) and returns it. */
 cudaError_t cuemu_set_error(cudaError_t err);

@@ -1,6 +1,6 @@
 /* Fiber stacks and the context switch. See fiber.h. */
 #define _GNU_SOURCE
-#include "kernels/emu/fiber.h"
+#include "tests/cuemu/fiber.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ static void *sched_tsan; /* the scheduler's TSan context */
 #endif
 
 #if !defined(__x86_64__)
-#error "kernels/emu: the fiber switch is written for x86-64 (SysV ABI)"
+#error "tests/cuemu: the fiber switch is written for x86-64 (SysV ABI)"
 #endif
 
 /* cuemu_fiber_switch(save, load): pushes the callee-saved registers on the current

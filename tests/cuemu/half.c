@@ -1,6 +1,6 @@
 /* binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. bfloat16: the top 16 bits
  * of a binary32. */
-#include "kernels/emu/half.h"
+#include "tests/cuemu/half.h"
 
 #include <math.h>
 #include <stdint.h>

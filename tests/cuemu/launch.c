@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
-#include "kernels/emu/sched.h"
+#include "tests/cuemu/emu_internal.h"
+#include "tests/cuemu/sched.h"
 
 /* Static __shared__ variables live in section cuemu_shared (see cuemu.h); the linker
  * defines these bounds when any exists. ASan builds keep them out of the section. */

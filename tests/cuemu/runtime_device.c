@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 /* Limits from the CUDA Programming Guide's compute-capability table and the A100/H100
  * SXM data sheets: opt-in shared memory per block 163/227 KiB, per SM 164/228 KiB. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 static cudaError_t last_error = cudaSuccess;
 

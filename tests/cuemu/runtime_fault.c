@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 static int mode = -1; /* enum cuemu_fault_mode; -1 until read from CUEMU_FAULTS */
 static cudaError_t held;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 struct alloc {
     char *p;

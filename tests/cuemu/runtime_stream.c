@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 #define STREAM_MAGIC 0x5354524Du /* "STRM" */
 #define EVENT_MAGIC 0x45564E54u  /* "EVNT" */

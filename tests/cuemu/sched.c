@@ -9,17 +9,17 @@
  *   arrive computes all results. A lane in the mask that has exited, or lanes that
  *   disagree on the op or the mask, are errors.
  * - A pass in which nothing ran and no barrier could be released is a deadlock. */
-#include "kernels/emu/sched.h"
+#include "tests/cuemu/sched.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/async_copy.h"
-#include "kernels/emu/emu_internal.h"
-#include "kernels/emu/fiber.h"
-#include "kernels/emu/tsan_model.h"
+#include "tests/cuemu/async_copy.h"
+#include "tests/cuemu/emu_internal.h"
+#include "tests/cuemu/fiber.h"
+#include "tests/cuemu/tsan_model.h"
 
 enum tstate { T_RUNNABLE, T_BARRIER, T_WARP, T_EXITED };
 

@@ -2,8 +2,8 @@
 #ifndef CUEMU_SCHED_H
 #define CUEMU_SCHED_H
 
-#include "kernels/emu/cuemu_abi.h"
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_abi.h"
+#include "tests/cuemu/cuemu_api.h"
 
 /* Makes room for blocks of n threads. Returns 0, or -1 when out of memory. */
 int cuemu_sched_reserve(unsigned n);

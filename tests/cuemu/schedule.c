@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/emu_internal.h"
 
 static int kind = -1; /* enum cuemu_schedule; -1 until read from the environment */
 static unsigned long long state;

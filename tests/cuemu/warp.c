@@ -1,6 +1,6 @@
 /* Results of the built-in warp collectives, computed by the last lane to arrive.
  * lanes[l] is lane l's posted argument for every l in mask, NULL otherwise. */
-#include "kernels/emu/sched.h"
+#include "tests/cuemu/sched.h"
 
 /* Byte loops, not memcpy/memset/memcmp: under TSan those are intercepted and would
  * count as this lane touching the other lanes' stacks (tsan_model.h). volatile keeps

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/cuemu_abi.h"
-#include "kernels/emu/emu_internal.h"
+#include "tests/cuemu/cuemu_abi.h"
+#include "tests/cuemu/emu_internal.h"
 
 static unsigned short maps[3][2][256]; /* [use][E == 256][element] */
 static unsigned long long seed;       /* 0: identity */

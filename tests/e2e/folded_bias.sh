@@ -9,7 +9,7 @@ swinrun="$1" py="$2" folded="$3" case_dir="$4" work="$5"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$work"
 "$swinrun" forward "$folded" "$case_dir/input.npy" "$work/folded.npy"
-"$py" "$repo/tools/check_logits.py" "$work/folded.npy" "$case_dir/logits.npy"
+"$py" "$repo/tools/export/check_logits.py" "$work/folded.npy" "$case_dir/logits.npy"
 if "$swinrun" plan "$folded" --cube 64 64 64 2> "$work/err.txt"; then
     echo "FAIL: a 64^3 plan was accepted although the folded bias only covers the 32^3 windows" >&2
     exit 1

@@ -13,7 +13,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do fwd+=("$1"); shift; done
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 for f in model.onnx input.npy logits.npy; do
     if [ ! -f "$case_dir/$f" ]; then
-        echo "FAIL: $case_dir/$f is missing: run tools/make_test_data.sh first" >&2
+        echo "FAIL: $case_dir/$f is missing: run tools/export/make_test_data.sh first" >&2
         exit 1
     fi
 done
@@ -24,4 +24,4 @@ out="$work/$(basename "$case_dir")${tag:+_$tag}.logits.npy"
 rm -f "$out"
 /usr/bin/time -f "swinrun forward: %e s wall, peak RSS %M KiB" \
     "$swinrun" forward "$case_dir/model.onnx" "$case_dir/input.npy" "$out" ${fwd[@]+"${fwd[@]}"}
-"$py" "$repo/tools/check_logits.py" "$out" "$case_dir/logits.npy" "$@"
+"$py" "$repo/tools/export/check_logits.py" "$out" "$case_dir/logits.npy" "$@"

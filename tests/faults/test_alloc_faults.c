@@ -29,8 +29,8 @@
 
 #include <nifti2_io.h>
 
-#include "runtime/npy.h"
-#include "runtime/pipeline/segment.h"
+#include "fileio/npy.h"
+#include "pipeline/segment.h"
 #include "runtime/swinrun.h"
 #include "tests/faults/alloc_fault.h"
 

@@ -2,7 +2,7 @@
 # Runs one libFuzzer harness for a while on its seed corpus and prints one summary line.
 #   run_harness.sh HARNESS SECONDS SEEDS WORK [CORPUS_DIR...]
 # HARNESS  a fuzz_* binary (tests/fuzz/harness); which seeds it takes follows from its name
-# SEEDS    the folder tools/fuzz_seeds.py made (onnx/ and its onnx_data/, nifti/, nifti_gz/, npy/, dicom/,
+# SEEDS    the folder tools/ci/fuzz_seeds.py made (onnx/ and its onnx_data/, nifti/, nifti_gz/, npy/, dicom/,
 #          ckpt/, pickle/)
 # WORK     keeps what the run found: corpus/ (inputs with new coverage, kept between runs),
 #          findings/ (crash-*, leak-*, timeout-*, oom-*; earlier runs' stay, only this run's
@@ -20,11 +20,11 @@ case "$name" in
     fuzz_npy)            kind=npy   max_len=4096 ;;
     fuzz_ckpt)           kind=ckpt  max_len=65536 ;;
     fuzz_pickle)         kind=pickle max_len=65536 ;;
-    fuzz_triton)         kind=triton max_len=65536 ;;  # triton/fuzz, its seeds committed there
+    fuzz_triton)         kind=triton max_len=65536 ;;  # apps/triton/fuzz, its seeds committed there
     fuzz_dicom)          kind=dicom max_len=16384 ;;
     *) echo "run_harness.sh: unknown harness $name" >&2; exit 2 ;;
 esac
-[ -d "$seeds/$kind" ] || { echo "run_harness.sh: no seeds in $seeds/$kind (run tools/fuzz_seeds.py)" >&2; exit 2; }
+[ -d "$seeds/$kind" ] || { echo "run_harness.sh: no seeds in $seeds/$kind (run tools/ci/fuzz_seeds.py)" >&2; exit 2; }
 mkdir -p "$work/corpus" "$work/findings" || exit 2
 log="$work/log.txt"
 started="$work/.started"

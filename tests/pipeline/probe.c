@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/npy.h"
-#include "runtime/pipeline/nifti_io.h"
-#include "runtime/pipeline/resample.h"
-#include "runtime/pipeline/segment.h"
-#include "runtime/pipeline/windows.h"
+#include "fileio/npy.h"
+#include "formats/nifti/nifti_io.h"
+#include "pipeline/resample.h"
+#include "pipeline/segment.h"
+#include "pipeline/cubes.h"
 
 struct fake {
     int roi[3], co;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""swinrun's whole pipeline against MONAI's (tools/pipeline_reference.py): labels on the
+"""swinrun's whole pipeline against MONAI's (tools/export/pipeline_reference.py): labels on the
 input grid for synthetic volumes (LPS, anisotropic, smaller than the window, odd sizes,
 permuted axes, oblique, NIfTI-2, scaled uint16) and real files nibabel ships.
 
@@ -20,7 +20,7 @@ import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-sys.path.insert(0, os.path.join(here, "..", "..", "tools"))
+sys.path.insert(0, os.path.join(here, "..", "..", "tools", "export"))
 from cases import real_cases, synthetic_cases  # noqa: E402
 from pipeline_reference import predictor_from_onnx, reference  # noqa: E402
 
@@ -64,9 +64,9 @@ def main():
     cases = {**synthetic_cases(os.path.join(work, "in")), **real_cases()}
     if "--quick" in sys.argv:  # CTest: the geometry cases, one real file, no blending variant
         cases = {k: v for k, v in cases.items() if k != "nibabel_reoriented_anat"}
-    if "--phantom" in sys.argv:  # outside CTest: a CT-like volume from tools/make_ct_phantom.py
+    if "--phantom" in sys.argv:  # outside CTest: a CT-like volume from tools/export/make_ct_phantom.py
         ph = os.path.join(work, "in", "phantom.nii.gz")
-        subprocess.run([sys.executable, os.path.join(here, "..", "..", "tools", "make_ct_phantom.py"), ph,
+        subprocess.run([sys.executable, os.path.join(here, "..", "..", "tools", "export", "make_ct_phantom.py"), ph,
                         "--shape", "128", "128", "60", "--spacing", "2.0", "2.0", "3.0"], check=True)
         cases["ct_phantom"] = ph
     ok = True

@@ -75,7 +75,7 @@ def main():
     cases["preview in a missing directory"] = ([good, None, "--preview", os.path.join(work, "nodir", "p.png")],
                                                "no such directory")
 
-    # a model with four input channels: the test matrix's f24_c64_cfg_ts (tools/make_test_data.sh)
+    # a model with four input channels: the test matrix's f24_c64_cfg_ts (tools/export/make_test_data.sh)
     in4 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(model))), "f24_c64_cfg_ts", "model.onnx")
     cases["model with 4 input channels"] = ([good, None, "--model", in4], "4 input channels")
     cases["no model anywhere"] = ([good, None, "--env-no-model"], "no model found")

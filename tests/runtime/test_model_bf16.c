@@ -16,7 +16,7 @@
 #include "kernels/cpu/bf16.h"
 #include "core/model.h"
 #include "runtime/model_bf16.h"
-#include "runtime/npy.h"
+#include "fileio/npy.h"
 #include "runtime/swinrun.h"
 #include "tests/common/check.h"
 

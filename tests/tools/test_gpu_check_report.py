@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/gpu_check_report.py: a step killed after it started is named as started and not
+"""tools/gpu/gpu_check_report.py: a step killed after it started is named as started and not
 finished, beside the steps that finished; the swinrun-vs-cuDNN/cuBLAS tables from a bench
 result with known times carry the ratios computed here by hand; and, given the JSON that
 bench_cuda_ops wrote (argument, when it exists), the tables render from the real schema.
@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-REPORT = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "gpu_check_report.py")
+REPORT = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "gpu", "gpu_check_report.py")
 
 
 def conv(name, side, cin, cout, uses, swin, cudnn):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The resource gate (kernels/cuda/resource_gate.py) passes the real build and rejects each
+"""The resource gate (tests/kernels/cuda/resource_gate.py) passes the real build and rejects each
 violation planted in a copy of its inputs: spills and a stack frame in a hot kernel, 50 KiB of
 static shared memory, 256 registers per thread, 200 registers x 512 threads, dynamic shared
 memory over the opt-in limit, a missing opt-in call, a kernel without a manifest row, a stale
@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-GATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels", "cuda", "resource_gate.py")
+GATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "cuda", "resource_gate.py")
 sys.path.insert(0, os.path.dirname(GATE))
 import resource_gate  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/sass_census.py on kernels whose machine code is known (census_probe.cu), compiled
+"""bench/sass/sass_census.py on kernels whose machine code is known (census_probe.cu), compiled
 here with nvcc for sm_80 and sm_90; plus the occupancy arithmetic and the opcode classes on
 hand-computed cases. Exit 77 (CTest: skipped) when nvcc or cuobjdump is missing.
 
@@ -13,8 +13,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "kernels", "cuda"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "sass"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "gpu"))
 import sass_census as sc  # noqa: E402
 
 FAILS = []
@@ -148,7 +148,7 @@ def probe_checks(nvcc, cuobjdump):
                   f"sm_{arch} probe_hmma: one m16n16k16 = 2 HMMA.16816 = 4096 MACs (got {h['counts']['HMMA']})")
             check(h["counts"]["LDG"] == 8 and h["counts"]["FFMA"] == 0, f"sm_{arch} probe_hmma: 8 LDG, no FFMA")
             # The command line on the same object.
-            out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "sass_census.py"), "--cubin", cubin,
+            out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "sass", "sass_census.py"), "--cubin", cubin,
                                   "--arch", arch, "--json", "-"], capture_output=True, text=True)
             js = json.loads(out.stdout) if out.returncode == 0 else {}
             got = js.get("kernels", {}).get(arch, {}).get("probe_ffma", {}).get("loop", {}).get("counts", {})

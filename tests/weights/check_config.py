@@ -11,8 +11,8 @@ import sys
 
 
 def provenance(want: dict) -> dict:
-    """What `swinrun info` must say of how the file was made (tools/make_test_data.sh records
-    the exporter and, for rewritten models, the tools/transform_onnx.py kind)."""
+    """What `swinrun info` must say of how the file was made (tools/export/make_test_data.sh records
+    the exporter and, for rewritten models, the tools/export/transform_onnx.py kind)."""
     exp = {"exporter": "dynamo exporter" if want.get("exporter") == "dynamo" else "TorchScript exporter"}
     derived = want.get("derived", "")
     exp["post"] = {"onnxsim": "onnx-simplifier", "ort-basic": "ONNX Runtime offline optimisation"}.get(derived, "")
@@ -26,7 +26,7 @@ def main() -> int:
     cfg_path = next((os.path.join(case, n) for n in ("case.json", "model.json") if os.path.isfile(os.path.join(case, n))), None)
     model = os.path.join(case, "model.onnx")
     if not cfg_path or not os.path.isfile(model):
-        print(f"FAIL: {case} has no model.onnx + case.json (run tools/make_test_data.sh)")
+        print(f"FAIL: {case} has no model.onnx + case.json (run tools/export/make_test_data.sh)")
         return 1
     want = json.load(open(cfg_path))
     r = subprocess.run([dump, model], capture_output=True, text=True)

@@ -31,7 +31,7 @@ def rel_index(w, n):
 def main() -> int:
     dump, src, work = sys.argv[1:4]
     if not os.path.isfile(src):
-        print(f"FAIL: {src} missing (run tools/make_test_data.sh)")
+        print(f"FAIL: {src} missing (run tools/export/make_test_data.sh)")
         return 1
     os.makedirs(work, exist_ok=True)
     opt, folded = os.path.join(work, "ort_basic.onnx"), os.path.join(work, "folded_bias.onnx")

@@ -31,7 +31,7 @@ def dump(dump_bin, model, slots, tag, work):
 def main() -> int:
     dump_bin, src, work = sys.argv[1:4]
     if not os.path.isfile(src):
-        print(f"FAIL: {src} missing (run tools/make_test_data.sh)")
+        print(f"FAIL: {src} missing (run tools/export/make_test_data.sh)")
         return 1
     os.makedirs(work, exist_ok=True)
     bad = 0

@@ -21,7 +21,7 @@ def main() -> int:
     dump, arg = sys.argv[1], sys.argv[2]
     model = arg if arg.endswith(".onnx") else os.path.join(arg, "model.onnx")
     if not os.path.isfile(model):
-        print(f"FAIL: {model} missing (run tools/make_test_data.sh)")
+        print(f"FAIL: {model} missing (run tools/export/make_test_data.sh)")
         return 1
     m = onnx.load(model)
     g = m.graph

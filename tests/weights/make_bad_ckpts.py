@@ -3,7 +3,7 @@
 
     make_bad_ckpts.py GOOD.pt OUTDIR WORK_DIR
 
-GOOD.pt: a plain torch.save'd SwinUNETR state dict (tools/make_ckpt_data.py's plain case).
+GOOD.pt: a plain torch.save'd SwinUNETR state dict (tools/export/make_ckpt_data.py's plain case).
 WORK_DIR: the tests' work folders; the pickles that name a command would create a file in
 WORK_DIR/<their name> if anything ran them (the tests check those stay empty). Each file is named after what it tests (CMakeLists.txt).
 """

@@ -4,7 +4,7 @@
     make_bad_models.py TEST_DATA_DIR OUTDIR
 from the cases f12_c32_ts (TorchScript), f12_c64_dynamo (external data), f12_c32_default
 (today's default export: GELU as one Gelu node) and f12_c32_flash_dynamo23 (opset 23's
-Attention). Each variant changes one thing; tests/loader/CMakeLists.txt lists the status and message
+Attention). Each variant changes one thing; tests/weights/CMakeLists.txt lists the status and message
 each must produce."""
 import os
 import shutil
@@ -36,7 +36,7 @@ def main() -> int:
     for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data"),
               os.path.join(default_dir, "model.onnx"), os.path.join(flash_dir, "model.onnx")):
         if not os.path.isfile(p):
-            print(f"FAIL: {p} missing (run tools/make_test_data.sh)")
+            print(f"FAIL: {p} missing (run tools/export/make_test_data.sh)")
             return 1
     os.makedirs(out, exist_ok=True)
 
@@ -153,7 +153,7 @@ def main() -> int:
     onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
 
     # saved by ONNX Runtime at the extended level: its private fused operators
-    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "transform_onnx.py")
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "export", "transform_onnx.py")
     subprocess.run([sys.executable, tool, "ort-extended", src, os.path.join(out, "ort_extended", "model.onnx")],
                    check=True, stdout=subprocess.DEVNULL)
     print("ok", out)

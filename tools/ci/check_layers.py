@@ -12,11 +12,11 @@ The layers, bottom up (the CMake targets in parentheses link only what is listed
     cpu         kernels/cpu/          (swin_cpu)         core, ops
     cuda        kernels/cuda/         (swin_cuda, swin_cuda_emu)  core, ops
     runtime     runtime/              (swin_forward, swinrun_lib)  core, ops, weights, cpu, cuda
-    pipeline    runtime/pipeline/, runtime/dicom/  (swin_pipeline)  core, runtime
-    cli         runtime/cli/          (swinrun)          core, runtime, pipeline
+    pipeline    pipeline/, formats/dicom/  (swin_pipeline)  core, runtime
+    cli         apps/cli/          (swinrun)          core, runtime, pipeline
 
-Outside the layers: the CUDA emulator kernels/emu/ (cuemu) includes nothing of the project;
-tests/, bench/ and tools/ may include anything; runtime/cli/emu_device.c is compiled into
+Outside the layers: the CUDA emulator tests/cuemu/ (cuemu) includes nothing of the project;
+tests/, bench/ and tools/ may include anything; apps/cli/emu_device.c is compiled into
 the emulated CLI only and may include the emulator. Only quoted includes of a path under
 one of these folders are checked (system headers and generated ones are not the project's).
 """
@@ -36,16 +36,16 @@ FOLDERS = [
     ("weights/", "weights"),
     ("kernels/cpu/", "cpu"),
     ("kernels/cuda/", "cuda"),
-    ("kernels/emu/", "emu"),
+    ("tests/cuemu/", "emu"),
     ("runtime/", "runtime"),
-    ("runtime/pipeline/", "pipeline"),
-    ("runtime/dicom/", "pipeline"),
-    ("runtime/cli/", "cli"),
+    ("pipeline/", "pipeline"),
+    ("formats/dicom/", "pipeline"),
+    ("apps/cli/", "cli"),
     ("tests/", "tooling"),
     ("bench/", "tooling"),
     ("tools/", "tooling"),
 ]
-FILES = {"runtime/cli/emu_device.c": "tooling"}
+FILES = {"apps/cli/emu_device.c": "tooling"}
 
 ALLOWED = {
     "core": set(),
@@ -93,7 +93,7 @@ def violations(root):
     for path in sources(root):
         src = layer_of(path)
         if src is None:
-            found.append(f"{path}: in no layer: add its folder to FOLDERS in tools/check_layers.py")
+            found.append(f"{path}: in no layer: add its folder to FOLDERS in tools/ci/check_layers.py")
             continue
         allowed = ALLOWED[src]
         if allowed is None:
@@ -129,10 +129,10 @@ PLANTS = [
     ("core/status.h", '#include "runtime/plan.h"', "core includes runtime"),
     ("kernels/ops.h", '#include "weights/onnx_loader.h"', "the op table includes the loader"),
     ("weights/strmap.c", '#include "runtime/swinrun.h"', "weights includes the public API"),
-    ("kernels/cuda/pack.cu", '#include "kernels/emu/cuemu_api.h"', "a production .cu includes the emulator"),
+    ("kernels/cuda/pack.cu", '#include "tests/cuemu/cuemu_api.h"', "a production .cu includes the emulator"),
     ("kernels/cpu/copy.c", '#include "kernels/cuda/cuda_backend.h"', "one backend includes another"),
-    ("runtime/plan.c", '#include "runtime/pipeline/sliding.h"', "runtime includes the pipeline"),
-    ("runtime/pipeline/png.c", '#include "runtime/cli/cli.h"', "the pipeline includes the CLI"),
+    ("runtime/plan.c", '#include "pipeline/sliding.h"', "runtime includes the pipeline"),
+    ("pipeline/png.c", '#include "apps/cli/cli.h"', "the pipeline includes the CLI"),
 ]
 
 
@@ -163,7 +163,7 @@ def self_test(root):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     ap.add_argument("--self-test", action="store_true")
     a = ap.parse_args()
     return self_test(a.root) if a.self_test else check(a.root)

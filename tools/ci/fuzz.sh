@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Long coverage-guided fuzzing runs of every harness (tests/fuzz/README.md).
-#   tools/fuzz.sh [--time SECONDS] [--parallel N] [--out DIR] [HARNESS...]
+#   tools/ci/fuzz.sh [--time SECONDS] [--parallel N] [--out DIR] [HARNESS...]
 #   --time      how long each harness runs (default 1200: 20 minutes)
 #   --parallel  how many harnesses run at once (default 1; each uses one core)
 #   --out       where each harness keeps corpus/, findings/ and log.txt (default build-fuzz/fuzz/long);
 #               a corpus left by an earlier run is where the next one starts
 #   HARNESS     fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy (default: all)
 # Configures and builds build-fuzz/ (clang, -DSWIN_FUZZ=ON; only the harnesses and what they
-# link), makes the seed corpora from test-data/ (tools/fuzz_seeds.py; $SWIN_TEST_DATA and
+# link), makes the seed corpora from test-data/ (tools/ci/fuzz_seeds.py; $SWIN_TEST_DATA and
 # $SWIN_PYTHON override where the models and the venv are), runs the harnesses at nice 10
 # with tests/fuzz/run_harness.sh (-timeout=10 -rss_limit_mb=2048, -max_len per format) on
 # their seeds and tests/fuzz/regressions, and prints per harness its duration, executions,
 # exec/s, coverage (cov/ft), corpus size and findings. Exit 1 when any harness found something.
 set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 seconds=1200 parallel=1 out="$repo/build-fuzz/fuzz/long"
 all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_ckpt fuzz_pickle)
@@ -41,7 +41,7 @@ if [ $default_set -eq 1 ] && grep -q '\.\.\. fuzz_dicom$' <<< "$(cmake --build b
 fi
 cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"
 seeds="$repo/build-fuzz/fuzz/seeds"
-"$py" tools/fuzz_seeds.py "$test_data" "$seeds"
+"$py" tools/ci/fuzz_seeds.py "$test_data" "$seeds"
 
 mkdir -p "$out"
 echo "fuzzing ${harnesses[*]} for ${seconds}s each, $parallel at a time; logs in $out"

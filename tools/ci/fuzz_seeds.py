@@ -3,7 +3,7 @@
 
     fuzz_seeds.py TEST_DATA OUT
 
-TEST_DATA  the exported test models (tools/make_test_data.sh): the smallest TorchScript
+TEST_DATA  the exported test models (tools/export/make_test_data.sh): the smallest TorchScript
            and dynamo exports at the smallest cube, f12_c32_ts and f12_c32_default, are used
 OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constant folding,
            large constants made initializers, no value_info; every initializer moved to the
@@ -151,7 +151,7 @@ def dicom_seeds(out):
     """CT slices of 16 x 12 pixels: uncompressed, RLE, JPEG lossless and JPEG-LS (the last two
     with DCMTK's dcmcjpeg / dcmcjpls when installed), and one with a gantry tilt."""
     import subprocess
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "dicom"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "formats", "dicom"))
     import make_series as ms
     from pydicom.uid import RLELossless
     d = os.path.join(out, "dicom")

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # swinrun build/test environment, idempotent.
 #
-#   tools/setup_env.sh                 install missing apt packages, create/update the venv
-#   tools/setup_env.sh --print-python  only print the venv's python path (exit 1 if it is not set up)
-#   tools/setup_env.sh --no-apt        skip the apt step
+#   tools/ci/setup_env.sh                 install missing apt packages, create/update the venv
+#   tools/ci/setup_env.sh --print-python  only print the venv's python path (exit 1 if it is not set up)
+#   tools/ci/setup_env.sh --no-apt        skip the apt step
 #
 # venv: ${SWINRUN_VENV:-$HOME/.cache/swinrun/venv}. Python packages are pinned (PINS below) and
 # their dependencies constrained by tools/requirements-lock.txt. pip is skipped when the stamp
@@ -25,7 +25,7 @@ for arg in "$@"; do
     case "$arg" in
         --print-python)
             if [ -x "$py" ]; then echo "$py"; exit 0; fi
-            echo "setup_env: error: no venv at $venv; run tools/setup_env.sh" >&2; exit 1 ;;
+            echo "setup_env: error: no venv at $venv; run tools/ci/setup_env.sh" >&2; exit 1 ;;
         --no-apt) do_apt=0 ;;
         -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "setup_env: error: unknown argument '$arg'" >&2; exit 2 ;;

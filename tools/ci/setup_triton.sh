@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The venv of the Triton backend's tests (triton/): PyPI nvidia-pytriton 0.7.0, which bundles
+# The venv of the Triton backend's tests (apps/triton/): PyPI nvidia-pytriton 0.7.0, which bundles
 # tritonserver 2.51.0 (backend API 1.19) and pulls numpy<2, hence a venv of its own, and
 # tritonclient[http,grpc]. Cached like the main venv: ~/.cache/swinrun/triton-venv.
-#   tools/setup_triton.sh                 create it once (about 1 GB of wheels)
-#   tools/setup_triton.sh --print-python  its python
+#   tools/ci/setup_triton.sh                 create it once (about 1 GB of wheels)
+#   tools/ci/setup_triton.sh --print-python  its python
 set -euo pipefail
 venv="${SWIN_TRITON_VENV:-$HOME/.cache/swinrun/triton-venv}"
 if [ "${1:-}" = "--print-python" ]; then

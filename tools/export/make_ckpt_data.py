@@ -4,10 +4,10 @@
     make_ckpt_data.py OUTDIR [CASE ...]
 
 Writes OUTDIR/CASE/{model.pt|model.safetensors, input.npy, logits.npy, model.json} (plain and batch
-also model.onnx, the same weights exported by tools/export_swin_unetr.py: the ONNX twin): logits.npy
+also model.onnx, the same weights exported by tools/export/export_swin_unetr.py: the ONNX twin): logits.npy
 is MONAI's own forward (torch eager, float32) on input.npy with the weights exactly as the file
 holds them (float16/bfloat16 ones widened), the reference `swinrun forward` is held to
-(tools/check_logits.py). f=12 at 32^3, fixed seeds; a case is skipped when its folder is complete.
+(tools/export/check_logits.py). f=12 at 32^3, fixed seeds; a case is skipped when its folder is complete.
 
 Cases: plain (torch.save(model.state_dict())), wrapped ({"epoch", "best_acc" as a numpy scalar,
 "state_dict" with DataParallel's "module." prefix, "optimizer": an Adam state}), lightning (a Lightning .ckpt: "state_dict" with the LightningModule's
@@ -35,7 +35,7 @@ CASES = {
     "window": dict(window=[7, 5, 6], mlp_ratio=2.0, qkv_bias=False, patch_norm=True),
     "batch": dict(norm="batch"), "zip64": {},
     "v2": dict(use_v2=True, instnorm_affine=True),
-    # MONAI's BTCV configuration at 96^3 (tools/make_test_data.sh --slow; not in the default set)
+    # MONAI's BTCV configuration at 96^3 (tools/export/make_test_data.sh --slow; not in the default set)
     "f48": dict(feature_size=48, out_channels=14),
 }
 SLOW = ("f48",)

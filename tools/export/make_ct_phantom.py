@@ -7,7 +7,7 @@ Stored like a scanner export: LPS orientation (i runs to the patient's left, j t
 posterior, k superior), anisotropic spacing, qform and sform both set (code 1, scanner),
 int16 with scl_slope 1 / scl_inter 0.
 
-    tools/make_ct_phantom.py out.nii.gz [--shape NX NY NZ] [--spacing DX DY DZ] [--seed S]
+    tools/export/make_ct_phantom.py out.nii.gz [--shape NX NY NZ] [--spacing DX DY DZ] [--seed S]
 
 The default (240 x 240 x 96 at 1.2 x 1.2 x 2.5 mm: a 288 mm field of view, 240 mm long)
 resamples to 192 x 192 x 120 at the BTCV spacing: 18 windows of 96^3 at overlap 0.5, a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the swinrun test matrix: one folder per case under OUTDIR (default: <repo>/test-data).
 #
-#   tools/make_test_data.sh [--slow] [--only CASE[,CASE...]] [OUTDIR]
+#   tools/export/make_test_data.sh [--slow] [--only CASE[,CASE...]] [OUTDIR]
 #
 # Each case folder holds model.onnx (+ model.onnx.data for dynamo), model.json, input.npy,
 # logits.npy (ONNX Runtime CPU reference), case.json (= model.json + run_cube, reference, ...),
@@ -11,7 +11,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/.." && pwd)"
+repo="$(cd "$here/../.." && pwd)"
 slow=0
 only=""
 outdir=""
@@ -30,7 +30,7 @@ outdir="${outdir:-$repo/test-data}"
 venv="${SWINRUN_VENV:-$HOME/.cache/swinrun/venv}"
 PY="${SWINRUN_PYTHON:-$venv/bin/python}"
 if [ ! -x "$PY" ]; then
-    echo "make_test_data: error: no python at $PY; run tools/setup_env.sh first (or set SWINRUN_PYTHON)" >&2
+    echo "make_test_data: error: no python at $PY; run tools/ci/setup_env.sh first (or set SWINRUN_PYTHON)" >&2
     exit 2
 fi
 mkdir -p "$outdir"
@@ -118,7 +118,7 @@ PYEOF
         "$(awk "BEGIN{print $t1 - $t0}")" "$(awk "BEGIN{print $t2 - $t1}")" "$sz"
 }
 
-# derive_case NAME BASE KIND: BASE's model rewritten by tools/transform_onnx.py KIND, with its
+# derive_case NAME BASE KIND: BASE's model rewritten by tools/export/transform_onnx.py KIND, with its
 # own ONNX Runtime reference at BASE's run cube (same input seed)
 derive_case() {
     local name="$1" base="$2" kind="$3"
@@ -195,7 +195,7 @@ run_case f24_c64_cfg_ts      "64 64 64" --feature-size 24 --in-channels 4 --out-
 # (head dims 8, 16, 32, 32) and window 3, so that the head-dim-32 stages have shifted, padded windows
 run_case f48_c32_hd16_ts     "32 32 32" --feature-size 48 --size 32 32 32 $TS --opset 17
 run_case f24_c32_hd32_ts     "32 32 32" --feature-size 24 --size 32 32 32 --heads 3,3,3,6 --window 3 $TS --opset 17
-# what users' post-processing tools make of an export (tools/transform_onnx.py)
+# what users' post-processing tools make of an export (tools/export/transform_onnx.py)
 for base in f12_c32_ts f12_c32_default; do
     derive_case "${base}_onnxsim" "$base" onnxsim
     derive_case "${base}_onnxslim" "$base" onnxslim
@@ -205,7 +205,7 @@ derive_case f12_c32_ts_fp16w       f12_c32_ts fp16-weights
 derive_case f12_c32_default_bf16w  f12_c32_default bf16-weights
 derive_case f12_c32_default_fp16g  f12_c32_default fp16-graph
 derive_case f12_c32_default_fardata f12_c32_default far-data
-# trained weights as PyTorch and safetensors write them, with MONAI's own logits (tools/make_ckpt_data.py)
+# trained weights as PyTorch and safetensors write them, with MONAI's own logits (tools/export/make_ckpt_data.py)
 if [ -z "$only" ] || [[ ",$only," == *,ckpt,* ]]; then
     "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" || failed+=(ckpt)
     [ $slow -eq 0 ] || "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" f48 || failed+=(ckpt_f48)

@@ -93,7 +93,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args(argv)
     if a.fake:
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "pipeline"))
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "pipeline"))
         from fake_model import make_fake
 
         predict, cube = make_fake(a.fake), (0, 0, 0)

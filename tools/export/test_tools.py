@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of the tools themselves. Run:  $VENV/bin/python tools/test_tools.py  (or python -m pytest tools/test_tools.py)
+"""Tests of the tools themselves. Run:  $VENV/bin/python tools/export/test_tools.py  (or python -m pytest tools/export/test_tools.py)
 Exits nonzero on the first failure."""
 from __future__ import annotations
 

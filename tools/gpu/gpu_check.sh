@@ -4,16 +4,16 @@
 # docs/gpu_check.md is the runbook (the exact calls and what to do with the report).
 #
 # Here (registries reachable, no GPU needed):
-#   tools/gpu_check.sh prepare   fill the git-ignored .gpu_carry/ with what the GPU image lacks:
+#   tools/gpu/gpu_check.sh prepare   fill the git-ignored .gpu_carry/ with what the GPU image lacks:
 #                                the .deb files of the build's C libraries (protobuf-c and protoc-c,
 #                                NIfTI, OpenBLAS, zlib's headers), the MONAI wheel, the f12_c32_ts
 #                                case with its ONNX Runtime CPU logits, and MANIFEST (sha256);
 #                                prints the size of tree + carry (a call carries at most 64 MiB)
-#   tools/gpu_check.sh size      prints the size of tree + carry against the 56 MiB budget
-#   tools/gpu_image_sim.sh       runs the steps below up to the first that needs a GPU with the
+#   tools/gpu/gpu_check.sh size      prints the size of tree + carry against the 56 MiB budget
+#   tools/gpu/gpu_image_sim.sh       runs the steps below up to the first that needs a GPU with the
 #                                image's gaps simulated (CI runs it)
 # On the GPU machine:
-#   tools/gpu_check.sh run [STEP ...] [--budget S] [-DVAR=VALUE ...]
+#   tools/gpu/gpu_check.sh run [STEP ...] [--budget S] [-DVAR=VALUE ...]
 #       runs the steps named (default: every step not yet passed, in the order below) while the
 #       budget lasts (default 560 s, inside one 10-minute call): a step starts only with at least
 #       60 s left and is killed at its own limit or at the budget's end, whichever comes first.
@@ -41,7 +41,7 @@
 #                  those logits (half criterion for half)
 #   forward   180  bench_cuda_forward_gpu: the whole f=48 96^3 window timed with CUDA events,
 #                  device memory (cudaMemGetInfo, context included) against the plan
-#   peers     300  bench/swinbench.py: PyTorch + MONAI on the same weights (eager float32,
+#   peers     300  bench/peers/swinbench.py: PyTorch + MONAI on the same weights (eager float32,
 #                  TF32, AMP) beside swinrun float32 and half, each in its own process, in
 #                  alternating rounds; ONNX Runtime CPU as the agreement reference
 #   bench     420  bench_cuda_ops_gpu: every conv3d shape beside cuDNN's fastest algorithm,
@@ -52,7 +52,7 @@
 #   synccheck 300  the same, only when time remains
 set -uo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 carry="${GPU_CARRY:-$repo/.gpu_carry}"
 state="${GPU_CHECK_STATE:-$repo/.gpu_state}"
 out="${OUT:-$state/out}"
@@ -87,8 +87,8 @@ all_debs() { local g; for g in $LIB_GROUPS; do echo ${DEBS[$g]}; done; }
 
 prepare() {
     local data="${SWIN_TEST_DATA:-$repo/test-data}" py f
-    [ -d "$data/$CASE" ] || die "no test case $data/$CASE (tools/make_test_data.sh, or set SWIN_TEST_DATA)"
-    py="$("$repo/tools/setup_env.sh" --print-python)" || die "no venv (tools/setup_env.sh)"
+    [ -d "$data/$CASE" ] || die "no test case $data/$CASE (tools/export/make_test_data.sh, or set SWIN_TEST_DATA)"
+    py="$("$repo/tools/ci/setup_env.sh" --print-python)" || die "no venv (tools/ci/setup_env.sh)"
     rm -rf "$carry.new" && mkdir -p "$carry.new/debs" "$carry.new/case" "$carry.new/wheels"
     # shellcheck disable=SC2046
     if ! (cd "$carry.new/debs" && apt-get download $(all_debs) >&2); then
@@ -117,7 +117,7 @@ $(( (tree + ${bytes:-0}) / 1048576 )) MiB (limit $((TRANSFER_LIMIT / 1048576)) M
 }
 
 verify_carry() {
-    [ -f "$carry/MANIFEST" ] || { log "no $carry/MANIFEST: run 'tools/gpu_check.sh prepare' where registries are reachable"; return 1; }
+    [ -f "$carry/MANIFEST" ] || { log "no $carry/MANIFEST: run 'tools/gpu/gpu_check.sh prepare' where registries are reachable"; return 1; }
     (cd "$carry" && sha256sum --quiet -c MANIFEST >&2) || { log "$carry does not match its MANIFEST"; return 1; }
 }
 
@@ -302,7 +302,7 @@ forward_and_check() {
     "$state/build/swinrun" forward "$model" "$input" "$state/$name.npy" --backend "$backend" --precision "$prec" \
         --json "$state/$name.run.json" > "$state/$name.txt" 2>&1 \
         && grep -q "\"backend\": \"$backend\"" "$state/$name.run.json" \
-        && python3 "$repo/tools/check_logits.py" "$state/$name.npy" "$ref" "${crit[@]}" >> "$state/$name.txt" 2>&1
+        && python3 "$repo/tools/export/check_logits.py" "$state/$name.npy" "$ref" "${crit[@]}" >> "$state/$name.txt" 2>&1
     rc=$?
     printf '"%s": {"rc": %d, "check": %s}' "$name" $rc "$(json_str "$(tail -2 "$state/$name.txt")")"
     return $rc
@@ -313,7 +313,7 @@ step_agree() {
     local c="$carry/case" ref="$carry/case/logits.npy" src ok=0 r entries=""
     src="ONNX Runtime CPU logits carried with the case"
     if python3 -c "import onnxruntime" 2>/dev/null \
-        && python3 "$repo/tools/ort_reference.py" "$c/model.onnx" --input "$c/input.npy" --out "$state/f12_ort.npy" >&2; then
+        && python3 "$repo/tools/export/ort_reference.py" "$c/model.onnx" --input "$c/input.npy" --out "$state/f12_ort.npy" >&2; then
         ref="$state/f12_ort.npy" src="ONNX Runtime CPU on this machine"
     fi
     for r in "cuda fp32" "cuda fp16" "cpu fp32"; do
@@ -330,14 +330,14 @@ step_export() {
     rm -rf "$d" && mkdir -p "$d"
     # torch's default (dynamo) exporter, else its TorchScript one
     # shellcheck disable=SC2086
-    python3 "$repo/tools/export_swin_unetr.py" $BIG_ARGS --seed 0 --out "$d/model.onnx" >&2 \
-        || python3 "$repo/tools/export_swin_unetr.py" $BIG_ARGS --seed 0 --exporter torchscript --out "$d/model.onnx" >&2 \
+    python3 "$repo/tools/export/export_swin_unetr.py" $BIG_ARGS --seed 0 --out "$d/model.onnx" >&2 \
+        || python3 "$repo/tools/export/export_swin_unetr.py" $BIG_ARGS --seed 0 --exporter torchscript --out "$d/model.onnx" >&2 \
         || return 1
     local shape
     shape=$(python3 -c "import json, sys; c = json.load(open(sys.argv[1])); print(1, c['in_channels'], *c['cube'])" \
             "$d/model.json") || return 1
     # shellcheck disable=SC2086
-    python3 "$repo/tools/ort_reference.py" "$d/model.onnx" --shape $shape --seed 0 --save-input "$d/input.npy" \
+    python3 "$repo/tools/export/ort_reference.py" "$d/model.onnx" --shape $shape --seed 0 --save-input "$d/input.npy" \
         --out "$d/ort.npy" >&2 || return 1
     result export "{\"args\": $(json_str "$BIG_ARGS"), \"model_bytes\": $(stat -c %s "$d/model.onnx"), \
 \"config\": $(cat "$d/model.json" 2>/dev/null || echo null)}"
@@ -357,18 +357,18 @@ step_agree48() {
 
 step_forward() {
     load_env || return 1
-    local b="$state/build/tests/cuda/bench_cuda_forward_gpu" base f32 f16
+    local b="$state/build/tests/kernels/cuda/bench_cuda_forward_gpu" base f32 f16
     base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
     f32=$("$b" --f 48 --cube 96 --runs 10) || return 1
     f16=$("$b" --f 48 --cube 96 --runs 10 --half) || return 1
     result forward "{\"nvidia_smi_used_before_mib\": ${base:-null}, \"f32\": $f32, \"f16\": $f16}"
 }
 
-step_peers() {  # bench/swinbench.py on the exported model: the GPU peers, each in its own process
+step_peers() {  # bench/peers/swinbench.py on the exported model: the GPU peers, each in its own process
     load_env || return 1
     local d="$state/big"
     [ -f "$d/model.onnx" ] || { log "run the export step first"; return 1; }
-    python3 "$repo/bench/swinbench.py" --model "$d/model.onnx" --input "$d/input.npy" --build "$state/build" \
+    python3 "$repo/bench/peers/swinbench.py" --model "$d/model.onnx" --input "$d/input.npy" --build "$state/build" \
         --configs ort-cpu,torch-cuda,torch-cuda-tf32,torch-cuda-amp,swinrun-cuda,swinrun-cuda-fp16 \
         --runs 5 --out-dir "$state/peers" --no-chart > "$state/peers.txt"
     local rc=$?
@@ -378,7 +378,7 @@ step_peers() {  # bench/swinbench.py on the exported model: the GPU peers, each 
 
 step_bench() {
     load_env || return 1
-    local b="$state/build/tests/cuda/bench_cuda_ops_gpu" rc32 rc16
+    local b="$state/build/tests/kernels/cuda/bench_cuda_ops_gpu" rc32 rc16
     # Exit 1 also when a conv disagrees with cuDNN: the tables and JSON are written first.
     rm -f "$state/bench_f32.json" "$state/bench_f16.json"
     "$b" --reps 10 --json "$state/bench_f32.json" > "$state/bench_f32.txt"
@@ -396,12 +396,12 @@ sanitize() {  # tool: every op test in float32 and half, resuming test by test
     cs=$(command -v compute-sanitizer || echo "$(dirname "$NVCC")/compute-sanitizer")
     [ -x "$cs" ] || { log "no compute-sanitizer on this machine"; return 1; }
     mkdir -p "$state/$tool"
-    for t in $(cat "$state/build/tests/cuda/gpu_op_tests.txt"); do
+    for t in $(cat "$state/build/tests/kernels/cuda/gpu_op_tests.txt"); do
         for mode in f32 f16; do
             local o="$state/$tool/$t.$mode"
             if [ ! -f "$o.rc" ]; then
                 CT_DTYPE=$mode timeout 240 "$cs" --tool "$tool" --error-exitcode 99 \
-                    "$state/build/tests/cuda/test_cuda_gpu_$t" > "$o.log" 2>&1
+                    "$state/build/tests/kernels/cuda/test_cuda_gpu_$t" > "$o.log" 2>&1
                 echo $? > "$o.rc"
             fi
             [ "$(cat "$o.rc")" = 0 ] || ok=1
@@ -422,7 +422,7 @@ status() { cat "$state/$1.status" 2>/dev/null || echo not-run; }
 report() {
     mkdir -p "$out"
     if have python3; then
-        python3 "$repo/tools/gpu_check_report.py" "$state" "$out" "$STEPS" || log "the report failed"
+        python3 "$repo/tools/gpu/gpu_check_report.py" "$state" "$out" "$STEPS" || log "the report failed"
     else
         { echo "# swinrun GPU check (no python3 here: statuses only)"; for s in $STEPS; do echo "- $s: $(status "$s")"; done; } \
             > "$out/gpu_check.md"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The report of tools/gpu_check.sh (standard library only):
+"""The report of tools/gpu/gpu_check.sh (standard library only):
 
     gpu_check_report.py STATE_DIR OUT_DIR "STEP STEP ..."
 
@@ -134,7 +134,7 @@ def summary(step, v):
 
 def markdown(state, d):
     out = ["# swinrun GPU check", "", "Every figure below was measured on the GPU machine that ran "
-           "`tools/gpu_check.sh` (none is an estimate).", "", "| step | status | seconds | result |",
+           "`tools/gpu/gpu_check.sh` (none is an estimate).", "", "| step | status | seconds | result |",
            "|---|---|---:|---|"]
     for step, v in d.items():
         secs = "" if v["seconds"] is None else str(v["seconds"])
@@ -152,7 +152,7 @@ def markdown(state, d):
         out += [""] + forward_table(fw)
     peers = read(os.path.join(state, "peers.txt"))
     if peers:
-        out += ["", "## swinrun beside PyTorch + MONAI, same weights (bench/swinbench.py)", "", peers]
+        out += ["", "## swinrun beside PyTorch + MONAI, same weights (bench/peers/swinbench.py)", "", peers]
     for step, v in d.items():
         if v["status"] in ("failed", "timed-out", "started"):
             log = read(os.path.join(state, f"{step}.log"))

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The GPU machine's image, simulated here: runs tools/gpu_check.sh, with its carry, up to the
+# The GPU machine's image, simulated here: runs tools/gpu/gpu_check.sh, with its carry, up to the
 # first step that needs a GPU, inside a mount namespace where everything that image lacks is
 # hidden, so that a dependency the build machine satisfies by accident fails here as it would
 # there. CI runs it (tools/test.sh); it needs root (unshare -m) and the registries (prepare).
 #
-#   tools/gpu_image_sim.sh            prepare the carry if needed, then the simulated check
+#   tools/gpu/gpu_image_sim.sh            prepare the carry if needed, then the simulated check
 #
 # What is hidden (docs/gpu_check.md says what is known of the image and why):
 #   - every file of the Debian packages the image does not have: libonnx-dev (onnx.proto),
@@ -27,7 +27,7 @@
 # and prints the report and the size of tree + carry (at most 56 MiB).
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CMAKE_WHEEL="cmake==4.4.5"
 HIDE_PKGS="libonnx-dev libonnx1 libonnxifi protobuf-c-compiler libprotoc32 libprotobuf32 libprotobuf-c-dev
   libprotobuf-c1 libnifti2-dev libnifti2-2 libniftiio-dev libniftiio2 libznz-dev libznz3 libnifticdf-dev
@@ -44,13 +44,13 @@ die() { log "error: $*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (unshare -m, mount)"
 command -v unshare >/dev/null || die "no unshare (util-linux)"
-py="$("$repo/tools/setup_env.sh" --print-python)" || die "no venv: run tools/setup_env.sh"
+py="$("$repo/tools/ci/setup_env.sh" --print-python)" || die "no venv: run tools/ci/setup_env.sh"
 venv="$(dirname "$(dirname "$py")")"
 site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 
 t0=$SECONDS
 if ! (cd "$repo/.gpu_carry" 2>/dev/null && sha256sum --quiet -c MANIFEST >/dev/null 2>&1); then
-    "$repo/tools/gpu_check.sh" prepare
+    "$repo/tools/gpu/gpu_check.sh" prepare
 fi
 cmake_dir="$HOME/.cache/swinrun/gpu-sim-cmake"
 if [ ! -x "$cmake_dir/cmake/data/bin/cmake" ]; then
@@ -89,7 +89,7 @@ export PATH="$cmake_dir/cmake/data/bin:$venv/bin:\$PATH" GPU_CHECK_STATE=$sim/st
 for t in protoc-c make; do ! command -v \$t >/dev/null || { echo "\$t still visible" >&2; exit 1; }; done
 [ ! -e /usr/include/onnx/onnx.proto ] && ! python3 -c "import monai" 2>/dev/null || { echo "hiding failed" >&2; exit 1; }
 echo "cmake here: \$(command -v cmake) (\$(cmake --version | head -1))" >&2
-check=$repo/tools/gpu_check.sh
+check=$repo/tools/gpu/gpu_check.sh
 \$check run machine env
 grep -q '"unpacked": ".*protobuf-c-compiler.*libnifti2-dev.*zlib1g-dev.*libopenblas-pthread-dev' $sim/state/env.json \
     || { echo "env did not unpack every group: \$(cat $sim/state/env.json)" >&2; exit 1; }
@@ -109,5 +109,5 @@ if ! unshare -m --propagation private bash "$sim/inside.sh"; then
     die "the simulated GPU image failed (above: its report and logs)"
 fi
 cat "$sim/out/gpu_check.md"
-"$repo/tools/gpu_check.sh" size || die "tree + carry over the limit"
+"$repo/tools/gpu/gpu_check.sh" size || die "tree + carry over the limit"
 log "passed in $((SECONDS - t0)) s: every step up to the first that needs a GPU, with the image's gaps hidden"

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "triton/config.h"
-#include "triton/request.h"
+#include "apps/triton/config.h"
+#include "apps/triton/request.h"
 
 static const char *const TYPES[] = {"FP32", "INT16", "FP64", "UINT16", "INT32", "BYTES", "BF16", "FP16"};
 

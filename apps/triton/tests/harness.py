@@ -21,7 +21,7 @@ VENV = os.path.dirname(os.path.dirname(sys.executable))
 TRITONSERVER = os.path.join(VENV, "lib", "python%d.%d" % sys.version_info[:2], "site-packages", "pytriton",
                             "tritonserver", "bin", "tritonserver")
 START_TIMEOUT_S = 120
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def test_args(argv):

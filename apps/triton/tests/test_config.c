@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "triton/config.h"
+#include "apps/triton/config.h"
 #include "core/json.h"
-#include "triton/request.h"
+#include "apps/triton/request.h"
 
 static int failures;
 #define EXPECT(cond)                                                        \

@@ -20,7 +20,7 @@ model = os.path.join(case_dir, "model.onnx")
 # the phantom, the CLI's labels, and both as .npy in NIfTI's voxel order (nz, ny, nx) through
 # nibabel in the main venv (this venv has tritonclient, not nibabel)
 ct, out = os.path.join(work, "ct.nii.gz"), os.path.join(work, "labels.nii.gz")
-subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "make_ct_phantom.py"), ct, "--shape", "56", "48", "20",
+subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "export", "make_ct_phantom.py"), ct, "--shape", "56", "48", "20",
                 "--spacing", "1.3", "1.1", "2.5"], check=True, stdout=subprocess.DEVNULL, timeout=120)
 subprocess.run([swinrun, ct, out, "--model", model, "--backend", "cpu", "--threads", "1"], check=True,
                stdout=subprocess.DEVNULL, timeout=300)

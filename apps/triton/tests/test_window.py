@@ -1,6 +1,6 @@
 """Window mode against a real tritonserver: Triton's logits bitwise equal to `swinrun forward`
 with the same thread count on the same model and input, and within the end-to-end criterion
-of ONNX Runtime's (tools/check_logits.py); a batch of windows (max_batch_size > 0) equal
+of ONNX Runtime's (tools/export/check_logits.py); a batch of windows (max_batch_size > 0) equal
 window by window; HTTP and gRPC alike.
 
     test_window.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
@@ -35,10 +35,10 @@ with Server(backend_so, repo, work) as s:
         check(np.array_equal(got, ref), "%s: Triton's logits bitwise equal to swinrun forward --threads 1" % name)
         out = os.path.join(work, name + ".triton.npy")
         np.save(out, got)
-        r = subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "check_logits.py"), out,
+        r = subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "export", "check_logits.py"), out,
                             os.path.join(case_dir, "logits.npy")], capture_output=True, text=True)
         print(r.stdout.strip())
-        check(r.returncode == 0, "%s: agrees with ONNX Runtime (tools/check_logits.py)" % name)
+        check(r.returncode == 0, "%s: agrees with ONNX Runtime (tools/export/check_logits.py)" % name)
 
     # gRPC: the same answer as HTTP
     import tritonclient.grpc as grpcclient

@@ -1,4 +1,4 @@
-#include "tests/emu/emu_util.h"
+#include "tests/cuemu/selftest/emu_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/swin_launch.h"
-#include "tests/emu/k_atomic.h"
+#include "tests/cuemu/selftest/k_atomic.h"
 
 /* CAS loops start from an atomic read (atomicAdd of 0, or a CAS that cannot change the
  * value): a plain read would race with the other threads' atomics. */

@@ -1,7 +1,7 @@
 /* Block-level test kernels: barriers, early exit, barrier reductions, 3D indices,
  * dynamic shared memory, poison. See k_block.h. */
 #include "kernels/cuda/swin_launch.h"
-#include "tests/emu/k_block.h"
+#include "tests/cuemu/selftest/k_block.h"
 
 __global__ void block_sum(const float *in, float *out, int n)
 {

@@ -1,6 +1,6 @@
 /* Deliberately broken kernels (and their correct twins) for the detector tests. */
 #include "kernels/cuda/swin_launch.h"
-#include "tests/emu/k_detect.h"
+#include "tests/cuemu/selftest/k_detect.h"
 
 #define FULL 0xFFFFFFFFu
 

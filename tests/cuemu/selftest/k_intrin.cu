@@ -1,6 +1,6 @@
 /* Bit, integer and conversion intrinsics, one result each per thread. */
 #include "kernels/cuda/swin_launch.h"
-#include "tests/emu/k_intrin.h"
+#include "tests/cuemu/selftest/k_intrin.h"
 
 __global__ void intrinsics(const unsigned *a, const unsigned *b, const unsigned *s, const float *f,
                            unsigned *out)

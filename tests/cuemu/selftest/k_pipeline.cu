@@ -1,6 +1,6 @@
 /* A 3-stage shared-memory pipeline with cuda_pipeline.h primitives, and its misuses. */
 #include "kernels/cuda/swin_launch.h"
-#include "tests/emu/k_pipeline.h"
+#include "tests/cuemu/selftest/k_pipeline.h"
 
 #ifndef SWIN_EMU
 #include <cuda_pipeline.h>

@@ -1,7 +1,7 @@
 /* Warp shuffles, votes, match, reduce and __syncwarp, with full and partial masks,
  * every width, and a partial last warp. */
 #include "kernels/cuda/swin_launch.h"
-#include "tests/emu/k_warp.h"
+#include "tests/cuemu/selftest/k_warp.h"
 
 #define FULL 0xFFFFFFFFu
 

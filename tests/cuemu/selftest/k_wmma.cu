@@ -4,7 +4,7 @@
 #include <mma.h>
 
 #include "kernels/cuda/swin_launch.h"
-#include "tests/emu/k_wmma.h"
+#include "tests/cuemu/selftest/k_wmma.h"
 
 using namespace nvcuda;
 

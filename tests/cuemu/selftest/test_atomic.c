@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_atomic.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_atomic.h"
 
 enum { BLOCKS = 3, THREADS = 100, N = BLOCKS * THREADS };
 

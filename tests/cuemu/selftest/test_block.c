@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_block.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_block.h"
 
 static bool test_block_sum(test_rng *rng)
 {

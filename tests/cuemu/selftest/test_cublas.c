@@ -9,9 +9,9 @@
 
 #include <cublas_v2.h>
 
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
+#include "tests/cuemu/selftest/emu_util.h"
 
 /* op(X)(r, c) of a column-major matrix with leading dimension ld. */
 static float opx(const float *x, int ld, int trans, int r, int c)

@@ -10,9 +10,9 @@
 
 #include <cudnn.h>
 
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
+#include "tests/cuemu/selftest/emu_util.h"
 
 struct conv_case {
     const char *what;

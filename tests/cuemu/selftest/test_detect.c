@@ -11,11 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_detect.h"
-#include "tests/emu/k_wmma.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_detect.h"
+#include "tests/cuemu/selftest/k_wmma.h"
 
 static int *d_out;
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_intrin.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_intrin.h"
 
 enum { N = 96 };
 

@@ -1,4 +1,4 @@
-/* Asynchronous copies (kernels/emu/pipeline.h): a correct 3-stage pipeline with zero-fill
+/* Asynchronous copies (tests/cuemu/pipeline.h): a correct 3-stage pipeline with zero-fill
  * gives exactly the sums of a plain loop; reading a stage before its wait reads the
  * poison (NaN) the copy leaves until its wait (in the threads the schedule runs first); a copy never waited for, copies reaching
  * a barrier uncommitted, a misaligned source, a bad size, a destination in device memory,
@@ -8,10 +8,10 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_pipeline.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_pipeline.h"
 
 enum { THREADS = 64, STEPS = 7 };
 

@@ -5,9 +5,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #include "tests/common/check.h"
-#include "tests/emu/k_block.h"
+#include "tests/cuemu/selftest/k_block.h"
 
 #define CALL_IS(expr, want) check_true(#expr, (expr) == (want))
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_detect.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_detect.h"
 
 int main(int argc, char **argv)
 {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_warp.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_warp.h"
 
 #define FULL 0xFFFFFFFFu
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #include "tests/common/check.h"
-#include "tests/emu/emu_util.h"
-#include "tests/emu/k_wmma.h"
+#include "tests/cuemu/selftest/emu_util.h"
+#include "tests/cuemu/selftest/k_wmma.h"
 
 enum { M = 48, N = 32, K = 64 };
 

@@ -1,4 +1,4 @@
-/* Contour tracing (runtime/dicom/contour.h) against an even-odd rasteriser written here:
+/* Contour tracing (formats/dicom/contour.h) against an even-odd rasteriser written here:
  * on random masks of several densities (holes, single pixels, pixels touching only at a
  * corner, labels touching the border), every label's loops, filled at pixel centres by the
  * even-odd rule, give the mask back exactly; every loop is closed, axis-aligned and keeps
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/dicom/contour.h"
+#include "formats/dicom/contour.h"
 
 /* pixel (x, y) has its centre at corner coordinates (x + 0.5, y + 0.5) */
 static void fill_even_odd(const struct swin_loops *l, int cols, int rows, unsigned char *mask)

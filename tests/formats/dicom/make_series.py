@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CT series for the DICOM tests, written with pydicom from the project's CT phantom
-(tools/make_ct_phantom.py), each with the test's own NIfTI copy of the same voxels.
+(tools/export/make_ct_phantom.py), each with the test's own NIfTI copy of the same voxels.
 
 Good series (one folder each, plus NAME.nii.gz: the same voxels in NIfTI-2 with the files' affine):
   axial     shuffled file names, reversed InstanceNumber, non-square pixels (rows 0.9 mm
@@ -27,7 +27,7 @@ import pydicom
 from pydicom.dataset import Dataset, FileMetaDataset
 from pydicom.uid import CTImageStorage, ExplicitVRLittleEndian, RLELossless, generate_uid
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools", "export"))
 from make_ct_phantom import phantom  # noqa: E402
 
 

@@ -1,11 +1,11 @@
-/* libFuzzer harness: the DICOM series reader (runtime/dicom/series.h) on the fuzzed bytes as
+/* libFuzzer harness: the DICOM series reader (formats/dicom/series.h) on the fuzzed bytes as
  * one file of a folder: DCMTK's parse of the header, the attribute checks, then the pixel
  * decoding (uncompressed, RLE, JPEG lossless, JPEG-LS) of that file as if it were a slice,
  * and the whole reader on the folder (which refuses a one-slice series after its checks). */
 #include <stdint.h>
 #include <string.h>
 
-#include "runtime/dicom/series.h"
+#include "formats/dicom/series.h"
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
 

@@ -3,7 +3,7 @@
  * fuzz_nifti, image.nii.gz (the bytes are the compressed file) for fuzz_nifti_gz. */
 #include <stdint.h>
 
-#include "runtime/pipeline/nifti_io.h"
+#include "formats/nifti/nifti_io.h"
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
 

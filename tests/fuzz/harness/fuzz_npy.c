@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "runtime/npy.h"
+#include "fileio/npy.h"
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
 

@@ -1,5 +1,5 @@
 /* libFuzzer harness: the whole ONNX loader (swin_onnx_load) on the fuzzed bytes as
- * model.onnx. The seeds keep their weights in external-data files (tools/fuzz_seeds.py),
+ * model.onnx. The seeds keep their weights in external-data files (tools/ci/fuzz_seeds.py),
  * linked next to the input from the folder $SWIN_FUZZ_ONNX_DATA, so the fuzzed bytes are
  * the graph and a graph that still matches gets its weights bound. */
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * The products of two bfloat16 values are exact in float32, so the only error left is the
  * float32 summation: bounded by ~K eps32 sum|a w|. Each check also shows that the float32
  * (unrounded) reference misses that bound, so a kernel that skipped the rounding fails. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

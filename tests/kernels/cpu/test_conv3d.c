@@ -2,7 +2,7 @@
  *   out[z,y,x,o] = bias[o] + sum_{kz,ky,kx,ci} in[z*s-p+kz, y*s-p+ky, x*s-p+kx, ci] w[kz,ky,kx,ci,o]
  * (zero outside the input). Odd channels, odd dims, an axis of length 1, pitch > c on both
  * sides, output into a channel slice of a wider "concat" tensor, bias and no bias. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <stdio.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* conv_transpose2 against the ConvTranspose3d(k=2, s=2) formula in float64:
  *   out[2i+a, 2j+b, 2k+g, o] = sum_c in[i,j,k,c] w[a,b,g,c,o]
  * Odd channels, odd dims, pitch > c, output into the first half of a concat (as decoders do). */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

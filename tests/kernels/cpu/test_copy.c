@@ -1,6 +1,6 @@
 /* copy against element-by-element indexing: pitch > c on either side, into a channel slice
  * of a concat, dense to dense; exact (it is a copy). */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include "kernels/op_check.h"
 

@@ -1,6 +1,6 @@
 /* Contract violations return a named status and leave a message in last_error; nothing is
  * written. Also: create rejects a bad thread count. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include "kernels/op_check.h"
 

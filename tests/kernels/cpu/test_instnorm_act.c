@@ -1,7 +1,7 @@
 /* instnorm_act against float64 InstanceNorm3d per channel over all voxels (biased variance,
  * eps 1e-5) or no normalisation, optional affine, residual add and LeakyReLU(0.01), in that order.
  * C = 300 crosses the op's 256-channel block; a +500 offset checks the two-pass variance. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* layernorm against a float64 LayerNorm over channels (biased variance, eps 1e-5):
  * affine and not, in place and out of place with different pitches, C = 1, 5, 12, 769,
  * and a large common offset (two-pass variance). */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

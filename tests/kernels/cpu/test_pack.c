@@ -1,5 +1,5 @@
 /* pack_input / unpack_output against direct indexing: exact copies, pitch > c, odd dims. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* patch_merge against float64 from docs/forward.md §3.5: gather the 8 sub-grids in the given
  * order, LN(8C) with affine, times red_w (8C, 2C). All three reference orders; the MONAI
  * < 1.5 order must give a different result from the >= 1.5 one (the test can fail). */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

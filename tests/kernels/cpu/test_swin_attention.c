@@ -8,7 +8,7 @@
  * Variants of the reference that must be rejected (the test can fail): roll direction
  * flipped, geometrically "correct" bias for a shrunk window, padded tokens = LN(0) instead
  * of 0, no mask. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* swin_mlp against float64 from docs/forward.md §3.2 step 4:
  *   x += fc2(GELU_erf(fc1(LN2(x))))   fc1 (C, hidden), fc2 (hidden, C), exact erf GELU.
  * Odd C, more tokens than one chunk, pitch > c. The tanh-GELU variant must be rejected. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

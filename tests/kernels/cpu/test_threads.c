@@ -1,6 +1,6 @@
 /* Every op gives the same result with 1, 2 and 3 threads (the pool changes only which
  * thread computes a slab, chunk or window, and the order of the instnorm partial sums). */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>

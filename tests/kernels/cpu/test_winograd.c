@@ -10,7 +10,7 @@
  * no Winograd kernel the test says so and checks that the direct entry refuses. With
  * bfloat16 weights (precision BF16) the reference uses the weights rounded to bfloat16 and
  * the float32 input, and the same reference with the unrounded weights must be rejected. */
-#include "tests/ops/op_test.h"
+#include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>

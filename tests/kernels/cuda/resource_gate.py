@@ -2,7 +2,7 @@
 """The resource gate of the CUDA backend: checks every kernel of the nvcc build, for each
 target in its ptxas report, against the limits the device enforces when it launches it.
 
-    python3 kernels/cuda/resource_gate.py --report build/kernels/cuda/ptxas_report.txt \\
+    python3 tests/kernels/cuda/resource_gate.py --report build/kernels/cuda/ptxas_report.txt \\
         --manifest-exe build/kernels/cuda/swin_cuda_launch_manifest --src kernels/cuda
 
 Inputs: the ptxas report (registers, spills, stack frame, static shared memory per kernel
@@ -151,7 +151,7 @@ def check(report, manifest, src, require):
     for a in archs:
         if a not in OPTIN_SMEM:
             errors.append(f"{a}: no limits known; add its opt-in shared memory per block to OPTIN_SMEM in "
-                          f"kernels/cuda/resource_gate.py")
+                          f"tests/kernels/cuda/resource_gate.py")
     mangled = sorted({k for k, _ in entries})
     names = dict(zip(mangled, demangle(mangled)))
     used, optin_cache = set(), {}
@@ -176,7 +176,7 @@ def check(report, manifest, src, require):
         hot = fam in HOT
         if hot == (fam in EXEMPT):
             errors.append(f"{short}: list its family '{fam}' in exactly one of HOT and EXEMPT of "
-                          f"kernels/cuda/resource_gate.py (EXEMPT only if it does not run per voxel)")
+                          f"tests/kernels/cuda/resource_gate.py (EXEMPT only if it does not run per voxel)")
         bad = []
         limit = OPTIN_SMEM.get(arch, DEFAULT_SMEM)
         warps = (threads + 31) // 32
@@ -213,13 +213,13 @@ def check(report, manifest, src, require):
         spills = (e["spill_st"], e["spill_ld"], e["stack"])
         known = KNOWN_SPILLS.get((short, arch))
         if known and not any(spills):
-            bad.append(f"{who}: no longer spills: remove its line from KNOWN_SPILLS in kernels/cuda/resource_gate.py")
+            bad.append(f"{who}: no longer spills: remove its line from KNOWN_SPILLS in tests/kernels/cuda/resource_gate.py")
         elif hot and any(spills) and not (known and all(f <= k for f, k in zip(spills, known))):
             was = f" (known: {known[0]}/{known[1]}/{known[2]})" if known else ""
             bad.append(f"{who}: {e['spill_st']} B spill stores, {e['spill_ld']} B spill loads, {e['stack']} B stack "
                        f"frame{was} in a hot kernel: reduce its live registers (smaller thread tile, fewer "
                        f"unrolled values, no local arrays indexed at run time), or move it from HOT to EXEMPT "
-                       f"of kernels/cuda/resource_gate.py if it does not run per voxel")
+                       f"of tests/kernels/cuda/resource_gate.py if it does not run per voxel")
         errors.extend(bad)
         verdict = "FAIL" if bad else "known spill" if hot and any(spills) else "ok"
         opt = "" if optin is None else " opt-in set" if optin else " opt-in MISSING"
@@ -231,7 +231,7 @@ def check(report, manifest, src, require):
     for key in KNOWN_SPILLS:
         if key[1] in archs and key not in seen:
             errors.append(f"KNOWN_SPILLS line {key} names no kernel of the report: remove it from "
-                          f"kernels/cuda/resource_gate.py")
+                          f"tests/kernels/cuda/resource_gate.py")
     for pat, _, _ in rows:
         if pat not in used:
             errors.append(f"launch_manifest.cu row '{pat}' matches no kernel of the report: remove it, or fix its "
@@ -250,7 +250,8 @@ def main():
     ap.add_argument("--report", help="ptxas_report.txt")
     ap.add_argument("--manifest-exe", help="swin_cuda_launch_manifest, run to get the manifest")
     ap.add_argument("--manifest", help="the manifest's output, saved")
-    ap.add_argument("--src", default=os.path.dirname(os.path.abspath(__file__)), help="kernels/cuda")
+    ap.add_argument("--src", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "kernels", "cuda"),
+                    help="kernels/cuda")
     ap.add_argument("--require", default="", help="targets the report must cover, comma-separated")
     ap.add_argument("--no-nvcc", action="store_true", help="the build has no CUDA compiler")
     a = ap.parse_args()

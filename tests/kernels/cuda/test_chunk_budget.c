@@ -4,7 +4,7 @@
  * (without a context: the default's), and an op handed the workspace planned under a
  * smaller budget refuses to run instead of overrunning it. Exact checks, no tolerance. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 #include "kernels/op_check.h"
 

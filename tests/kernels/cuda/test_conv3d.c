@@ -13,7 +13,7 @@
  * 16, 24, 48, 88, 96, 144 (48/96-column tiles, partial), stride 2, input pitch > cin.
  * Half mode: 1e-3, the float16 rounding of the output (and, with split-K, of nothing
  * else: partial sums stay fp32); measured 3.2e-4. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 static bool conv_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int cin, int in_pitch, int cout,
                       int out_pitch, int out_c0, int k, int stride, int pad, bool bias)

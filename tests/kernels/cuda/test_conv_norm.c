@@ -13,13 +13,13 @@
  * so a statistic that is off shows after the normalisation magnifies it ~25x; in half
  * mode that output would be dominated by its own float16 rounding (2^-11 of 9 against
  * a spread of 0.3), so the bias stays in [-1, 1] there.
- * Tolerances: conv as tests/cuda/test_conv3d.c (2e-5 / 1e-3); normalised output, relative
+ * Tolerances: conv as tests/kernels/cuda/test_conv3d.c (2e-5 / 1e-3); normalised output, relative
  * to max(1, max|ref|) (~5): 1e-5 in float32 (the magnified rounding differences of the
  * conv outputs; measured 1.2e-6), 3e-3 in half (the float16 rounding of the stored conv
  * output, ~2^-11 of it, over a spread of ~0.3; measured 6e-4). */
 #include <stdio.h>
 
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 struct conv_shape {
     int d, h, w, cin, in_pitch, cout, out_pitch, out_c0, k, stride, pad;

@@ -4,7 +4,7 @@
  * Shapes: odd dims, output into the upsampled half of a concat (pitch 2 cout), cout > 64
  * (two column tiles), in pitch > cin.
  * Half mode: 1e-3, the float16 rounding of the output; measured 2.1e-4. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 static bool convt_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int cin, int in_pitch, int cout,
                        int out_pitch)

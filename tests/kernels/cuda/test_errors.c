@@ -1,7 +1,7 @@
 /* Error paths of the CUDA backend (emulated): each bad call returns the documented status,
  * leaves a message in last_error and touches no output. No tolerance involved: statuses
  * are compared exactly and the output volume bit for bit. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 #include "kernels/op_check.h"
 

@@ -5,9 +5,9 @@
  * synchronisation as hardware does (CUEMU_FAULTS=deferred) and plants one in the
  * layernorm kernel (CUEMU_INJECT_FAULT=layernorm_rows); a layernorm is followed by a
  * conv3d and the end-of-pass synchronisation. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #include "kernels/op_check.h"
 
 #include <stdio.h>

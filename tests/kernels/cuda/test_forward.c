@@ -34,13 +34,13 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #ifndef CT_REAL_GPU
-#include "kernels/emu/cuemu_api.h"
+#include "tests/cuemu/cuemu_api.h"
 #endif
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "runtime/plan.h"
 #include "tests/common/check.h"
-#include "tests/cuda/random_model.h"
+#include "tests/kernels/cuda/random_model.h"
 
 /* Plans and runs forward() on one backend; the arena comes from alloc_arena. With
  * `freeze`, device allocations are an error during the run (emulator switch). The

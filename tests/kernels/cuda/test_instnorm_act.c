@@ -8,7 +8,7 @@
  * a mean far from zero relative to the spread (the statistics' cancellation).
  * Half mode: 1e-3, the float16 output rounding (2^-11 relative) plus fp32 noise;
  * measured 3.1e-4. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 static bool in_case_rg(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch,
                        int res_pitch, bool normalize, bool affine, bool residual, bool lrelu, float lo, float hi)

@@ -4,7 +4,7 @@
  * fp32 rounding of mean/variance stays below 1e-6 relative, times gamma <= 1.5, + beta.
  * Half mode (cuda_layernorm_half): 1e-3, two float16 roundings (2^-11 relative each) of
  * the output; measured 3.3e-4. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 static bool ln_case(ct_env *e, test_rng *r, const char *what, int d, int h, int w, int c, int pitch, bool affine,
                     bool in_place)

@@ -4,7 +4,7 @@
  * channels, pitch > c, copies into channel slices with 16-byte units and element
  * by element, and a volume larger than the staging
  * buffer (two chunks). */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * gather's 16-byte units and their fallback (C 40 pitch 44: units in float32 only).
  * Half mode: 1.5e-3, float16 roundings of the normalised concat and of the output;
  * measured 4.1e-4. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 /* chunk_rows > 0: the CUDA backend's chunk budget holds that many output rows (8C
  * elements each, patch_merge.cu; at least 64), so they run over several chunks. */

@@ -14,7 +14,7 @@
  * each), and a logit q.k of magnitude ~25 (head dim 100) then moves by ~1e-2, which the
  * softmax turns into ~1 % of one head's output; plus the rounding of x itself. Measured
  * 1.6e-3 (the head-dim-100 case). */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * Shapes: odd C and hidden (not multiples of the 64 tile or 16 k-step), x with pitch > C.
  * Half mode: 1.5e-3, float16 roundings of LN2's output, of the hidden activations and
  * of x; measured 3.5e-4. */
-#include "tests/cuda/cuda_op_test.h"
+#include "tests/kernels/cuda/cuda_op_test.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * bench_cuda_ops calls them (channels-last tensors, swinrun's weight layout transposed to
  * cuDNN's NHWC filter, row-major token GEMMs), against naive float64 loops written from
  * the definitions, in float32 and in half (inputs rounded to half first, on both sides).
- * Under the emulator (kernels/emu/cudnn_*.c, cublas.c) this proves the reference column's
+ * Under the emulator (tests/cuemu/cudnn_*.c, cublas.c) this proves the reference column's
  * arithmetic and layouts; its times mean nothing here and are not looked at. */
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "tests/cuda/yardstick.h"
+#include "tests/kernels/cuda/yardstick.h"
 
 static test_rng rng = {0x7a5d};
 

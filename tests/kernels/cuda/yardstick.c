@@ -1,5 +1,5 @@
 /* cuDNN and cuBLAS as the reference column of bench_cuda_ops (yardstick.h). */
-#include "tests/cuda/yardstick.h"
+#include "tests/kernels/cuda/yardstick.h"
 
 #include <stdarg.h>
 #include <stdio.h>

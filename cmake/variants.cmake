@@ -1,0 +1,24 @@
+# swin_runtime_variant(<suffix>) defines one build of the library and the CLI:
+#   swinrun_lib<suffix>    the public API (runtime/swinrun.h) over forward(), the loader and
+#                          the backends, with fileio/;
+#   swin_pipeline<suffix>  the CT pipeline (pipeline/) and its formats (formats/) on top of it;
+#   swinrun<suffix>        the CLI (apps/cli/), in the build root.
+# The caller links the CUDA backend it wants into swinrun_lib<suffix> (with SWIN_HAVE_CUDA),
+# or none. Variants never share a link: each executable links exactly one of them. The
+# top-level CMakeLists.txt defines the default variant (empty suffix) and swinrun_emu (the
+# CUDA backend emulated on the CPU).
+function(swin_runtime_variant suffix)
+  add_library(swinrun_lib${suffix} STATIC ${CMAKE_SOURCE_DIR}/runtime/backend.c $<TARGET_OBJECTS:swinrun_lib_objs>
+              $<TARGET_OBJECTS:swin_fileio_objs>)
+  target_link_libraries(swinrun_lib${suffix} PUBLIC swin_forward swin_weights swin_cpu swin_core)
+
+  add_library(swin_pipeline${suffix} STATIC $<TARGET_OBJECTS:swin_pipeline_objs> $<TARGET_OBJECTS:swin_nifti_objs>
+              $<TARGET_OBJECTS:swin_dicom_objs>)
+  target_include_directories(swin_pipeline${suffix} PUBLIC ${NIFTI_INCLUDE_DIR})
+  target_link_libraries(swin_pipeline${suffix} PUBLIC swinrun_lib${suffix} ${NIFTI2_LIBRARY} ${ZNZ_LIBRARY} z m
+                        ${SWIN_DICOM_LIBS})
+
+  add_executable(swinrun${suffix} ${SWIN_CLI_SOURCES})
+  target_link_libraries(swinrun${suffix} PRIVATE swinrun_lib${suffix} swin_pipeline${suffix})
+  set_target_properties(swinrun${suffix} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endfunction()
