@@ -1,5 +1,6 @@
 #include "runtime/forward.h"
 
+#include "runtime/conv_call.h"
 #include "runtime/forward_cnn.h"
 
 void swin_block_geometry(const struct swin_config *c, int stage, int block, const int L[3],

@@ -1,16 +1,7 @@
 #include "runtime/forward_cnn.h"
 
+#include "runtime/conv_call.h"
 #include "runtime/inplace.h"
-
-void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, const struct swin_workspace *stats, struct swin_vol in,
-                   const float *w, const float *bias, int k, int stride, int pad)
-{
-    struct swin_workspace ws;
-    if (!swin_exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, out, in, k, stats != NULL), "conv3d workspace"))
-        return;
-    EXEC_OP(e, conv3d, out, stats ? stats->data : NULL, in, w, bias, k, stride, pad, ws.data, ws.bytes);
-    swin_exec_release(e, ws.id);
-}
 
 /* out = conv3x3x3(in), followed by the instance norm of out when normalize: then, where the
  * backend keeps the norm's statistics in the conv (conv3d_stats_bytes > 0), they go into

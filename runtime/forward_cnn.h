@@ -3,13 +3,8 @@
 #ifndef SWIN_FORWARD_CNN_H
 #define SWIN_FORWARD_CNN_H
 
-#include "runtime/exec.h"
 #include "core/model.h"
-
-/* out = conv3d(in) with a planned workspace; stats != NULL: the buffer that receives the
- * statistics of out for the instance norm that follows (kernels/ops.h, conv3d). */
-void swin_fwd_conv(struct swin_exec *e, struct swin_vol out, const struct swin_workspace *stats, struct swin_vol in,
-                   const float *w, const float *bias, int k, int stride, int pad);
+#include "runtime/exec.h"
 
 /* UnetResBlock(in -> w->cout) at in's resolution.
  * in_id: the planner id of `in` when the block may release it after its last read (the

@@ -1,6 +1,6 @@
 #include "runtime/inplace.h"
 
-#include "runtime/forward_cnn.h"
+#include "runtime/conv_call.h"
 
 static size_t plane_bytes(struct swin_vol v, int pitch)
 {
