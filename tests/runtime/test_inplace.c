@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "runtime/forward_cnn.h"
+#include "runtime/conv_call.h"
 #include "runtime/inplace.h"
 #include "tests/common/check.h"
 
