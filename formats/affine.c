@@ -1,7 +1,7 @@
 /* Affine algebra and MONAI's Orientation/Spacing geometry, in double precision.
  * References (installed MONAI 1.6.1 and nibabel): nibabel.orientations.io_orientation,
  * monai.data.utils.zoom_affine and compute_shape_offset, monai Spacing.__call__. */
-#include "pipeline/affine.h"
+#include "formats/affine.h"
 
 #include <math.h>
 #include <stdio.h>

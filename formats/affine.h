@@ -3,8 +3,8 @@
  *
  * Voxel indices follow the NIfTI file: (i, j, k), i fastest on disk. World coordinates
  * are NIfTI's RAS+ (x grows to the Right, y Anterior, z Superior). */
-#ifndef SWIN_PIPELINE_AFFINE_H
-#define SWIN_PIPELINE_AFFINE_H
+#ifndef SWIN_FORMATS_AFFINE_H
+#define SWIN_FORMATS_AFFINE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pipeline/affine.h"
+#include "formats/affine.h"
 #include "core/status.h"
 
 /* Intensity window: (v - lo) / (hi - lo), clipped to [0, 1] (MONAI ScaleIntensityRange

@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "fileio/atomic_file.h"
+#include "formats/format.h"
 #include "pipeline/label_stats.h"
-#include "formats/nifti/nifti_io.h"
 #include "pipeline/preview.h"
 #include "pipeline/resample.h"
 #include "pipeline/cubes.h"
@@ -49,25 +49,6 @@ static swin_status check_params(const struct swin_pipeline *p, swin_error *err)
     if (o->blend == SWIN_BLEND_GAUSSIAN && !(o->sigma_scale > 0 && o->sigma_scale <= 10))
         return swin_error_set(err, SWIN_ERR_ARG, "sigma scale %g: it must be in (0, 10]", o->sigma_scale);
     if (!p->predict) return swin_error_set(err, SWIN_ERR_ARG, "no predictor given");
-    return SWIN_OK;
-}
-
-swin_status swin_pipeline_check(const char *out_path, const struct swin_pipeline *p, swin_error *err)
-{
-    swin_status st = check_params(p, err);
-    if (st || !out_path) return st;
-    const swin_segment_params *o = &p->params;
-    const char *outs[3] = {out_path, o->probabilities_path, o->preview_path};
-    const char *what[3] = {"label map", "probabilities", "preview"};
-    for (int i = 0; i < 3; i++) {
-        if (!outs[i]) continue;
-        size_t len = strlen(outs[i]);
-        if (i < 2 && !swin_nifti_output_name_ok(outs[i]))
-            return swin_error_set(err, SWIN_ERR_ARG, "%s: the %s must be named .nii or .nii.gz", outs[i], what[i]);
-        if (i == 2 && (len < 5 || strcmp(outs[i] + len - 4, ".png")))
-            return swin_error_set(err, SWIN_ERR_ARG, "%s: the preview is a PNG: name it .png", outs[i]);
-        if ((st = swin_atomic_file_check_dir(outs[i], what[i], err))) return st;
-    }
     return SWIN_OK;
 }
 
@@ -161,7 +142,7 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     swin_affine_axcodes(affine, rep->input_axcodes);
     swin_mat4_spacing(affine, rep->input_spacing);
     rep->classes = p->out_channels;
-    if (!swin_resample_grid_plan(affine, dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_NIFTI_MAX_VOXELS, &j->g, msg,
+    if (!swin_resample_grid_plan(affine, dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_VOLUME_MAX_VOXELS, &j->g, msg,
                    sizeof msg))
         return swin_error_set(err, SWIN_ERR_SHAPE, "%s: %s", name, msg);
     swin_status st = swin_inverse_init(&j->g, &j->inv);
@@ -210,132 +191,95 @@ static swin_status job_infer(struct job *j, bool probs, swin_error *err)
 
 /* ---- file form ---------------------------------------------------------------------- */
 
-/* The outputs of one volume, each finished under its temporary name; published together
- * once all are, so that a failure on any leaves none. */
-struct outputs {
-    struct swin_nifti_writer *labels, *probs;
-    struct swin_atomic_file preview;
-};
-
-/* Publishes labels, probabilities, preview in this order; stops at the first failure and
- * leaves the rest to discard(). */
-static swin_status publish(struct outputs *o, swin_error *err)
-{
-    swin_status st = swin_nifti_writer_publish(o->labels, err);
-    o->labels = NULL;
-    if (o->probs && !st) {
-        st = swin_nifti_writer_publish(o->probs, err);
-        o->probs = NULL;
-    }
-    if (o->preview.tmp[0] && !st) st = swin_atomic_file_publish(&o->preview, err);
-    return st;
-}
-
-static void discard(struct outputs *o)
-{
-    swin_nifti_writer_abort(o->labels);
-    swin_nifti_writer_abort(o->probs);
-    swin_atomic_file_abort(&o->preview);
-}
-
-/* The label map on the input grid, plane by plane, into a temporary file; the organ
- * statistics of each plane over the input's intensities (read again: the pipeline frees
- * them before inference) go into rep, so that a failure of either leaves no output. */
-static swin_status write_labels(const char *path, const char *in_path, const struct swin_image *img,
-                                const struct job *j, swin_segment_report *rep, struct swin_nifti_writer **done,
-                                swin_error *err)
+/* The label map on the input grid, plane by plane, into the format's outputs, and the organ
+ * statistics of each plane over the input's intensities into rep. */
+static swin_status put_labels(const struct swin_format *f, struct swin_format_input *in, void *outs,
+                              const struct job *j, swin_segment_report *rep, swin_error *err)
 {
     const struct sink *s = &j->sk;
-    struct swin_nifti_writer *w;
-    swin_status st = swin_nifti_writer_open(&w, path, img->hdr, s->lb == 1 ? DT_UINT8 : DT_UINT16, 1,
-                                            NIFTI_INTENT_LABEL, "swinrun labels", err);
-    if (st) return st;
-    int64_t nx = img->dim[0], ny = img->dim[1];
+    const int64_t nx = in->dim[0], ny = in->dim[1];
     const size_t np = (size_t)(nx * ny);
-    struct swin_image ct = {0};
     struct swin_stats_acc acc = {0};
-    void *plane = malloc(np * (size_t)s->lb);
-    uint16_t *plane16 = s->lb == 1 ? malloc(np * sizeof *plane16) : NULL;
-    if (!plane || (s->lb == 1 && !plane16))
+    uint8_t *plane8 = s->lb == 1 ? malloc(np) : NULL;
+    uint16_t *plane = malloc(np * sizeof *plane);
+    swin_status st = SWIN_OK;
+    if (!plane || (s->lb == 1 && !plane8))
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
-    if (!st) st = swin_image_read(in_path, &ct, err);
     if (!st) st = swin_stats_begin(&acc, s->co, err);
-    for (int64_t k = 0; k < img->dim[2] && !st; k++) {
+    for (int64_t k = 0; k < in->dim[2] && !st; k++) {
         if (s->lb == 1) {
-            swin_plane_nearest_u8(&j->inv, s->labels, nx, ny, k, plane);
-            for (size_t i = 0; i < np; i++) plane16[i] = ((const uint8_t *)plane)[i];
+            swin_plane_nearest_u8(&j->inv, s->labels, nx, ny, k, plane8);
+            for (size_t i = 0; i < np; i++) plane[i] = plane8[i];
         } else {
             swin_plane_nearest_u16(&j->inv, s->labels, nx, ny, k, plane);
         }
-        swin_stats_add(&acc, SWIN_VOXELS_F32, ct.data + (size_t)k * np, s->lb == 1 ? plane16 : plane, np);
-        st = swin_nifti_writer_write(w, plane, np * (size_t)s->lb, err);
+        const float *hu;
+        if (!(st = f->hu_plane(in, k, &hu, err))) {
+            swin_stats_add(&acc, SWIN_VOXELS_F32, hu, plane, np);
+            st = f->put_labels(outs, k, plane, err);
+        }
     }
-    if (!st) swin_stats_end(&acc, swin_voxel_mm3((const double(*)[4])ct.affine.m), rep);
+    if (!st) swin_stats_end(&acc, swin_voxel_mm3((const double(*)[4])in->affine), rep);
     swin_stats_free(&acc);
-    swin_image_free(&ct);
-    free(plane16);
     free(plane);
-    if (!st) st = swin_nifti_writer_finish(w, err);
-    if (st) {
-        swin_nifti_writer_abort(w);
-        return st;
-    }
-    *done = w;
-    return SWIN_OK;
+    free(plane8);
+    return st;
 }
 
-/* 4D float32 (nx, ny, nz, classes) on the input grid: softmax, trilinear back. */
-static swin_status write_probs(const char *path, const struct swin_image *img, const struct job *j,
-                               struct swin_nifti_writer **done, swin_error *err)
+/* The class probabilities on the input grid: softmax, trilinear back, class by class. */
+static swin_status put_probs(const struct swin_format *f, const struct swin_format_input *in, void *outs,
+                             const struct job *j, swin_error *err)
 {
     const struct sink *s = &j->sk;
-    struct swin_nifti_writer *w;
-    swin_status st = swin_nifti_writer_open(&w, path, img->hdr, DT_FLOAT32, s->co, NIFTI_INTENT_NONE,
-                                            "swinrun class probabilities", err);
-    if (st) return st;
-    int64_t nx = img->dim[0], ny = img->dim[1];
+    const int64_t nx = in->dim[0], ny = in->dim[1];
     float *plane = malloc((size_t)(nx * ny) * sizeof *plane);
-    if (!plane) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    swin_status st = plane ? SWIN_OK : swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     for (int c = 0; c < s->co && !st; c++)
-        for (int64_t k = 0; k < img->dim[2] && !st; k++) {
+        for (int64_t k = 0; k < in->dim[2] && !st; k++) {
             swin_plane_trilinear(&j->inv, s->probs + c * s->n, nx, ny, k, plane);
-            st = swin_nifti_writer_write(w, plane, (size_t)(nx * ny) * sizeof *plane, err);
+            st = f->put_probs(outs, c, k, plane, err);
         }
     free(plane);
-    if (!st) st = swin_nifti_writer_finish(w, err);
-    if (st) {
-        swin_nifti_writer_abort(w);
-        return st;
-    }
-    *done = w;
-    return SWIN_OK;
+    return st;
 }
 
-swin_status swin_pipeline_file(const char *in_path, const char *out_path, const struct swin_pipeline *p,
-                               swin_segment_report *rep, swin_error *err)
+static swin_status check_preview(const char *path, swin_error *err)
+{
+    size_t len = strlen(path);
+    if (len < 5 || strcmp(path + len - 4, ".png"))
+        return swin_error_set(err, SWIN_ERR_ARG, "%s: the preview is a PNG: name it .png", path);
+    return swin_atomic_file_check_dir(path, "preview", err);
+}
+
+swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const *paths, int npaths,
+                                 const char *out_path, const struct swin_pipeline *p, swin_segment_report *rep,
+                                 swin_error *err)
 {
     memset(rep, 0, sizeof *rep);
-    swin_status st = swin_pipeline_check(out_path, p, err);
-    if (st) return st;
     const swin_segment_params *o = &p->params;
+    swin_status st = check_params(p, err);
+    if (!st && !out_path) st = swin_error_set(err, SWIN_ERR_ARG, "an output path is required");
+    if (!st) st = f->check(paths, npaths, out_path, o, err);
+    if (!st && o->preview_path) st = check_preview(o->preview_path, err);
+    if (st) return st;
     struct job j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .lb = p->out_channels <= 256 ? 1 : 2}};
-    struct outputs outs = {0};
-    struct swin_image img = {0};
+    struct swin_format_input in = {0};
+    void *outs = NULL;
+    struct swin_atomic_file preview = {0};
     double t0 = now();
     report(&j.ctl, SWIN_STAGE_READ, 0);
-    if ((st = poll_cancel(&j.ctl, err)) || (st = swin_image_read(in_path, &img, err))) return st;
+    if ((st = poll_cancel(&j.ctl, err)) || (st = f->read(paths, npaths, &in, rep, err))) return st;
     rep->seconds_read = now() - t0;
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_PREPROCESS, 0.02);
-    size_t in_n = (size_t)(img.dim[0] * img.dim[1] * img.dim[2]);
-    size_t read_peak = in_n * ((size_t)img.hdr->nbyper + (img.hdr->datatype == DT_FLOAT32 ? 0 : 4));
+    swin_mat4 affine;
+    memcpy(affine.m, in.affine, sizeof affine.m);
     if ((st = poll_cancel(&j.ctl, err)) ||
-        (st = job_plan(&j, img.dim, img.affine, in_path, o->probabilities_path, read_peak, rep, err)) ||
-        (st = job_preprocess(&j, img.data, img.dim, err)))
+        (st = job_plan(&j, in.dim, affine, in.name, o->probabilities_path, in.read_peak, rep, err)) ||
+        (st = job_preprocess(&j, in.hu, in.dim, err)))
         goto done;
-    free(img.data); /* only the header is needed from here on */
-    img.data = NULL;
+    f->release(&in);
     rep->seconds_preprocess = now() - t0;
 
     t0 = now();
@@ -345,19 +289,37 @@ swin_status swin_pipeline_file(const char *in_path, const char *out_path, const 
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
-    if ((st = poll_cancel(&j.ctl, err)) || (st = write_labels(out_path, in_path, &img, &j, rep, &outs.labels, err))) goto done;
-    if (o->probabilities_path && (st = write_probs(o->probabilities_path, &img, &j, &outs.probs, err))) goto done;
-    if (o->preview_path && (st = swin_preview_finish(&outs.preview, o->preview_path, j.vol, j.sk.labels, j.sk.lb,
-                                                     j.g.dim, rep->grid_spacing, err)))
+    if ((st = poll_cancel(&j.ctl, err)) || (st = f->open_outputs(&in, out_path, o, p->out_channels, &outs, err)) ||
+        (st = put_labels(f, &in, outs, &j, rep, err)))
         goto done;
-    if ((st = poll_cancel(&j.ctl, err)) || (st = publish(&outs, err))) goto done;
+    if (o->probabilities_path && (st = put_probs(f, &in, outs, &j, err))) goto done;
+    if ((st = f->finish(outs, rep, err))) goto done;
+    if (o->preview_path && (st = swin_preview_finish(&preview, o->preview_path, j.vol, j.sk.labels, j.sk.lb, j.g.dim,
+                                                     rep->grid_spacing, err)))
+        goto done;
+    if ((st = poll_cancel(&j.ctl, err))) goto done;
+    st = f->publish(outs, rep, err); /* frees outs */
+    outs = NULL;
+    if (!st && preview.tmp[0]) st = swin_atomic_file_publish(&preview, err);
+    if (st) goto done;
     rep->seconds_write = now() - t0;
     report(&j.ctl, SWIN_STAGE_DONE, 1.0);
 done:
-    discard(&outs);
+    if (outs) f->discard(outs);
+    swin_atomic_file_abort(&preview);
+    if (f->close) f->close(&in);
     job_free(&j);
-    swin_image_free(&img);
     return st;
+}
+
+swin_status swin_pipeline_file(const char *in_path, const char *out_path, const struct swin_pipeline *p,
+                               swin_segment_report *rep, swin_error *err)
+{
+    if (!in_path) {
+        memset(rep, 0, sizeof *rep);
+        return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
+    }
+    return swin_pipeline_inputs(swin_format_for(in_path), &in_path, 1, out_path, p, rep, err);
 }
 
 /* ---- memory form -------------------------------------------------------------------- */
@@ -366,16 +328,16 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
                                  swin_segment_report *rep, swin_error *err)
 {
     memset(rep, 0, sizeof *rep);
-    swin_status st = swin_pipeline_check(NULL, p, err);
+    swin_status st = check_params(p, err);
     if (st) return st;
     if (!v || !v->voxels || !labels) return swin_error_set(err, SWIN_ERR_ARG, "a volume and a label buffer are required");
     if (v->type != SWIN_VOXELS_F32 && v->type != SWIN_VOXELS_I16)
         return swin_error_set(err, SWIN_ERR_ARG, "unknown voxel type %d (float32 or int16)", (int)v->type);
     int64_t dim[3];
     for (int k = 0; k < 3; k++) {
-        if (v->dim[k] < 1 || v->dim[k] > SWIN_NIFTI_MAX_DIM)
+        if (v->dim[k] < 1 || v->dim[k] > SWIN_VOLUME_MAX_DIM)
             return swin_error_set(err, SWIN_ERR_SHAPE, "volume size %lld x %lld x %lld: each side must be 1..%d",
-                                  v->dim[0], v->dim[1], v->dim[2], SWIN_NIFTI_MAX_DIM);
+                                  v->dim[0], v->dim[1], v->dim[2], SWIN_VOLUME_MAX_DIM);
         dim[k] = v->dim[k];
     }
     swin_mat4 affine;

@@ -1,8 +1,8 @@
 /* The whole CT pipeline behind swin_segment / swin_segment_file (runtime/swinrun.h), one
  * volume: intensities + affine -> RAS + spacing + intensity range -> streaming sliding
  * cubes (a predictor callback runs each cube) -> argmax -> labels back on the input's grid
- * (nearest) -> memory, or NIfTI out with the input's affine and codes. Optional: class
- * probabilities (softmax, on the input grid, trilinear; out_channels floats per
+ * (nearest) -> memory, or a format's outputs on the input's grid (file form). Optional:
+ * class probabilities (softmax, on the input grid, trilinear; out_channels floats per
  * preprocessed voxel) and a PNG preview (file form). Nothing here prints: progress and
  * cancel go through the public callbacks, errors through swin_error.
  *
@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "formats/format.h"
 #include "pipeline/sliding.h"
 #include "runtime/swinrun.h"
 
@@ -28,13 +29,14 @@ struct swin_pipeline {
 /* swin_segment_default_params() and no predictor. */
 struct swin_pipeline swin_pipeline_defaults(void);
 
-/* Checks that cost nothing and should fail a run before any work: the options against the
- * limits of runtime/swinrun.h, the channel counts, and (when out_path is not NULL) output
- * names (.nii/.nii.gz, .png) in existing writable directories. */
-swin_status swin_pipeline_check(const char *out_path, const struct swin_pipeline *p, swin_error *err);
-
-/* The outputs (label map, probabilities, preview) appear together when the volume succeeds;
- * a failure leaves none of them (and no temporary file). rep: never NULL. */
+/* File form, through a format (formats/format.h) that reads paths: the options and the
+ * outputs are checked before any work; the outputs (the format's, and the preview) appear
+ * together when the volume succeeds; a failure leaves none of them (and no temporary file).
+ * rep: never NULL. */
+swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const *paths, int npaths,
+                                 const char *out_path, const struct swin_pipeline *p, swin_segment_report *rep,
+                                 swin_error *err);
+/* One input path, in the format that reads it (formats/registry.c). */
 swin_status swin_pipeline_file(const char *in_path, const char *out_path, const struct swin_pipeline *p,
                                swin_segment_report *rep, swin_error *err);
 

@@ -1,9 +1,8 @@
-/* swin_segment and swin_segment_file (runtime/swinrun.h): the pipeline of segment.h with
- * the context's forward pass as its predictor. */
+/* swin_segment, swin_segment_file and swin_segment_dicom (runtime/swinrun.h): the pipeline
+ * of segment.h with the context's forward pass as its predictor. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/dicom/series.h"
 #include "pipeline/label_stats.h"
 #include "pipeline/segment.h"
 
@@ -60,9 +59,22 @@ swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const
     swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
     if (st) return st;
     if (!input_path || !output_path) return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
-    if (swin_dcm_is_dicom_input(input_path)) /* a series folder or one of its files */
-        return swin_segment_dicom(ctx, &input_path, 1, output_path, params, report, err);
     st = swin_pipeline_file(input_path, output_path, &p, rep, err);
+    rep->plan = plan;
+    return st;
+}
+
+swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, int ninputs, const char *output_path,
+                               const swin_segment_params *params, swin_segment_report *report, swin_error *err)
+{
+    struct swin_pipeline p;
+    swin_plan_info plan;
+    swin_segment_report scratch, *rep = report ? report : &scratch;
+    swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
+    if (st) return st;
+    if (!inputs || ninputs < 1)
+        return swin_error_set(err, SWIN_ERR_ARG, "a context, parameters and at least one input are required");
+    st = swin_pipeline_inputs(swin_format_named("DICOM"), inputs, ninputs, output_path, &p, rep, err);
     rep->plan = plan;
     return st;
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "apps/cli/cli.h"
-#include "formats/dicom/series.h"
+#include "formats/format.h"
 #include "runtime/swinrun.h"
 
 /* swinrun_emu (SWINRUN_EMULATED_CUDA) is the same CLI with the CUDA backend built against
@@ -52,12 +52,11 @@ static void usage(FILE *o)
             "output files (a full disk included).\n");
 }
 
-/* A first argument that is no verb but a NIfTI path, a folder or a DICOM file means segment. */
+/* A first argument that is no verb but an input of a format swinrun reads (a NIfTI path, a
+ * folder, a DICOM file) means segment. */
 static int looks_like_input(const char *s)
 {
-    size_t n = strlen(s);
-    return (n > 4 && !strcmp(s + n - 4, ".nii")) || (n > 7 && !strcmp(s + n - 7, ".nii.gz")) ||
-           swin_dcm_is_dicom_input(s);
+    return swin_format_claiming(s) != NULL;
 }
 
 static int run(enum cli_verb verb, int argc, char **argv, int first)

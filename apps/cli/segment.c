@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fileio/atomic_file.h"
 #include "apps/cli/cli.h"
-#include "formats/dicom/series.h"
+#include "fileio/atomic_file.h"
 #include "fileio/tempfiles.h"
+#include "formats/format.h"
 
 /* --model, else $SWINRUN_MODEL, else $XDG_DATA_HOME/swinrun/model.onnx (~/.local/share). */
 static const char *find_model(const struct cli_args *a, char *buf, size_t n)
@@ -153,12 +153,14 @@ static swin_status check_form(const struct cli_args *a, swin_error *err)
             return swin_error_set(err, SWIN_ERR_ARG, "--with-probabilities / --with-preview need --out-dir");
         if (a->npos < 2)
             return swin_error_set(err, SWIN_ERR_ARG, "expected CT.nii.gz OUT.nii.gz (or --out-dir DIR and inputs)");
-        for (int i = 0; a->npos > 2 && i + 1 < a->npos; i++) /* the file list of one DICOM series */
-            if (!swin_dcm_is_dicom_input(a->pos[i]))
+        for (int i = 0; a->npos > 2 && i + 1 < a->npos; i++) { /* the file list of one DICOM series */
+            const struct swin_format *f = swin_format_claiming(a->pos[i]);
+            if (!f || !f->series)
                 return swin_error_set(err, SWIN_ERR_ARG,
                                       "%s: several inputs before the output must be the DICOM files of one series "
                                       "(for several NIfTI volumes use --out-dir)",
                                       a->pos[i]);
+        }
     }
     if (a->json && strcmp(a->json, "-")) return swin_atomic_file_check_dir(a->json, "JSON report", err);
     return SWIN_OK;

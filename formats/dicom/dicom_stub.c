@@ -1,11 +1,16 @@
-/* swin_segment_dicom in a build without DCMTK. */
-#include "runtime/swinrun.h"
+/* DICOM in a build without DCMTK: the format still claims a series (detect.c), so that such
+ * an input gets this refusal rather than a NIfTI reader's complaint. */
+#include "formats/dicom/series.h"
+#include "formats/format.h"
 
-swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, int ninputs, const char *output_path,
-                               const swin_segment_params *params, swin_segment_report *report, swin_error *err)
+static swin_status refuse(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
+                          swin_error *err)
 {
     return swin_error_set(err, SWIN_ERR_ARG,
                           "%s: DICOM input needs swinrun built with DCMTK (install libdcmtk-dev, configure with "
                           "-DSWIN_DICOM=ON); or convert the series to NIfTI first",
-                          ninputs > 0 && inputs ? inputs[0] : "input");
+                          npaths > 0 && paths ? paths[0] : "input");
 }
+
+const struct swin_format swin_format_dicom = {.name = "DICOM", .claims = swin_dcm_is_dicom_input, .series = 1,
+                                              .check = refuse};

@@ -93,12 +93,12 @@ static swin_status check_dims(const char *path, struct swin_nifti_header *h, swi
         return swin_error_set(err, SWIN_ERR_SHAPE, "%s: a 2D image (%lld x %lld x %lld); swinrun segments 3D volumes",
                               path, (long long)s[0], (long long)s[1], (long long)s[2]);
     for (int i = 0; i < 3; i++)
-        if (s[i] > SWIN_NIFTI_MAX_DIM)
+        if (s[i] > SWIN_VOLUME_MAX_DIM)
             return swin_error_set(err, SWIN_ERR_SHAPE, "%s: dimension %d is %lld voxels (limit %d): corrupt header?", path,
-                                  i + 1, (long long)s[i], SWIN_NIFTI_MAX_DIM);
-    if (s[0] * s[1] * s[2] > SWIN_NIFTI_MAX_VOXELS)   /* each <= 2^14: no overflow */
+                                  i + 1, (long long)s[i], SWIN_VOLUME_MAX_DIM);
+    if (s[0] * s[1] * s[2] > SWIN_VOLUME_MAX_VOXELS)   /* each <= 2^14: no overflow */
         return swin_error_set(err, SWIN_ERR_SHAPE, "%s: %lld x %lld x %lld is more than %lld voxels", path,
-                              (long long)s[0], (long long)s[1], (long long)s[2], (long long)SWIN_NIFTI_MAX_VOXELS);
+                              (long long)s[0], (long long)s[1], (long long)s[2], (long long)SWIN_VOLUME_MAX_VOXELS);
     h->nx = s[0], h->ny = s[1], h->nz = s[2];
     return SWIN_OK;
 }

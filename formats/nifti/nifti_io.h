@@ -7,8 +7,9 @@
 #include <nifti/nifti2_io.h>
 #include <stdint.h>
 
-#include "pipeline/affine.h"
 #include "core/status.h"
+#include "formats/affine.h"
+#include "formats/format.h"
 
 struct swin_image {
     nifti_image *hdr;   /* the input's header (data not kept): outputs copy its geometry */
@@ -18,9 +19,6 @@ struct swin_image {
     float *data;        /* nx*ny*nz values, scl_slope/scl_inter applied */
 };
 
-/* Limits that reject absurd headers before anything large is allocated. */
-#define SWIN_NIFTI_MAX_DIM 16384
-#define SWIN_NIFTI_MAX_VOXELS ((int64_t)1 << 31)
 
 /* Reads a 3D scalar image (4D with one volume is accepted) of any integer or float
  * datatype. Rejects 2D images, several volumes, zero or absurd dimensions, non-finite or

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
         if (swin_image_read(argv[2], &img, &e)) return fail(&e);
         struct swin_grid g;
         char msg[256];
-        if (!swin_resample_grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_NIFTI_MAX_VOXELS, &g, msg,
+        if (!swin_resample_grid_plan(img.affine, img.dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_VOLUME_MAX_VOXELS, &g, msg,
                        sizeof msg)) {
             fprintf(stderr, "probe: %s\n", msg);
             return 1;

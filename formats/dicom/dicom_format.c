@@ -1,5 +1,7 @@
-/* swin_segment_dicom (runtime/swinrun.h): series reader -> swin_segment -> NIfTI label map,
- * DICOM SEG and RT Structure Set, published together. */
+/* DICOM as a format (formats/format.h): a CT series (a folder, or its files) in; out a NIfTI
+ * label map on the series' grid, or a DICOM SEG, and an RT Structure Set, published together.
+ * The intensities stay for the statistics; the label map is held whole, as the SEG and the
+ * RT Structure Set need it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,7 @@
 #include <time.h>
 
 #include "fileio/atomic_file.h"
+#include "formats/format.h"
 #include "formats/dicom/classes.h"
 #include "formats/dicom/series.h"
 #include "formats/nifti/nifti_io.h"
@@ -96,7 +99,8 @@ static swin_status write_dcm(struct swin_atomic_file *af, const char *path, dcm_
     return swin_atomic_file_finish(af, err);
 }
 
-static swin_status check_outputs(const char *out, const swin_segment_params *p, swin_error *err)
+static swin_status dicom_check(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
+                               swin_error *err)
 {
     if (!out) return swin_error_set(err, SWIN_ERR_ARG, "an output path is required");
     if (!swin_nifti_output_name_ok(out) && !is_dcm_name(out))
@@ -120,52 +124,103 @@ static swin_status check_outputs(const char *out, const swin_segment_params *p, 
     return st;
 }
 
-swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, int ninputs, const char *output_path,
-                               const swin_segment_params *params, swin_segment_report *report, swin_error *err)
-{
-    swin_segment_report scratch;
-    swin_segment_report *rep = report ? report : &scratch;
-    memset(rep, 0, sizeof *rep);
-    rep->dicom_input = true;
-    if (!ctx || !params || !inputs || ninputs < 1)
-        return swin_error_set(err, SWIN_ERR_ARG, "a context, parameters and at least one input are required");
-    swin_status st = check_outputs(output_path, params, err);
-    if (st) return st;
-    if (params->progress) params->progress(params->user, SWIN_STAGE_READ, 0);
+struct dicom_outputs {
+    const char *out, *rtstruct;
+    const swin_segment_params *p;
+    const struct swin_dcm_series *s;
+    uint16_t *labels; /* the whole label map on the series' grid */
+    size_t plane_n;
+    int classes;
+    struct swin_nifti_writer *nifti;
+    struct swin_atomic_file seg, rt;
+    bool seg_open, rt_open;
+    int present;
+};
 
-    double t0 = now();
-    struct swin_dcm_series s;
-    if ((st = swin_dcm_series_read(inputs, ninputs, 1, &s, err))) return st;
-    double t_read = now() - t0;
-    size_t n = (size_t)(s.dim[0] * s.dim[1] * s.dim[2]);
-    uint16_t *labels = malloc(n * sizeof *labels);
-    if (!labels) {
-        swin_dcm_series_free(&s);
+static swin_status dicom_read(const char *const *paths, int npaths, struct swin_format_input *in,
+                              swin_segment_report *rep, swin_error *err)
+{
+    rep->dicom_input = true;
+    struct swin_dcm_series *s = calloc(1, sizeof *s);
+    if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    swin_status st = swin_dcm_series_read(paths, npaths, 1, s, err);
+    if (st) {
+        free(s);
+        return st;
+    }
+    *in = (struct swin_format_input){.name = paths[0], .hu = s->hu, .state = s};
+    memcpy(in->dim, s->dim, sizeof in->dim);
+    memcpy(in->affine, s->affine, sizeof in->affine);
+    in->read_peak = (size_t)(s->dim[0] * s->dim[1] * s->dim[2]) * sizeof *s->hu;
+    return SWIN_OK;
+}
+
+static void dicom_release(struct swin_format_input *in)
+{
+    /* the intensities stay until the statistics are done (hu_plane) */
+}
+
+static swin_status dicom_hu_plane(struct swin_format_input *in, int64_t k, const float **plane, swin_error *err)
+{
+    const struct swin_dcm_series *s = in->state;
+    *plane = s->hu + (size_t)k * (size_t)(s->dim[0] * s->dim[1]);
+    return SWIN_OK;
+}
+
+static void dicom_discard(void *outputs)
+{
+    struct dicom_outputs *o = outputs;
+    if (!o) return;
+    if (o->nifti) swin_nifti_writer_abort(o->nifti);
+    if (o->seg_open) swin_atomic_file_abort(&o->seg);
+    if (o->rt_open) swin_atomic_file_abort(&o->rt);
+    free(o->labels);
+    free(o);
+}
+
+static swin_status dicom_open_outputs(struct swin_format_input *in, const char *out, const swin_segment_params *p,
+                                      int classes, void **outputs, swin_error *err)
+{
+    const struct swin_dcm_series *s = in->state;
+    struct dicom_outputs *o = calloc(1, sizeof *o);
+    if (!o) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    *o = (struct dicom_outputs){.out = out, .rtstruct = p->rtstruct_path, .p = p, .s = s, .classes = classes,
+                                .plane_n = (size_t)(s->dim[0] * s->dim[1])};
+    if (!(o->labels = malloc(o->plane_n * (size_t)s->dim[2] * sizeof *o->labels))) {
+        free(o);
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the label map");
     }
-    swin_volume v = {.voxels = s.hu, .type = SWIN_VOXELS_F32, .dim = {s.dim[0], s.dim[1], s.dim[2]}};
-    memcpy(v.affine, s.affine, sizeof v.affine);
-    st = swin_segment(ctx, &v, params, labels, NULL, rep, err);
-    rep->dicom_input = true;
-    rep->seconds_read = t_read;
-    free(s.hu); /* the pixels are not needed for the outputs */
-    s.hu = NULL;
-    if (st) goto done;
+    *outputs = o;
+    return SWIN_OK;
+}
 
-    t0 = now();
-    /* the labels present, in label order: the SEG's segments and the RTSTRUCT's ROIs */
-    int classes = rep->classes > 0 ? rep->classes : 1;
+static swin_status dicom_put_labels(void *outputs, int64_t k, const uint16_t *plane, swin_error *err)
+{
+    struct dicom_outputs *o = outputs;
+    memcpy(o->labels + (size_t)k * o->plane_n, plane, o->plane_n * sizeof *plane);
+    return SWIN_OK;
+}
+
+/* The labels present, in label order, are the SEG's segments and the RTSTRUCT's ROIs. */
+static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_error *err)
+{
+    struct dicom_outputs *o = outputs;
+    struct swin_dcm_series *s = (struct swin_dcm_series *)o->s;
+    free(s->hu); /* the statistics are done: the outputs need only the geometry */
+    s->hu = NULL;
+    size_t n = o->plane_n * (size_t)s->dim[2];
+    int classes = o->classes > 0 ? o->classes : 1;
     unsigned char *seen = calloc((size_t)classes + 1, 1);
     swin_dicom_class *present = calloc((size_t)classes + 1, sizeof *present);
     char (*names)[32] = calloc((size_t)classes + 1, sizeof *names);
+    swin_status st = SWIN_OK;
     if (!seen || !present || !names) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     int np = 0;
-    int wide = classes > 256;
     if (!st) {
         for (size_t i = 0; i < n; i++)
-            if (labels[i] <= classes) seen[labels[i]] = 1;
-        int nt = params->dicom_nclasses;
-        const swin_dicom_class *table = params->dicom_classes ? params->dicom_classes : swin_dicom_btcv_classes(&nt);
+            if (o->labels[i] <= classes) seen[o->labels[i]] = 1;
+        int nt = o->p->dicom_nclasses;
+        const swin_dicom_class *table = o->p->dicom_classes ? o->p->dicom_classes : swin_dicom_btcv_classes(&nt);
         for (int l = 1; l <= classes; l++)
             if (seen[l]) {
                 present[np] = swin_dicom_class_for(table, nt, l, names[np]);
@@ -173,45 +228,60 @@ swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, i
             }
         rep->labels_present = np;
     }
-    struct swin_nifti_writer *nw = NULL;
-    struct swin_atomic_file seg = {0}, rt = {0};
-    bool seg_open = false, rt_open = false;
-    struct swin_dcm_ref ref = {.slices = s.order, .nz = (int)s.dim[2]};
-    struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = labels,
+    o->present = np;
+    struct swin_dcm_ref ref = {.slices = s->order, .nz = (int)s->dim[2]};
+    struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = o->labels,
                                        .software_version = SWINRUN_VERSION};
     if (!st) {
-        if (!is_dcm_name(output_path)) {
-            st = write_nifti(output_path, &s, labels, wide, &nw, err);
+        if (!is_dcm_name(o->out)) {
+            st = write_nifti(o->out, s, o->labels, classes > 256, &o->nifti, err);
         } else if (np > 0) {
             double t = now();
-            st = write_dcm(&seg, output_path, swin_dcm_write_seg, &ref, &content, err);
-            seg_open = !st;
+            st = write_dcm(&o->seg, o->out, swin_dcm_write_seg, &ref, &content, err);
+            o->seg_open = !st;
             rep->seconds_seg = now() - t;
         }
     }
-    if (!st && np > 0 && params->rtstruct_path) {
+    if (!st && np > 0 && o->rtstruct) {
         double t = now();
-        st = write_dcm(&rt, params->rtstruct_path, swin_dcm_write_rtstruct, &ref, &content, err);
-        rt_open = !st;
+        st = write_dcm(&o->rt, o->rtstruct, swin_dcm_write_rtstruct, &ref, &content, err);
+        o->rt_open = !st;
         rep->seconds_rtstruct = now() - t;
     }
-    /* publish together: a failure before this point leaves none of them */
-    if (!st && nw) {
-        st = swin_nifti_writer_publish(nw, err);
-        nw = NULL;
-    }
-    if (!st && seg_open) st = swin_atomic_file_publish(&seg, err), seg_open = false;
-    if (!st && rt_open) st = swin_atomic_file_publish(&rt, err), rt_open = false;
-    if (!st) rep->dicom_written = np > 0 && (is_dcm_name(output_path) || params->rtstruct_path);
-    if (nw) swin_nifti_writer_abort(nw);
-    if (seg_open) swin_atomic_file_abort(&seg);
-    if (rt_open) swin_atomic_file_abort(&rt);
-    rep->seconds_write += now() - t0;
     free(seen);
     free(present);
     free(names);
-done:
-    free(labels);
-    swin_dcm_series_free(&s);
     return st;
 }
+
+static swin_status dicom_publish(void *outputs, swin_segment_report *rep, swin_error *err)
+{
+    struct dicom_outputs *o = outputs;
+    swin_status st = SWIN_OK;
+    if (o->nifti) {
+        st = swin_nifti_writer_publish(o->nifti, err);
+        o->nifti = NULL;
+    }
+    if (!st && o->seg_open) st = swin_atomic_file_publish(&o->seg, err), o->seg_open = false;
+    if (!st && o->rt_open) st = swin_atomic_file_publish(&o->rt, err), o->rt_open = false;
+    if (!st) rep->dicom_written = o->present > 0 && (is_dcm_name(o->out) || o->rtstruct);
+    dicom_discard(o);
+    return st;
+}
+
+static void dicom_close(struct swin_format_input *in)
+{
+    struct swin_dcm_series *s = in->state;
+    if (!s) return;
+    swin_dcm_series_free(s);
+    free(s);
+    in->state = NULL;
+    in->hu = NULL;
+}
+
+const struct swin_format swin_format_dicom = {
+    .name = "DICOM", .claims = swin_dcm_is_dicom_input, .series = 1, .check = dicom_check, .read = dicom_read,
+    .release = dicom_release, .hu_plane = dicom_hu_plane, .open_outputs = dicom_open_outputs,
+    .put_labels = dicom_put_labels, .finish = dicom_finish, .publish = dicom_publish, .discard = dicom_discard,
+    .close = dicom_close,
+};

@@ -1,0 +1,173 @@
+/* NIfTI as a format (formats/format.h): one .nii / .nii.gz volume in; out the label map on
+ * its grid (uint8 up to 256 classes, else uint16; its header's geometry and codes) and, when
+ * asked, the class probabilities as a 4D float32 image (x, y, z, class). The intensities are
+ * freed once the pipeline has resampled them and read again for the statistics, so that the
+ * inference never holds both. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio/atomic_file.h"
+#include "formats/format.h"
+#include "formats/nifti/nifti_io.h"
+
+struct nifti_state {
+    const char *path;
+    struct swin_image img; /* the input's header; data until release */
+    struct swin_image ct;  /* read again for hu_plane */
+};
+
+struct nifti_outputs {
+    struct swin_nifti_writer *labels, *probs;
+    int wide;       /* uint16 labels */
+    uint8_t *plane; /* a plane of uint8 labels */
+    size_t plane_n;
+};
+
+static int nifti_claims(const char *path)
+{
+    size_t n = strlen(path);
+    return (n > 4 && !strcmp(path + n - 4, ".nii")) || (n > 7 && !strcmp(path + n - 7, ".nii.gz"));
+}
+
+static swin_status nifti_check(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
+                               swin_error *err)
+{
+    if (npaths != 1) return swin_error_set(err, SWIN_ERR_ARG, "one NIfTI volume at a time (%d given)", npaths);
+    const char *outs[2] = {out, p->probabilities_path};
+    const char *what[2] = {"label map", "probabilities"};
+    for (int i = 0; i < 2; i++) {
+        if (!outs[i]) continue;
+        if (!swin_nifti_output_name_ok(outs[i]))
+            return swin_error_set(err, SWIN_ERR_ARG, "%s: the %s must be named .nii or .nii.gz", outs[i], what[i]);
+        swin_status st = swin_atomic_file_check_dir(outs[i], what[i], err);
+        if (st) return st;
+    }
+    return SWIN_OK;
+}
+
+static swin_status nifti_read(const char *const *paths, int npaths, struct swin_format_input *in,
+                              swin_segment_report *rep, swin_error *err)
+{
+    struct nifti_state *s = calloc(1, sizeof *s);
+    if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    s->path = paths[0];
+    swin_status st = swin_image_read(s->path, &s->img, err);
+    if (st) {
+        free(s);
+        return st;
+    }
+    *in = (struct swin_format_input){.name = s->path, .hu = s->img.data, .state = s};
+    memcpy(in->dim, s->img.dim, sizeof in->dim);
+    memcpy(in->affine, s->img.affine.m, sizeof in->affine);
+    size_t n = (size_t)(s->img.dim[0] * s->img.dim[1] * s->img.dim[2]);
+    /* the file's values and their float32 conversion, side by side while converting */
+    in->read_peak = n * ((size_t)s->img.hdr->nbyper + (s->img.hdr->datatype == DT_FLOAT32 ? 0 : 4));
+    return SWIN_OK;
+}
+
+static void nifti_release(struct swin_format_input *in)
+{
+    struct nifti_state *s = in->state;
+    free(s->img.data); /* only the header is needed from here on */
+    s->img.data = NULL;
+    in->hu = NULL;
+}
+
+static swin_status nifti_hu_plane(struct swin_format_input *in, int64_t k, const float **plane, swin_error *err)
+{
+    struct nifti_state *s = in->state;
+    if (!s->ct.data) {
+        swin_status st = swin_image_read(s->path, &s->ct, err);
+        if (st) return st;
+    }
+    *plane = s->ct.data + (size_t)k * (size_t)(in->dim[0] * in->dim[1]);
+    return SWIN_OK;
+}
+
+static void nifti_discard(void *outputs)
+{
+    struct nifti_outputs *o = outputs;
+    if (!o) return;
+    swin_nifti_writer_abort(o->labels);
+    swin_nifti_writer_abort(o->probs);
+    free(o->plane);
+    free(o);
+}
+
+static swin_status nifti_open_outputs(struct swin_format_input *in, const char *out, const swin_segment_params *p,
+                                      int classes, void **outputs, swin_error *err)
+{
+    struct nifti_state *s = in->state;
+    struct nifti_outputs *o = calloc(1, sizeof *o);
+    if (!o) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    o->wide = classes > 256;
+    o->plane_n = (size_t)(in->dim[0] * in->dim[1]);
+    swin_status st = SWIN_OK;
+    if (!o->wide && !(o->plane = malloc(o->plane_n)))
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
+    if (!st)
+        st = swin_nifti_writer_open(&o->labels, out, s->img.hdr, o->wide ? DT_UINT16 : DT_UINT8, 1, NIFTI_INTENT_LABEL,
+                                    "swinrun labels", err);
+    if (!st && p->probabilities_path)
+        st = swin_nifti_writer_open(&o->probs, p->probabilities_path, s->img.hdr, DT_FLOAT32, classes,
+                                    NIFTI_INTENT_NONE, "swinrun class probabilities", err);
+    if (st) {
+        nifti_discard(o);
+        return st;
+    }
+    *outputs = o;
+    return SWIN_OK;
+}
+
+static swin_status nifti_put_labels(void *outputs, int64_t k, const uint16_t *plane, swin_error *err)
+{
+    struct nifti_outputs *o = outputs;
+    if (o->wide) return swin_nifti_writer_write(o->labels, plane, o->plane_n * 2, err);
+    for (size_t i = 0; i < o->plane_n; i++) o->plane[i] = (uint8_t)plane[i];
+    return swin_nifti_writer_write(o->labels, o->plane, o->plane_n, err);
+}
+
+static swin_status nifti_put_probs(void *outputs, int c, int64_t k, const float *plane, swin_error *err)
+{
+    struct nifti_outputs *o = outputs;
+    return swin_nifti_writer_write(o->probs, plane, o->plane_n * sizeof *plane, err);
+}
+
+static swin_status nifti_finish(void *outputs, swin_segment_report *rep, swin_error *err)
+{
+    struct nifti_outputs *o = outputs;
+    swin_status st = swin_nifti_writer_finish(o->labels, err);
+    if (!st && o->probs) st = swin_nifti_writer_finish(o->probs, err);
+    return st;
+}
+
+static swin_status nifti_publish(void *outputs, swin_segment_report *rep, swin_error *err)
+{
+    struct nifti_outputs *o = outputs;
+    swin_status st = swin_nifti_writer_publish(o->labels, err);
+    o->labels = NULL;
+    if (o->probs && !st) {
+        st = swin_nifti_writer_publish(o->probs, err);
+        o->probs = NULL;
+    }
+    nifti_discard(o);
+    return st;
+}
+
+static void nifti_close(struct swin_format_input *in)
+{
+    struct nifti_state *s = in->state;
+    if (!s) return;
+    swin_image_free(&s->img);
+    swin_image_free(&s->ct);
+    free(s);
+    in->state = NULL;
+    in->hu = NULL;
+}
+
+const struct swin_format swin_format_nifti = {
+    .name = "NIfTI", .claims = nifti_claims, .check = nifti_check, .read = nifti_read, .release = nifti_release,
+    .hu_plane = nifti_hu_plane, .open_outputs = nifti_open_outputs, .put_labels = nifti_put_labels,
+    .put_probs = nifti_put_probs, .finish = nifti_finish, .publish = nifti_publish, .discard = nifti_discard,
+    .close = nifti_close,
+};
