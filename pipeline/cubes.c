@@ -26,8 +26,8 @@ static int64_t *axis_starts(int64_t size, int roi, double overlap, int *count)
     return s;
 }
 
-swin_status swin_windows_plan(const int64_t size[3], const int roi[3], double overlap, enum swin_blend mode,
-                              double sigma_scale, struct swin_windows *w, swin_error *err)
+swin_status swin_cubes_plan(const int64_t size[3], const int roi[3], double overlap, enum swin_blend mode,
+                              double sigma_scale, struct swin_cubes *w, swin_error *err)
 {
     memset(w, 0, sizeof *w);
     if (!(overlap >= 0 && overlap < 1))
@@ -79,11 +79,11 @@ swin_status swin_windows_plan(const int64_t size[3], const int roi[3], double ov
     for (int k = 0; k < 3; k++) free(g[k]);
     return SWIN_OK;
 nomem:
-    swin_windows_free(w);
+    swin_cubes_free(w);
     return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the window layout");
 }
 
-void swin_windows_free(struct swin_windows *w)
+void swin_cubes_free(struct swin_cubes *w)
 {
     for (int k = 0; k < 3; k++) free(w->starts[k]);
     free(w->importance);

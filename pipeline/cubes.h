@@ -1,4 +1,4 @@
-/* Window layout of MONAI's sliding_window_inference over a (d0, d1, d2) volume (d2
+/* The cubes of MONAI's sliding_window_inference (its windows) over a (d0, d1, d2) volume (d2
  * fastest), as monai/inferers/utils.py and monai/data/utils.py compute it:
  *   - a volume smaller than the roi along an axis is padded to the roi with zeros,
  *     diff // 2 before and the rest after (F.pad, constant 0);
@@ -8,15 +8,15 @@
  *   - importance map: ones (constant) or the product of 1D gaussians exp(-x^2 / 2 s^2),
  *     x from -(n-1)/2 to (n-1)/2, s = sigma_scale * n, clamped below at max(min, 1e-3)
  *     (compute_importance_map; not normalised). */
-#ifndef SWIN_PIPELINE_WINDOWS_H
-#define SWIN_PIPELINE_WINDOWS_H
+#ifndef SWIN_PIPELINE_CUBES_H
+#define SWIN_PIPELINE_CUBES_H
 
 #include <stdint.h>
 
 #include "runtime/swinrun.h" /* swin_blend */
 
 
-struct swin_windows {
+struct swin_cubes {
     int roi[3];
     int64_t size[3];       /* the volume */
     int64_t padded[3];     /* max(size, roi) */
@@ -26,10 +26,10 @@ struct swin_windows {
     float *importance;     /* roi[0] * roi[1] * roi[2] weights, roi[2] fastest */
 };
 
-swin_status swin_windows_plan(const int64_t size[3], const int roi[3], double overlap, enum swin_blend mode,
-                              double sigma_scale, struct swin_windows *w, swin_error *err);
-void swin_windows_free(struct swin_windows *w);
-static inline int64_t swin_windows_count(const struct swin_windows *w)
+swin_status swin_cubes_plan(const int64_t size[3], const int roi[3], double overlap, enum swin_blend mode,
+                              double sigma_scale, struct swin_cubes *w, swin_error *err);
+void swin_cubes_free(struct swin_cubes *w);
+static inline int64_t swin_cubes_count(const struct swin_cubes *w)
 {
     return (int64_t)w->n[0] * w->n[1] * w->n[2];
 }

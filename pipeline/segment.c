@@ -116,7 +116,7 @@ struct job {
     struct run_ctl ctl;
     struct swin_grid g;
     struct swin_inverse inv;
-    struct swin_windows win;
+    struct swin_cubes win;
     float *vol;
     struct sink sk;
 };
@@ -126,7 +126,7 @@ static void job_free(struct job *j)
     free(j->sk.labels);
     free(j->sk.probs);
     free(j->vol);
-    swin_windows_free(&j->win);
+    swin_cubes_free(&j->win);
     swin_inverse_free(&j->inv);
 }
 
@@ -151,8 +151,8 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     for (int k = 0; k < 3; k++) rep->grid_dim[k] = j->g.dim[k];
     swin_mat4_spacing(j->g.affine, rep->grid_spacing);
     j->sk.n = j->g.dim[0] * j->g.dim[1] * j->g.dim[2];
-    if ((st = swin_windows_plan(j->g.dim, p->cube, o->overlap, o->blend, o->sigma_scale, &j->win, err))) return st;
-    rep->cubes = swin_windows_count(&j->win);
+    if ((st = swin_cubes_plan(j->g.dim, p->cube, o->overlap, o->blend, o->sigma_scale, &j->win, err))) return st;
+    rep->cubes = swin_cubes_count(&j->win);
     size_t in_n = (size_t)(dim[0] * dim[1] * dim[2]), n = (size_t)j->sk.n;
     size_t prep_peak = in_n * 4 + n * 4;
     size_t run_peak = n * 4 + swin_sliding_bytes(&j->win, p->out_channels) + n * (size_t)j->sk.lb +

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int swin_sliding_axis(const struct swin_windows *w)
+int swin_sliding_axis(const struct swin_cubes *w)
 {
     int best = 0;
     for (int k = 1; k < 3; k++) /* maximise size / roi: the slab is roi * (volume / size) */
@@ -12,14 +12,14 @@ int swin_sliding_axis(const struct swin_windows *w)
 }
 
 /* Voxels in one ring buffer: the volume with the slab axis cut to min(roi, size). */
-static int64_t ring_voxels(const struct swin_windows *w, int ax, int64_t ext[3])
+static int64_t ring_voxels(const struct swin_cubes *w, int ax, int64_t ext[3])
 {
     for (int k = 0; k < 3; k++) ext[k] = w->size[k];
     ext[ax] = w->roi[ax] < w->size[ax] ? w->roi[ax] : w->size[ax];
     return ext[0] * ext[1] * ext[2];
 }
 
-size_t swin_sliding_bytes(const struct swin_windows *w, int out_channels)
+size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels)
 {
     int64_t ext[3];
     size_t ring = (size_t)ring_voxels(w, swin_sliding_axis(w), ext);
@@ -43,7 +43,7 @@ static inline int64_t ring_index(const struct ring *r, int64_t x0, int64_t x1, i
 }
 
 /* in = the window at padded start p, zeros outside the volume */
-static void gather(const struct swin_windows *w, const float *vol, const int64_t p[3], float *in)
+static void gather(const struct swin_cubes *w, const float *vol, const int64_t p[3], float *in)
 {
     const int64_t *sz = w->size;
     for (int a = 0; a < w->roi[0]; a++)
@@ -62,7 +62,7 @@ static void gather(const struct swin_windows *w, const float *vol, const int64_t
         }
 }
 
-static void accumulate(const struct swin_windows *w, struct ring *r, int co, const int64_t p[3], const float *out)
+static void accumulate(const struct swin_cubes *w, struct ring *r, int co, const int64_t p[3], const float *out)
 {
     int64_t win = (int64_t)w->roi[0] * w->roi[1] * w->roi[2];
     for (int a = 0; a < w->roi[0]; a++) {
@@ -86,7 +86,7 @@ static void accumulate(const struct swin_windows *w, struct ring *r, int co, con
 /* Planes [lo, hi) of the slab axis (volume coordinates) are final: average, sink, clear. */
 static void finalise(const struct swin_sliding *s, struct ring *r, int co, int64_t lo, int64_t hi, float *avg)
 {
-    const struct swin_windows *w = s->layout;
+    const struct swin_cubes *w = s->layout;
     int64_t lim[3] = {w->size[0], w->size[1], w->size[2]}, from[3] = {0, 0, 0};
     from[r->ax] = lo;
     lim[r->ax] = hi;
@@ -106,7 +106,7 @@ static void finalise(const struct swin_sliding *s, struct ring *r, int co, int64
 
 swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err)
 {
-    const struct swin_windows *w = s->layout;
+    const struct swin_cubes *w = s->layout;
     int co = s->out_channels;
     struct ring r = {.ax = swin_sliding_axis(w)};
     r.n = ring_voxels(w, r.ax, r.ext);
@@ -122,7 +122,7 @@ swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swi
         goto done;
     }
     int ax = r.ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the two other axes, in order */
-    int64_t total = swin_windows_count(w), done_n = 0, finished = 0; /* planes [0, finished) sunk */
+    int64_t total = swin_cubes_count(w), done_n = 0, finished = 0; /* planes [0, finished) sunk */
     for (int i = 0; i < w->n[ax]; i++) {
         for (int j = 0; j < w->n[o1]; j++)
             for (int k = 0; k < w->n[o2]; k++) {

@@ -1,9 +1,9 @@
-/* Sliding-window inference that streams: windows run in order of their start along one
+/* Sliding-window inference that streams: cubes run in order of their start along one
  * "slab" axis, weighted logits accumulate in a ring buffer only roi-deep along that axis,
  * and each plane is finalised (sum / weights, handed to a sink) as soon as no later
  * window can touch it. Host memory: (out_channels + 1) floats per voxel of one slab,
  * not of the volume. Same windows, weights, padding and averaging as MONAI's
- * sliding_window_inference (see windows.h); only the float summation order differs. */
+ * sliding_window_inference (see cubes.h); only the float summation order differs. */
 #ifndef SWIN_PIPELINE_SLIDING_H
 #define SWIN_PIPELINE_SLIDING_H
 
@@ -17,23 +17,23 @@ typedef swin_status (*swin_predict_fn)(void *user, const float *in, float *out, 
 /* Called once per voxel of the volume with its averaged logits (out_channels floats);
  * voxel = (u0 * d1 + u1) * d2 + u2. */
 typedef void (*swin_voxel_sink)(void *user, int64_t voxel, const float *logits);
-typedef void (*swin_window_progress)(void *user, int64_t done, int64_t total);
+typedef void (*swin_cube_progress)(void *user, int64_t done, int64_t total);
 
 struct swin_sliding {
-    const struct swin_windows *layout;
+    const struct swin_cubes *layout;
     int out_channels;
     swin_predict_fn predict;
     void *predict_user;
     swin_voxel_sink sink;
     void *sink_user;
-    swin_window_progress progress; /* may be NULL */
+    swin_cube_progress progress; /* may be NULL */
     void *progress_user;
 };
 
 /* The axis a slab runs across (the one with most volume per roi) and the bytes of the
  * accumulation buffers plus one window's input and output. */
-int swin_sliding_axis(const struct swin_windows *w);
-size_t swin_sliding_bytes(const struct swin_windows *w, int out_channels);
+int swin_sliding_axis(const struct swin_cubes *w);
+size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels);
 
 /* vol: (d0, d1, d2) float32, the layout's size. */
 swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err);

@@ -155,8 +155,8 @@ int main(int argc, char **argv)
         if (swin_npy_read_f32(argv[2], &x, &e)) return fail(&e);
         struct fake f = {{atoi(argv[4]), atoi(argv[5]), atoi(argv[6])}, atoi(argv[9])};
         int64_t size[3] = {(int64_t)x.shape[0], (int64_t)x.shape[1], (int64_t)x.shape[2]};
-        struct swin_windows w;
-        if (swin_windows_plan(size, f.roi, atof(argv[7]), strcmp(argv[8], "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN,
+        struct swin_cubes w;
+        if (swin_cubes_plan(size, f.roi, atof(argv[7]), strcmp(argv[8], "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN,
                               0.125, &w, &e))
             return fail(&e);
         /* collect the sink's averaged logits into (channels, d0, d1, d2); -1e30 marks unset */
@@ -169,8 +169,8 @@ int main(int argc, char **argv)
         if (swin_sliding_run(&s, x.data, &e)) return fail(&e);
         size_t shape[4] = {(size_t)f.co, x.shape[0], x.shape[1], x.shape[2]};
         if (swin_npy_write_f32(argv[3], out, 4, shape, &e)) return fail(&e);
-        printf("windows %lld slab_axis %d\n", (long long)swin_windows_count(&w), swin_sliding_axis(&w));
-        swin_windows_free(&w);
+        printf("windows %lld slab_axis %d\n", (long long)swin_cubes_count(&w), swin_sliding_axis(&w));
+        swin_cubes_free(&w);
         free(out);
         free(x.data);
         return 0;
