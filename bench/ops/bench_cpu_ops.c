@@ -1,192 +1,195 @@
-/* Times the CPU ops at Swin UNETR f=48, 96^3 shapes and prints GFLOP/s (2 flops per MAC).
- * Not a test (no naive check; the op tests do that):
- *   bench_cpu_ops [threads] [reps] [conv|convt|norm|swin|merge] [avx512|avx2|baseline] */
-#include "tests/kernels/cpu/op_test.h"
-
+/* bench_cpu_ops: GFLOP/s of swinrun's CPU ops (kernels/ops.h, kernels/cpu/cpu_backend.h) at the
+ * shapes of a Swin UNETR with f = 48 on a cube of L^3 (default 96^3), against an estimate of
+ * this machine's fp32 peak and its measured FMA throughput (cpu_peak.h), at a chosen
+ * instruction-set level, with wall and CPU time (cpu_op_timing.h).
+ *
+ *   bench_cpu_ops [--cube L] [--feature-size F] [--threads N] [--reps N] [--isa LEVEL] [--op SUBSTR]
+ *                 [--json FILE] [--check]
+ *
+ * FLOPs counted per call (2 per multiply-add; only the GEMM-like work, written next to each op):
+ *   conv3d k^3          2 k^3 cin cout Vout
+ *   conv_transpose2     2 * 8 cin cout Vin
+ *   swin_attention      2 Np (3C^2 + C^2) + 2 * 2 Np W C   (qkv + proj, QK^T + AV; Np tokens of the
+ *                       padded grid, W tokens per window; LN, softmax and bias not counted)
+ *   swin_mlp            2 * 2 V C hidden                    (fc1 + fc2; LN, GELU not counted)
+ *   patch_merge         2 Vout 8C 2C                        (the reduction; LN not counted)
+ *   instnorm_act, layernorm  ~8 per element (memory-bound: GB/s is the number to read)
+ * The inputs are random; the op tests (tests/kernels/cpu) check correctness, --check here only
+ * checks that outputs are finite. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-/* The box is shared, so besides wall time the bench reports process CPU time, which
- * descheduling does not inflate: GFLOP per CPU-second times the thread count is what the
- * wall rate would be on an idle machine. */
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-struct timing {
-    double wall, cpu;
-};
-#define TIME_BEST(best, stmt)                                                  \
-    do {                                                                       \
-        (best).wall = (best).cpu = 1e30;                                       \
-        for (int rep_ = 0; rep_ < reps; rep_++) {                              \
-            double w0_ = now(), c0_ = cpu_now();                               \
-            stmt;                                                              \
-            double w_ = now() - w0_, c_ = cpu_now() - c0_;                     \
-            if (w_ < (best).wall) (best).wall = w_;                            \
-            if (c_ < (best).cpu) (best).cpu = c_;                              \
-        }                                                                      \
-    } while (0)
-static int nthreads;
+#include "bench/ops/cpu_op_timing.h"
+#include "bench/ops/cpu_peak.h"
 
-static struct swin_cpu_backend *be;
-static int reps = 3;
+static const char *const isa_names[] = {"baseline", "avx2", "avx512"}; /* by enum swin_cpu_simd */
 
-static void report(const char *what, double flops, struct timing t)
+static void usage(FILE *o)
 {
-    printf("%-46s %8.1f ms wall %7.1f GFLOP/s | cpu %8.1f ms, x%d threads: %7.1f GFLOP/s\n", what, t.wall * 1e3,
-           flops / t.wall * 1e-9, t.cpu * 1e3, nthreads, flops / t.cpu * nthreads * 1e-9);
-    fflush(stdout);
+    fprintf(o,
+            "bench_cpu_ops: GFLOP/s of swinrun's CPU ops at Swin UNETR stage shapes vs an estimated fp32 peak\n"
+            "\n"
+            "Usage: bench_cpu_ops [--cube L] [--feature-size F] [--threads N] [--reps N] [--isa LEVEL] [--op SUBSTR]\n"
+            "                     [--json FILE] [--check]\n"
+            "  --cube L          input cube L^3 (multiple of 32; default 96: stages at 48, 24, 12, 6)\n"
+            "  --feature-size F  f (default 48): stage channels f, 2f, 4f, 8f\n"
+            "  --threads N       CPU backend threads (default 0 = every core)\n"
+            "  --reps N          timed calls per op after one untimed call (default 3, at most 256)\n"
+            "  --isa LEVEL       highest kernel level: avx512 (default: the best the CPU has), avx2, baseline\n"
+            "                    (Winograd, the conv3d_wino rows, exists at avx2 only)\n"
+            "  --op SUBSTR       only ops whose name contains SUBSTR (conv3d, conv3d_wino, conv_transpose2,\n"
+            "                    instnorm_act, layernorm, swin_attention, swin_mlp, patch_merge; also conv,\n"
+            "                    norm, swin, merge, wino)\n"
+            "  --json FILE       also write the rows as JSON\n"
+            "  --check           fail (exit 1) when an output holds NaN/Inf\n"
+            "FLOP counts are printed next to each op; the peak is an estimate (cores x MHz x FLOP/cycle\n"
+            "from /proc/cpuinfo flags), not a measurement. Exit: 0 ok, 1 an op failed, 2 bad arguments.\n");
 }
 
-static void bench_conv(int L, int cin, int cout, int k)
+static int parse_int(const char *s, int lo, int hi, int *out)
 {
-    test_rng r = {1};
-    tvol in = tvol_new(L, L, L, cin, cin), out = tvol_new(L, L, L, cout, cout);
-    tvol_fill(&in, &r, -1, 1);
-    float *w = test_rand(&r, (size_t)k * k * k * cin * cout, -0.1f, 0.1f);
-    size_t wsb = swin_cpu_ops.conv3d_ws(be, out.v, in.v, k, false);
-    void *ws = ws_new(wsb);
-    struct timing best;
-    TIME_BEST(best, if (swin_cpu_ops.conv3d(be, out.v, NULL, in.v, w, NULL, k, 1, k / 2, ws, wsb)) printf("conv3d failed\n"));
-    char name[96];
-    snprintf(name, sizeof name, "conv3d k%d %d^3 %d->%d (ws %.1f MB)", k, L, cin, cout, wsb / 1e6);
-    report(name, 2.0 * L * L * L * (double)k * k * k * cin * cout, best);
-    free(w);
-    ws_free(ws);
-    tvol_free(&in);
-    tvol_free(&out);
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
 }
 
-static void bench_convt(int L, int cin, int cout)
+/* The ops of one forward pass at f on L^3, each shape once (stage grids L/2 .. L/32). */
+static void bench_model_shapes(struct bench *b, int L, int f)
 {
-    test_rng r = {2};
-    tvol in = tvol_new(L, L, L, cin, cin), out = tvol_new(2 * L, 2 * L, 2 * L, 2 * cout, 2 * cout);
-    tvol_fill(&in, &r, -1, 1);
-    float *w = test_rand(&r, (size_t)8 * cin * cout, -0.1f, 0.1f);
-    struct timing best;
-    TIME_BEST(best, swin_cpu_ops.conv_transpose2(be, tvol_slice(&out, 0, cout), in.v, w));
-    char name[96];
-    snprintf(name, sizeof name, "conv_transpose2 %d^3 %d->%d (into concat)", L, cin, cout);
-    report(name, 2.0 * 8 * L * L * L * (double)cin * cout, best);
-    free(w);
-    tvol_free(&in);
-    tvol_free(&out);
-}
-
-static void bench_norms(int L, int c)
-{
-    test_rng r = {3};
-    tvol x = tvol_new(L, L, L, c, c), res = tvol_new(L, L, L, c, c);
-    tvol_fill(&x, &r, -1, 1);
-    tvol_fill(&res, &r, -1, 1);
-    float *g = test_rand(&r, (size_t)c, 0.5f, 1.5f), *b = test_rand(&r, (size_t)c, -1, 1);
-    struct timing bi, bl;
-    TIME_BEST(bi, swin_cpu_ops.instnorm_act(be, x.v, NULL, true, NULL, NULL, &res.v, true));
-    TIME_BEST(bl, swin_cpu_ops.layernorm(be, x.v, x.v, g, b));
-    double gb = (double)L * L * L * c * 4 * 1e-9;
-    printf("%-46s %8.1f ms wall %7.1f GB/s (x read 2x, res 1x, x written)\n", "instnorm_act+res+lrelu 96^3 C 48",
-           bi.wall * 1e3, 4 * gb / bi.wall);
-    printf("%-46s %8.1f ms wall %7.1f GB/s (read + write)\n", "layernorm in place 96^3 C 48", bl.wall * 1e3,
-           2 * gb / bl.wall);
-    free(g);
-    free(b);
-    tvol_free(&x);
-    tvol_free(&res);
-}
-
-static void bench_swin(int L, int c, int heads, int win)
-{
-    test_rng r = {4};
-    const int hid = 4 * c, rows = (2 * win - 1) * (2 * win - 1) * (2 * win - 1);
-    tvol x = tvol_new(L, L, L, c, c);
-    tvol_fill(&x, &r, -1, 1);
-    float *p[13];
-    struct swin_block_w blk = {
-        .norm1_w = p[0] = test_rand(&r, c, 0.5f, 1.5f), .norm1_b = p[1] = test_rand(&r, c, -.5f, .5f),
-        .qkv_w = p[2] = test_rand(&r, (size_t)3 * c * c, -.1f, .1f), .qkv_b = p[3] = test_rand(&r, 3 * c, -.5f, .5f),
-        .bias_table = p[4] = test_rand(&r, (size_t)rows * heads, -1, 1),
-        .proj_w = p[5] = test_rand(&r, (size_t)c * c, -.1f, .1f), .proj_b = p[6] = test_rand(&r, c, -.5f, .5f),
-        .norm2_w = p[7] = test_rand(&r, c, 0.5f, 1.5f), .norm2_b = p[8] = test_rand(&r, c, -.5f, .5f),
-        .fc1_w = p[9] = test_rand(&r, (size_t)c * hid, -.1f, .1f), .fc1_b = p[10] = test_rand(&r, hid, -.5f, .5f),
-        .fc2_w = p[11] = test_rand(&r, (size_t)hid * c, -.1f, .1f), .fc2_b = p[12] = test_rand(&r, c, -.5f, .5f)};
-    const struct swin_window_geom g = swin_window_geom_make((int[3]){L, L, L}, (int[3]){win, win, win}, heads, true);
-    size_t wa = swin_cpu_ops.swin_attention_ws(be, x.v, &g), wm = swin_cpu_ops.swin_mlp_ws(be, x.v, hid);
-    void *ws = ws_new(wa > wm ? wa : wm);
-    struct timing ba, bm;
-    TIME_BEST(ba, swin_cpu_ops.swin_attention(be, x.v, &blk, &g, ws, wa));
-    TIME_BEST(bm, swin_cpu_ops.swin_mlp(be, x.v, &blk, hid, ws, wm));
-    const double n = (double)g.win[0] * g.win[1] * g.win[2];
-    const double nw = (double)(g.padded[0] / g.win[0]) * (g.padded[1] / g.win[1]) * (g.padded[2] / g.win[2]);
-    const double fa = nw * (2 * n * c * 3 * c + 2 * 2 * n * n * c + 2 * n * c * c);
-    char name[96];
-    snprintf(name, sizeof name, "swin_attention %d^3 C %d heads %d (ws %.1f MB)", L, c, heads, wa / 1e6);
-    report(name, fa, ba);
-    snprintf(name, sizeof name, "swin_mlp %d^3 C %d hidden %d (ws %.1f MB)", L, c, hid, wm / 1e6);
-    report(name, 2.0 * L * L * L * 2 * (double)c * hid, bm);
-    for (int i = 0; i < 13; i++) free(p[i]);
-    ws_free(ws);
-    tvol_free(&x);
-}
-
-static void bench_merge(int L, int c)
-{
-    test_rng r = {5};
-    tvol in = tvol_new(L, L, L, c, c), out = tvol_new(L / 2, L / 2, L / 2, 2 * c, 2 * c);
-    tvol_fill(&in, &r, -1, 1);
-    float *g = test_rand(&r, (size_t)8 * c, 0.5f, 1.5f), *b = test_rand(&r, (size_t)8 * c, -1, 1);
-    float *w = test_rand(&r, (size_t)16 * c * c, -0.1f, 0.1f);
-    size_t wsb = swin_cpu_ops.patch_merge_ws(be, out.v, in.v);
-    void *ws = ws_new(wsb);
-    struct timing best;
-    TIME_BEST(best, swin_cpu_ops.patch_merge(be, out.v, in.v, swin_merge_order_v15, g, b, w, ws, wsb));
-    char name[96];
-    snprintf(name, sizeof name, "patch_merge %d^3 C %d", L, c);
-    report(name, 2.0 * (L / 2) * (L / 2) * (L / 2) * 8.0 * c * 2 * c, best);
-    free(g); free(b); free(w);
-    ws_free(ws);
-    tvol_free(&in);
-    tvol_free(&out);
+    int s0 = L / 2, s1 = L / 4, s2 = L / 8, s3 = L / 16, s4 = L / 32;
+    /* convolutions of the encoders/decoders (UnetResBlock 3x3x3, 1x1 where channels change),
+     * patch embedding k2 s2 */
+    bench_conv3d(b, L, 1, f, 2, 2, "(patch embed)");
+    bench_conv3d(b, L, 1, f, 3, 1, "(encoder1 conv1)");
+    bench_conv3d(b, L, f, f, 3, 1, "(encoder1 conv2, decoder1 conv2)");
+    bench_conv3d(b, L, 2 * f, f, 3, 1, "(decoder1 conv1)");
+    bench_conv3d(b, L, 2 * f, f, 1, 1, "(decoder1 conv3)");
+    bench_conv3d(b, s0, f, f, 3, 1, "(encoder2, decoder2 conv2)");
+    bench_conv3d(b, s0, 2 * f, f, 3, 1, "(decoder2 conv1)");
+    bench_conv3d(b, s1, 2 * f, 2 * f, 3, 1, "(encoder3, decoder3 conv2)");
+    bench_conv3d(b, s1, 4 * f, 2 * f, 3, 1, "(decoder3 conv1)");
+    bench_conv3d(b, s2, 4 * f, 4 * f, 3, 1, "(encoder4, decoder4 conv2)");
+    bench_conv3d(b, s2, 8 * f, 4 * f, 3, 1, "(decoder4 conv1)");
+    bench_conv3d(b, s3, 16 * f, 8 * f, 3, 1, "(decoder5 conv1)");
+    bench_conv3d(b, s3, 8 * f, 8 * f, 3, 1, "(decoder5 conv2)");
+    bench_conv3d(b, s4, 16 * f, 16 * f, 3, 1, "(encoder10)");
+    bench_conv_transpose2(b, s1, 2 * f, f, "(decoder2 up)");
+    bench_conv_transpose2(b, s0, f, f, "(decoder1 up)");
+    bench_instnorm_act(b, L, f, 1, "(decoder1)");
+    bench_instnorm_act(b, s0, f, 0, "(encoder2)");
+    bench_layernorm(b, s0, f, 1, "(patch norm)");
+    bench_layernorm(b, s0, f, 0, "(hidden state 0)");
+    /* Swin stages: window 7, heads 3/6/12/24 (MONAI defaults) */
+    bench_swin_attention(b, s0, f, 3, 0, "(stage 0 block 0)");
+    bench_swin_attention(b, s0, f, 3, 1, "(stage 0 block 1)");
+    bench_swin_attention(b, s1, 2 * f, 6, 1, "(stage 1 block 1)");
+    bench_swin_attention(b, s2, 4 * f, 12, 1, "(stage 2 block 1)");
+    bench_swin_attention(b, s3, 8 * f, 24, 1, "(stage 3 block 1)");
+    bench_swin_mlp(b, s0, f, "(stage 0)");
+    bench_swin_mlp(b, s1, 2 * f, "(stage 1)");
+    bench_swin_mlp(b, s2, 4 * f, "(stage 2)");
+    bench_swin_mlp(b, s3, 8 * f, "(stage 3)");
+    bench_patch_merge(b, s0, f, "(stage 0 -> 1)");
+    bench_patch_merge(b, s1, 2 * f, "(stage 1 -> 2)");
 }
 
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 0;
-    reps = argc > 2 ? atoi(argv[2]) : 3;
-    const char *f = argc > 3 ? argv[3] : "";
-    if (!(be = test_backend(threads))) return 1;
-    nthreads = swin_cpu_backend_threads(be);
-    enum swin_cpu_simd want = SWIN_CPU_SIMD_AVX512;
-    if (argc > 4) want = !strcmp(argv[4], "baseline") ? SWIN_CPU_SIMD_BASELINE
-                         : !strcmp(argv[4], "avx2")   ? SWIN_CPU_SIMD_AVX2
-                                                      : SWIN_CPU_SIMD_AVX512;
-    const enum swin_cpu_simd simd = swin_cpu_backend_set_simd(be, want);
-    printf("threads %d, best of %d, kernels %d (0 baseline, 1 avx2, 2 avx512)\n", nthreads, reps, (int)simd);
-    if (strstr("conv", f) || !*f) {
-        bench_conv(48, 48, 48, 3);
-        bench_conv(96, 96, 48, 3);
-        bench_conv(96, 48, 48, 3);
-        bench_conv(96, 96, 48, 1);
-        bench_conv(96, 1, 48, 3);
+    struct bench b = {.reps = 3};
+    int L = 96, f = 48, threads = 0;
+    enum swin_cpu_simd isa = SWIN_CPU_SIMD_AVX512;
+    const char *json_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        int need = !strcmp(o, "--cube") || !strcmp(o, "--feature-size") || !strcmp(o, "--threads") ||
+                   !strcmp(o, "--reps") || !strcmp(o, "--isa") || !strcmp(o, "--op") || !strcmp(o, "--json");
+        if (need && i + 1 >= argc) {
+            fprintf(stderr, "bench_cpu_ops: error: %s needs a value (try --help)\n", o);
+            return 2;
+        }
+        const char *bad = NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(o, "--cube")) {
+            if (parse_int(argv[++i], 32, 512, &L) || L % 32) bad = "a multiple of 32 in 32..512";
+        } else if (!strcmp(o, "--feature-size")) {
+            if (parse_int(argv[++i], 1, 1024, &f)) bad = "an integer 1..1024";
+        } else if (!strcmp(o, "--threads")) {
+            if (parse_int(argv[++i], 0, 4096, &threads)) bad = "an integer 0..4096";
+        } else if (!strcmp(o, "--reps")) {
+            if (parse_int(argv[++i], 1, 256, &b.reps)) bad = "an integer 1..256";
+        } else if (!strcmp(o, "--isa")) {
+            const char *v = argv[++i];
+            isa = !strcmp(v, "avx512") ? SWIN_CPU_SIMD_AVX512 : !strcmp(v, "avx2") ? SWIN_CPU_SIMD_AVX2
+                                                                                   : SWIN_CPU_SIMD_BASELINE;
+            if (strcmp(v, "avx512") && strcmp(v, "avx2") && strcmp(v, "baseline")) bad = "avx512, avx2 or baseline";
+        } else if (!strcmp(o, "--op")) {
+            b.filter = argv[++i];
+        } else if (!strcmp(o, "--json")) {
+            json_path = argv[++i];
+        } else if (!strcmp(o, "--check")) {
+            b.check = 1;
+        } else {
+            fprintf(stderr, "bench_cpu_ops: error: unknown argument '%s' (try --help)\n", o);
+            return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "bench_cpu_ops: error: %s takes %s, not '%s'\n", o, bad, argv[i]);
+            return 2;
+        }
     }
-    if (strstr("convt", f) || !*f) bench_convt(48, 48, 48);
-    if (strstr("norm", f) || !*f) bench_norms(96, 48);
-    if (strstr("swin", f) || !*f) {
-        bench_swin(48, 48, 3, 7);
-        bench_swin(24, 96, 6, 7);
-        bench_swin(6, 384, 12, 7);
+    if (json_path && !(b.json = fopen(json_path, "w"))) {
+        fprintf(stderr, "bench_cpu_ops: error: cannot write %s\n", json_path);
+        return 2;
     }
-    if (strstr("merge", f) || !*f) bench_merge(48, 48);
-    swin_cpu_backend_free(be);
-    return 0;
+    swin_error err = {0};
+    if (swin_cpu_backend_create(threads, &b.be, &err)) {
+        fprintf(stderr, "bench_cpu_ops: error: cannot create the CPU backend: %s\n", err.msg);
+        return 1;
+    }
+    const enum swin_cpu_simd level = swin_cpu_backend_set_simd(b.be, isa);
+    b.threads = swin_cpu_backend_threads(b.be);
+    const struct cpu_peak pk = cpu_peak_estimate(b.threads);
+    b.peak_gflops = pk.gflops;
+    printf("bench_cpu_ops: swinrun CPU ops, Swin UNETR f=%d on %d^3, %d thread(s), %s kernels (asked %s), "
+           "median of %d call(s)\n", f, L, b.threads, isa_names[level], isa_names[isa], b.reps);
+    printf("CPU: %s\n", pk.cpu);
+    printf("Peak ESTIMATE %.0f GFLOP/s fp32 = %s\n", pk.gflops, pk.basis);
+    double m2 = 0, m5 = 0; /* best of 3 trials each */
+    for (int trial = 0; trial < 3; trial++) {
+        double v2 = cpu_fma_gflops(b.threads, 0), v5 = cpu_fma_gflops(b.threads, 1);
+        m2 = v2 > m2 ? v2 : m2;
+        m5 = v5 > m5 ? v5 : m5;
+    }
+    printf("Measured FMA throughput (best of 3), %d thread(s) of register-only FMA chains: AVX2 %.0f GFLOP/s, AVX-512 %.0f GFLOP/s "
+           "(0 = not supported; a check of the estimate at the real clock, lowered by whatever else runs)\n",
+           b.threads, m2, m5);
+    b.fma_gflops = m2 > m5 ? m2 : m5;
+    if (b.fma_gflops > 0)
+        printf("Implied clock at the estimate's %d FLOP/cycle: %.0f MHz (vs %.0f MHz in /proc/cpuinfo)\n", pk.flops_per_cycle,
+               b.fma_gflops * 1e3 / (pk.cores * pk.flops_per_cycle), pk.mhz);
+    printf("Columns: %% est. = GFLOP/s / the estimate; %% FMA = GFLOP/s / the better measured FMA throughput;\n"
+           "cpu ms = the process's CPU time per call (median); idle GF/s = GFLOP / that CPU time x %d threads, the\n"
+           "wall rate on an idle machine; ws = the op's workspace; * = the kernel conv3d runs at this shape\n\n",
+           b.threads);
+    bench_table_header();
+    if (b.json)
+        fprintf(b.json, "{\"cube\": %d, \"feature_size\": %d, \"threads\": %d, \"reps\": %d, \"isa\": \"%s\", "
+                        "\"cpu\": \"%s\", \"peak_gflops_estimate\": %.1f, \"peak_basis\": \"%s\", "
+                        "\"measured_fma_gflops_avx2\": %.1f, \"measured_fma_gflops_avx512\": %.1f, \"ops\": [",
+                L, f, b.threads, b.reps, isa_names[level], pk.cpu, pk.gflops, pk.basis, m2, m5);
+
+    bench_model_shapes(&b, L, f);
+
+    if (b.json) {
+        fprintf(b.json, "\n]}\n");
+        fclose(b.json);
+    }
+    swin_cpu_backend_free(b.be);
+    if (b.failures) fprintf(stderr, "bench_cpu_ops: %d op(s) failed or gave non-finite output\n", b.failures);
+    return b.failures ? 1 : 0;
 }

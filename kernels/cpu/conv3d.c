@@ -133,7 +133,7 @@ static void conv_run(void *p, int tid, int nth)
 }
 
 
-/* The im2col / implicit-GEMM kernels whatever the Winograd rule says (bench_ops times both);
+/* The im2col / implicit-GEMM kernels whatever the Winograd rule says (bench_cpu_ops times both);
  * the workspace is swin_cpu_conv3d_direct_ws. */
 int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias,
                            int k, int stride, int pad, void *ws, size_t ws_bytes)

@@ -8,7 +8,7 @@ bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be-
 bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
 {
     if (!swin_cpu_winograd_available(be)) return false;
-    /* Measured with bench_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2, the
+    /* Measured with bench_cpu_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2, the
      * per-call weight transform included; bench/results/winograd_cpu.md): Winograd is
      * faster on every 3x3x3 shape whose output grid is at least 6 per axis, 2x-2.5x at 6^3
      * (decoder5 at 96^3: 27 tiles share each transformed weight), the 1-channel input conv

@@ -1,0 +1,125 @@
+#include "bench/ops/cpu_peak.h"
+
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct cpu_peak cpu_peak_estimate(int threads)
+{
+    struct cpu_peak p = {0};
+    p.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads > 0 && threads < p.cores) p.cores = threads;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    int avx512 = 0, avx2 = 0, fma = 0, family = 0, amd = 0;
+    strcpy(p.cpu, "?");
+    while (f && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "cpu MHz", 7) && p.mhz == 0) p.mhz = atof(strchr(line, ':') + 1);
+        else if (!strncmp(line, "cpu family", 10) && !family) family = atoi(strchr(line, ':') + 1);
+        else if (!strncmp(line, "vendor_id", 9)) amd = strstr(line, "AuthenticAMD") != NULL;
+        else if (!strncmp(line, "model name", 10) && !strcmp(p.cpu, "?")) {
+            snprintf(p.cpu, sizeof p.cpu, "%s", strchr(line, ':') + 2);
+            p.cpu[strcspn(p.cpu, "\n")] = 0;
+        } else if (!strncmp(line, "flags", 5)) {
+            avx512 = strstr(line, " avx512f") != NULL;
+            avx2 = strstr(line, " avx2") != NULL;
+            fma = strstr(line, " fma") != NULL;
+            break;
+        }
+    }
+    if (f) fclose(f);
+    /* fp32 lanes per FMA instruction by ISA, 2 FMA pipes per core (Intel since Haswell, AMD
+     * since Zen 2), 2 FLOPs per FMA. AMD family 25 (Zen 3/4) has 256-bit FMA datapaths: a
+     * 512-bit FMA takes both halves, so AVX-512 gives no more lanes per cycle there. */
+    int lanes = avx512 ? 16 : (avx2 && fma) ? 8 : 4;
+    const char *isa = avx512 ? "avx512f" : (avx2 && fma) ? "avx2+fma" : "sse";
+    int pipe_lanes = lanes;
+    const char *note = "";
+    if (avx512 && amd && family == 25) {
+        pipe_lanes = 8;
+        note = "; AMD family 25 (Zen 3/4) executes 512-bit FMAs on 256-bit datapaths, so 8 lanes per pipe";
+    }
+    int fma_mul = (avx2 && fma) || avx512 ? 2 : 1; /* without FMA: separate mul and add, 1 flop each */
+    p.flops_per_cycle = 2 /* pipes */ * pipe_lanes * fma_mul;
+    p.gflops = p.cores * p.mhz * 1e-3 * p.flops_per_cycle;
+    snprintf(p.basis, sizeof p.basis,
+             "%d cores x %.0f MHz (cpu MHz in /proc/cpuinfo, not the boost clock) x %d FLOP/cycle "
+             "(%s: 2 FMA pipes x %d fp32 lanes x 2 FLOP per FMA%s)",
+             p.cores, p.mhz, p.flops_per_cycle, isa, pipe_lanes, note);
+    return p;
+}
+
+#define FMA_ITERS 100000000L /* ~0.15 s per thread at 3 GHz */
+
+/* Ten independent accumulators in named registers (an array may stay in memory at -O2). */
+#define FMA10(fma)                                                                                  \
+    do {                                                                                            \
+        a0 = fma(a0, m, c), a1 = fma(a1, m, c), a2 = fma(a2, m, c), a3 = fma(a3, m, c);             \
+        a4 = fma(a4, m, c), a5 = fma(a5, m, c), a6 = fma(a6, m, c), a7 = fma(a7, m, c);             \
+        a8 = fma(a8, m, c), a9 = fma(a9, m, c);                                                     \
+    } while (0)
+
+__attribute__((target("avx2,fma"))) static float fma_loop_avx2(long iters)
+{
+    __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    __m256 a0 = _mm256_set1_ps(0), a1 = _mm256_set1_ps(1), a2 = _mm256_set1_ps(2), a3 = _mm256_set1_ps(3),
+           a4 = _mm256_set1_ps(4), a5 = _mm256_set1_ps(5), a6 = _mm256_set1_ps(6), a7 = _mm256_set1_ps(7),
+           a8 = _mm256_set1_ps(8), a9 = _mm256_set1_ps(9);
+    for (long n = 0; n < iters; n++) FMA10(_mm256_fmadd_ps);
+    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(_mm256_add_ps(a6, a7), _mm256_add_ps(a8, a9))));
+    float out[8];
+    _mm256_storeu_ps(out, s);
+    return out[0];
+}
+
+__attribute__((target("avx512f"))) static float fma_loop_avx512(long iters)
+{
+    __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    __m512 a0 = _mm512_set1_ps(0), a1 = _mm512_set1_ps(1), a2 = _mm512_set1_ps(2), a3 = _mm512_set1_ps(3),
+           a4 = _mm512_set1_ps(4), a5 = _mm512_set1_ps(5), a6 = _mm512_set1_ps(6), a7 = _mm512_set1_ps(7),
+           a8 = _mm512_set1_ps(8), a9 = _mm512_set1_ps(9);
+    for (long n = 0; n < iters; n++) FMA10(_mm512_fmadd_ps);
+    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(_mm512_add_ps(a6, a7), _mm512_add_ps(a8, a9))));
+    return _mm512_reduce_add_ps(s);
+}
+
+struct fma_arg {
+    int avx512;
+    long iters;
+    float sink;
+};
+
+static void *fma_thread(void *p)
+{
+    struct fma_arg *a = p;
+    a->sink = a->avx512 ? fma_loop_avx512(a->iters) : fma_loop_avx2(a->iters);
+    return NULL;
+}
+
+double cpu_fma_gflops(int nthreads, int avx512)
+{
+    __builtin_cpu_init();
+    if (avx512 ? !__builtin_cpu_supports("avx512f") : !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+        return 0.0;
+    pthread_t th[256];
+    struct fma_arg args[256];
+    if (nthreads > 256) nthreads = 256;
+    long iters = FMA_ITERS / (avx512 ? 2 : 1);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < nthreads; i++) {
+        args[i] = (struct fma_arg){avx512, iters, 0};
+        pthread_create(&th[i], NULL, fma_thread, &args[i]);
+    }
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double t = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double lanes = avx512 ? 16 : 8;
+    return (double)nthreads * iters * 10 * lanes * 2 / t * 1e-9;
+}
