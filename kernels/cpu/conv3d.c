@@ -11,11 +11,7 @@
  * conv3d_avx512.c or conv3d_avx2.c instead, which reads the input in place. On small grids
  * that kernel streams the whole weight matrix per tile of voxels, with a stride of cout
  * floats between input channels, and OpenBLAS, which packs the weights once, wins; so it
- * does on the 1x1x1 convs. Measured with AVX2 on the idle 2-core box, implicit -> OpenBLAS,
- * 2 threads: 3x3x3 384->384 on 4^3 9.4 -> 3.9 ms, 768->768 on 2^3 13.9 -> 6.7 ms, 96->96
- * on 24^3 50.7 -> 47.9 ms; 1x1x1 1->48 on 96^3 46 -> 14 ms, 96->48 on 96^3 86 -> 80 ms,
- * 192->96 on 24^3 5.6 -> 4.0 ms; the 3x3x3 kernel keeps 48^3 (48->48: 89 against 98 ms)
- * and larger grids.
+ * does on the 1x1x1 convs. The measurements behind SMALL_GRID: bench/results/conv3d_cpu.md.
  * With bfloat16 weights (w in the range of swin_cpu_backend_set_bf16) every level
  * takes im2col and the bfloat16 GEMM of gemm_bf16.h in place of sgemm.
  * Threads claim (slab, column block) items dynamically; the columns are split only when

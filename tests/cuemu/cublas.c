@@ -1,4 +1,6 @@
-/* The cuBLAS subset the backend uses, with the library's argument semantics: column-
+/* The cuBLAS calls of the yardstick (tests/kernels/cuda/yardstick.c: the vendor GEMM that
+ * bench_cuda_ops sets beside swinrun's own kernels), so that the yardstick and its tests run
+ * emulated; the CUDA backend itself calls no cuBLAS. The library's argument semantics: column-
  * major operands, op(A) = A or A^T, lda/ldb/ldc validated (CUBLAS_STATUS_INVALID_VALUE),
  * beta == 0 never reads C, fp32 accumulation, fp16/bf16 inputs converted exactly, tf32
  * rounding of inputs when the compute type or math mode asks for it. Operands must lie
