@@ -50,31 +50,31 @@ swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const s
 }
 
 
-swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
-                              const swin_segment_params *params, swin_segment_report *report, swin_error *err)
+/* The file form on inputs of format f (NULL: the format that reads inputs[0]). */
+static swin_status segment_inputs(swin_context_t *ctx, const struct swin_format *f, const char *const *inputs,
+                                  int ninputs, const char *output_path, const swin_segment_params *params,
+                                  swin_segment_report *report, swin_error *err)
 {
     struct swin_pipeline p;
     swin_plan_info plan;
     swin_segment_report scratch, *rep = report ? report : &scratch;
     swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
     if (st) return st;
-    if (!input_path || !output_path) return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
-    st = swin_pipeline_file(input_path, output_path, &p, rep, err);
+    if (!inputs || ninputs < 1 || !inputs[0] || !output_path)
+        return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
+    st = swin_pipeline_inputs(f ? f : swin_format_for(inputs[0]), inputs, ninputs, output_path, &p, rep, err);
     rep->plan = plan;
     return st;
+}
+
+swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
+                              const swin_segment_params *params, swin_segment_report *report, swin_error *err)
+{
+    return segment_inputs(ctx, NULL, &input_path, 1, output_path, params, report, err);
 }
 
 swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, int ninputs, const char *output_path,
                                const swin_segment_params *params, swin_segment_report *report, swin_error *err)
 {
-    struct swin_pipeline p;
-    swin_plan_info plan;
-    swin_segment_report scratch, *rep = report ? report : &scratch;
-    swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
-    if (st) return st;
-    if (!inputs || ninputs < 1)
-        return swin_error_set(err, SWIN_ERR_ARG, "a context, parameters and at least one input are required");
-    st = swin_pipeline_inputs(swin_format_named("DICOM"), inputs, ninputs, output_path, &p, rep, err);
-    rep->plan = plan;
-    return st;
+    return segment_inputs(ctx, swin_format_named("DICOM"), inputs, ninputs, output_path, params, report, err);
 }
