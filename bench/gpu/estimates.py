@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per-kernel FLOPs, DRAM bytes and roofline time estimates of the CUDA backend's forward
-pass (runtime/forward.c order), for kernels/cuda/README.md.
+pass (runtime/forward.c order), for bench/results/cuda_estimates.md.
 
     python3 bench/gpu/estimates.py [--f 48] [--cube 96] [--ci 1] [--co 14] [--half]
 

@@ -1,7 +1,7 @@
 /* Internals shared by the CUDA op files: the backend context, error recording, weight
  * pointer translation, workspace carving and the launch macros.
  *
- * Kernel rules (shared/design/cuda_emulation.md section 5): launch only through
+ * Kernel rules (docs/cuda-emulator.md): launch only through
  * SWIN_LAUNCH(kernel, grid, block, smem, stream)(args...), dynamic shared memory only
  * through SWIN_DYN_SMEM(T, name), _sync warp intrinsics with exact masks, no inline PTX,
  * no spin-waits between blocks. */
