@@ -90,7 +90,7 @@ static swin_status plan(struct cw *w, const float **slot, int idx, enum layout_k
 
 static swin_status vec(struct cw *w, const char *key, const float **slot, int64_t n)
 {
-    int i;
+    int i = -1;
     TRY(take(w, key, 1, &n, &i));
     return plan(w, slot, i, LAYOUT_COPY, (uint64_t)n, 1, 1);
 }
@@ -98,7 +98,7 @@ static swin_status vec(struct cw *w, const char *key, const float **slot, int64_
 /* "<prefix>.weight" and "<prefix>.bias" of a LayerNorm (or affine norm) over n channels. */
 static swin_status affine(struct cw *w, const char *prefix, int64_t n, const float **ws, const float **bs)
 {
-    char key[200];
+    char key[216]; /* prefix (< 200) + ".weight" */
     snprintf(key, sizeof key, "%s.weight", prefix);
     TRY(vec(w, key, ws, n));
     snprintf(key, sizeof key, "%s.bias", prefix);
@@ -109,7 +109,7 @@ static swin_status affine(struct cw *w, const char *prefix, int64_t n, const flo
 static swin_status linear(struct cw *w, const char *prefix, int64_t in, int64_t out, const float **ws, const float **bs, bool bias)
 {
     char key[200];
-    int i;
+    int i = -1;
     int64_t want[2] = {out, in};
     snprintf(key, sizeof key, "%s.weight", prefix);
     TRY(take(w, key, 2, want, &i));
@@ -122,7 +122,7 @@ static swin_status linear(struct cw *w, const char *prefix, int64_t in, int64_t 
 /* Conv3d (cout, cin, k, k, k), or with transposed the ConvTranspose3d (cin, cout, k, k, k). */
 static swin_status conv(struct cw *w, const char *key, int64_t cin, int64_t cout, int k, bool transposed, const float **slot)
 {
-    int i;
+    int i = -1;
     int64_t want[5] = {transposed ? cin : cout, transposed ? cout : cin, k, k, k};
     TRY(take(w, key, 5, want, &i));
     return plan(w, slot, i, transposed ? LAYOUT_IN_OUT : LAYOUT_OUT_IN, (uint64_t)want[0], (uint64_t)want[1], (uint64_t)k * k * k);
@@ -211,7 +211,7 @@ static swin_status block(struct cw *w, int s, int b)
     char pre[120], p[200];
     snprintf(pre, sizeof pre, "swinViT.layers%d.0.blocks.%d", s + 1, b);
 #define KEY(x) (snprintf(p, sizeof p, "%s." x, pre), p)
-    int i;
+    int i = -1;
     TRY(take(w, KEY("attn.relative_position_bias_table"), 0, NULL, &i));
     const struct swin_ckpt_tensor *t = &w->c->t[i];
     if (t->ndim != 2) return fail(w, SWIN_ERR_SHAPE, "'%s' has rank %d, expected (rows, heads)", t->key, t->ndim);
@@ -320,7 +320,7 @@ swin_status swin_ckpt_walk(const struct swin_ckpt_file *c, struct swin_model *m,
     if (!st) st = detect(w);
     struct swin_config *cfg = &m->cfg;
     int64_t f = cfg->feature_size;
-    int i;
+    int i = -1;
     if (!st) st = conv(w, "swinViT.patch_embed.proj.weight", cfg->in_channels, f, 2, false, &m->patch_w);
     if (!st) st = vec(w, "swinViT.patch_embed.proj.bias", &m->patch_b, f);
     if (!st && cfg->patch_norm) st = affine(w, "swinViT.patch_embed.norm", f, &m->patch_norm_w, &m->patch_norm_b);

@@ -387,7 +387,7 @@ static swin_status parse_model(struct indexer *ix)
         if (fl.number == MODEL_IR_VERSION && fl.type == WIRE_VARINT) {
             f->ir_version = (int64_t)fl.value;
         } else if (fl.number == MODEL_OPSET && fl.type == WIRE_LEN) {
-            unsigned char *b;
+            unsigned char *b = NULL;
             if ((st = read_small(ix, &fl, "ModelProto.opset_import", &b))) return st;
             const char *why;
             SwinOnnx__OperatorSetIdProto *o = unpack(ix, &swin_onnx__operator_set_id_proto__descriptor, b, (size_t)fl.len, &why);

@@ -124,7 +124,7 @@ static swin_status bind_vec(struct walker *w, const struct swin_onnx_layer *l, c
 static swin_status bind_affine(struct walker *w, const struct swin_onnx_layer *l, int64_t c, const float **ws, const float **bs,
                                const char *what, const char *prefix)
 {
-    char key[160];
+    char key[176]; /* prefix (< 160) + ".weight" */
     if (!l->w) return fail(w, l->node, SWIN_ERR_MODEL, "%s has no scale; MONAI's is affine", what);
     snprintf(key, sizeof key, "%s.weight", prefix);
     TRY(bind_vec(w, l, l->w, ws, c, what, key));
@@ -135,7 +135,7 @@ static swin_status bind_affine(struct walker *w, const struct swin_onnx_layer *l
 static swin_status bind_ln(struct walker *w, int64_t c, const float **ws, const float **bs, const char *what,
                            const char *prefix)
 {
-    const struct swin_onnx_layer *l;
+    const struct swin_onnx_layer *l = NULL;
     TRY(expect(w, L_LN, what, &l));
     return bind_affine(w, l, c, ws, bs, what, prefix);
 }
@@ -170,7 +170,7 @@ static swin_status bind_linear(struct walker *w, int64_t in, int64_t out, const 
 static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin, int64_t cout, int k, int stride,
                              int pad, const float **slot, const char *what, const char *key, const struct swin_onnx_layer **lout)
 {
-    const struct swin_onnx_layer *l;
+    const struct swin_onnx_layer *l = NULL;
     TRY(expect(w, kind, what, &l));
     if (l->kernel != k || l->stride != stride || l->pad != pad)
         return fail(w, l->node, SWIN_ERR_MODEL, "%s has kernel %d, stride %d, pad %d; expected kernel %d, stride %d, pad %d",
@@ -191,7 +191,7 @@ static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin
 static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const float **bs, const char *what,
                            const char *prefix, bool v2)
 {
-    const struct swin_onnx_layer *l;
+    const struct swin_onnx_layer *l = NULL;
     TRY(expect(w, L_IN, what, &l));
     swin_status st;
     bool plain = swin_onnx_index_const_all(w->g, l->w, 1.0f, w->err, &st);
@@ -384,7 +384,7 @@ static swin_status proj_out(struct walker *w, int hs)
     int64_t c = swin_stage_channels(&w->m->cfg, hs);
     char what[80];
     snprintf(what, sizeof what, "the proj_out LayerNormalization of hidden state %d", hs);
-    const struct swin_onnx_layer *l;
+    const struct swin_onnx_layer *l = NULL;
     TRY(expect(w, L_LN, what, &l));
     swin_status st;
     bool plain = swin_onnx_index_const_all(w->g, l->w, 1.0f, w->err, &st);
