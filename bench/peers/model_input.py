@@ -102,7 +102,7 @@ def export_model(feature_size: int, cube, exporter: str) -> str:
     name = f"f{feature_size}_{'x'.join(str(c) for c in cube)}" if len(set(cube)) > 1 else f"f{feature_size}_{cube[0]}"
     if exporter != "torchscript":
         name += f"_{exporter}"
-    out_dir = os.path.join(HERE, "models", name)
+    out_dir = os.path.join(REPO, "bench", "models", name)
     path = os.path.join(out_dir, "model.onnx")
     if os.path.isfile(path):
         log(f"using the exported model {os.path.relpath(path, REPO)} (delete it to export again)")

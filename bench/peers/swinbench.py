@@ -62,7 +62,7 @@ import sys
 import time
 
 from agreement import REDUCED, against_reference
-from bench_common import HERE, BadArgs, die, log
+from bench_common import HERE, REPO, BadArgs, die, log
 from bench_configs import ALL_CONFIGS, DEVICE, find_swinrun, runnable, swinrun_volume_support
 from bench_schedule import Schedule
 from gpu_memory import GpuMemPoller
@@ -178,7 +178,7 @@ def run(a) -> int:
 
     tag = os.path.basename(os.path.dirname(os.path.abspath(model))) if os.path.basename(model) == "model.onnx" \
         else os.path.splitext(os.path.basename(model))[0]
-    out_dir = a.out_dir or os.path.join(HERE, "out", f"{tag}_{'x'.join(map(str, cube))}")
+    out_dir = a.out_dir or os.path.join(REPO, "bench", "out", f"{tag}_{'x'.join(map(str, cube))}")
     os.makedirs(out_dir, exist_ok=True)
     in_path = os.path.join(out_dir, "input.npy")
     np.save(in_path, x)
