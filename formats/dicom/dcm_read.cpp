@@ -94,6 +94,8 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     get_str(d, DCM_SeriesInstanceUID, s->series_uid, sizeof s->series_uid);
     get_str(d, DCM_FrameOfReferenceUID, s->frame_of_ref, sizeof s->frame_of_ref);
     get_str(d, DCM_SeriesDescription, s->series_description, sizeof s->series_description);
+    get_str(d, DCM_Modality, s->modality, sizeof s->modality);
+    get_str(d, DCM_ImageType, s->image_type, sizeof s->image_type);
     DcmXfer x(d->getOriginalXfer());
     std::snprintf(s->transfer_syntax, sizeof s->transfer_syntax, "%s", x.getXferID());
     s->series_number = get_int(d, DCM_SeriesNumber, -1);
@@ -107,6 +109,8 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     s->has_spacing = get_ds(d, DCM_PixelSpacing, s->spacing, 2);
     if (!get_ds(d, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
     if (!get_ds(d, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
+    s->frames = get_int(d, DCM_NumberOfFrames, 1);
+    if (!get_ds(d, DCM_SliceThickness, &s->slice_thickness, 1)) s->slice_thickness = 0.0;
     if (!get_ds(d, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
     return SWIN_OK;
 }
