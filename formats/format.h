@@ -36,7 +36,7 @@ struct swin_format_input {
 struct swin_series_row {
     char uid[65], description[65], modality[17], image_type[65];
     char sop_class[65];         /* the class of most of its images (of its files when it has none) */
-    char sop_class_name[48];    /* e.g. "CT Image Storage"; the UID when swinrun does not know it */
+    char sop_class_name[65];    /* e.g. "CT Image Storage"; the UID when swinrun does not know it */
     char orientation[12];       /* axial, coronal, sagittal (normal within 30 degrees of the axis),
                                    oblique, mixed; "" without images */
     double off_axis_deg;        /* angle of the slice normal from that axis */

@@ -19,8 +19,10 @@ static void print_row(FILE *f, const struct swin_series_row *r, bool chosen, con
     fprintf(f, "%s%s %6d  %-4s %-30s %-11s %-16s %-9s %-26s \"%s\"  %s", indent, chosen ? "*" : " ", r->number,
             r->modality[0] ? r->modality : "-", r->sop_class_name, counts, orient, thick,
             r->image_type[0] ? r->image_type : "-", r->description, r->uid[0] ? r->uid : "(no SeriesInstanceUID)");
-    if (r->localizers || r->non_images)
-        fprintf(f, "  (%d localizer%s, %d non-image)", r->localizers, r->localizers == 1 ? "" : "s", r->non_images);
+    if (r->localizers)
+        fprintf(f, "  (%d localizer%s%s", r->localizers, r->localizers == 1 ? "" : "s", r->non_images ? ", " : ")");
+    if (r->non_images)
+        fprintf(f, "%s%d non-image object%s)", r->localizers ? "" : "  (", r->non_images, r->non_images == 1 ? "" : "s");
     fputc('\n', f);
 }
 
