@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 
@@ -39,7 +40,12 @@ swin_status swin_dcm_read_dicomdir(const char *path, swin_status (*add)(void *us
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: a DICOMDIR of %lld bytes (more than %ld MiB): not read", path,
                               (long long)sb.st_size, DICOMDIR_MAX_BYTES >> 20);
     DcmFileFormat ff;
-    OFCondition c = ff.loadFile(path);
+    OFCondition c = EC_CorruptedData;
+    try {
+        c = ff.loadFile(path);
+    } catch (const std::exception &e) { // DCMTK 3.6.7 throws on some malformed directory records
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOMDIR (%s)", path, e.what());
+    }
     if (c.bad()) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOMDIR (%s)", path, c.text());
     DcmSequenceOfItems *records = NULL;
     if (ff.getDataset()->findAndGetSequence(DCM_DirectoryRecordSequence, records).bad() || !records)
