@@ -31,6 +31,30 @@ struct swin_format_input {
     void *state;            /* the format's own */
 };
 
+/* One series of a study (a folder of several series, a DICOMDIR): what `swinrun dicom-ls`
+ * prints, from a format's list(). */
+struct swin_series_row {
+    char uid[65], description[65], modality[17], image_type[65];
+    char sop_class[65];         /* the class of most of its images (of its files when it has none) */
+    char sop_class_name[65];    /* e.g. "CT Image Storage"; the UID when swinrun does not know it */
+    char orientation[12];       /* axial, coronal, sagittal (normal within 30 degrees of the axis),
+                                   oblique, mixed; "" without images */
+    double off_axis_deg;        /* angle of the slice normal from that axis */
+    double thickness_mm;        /* SliceThickness of its first image; 0 when absent */
+    int number;                 /* SeriesNumber; -1 when absent */
+    int files, slices;          /* its files; its image slices (frames), localizers not counted */
+    int localizers, non_images; /* files a run skips: ImageType LOCALIZER, objects that are no image */
+};
+
+/* A study's series and the one a run would read. */
+struct swin_series_list {
+    struct swin_series_row *rows; /* n, in the order of their first file; free(rows) */
+    int n;
+    int files, not_dicom;       /* files found; of them, not DICOM (ignored) */
+    int chosen;                 /* the row a run reads (the one asked for, else the default); -1 when none */
+    char reason[256];           /* why that row, or why none */
+};
+
 struct swin_format {
     const char *name;
     /* Whether path is this format's input (by its name or its first bytes). */
@@ -41,8 +65,8 @@ struct swin_format {
      * each refusal one line saying what to do. */
     swin_status (*check)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                          swin_error *err);
-    swin_status (*read)(const char *const *paths, int npaths, struct swin_format_input *in, swin_segment_report *rep,
-                        swin_error *err);
+    swin_status (*read)(const char *const *paths, int npaths, const swin_segment_params *p,
+                        struct swin_format_input *in, swin_segment_report *rep, swin_error *err);
     /* The pipeline is done with in->hu; the format may free it (hu_plane gets it back). */
     void (*release)(struct swin_format_input *in);
     /* Intensities of plane k (for the organ statistics), valid until the next call. */
@@ -58,6 +82,10 @@ struct swin_format {
     /* Removes what is still temporary and frees outputs; safe on NULL. */
     void (*discard)(void *outputs);
     void (*close)(struct swin_format_input *in);
+    /* Optional (NULL when the format has no studies): the series of the inputs, and the one
+     * read() would take with that series asked for (pick: a UID or a number; NULL: the default). */
+    swin_status (*list)(const char *const *paths, int npaths, const char *pick, struct swin_series_list *out,
+                        swin_error *err);
 };
 
 /* The format whose claims() takes path, or NULL. */

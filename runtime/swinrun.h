@@ -242,6 +242,11 @@ typedef struct swin_segment_params {
      * Labels the table lacks become "Label N" (SNOMED CT Tissue). */
     const swin_dicom_class *dicom_classes;
     int dicom_nclasses;
+    /* DICOM input: the series to read when the inputs hold several (a study folder, a
+     * DICOMDIR): its SeriesInstanceUID, or its SeriesNumber when one series has it. NULL (the
+     * default): the only CT series, else the axial CT series with the most slices; two such
+     * series of as many slices are refused (SWIN_ERR_FORMAT), naming the series. */
+    const char *dicom_series;
 } swin_segment_params;
 
 typedef enum swin_voxel_type { SWIN_VOXELS_F32 = 0, SWIN_VOXELS_I16 = 1 } swin_voxel_type;
@@ -280,6 +285,15 @@ typedef struct swin_segment_report {
     int nstats;                           /* entries of stats: the labels present, ascending, at most
                                              SWIN_STATS_MAX (labels_present says how many there are) */
     swin_label_stats stats[SWIN_STATS_MAX];
+    /* DICOM input: the series read and why ("the only CT series", "asked for by its UID",
+     * "the axial CT series with the most slices (...)"); on a refusal for want of a choice,
+     * dicom_series_uid is "" and dicom_series_reason says why. */
+    int dicom_series_found;               /* series in the inputs */
+    char dicom_series_uid[65];
+    char dicom_series_reason[256];
+    int dicom_skipped;                    /* DICOM files not read as slices: localizers, non-image
+                                             objects (dose reports, secondary captures, ...), other series */
+    char dicom_skipped_what[192];         /* e.g. "2 localizer images in the series; 3 files of 1 other series" */
 } swin_segment_report;
 
 SWIN_API swin_segment_params swin_segment_default_params(void);
@@ -300,9 +314,11 @@ SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_pa
 
 /* ---- DICOM: a CT series in, DICOM SEG / RT Structure Set / NIfTI out --------------------
  *
- * inputs: series folders and/or files of one CT series (CT Image Storage; uncompressed, RLE,
- * JPEG lossless, JPEG-LS). The slices are ordered by ImagePositionPatient along the slice
- * normal; a series with several series, mixed geometry, duplicate positions, uneven spacing
+ * inputs: folders (read recursively, or through the DICOMDIR they hold), DICOMDIR files and
+ * DICOM files (CT Image Storage; uncompressed, RLE, JPEG lossless, JPEG-LS). Of several
+ * series, params->dicom_series picks one, else the default (report .dicom_series_reason says
+ * which and why); localizers and non-image objects are skipped (.dicom_skipped). The slices are ordered by ImagePositionPatient along the slice
+ * normal; a series with mixed geometry, duplicate positions, uneven spacing
  * or gantry tilt is refused (SWIN_ERR_FORMAT, one line that says where). The volume goes
  * through swin_segment; the labels on the CT's grid are written to output_path: .nii /
  * .nii.gz a NIfTI label map, .dcm a DICOM SEG (and params->rtstruct_path an RT Structure

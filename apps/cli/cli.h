@@ -8,7 +8,7 @@
 
 #include "runtime/swinrun.h"
 
-enum cli_verb { CLI_INFO = 0, CLI_PLAN = 1, CLI_FORWARD = 2, CLI_SEGMENT = 3, CLI_VERBS = 4 };
+enum cli_verb { CLI_INFO = 0, CLI_PLAN = 1, CLI_FORWARD = 2, CLI_SEGMENT = 3, CLI_DICOM_LS = 4, CLI_VERBS = 5 };
 
 /* Everything any verb's command line can say; each verb reads its own part. */
 struct cli_args {
@@ -59,6 +59,10 @@ int cli_info(const struct cli_args *a);
 int cli_plan(const struct cli_args *a);
 int cli_forward(const struct cli_args *a);
 int cli_segment(const struct cli_args *a);
+int cli_dicom_ls(const struct cli_args *a);
+/* The series of a study input, one line each to f ("*" marks the one a run reads), and the
+ * choice's line; the input's format must have list(). Returns the exit code. */
+int cli_print_series(FILE *f, const char *const *inputs, int ninputs, const char *pick, const char *indent);
 
 #ifdef SWINRUN_EMULATED_CUDA
 /* swinrun_emu (apps/cli/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's

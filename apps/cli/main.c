@@ -33,6 +33,8 @@ static void usage(FILE *o)
             "      many CTs, the model loaded once\n"
             "  swinrun CT_DIR/ OUT.dcm [--rtstruct RT.dcm] [--model M.onnx]\n"
             "      a DICOM CT series in, a DICOM SEG (and RT Structure Set) out; OUT.nii.gz works too\n"
+            "  swinrun dicom-ls STUDY_DIR [--json FILE]\n"
+            "      the series of a DICOM study (folder or DICOMDIR) and the one a run reads; --series picks\n"
             "  swinrun info MODEL.onnx [--json FILE]\n"
             "      the configuration read from the graph, parameter count, weight bytes, export cube\n"
             "  swinrun plan MODEL.onnx [--cube D H W] [--backend B] [--precision P] [--mem-limit SIZE]\n"
@@ -69,6 +71,7 @@ static int run(enum cli_verb verb, int argc, char **argv, int first)
         case CLI_INFO: rc = cli_info(&a); break;
         case CLI_PLAN: rc = cli_plan(&a); break;
         case CLI_FORWARD: rc = cli_forward(&a); break;
+        case CLI_DICOM_LS: rc = cli_dicom_ls(&a); break;
         default: rc = cli_segment(&a); break;
         }
     }

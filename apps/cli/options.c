@@ -18,6 +18,7 @@
 #define V_SEGMENT (1u << CLI_SEGMENT)
 #define V_CONTEXT (V_PLAN | V_FORWARD | V_SEGMENT)
 #define V_ALL (V_INFO | V_CONTEXT)
+#define V_LS (1u << CLI_DICOM_LS)
 
 /* Stores the values v[0..arity) into a; returns NULL, or what the option takes. */
 typedef const char *(*cli_store_fn)(struct cli_args *a, char **v);
@@ -85,6 +86,7 @@ static const char *st_preview(struct cli_args *a, char **v) { a->preview = v[0];
 static const char *st_with_probs(struct cli_args *a, char **v) { a->with_probs = true; return NULL; }
 static const char *st_with_preview(struct cli_args *a, char **v) { a->with_preview = true; return NULL; }
 static const char *st_classes(struct cli_args *a, char **v) { a->classes = v[0]; return NULL; }
+static const char *st_series(struct cli_args *a, char **v) { a->seg.dicom_series = v[0]; return NULL; }
 static const char *st_rtstruct(struct cli_args *a, char **v) { a->seg.rtstruct_path = v[0]; return NULL; }
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
 static const char *st_half(struct cli_args *a, char **v) { a->ctx.precision = SWIN_PRECISION_FP16; return NULL; }
@@ -236,6 +238,10 @@ static const struct cli_option options[] = {
     {"--rtstruct", NULL, 1, "RT.dcm", V_SEGMENT, st_rtstruct,
      "DICOM series input: also an RT Structure Set, one ROI per organ found,\n"
      "contours on every CT slice along the voxel edges"},
+    {"--series", NULL, 1, "UID|NUMBER", V_SEGMENT | V_LS, st_series,
+     "DICOM study (a folder of several series, a DICOMDIR): the series to read,\n"
+     "by SeriesInstanceUID or SeriesNumber (default: the only CT series, else the\n"
+     "axial CT series with the most slices; a tie is refused with the list)"},
     {"--classes", NULL, 1, "FILE", V_SEGMENT, st_classes,
      "what the labels mean in a SEG / RTSTRUCT (default: the 13 BTCV organs), one\n"
      "tab-separated line per label: LABEL NAME CODE SCHEME MEANING R,G,B\n"
@@ -250,13 +256,13 @@ static const struct cli_option options[] = {
      "pre15 ('merging', MONAI < 1.5), v2 ('mergingv2'); an ONNX file's own order otherwise"},
     {"--no-normalize", NULL, 0, NULL, V_ALL, st_no_normalize,
      "a checkpoint of a model built with normalize=False (an ONNX file says so itself)"},
-    {"--json", NULL, 1, "FILE", V_ALL, st_json,
+    {"--json", NULL, 1, "FILE", V_ALL | V_LS, st_json,
      "a machine-readable report to FILE ('-' = stdout), written whole or not\n"
      "at all"},
-    {"--help", "-h", 0, NULL, V_ALL, st_help, "this text"},
+    {"--help", "-h", 0, NULL, V_ALL | V_LS, st_help, "this text"},
 };
 
-static const char *const verb_names[CLI_VERBS] = {"info", "plan", "forward", "segment"};
+static const char *const verb_names[CLI_VERBS] = {"info", "plan", "forward", "segment", "dicom-ls"};
 
 const char *cli_verb_name(enum cli_verb v) { return verb_names[v]; }
 
@@ -329,7 +335,15 @@ static const char *const usage[CLI_VERBS] = {
     "    slices ordered by position along the slice normal. OUT.dcm is a DICOM SEG (one segment\n"
     "    per organ found; none found: nothing written, a notice, exit 0), OUT.nii(.gz) the label\n"
     "    map on the series' grid. Several series, mixed geometry, duplicate or missing slices\n"
-    "    and gantry tilt are refused (exit 2, nothing written). --out-dir takes series folders.\n",
+    "    and gantry tilt are refused (exit 2, nothing written). --out-dir takes series folders.\n"
+    "    A study (a folder of several series, read recursively, or a DICOMDIR): --series picks\n"
+    "    one, else the only CT series or the axial CT series with the most slices is read, and a\n"
+    "    line says which and why; localizers and non-image objects (dose reports, secondary\n"
+    "    captures, presentation states) are skipped with a notice.\n",
+    "swinrun dicom-ls DIR|DICOMDIR|FILES... [options]\n"
+    "    the series of a DICOM study, one line each: number, modality, SOP class, slices / files,\n"
+    "    orientation, slice thickness, ImageType, description, UID; '*' marks the one a run\n"
+    "    reads, and why (or why none). Folders are read recursively, or through their DICOMDIR.\n",
 };
 
 void cli_help(enum cli_verb verb, FILE *f)

@@ -108,6 +108,15 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             r->grid_spacing[2], (long long)r->cubes, r->classes, r->seconds_read, r->seconds_preprocess,
             r->seconds_infer, r->seconds_write, r->seconds_seg, r->seconds_rtstruct, total, r->pipeline_bytes, r->labels_present,
             r->dicom_input ? "true" : "false", r->dicom_written ? "true" : "false");
+    if (r->dicom_input) {
+        fprintf(f, ",\n     \"dicom_series\": ");
+        json_string(f, r->dicom_series_uid);
+        fprintf(f, ", \"dicom_series_reason\": ");
+        json_string(f, r->dicom_series_reason);
+        fprintf(f, ", \"dicom_series_found\": %d, \"dicom_skipped\": %d, \"dicom_skipped_what\": ",
+                r->dicom_series_found, r->dicom_skipped);
+        json_string(f, r->dicom_skipped_what);
+    }
     /* organ statistics on the input's grid, one line per label present */
     fprintf(f, ",\n     \"statistics\": [");
     for (int i = 0; i < r->nstats; i++) {
@@ -279,8 +288,15 @@ int cli_segment(const struct cli_args *a)
         if (rep.classes) classes = rep.classes;
         if (bar.open) fputc('\n', stderr);
         bar.open = false;
+        const char *const *series_in = file_list ? (const char *const *)a->pos : &in;
+        int nseries_in = file_list ? a->npos - 1 : 1;
+        if (rep.dicom_input && (rep.dicom_series_found > 1 || rep.dicom_skipped) && rep.dicom_series_uid[0])
+            fprintf(stderr, "swinrun: %s: series %s: %s%s%s\n", in, rep.dicom_series_uid, rep.dicom_series_reason,
+                    rep.dicom_skipped ? "; skipped " : "", rep.dicom_skipped_what);
         if (st) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
+            if (rep.dicom_input && rep.dicom_series_found > 1 && !rep.dicom_series_uid[0])
+                cli_print_series(stderr, series_in, nseries_in, sp.dicom_series, "swinrun:   ");
             failed++;
             int code = cli_exit_code(st);
             if (code > worst) worst = code;

@@ -23,7 +23,11 @@ struct swin_dcm_slice {
     char sop_class[SWIN_UID_MAX], sop_instance[SWIN_UID_MAX], series_uid[SWIN_UID_MAX];
     char frame_of_ref[SWIN_UID_MAX], transfer_syntax[SWIN_UID_MAX];
     char series_description[65];
+    char modality[17];             /* Modality */
+    char image_type[65];           /* ImageType, values joined by '\' (e.g. ORIGINAL\PRIMARY\LOCALIZER) */
     int series_number;             /* -1 when absent */
+    int frames;                    /* NumberOfFrames (1 when absent) */
+    double slice_thickness;        /* SliceThickness in mm (0 when absent) */
     int rows, cols, bits_allocated, pixel_representation, samples_per_pixel;
     bool has_position, has_orientation, has_spacing;
     double position[3];            /* ImagePositionPatient (LPS mm): centre of the first pixel */
@@ -41,6 +45,13 @@ swin_status swin_dcm_init(swin_error *err);
  * when the file is not DICOM at all (no preamble and no parsable dataset), so that a
  * folder's other files can be skipped. */
 swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, bool *is_dicom, swin_error *err);
+
+/* The files a DICOMDIR (Media Storage Directory) references, in the order of its directory
+ * records: each ReferencedFileID resolved against the DICOMDIR's folder (components of
+ * letters, digits and '_' only, so that no path leaves that folder). add(user, path) takes
+ * each; a record naming a file that does not exist is refused, naming it. */
+swin_status swin_dcm_read_dicomdir(const char *path, swin_status (*add)(void *user, const char *file, swin_error *err),
+                                   void *user, swin_error *err);
 
 /* Decodes the frame of s (rows x cols, row by row) into out as HU (stored value * slope +
  * intercept). Refuses transfer syntaxes it cannot decode, naming them. */

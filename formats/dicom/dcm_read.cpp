@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dctk.h>
@@ -73,8 +74,13 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     std::snprintf(s->path, sizeof s->path, "%s", path);
     *is_dicom = false;
     DcmFileFormat ff;
-    OFCondition c = ff.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, ERM_autoDetect,
-                                        DCM_PixelData);
+    OFCondition c = EC_CorruptedData;
+    char why[160] = "";
+    try {
+        c = ff.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, ERM_autoDetect, DCM_PixelData);
+    } catch (const std::exception &e) { // DCMTK 3.6.7 throws on some malformed values (a directory record's type)
+        std::snprintf(why, sizeof why, "%s", e.what()); // the exception ends with this block
+    }
     if (c.bad()) {
         FILE *f = std::fopen(path, "rb");
         if (!f) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open: %s", path, std::strerror(errno));
@@ -82,7 +88,7 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
         size_t got = std::fread(pre, 1, sizeof pre, f);
         std::fclose(f);
         if (got == sizeof pre && !std::memcmp(pre + 128, "DICM", 4))
-            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", path, c.text());
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", path, why[0] ? why : c.text());
         return SWIN_OK; // not DICOM: the caller skips it
     }
     *is_dicom = true;
@@ -94,6 +100,8 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     get_str(d, DCM_SeriesInstanceUID, s->series_uid, sizeof s->series_uid);
     get_str(d, DCM_FrameOfReferenceUID, s->frame_of_ref, sizeof s->frame_of_ref);
     get_str(d, DCM_SeriesDescription, s->series_description, sizeof s->series_description);
+    get_str(d, DCM_Modality, s->modality, sizeof s->modality);
+    get_str(d, DCM_ImageType, s->image_type, sizeof s->image_type);
     DcmXfer x(d->getOriginalXfer());
     std::snprintf(s->transfer_syntax, sizeof s->transfer_syntax, "%s", x.getXferID());
     s->series_number = get_int(d, DCM_SeriesNumber, -1);
@@ -107,6 +115,8 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     s->has_spacing = get_ds(d, DCM_PixelSpacing, s->spacing, 2);
     if (!get_ds(d, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
     if (!get_ds(d, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
+    s->frames = get_int(d, DCM_NumberOfFrames, 1);
+    if (!get_ds(d, DCM_SliceThickness, &s->slice_thickness, 1)) s->slice_thickness = 0.0;
     if (!get_ds(d, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
     return SWIN_OK;
 }
@@ -114,7 +124,12 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
 swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swin_error *err)
 {
     DcmFileFormat ff;
-    OFCondition c = ff.loadFile(s->path);
+    OFCondition c = EC_CorruptedData;
+    try {
+        c = ff.loadFile(s->path);
+    } catch (const std::exception &e) {
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", s->path, e.what());
+    }
     if (c.bad()) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", s->path, c.text());
     DcmDataset *d = ff.getDataset();
     E_TransferSyntax xs = d->getOriginalXfer();

@@ -3,6 +3,7 @@
  * The intensities stay for the statistics; the label map is held whole, as the SEG and the
  * RT Structure Set need it. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,6 +13,7 @@
 #include "formats/format.h"
 #include "formats/dicom/classes.h"
 #include "formats/dicom/series.h"
+#include "formats/dicom/study.h"
 #include "formats/nifti/nifti_io.h"
 
 static double now(void)
@@ -137,13 +139,19 @@ struct dicom_outputs {
     int present;
 };
 
-static swin_status dicom_read(const char *const *paths, int npaths, struct swin_format_input *in,
-                              swin_segment_report *rep, swin_error *err)
+static swin_status dicom_read(const char *const *paths, int npaths, const swin_segment_params *p,
+                              struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
 {
     rep->dicom_input = true;
     struct swin_dcm_series *s = calloc(1, sizeof *s);
     if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    swin_status st = swin_dcm_series_read(paths, npaths, 1, s, err);
+    swin_status st = swin_dcm_series_read(paths, npaths, p->dicom_series, 1, s, err);
+    const struct swin_dcm_choice *c = &s->choice;
+    rep->dicom_series_found = c->nseries;
+    rep->dicom_skipped = c->skipped;
+    snprintf(rep->dicom_series_uid, sizeof rep->dicom_series_uid, "%s", c->uid);
+    snprintf(rep->dicom_series_reason, sizeof rep->dicom_series_reason, "%s", c->reason);
+    snprintf(rep->dicom_skipped_what, sizeof rep->dicom_skipped_what, "%s", c->skipped_what);
     if (st) {
         free(s);
         return st;
@@ -269,6 +277,17 @@ static swin_status dicom_publish(void *outputs, swin_segment_report *rep, swin_e
     return st;
 }
 
+static swin_status dicom_list(const char *const *paths, int npaths, const char *pick, struct swin_series_list *out,
+                              swin_error *err)
+{
+    struct swin_dcm_study study;
+    swin_status st = swin_dcm_study_read(paths, npaths, pick, &study, err);
+    if (st) return st;
+    swin_dcm_study_take_list(&study, out);
+    swin_dcm_study_free(&study);
+    return SWIN_OK;
+}
+
 static void dicom_close(struct swin_format_input *in)
 {
     struct swin_dcm_series *s = in->state;
@@ -283,5 +302,5 @@ const struct swin_format swin_format_dicom = {
     .name = "DICOM", .claims = swin_dcm_is_dicom_input, .series = 1, .check = dicom_check, .read = dicom_read,
     .release = dicom_release, .hu_plane = dicom_hu_plane, .open_outputs = dicom_open_outputs,
     .put_labels = dicom_put_labels, .finish = dicom_finish, .publish = dicom_publish, .discard = dicom_discard,
-    .close = dicom_close,
+    .close = dicom_close, .list = dicom_list,
 };

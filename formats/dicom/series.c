@@ -1,66 +1,11 @@
 /* The CT series reader (series.h). */
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "formats/dicom/series.h"
-
-#define SWIN_DCM_MAX_FILES 100000
-
-struct name_list {
-    char **v;
-    int n, cap;
-};
-
-static swin_status push(struct name_list *l, const char *dir, const char *name, swin_error *err)
-{
-    if (l->n >= SWIN_DCM_MAX_FILES)
-        return swin_error_set(err, SWIN_ERR_ARG, "more than %d files given: pass one series", SWIN_DCM_MAX_FILES);
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 256;
-        char **v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the file list");
-        l->v = v, l->cap = cap;
-    }
-    size_t len = strlen(name) + (dir ? strlen(dir) + 2 : 1);
-    char *s = malloc(len);
-    if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the file list");
-    if (dir) snprintf(s, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
-    else snprintf(s, len, "%s", name);
-    l->v[l->n++] = s;
-    return SWIN_OK;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Files of a directory (regular files, not hidden, not DICOMDIR), sorted by name only so
- * that messages are reproducible; the slice order comes from the positions. */
-static swin_status list_dir(const char *dir, struct name_list *l, swin_error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the folder: %s", dir, strerror(errno));
-    int first = l->n;
-    struct dirent *e;
-    swin_status st = SWIN_OK;
-    while (!st && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "DICOMDIR")) continue;
-        char full[4096];
-        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
-        st = push(l, dir, e->d_name, err);
-    }
-    closedir(d);
-    if (!st) qsort(l->v + first, (size_t)(l->n - first), sizeof *l->v, cmp_str);
-    return st;
-}
+#include "formats/dicom/study.h"
 
 static double dot3(const double *a, const double *b)
 {
@@ -79,38 +24,6 @@ static const char *base_name(const char *p)
     const char *b = strrchr(p, '/');
     return b ? b + 1 : p;
 }
-
-struct series_group {
-    const char *uid;
-    int count, first;
-};
-
-/* Several series among the inputs: names them (UID, number, description, file count). */
-static swin_status several_series(const struct swin_dcm_slice *sl, int n, swin_error *err)
-{
-    struct series_group g[8];
-    int ng = 0, more = 0;
-    for (int i = 0; i < n; i++) {
-        int j = 0;
-        while (j < ng && strcmp(g[j].uid, sl[i].series_uid)) j++;
-        if (j < ng) g[j].count++;
-        else if (ng < 8) g[ng++] = (struct series_group){sl[i].series_uid, 1, i};
-        else more = 1;
-    }
-    char list[384] = "";
-    size_t len = 0;
-    for (int j = 0; j < ng && len < sizeof list; j++) {
-        const struct swin_dcm_slice *s = &sl[g[j].first];
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s (number %d, \"%s\", %d files, e.g. %s)",
-                                j ? "; " : "", s->series_uid, s->series_number, s->series_description, g[j].count,
-                                base_name(s->path));
-    }
-    return swin_error_set(err, SWIN_ERR_FORMAT,
-                          "the input holds %s%d series: %s%s; pick one by passing only its files (or a folder with "
-                          "only that series)",
-                          more ? "more than " : "", ng, list, more ? "; ..." : "");
-}
-
 
 struct sort_item {
     double d;
@@ -265,41 +178,40 @@ void swin_dcm_series_free(struct swin_dcm_series *s)
     free(s->slices);
     free(s->order);
     free(s->hu);
-    memset(s, 0, sizeof *s);
+    s->slices = NULL, s->order = NULL, s->hu = NULL; /* the choice stays for the report */
 }
 
-swin_status swin_dcm_series_read(const char *const *paths, int npaths, int with_pixels, struct swin_dcm_series *s,
-                                 swin_error *err)
+/* The image files of the chosen series, and what the run skips. */
+static swin_status chosen_slices(struct swin_dcm_study *st, struct swin_dcm_slice **out, int *n,
+                                 struct swin_dcm_choice *c, swin_error *err)
+{
+    const struct swin_series_row *row = &st->list.rows[st->list.chosen];
+    snprintf(c->uid, sizeof c->uid, "%s", row->uid);
+    snprintf(c->reason, sizeof c->reason, "%s", st->list.reason);
+    c->skipped = swin_dcm_study_skipped(st, c->skipped_what, sizeof c->skipped_what);
+    if (!(*out = malloc((size_t)row->files * sizeof **out)))
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d files", row->files);
+    *n = 0;
+    for (int i = 0; i < st->n; i++)
+        if (st->row[i] == st->list.chosen && st->kind[i] == SWIN_DCM_IMAGE) (*out)[(*n)++] = st->files[i];
+    return SWIN_OK;
+}
+
+swin_status swin_dcm_series_read(const char *const *paths, int npaths, const char *pick, int with_pixels,
+                                 struct swin_dcm_series *s, swin_error *err)
 {
     memset(s, 0, sizeof *s);
-    swin_status st = swin_dcm_init(err);
+    struct swin_dcm_study study;
+    swin_status st = swin_dcm_study_read(paths, npaths, pick, &study, err);
     if (st) return st;
-    struct name_list l = {0};
-    for (int i = 0; i < npaths && !st; i++) {
-        struct stat sb;
-        if (stat(paths[i], &sb) != 0) st = swin_error_set(err, SWIN_ERR_IO, "%s: %s", paths[i], strerror(errno));
-        else if (S_ISDIR(sb.st_mode)) st = list_dir(paths[i], &l, err);
-        else st = push(&l, NULL, paths[i], err);
-    }
+    s->choice.nseries = study.list.n;
     struct swin_dcm_slice *sl = NULL;
     int n = 0;
-    if (!st && l.n == 0) st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: no files", npaths ? paths[0] : "(none)");
-    if (!st && !(sl = malloc((size_t)l.n * sizeof *sl)))
-        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d files", l.n);
-    for (int i = 0; i < l.n && !st; i++) {
-        bool is_dicom;
-        st = swin_dcm_read_header(l.v[i], &sl[n], &is_dicom, err);
-        if (!st && is_dicom) n++;
-    }
-    if (!st && n == 0)
-        st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: no DICOM file among %d file%s", paths[0], l.n,
-                            l.n == 1 ? "" : "s");
-    for (int i = 1; i < n && !st; i++)
-        if (strcmp(sl[i].series_uid, sl[0].series_uid)) st = several_series(sl, n, err);
+    if (study.list.chosen < 0) st = swin_dcm_study_refuse(&study, npaths ? paths[0] : "input", err);
+    else st = chosen_slices(&study, &sl, &n, &s->choice, err);
+    swin_dcm_study_free(&study);
     if (!st) st = check_geometry(sl, n, err);
     if (!st) st = check_stack(sl, n, err);
-    for (int i = 0; i < l.n; i++) free(l.v[i]);
-    free(l.v);
     if (st) {
         free(sl);
         return st;

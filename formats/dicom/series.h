@@ -14,22 +14,33 @@
 
 #include "formats/dicom/dcm.h"
 
+/* Which series of the inputs was read, and why (study.h). */
+struct swin_dcm_choice {
+    char uid[SWIN_UID_MAX];
+    char reason[256];
+    int nseries;            /* series in the inputs */
+    int skipped;            /* DICOM files not read as slices */
+    char skipped_what[192]; /* what they are, e.g. "2 localizer images in the series; 1 file of 1 other series" */
+};
+
 struct swin_dcm_series {
     struct swin_dcm_slice *slices;          /* nz, sorted along the normal */
     const struct swin_dcm_slice **order;    /* pointers into slices, for swin_dcm_ref */
     int64_t dim[3];                         /* cols, rows, nz */
     double affine[4][4];                    /* voxel -> RAS mm */
     float *hu;                              /* cols * rows * nz */
+    struct swin_dcm_choice choice;          /* set as far as the reading came, also on a refusal */
 };
 
 /* True when path is a directory or a file that starts like DICOM (preamble "DICM"). */
 int swin_dcm_is_dicom_input(const char *path);
 
-/* paths: directories (their files, not recursive) and files. Every refusal is one line
- * naming the files and saying what to do; SWIN_ERR_FORMAT for a series swinrun will not
- * read. with_pixels false: only the checks and geometry (hu NULL). */
-swin_status swin_dcm_series_read(const char *const *paths, int npaths, int with_pixels, struct swin_dcm_series *s,
-                                 swin_error *err);
+/* paths: folders, DICOMDIRs and files (study.h); the series read is the one pick names (a
+ * UID or a number), else the default of study.h. Every refusal is one line naming the files
+ * and saying what to do; SWIN_ERR_FORMAT for a series swinrun will not read (or none chosen).
+ * with_pixels false: only the checks and geometry (hu NULL). */
+swin_status swin_dcm_series_read(const char *const *paths, int npaths, const char *pick, int with_pixels,
+                                 struct swin_dcm_series *s, swin_error *err);
 void swin_dcm_series_free(struct swin_dcm_series *s);
 
 #endif

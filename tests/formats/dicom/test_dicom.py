@@ -13,7 +13,8 @@ On every generated good series (make_series.py):
     organ back with Dice >= 0.99 (exact: the contours follow voxel edges), every point
     within 0.01 mm of its slice's plane, each contour referencing its slice.
 dcmqi (segimage2itkimage) reads one SEG back; its voxels are compared in world coordinates.
-Every bad series: exit 2, one line on stderr, no output file.
+Every bad series: exit 2, one line on stderr (and the list of the series for an ambiguous
+study), no output file.
 
     test_dicom.py SWINRUN MODEL WORKDIR [--series DIR] [--only NAME ...]
 
@@ -35,7 +36,7 @@ import pydicom
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOOD = ["axial", "oblique", "feetfirst", "rle", "jpegll", "jpegls"]
 BAD = {  # folder -> words its one-line message must contain
-    "bad_two_series": "2 series",
+    "bad_two_series": "ambiguous: 2 axial CT series",
     "bad_mixed_geometry": "mixed geometry",
     "bad_duplicate": "same position",
     "bad_missing_slice": "a missing slice",
@@ -44,6 +45,7 @@ BAD = {  # folder -> words its one-line message must contain
     "bad_not_ct": "not CT Image Storage",
     "bad_jpeg2000": "cannot decode transfer syntax",
 }
+LISTED = {"bad_two_series": 3}  # a refused choice also lists the series: a header and a line each
 BTCV = ["Spleen", "Right kidney", "Left kidney", "Gallbladder", "Esophagus", "Liver", "Stomach", "Aorta",
         "Inferior vena cava", "Portal vein and splenic vein", "Pancreas", "Right adrenal gland", "Left adrenal gland"]
 
@@ -318,7 +320,7 @@ def main():
         r = run([a.swinrun, os.path.join(series, name), o, "--rtstruct", os.path.join(out, f"{name}_rt.dcm")], env=env)
         lines = r.stderr.strip().splitlines()
         check(f"{name}: exit 2, one line naming the problem, nothing written",
-              r.returncode == 2 and len(lines) == 1 and words in r.stderr and set(os.listdir(out)) == before,
+              r.returncode == 2 and len(lines) == 1 + LISTED.get(name, 0) and words in r.stderr and set(os.listdir(out)) == before,
               f"rc {r.returncode}: {r.stderr.strip()[:160]}")
     # no organ: the test model with background's bias raised so that every voxel is label 0
     if not a.only or "noorgan" in a.only:

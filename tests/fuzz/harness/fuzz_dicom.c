@@ -1,9 +1,11 @@
 /* libFuzzer harness: the DICOM series reader (formats/dicom/series.h) on the fuzzed bytes as
  * one file of a folder: DCMTK's parse of the header, the attribute checks, then the pixel
  * decoding (uncompressed, RLE, JPEG lossless, JPEG-LS) of that file as if it were a slice,
- * and the whole reader on the folder (which refuses a one-slice series after its checks). */
+ * and the whole reader on the folder (which refuses a one-slice series after its checks); then
+ * the same bytes as a DICOMDIR (its records, the files they name). */
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/dicom/series.h"
 #include "tests/fuzz/harness/fuzz_input.h"
@@ -32,8 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     if (slash) *slash = 0;
     const char *in = dir;
     struct swin_dcm_series series;
-    st = swin_dcm_series_read(&in, 1, 1, &series, &err);
+    st = swin_dcm_series_read(&in, 1, NULL, 1, &series, &err);
     fuzz_check_error(st, &err, true);
     if (!st) swin_dcm_series_free(&series);
+    const char *dicomdir = fuzz_input_write("DICOMDIR", bytes, size);
+    st = swin_dcm_series_read(&dicomdir, 1, NULL, 0, &series, &err);
+    fuzz_check_error(st, &err, true);
+    if (!st) swin_dcm_series_free(&series);
+    unlink(dicomdir); /* else the next input's folder would be read through it */
     return 0;
 }
