@@ -10,7 +10,8 @@ two multi-frame twins, written here:
             command-line tool; highdicom has no Enhanced CT class): frames in the reverse of
             their order along the normal, orientation and pixel spacing shared, position and
             rescale per frame (another intercept on every frame, the stored values to match),
-            and the CT functional groups of the Enhanced CT IOD.
+            and the CT functional groups of the Enhanced CT IOD;
+  enhanced_rle  the same, RLE Lossless (pydicom's encoder): frames decoded one by one.
 `swinrun segment DIR out.nii.gz` and `swinrun segment DIR seg.dcm --rtstruct rt.dcm` on each:
   - the twins' label maps equal the single-frame series' voxel for voxel, on the same affine;
   - dciodvfy reports no error for any SEG or RTSTRUCT;
@@ -34,7 +35,7 @@ import numpy as np
 import pydicom
 from pydicom.dataset import Dataset, FileMetaDataset
 from pydicom.sequence import Sequence
-from pydicom.uid import ExplicitVRLittleEndian, generate_uid
+from pydicom.uid import ExplicitVRLittleEndian, RLELossless, generate_uid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -259,19 +260,23 @@ def main():
         return 2
     swinrun, model, work = sys.argv[1:]
     shutil.rmtree(work, ignore_errors=True)
-    dirs = {n: os.path.join(work, n) for n in ("single", "legacy", "enhanced", "bad_enhanced_missing", "out")}
+    twins = ("legacy", "enhanced", "enhanced_rle")
+    dirs = {n: os.path.join(work, n) for n in ("single", *twins, "bad_enhanced_missing", "out")}
     for d in dirs.values():
         os.makedirs(d)
     dss = write_single(dirs["single"])
     write_legacy(dss, os.path.join(dirs["legacy"], "lcect.dcm"))
     write_enhanced(dss, os.path.join(dirs["enhanced"], "ect.dcm"))
+    rle = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
+    rle.compress(RLELossless, encoding_plugin="pydicom")
+    rle.save_as(os.path.join(dirs["enhanced_rle"], "ect.dcm"), enforce_file_format=True)
     write_enhanced(dss, os.path.join(dirs["bad_enhanced_missing"], "ect.dcm"), drop=7)
     errs, warns = dciodvfy_errors(os.path.join(dirs["enhanced"], "ect.dcm"))
     check("the generated Enhanced CT: dciodvfy: no error", not errs, "; ".join(errs[:3]) + f" ({len(warns)} warnings)")
     out = dirs["out"]
     env = dict(os.environ, SWINRUN_MODEL=model)
     maps = {}
-    for name in ("single", "legacy", "enhanced"):
+    for name in ("single", *twins):
         lab, seg, rt = (os.path.join(out, f"{name}{s}") for s in (".nii.gz", "_seg.dcm", "_rt.dcm"))
         r1 = run([swinrun, "segment", dirs[name], lab], env=env)
         r2 = run([swinrun, "segment", dirs[name], seg, "--rtstruct", rt], env=env)
@@ -285,7 +290,7 @@ def main():
     labels, affine = maps["single"]
     present = [int(v) for v in np.unique(labels) if v]
     check("single: the label map has organs", len(present) >= 3, f"labels {present}")
-    for name in ("legacy", "enhanced"):
+    for name in twins:
         if name not in maps:
             continue
         lab, aff = maps[name]
