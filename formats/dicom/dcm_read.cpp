@@ -122,11 +122,14 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slice
     int frames = 1;
     if (d->findAndGetSequence(DCM_PerFrameFunctionalGroupsSequence, per).good() && per) {
         frames = get_int(d, DCM_NumberOfFrames, 0);
-        if (frames < 1 || frames > SWIN_DCM_MAX_FRAMES || (unsigned long)frames != per->card())
+        if (frames < 1 || (unsigned long)frames != per->card())
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "%s: NumberOfFrames %d but %lu items in PerFrameFunctionalGroupsSequence "
-                                  "(at most %d frames are read): a damaged multi-frame file",
-                                  path, frames, per->card(), SWIN_DCM_MAX_FRAMES);
+                                  "%s: NumberOfFrames %d but %lu items in PerFrameFunctionalGroupsSequence: a "
+                                  "damaged multi-frame file",
+                                  path, frames, per->card());
+        if (frames > SWIN_DCM_MAX_FRAMES)
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: %d frames, more than the %d swinrun reads in one file",
+                                  path, frames, SWIN_DCM_MAX_FRAMES);
     }
     struct swin_dcm_slice *sl = (struct swin_dcm_slice *)std::calloc((size_t)frames, sizeof *sl);
     if (!sl) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %d frames", path, frames);

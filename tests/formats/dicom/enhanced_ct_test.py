@@ -20,8 +20,9 @@ two multi-frame twins, written here:
     plane position), ReferencedSeriesSequence lists the file once;
   - every RTSTRUCT contour references (the file, a frame) and lies in that frame's plane;
     the referenced-series list holds every frame once.
-An Enhanced CT with one frame left out: exit 2, one line naming the missing slice and its
-frames, nothing written.
+Bad Enhanced CT files (a frame left out, a frame without PlanePositionSequence,
+NumberOfFrames not the number of per-frame items): exit 2, one line naming the problem and
+the frame, nothing written.
 
     enhanced_ct_test.py SWINRUN MODEL WORKDIR"""
 import os
@@ -45,6 +46,11 @@ from make_ct_phantom import phantom  # noqa: E402
 from test_dicom import BTCV  # noqa: E402
 
 ENHANCED_CT = "1.2.840.10008.5.1.4.1.1.2.1"
+BAD = {  # folder -> words its one-line message must contain
+    "bad_enhanced_missing": ("a missing slice", "ect.dcm frame 8"),
+    "bad_enhanced_no_position": ("ect.dcm frame 5: no ImagePositionPatient",),
+    "bad_enhanced_frame_count": ("NumberOfFrames 19 but 20 items", "damaged multi-frame"),
+}
 SHAPE = (64, 48, 20)
 ok = True
 
@@ -261,7 +267,7 @@ def main():
     swinrun, model, work = sys.argv[1:]
     shutil.rmtree(work, ignore_errors=True)
     twins = ("legacy", "enhanced", "enhanced_rle")
-    dirs = {n: os.path.join(work, n) for n in ("single", *twins, "bad_enhanced_missing", "out")}
+    dirs = {n: os.path.join(work, n) for n in ("single", *twins, *BAD, "out")}
     for d in dirs.values():
         os.makedirs(d)
     dss = write_single(dirs["single"])
@@ -271,6 +277,12 @@ def main():
     rle.compress(RLELossless, encoding_plugin="pydicom")
     rle.save_as(os.path.join(dirs["enhanced_rle"], "ect.dcm"), enforce_file_format=True)
     write_enhanced(dss, os.path.join(dirs["bad_enhanced_missing"], "ect.dcm"), drop=7)
+    bad = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
+    del bad.PerFrameFunctionalGroupsSequence[4].PlanePositionSequence
+    bad.save_as(os.path.join(dirs["bad_enhanced_no_position"], "ect.dcm"), enforce_file_format=True)
+    bad = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
+    bad.NumberOfFrames = 19
+    bad.save_as(os.path.join(dirs["bad_enhanced_frame_count"], "ect.dcm"), enforce_file_format=True)
     errs, warns = dciodvfy_errors(os.path.join(dirs["enhanced"], "ect.dcm"))
     check("the generated Enhanced CT: dciodvfy: no error", not errs, "; ".join(errs[:3]) + f" ({len(warns)} warnings)")
     out = dirs["out"]
@@ -303,13 +315,14 @@ def main():
         check_rtstruct(name, os.path.join(out, f"{name}_rt.dcm"), fr)
     errs = dciodvfy_errors(os.path.join(out, "single_seg.dcm"))[0] + dciodvfy_errors(os.path.join(out, "single_rt.dcm"))[0]
     check("single: SEG and RTSTRUCT dciodvfy: no error", not errs, "; ".join(errs[:3]))
-    before = set(os.listdir(out))
-    r = run([swinrun, dirs["bad_enhanced_missing"], os.path.join(out, "bad.dcm"), "--rtstruct",
-             os.path.join(out, "bad_rt.dcm")], env=env)
-    lines = r.stderr.strip().splitlines()
-    check("Enhanced CT with a frame left out: exit 2, one line naming the frames, nothing written",
-          r.returncode == 2 and len(lines) == 1 and "a missing slice" in r.stderr and "ect.dcm frame" in r.stderr and
-          set(os.listdir(out)) == before, f"rc {r.returncode}: {r.stderr.strip()[:200]}")
+    for name, words in BAD.items():
+        before = set(os.listdir(out))
+        r = run([swinrun, dirs[name], os.path.join(out, "bad.dcm"), "--rtstruct", os.path.join(out, "bad_rt.dcm")],
+                env=env)
+        lines = r.stderr.strip().splitlines()
+        check(f"{name}: exit 2, one line naming the problem, nothing written",
+              r.returncode == 2 and len(lines) == 1 and all(w in r.stderr for w in words) and
+              set(os.listdir(out)) == before, f"rc {r.returncode}: {r.stderr.strip()[:200]}")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
