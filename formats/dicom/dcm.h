@@ -16,17 +16,22 @@ extern "C" { /* status.h, included by swinrun.h, declares C functions without sa
 
 #define SWIN_UID_MAX 65 /* 64 characters + NUL */
 #define SWIN_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2"
+#define SWIN_ENHANCED_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2.1"
+#define SWIN_LEGACY_ENHANCED_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2.2" /* Legacy Converted Enhanced CT */
+#define SWIN_DCM_MAX_FRAMES 100000 /* frames of one multi-frame file */
 
-/* What the series reader needs of one file. */
+/* What the series reader needs of one slice: a single-frame file, or one frame of a
+ * multi-frame file (its attributes from the frame's per-frame functional groups, else the
+ * shared ones). */
 struct swin_dcm_slice {
     char path[4096];
+    int frame;                     /* 1-based frame number in a multi-frame file; 0 for a single-frame file */
     char sop_class[SWIN_UID_MAX], sop_instance[SWIN_UID_MAX], series_uid[SWIN_UID_MAX];
     char frame_of_ref[SWIN_UID_MAX], transfer_syntax[SWIN_UID_MAX];
     char series_description[65];
     char modality[17];             /* Modality */
     char image_type[65];           /* ImageType, values joined by '\' (e.g. ORIGINAL\PRIMARY\LOCALIZER) */
     int series_number;             /* -1 when absent */
-    int frames;                    /* NumberOfFrames (1 when absent) */
     double slice_thickness;        /* SliceThickness in mm (0 when absent) */
     int rows, cols, bits_allocated, pixel_representation, samples_per_pixel;
     bool has_position, has_orientation, has_spacing;
@@ -41,10 +46,13 @@ struct swin_dcm_slice {
  * switches DCMTK's logger off and registers the RLE, JPEG and JPEG-LS decoders (once). */
 swin_status swin_dcm_init(swin_error *err);
 
-/* Reads the attributes of a file (up to the pixel data). *is_dicom false (and SWIN_OK)
- * when the file is not DICOM at all (no preamble and no parsable dataset), so that a
- * folder's other files can be skipped. */
-swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, bool *is_dicom, swin_error *err);
+/* Reads the attributes of a file (up to the pixel data) as *n slices in *slices (malloc'd;
+ * the caller frees it): one for a single-frame file, one per frame (frame 1..n) for a file
+ * with per-frame functional groups (Enhanced CT, Legacy Converted Enhanced CT). *is_dicom
+ * false (SWIN_OK, *slices NULL, *n 0) when the file is not DICOM at all (no preamble and no
+ * parsable dataset), so that a folder's other files can be skipped. */
+swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slices, int *n, bool *is_dicom,
+                                 swin_error *err);
 
 /* The files a DICOMDIR (Media Storage Directory) references, in the order of its directory
  * records: each ReferencedFileID resolved against the DICOMDIR's folder (components of
@@ -53,9 +61,11 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
 swin_status swin_dcm_read_dicomdir(const char *path, swin_status (*add)(void *user, const char *file, swin_error *err),
                                    void *user, swin_error *err);
 
-/* Decodes the frame of s (rows x cols, row by row) into out as HU (stored value * slope +
- * intercept). Refuses transfer syntaxes it cannot decode, naming them. */
-swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swin_error *err);
+/* Decodes n slices of one file (s[i]->path all the same; multi-frame: in increasing frame
+ * order), s[i] into out[i] (rows x cols, row by row) as HU (stored value * slope +
+ * intercept). The file is opened once and its pixel data read one frame at a time. Refuses
+ * transfer syntaxes it cannot decode, naming them. */
+swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *const *out, int n, swin_error *err);
 
 /* The CT series an output refers to: slices sorted along the slice normal. */
 struct swin_dcm_ref {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <dcmtk/config/osconfig.h>
+#include <dcmtk/dcmdata/dcfcache.h>
 #include <dcmtk/dcmdata/dctk.h>
 #include <dcmtk/dcmdata/dcrledrg.h>
 #include <dcmtk/dcmjpeg/djdecode.h>
@@ -68,10 +69,39 @@ static int get_int(DcmItem *d, const DcmTagKey &t, int fallback)
     return fallback;
 }
 
-swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, bool *is_dicom, swin_error *err)
+// The item of a functional group macro (e.g. PlanePositionSequence) for one frame: the
+// frame's own, else the shared one; NULL when neither has it.
+static DcmItem *group(DcmItem *per_frame, DcmItem *shared, const DcmTagKey &seq)
 {
-    std::memset(s, 0, sizeof *s);
-    std::snprintf(s->path, sizeof s->path, "%s", path);
+    DcmItem *it = NULL;
+    if (per_frame && per_frame->findAndGetSequenceItem(seq, it, 0).good() && it) return it;
+    if (shared && shared->findAndGetSequenceItem(seq, it, 0).good() && it) return it;
+    return NULL;
+}
+
+// The geometry and rescale of one frame from its functional groups (PS3.3 C.7.6.16).
+static void read_frame_groups(DcmItem *per_frame, DcmItem *shared, struct swin_dcm_slice *s)
+{
+    DcmItem *g;
+    s->has_position = (g = group(per_frame, shared, DCM_PlanePositionSequence)) &&
+                      get_ds(g, DCM_ImagePositionPatient, s->position, 3);
+    s->has_orientation = (g = group(per_frame, shared, DCM_PlaneOrientationSequence)) &&
+                         get_ds(g, DCM_ImageOrientationPatient, s->orientation, 6);
+    s->has_spacing = (g = group(per_frame, shared, DCM_PixelMeasuresSequence)) &&
+                     get_ds(g, DCM_PixelSpacing, s->spacing, 2);
+    if (g && !get_ds(g, DCM_SliceThickness, &s->slice_thickness, 1)) s->slice_thickness = 0.0;
+    g = group(per_frame, shared, DCM_PixelValueTransformationSequence);
+    if (!g || !get_ds(g, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
+    if (!g || !get_ds(g, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
+    g = group(per_frame, shared, DCM_CTAcquisitionDetailsSequence);
+    if (!g || !get_ds(g, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
+}
+
+swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slices, int *n, bool *is_dicom,
+                                 swin_error *err)
+{
+    *slices = NULL;
+    *n = 0;
     *is_dicom = false;
     DcmFileFormat ff;
     OFCondition c = EC_CorruptedData;
@@ -94,6 +124,24 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     *is_dicom = true;
     DcmDataset *d = ff.getDataset();
     DcmMetaInfo *m = ff.getMetaInfo();
+    // frames: one slice per item of PerFrameFunctionalGroupsSequence, which must be NumberOfFrames long
+    DcmSequenceOfItems *per = NULL;
+    int frames = 1;
+    if (d->findAndGetSequence(DCM_PerFrameFunctionalGroupsSequence, per).good() && per) {
+        frames = get_int(d, DCM_NumberOfFrames, 0);
+        if (frames < 1 || (unsigned long)frames != per->card())
+            return swin_error_set(err, SWIN_ERR_FORMAT,
+                                  "%s: NumberOfFrames %d but %lu items in PerFrameFunctionalGroupsSequence: a "
+                                  "damaged multi-frame file",
+                                  path, frames, per->card());
+        if (frames > SWIN_DCM_MAX_FRAMES)
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: %d frames, more than the %d swinrun reads in one file",
+                                  path, frames, SWIN_DCM_MAX_FRAMES);
+    }
+    struct swin_dcm_slice *sl = (struct swin_dcm_slice *)std::calloc((size_t)frames, sizeof *sl);
+    if (!sl) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %d frames", path, frames);
+    struct swin_dcm_slice *s = &sl[0];
+    std::snprintf(s->path, sizeof s->path, "%s", path);
     get_str(d, DCM_SOPClassUID, s->sop_class, sizeof s->sop_class);
     if (!s->sop_class[0]) get_str(m, DCM_MediaStorageSOPClassUID, s->sop_class, sizeof s->sop_class);
     get_str(d, DCM_SOPInstanceUID, s->sop_instance, sizeof s->sop_instance);
@@ -110,60 +158,93 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     s->bits_allocated = get_int(d, DCM_BitsAllocated, 0);
     s->pixel_representation = get_int(d, DCM_PixelRepresentation, 0);
     s->samples_per_pixel = get_int(d, DCM_SamplesPerPixel, 1);
-    s->has_position = get_ds(d, DCM_ImagePositionPatient, s->position, 3);
-    s->has_orientation = get_ds(d, DCM_ImageOrientationPatient, s->orientation, 6);
-    s->has_spacing = get_ds(d, DCM_PixelSpacing, s->spacing, 2);
-    if (!get_ds(d, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
-    if (!get_ds(d, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
-    s->frames = get_int(d, DCM_NumberOfFrames, 1);
     if (!get_ds(d, DCM_SliceThickness, &s->slice_thickness, 1)) s->slice_thickness = 0.0;
-    if (!get_ds(d, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
+    if (!per) {
+        s->has_position = get_ds(d, DCM_ImagePositionPatient, s->position, 3);
+        s->has_orientation = get_ds(d, DCM_ImageOrientationPatient, s->orientation, 6);
+        s->has_spacing = get_ds(d, DCM_PixelSpacing, s->spacing, 2);
+        if (!get_ds(d, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
+        if (!get_ds(d, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
+        if (!get_ds(d, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
+    } else {
+        DcmItem *shared = NULL;
+        d->findAndGetSequenceItem(DCM_SharedFunctionalGroupsSequence, shared, 0);
+        for (int f = 0; f < frames; f++) {
+            if (f) sl[f] = sl[0];
+            sl[f].frame = f + 1;
+            read_frame_groups(per->getItem((unsigned long)f), shared, &sl[f]);
+        }
+    }
+    *slices = sl;
+    *n = frames;
     return SWIN_OK;
 }
 
-swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swin_error *err)
+// The stored values of one frame as HU, from a frame buffer of bits_allocated-bit samples.
+static void to_hu(const struct swin_dcm_slice *s, const Uint8 *buf, float *out)
 {
+    const size_t n = (size_t)s->rows * (size_t)s->cols;
+    const double a = s->slope, b = s->intercept;
+    // stored values above BitsStored are not masked: CT writers keep them sign-extended
+    if (s->bits_allocated == 16) {
+        const Uint16 *px = (const Uint16 *)(const void *)buf;
+        for (size_t i = 0; i < n; i++)
+            out[i] = (float)((s->pixel_representation ? (double)(Sint16)px[i] : (double)px[i]) * a + b);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            out[i] = (float)((s->pixel_representation ? (double)(Sint8)buf[i] : (double)buf[i]) * a + b);
+    }
+}
+
+swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *const *out, int n, swin_error *err)
+{
+    if (n < 1) return SWIN_OK;
+    const struct swin_dcm_slice &a = *s[0];
+    if (a.bits_allocated != 16 && a.bits_allocated != 8)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: BitsAllocated %d; swinrun reads 8- and 16-bit CT pixels",
+                              a.path, a.bits_allocated);
+    // values longer than DCM_MaxReadLength stay in the file: the pixel data is read frame by frame
     DcmFileFormat ff;
     OFCondition c = EC_CorruptedData;
     try {
-        c = ff.loadFile(s->path);
-    } catch (const std::exception &e) {
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", s->path, e.what());
+        c = ff.loadFile(a.path);
+    } catch (const std::exception &e) { // DCMTK 3.6.7 throws on some malformed values
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", a.path, e.what());
     }
-    if (c.bad()) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", s->path, c.text());
+    if (c.bad()) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", a.path, c.text());
     DcmDataset *d = ff.getDataset();
-    E_TransferSyntax xs = d->getOriginalXfer();
-    DcmXfer x(xs);
-    if (x.isEncapsulated()) {
-        c = d->chooseRepresentation(EXS_LittleEndianExplicit, NULL);
-        if (c.bad() || !d->canWriteXfer(EXS_LittleEndianExplicit))
+    DcmXfer x(d->getOriginalXfer());
+    DcmElement *e = NULL;
+    DcmPixelData *px = NULL;
+    if (d->findAndGetElement(DCM_PixelData, e).good() && e) px = OFdynamic_cast(DcmPixelData *, e);
+    if (!px) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: no pixel data", a.path);
+    const size_t frame_bytes = (size_t)a.rows * (size_t)a.cols * (size_t)(a.bits_allocated / 8);
+    Uint32 size = 0;
+    if (px->getUncompressedFrameSize(d, size).bad() || size != frame_bytes * (size_t)a.samples_per_pixel)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: %d x %d pixels of %d bits do not make the frame size %lu",
+                              a.path, a.rows, a.cols, a.bits_allocated, (unsigned long)size);
+    Uint8 *buf = (Uint8 *)std::malloc((size_t)size + 1); // getUncompressedFrame may write a pad byte
+    if (!buf) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for a frame", a.path);
+    DcmFileCache cache;
+    Uint32 fragment = 0; // where the next frame's fragments start (encapsulated); 0: DCMTK finds it
+    OFString colour;
+    for (int i = 0; i < n; i++) {
+        const Uint32 f = s[i]->frame ? (Uint32)(s[i]->frame - 1) : 0;
+        c = px->getUncompressedFrame(d, f, fragment, buf, size + 1, colour, &cache);
+        if (c.bad()) {
+            std::free(buf);
+            if (x.isEncapsulated())
+                return swin_error_set(err, SWIN_ERR_FORMAT,
+                                      "%s: cannot decode transfer syntax %s (%s): %s; swinrun reads uncompressed, "
+                                      "RLE, JPEG lossless and JPEG-LS: convert the series (e.g. dcmdjpeg, gdcmconv "
+                                      "--raw)",
+                                      a.path, x.getXferName(), a.transfer_syntax, c.text());
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "%s: cannot decode transfer syntax %s (%s); swinrun reads uncompressed, RLE, "
-                                  "JPEG lossless and JPEG-LS: convert the series (e.g. dcmdjpeg, gdcmconv --raw)",
-                                  s->path, x.getXferName(), s->transfer_syntax);
+                                  "%s: pixel data of frame %u missing or shorter than %d x %d (%s)", a.path,
+                                  (unsigned)f + 1, a.rows, a.cols, c.text());
+        }
+        to_hu(s[i], buf, out[i]);
     }
-    const size_t n = (size_t)s->rows * (size_t)s->cols;
-    const double a = s->slope, b = s->intercept;
-    if (s->bits_allocated == 16) {
-        const Uint16 *px = NULL;
-        unsigned long count = 0;
-        if (d->findAndGetUint16Array(DCM_PixelData, px, &count).bad() || !px || count < n)
-            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: pixel data missing or shorter than %d x %d", s->path,
-                                  s->rows, s->cols);
-        // stored values above BitsStored are not masked: CT writers keep them sign-extended
-        for (size_t i = 0; i < n; i++)
-            out[i] = (float)((s->pixel_representation ? (double)(Sint16)px[i] : (double)px[i]) * a + b);
-    } else if (s->bits_allocated == 8) {
-        const Uint8 *px = NULL;
-        unsigned long count = 0;
-        if (d->findAndGetUint8Array(DCM_PixelData, px, &count).bad() || !px || count < n)
-            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: pixel data missing or shorter than %d x %d", s->path,
-                                  s->rows, s->cols);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (float)((s->pixel_representation ? (double)(Sint8)px[i] : (double)px[i]) * a + b);
-    } else {
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: BitsAllocated %d; swinrun reads 8- and 16-bit CT pixels",
-                              s->path, s->bits_allocated);
-    }
+    std::free(buf);
     return SWIN_OK;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,14 +141,23 @@ const swin_dcm_slice &slice(const swin_dcm_ref *ref, int k)
     return *ref->slices[k];
 }
 
-// Every CT instance, in (0008,1115) ReferencedSeriesSequence style items.
-void reference_instances(DcmItem *series_item, const DcmTagKey &seq, const swin_dcm_ref *ref)
+// A reference to the CT image of slice s (Image SOP Instance Reference Macro, PS3.3 10-3):
+// with frames, a multi-frame image's frame too.
+void reference_image(DcmItem *it, const swin_dcm_slice &s, bool frames)
 {
-    for (int k = 0; k < ref->nz; k++) {
-        DcmItem *it = new_item(series_item, seq);
-        put(it, DCM_ReferencedSOPClassUID, slice(ref, k).sop_class);
-        put(it, DCM_ReferencedSOPInstanceUID, slice(ref, k).sop_instance);
-    }
+    put(it, DCM_ReferencedSOPClassUID, s.sop_class);
+    put(it, DCM_ReferencedSOPInstanceUID, s.sop_instance);
+    if (frames && s.frame) put(it, DCM_ReferencedFrameNumber, std::to_string(s.frame));
+}
+
+// Every CT image, in (0008,1115) ReferencedSeriesSequence style items: with frames, one item
+// per slice (frame); without, one per instance.
+void reference_instances(DcmItem *series_item, const DcmTagKey &seq, const swin_dcm_ref *ref, bool frames)
+{
+    std::set<std::string> seen;
+    for (int k = 0; k < ref->nz; k++)
+        if (frames || seen.insert(slice(ref, k).sop_instance).second)
+            reference_image(new_item(series_item, seq), slice(ref, k), frames);
 }
 
 // DICOM's CIELab (PS3.3 C.10.7.1.1): L* 0..100, a* b* -128..127, scaled to 0..65535, from
@@ -294,8 +304,7 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
                 DcmItem *der = new_item(f, DCM_DerivationImageSequence);
                 code(der, DCM_DerivationCodeSequence, "113076", "DCM", "Segmentation");
                 DcmItem *src = new_item(der, DCM_SourceImageSequence);
-                put(src, DCM_ReferencedSOPClassUID, slice(ref, k).sop_class);
-                put(src, DCM_ReferencedSOPInstanceUID, slice(ref, k).sop_instance);
+                reference_image(src, slice(ref, k), true);
                 code(src, DCM_PurposeOfReferenceCodeSequence, "121322", "DCM",
                      "Source image for image processing operation");
                 put(src, DCM_SpatialLocationsPreserved, "YES"); // the frame is on the slice's own grid
@@ -318,7 +327,7 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         // every CT instance, referenced from the one series
         DcmItem *rs = new_item(d, DCM_ReferencedSeriesSequence);
         put(rs, DCM_SeriesInstanceUID, s0.series_uid);
-        reference_instances(rs, DCM_ReferencedInstanceSequence, ref);
+        reference_instances(rs, DCM_ReferencedInstanceSequence, ref, false);
         return save(ff, tmp_path, "DICOM SEG", err);
     } catch (const fail &f) {
         return swin_error_set(err, SWIN_ERR_INTERNAL, "building the DICOM SEG: %s: %s", f.what.c_str(), f.c.text());
@@ -355,7 +364,7 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
         put(rstudy, DCM_ReferencedSOPInstanceUID, study_uid.c_str());
         DcmItem *rseries = new_item(rstudy, DCM_RTReferencedSeriesSequence);
         put(rseries, DCM_SeriesInstanceUID, s0.series_uid);
-        reference_instances(rseries, DCM_ContourImageSequence, ref);
+        reference_instances(rseries, DCM_ContourImageSequence, ref, true);
 
         const double *r = s0.orientation, *cd = s0.orientation + 3;
         for (int i = 0; i < c->nclasses; i++) {
@@ -396,9 +405,7 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
                     }
                     DcmItem *ci = new DcmItem();
                     ok(contours->append(ci), "a contour");
-                    DcmItem *img = new_item(ci, DCM_ContourImageSequence);
-                    put(img, DCM_ReferencedSOPClassUID, s.sop_class);
-                    put(img, DCM_ReferencedSOPInstanceUID, s.sop_instance);
+                    reference_image(new_item(ci, DCM_ContourImageSequence), s, true);
                     put(ci, DCM_ContourNumber, std::to_string(++contour_number));
                     put(ci, DCM_ContourGeometricType, "CLOSED_PLANAR");
                     put(ci, DCM_NumberOfContourPoints, std::to_string(b - a));

@@ -6,6 +6,7 @@
 
 #include "formats/dicom/series.h"
 #include "formats/dicom/study.h"
+#include "formats/format.h"
 
 static double dot3(const double *a, const double *b)
 {
@@ -23,6 +24,21 @@ static const char *base_name(const char *p)
 {
     const char *b = strrchr(p, '/');
     return b ? b + 1 : p;
+}
+
+/* How a message names a slice: its file (whole path or base name), and its frame in a
+ * multi-frame file. */
+struct slice_name {
+    char s[4128];
+};
+
+static struct slice_name name_of(const struct swin_dcm_slice *sl, int whole_path)
+{
+    struct slice_name n;
+    const char *p = whole_path ? sl->path : base_name(sl->path);
+    if (sl->frame) snprintf(n.s, sizeof n.s, "%s frame %d", p, sl->frame);
+    else snprintf(n.s, sizeof n.s, "%s", p);
+    return n;
 }
 
 struct sort_item {
@@ -48,29 +64,32 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
     const struct swin_dcm_slice *a = &sl[0];
     for (int i = 0; i < n; i++) {
         const struct swin_dcm_slice *s = &sl[i];
-        if (strcmp(s->sop_class, SWIN_CT_IMAGE_STORAGE))
+        if (strcmp(s->sop_class, SWIN_CT_IMAGE_STORAGE) && strcmp(s->sop_class, SWIN_ENHANCED_CT_IMAGE_STORAGE) &&
+            strcmp(s->sop_class, SWIN_LEGACY_ENHANCED_CT_IMAGE_STORAGE))
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "%s: SOP class %s is not CT Image Storage (%s): swinrun segments CT series only",
-                                  s->path, s->sop_class[0] ? s->sop_class : "(none)", SWIN_CT_IMAGE_STORAGE);
+                                  "%s: SOP class %s is not CT Image Storage (%s), Enhanced CT (%s) or Legacy "
+                                  "Converted Enhanced CT (%s): swinrun segments CT series only",
+                                  s->path, s->sop_class[0] ? s->sop_class : "(none)", SWIN_CT_IMAGE_STORAGE,
+                                  SWIN_ENHANCED_CT_IMAGE_STORAGE, SWIN_LEGACY_ENHANCED_CT_IMAGE_STORAGE);
         if (!s->has_position || !s->has_orientation || !s->has_spacing)
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "%s: no %s: the slice cannot be placed in patient space", s->path,
+                                  "%s: no %s: the slice cannot be placed in patient space", name_of(s, 1).s,
                                   !s->has_position ? "ImagePositionPatient"
                                   : !s->has_orientation ? "ImageOrientationPatient" : "PixelSpacing");
         if (s->samples_per_pixel != 1 || s->rows < 1 || s->cols < 1 || s->rows > 16384 || s->cols > 16384)
-            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: %d x %d pixels of %d samples: not a CT slice", s->path,
-                                  s->rows, s->cols, s->samples_per_pixel);
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: %d x %d pixels of %d samples: not a CT slice",
+                                  name_of(s, 1).s, s->rows, s->cols, s->samples_per_pixel);
         if (!(s->spacing[0] > 0 && s->spacing[1] > 0 && s->spacing[0] < 1000 && s->spacing[1] < 1000))
-            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: PixelSpacing %g\\%g mm is not a spacing", s->path,
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: PixelSpacing %g\\%g mm is not a spacing", name_of(s, 1).s,
                                   s->spacing[0], s->spacing[1]);
         if (!(s->slope != 0 && fabs(s->slope) < 1e6 && fabs(s->intercept) < 1e9))
             return swin_error_set(err, SWIN_ERR_FORMAT, "%s: RescaleSlope %g / RescaleIntercept %g are not usable",
-                                  s->path, s->slope, s->intercept);
+                                  name_of(s, 1).s, s->slope, s->intercept);
         if (fabs(s->gantry_tilt) > 1e-3)
             return swin_error_set(err, SWIN_ERR_FORMAT,
                                   "%s: gantry tilt of %g degrees: the slices are sheared; swinrun reads untilted "
                                   "series (resample it first, e.g. dcm2niix corrects tilt)",
-                                  s->path, s->gantry_tilt);
+                                  name_of(s, 1).s, s->gantry_tilt);
         bool same = s->rows == a->rows && s->cols == a->cols && strcmp(s->frame_of_ref, a->frame_of_ref) == 0 &&
                     fabs(s->spacing[0] - a->spacing[0]) <= 1e-4 * a->spacing[0] &&
                     fabs(s->spacing[1] - a->spacing[1]) <= 1e-4 * a->spacing[1];
@@ -80,9 +99,9 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
                                   "mixed geometry in one series: %s is %d x %d at %g\\%g mm, orientation "
                                   "%g\\%g\\%g\\%g\\%g\\%g, but %s is %d x %d at %g\\%g mm, orientation "
                                   "%g\\%g\\%g\\%g\\%g\\%g (or another frame of reference)",
-                                  base_name(a->path), a->rows, a->cols, a->spacing[0], a->spacing[1],
+                                  name_of(a, 0).s, a->rows, a->cols, a->spacing[0], a->spacing[1],
                                   a->orientation[0], a->orientation[1], a->orientation[2], a->orientation[3],
-                                  a->orientation[4], a->orientation[5], base_name(s->path), s->rows, s->cols,
+                                  a->orientation[4], a->orientation[5], name_of(s, 0).s, s->rows, s->cols,
                                   s->spacing[0], s->spacing[1], s->orientation[0], s->orientation[1],
                                   s->orientation[2], s->orientation[3], s->orientation[4], s->orientation[5]);
     }
@@ -90,7 +109,7 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
     if (fabs(dot3(r, r) - 1) > 1e-3 || fabs(dot3(c, c) - 1) > 1e-3 || fabs(dot3(r, c)) > 1e-3)
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: ImageOrientationPatient %g\\%g\\%g\\%g\\%g\\%g is not two orthogonal unit vectors",
-                              a->path, r[0], r[1], r[2], c[0], c[1], c[2]);
+                              name_of(a, 1).s, r[0], r[1], r[2], c[0], c[1], c[2]);
     return SWIN_OK;
 }
 
@@ -98,7 +117,8 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
 static swin_status check_stack(struct swin_dcm_slice *sl, int n, swin_error *err)
 {
     if (n < 2)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: a series of one slice is not a volume", sl[0].path);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: a series of one slice is not a volume",
+                              name_of(&sl[0], 1).s);
     const double *r = sl[0].orientation, *c = sl[0].orientation + 3;
     double nrm[3];
     cross3(r, c, nrm);
@@ -131,12 +151,12 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, swin_error *err
             st = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "%s and %s lie at the same position (%.3f mm along the normal): duplicate slices "
                                 "(two acquisitions or reconstructions in one series?); remove one of them",
-                                base_name(sl[k].path), base_name(sl[k + 1].path), it[k].d);
+                                name_of(&sl[k], 0).s, name_of(&sl[k + 1], 0).s, it[k].d);
         else if (fabs(gap - step) > fmax(1e-2, 1e-2 * step))
             st = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "uneven slice spacing: %.4g mm between %s (%.3f mm) and %s (%.3f mm) where the "
                                 "other slices are %.4g mm apart: %s; swinrun reads evenly spaced series",
-                                gap, base_name(sl[k].path), it[k].d, base_name(sl[k + 1].path), it[k + 1].d, step,
+                                gap, name_of(&sl[k], 0).s, it[k].d, name_of(&sl[k + 1], 0).s, it[k + 1].d, step,
                                 gap > 1.5 * step ? "a missing slice" : "slices of another spacing");
     }
     /* in-plane offset of every position from the first: a sheared (tilted) stack */
@@ -148,7 +168,7 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, swin_error *err
             st = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "%s is shifted %.3f mm in its own plane from %s: the slices are not stacked along "
                                 "their normal (gantry tilt or a sheared stack); resample the series first",
-                                base_name(sl[k].path), off, base_name(sl[0].path));
+                                name_of(&sl[k], 0).s, off, name_of(&sl[0], 0).s);
     }
     free(it);
     return st;
@@ -172,6 +192,36 @@ static void make_affine(struct swin_dcm_series *s)
     s->affine[3][3] = 1;
 }
 
+static int cmp_file_frame(const void *a, const void *b)
+{
+    const struct swin_dcm_slice *x = *(const struct swin_dcm_slice *const *)a;
+    const struct swin_dcm_slice *y = *(const struct swin_dcm_slice *const *)b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : x->frame - y->frame;
+}
+
+/* The HU of every slice, one file at a time: a multi-frame file is opened once and decoded
+ * in its own frame order, whatever the slice order. */
+static swin_status read_pixels(struct swin_dcm_series *s, swin_error *err)
+{
+    const int n = (int)s->dim[2];
+    const size_t plane = (size_t)s->dim[0] * (size_t)s->dim[1];
+    const struct swin_dcm_slice **by_file = malloc((size_t)n * sizeof *by_file);
+    float **out = malloc((size_t)n * sizeof *out);
+    swin_status st = SWIN_OK;
+    if (!by_file || !out) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
+    for (int k = 0; k < n && !st; k++) by_file[k] = &s->slices[k];
+    if (!st) qsort(by_file, (size_t)n, sizeof *by_file, cmp_file_frame);
+    for (int k = 0; k < n && !st; k++) out[k] = s->hu + plane * (size_t)(by_file[k] - s->slices);
+    for (int a = 0, b; a < n && !st; a = b) {
+        for (b = a + 1; b < n && !strcmp(by_file[b]->path, by_file[a]->path);) b++;
+        st = swin_dcm_read_pixels(by_file + a, out + a, b - a, err);
+    }
+    free(by_file);
+    free(out);
+    return st;
+}
+
 void swin_dcm_series_free(struct swin_dcm_series *s)
 {
     if (!s) return;
@@ -189,11 +239,15 @@ static swin_status chosen_slices(struct swin_dcm_study *st, struct swin_dcm_slic
     snprintf(c->uid, sizeof c->uid, "%s", row->uid);
     snprintf(c->reason, sizeof c->reason, "%s", st->list.reason);
     c->skipped = swin_dcm_study_skipped(st, c->skipped_what, sizeof c->skipped_what);
-    if (!(*out = malloc((size_t)row->files * sizeof **out)))
-        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d files", row->files);
+    if (row->slices > SWIN_VOLUME_MAX_DIM)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "series %s: %d slices, more than the %d swinrun reads", row->uid,
+                              row->slices, SWIN_VOLUME_MAX_DIM);
+    if (!(*out = malloc((size_t)row->slices * sizeof **out)))
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", row->slices);
     *n = 0;
     for (int i = 0; i < st->n; i++)
-        if (st->row[i] == st->list.chosen && st->kind[i] == SWIN_DCM_IMAGE) (*out)[(*n)++] = st->files[i];
+        if (st->row[i] == st->list.chosen && st->kind[i] == SWIN_DCM_IMAGE)
+            for (int f = 0; f < st->nframes[i]; f++) (*out)[(*n)++] = st->frames[i][f];
     return SWIN_OK;
 }
 
@@ -231,10 +285,6 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %lld x %lld x %d voxels",
                               (long long)s->dim[0], (long long)s->dim[1], n);
     }
-    for (int k = 0; k < n; k++)
-        if ((st = swin_dcm_read_pixels(&sl[k], s->hu + plane * (size_t)k, err))) {
-            swin_dcm_series_free(s);
-            return st;
-        }
-    return SWIN_OK;
+    if ((st = read_pixels(s, err))) swin_dcm_series_free(s);
+    return st;
 }

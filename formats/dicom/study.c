@@ -130,7 +130,7 @@ static swin_status summarise(struct swin_dcm_study *s, swin_error *err)
         if (s->kind[i] == SWIN_DCM_LOCALIZER) row->localizers++;
         if (s->kind[i] == SWIN_DCM_NON_IMAGE) row->non_images++;
         if (s->kind[i] == SWIN_DCM_IMAGE) {
-            row->slices += s->files[i].frames > 1 ? s->files[i].frames : 1;
+            row->slices += s->nframes[i];
             if (first[s->row[i]] < 0) first[s->row[i]] = i;
         }
     }
@@ -259,12 +259,21 @@ swin_status swin_dcm_study_read(const char *const *paths, int npaths, const char
     if ((st = swin_dcm_files_collect(paths, npaths, &l, err))) return st;
     if (l.n == 0) st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: no files", npaths ? paths[0] : "(none)");
     if (!st && (!(s->files = malloc((size_t)l.n * sizeof *s->files)) || !(s->row = malloc((size_t)l.n * sizeof *s->row)) ||
-                !(s->kind = malloc((size_t)l.n))))
+                !(s->kind = malloc((size_t)l.n)) || !(s->frames = calloc((size_t)l.n, sizeof *s->frames)) ||
+                !(s->nframes = malloc((size_t)l.n * sizeof *s->nframes))))
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d files", l.n);
     for (int i = 0; i < l.n && !st; i++) {
         bool is_dicom;
-        st = swin_dcm_read_header(l.v[i], &s->files[s->n], &is_dicom, err);
-        if (!st && is_dicom) s->n++;
+        struct swin_dcm_slice *fs = NULL;
+        int nf = 0;
+        st = swin_dcm_read_header(l.v[i], &fs, &nf, &is_dicom, err);
+        if (!st && is_dicom) {
+            s->files[s->n] = fs[0];
+            s->frames[s->n] = fs;
+            s->nframes[s->n++] = nf;
+        } else {
+            free(fs);
+        }
     }
     s->list.files = l.n;
     s->list.not_dicom = l.n - s->n;
@@ -361,6 +370,9 @@ void swin_dcm_study_take_list(struct swin_dcm_study *s, struct swin_series_list 
 
 void swin_dcm_study_free(struct swin_dcm_study *s)
 {
+    for (int i = 0; s->frames && i < s->n; i++) free(s->frames[i]);
+    free(s->frames);
+    free(s->nframes);
     free(s->files);
     free(s->row);
     free(s->kind);

@@ -23,7 +23,9 @@
 enum swin_dcm_kind { SWIN_DCM_IMAGE = 0, SWIN_DCM_LOCALIZER = 1, SWIN_DCM_NON_IMAGE = 2 };
 
 struct swin_dcm_study {
-    struct swin_dcm_slice *files; /* n: the DICOM files read */
+    struct swin_dcm_slice *files; /* n: the DICOM files read (a multi-frame file: its first frame) */
+    struct swin_dcm_slice **frames; /* n: every frame of each file (nframes[i]; 1 for single-frame) */
+    int *nframes;
     int n;
     int *row;                     /* the row of list each file belongs to */
     unsigned char *kind;          /* enum swin_dcm_kind of each file */

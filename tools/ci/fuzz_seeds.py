@@ -12,7 +12,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
-       JPEG-LS, a gantry tilt), ckpt/ (small PyTorch checkpoints and a safetensors file
+       JPEG-LS, a gantry tilt; 3-frame Enhanced CT, uncompressed and RLE, and Legacy Converted
+       Enhanced CT), ckpt/ (small PyTorch checkpoints and a safetensors file
        with a SwinUNETR's keys) and pickle/ (data.pkl of each TEST_DATA/ckpt case).
 """
 import contextlib
@@ -149,7 +150,8 @@ def npy_seeds(out):
 
 def dicom_seeds(out):
     """CT slices of 16 x 12 pixels: uncompressed, RLE, JPEG lossless and JPEG-LS (the last two
-    with DCMTK's dcmcjpeg / dcmcjpls when installed), and one with a gantry tilt."""
+    with DCMTK's dcmcjpeg / dcmcjpls when installed), one with a gantry tilt, and 3-frame
+    Enhanced CT (uncompressed, RLE) and Legacy Converted Enhanced CT files."""
     import subprocess
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "formats", "dicom"))
     import make_series as ms
@@ -167,6 +169,18 @@ def dicom_seeds(out):
     for tool, args, name in (("dcmcjpeg", ["+e1"], "jpegll.dcm"), ("dcmcjpls", ["+el"], "jpegls.dcm")):
         if shutil.which(tool):
             subprocess.run([tool, *args, os.path.join(d, "plain.dcm"), os.path.join(d, name)], check=True)
+    # multi-frame: 3 frames of 16 x 12 as Enhanced CT (uncompressed and RLE) and Legacy Converted Enhanced CT
+    import enhanced_ct_test as ect
+    import pydicom
+    dss = [ms.make_slice(geo, k, px + 10 * k, ms.new_uids(), k + 1) for k in range(3)]
+    for x in dss[1:]:
+        x.StudyInstanceUID, x.SeriesInstanceUID, x.FrameOfReferenceUID = (
+            dss[0].StudyInstanceUID, dss[0].SeriesInstanceUID, dss[0].FrameOfReferenceUID)
+    ect.write_enhanced(dss, os.path.join(d, "enhanced.dcm"))
+    ds = pydicom.dcmread(os.path.join(d, "enhanced.dcm"))
+    ds.compress(RLELossless, encoding_plugin="pydicom")
+    ds.save_as(os.path.join(d, "enhanced_rle.dcm"), enforce_file_format=True)
+    ect.write_legacy(dss, os.path.join(d, "legacy.dcm"))
 
 
 def ckpt_seeds(test_data, out):
