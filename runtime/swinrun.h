@@ -300,8 +300,8 @@ SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_pa
 
 /* ---- DICOM: a CT series in, DICOM SEG / RT Structure Set / NIfTI out --------------------
  *
- * inputs: series folders and/or files of one CT series (CT Image Storage; uncompressed, RLE,
- * JPEG lossless, JPEG-LS). The slices are ordered by ImagePositionPatient along the slice
+ * inputs: series folders and/or files of one CT series (CT Image Storage; uncompressed,
+ * deflate, RLE, JPEG baseline / extended / lossless, JPEG-LS, JPEG 2000, HTJ2K). The slices are ordered by ImagePositionPatient along the slice
  * normal; a series with several series, mixed geometry, duplicate positions, uneven spacing
  * or gantry tilt is refused (SWIN_ERR_FORMAT, one line that says where). The volume goes
  * through swin_segment; the labels on the CT's grid are written to output_path: .nii /

@@ -24,7 +24,7 @@ struct swin_dcm_slice {
     char frame_of_ref[SWIN_UID_MAX], transfer_syntax[SWIN_UID_MAX];
     char series_description[65];
     int series_number;             /* -1 when absent */
-    int rows, cols, bits_allocated, pixel_representation, samples_per_pixel;
+    int rows, cols, bits_allocated, bits_stored, pixel_representation, samples_per_pixel;
     bool has_position, has_orientation, has_spacing;
     double position[3];            /* ImagePositionPatient (LPS mm): centre of the first pixel */
     double orientation[6];         /* ImageOrientationPatient: row direction, then column direction */
@@ -34,16 +34,19 @@ struct swin_dcm_slice {
 };
 
 /* Nonzero when the data dictionary is loaded; else a message naming DCMDICTPATH. Also
- * switches DCMTK's logger off and registers the RLE, JPEG and JPEG-LS decoders (once). */
+ * switches DCMTK's logger off and registers its RLE, JPEG and JPEG-LS decoders (once). */
 swin_status swin_dcm_init(swin_error *err);
 
-/* Reads the attributes of a file (up to the pixel data). *is_dicom false (and SWIN_OK)
+/* Reads the attributes of a file (up to the pixel data); transfer_syntax is the file meta's
+ * UID string (DCMTK does not know every syntax it names). *is_dicom false (and SWIN_OK)
  * when the file is not DICOM at all (no preamble and no parsable dataset), so that a
  * folder's other files can be skipped. */
 swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, bool *is_dicom, swin_error *err);
 
 /* Decodes the frame of s (rows x cols, row by row) into out as HU (stored value * slope +
- * intercept). Refuses transfer syntaxes it cannot decode, naming them. */
+ * intercept). Reads uncompressed (implicit and explicit VR little endian, explicit big
+ * endian, deflate), RLE, JPEG (baseline, extended, lossless), JPEG-LS (DCMTK's decoders),
+ * JPEG 2000 and HTJ2K (j2k_decode.h); refuses other transfer syntaxes, naming them. */
 swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swin_error *err);
 
 /* The CT series an output refers to: slices sorted along the slice normal. */

@@ -42,7 +42,7 @@ BAD = {  # folder -> words its one-line message must contain
     "bad_gantry_tilt": "gantry tilt",
     "bad_sheared": "not stacked",
     "bad_not_ct": "not CT Image Storage",
-    "bad_jpeg2000": "cannot decode transfer syntax",
+    "bad_mpeg2": "cannot decode transfer syntax",
 }
 BTCV = ["Spleen", "Right kidney", "Left kidney", "Gallbladder", "Esophagus", "Liver", "Stomach", "Aorta",
         "Inferior vena cava", "Portal vein and splenic vein", "Pancreas", "Right adrenal gland", "Left adrenal gland"]

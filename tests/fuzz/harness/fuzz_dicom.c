@@ -1,6 +1,7 @@
 /* libFuzzer harness: the DICOM series reader (formats/dicom/series.h) on the fuzzed bytes as
  * one file of a folder: DCMTK's parse of the header, the attribute checks, then the pixel
- * decoding (uncompressed, RLE, JPEG lossless, JPEG-LS) of that file as if it were a slice,
+ * decoding (uncompressed, deflate, RLE, JPEG, JPEG-LS with DCMTK; JPEG 2000 and HTJ2K with
+ * OpenJPEG, formats/dicom/j2k_decode.c) of that file as if it were a slice,
  * and the whole reader on the folder (which refuses a one-slice series after its checks). */
 #include <stdint.h>
 #include <string.h>
