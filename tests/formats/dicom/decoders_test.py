@@ -25,9 +25,10 @@
    not those of the codestream, three components, not a codestream, no fragment; an
    unsupported syntax (MPEG2) and an unknown UID: each refused, exit 2, one line naming the
    problem, nothing else printed.
-3. swinrun: a 64 x 48 x 24 phantom series and its JPEG 2000, HTJ2K (both lossless syntaxes)
-   and deflate twins give the same label map; the lossy JPEG 2000 and HTJ2K twins agree on
-   at least 99 % of voxels."""
+3. swinrun: a 64 x 48 x 24 phantom series and its JPEG 2000 lossless, HTJ2K lossless and
+   lossless RPCL and deflate twins give the same label map. (The lossy twins are not run:
+   the test model's labels move with errors far below the codecs', so their agreement says
+   nothing of the decoder; part 1 bounds the lossy pixels.)"""
 import os
 import shutil
 import subprocess
@@ -232,7 +233,7 @@ def series_part(swinrun, model, work):
     ms.write_series(plain, axial, vol, rng=rng)
     env = dict(os.environ, SWINRUN_MODEL=model)
     labels = {}
-    for kind in ("explicit", "j2k", "htj2k", "htj2k_rpcl", "deflate", "j2k_lossy", "htj2k_lossy"):
+    for kind in ("explicit", "j2k", "htj2k", "htj2k_rpcl", "deflate"):
         folder = os.path.join(work, f"series_{kind}")
         if kind != "explicit":
             os.makedirs(folder, exist_ok=True)
@@ -250,11 +251,9 @@ def series_part(swinrun, model, work):
     for kind, (lab, a) in labels.items():
         if kind == "explicit":
             continue
-        same_grid = lab.shape == ref.shape and np.allclose(a, aff, atol=1e-6)
-        agree = float(np.mean(lab == ref)) if same_grid else 0.0
-        need = 0.99 if "lossy" in kind else 1.0
-        check(f"series {kind}: the label map of the uncompressed twin{'' if need == 1 else ', >= 99 %'}",
-              same_grid and agree >= need, f"{100 * agree:.3f} % of voxels, labels {np.unique(lab).tolist()}")
+        same_grid = lab.shape == ref.shape and np.array_equal(a, aff)
+        check(f"series {kind}: the label map of the uncompressed twin", same_grid and np.array_equal(lab, ref),
+              f"labels {np.unique(lab).tolist()}")
 
 
 def main():
