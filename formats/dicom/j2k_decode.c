@@ -64,28 +64,72 @@ static void keep_error(const char *msg, void *user)
 
 static const uint8_t jp2_signature[12] = {0, 0, 0, 0x0c, 'j', 'P', ' ', ' ', 0x0d, 0x0a, 0x87, 0x0a};
 
-/* The header against the DICOM attributes: nothing is decoded unless they agree. */
-static swin_status check_header(const opj_image_t *im, const struct swin_j2k_expect *e, const char *what,
-                                swin_error *err)
+/* What a header says of the image and its first component. */
+struct j2k_shape {
+    long w, h;
+    unsigned ncomps, prec, dx, dy;
+    bool sgnd;
+};
+
+/* A header against the DICOM attributes: nothing is decoded unless they agree. */
+static swin_status check_shape(const struct j2k_shape *g, const struct swin_j2k_expect *e, const char *what,
+                               swin_error *err)
 {
-    if (im->numcomps != 1)
+    if (g->ncomps != 1)
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: the JPEG 2000 codestream has %u components; a CT slice has one (grey)", what,
-                              im->numcomps);
-    const opj_image_comp_t *c = &im->comps[0];
-    long w = (long)im->x1 - (long)im->x0, h = (long)im->y1 - (long)im->y0;
-    if (w != e->cols || h != e->rows || c->dx != 1 || c->dy != 1)
+                              g->ncomps);
+    if (g->w != e->cols || g->h != e->rows || g->dx != 1 || g->dy != 1)
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: the JPEG 2000 codestream is %ld x %ld pixels but Rows x Columns say %d x %d: a "
                               "corrupt file",
-                              what, h, w, e->rows, e->cols);
-    if ((int)c->prec != e->bits_stored || (int)(c->sgnd != 0) != (e->is_signed != 0))
+                              what, g->h, g->w, e->rows, e->cols);
+    if ((int)g->prec != e->bits_stored || g->sgnd != (e->is_signed != 0))
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: the JPEG 2000 codestream holds %s %u-bit values but BitsStored %d and "
                               "PixelRepresentation %d say %s %d-bit: a corrupt file",
-                              what, c->sgnd ? "signed" : "unsigned", c->prec, e->bits_stored, e->is_signed,
+                              what, g->sgnd ? "signed" : "unsigned", g->prec, e->bits_stored, e->is_signed,
                               e->is_signed ? "signed" : "unsigned", e->bits_stored);
     return SWIN_OK;
+}
+
+static unsigned long be(const uint8_t *p, int bytes)
+{
+    unsigned long v = 0;
+    for (int i = 0; i < bytes; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* The SIZ marker segment that follows SOC in a raw codestream (ITU-T T.800 A.5.1), checked
+ * before OpenJPEG reads anything: Xsiz, Ysiz, XOsiz, YOsiz at 8-23, Csiz at 40, then Ssiz,
+ * XRsiz, YRsiz of the first component. */
+static swin_status check_siz(const uint8_t *b, size_t n, const struct swin_j2k_expect *e, const char *what,
+                             swin_error *err)
+{
+    if (n < 45 || be(b + 8, 4) < be(b + 16, 4) || be(b + 12, 4) < be(b + 20, 4))
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: the JPEG 2000 SIZ marker is short or inconsistent: a "
+                              "corrupt file",
+                              what);
+    const struct j2k_shape g = {(long)(be(b + 8, 4) - be(b + 16, 4)),
+                                (long)(be(b + 12, 4) - be(b + 20, 4)),
+                                (unsigned)be(b + 40, 2),
+                                (b[42] & 0x7fu) + 1,
+                                b[43],
+                                b[44],
+                                (b[42] & 0x80) != 0};
+    return check_shape(&g, e, what, err);
+}
+
+static swin_status check_image(const opj_image_t *im, const struct swin_j2k_expect *e, const char *what,
+                               swin_error *err)
+{
+    if (im->numcomps < 1)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the JPEG 2000 codestream has no component", what);
+    const opj_image_comp_t *c = &im->comps[0];
+    const struct j2k_shape g = {
+        (long)im->x1 - (long)im->x0, (long)im->y1 - (long)im->y0, im->numcomps, c->prec, c->dx, c->dy, c->sgnd != 0};
+    return check_shape(&g, e, what, err);
 }
 
 swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2k_expect *e, int32_t *out,
@@ -100,6 +144,10 @@ swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2
                               "%s: the pixel data is not a JPEG 2000 codestream (no SOC and SIZ markers): a corrupt "
                               "file",
                               what);
+    if (!jp2) {
+        swin_status st = check_siz(bytes, n, e, what, err);
+        if (st) return st;
+    }
     char first_error[FIRST_ERROR_MAX] = "";
     struct mem_stream m = {bytes, n, 0};
     opj_codec_t *codec = opj_create_decompress(jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K);
@@ -127,7 +175,7 @@ swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2
                                 first_error[0] ? first_error : "OpenJPEG gave no reason");
         goto done;
     }
-    if ((status = check_header(im, e, what, err))) goto done;
+    if ((status = check_image(im, e, what, err))) goto done;
     if (!opj_decode(codec, st, im) || !opj_end_decompress(codec, st)) {
         status = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "%s: the JPEG 2000 codestream does not decode (%s): a corrupt "
@@ -136,7 +184,7 @@ swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2
         goto done;
     }
     /* a JP2 palette or colour box may have changed the image while decoding */
-    if ((status = check_header(im, e, what, err))) goto done;
+    if ((status = check_image(im, e, what, err))) goto done;
     const opj_image_comp_t *c = &im->comps[0];
     if (!c->data || (long)c->w != e->cols || (long)c->h != e->rows) {
         status = swin_error_set(err, SWIN_ERR_FORMAT,

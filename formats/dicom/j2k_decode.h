@@ -21,9 +21,10 @@ struct swin_j2k_expect {
 };
 
 /* Decodes a codestream (or a JP2 file) of one grey component into out (rows x cols stored
- * values, row by row). The header is read first and its size, component count, precision
- * and signedness checked against e before any pixel is decoded; a mismatch, a truncated
- * or corrupt codestream is refused naming `what` (the file). */
+ * values, row by row). Its header (a codestream's SIZ marker before OpenJPEG is called, then
+ * OpenJPEG's reading of it) is checked against e: size, component count, precision and
+ * signedness, before any pixel is decoded; a mismatch, a truncated or corrupt codestream is
+ * refused naming `what` (the file). */
 swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2k_expect *e, int32_t *out,
                             const char *what, swin_error *err);
 

@@ -10,7 +10,7 @@
    float32) and compared with stored * 2 - 1024:
      explicit VR little endian, deflate (DCMTK's dcmconv +td), RLE (pydicom), JPEG lossless
      SV1 (dcmcjpeg +e1), JPEG-LS lossless (dcmcjpls +el), JPEG 2000 lossless (pydicom +
-     pylibjpeg-openjpeg), HTJ2K lossless and lossless RPCL (openjph's ojph_compress, the
+     pylibjpeg-openjpeg; also wrapped as a JP2 file, which some writers do), HTJ2K lossless and lossless RPCL (openjph's ojph_compress, the
      codestream encapsulated with pydicom): equal, every pixel;
      JPEG baseline (dcmcjpeg +eb, 8-bit unsigned), JPEG extended (+ee, 8 and 12-bit
      unsigned), JPEG 2000 lossy (PSNR 50 dB), HTJ2K lossy (ojph_compress
@@ -36,6 +36,7 @@ import sys
 
 import nibabel as nib
 import numpy as np
+import openjpeg.utils
 import pydicom
 from pydicom.encaps import encapsulate
 from pydicom.uid import JPEG2000, JPEG2000Lossless, RLELossless
@@ -48,7 +49,7 @@ ROWS, COLS = 33, 37  # odd; pylibjpeg-openjpeg's 6 resolutions need 32 or more
 SLOPE, INTERCEPT = 2.0, -1024.0
 HTJ2K_SYNTAX = {"htj2k": "1.2.840.10008.1.2.4.201", "htj2k_rpcl": "1.2.840.10008.1.2.4.202",
                 "htj2k_lossy": "1.2.840.10008.1.2.4.203"}
-LOSSLESS = ["explicit", "deflate", "rle", "jpegll", "jpegls", "j2k", "htj2k", "htj2k_rpcl"]
+LOSSLESS = ["explicit", "deflate", "rle", "jpegll", "jpegls", "j2k", "j2k_jp2", "htj2k", "htj2k_rpcl"]
 LOSSY = ["jpeg_baseline", "jpeg_extended", "j2k_lossy", "htj2k_lossy"]
 
 ok = True
@@ -134,6 +135,9 @@ def write(kind, ds, path, work):
         ds.compress(RLELossless, encoding_plugin="pydicom")
     elif kind == "j2k":
         ds.compress(JPEG2000Lossless, encoding_plugin="pylibjpeg")
+    elif kind == "j2k_jp2":  # a JP2 file where DICOM wants the bare codestream, as some writers do
+        v = ds.pixel_array
+        set_encapsulated(ds, openjpeg.utils.encode_array(v, bits_stored=bits, codec_format=1), JPEG2000Lossless)
     elif kind == "j2k_lossy":
         ds.compress(JPEG2000, encoding_plugin="pylibjpeg", j2k_psnr=[50])
     elif kind in HTJ2K_SYNTAX:
