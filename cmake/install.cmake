@@ -19,9 +19,9 @@ if(TARGET swin_cuda)
   string(APPEND SWIN_STATIC_PC " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lstdc++")
 endif()
 if(SWIN_DICOM)
-  # DICOM (formats/dicom/) links DCMTK's shared libraries and the C++ runtime
-  list(APPEND SWIN_STATIC_DEPS dcmdata dcmjpeg dcmjpls oflog ofstd stdc++)
-  string(APPEND SWIN_STATIC_PC " -ldcmdata -ldcmjpeg -ldcmjpls -loflog -lofstd -lstdc++")
+  # DICOM (formats/dicom/) links DCMTK's and OpenJPEG's shared libraries and the C++ runtime
+  list(APPEND SWIN_STATIC_DEPS dcmdata dcmjpeg dcmjpls oflog ofstd openjp2 stdc++)
+  string(APPEND SWIN_STATIC_PC " -ldcmdata -ldcmjpeg -ldcmjpls -loflog -lofstd -lopenjp2 -lstdc++")
 endif()
 # The headers a user's #include <swinrun.h> reaches, relative to the source root.
 set(SWIN_PUBLIC_HEADERS runtime/swinrun.h core/status.h)

@@ -315,7 +315,8 @@ SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_pa
 /* ---- DICOM: a CT series in, DICOM SEG / RT Structure Set / NIfTI out --------------------
  *
  * inputs: folders (read recursively, or through the DICOMDIR they hold), DICOMDIR files and
- * DICOM files (CT Image Storage; uncompressed, RLE, JPEG lossless, JPEG-LS). Of several
+ * DICOM files (CT Image Storage, Enhanced CT, Legacy Converted Enhanced CT; uncompressed,
+ * deflate, RLE, JPEG baseline / extended / lossless, JPEG-LS, JPEG 2000, HTJ2K). Of several
  * series, params->dicom_series picks one, else the default (report .dicom_series_reason says
  * which and why); localizers and non-image objects are skipped (.dicom_skipped). The slices are ordered by ImagePositionPatient along the slice
  * normal; a series with mixed geometry, duplicate positions, uneven spacing

@@ -33,7 +33,7 @@ struct swin_dcm_slice {
     char image_type[65];           /* ImageType, values joined by '\' (e.g. ORIGINAL\PRIMARY\LOCALIZER) */
     int series_number;             /* -1 when absent */
     double slice_thickness;        /* SliceThickness in mm (0 when absent) */
-    int rows, cols, bits_allocated, pixel_representation, samples_per_pixel;
+    int rows, cols, bits_allocated, bits_stored, pixel_representation, samples_per_pixel;
     bool has_position, has_orientation, has_spacing;
     double position[3];            /* ImagePositionPatient (LPS mm): centre of the first pixel */
     double orientation[6];         /* ImageOrientationPatient: row direction, then column direction */
@@ -43,12 +43,13 @@ struct swin_dcm_slice {
 };
 
 /* Nonzero when the data dictionary is loaded; else a message naming DCMDICTPATH. Also
- * switches DCMTK's logger off and registers the RLE, JPEG and JPEG-LS decoders (once). */
+ * switches DCMTK's logger off and registers its RLE, JPEG and JPEG-LS decoders (once). */
 swin_status swin_dcm_init(swin_error *err);
 
 /* Reads the attributes of a file (up to the pixel data) as *n slices in *slices (malloc'd;
  * the caller frees it): one for a single-frame file, one per frame (frame 1..n) for a file
- * with per-frame functional groups (Enhanced CT, Legacy Converted Enhanced CT). *is_dicom
+ * with per-frame functional groups (Enhanced CT, Legacy Converted Enhanced CT).
+ * transfer_syntax is the file meta's UID string (DCMTK does not know every syntax). *is_dicom
  * false (SWIN_OK, *slices NULL, *n 0) when the file is not DICOM at all (no preamble and no
  * parsable dataset), so that a folder's other files can be skipped. */
 swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slices, int *n, bool *is_dicom,
@@ -63,8 +64,10 @@ swin_status swin_dcm_read_dicomdir(const char *path, swin_status (*add)(void *us
 
 /* Decodes n slices of one file (s[i]->path all the same; multi-frame: in increasing frame
  * order), s[i] into out[i] (rows x cols, row by row) as HU (stored value * slope +
- * intercept). The file is opened once and its pixel data read one frame at a time. Refuses
- * transfer syntaxes it cannot decode, naming them. */
+ * intercept). The file is opened once and its pixel data read one frame at a time. Reads
+ * uncompressed (implicit and explicit VR little endian, explicit big endian, deflate), RLE,
+ * JPEG (baseline, extended, lossless), JPEG-LS (DCMTK's decoders), JPEG 2000 and HTJ2K
+ * (j2k_decode.h; single-frame files); refuses other transfer syntaxes, naming them. */
 swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *const *out, int n, swin_error *err);
 
 /* The CT series an output refers to: slices sorted along the slice normal. */

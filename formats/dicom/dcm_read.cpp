@@ -3,17 +3,21 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <stdexcept>
+#include <vector>
 
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dcfcache.h>
 #include <dcmtk/dcmdata/dctk.h>
+#include <dcmtk/dcmdata/dcpxitem.h>
 #include <dcmtk/dcmdata/dcrledrg.h>
 #include <dcmtk/dcmjpeg/djdecode.h>
 #include <dcmtk/dcmjpls/djdecode.h>
 #include <dcmtk/oflog/oflog.h>
 
 #include "formats/dicom/dcm.h"
+#include "formats/dicom/j2k_decode.h"
 
 static std::once_flag init_once;
 
@@ -150,12 +154,15 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slice
     get_str(d, DCM_SeriesDescription, s->series_description, sizeof s->series_description);
     get_str(d, DCM_Modality, s->modality, sizeof s->modality);
     get_str(d, DCM_ImageType, s->image_type, sizeof s->image_type);
-    DcmXfer x(d->getOriginalXfer());
-    std::snprintf(s->transfer_syntax, sizeof s->transfer_syntax, "%s", x.getXferID());
+    // the meta's UID string: DCMTK reads a syntax it does not know (HTJ2K) as explicit VR
+    get_str(m, DCM_TransferSyntaxUID, s->transfer_syntax, sizeof s->transfer_syntax);
+    if (!s->transfer_syntax[0])
+        std::snprintf(s->transfer_syntax, sizeof s->transfer_syntax, "%s", DcmXfer(d->getOriginalXfer()).getXferID());
     s->series_number = get_int(d, DCM_SeriesNumber, -1);
     s->rows = get_int(d, DCM_Rows, 0);
     s->cols = get_int(d, DCM_Columns, 0);
     s->bits_allocated = get_int(d, DCM_BitsAllocated, 0);
+    s->bits_stored = get_int(d, DCM_BitsStored, s->bits_allocated);
     s->pixel_representation = get_int(d, DCM_PixelRepresentation, 0);
     s->samples_per_pixel = get_int(d, DCM_SamplesPerPixel, 1);
     if (!get_ds(d, DCM_SliceThickness, &s->slice_thickness, 1)) s->slice_thickness = 0.0;
@@ -177,6 +184,81 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slice
     }
     *slices = sl;
     *n = frames;
+    return SWIN_OK;
+}
+
+// What swin_dcm_read_pixels decodes, for the message that refuses the rest.
+#define SWIN_DCM_READS                                                                                          \
+    "uncompressed (implicit / explicit VR, deflate), RLE, JPEG baseline, extended and lossless, JPEG-LS, JPEG " \
+    "2000 (lossless and lossy) and HTJ2K"
+
+// The transfer syntaxes OpenJPEG decodes: JPEG 2000 lossless only and lossy, HTJ2K lossless,
+// lossless RPCL and lossy. DCMTK 3.6.7 has no decoder for the first two and no name for the rest.
+static bool is_j2k(const char *uid)
+{
+    static const char *const uids[] = {"1.2.840.10008.1.2.4.90", "1.2.840.10008.1.2.4.91", "1.2.840.10008.1.2.4.201",
+                                       "1.2.840.10008.1.2.4.202", "1.2.840.10008.1.2.4.203"};
+    for (const char *u : uids)
+        if (!std::strcmp(uid, u)) return true;
+    return false;
+}
+
+static swin_status refuse_syntax(const struct swin_dcm_slice *s, swin_error *err)
+{
+    return swin_error_set(err, SWIN_ERR_FORMAT,
+                          "%s: cannot decode transfer syntax %s (%s); swinrun reads " SWIN_DCM_READS
+                          ": convert the series (e.g. gdcmconv --raw)",
+                          s->path, DcmXfer(s->transfer_syntax).getXferName(), s->transfer_syntax);
+}
+
+// The codestream of a single-frame file: its encapsulated fragments after the basic offset
+// table, concatenated.
+static swin_status j2k_codestream(DcmDataset *d, const struct swin_dcm_slice *s, std::vector<Uint8> &cs,
+                                  swin_error *err)
+{
+    DcmElement *e = NULL;
+    if (d->findAndGetElement(DCM_PixelData, e).bad() || !e)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: no pixel data", s->path);
+    DcmPixelData *pd = OFstatic_cast(DcmPixelData *, e);
+    E_TransferSyntax xs = EXS_Unknown;
+    const DcmRepresentationParameter *rp = NULL;
+    pd->getOriginalRepresentationKey(xs, rp);
+    DcmPixelSequence *seq = NULL;
+    if (pd->getEncapsulatedRepresentation(xs, rp, seq).bad() || !seq || seq->card() < 2)
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: transfer syntax %s but the pixel data holds no encapsulated fragment: a corrupt "
+                              "file",
+                              s->path, s->transfer_syntax);
+    for (unsigned long i = 1; i < seq->card(); i++) {
+        DcmPixelItem *it = NULL;
+        Uint8 *p = NULL;
+        if (seq->getItem(it, i).bad() || !it) continue;
+        const Uint32 len = it->getLength();
+        if (len && (it->getUint8Array(p).bad() || !p))
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable pixel data fragment %lu", s->path, i);
+        if (len) cs.insert(cs.end(), p, p + len);
+    }
+    return SWIN_OK;
+}
+
+// A JPEG 2000 / HTJ2K frame in HU.
+static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float *out, swin_error *err)
+{
+    if (s->bits_stored < 1 || s->bits_stored > s->bits_allocated)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: BitsStored %d with BitsAllocated %d: a corrupt file", s->path,
+                              s->bits_stored, s->bits_allocated);
+    try {
+        std::vector<Uint8> cs;
+        swin_status st = j2k_codestream(d, s, cs, err);
+        if (st) return st;
+        std::vector<int32_t> px((size_t)s->rows * (size_t)s->cols);
+        const struct swin_j2k_expect want = {s->rows, s->cols, s->bits_stored, s->pixel_representation != 0};
+        if ((st = swin_j2k_decode(cs.data(), cs.size(), &want, px.data(), s->path, err))) return st;
+        for (size_t i = 0; i < px.size(); i++) out[i] = (float)((double)px[i] * s->slope + s->intercept);
+    } catch (const std::bad_alloc &) {
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory decoding a %d x %d JPEG 2000 frame", s->path,
+                              s->rows, s->cols);
+    }
     return SWIN_OK;
 }
 
@@ -213,6 +295,16 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *c
     }
     if (c.bad()) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", a.path, c.text());
     DcmDataset *d = ff.getDataset();
+    if (is_j2k(a.transfer_syntax)) {
+        if (n > 1 || a.frame)
+            return swin_error_set(err, SWIN_ERR_FORMAT,
+                                  "%s: a multi-frame JPEG 2000 / HTJ2K file; swinrun reads these syntaxes in "
+                                  "single-frame files only: convert the series (e.g. gdcmconv --raw)",
+                                  a.path);
+        return read_j2k(d, &a, out[0], err);
+    }
+    // a syntax DCMTK does not know was parsed as another: refused before its bytes are read as pixels
+    if (DcmXfer(a.transfer_syntax).getXfer() == EXS_Unknown) return refuse_syntax(&a, err);
     DcmXfer x(d->getOriginalXfer());
     DcmElement *e = NULL;
     DcmPixelData *px = NULL;
@@ -233,12 +325,7 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *c
         c = px->getUncompressedFrame(d, f, fragment, buf, size + 1, colour, &cache);
         if (c.bad()) {
             std::free(buf);
-            if (x.isEncapsulated())
-                return swin_error_set(err, SWIN_ERR_FORMAT,
-                                      "%s: cannot decode transfer syntax %s (%s): %s; swinrun reads uncompressed, "
-                                      "RLE, JPEG lossless and JPEG-LS: convert the series (e.g. dcmdjpeg, gdcmconv "
-                                      "--raw)",
-                                      a.path, x.getXferName(), a.transfer_syntax, c.text());
+            if (x.isEncapsulated()) return refuse_syntax(&a, err);
             return swin_error_set(err, SWIN_ERR_FORMAT,
                                   "%s: pixel data of frame %u missing or shorter than %d x %d (%s)", a.path,
                                   (unsigned)f + 1, a.rows, a.cols, c.text());

@@ -12,9 +12,9 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
-       JPEG-LS, a gantry tilt; 3-frame Enhanced CT, uncompressed and RLE, and Legacy Converted
-       Enhanced CT), ckpt/ (small PyTorch checkpoints and a safetensors file
-       with a SwinUNETR's keys) and pickle/ (data.pkl of each TEST_DATA/ckpt case).
+       JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
+       uncompressed and RLE, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
+       and a safetensors file with a SwinUNETR's keys) and pickle/ (data.pkl of each TEST_DATA/ckpt case).
 """
 import contextlib
 import gzip
@@ -150,10 +150,13 @@ def npy_seeds(out):
 
 def dicom_seeds(out):
     """CT slices of 16 x 12 pixels: uncompressed, RLE, JPEG lossless and JPEG-LS (the last two
-    with DCMTK's dcmcjpeg / dcmcjpls when installed), one with a gantry tilt, and 3-frame
-    Enhanced CT (uncompressed, RLE) and Legacy Converted Enhanced CT files."""
+    with DCMTK's dcmcjpeg / dcmcjpls when installed), HTJ2K (openjph's ojph_compress, when
+    installed), one with a gantry tilt; JPEG 2000 (pydicom + pylibjpeg-openjpeg) at 32 x 32,
+    the smallest that encoder takes; and 3-frame Enhanced CT (uncompressed, RLE) and Legacy
+    Converted Enhanced CT files."""
     import subprocess
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "formats", "dicom"))
+    import decoders_test as dt
     import make_series as ms
     from pydicom.uid import RLELossless
     d = os.path.join(out, "dicom")
@@ -181,6 +184,11 @@ def dicom_seeds(out):
     ds.compress(RLELossless, encoding_plugin="pydicom")
     ds.save_as(os.path.join(d, "enhanced_rle.dcm"), enforce_file_format=True)
     ect.write_legacy(dss, os.path.join(d, "legacy.dcm"))
+    with tempfile.TemporaryDirectory() as work:
+        if shutil.which("ojph_compress"):
+            dt.write("htj2k_rpcl", ms.make_slice(geo, 0, px, ms.new_uids(), 1), os.path.join(d, "htj2k.dcm"), work)
+        px32 = np.random.default_rng(19).integers(-1000, 1000, size=(32, 32)).astype(np.float64)
+        dt.write("j2k", ms.make_slice(geo, 0, px32, ms.new_uids(), 1), os.path.join(d, "j2k.dcm"), work)
 
 
 def ckpt_seeds(test_data, out):

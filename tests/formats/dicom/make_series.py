@@ -11,7 +11,8 @@ Good series (one folder each, plus NAME.nii.gz: the same voxels in NIfTI-2 with 
   jpegll    JPEG Lossless SV1 (DCMTK's dcmcjpeg)
   jpegls    JPEG-LS lossless (DCMTK's dcmcjpls)
 Bad series (folders bad_*): several series, mixed geometry, duplicate positions, a missing
-slice, gantry tilt (the tag, and positions sheared without it), JPEG 2000, an MR image among CT.
+slice, gantry tilt (the tag, and positions sheared without it), MPEG-2 (a syntax swinrun does not
+decode), an MR image among CT.
 
     make_series.py OUTDIR [--shape NX NY NZ]"""
 import argparse
@@ -214,12 +215,12 @@ def main():
             ds.ImagePositionPatient = [ds_str(v) for v in p]
             ds.save_as(os.path.join(f if os.path.isdir(f) else (os.makedirs(f) or f), f"s{k}.dcm"),
                        enforce_file_format=True)
-        # JPEG 2000, which DCMTK cannot decode (the RLE fragments relabelled: never decoded)
-        f = os.path.join(a.out, "bad_jpeg2000")
+        # MPEG-2, which swinrun does not decode (the RLE fragments relabelled: never decoded)
+        f = os.path.join(a.out, "bad_mpeg2")
         write_series(f, axial, small, rng=rng, encode="rle")
         for n in os.listdir(f):
             ds = pydicom.dcmread(os.path.join(f, n))
-            ds.file_meta.TransferSyntaxUID = "1.2.840.10008.1.2.4.90"
+            ds.file_meta.TransferSyntaxUID = "1.2.840.10008.1.2.4.100"
             ds.save_as(os.path.join(f, n), enforce_file_format=True)
         # an MR image among the CT slices
         f = os.path.join(a.out, "bad_not_ct")

@@ -43,7 +43,7 @@ BAD = {  # folder -> words its one-line message must contain
     "bad_gantry_tilt": "gantry tilt",
     "bad_sheared": "not stacked",
     "bad_not_ct": "not CT Image Storage",
-    "bad_jpeg2000": "cannot decode transfer syntax",
+    "bad_mpeg2": "cannot decode transfer syntax",
 }
 LISTED = {"bad_two_series": 3}  # a refused choice also lists the series: a header and a line each
 BTCV = ["Spleen", "Right kidney", "Left kidney", "Gallbladder", "Esophagus", "Liver", "Stomach", "Aorta",

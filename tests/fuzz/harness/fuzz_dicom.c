@@ -1,8 +1,9 @@
 /* libFuzzer harness: the DICOM series reader (formats/dicom/series.h) on the fuzzed bytes as
  * one file of a folder: DCMTK's parse of the header, the attribute checks, then the pixel
- * decoding (uncompressed, RLE, JPEG lossless, JPEG-LS) of its first and last frame, and
- * the whole reader on the folder (which refuses a one-slice series after its checks); then
- * the same bytes as a DICOMDIR (its records, the files they name). */
+ * decoding (uncompressed, deflate, RLE, JPEG, JPEG-LS with DCMTK; JPEG 2000 and HTJ2K with
+ * OpenJPEG, formats/dicom/j2k_decode.c) of its first and last frame, and the whole reader on
+ * the folder (which refuses a one-slice series after its checks); then the same bytes as a
+ * DICOMDIR (its records, the files they name). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

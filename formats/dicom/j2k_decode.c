@@ -1,0 +1,201 @@
+/* JPEG 2000 / HTJ2K frames through OpenJPEG (2.5 decodes both), read from memory. */
+#include "formats/dicom/j2k_decode.h"
+
+#include <openjpeg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The bytes OpenJPEG reads, as a memory stream. */
+struct mem_stream {
+    const uint8_t *p;
+    size_t n, pos;
+};
+
+static OPJ_SIZE_T mem_read(void *buf, OPJ_SIZE_T want, void *user)
+{
+    struct mem_stream *m = user;
+    size_t left = m->n - m->pos;
+    if (!left) return (OPJ_SIZE_T)-1;
+    size_t k = want < left ? want : left;
+    memcpy(buf, m->p + m->pos, k);
+    m->pos += k;
+    return k;
+}
+
+static OPJ_OFF_T mem_skip(OPJ_OFF_T by, void *user)
+{
+    struct mem_stream *m = user;
+    if (by < 0) {
+        if ((size_t)-by > m->pos) return -1;
+    } else if ((size_t)by > m->n - m->pos) {
+        by = (OPJ_OFF_T)(m->n - m->pos);
+    }
+    m->pos = (size_t)((OPJ_OFF_T)m->pos + by);
+    return by;
+}
+
+static OPJ_BOOL mem_seek(OPJ_OFF_T to, void *user)
+{
+    struct mem_stream *m = user;
+    if (to < 0 || (size_t)to > m->n) return OPJ_FALSE;
+    m->pos = (size_t)to;
+    return OPJ_TRUE;
+}
+
+/* OpenJPEG's messages: info and warnings dropped, the first error kept for the message. */
+#define FIRST_ERROR_MAX 160
+
+static void drop_message(const char *msg, void *user)
+{
+    (void)msg;
+    (void)user;
+}
+
+static void keep_error(const char *msg, void *user)
+{
+    char *first = user;
+    if (first[0]) return;
+    snprintf(first, FIRST_ERROR_MAX, "%s", msg);
+    for (char *c = first; *c; c++)
+        if ((unsigned char)*c < 0x20) *c = ' ';
+    for (size_t len = strlen(first); len && first[len - 1] == ' '; len--) first[len - 1] = 0;
+}
+
+static const uint8_t jp2_signature[12] = {0, 0, 0, 0x0c, 'j', 'P', ' ', ' ', 0x0d, 0x0a, 0x87, 0x0a};
+
+/* What a header says of the image and its first component. */
+struct j2k_shape {
+    long w, h;
+    unsigned ncomps, prec, dx, dy;
+    bool sgnd;
+};
+
+/* A header against the DICOM attributes: nothing is decoded unless they agree. */
+static swin_status check_shape(const struct j2k_shape *g, const struct swin_j2k_expect *e, const char *what,
+                               swin_error *err)
+{
+    if (g->ncomps != 1)
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: the JPEG 2000 codestream has %u components; a CT slice has one (grey)", what,
+                              g->ncomps);
+    if (g->w != e->cols || g->h != e->rows || g->dx != 1 || g->dy != 1)
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: the JPEG 2000 codestream is %ld x %ld pixels but Rows x Columns say %d x %d: a "
+                              "corrupt file",
+                              what, g->h, g->w, e->rows, e->cols);
+    if ((int)g->prec != e->bits_stored || g->sgnd != (e->is_signed != 0))
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: the JPEG 2000 codestream holds %s %u-bit values but BitsStored %d and "
+                              "PixelRepresentation %d say %s %d-bit: a corrupt file",
+                              what, g->sgnd ? "signed" : "unsigned", g->prec, e->bits_stored, e->is_signed,
+                              e->is_signed ? "signed" : "unsigned", e->bits_stored);
+    return SWIN_OK;
+}
+
+static unsigned long be(const uint8_t *p, int bytes)
+{
+    unsigned long v = 0;
+    for (int i = 0; i < bytes; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* The SIZ marker segment that follows SOC in a raw codestream (ITU-T T.800 A.5.1), checked
+ * before OpenJPEG reads anything: Xsiz, Ysiz, XOsiz, YOsiz at 8-23, Csiz at 40, then Ssiz,
+ * XRsiz, YRsiz of the first component. */
+static swin_status check_siz(const uint8_t *b, size_t n, const struct swin_j2k_expect *e, const char *what,
+                             swin_error *err)
+{
+    if (n < 45 || be(b + 8, 4) < be(b + 16, 4) || be(b + 12, 4) < be(b + 20, 4))
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: the JPEG 2000 SIZ marker is short or inconsistent: a "
+                              "corrupt file",
+                              what);
+    const struct j2k_shape g = {(long)(be(b + 8, 4) - be(b + 16, 4)),
+                                (long)(be(b + 12, 4) - be(b + 20, 4)),
+                                (unsigned)be(b + 40, 2),
+                                (b[42] & 0x7fu) + 1,
+                                b[43],
+                                b[44],
+                                (b[42] & 0x80) != 0};
+    return check_shape(&g, e, what, err);
+}
+
+static swin_status check_image(const opj_image_t *im, const struct swin_j2k_expect *e, const char *what,
+                               swin_error *err)
+{
+    if (im->numcomps < 1)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the JPEG 2000 codestream has no component", what);
+    const opj_image_comp_t *c = &im->comps[0];
+    const struct j2k_shape g = {
+        (long)im->x1 - (long)im->x0, (long)im->y1 - (long)im->y0, im->numcomps, c->prec, c->dx, c->dy, c->sgnd != 0};
+    return check_shape(&g, e, what, err);
+}
+
+swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2k_expect *e, int32_t *out,
+                            const char *what, swin_error *err)
+{
+    if (n < sizeof jp2_signature)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the JPEG 2000 pixel data holds %zu bytes: a corrupt file",
+                              what, n);
+    const bool jp2 = !memcmp(bytes, jp2_signature, sizeof jp2_signature);
+    if (!jp2 && !(bytes[0] == 0xff && bytes[1] == 0x4f && bytes[2] == 0xff && bytes[3] == 0x51))
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: the pixel data is not a JPEG 2000 codestream (no SOC and SIZ markers): a corrupt "
+                              "file",
+                              what);
+    if (!jp2) {
+        swin_status st = check_siz(bytes, n, e, what, err);
+        if (st) return st;
+    }
+    char first_error[FIRST_ERROR_MAX] = "";
+    struct mem_stream m = {bytes, n, 0};
+    opj_codec_t *codec = opj_create_decompress(jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K);
+    opj_stream_t *st = opj_stream_create(64 * 1024, OPJ_TRUE);
+    opj_image_t *im = NULL;
+    swin_status status = SWIN_OK;
+    if (!codec || !st) {
+        status = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory for the JPEG 2000 decoder", what);
+        goto done;
+    }
+    opj_set_info_handler(codec, drop_message, NULL);
+    opj_set_warning_handler(codec, drop_message, NULL);
+    opj_set_error_handler(codec, keep_error, first_error);
+    opj_stream_set_user_data(st, &m, NULL);
+    opj_stream_set_user_data_length(st, n);
+    opj_stream_set_read_function(st, mem_read);
+    opj_stream_set_skip_function(st, mem_skip);
+    opj_stream_set_seek_function(st, mem_seek);
+    opj_dparameters_t par;
+    opj_set_default_decoder_parameters(&par);
+    /* strict: a truncated codestream is an error, not a partly decoded image */
+    if (!opj_setup_decoder(codec, &par) || !opj_decoder_set_strict_mode(codec, OPJ_TRUE) ||
+        !opj_read_header(st, codec, &im)) {
+        status = swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable JPEG 2000 header (%s): a corrupt file", what,
+                                first_error[0] ? first_error : "OpenJPEG gave no reason");
+        goto done;
+    }
+    if ((status = check_image(im, e, what, err))) goto done;
+    if (!opj_decode(codec, st, im) || !opj_end_decompress(codec, st)) {
+        status = swin_error_set(err, SWIN_ERR_FORMAT,
+                                "%s: the JPEG 2000 codestream does not decode (%s): a corrupt "
+                                "or truncated file",
+                                what, first_error[0] ? first_error : "OpenJPEG gave no reason");
+        goto done;
+    }
+    /* a JP2 palette or colour box may have changed the image while decoding */
+    if ((status = check_image(im, e, what, err))) goto done;
+    const opj_image_comp_t *c = &im->comps[0];
+    if (!c->data || (long)c->w != e->cols || (long)c->h != e->rows) {
+        status = swin_error_set(err, SWIN_ERR_FORMAT,
+                                "%s: the JPEG 2000 codestream decoded to %u x %u pixels, not %d x %d: a corrupt file",
+                                what, c->h, c->w, e->rows, e->cols);
+        goto done;
+    }
+    memcpy(out, c->data, (size_t)e->rows * (size_t)e->cols * sizeof *out);
+done:
+    if (im) opj_image_destroy(im);
+    if (st) opj_stream_destroy(st);
+    if (codec) opj_destroy_codec(codec);
+    return status;
+}

@@ -1,0 +1,35 @@
+/* JPEG 2000 and HTJ2K (ISO 15444-1 and -15) pixel data of one DICOM frame, decoded with
+ * OpenJPEG from memory. Nothing prints: OpenJPEG's messages are caught, its first error
+ * becomes the one-line message. */
+#ifndef SWIN_DICOM_J2K_DECODE_H
+#define SWIN_DICOM_J2K_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" { /* status.h declares C functions without saying so */
+#endif
+
+#include "core/status.h"
+
+/* What the DICOM attributes say the frame holds. */
+struct swin_j2k_expect {
+    int rows, cols;  /* Rows, Columns */
+    int bits_stored; /* BitsStored: the codestream's precision */
+    int is_signed;   /* PixelRepresentation */
+};
+
+/* Decodes a codestream (or a JP2 file) of one grey component into out (rows x cols stored
+ * values, row by row). Its header (a codestream's SIZ marker before OpenJPEG is called, then
+ * OpenJPEG's reading of it) is checked against e: size, component count, precision and
+ * signedness, before any pixel is decoded; a mismatch, a truncated or corrupt codestream is
+ * refused naming `what` (the file). */
+swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2k_expect *e, int32_t *out,
+                            const char *what, swin_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

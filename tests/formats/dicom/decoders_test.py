@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""The DICOM reader's decoders against the pixels they were made from (issue 29, part A).
+
+    decoders_test.py DECODE_PIXELS SWINRUN MODEL WORK
+
+1. Pixels: 37 x 33 images of known stored values (a smooth pattern with noise, the range's
+   both ends present) at 8, 12 and 16 bits, unsigned and signed, RescaleSlope 2 and
+   RescaleIntercept -1024, written in every transfer syntax the reader decodes, each file
+   decoded by the reader (DECODE_PIXELS: swin_dcm_read_header + swin_dcm_read_pixels, HU as
+   float32) and compared with stored * 2 - 1024:
+     explicit VR little endian, deflate (DCMTK's dcmconv +td), RLE (pydicom), JPEG lossless
+     SV1 (dcmcjpeg +e1), JPEG-LS lossless (dcmcjpls +el), JPEG 2000 lossless (pydicom +
+     pylibjpeg-openjpeg; also wrapped as a JP2 file, which some writers do), HTJ2K lossless and lossless RPCL (openjph's ojph_compress, the
+     codestream encapsulated with pydicom): equal, every pixel;
+     JPEG baseline (dcmcjpeg +eb, 8-bit unsigned), JPEG extended (+ee, 8 and 12-bit
+     unsigned), JPEG 2000 lossy (PSNR 50 dB), HTJ2K lossy (ojph_compress
+     irreversible, qstep 0.001): RMS error at most 1 % of the stored range, largest error at
+     most 6 % (JPEG's quality 90 and these settings stay well inside; the measured values are
+     printed).
+   ojph_compress 0.9 misreads signed raw input, so a signed HTJ2K codestream is made from the
+   unsigned one of the values + 2^(bits-1) with the sign bit of its SIZ component set: the
+   standard's DC level shift (ITU-T T.800 G.1) makes the two codestreams code the same
+   samples.
+2. Hostile JPEG 2000 / HTJ2K pixel data: truncated, Rows, BitsStored or PixelRepresentation
+   not those of the codestream, three components, not a codestream, no fragment; an
+   unsupported syntax (MPEG2) and an unknown UID: each refused, exit 2, one line naming the
+   problem, nothing else printed.
+3. swinrun: a 64 x 48 x 24 phantom series and its JPEG 2000 lossless, HTJ2K lossless and
+   lossless RPCL and deflate twins give the same label map. (The lossy twins are not run:
+   the test model's labels move with errors far below the codecs', so their agreement says
+   nothing of the decoder; part 1 bounds the lossy pixels.)"""
+import os
+import shutil
+import subprocess
+import sys
+
+import nibabel as nib
+import numpy as np
+import openjpeg.utils
+import pydicom
+from pydicom.encaps import encapsulate
+from pydicom.uid import JPEG2000, JPEG2000Lossless, RLELossless
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_series as ms  # noqa: E402
+
+ROWS, COLS = 33, 37  # odd; pylibjpeg-openjpeg's 6 resolutions need 32 or more
+SLOPE, INTERCEPT = 2.0, -1024.0
+HTJ2K_SYNTAX = {"htj2k": "1.2.840.10008.1.2.4.201", "htj2k_rpcl": "1.2.840.10008.1.2.4.202",
+                "htj2k_lossy": "1.2.840.10008.1.2.4.203"}
+LOSSLESS = ["explicit", "deflate", "rle", "jpegll", "jpegls", "j2k", "j2k_jp2", "htj2k", "htj2k_rpcl"]
+LOSSY = ["jpeg_baseline", "jpeg_extended", "j2k_lossy", "htj2k_lossy"]
+
+ok = True
+
+
+def check(what, cond, detail=""):
+    global ok
+    print(f"{what:72s} {'ok' if cond else 'FAIL'} {detail}", flush=True)
+    ok &= bool(cond)
+    return bool(cond)
+
+
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+
+
+def stored_range(bits, signed):
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+
+
+def known_pixels(bits, signed, rng):
+    lo, hi = stored_range(bits, signed)
+    y, x = np.mgrid[0:ROWS, 0:COLS]
+    smooth = lo + (hi - lo) * (0.5 + 0.4 * np.sin(x / 5.0) * np.cos(y / 4.0))
+    v = np.clip(np.rint(smooth + rng.normal(0, (hi - lo) * 0.01, smooth.shape)), lo, hi).astype(np.int64)
+    v[0, 0], v[-1, -1] = lo, hi
+    return v
+
+
+def dataset(v, bits, signed):
+    geo = ms.Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5)
+    ds = ms.make_slice(geo, 0, np.full((ROWS, COLS), INTERCEPT), ms.new_uids(), 1, slope=SLOPE, intercept=INTERCEPT)
+    ds.BitsAllocated = 8 if bits == 8 else 16
+    ds.BitsStored, ds.HighBit, ds.PixelRepresentation = bits, bits - 1, int(signed)
+    ds.PixelData = v.astype(("<i" if signed else "<u") + ("1" if bits == 8 else "2")).tobytes()
+    return ds
+
+
+def htj2k_codestream(v, bits, signed, work, reversible, order):
+    """ojph_compress on the raw samples (offset to unsigned when signed, then the SIZ sign bit set)."""
+    lo = -(1 << (bits - 1)) if signed else 0
+    rows, cols = v.shape
+    raw, j2c = os.path.join(work, "in.yuv"), os.path.join(work, "out.j2c")
+    (v - lo).astype("u1" if bits == 8 else "<u2").tofile(raw)
+    args = ["-reversible", "true"] if reversible else ["-reversible", "false", "-qstep", "0.001"]
+    r = run(["ojph_compress", "-i", raw, "-o", j2c, "-dims", f"{{{cols},{rows}}}", "-num_comps", "1", "-signed",
+             "false", "-bit_depth", bits, "-downsamp", "{1,1}", "-prog_order", order, *args])
+    if r.returncode:
+        raise RuntimeError(f"ojph_compress: {r.stderr.strip()[-200:]}")
+    cs = bytearray(open(j2c, "rb").read())
+    assert cs[:4] == b"\xff\x4f\xff\x51" and cs[42] == bits - 1  # SOC, SIZ; Ssiz of component 0
+    if signed:
+        cs[42] |= 0x80
+    return bytes(cs)
+
+
+def set_encapsulated(ds, codestream, syntax):
+    """codestream as the one fragment of the pixel data (no fragment: an empty one, which
+    pydicom's encapsulate() refuses to write)."""
+    ds.file_meta.TransferSyntaxUID = syntax
+    empty_item = b"\xfe\xff\x00\xe0\x00\x00\x00\x00"
+    ds.PixelData = encapsulate([codestream]) if codestream else empty_item * 2
+    ds["PixelData"].VR = "OB"
+    ds["PixelData"].is_undefined_length = True
+
+
+def dcmtk(tool, args, path):
+    r = run([tool, *args, path, path + ".tmp"])
+    if r.returncode:
+        raise RuntimeError(f"{tool}: {r.stderr.strip()[-200:]}")
+    os.replace(path + ".tmp", path)
+
+
+def write(kind, ds, path, work):
+    """ds (uncompressed) written to path in the transfer syntax `kind`; False when no tool here
+    writes that case."""
+    bits, signed = int(ds.BitsStored), bool(ds.PixelRepresentation)
+    if kind == "jpeg_baseline" and (bits != 8 or signed):
+        return False
+    if kind == "jpeg_extended" and (bits == 16 or signed):
+        return False
+    if kind == "rle":
+        ds.compress(RLELossless, encoding_plugin="pydicom")
+    elif kind == "j2k":
+        ds.compress(JPEG2000Lossless, encoding_plugin="pylibjpeg")
+    elif kind == "j2k_jp2":  # a JP2 file where DICOM wants the bare codestream, as some writers do
+        v = ds.pixel_array
+        set_encapsulated(ds, openjpeg.utils.encode_array(v, bits_stored=bits, codec_format=1), JPEG2000Lossless)
+    elif kind == "j2k_lossy":
+        ds.compress(JPEG2000, encoding_plugin="pylibjpeg", j2k_psnr=[50])
+    elif kind in HTJ2K_SYNTAX:
+        v = ds.pixel_array.astype(np.int64)
+        cs = htj2k_codestream(v, bits, signed, work, kind != "htj2k_lossy", "LRCP" if kind == "htj2k" else "RPCL")
+        set_encapsulated(ds, cs, HTJ2K_SYNTAX[kind])
+    ds.save_as(path, enforce_file_format=True)
+    tools = {"deflate": ("dcmconv", ["+td"]), "jpegll": ("dcmcjpeg", ["+e1"]), "jpegls": ("dcmcjpls", ["+el"]),
+             "jpeg_baseline": ("dcmcjpeg", ["+eb"]), "jpeg_extended": ("dcmcjpeg", ["+ee"])}
+    if kind in tools:
+        dcmtk(*tools[kind], path)
+    return True
+
+
+def decode(tool, path):
+    out = path + ".f32"
+    r = run([tool, path, out])
+    if r.returncode:
+        return None, r
+    return np.fromfile(out, np.float32).reshape(ROWS, COLS), r
+
+
+def pixels_part(tool, work):
+    rng = np.random.default_rng(29)
+    for bits in (8, 12, 16):
+        for signed in (False, True):
+            v = known_pixels(bits, signed, rng)
+            want = (v.astype(np.float64) * SLOPE + INTERCEPT).astype(np.float32)
+            lo, hi = stored_range(bits, signed)
+            for kind in LOSSLESS + LOSSY:
+                path = os.path.join(work, f"{kind}_{bits}{'s' if signed else 'u'}.dcm")
+                if not write(kind, dataset(v, bits, signed), path, work):
+                    continue
+                syntax = pydicom.dcmread(path, stop_before_pixels=True).file_meta.TransferSyntaxUID
+                what = f"{kind} ({syntax}) {bits}-bit {'signed' if signed else 'unsigned'} {COLS} x {ROWS}"
+                got, r = decode(tool, path)
+                if not check(f"{what}: decoded", got is not None, r.stderr.strip()[-200:]):
+                    continue
+                err = np.abs(got.astype(np.float64) - want) / SLOPE  # in stored units
+                if kind in LOSSLESS:
+                    check(f"{what}: = the original pixels", np.array_equal(got, want),
+                          f"{int((got != want).sum())} differ")
+                else:
+                    rms, peak = np.sqrt(np.mean(err ** 2)) / (hi - lo), err.max() / (hi - lo)
+                    check(f"{what}: within the codec's error", rms <= 0.01 and peak <= 0.06,
+                          f"RMS {100 * rms:.3f} %, max {100 * peak:.3f} % of the range")
+
+
+def hostile_part(tool, work):
+    rng = np.random.default_rng(30)
+    v = known_pixels(16, False, rng)
+    cs = {"j2k": None, "htj2k": htj2k_codestream(v, 16, False, work, True, "RPCL")}
+    p = os.path.join(work, "hostile_source.dcm")
+    write("j2k", dataset(v, 16, False), p, work)
+    cs["j2k"] = pydicom.encaps.generate_frames(pydicom.dcmread(p).PixelData, number_of_frames=1).__next__()
+    rgb = os.path.join(work, "rgb.ppm")
+    with open(rgb, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (COLS, ROWS) + rng.integers(0, 256, ROWS * COLS * 3, dtype=np.uint8).tobytes())
+    r = run(["ojph_compress", "-i", rgb, "-o", os.path.join(work, "rgb.j2c"), "-reversible", "true"])
+    three = open(os.path.join(work, "rgb.j2c"), "rb").read()
+    cases = []
+    for name, syntax in (("j2k", "1.2.840.10008.1.2.4.90"), ("htj2k", "1.2.840.10008.1.2.4.202")):
+        c = cs[name]
+        cases += [(f"{name} truncated to half", syntax, c[: len(c) // 2], {}, "does not decode"),
+                  (f"{name} Rows 34 for 33", syntax, c, {"Rows": 34}, "Rows x Columns say 34 x 37"),
+                  (f"{name} Columns 36 for 37", syntax, c, {"Columns": 36}, "Rows x Columns say 33 x 36"),
+                  (f"{name} BitsStored 12 for 16", syntax, c, {"BitsStored": 12, "HighBit": 11}, "BitsStored 12"),
+                  (f"{name} PixelRepresentation 1 for unsigned", syntax, c, {"PixelRepresentation": 1},
+                   "PixelRepresentation 1")]
+    cases += [("three components", "1.2.840.10008.1.2.4.201", three, {"BitsStored": 8}, "3 components"),
+              ("not a codestream", "1.2.840.10008.1.2.4.90", rng.bytes(4000), {}, "not a JPEG 2000 codestream"),
+              ("SIZ then noise", "1.2.840.10008.1.2.4.201", cs["htj2k"][:60] + rng.bytes(3000), {},
+               "JPEG 2000"),
+              ("empty fragment", "1.2.840.10008.1.2.4.90", b"", {}, "JPEG 2000 pixel data holds 0 bytes"),
+              ("MPEG2 (unsupported)", "1.2.840.10008.1.2.4.100", cs["j2k"], {}, "cannot decode transfer syntax"),
+              ("unknown syntax UID", "1.2.3.4.5", cs["j2k"], {}, "cannot decode transfer syntax")]
+    for what, syntax, frag, attrs, words in cases:
+        ds = dataset(v, 16, False)
+        set_encapsulated(ds, frag, syntax)
+        for k, val in attrs.items():
+            setattr(ds, k, val)
+        path = os.path.join(work, "hostile_" + "".join(c if c.isalnum() else "_" for c in what) + ".dcm")
+        private = {} if syntax.startswith("1.2.840.10008.") else {"implicit_vr": False, "little_endian": True}
+        ds.save_as(path, enforce_file_format=True, **private)
+        got, r = decode(tool, path)
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        reads = "JPEG 2000 (lossless and lossy) and HTJ2K" in r.stderr if "syntax" in words else True
+        check(f"hostile {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and words in r.stderr
+              and reads, f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[:200]}")
+
+
+def series_part(swinrun, model, work):
+    rng = np.random.default_rng(31)
+    vol = ms.phantom((64, 48, 24), (0.7 * 4, 0.9 * 4, 2.5), seed=3)
+    axial = ms.Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5)
+    plain = os.path.join(work, "series_explicit")
+    ms.write_series(plain, axial, vol, rng=rng)
+    env = dict(os.environ, SWINRUN_MODEL=model)
+    labels = {}
+    for kind in ("explicit", "j2k", "htj2k", "htj2k_rpcl", "deflate"):
+        folder = os.path.join(work, f"series_{kind}")
+        if kind != "explicit":
+            os.makedirs(folder, exist_ok=True)
+            for n in os.listdir(plain):
+                write(kind, pydicom.dcmread(os.path.join(plain, n)), os.path.join(folder, n), work)
+        out = os.path.join(work, f"labels_{kind}.nii.gz")
+        r = run([swinrun, folder + "/", out], env=env)
+        if not check(f"swinrun on the {kind} series", r.returncode == 0, r.stderr.strip()[-200:]):
+            continue
+        img = nib.load(out)
+        labels[kind] = (np.asarray(img.dataobj), img.affine)
+    if "explicit" not in labels:
+        return
+    ref, aff = labels["explicit"]
+    for kind, (lab, a) in labels.items():
+        if kind == "explicit":
+            continue
+        same_grid = lab.shape == ref.shape and np.array_equal(a, aff)
+        check(f"series {kind}: the label map of the uncompressed twin", same_grid and np.array_equal(lab, ref),
+              f"labels {np.unique(lab).tolist()}")
+
+
+def main():
+    tool, swinrun, model, work = sys.argv[1:5]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    pixels_part(tool, work)
+    hostile_part(tool, work)
+    series_part(swinrun, model, work)
+    print("all ok" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
