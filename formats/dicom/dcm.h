@@ -16,6 +16,7 @@ extern "C" { /* status.h, included by swinrun.h, declares C functions without sa
 
 #define SWIN_UID_MAX 65 /* 64 characters + NUL */
 #define SWIN_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2"
+#define SWIN_DCM_PADDING_HU (-1024.0f) /* pixel padding: air */
 
 /* What the series reader needs of one file. */
 struct swin_dcm_slice {
@@ -31,6 +32,9 @@ struct swin_dcm_slice {
     double spacing[2];             /* PixelSpacing: between rows (down a column), between columns */
     double slope, intercept;       /* RescaleSlope / RescaleIntercept (1, 0 when absent) */
     double gantry_tilt;            /* GantryDetectorTilt in degrees (0 when absent) */
+    bool has_padding;              /* PixelPaddingValue present */
+    int padding[2];                /* stored values from PixelPaddingValue to PixelPaddingRangeLimit
+                                      (both the value when no limit), in the pixel representation */
 };
 
 /* Nonzero when the data dictionary is loaded; else a message naming DCMDICTPATH. Also
@@ -43,14 +47,24 @@ swin_status swin_dcm_init(swin_error *err);
 swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, bool *is_dicom, swin_error *err);
 
 /* Decodes the frame of s (rows x cols, row by row) into out as HU (stored value * slope +
- * intercept). Refuses transfer syntaxes it cannot decode, naming them. */
+ * intercept; stored values in the padding range are outside the scan: SWIN_DCM_PADDING_HU).
+ * Refuses transfer syntaxes it cannot decode, naming them. */
 swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swin_error *err);
 
 /* The CT series an output refers to: slices sorted along the slice normal. */
 struct swin_dcm_ref {
     const struct swin_dcm_slice *const *slices; /* nz, in voxel k order */
     int nz;
+    /* what the outputs name as the study, the CT series and the frame of reference
+     * (swin_dcm_ref_identity): the CT's own UIDs, or new ones where the CT's are blank or invalid */
+    char study_uid[SWIN_UID_MAX], series_uid[SWIN_UID_MAX], frame_of_ref[SWIN_UID_MAX];
 };
+
+/* Fills ref's study, series and frame of reference UIDs from the first CT slice; each one
+ * blank or invalid there gets a new UID under DCMTK's root (1.2.276.0.7230010.3), the same
+ * for every output built from ref. notice: "" when every UID is the CT's own, else one line
+ * naming the generated ones. */
+swin_status swin_dcm_ref_identity(struct swin_dcm_ref *ref, char *notice, size_t notice_size, swin_error *err);
 
 /* Labels present: which classes get a segment / ROI, in this order. */
 struct swin_dcm_content {
@@ -58,9 +72,11 @@ struct swin_dcm_content {
     int nclasses;
     const uint16_t *labels;                 /* cols * rows * nz, the CT's own order */
     const char *software_version;
+    swin_seg_type seg_type;                 /* the SEG's form */
 };
 
-/* DICOM SEG (binary, one segment per class, frames only where the segment has voxels) and
+/* DICOM SEG (binary: one segment per class, frames only where the segment has voxels;
+ * label map: one frame per slice with voxels, pixel = segment number) and
  * RT Structure Set (one ROI per class, contours from contour.h), written to a temporary
  * file that tmp_path names; the caller renames it into place. */
 swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c, const char *tmp_path,

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dctk.h>
@@ -67,6 +68,17 @@ static int get_int(DcmItem *d, const DcmTagKey &t, int fallback)
     return fallback;
 }
 
+// A US or SS value (PixelPaddingValue's VR follows PixelRepresentation) as the stored value.
+static bool get_stored(DcmItem *d, const DcmTagKey &t, int signed_repr, int *out)
+{
+    Uint16 u;
+    Sint16 v;
+    if (d->findAndGetUint16(t, u).good()) *out = signed_repr ? (int)(Sint16)u : (int)u;
+    else if (d->findAndGetSint16(t, v).good()) *out = signed_repr ? (int)v : (int)(Uint16)v;
+    else return false;
+    return true;
+}
+
 swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, bool *is_dicom, swin_error *err)
 {
     std::memset(s, 0, sizeof *s);
@@ -108,6 +120,10 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice *s, boo
     if (!get_ds(d, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
     if (!get_ds(d, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
     if (!get_ds(d, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
+    s->has_padding = get_stored(d, DCM_PixelPaddingValue, s->pixel_representation, &s->padding[0]);
+    if (s->has_padding && !get_stored(d, DCM_PixelPaddingRangeLimit, s->pixel_representation, &s->padding[1]))
+        s->padding[1] = s->padding[0];
+    if (s->padding[0] > s->padding[1]) std::swap(s->padding[0], s->padding[1]);
     return SWIN_OK;
 }
 
@@ -129,6 +145,8 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swi
     }
     const size_t n = (size_t)s->rows * (size_t)s->cols;
     const double a = s->slope, b = s->intercept;
+    const int pad_lo = s->has_padding ? s->padding[0] : 1, pad_hi = s->has_padding ? s->padding[1] : 0;
+    auto hu = [&](int v) { return v >= pad_lo && v <= pad_hi ? SWIN_DCM_PADDING_HU : (float)(v * a + b); };
     if (s->bits_allocated == 16) {
         const Uint16 *px = NULL;
         unsigned long count = 0;
@@ -137,7 +155,7 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swi
                                   s->rows, s->cols);
         // stored values above BitsStored are not masked: CT writers keep them sign-extended
         for (size_t i = 0; i < n; i++)
-            out[i] = (float)((s->pixel_representation ? (double)(Sint16)px[i] : (double)px[i]) * a + b);
+            out[i] = hu(s->pixel_representation ? (int)(Sint16)px[i] : (int)px[i]);
     } else if (s->bits_allocated == 8) {
         const Uint8 *px = NULL;
         unsigned long count = 0;
@@ -145,7 +163,7 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *s, float *out, swi
             return swin_error_set(err, SWIN_ERR_FORMAT, "%s: pixel data missing or shorter than %d x %d", s->path,
                                   s->rows, s->cols);
         for (size_t i = 0; i < n; i++)
-            out[i] = (float)((s->pixel_representation ? (double)(Sint8)px[i] : (double)px[i]) * a + b);
+            out[i] = hu(s->pixel_representation ? (int)(Sint8)px[i] : (int)px[i]);
     } else {
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: BitsAllocated %d; swinrun reads 8- and 16-bit CT pixels",
                               s->path, s->bits_allocated);

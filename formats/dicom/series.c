@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "formats/dicom/series.h"
+#include "formats/dicom/uid.h"
 
 #define SWIN_DCM_MAX_FILES 100000
 
@@ -139,6 +140,13 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
             return swin_error_set(err, SWIN_ERR_FORMAT,
                                   "%s: SOP class %s is not CT Image Storage (%s): swinrun segments CT series only",
                                   s->path, s->sop_class[0] ? s->sop_class : "(none)", SWIN_CT_IMAGE_STORAGE);
+        if (!swin_dcm_uid_valid(s->sop_instance))
+            return swin_error_set(err, SWIN_ERR_FORMAT,
+                                  "%s: SOPInstanceUID %s%s%s: the SEG and the RT Structure Set could not "
+                                  "reference this slice; re-export the series with its instance UIDs kept (or "
+                                  "replaced consistently)",
+                                  s->path, s->sop_instance[0] ? "\"" : "", s->sop_instance,
+                                  s->sop_instance[0] ? "\" is not a valid UID" : "is blank");
         if (!s->has_position || !s->has_orientation || !s->has_spacing)
             return swin_error_set(err, SWIN_ERR_FORMAT,
                                   "%s: no %s: the slice cannot be placed in patient space", s->path,

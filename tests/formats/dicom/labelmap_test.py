@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The label-map SEG (`--seg-type labelmap`: DICOM 2024c, Supplement 243) on a generated axial
+series (make_series.py's helpers), against pydicom, highdicom and the same run's NIfTI label
+map and binary SEG (issue 29, part D). Debian's dciodvfy predates the label-map IOD: it
+checks the binary SEG only.
+
+  - Label Map Segmentation Storage (1.2.840.10008.5.1.4.1.1.66.7), SegmentationType LABELMAP,
+    8-bit MONOCHROME2, segment 0 Background then one segment per label present;
+  - one frame per slice with a label, each on its source CT slice's plane and referencing
+    it; its pixels (pydicom) are the segment numbers of the NIfTI label map's slice;
+  - highdicom (segread) reads it back equal to the NIfTI label map and to the binary SEG;
+  - --seg-type of another name: exit 2, one line.
+
+    labelmap_test.py SWINRUN MODEL WORKDIR"""
+import os
+import shutil
+import sys
+
+import nibabel as nib
+import numpy as np
+import pydicom
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import anon_test  # noqa: E402
+import make_series as ms  # noqa: E402
+import test_dicom as td  # noqa: E402
+
+LABELMAP_STORAGE = "1.2.840.10008.5.1.4.1.1.66.7"
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("swinrun")
+    ap.add_argument("model")
+    ap.add_argument("work")
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    ct, out = os.path.join(a.work, "axial"), os.path.join(a.work, "out")
+    os.makedirs(out)
+    ms.write_series(ct, ms.Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5), anon_test.volume(),
+                    rng=np.random.default_rng(243))
+    env = dict(os.environ, SWINRUN_MODEL=a.model)
+    nii, lm, binary = (os.path.join(out, n) for n in ("labels.nii.gz", "lm.dcm", "bin.dcm"))
+    r = [td.run([a.swinrun, ct, o, *extra], env=env)
+         for o, extra in ((nii, []), (lm, ["--seg-type", "labelmap"]), (binary, ["--seg-type", "binary"]))]
+    if not td.check("swinrun CT_DIR out.nii.gz, lm.dcm --seg-type labelmap, bin.dcm --seg-type binary",
+                    all(x.returncode == 0 for x in r), "".join(x.stderr for x in r).strip()[-300:]):
+        return 1
+    s = td.Series(ct)
+    labels = np.asarray(nib.load(nii).dataobj)
+    present = sorted(int(v) for v in np.unique(labels) if v)
+    td.check("the test model finds organs", len(present) > 0, f"labels {present}")
+    ds = pydicom.dcmread(lm)
+    td.check("Label Map Segmentation Storage, LABELMAP, 8-bit MONOCHROME2, file meta alike",
+             ds.SOPClassUID == LABELMAP_STORAGE and ds.file_meta.MediaStorageSOPClassUID == LABELMAP_STORAGE and
+             ds.SegmentationType == "LABELMAP" and ds.BitsAllocated == 8 and ds.BitsStored == 8 and
+             ds.PhotometricInterpretation == "MONOCHROME2" and ds.PixelRepresentation == 0)
+    segs = [(int(x.SegmentNumber), x.SegmentLabel) for x in ds.SegmentSequence]
+    td.check("segment 0 Background, then one per label present, numbered 1..n",
+             segs[0] == (0, "Background") and [n for n, _ in segs[1:]] == list(range(1, len(present) + 1)) and
+             [td.BTCV.index(l) + 1 for _, l in segs[1:]] == present, str(segs[:3]))
+    number_of = {td.BTCV.index(l) + 1: n for n, l in segs[1:]}
+    with_labels = [k for k in range(labels.shape[2]) if labels[:, :, k].any()]
+    frames = ds.PerFrameFunctionalGroupsSequence
+    ks = [s.k_of.get(f.DerivationImageSequence[0].SourceImageSequence[0].ReferencedSOPInstanceUID) for f in frames]
+    td.check("one frame per slice with a label, each referencing its slice", ks == with_labels,
+             f"{len(frames)} frames, {len(with_labels)} slices with labels")
+    planes = all(np.abs(np.array(f.PlanePositionSequence[0].ImagePositionPatient, float) - s.pos[k]).max() < 1e-4
+                 for f, k in zip(frames, ks) if k is not None)
+    td.check("every frame on its slice's plane; one dimension (ImagePositionPatient)",
+             planes and len(ds.DimensionIndexSequence) == 1 and
+             ds.DimensionIndexSequence[0].DimensionIndexPointer == 0x00200032)
+    lut = np.zeros(labels.max() + 1, np.int64)
+    for lab, n in number_of.items():
+        lut[lab] = n
+    px = ds.pixel_array.reshape(len(frames), s.rows, s.cols)
+    exact = all(np.array_equal(px[f], lut[labels[:, :, k].T]) for f, k in enumerate(ks) if k is not None)
+    td.check("pydicom: each frame's pixels are the segment numbers of its slice", exact)
+    back_lm, back_bin = anon_test.read_seg(lm, s), anon_test.read_seg(binary, s)
+    td.check("highdicom reads the label-map SEG back = the NIfTI label map", np.array_equal(back_lm, labels),
+             f"{int(np.sum(back_lm != labels))} voxels differ")
+    td.check("... = the binary SEG read back", np.array_equal(back_lm, back_bin))
+    errs, warns = td.dciodvfy_errors(binary)
+    td.check("binary SEG (--seg-type binary) dciodvfy: no error", not errs, "; ".join(errs[:3]))
+    before = set(os.listdir(out))
+    r = td.run([a.swinrun, ct, os.path.join(out, "x.dcm"), "--seg-type", "bitmap"], env=env)
+    td.check("--seg-type bitmap: exit 2, one line, nothing written",
+             r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and set(os.listdir(out)) == before,
+             r.stderr.strip()[:160])
+    print("PASS" if td.ok else "FAIL")
+    return 0 if td.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
