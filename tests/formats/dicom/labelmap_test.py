@@ -9,9 +9,12 @@ checks the binary SEG only.
   - one frame per slice with a label, each on its source CT slice's plane and referencing
     it; its pixels (pydicom) are the segment numbers of the NIfTI label map's slice;
   - highdicom (segread) reads it back equal to the NIfTI label map and to the binary SEG;
-  - --seg-type of another name: exit 2, one line.
+  - --seg-type of another name: exit 2, one line;
+  - --bench: seg_write_bench's 300-label map (bench/dicom/seg_write_bench.c) on the same
+    series: a 16-bit label-map SEG, read back by highdicom equal to the label map recomputed
+    here, as is the binary SEG of the same 300 segments.
 
-    labelmap_test.py SWINRUN MODEL WORKDIR"""
+    labelmap_test.py SWINRUN MODEL WORKDIR [--bench SEG_WRITE_BENCH]"""
 import os
 import shutil
 import sys
@@ -29,12 +32,48 @@ import test_dicom as td  # noqa: E402
 LABELMAP_STORAGE = "1.2.840.10008.5.1.4.1.1.66.7"
 
 
+def bench_labels(nx, ny, nz, nlabels):
+    """seg_write_bench's label map, recomputed: 13 ellipsoids, then one voxel per label."""
+    lab = np.zeros((nx, ny, nz), np.uint16)
+    i, j, k = np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij")
+    for l in range(1, 14):
+        cx, cy = ((l - 1) % 4 + 0.5) / 4 * nx, ((l - 1) // 4 + 0.5) / 4 * ny
+        r = (0.25 if l == 6 else 0.125) * min(nx, ny) / 2
+        span = (0.2 + 0.4 * (l % 5) / 4) * nz
+        lab[((i - cx) / r) ** 2 + ((j - cy) / r) ** 2 + ((k - 0.5 * nz) / (span / 2)) ** 2 <= 1] = l
+    for l in range(14, nlabels + 1):  # voxel (i, j, k) at flat index i + nx * (j + ny * k)
+        lab[np.unravel_index(l * 7919 % lab.size, lab.shape, order="F")] = l
+    return lab
+
+
+def check_16bit(bench, ct, out):
+    import highdicom as hd
+    d = os.path.join(out, "bench300")
+    os.makedirs(d)
+    r = td.run([bench, ct, d, "1", "300"])
+    if not td.check("seg_write_bench: 300 labels, both forms", r.returncode == 0, r.stderr.strip()[-200:]):
+        return
+    s = td.Series(ct)
+    want = bench_labels(s.cols, s.rows, len(s.sop), 300)
+    ds = pydicom.dcmread(os.path.join(d, "labelmap.dcm"))
+    td.check("300 segments: a 16-bit label map, 301 segments with the background",
+             ds.BitsAllocated == 16 and ds.BitsStored == 16 and ds.HighBit == 15 and len(ds.SegmentSequence) == 301)
+    for form in ("labelmap", "binary"):
+        seg = hd.seg.segread(os.path.join(d, form + ".dcm"))
+        arr = seg.get_pixels_by_source_instance(source_sop_instance_uids=s.sop, combine_segments=True,
+                                                relabel=False, assert_missing_frames_are_empty=True)
+        back = arr.transpose(2, 1, 0)  # segment n is label n here
+        td.check(f"300 segments: highdicom reads the {form} SEG back = the label map", np.array_equal(back, want),
+                 f"{int(np.sum(back != want))} voxels differ")
+
+
 def main():
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("swinrun")
     ap.add_argument("model")
     ap.add_argument("work")
+    ap.add_argument("--bench")
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     ct, out = os.path.join(a.work, "axial"), os.path.join(a.work, "out")
@@ -89,6 +128,8 @@ def main():
     td.check("--seg-type bitmap: exit 2, one line, nothing written",
              r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and set(os.listdir(out)) == before,
              r.stderr.strip()[:160])
+    if a.bench:
+        check_16bit(a.bench, ct, out)
     print("PASS" if td.ok else "FAIL")
     return 0 if td.ok else 1
 
