@@ -512,8 +512,8 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
     }
 }
 
-extern "C" swin_status swin_dcm_ref_identity(struct swin_dcm_ref *ref, char *notice, size_t notice_size,
-                                             swin_error *err)
+// swin_dcm_ref_identity (dcm.h), DCMTK allocating as it reads
+static swin_status identity(struct swin_dcm_ref *ref, char *notice, size_t notice_size, swin_error *err)
 {
     const swin_dcm_slice &s0 = slice(ref, 0);
     DcmFileFormat ff;
@@ -529,20 +529,33 @@ extern "C" swin_status swin_dcm_ref_identity(struct swin_dcm_ref *ref, char *not
     } ids[3] = {{study.c_str(), ref->study_uid, "StudyInstanceUID", SITE_STUDY_UID_ROOT},
                 {s0.series_uid, ref->series_uid, "SeriesInstanceUID", SITE_SERIES_UID_ROOT},
                 {s0.frame_of_ref, ref->frame_of_ref, "FrameOfReferenceUID", SITE_INSTANCE_UID_ROOT}};
-    std::string generated;
+    char generated[160] = "";
+    size_t len = 0;
     for (auto &id : ids) {
         if (swin_dcm_uid_valid(id.ct)) {
             std::snprintf(id.out, SWIN_UID_MAX, "%s", id.ct);
             continue;
         }
-        std::snprintf(id.out, SWIN_UID_MAX, "%s", uid(id.root).c_str());
-        generated += std::string(generated.empty() ? "" : ", ") + id.name + (id.ct[0] ? " (invalid)" : " (blank)");
+        char buf[100];
+        std::snprintf(id.out, SWIN_UID_MAX, "%s", dcmGenerateUniqueIdentifier(buf, id.root));
+        len += (size_t)std::snprintf(generated + len, sizeof generated - len, "%s%s (%s)", len ? ", " : "", id.name,
+                                     id.ct[0] ? "invalid" : "blank");
     }
     notice[0] = 0;
-    if (!generated.empty())
+    if (len)
         std::snprintf(notice, notice_size,
                       "the CT's %s: new UIDs generated for the DICOM outputs, which will not file into the source "
                       "study",
-                      generated.c_str());
+                      generated);
     return SWIN_OK;
+}
+
+extern "C" swin_status swin_dcm_ref_identity(struct swin_dcm_ref *ref, char *notice, size_t notice_size,
+                                             swin_error *err)
+{
+    try {
+        return identity(ref, notice, notice_size, err);
+    } catch (const std::bad_alloc &) {
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory reading the CT's study");
+    }
 }
