@@ -219,6 +219,13 @@ typedef struct swin_dicom_class {
     unsigned char rgb[3];                     /* recommended display colour */
 } swin_dicom_class;
 
+/* SWIN_SEG_BINARY: Segmentation Storage, one 1-bit frame per segment per slice where the
+ * segment has voxels (read by every SEG reader). SWIN_SEG_LABELMAP: Label Map Segmentation
+ * Storage (DICOM 2024c, Supplement 243), one 8- or 16-bit frame per slice with voxels, each
+ * pixel its segment's number (0 background): fewer frames and attributes for many organs,
+ * read by newer readers only (highdicom >= 0.24). */
+typedef enum swin_seg_type { SWIN_SEG_BINARY = 0, SWIN_SEG_LABELMAP = 1 } swin_seg_type;
+
 typedef struct swin_segment_params {
     bool reorient;              /* to RAS before resampling (default true) */
     bool resample;              /* to spacing_mm (default true) */
@@ -247,6 +254,8 @@ typedef struct swin_segment_params {
      * default): the only CT series, else the axial CT series with the most slices; two such
      * series of as many slices are refused (SWIN_ERR_FORMAT), naming the series. */
     const char *dicom_series;
+    /* The DICOM SEG's form (default SWIN_SEG_BINARY). */
+    swin_seg_type seg_type;
 } swin_segment_params;
 
 typedef enum swin_voxel_type { SWIN_VOXELS_F32 = 0, SWIN_VOXELS_I16 = 1 } swin_voxel_type;
@@ -294,6 +303,10 @@ typedef struct swin_segment_report {
     int dicom_skipped;                    /* DICOM files not read as slices: localizers, non-image
                                              objects (dose reports, secondary captures, ...), other series */
     char dicom_skipped_what[192];         /* e.g. "2 localizer images in the series; 3 files of 1 other series" */
+    /* DICOM outputs whose study, CT series or frame of reference UID the CT left blank or
+     * invalid (an anonymised series): which, and that new UIDs were generated, so that the
+     * outputs will not file into the source study; "" when the outputs use the CT's own. */
+    char dicom_notice[256];
 } swin_segment_report;
 
 SWIN_API swin_segment_params swin_segment_default_params(void);
@@ -319,8 +332,9 @@ SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_pa
  * deflate, RLE, JPEG baseline / extended / lossless, JPEG-LS, JPEG 2000, HTJ2K). Of several
  * series, params->dicom_series picks one, else the default (report .dicom_series_reason says
  * which and why); localizers and non-image objects are skipped (.dicom_skipped). The slices are ordered by ImagePositionPatient along the slice
- * normal; a series with mixed geometry, duplicate positions, uneven spacing
- * or gantry tilt is refused (SWIN_ERR_FORMAT, one line that says where). The volume goes
+ * normal; a series with mixed geometry, duplicate positions, uneven spacing,
+ * gantry tilt or a blank SOPInstanceUID is refused (SWIN_ERR_FORMAT, one line that says
+ * where); blank study, series or frame of reference UIDs get new ones (report .dicom_notice). The volume goes
  * through swin_segment; the labels on the CT's grid are written to output_path: .nii /
  * .nii.gz a NIfTI label map, .dcm a DICOM SEG (and params->rtstruct_path an RT Structure
  * Set). Without any label other than 0 no DICOM output is written (report .dicom_written

@@ -88,6 +88,13 @@ static const char *st_with_preview(struct cli_args *a, char **v) { a->with_previ
 static const char *st_classes(struct cli_args *a, char **v) { a->classes = v[0]; return NULL; }
 static const char *st_series(struct cli_args *a, char **v) { a->seg.dicom_series = v[0]; return NULL; }
 static const char *st_rtstruct(struct cli_args *a, char **v) { a->seg.rtstruct_path = v[0]; return NULL; }
+static const char *st_seg_type(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "binary")) a->seg.seg_type = SWIN_SEG_BINARY;
+    else if (!strcmp(v[0], "labelmap")) a->seg.seg_type = SWIN_SEG_LABELMAP;
+    else return "binary or labelmap";
+    return NULL;
+}
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
 static const char *st_half(struct cli_args *a, char **v) { a->ctx.precision = SWIN_PRECISION_FP16; return NULL; }
 static const char *st_no_normalize(struct cli_args *a, char **v) { a->load.no_normalize = true; return NULL; }
@@ -242,6 +249,9 @@ static const struct cli_option options[] = {
      "DICOM study (a folder of several series, a DICOMDIR): the series to read,\n"
      "by SeriesInstanceUID or SeriesNumber (default: the only CT series, else the\n"
      "axial CT series with the most slices; a tie is refused with the list)"},
+    {"--seg-type", NULL, 1, "T", V_SEGMENT, st_seg_type,
+     "binary (default) | labelmap: the DICOM SEG's form; labelmap is DICOM 2024c's\n"
+     "Label Map Segmentation, one frame per slice (newer readers only)"},
     {"--classes", NULL, 1, "FILE", V_SEGMENT, st_classes,
      "what the labels mean in a SEG / RTSTRUCT (default: the 13 BTCV organs), one\n"
      "tab-separated line per label: LABEL NAME CODE SCHEME MEANING R,G,B\n"

@@ -101,13 +101,14 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             "     \"seconds\": {\"read\": %.3f, \"preprocess\": %.3f, \"windows\": %.3f, \"write\": %.3f, "
             "\"seg\": %.3f, \"rtstruct\": %.3f, \"total\": %.3f},\n"
             "     \"planned_pipeline_bytes\": %zu, \"labels_present\": %d, \"dicom_input\": %s, "
-            "\"dicom_written\": %s",
+            "\"dicom_written\": %s, \"dicom_notice\": ",
             r->input_dim[0], r->input_dim[1], r->input_dim[2], r->input_axcodes,
             r->input_spacing[0], r->input_spacing[1], r->input_spacing[2], r->grid_dim[0], r->grid_dim[1],
             r->grid_dim[2], r->grid_spacing[0], r->grid_spacing[1],
             r->grid_spacing[2], (long long)r->cubes, r->classes, r->seconds_read, r->seconds_preprocess,
             r->seconds_infer, r->seconds_write, r->seconds_seg, r->seconds_rtstruct, total, r->pipeline_bytes, r->labels_present,
             r->dicom_input ? "true" : "false", r->dicom_written ? "true" : "false");
+    json_string(f, r->dicom_notice);
     if (r->dicom_input) {
         fprintf(f, ",\n     \"dicom_series\": ");
         json_string(f, r->dicom_series_uid);
@@ -305,6 +306,7 @@ int cli_segment(const struct cli_args *a)
             bool wants_dicom = sp.rtstruct_path || (ol > 4 && !strcasecmp(out + ol - 4, ".dcm"));
             if (rep.dicom_input && !rep.labels_present && wants_dicom)
                 fprintf(stderr, "swinrun: no organ found in %s: no DICOM SEG or RT Structure Set written\n", in);
+            if (rep.dicom_written && rep.dicom_notice[0]) fprintf(stderr, "swinrun: %s: %s\n", in, rep.dicom_notice);
             if (bar.on) fprintf(stderr, "%s -> %s: %lld cubes, %.1f s\n", bar.name, out, rep.cubes, now() - t0);
         }
         if (jf) {

@@ -19,6 +19,7 @@ extern "C" { /* status.h, included by swinrun.h, declares C functions without sa
 #define SWIN_ENHANCED_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2.1"
 #define SWIN_LEGACY_ENHANCED_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2.2" /* Legacy Converted Enhanced CT */
 #define SWIN_DCM_MAX_FRAMES 100000 /* frames of one multi-frame file */
+#define SWIN_DCM_PADDING_HU (-1024.0f) /* pixel padding: air */
 
 /* What the series reader needs of one slice: a single-frame file, or one frame of a
  * multi-frame file (its attributes from the frame's per-frame functional groups, else the
@@ -40,6 +41,9 @@ struct swin_dcm_slice {
     double spacing[2];             /* PixelSpacing: between rows (down a column), between columns */
     double slope, intercept;       /* RescaleSlope / RescaleIntercept (1, 0 when absent) */
     double gantry_tilt;            /* GantryDetectorTilt in degrees (0 when absent) */
+    bool has_padding;              /* PixelPaddingValue present */
+    int padding[2];                /* stored values from PixelPaddingValue to PixelPaddingRangeLimit
+                                      (both the value when no limit), in the pixel representation */
 };
 
 /* Nonzero when the data dictionary is loaded; else a message naming DCMDICTPATH. Also
@@ -64,7 +68,8 @@ swin_status swin_dcm_read_dicomdir(const char *path, swin_status (*add)(void *us
 
 /* Decodes n slices of one file (s[i]->path all the same; multi-frame: in increasing frame
  * order), s[i] into out[i] (rows x cols, row by row) as HU (stored value * slope +
- * intercept). The file is opened once and its pixel data read one frame at a time. Reads
+ * intercept; stored values in the padding range are outside the scan: SWIN_DCM_PADDING_HU).
+ * The file is opened once and its pixel data read one frame at a time. Reads
  * uncompressed (implicit and explicit VR little endian, explicit big endian, deflate), RLE,
  * JPEG (baseline, extended, lossless), JPEG-LS (DCMTK's decoders), JPEG 2000 and HTJ2K
  * (j2k_decode.h; single-frame files); refuses other transfer syntaxes, naming them. */
@@ -74,7 +79,16 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *c
 struct swin_dcm_ref {
     const struct swin_dcm_slice *const *slices; /* nz, in voxel k order */
     int nz;
+    /* what the outputs name as the study, the CT series and the frame of reference
+     * (swin_dcm_ref_identity): the CT's own UIDs, or new ones where the CT's are blank or invalid */
+    char study_uid[SWIN_UID_MAX], series_uid[SWIN_UID_MAX], frame_of_ref[SWIN_UID_MAX];
 };
+
+/* Fills ref's study, series and frame of reference UIDs from the first CT slice; each one
+ * blank or invalid there gets a new UID under DCMTK's root (1.2.276.0.7230010.3), the same
+ * for every output built from ref. notice: "" when every UID is the CT's own, else one line
+ * naming the generated ones. */
+swin_status swin_dcm_ref_identity(struct swin_dcm_ref *ref, char *notice, size_t notice_size, swin_error *err);
 
 /* Labels present: which classes get a segment / ROI, in this order. */
 struct swin_dcm_content {
@@ -82,9 +96,11 @@ struct swin_dcm_content {
     int nclasses;
     const uint16_t *labels;                 /* cols * rows * nz, the CT's own order */
     const char *software_version;
+    swin_seg_type seg_type;                 /* the SEG's form */
 };
 
-/* DICOM SEG (binary, one segment per class, frames only where the segment has voxels) and
+/* DICOM SEG (binary: one segment per class, frames only where the segment has voxels;
+ * label map: one frame per slice with voxels, pixel = segment number) and
  * RT Structure Set (one ROI per class, contours from contour.h), written to a temporary
  * file that tmp_path names; the caller renames it into place. */
 swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c, const char *tmp_path,

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <new>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <dcmtk/config/osconfig.h>
@@ -71,6 +72,17 @@ static int get_int(DcmItem *d, const DcmTagKey &t, int fallback)
     OFString v;
     if (d->findAndGetOFString(t, v).good() && !v.empty()) return std::atoi(v.c_str());
     return fallback;
+}
+
+// A US or SS value (PixelPaddingValue's VR follows PixelRepresentation) as the stored value.
+static bool get_stored(DcmItem *d, const DcmTagKey &t, int signed_repr, int *out)
+{
+    Uint16 u;
+    Sint16 v;
+    if (d->findAndGetUint16(t, u).good()) *out = signed_repr ? (int)(Sint16)u : (int)u;
+    else if (d->findAndGetSint16(t, v).good()) *out = signed_repr ? (int)v : (int)(Uint16)v;
+    else return false;
+    return true;
 }
 
 // The item of a functional group macro (e.g. PlanePositionSequence) for one frame: the
@@ -165,6 +177,10 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slice
     s->bits_stored = get_int(d, DCM_BitsStored, s->bits_allocated);
     s->pixel_representation = get_int(d, DCM_PixelRepresentation, 0);
     s->samples_per_pixel = get_int(d, DCM_SamplesPerPixel, 1);
+    s->has_padding = get_stored(d, DCM_PixelPaddingValue, s->pixel_representation, &s->padding[0]);
+    if (s->has_padding && !get_stored(d, DCM_PixelPaddingRangeLimit, s->pixel_representation, &s->padding[1]))
+        s->padding[1] = s->padding[0];
+    if (s->padding[0] > s->padding[1]) std::swap(s->padding[0], s->padding[1]);
     if (!get_ds(d, DCM_SliceThickness, &s->slice_thickness, 1)) s->slice_thickness = 0.0;
     if (!per) {
         s->has_position = get_ds(d, DCM_ImagePositionPatient, s->position, 3);
@@ -241,6 +257,14 @@ static swin_status j2k_codestream(DcmDataset *d, const struct swin_dcm_slice *s,
     return SWIN_OK;
 }
 
+// One stored value in HU: value * slope + intercept, or air for a padding value (outside
+// the reconstructed field of view).
+static inline float stored_to_hu(const struct swin_dcm_slice *s, int v)
+{
+    if (s->has_padding && v >= s->padding[0] && v <= s->padding[1]) return SWIN_DCM_PADDING_HU;
+    return (float)((double)v * s->slope + s->intercept);
+}
+
 // A JPEG 2000 / HTJ2K frame in HU.
 static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float *out, swin_error *err)
 {
@@ -254,7 +278,7 @@ static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float
         std::vector<int32_t> px((size_t)s->rows * (size_t)s->cols);
         const struct swin_j2k_expect want = {s->rows, s->cols, s->bits_stored, s->pixel_representation != 0};
         if ((st = swin_j2k_decode(cs.data(), cs.size(), &want, px.data(), s->path, err))) return st;
-        for (size_t i = 0; i < px.size(); i++) out[i] = (float)((double)px[i] * s->slope + s->intercept);
+        for (size_t i = 0; i < px.size(); i++) out[i] = stored_to_hu(s, px[i]);
     } catch (const std::bad_alloc &) {
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory decoding a %d x %d JPEG 2000 frame", s->path,
                               s->rows, s->cols);
@@ -266,15 +290,12 @@ static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float
 static void to_hu(const struct swin_dcm_slice *s, const Uint8 *buf, float *out)
 {
     const size_t n = (size_t)s->rows * (size_t)s->cols;
-    const double a = s->slope, b = s->intercept;
     // stored values above BitsStored are not masked: CT writers keep them sign-extended
     if (s->bits_allocated == 16) {
         const Uint16 *px = (const Uint16 *)(const void *)buf;
-        for (size_t i = 0; i < n; i++)
-            out[i] = (float)((s->pixel_representation ? (double)(Sint16)px[i] : (double)px[i]) * a + b);
+        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, s->pixel_representation ? (int)(Sint16)px[i] : (int)px[i]);
     } else {
-        for (size_t i = 0; i < n; i++)
-            out[i] = (float)((s->pixel_representation ? (double)(Sint8)buf[i] : (double)buf[i]) * a + b);
+        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, s->pixel_representation ? (int)(Sint8)buf[i] : (int)buf[i]);
     }
 }
 

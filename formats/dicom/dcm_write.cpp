@@ -1,5 +1,6 @@
 // DICOM SEG and RT Structure Set from a label map on a CT series' own grid, built as
 // DCMTK datasets attribute by attribute (PS3.3 A.51 Segmentation, A.19 RT Structure Set).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,11 +15,13 @@
 extern "C" {
 #include "formats/dicom/contour.h"
 }
+#include "formats/dicom/uid.h"
 #include "formats/dicom/dcm.h"
 
 namespace {
 
 const char *const SEG_STORAGE = "1.2.840.10008.5.1.4.1.1.66.4";
+const char *const LABELMAP_SEG_STORAGE = "1.2.840.10008.5.1.4.1.1.66.7"; // DICOM 2024c, Supplement 243
 const char *const RTSTRUCT_STORAGE = "1.2.840.10008.5.1.4.1.1.481.3";
 const char *const STUDY_COMPONENT = "1.2.840.10008.3.1.2.3.1"; // RT Referenced Study's SOP class (PS3.3 C.8.8.5)
 
@@ -79,7 +82,15 @@ std::string ds_list(const double *v, int n)
     return s;
 }
 
-// Patient, study, frame of reference and character set, copied from the first CT slice.
+// A DA, TM or AS value out of its syntax (e.g. an anonymiser's "REMOVED").
+bool bad_date(DcmElement *e)
+{
+    const DcmEVR vr = e->ident();
+    return (vr == EVR_DA || vr == EVR_TM || vr == EVR_AS) && e->checkValue("1").bad();
+}
+
+// Patient, study, frame of reference and character set, copied from the first CT slice; a
+// value its VR does not allow (an anonymiser's placeholder date) is left empty instead.
 void copy_from_ct(const char *ct_path, DcmDataset *out)
 {
     DcmFileFormat ff;
@@ -92,7 +103,8 @@ void copy_from_ct(const char *ct_path, DcmDataset *out)
                                      DCM_StudyDescription, DCM_FrameOfReferenceUID, DCM_PositionReferenceIndicator};
     for (const DcmTagKey &t : tags) {
         DcmElement *e = nullptr;
-        if (ct->findAndGetElement(t, e).good() && e) ok(out->insert(OFstatic_cast(DcmElement *, e->clone()), true), "copying");
+        if (ct->findAndGetElement(t, e).good() && e && !bad_date(e))
+            ok(out->insert(OFstatic_cast(DcmElement *, e->clone()), true), "copying");
     }
     // type 2 attributes the CT may lack: present, empty
     static const DcmTagKey type2[] = {DCM_PatientName, DCM_PatientID, DCM_PatientBirthDate, DCM_PatientSex,
@@ -120,6 +132,8 @@ void common(DcmDataset *d, const swin_dcm_ref *ref, const swin_dcm_content *c, c
             const char *modality, const std::string &series_description)
 {
     copy_from_ct(ref->slices[0]->path, d);
+    put(d, DCM_StudyInstanceUID, ref->study_uid);
+    put(d, DCM_FrameOfReferenceUID, ref->frame_of_ref);
     now_str now;
     put(d, DCM_SOPClassUID, sop_class);
     put(d, DCM_SOPInstanceUID, uid(SITE_INSTANCE_UID_ROOT));
@@ -200,15 +214,126 @@ bool has_voxel(const uint16_t *plane, size_t n, uint16_t label)
 
 } // namespace
 
+namespace {
+
+void segment_item(DcmItem *d, int number, const swin_dicom_class &k)
+{
+    DcmItem *it = new_item(d, DCM_SegmentSequence);
+    ok(it->putAndInsertUint16(DCM_SegmentNumber, (Uint16)number), "SegmentNumber");
+    put(it, DCM_SegmentLabel, k.name);
+    code(it, DCM_SegmentedPropertyCategoryCodeSequence, "123037004", "SCT", "Anatomical Structure");
+    code(it, DCM_SegmentedPropertyTypeCodeSequence, k.type_code, k.type_scheme, k.type_meaning);
+    if (k.modifier_code) {
+        DcmItem *type = nullptr;
+        ok(it->findAndGetSequenceItem(DCM_SegmentedPropertyTypeCodeSequence, type, 0), "type code");
+        code(type, DCM_SegmentedPropertyTypeModifierCodeSequence, k.modifier_code, "SCT", k.modifier_meaning);
+    }
+    put(it, DCM_SegmentAlgorithmType, "AUTOMATIC");
+    put(it, DCM_SegmentAlgorithmName, "swinrun");
+    Uint16 lab[3];
+    cielab(k.rgb, lab);
+    ok(it->putAndInsertUint16Array(DCM_RecommendedDisplayCIELabValue, lab, 3), "CIELab");
+}
+
+// A label map's pixel value 0 (as highdicom writes it): segment 0, DCM Background, black.
+void background_item(DcmItem *d)
+{
+    DcmItem *it = new_item(d, DCM_SegmentSequence);
+    ok(it->putAndInsertUint16(DCM_SegmentNumber, 0), "SegmentNumber");
+    put(it, DCM_SegmentLabel, "Background");
+    code(it, DCM_SegmentedPropertyCategoryCodeSequence, "125040", "DCM", "Background");
+    code(it, DCM_SegmentedPropertyTypeCodeSequence, "125040", "DCM", "Background");
+    put(it, DCM_SegmentAlgorithmType, "AUTOMATIC");
+    put(it, DCM_SegmentAlgorithmName, "swinrun");
+    const Uint16 black[3] = {0, 32896, 32896};
+    ok(it->putAndInsertUint16Array(DCM_RecommendedDisplayCIELabValue, black, 3), "CIELab");
+}
+
+// One frame's functional groups: its source CT slice k, its dimension index values, its
+// position, and (binary form) its segment.
+void frame_item(DcmSequenceOfItems *per, const swin_dcm_ref *ref, int k, const Uint32 *idx, int nidx, int segment)
+{
+    DcmItem *f = new DcmItem();
+    ok(per->append(f), "a frame");
+    DcmItem *der = new_item(f, DCM_DerivationImageSequence);
+    code(der, DCM_DerivationCodeSequence, "113076", "DCM", "Segmentation");
+    DcmItem *src = new_item(der, DCM_SourceImageSequence);
+    reference_image(src, slice(ref, k), true);
+    code(src, DCM_PurposeOfReferenceCodeSequence, "121322", "DCM", "Source image for image processing operation");
+    put(src, DCM_SpatialLocationsPreserved, "YES"); // the frame is on the slice's own grid
+    DcmItem *fc = new_item(f, DCM_FrameContentSequence);
+    ok(fc->putAndInsertUint32Array(DCM_DimensionIndexValues, idx, (unsigned long)nidx), "DimensionIndexValues");
+    DcmItem *pp = new_item(f, DCM_PlanePositionSequence);
+    put(pp, DCM_ImagePositionPatient, ds_list(slice(ref, k).position, 3));
+    if (segment) {
+        DcmItem *si = new_item(f, DCM_SegmentIdentificationSequence);
+        ok(si->putAndInsertUint16(DCM_ReferencedSegmentNumber, (Uint16)segment), "ReferencedSegmentNumber");
+    }
+}
+
+// Binary form: per segment, the slices where it has a voxel, bits packed across frames.
+size_t binary_frames(DcmSequenceOfItems *per, const swin_dcm_ref *ref, const swin_dcm_content *c, size_t plane,
+                     std::vector<Uint8> &bits)
+{
+    size_t frames = 0;
+    for (int i = 0; i < c->nclasses; i++) {
+        const uint16_t lab = (uint16_t)c->classes[i].label;
+        for (int k = 0; k < ref->nz; k++) {
+            const uint16_t *p = c->labels + plane * (size_t)k;
+            if (!has_voxel(p, plane, lab)) continue;
+            bits.resize((((frames + 1) * plane + 7) / 8), 0);
+            for (size_t q = 0; q < plane; q++)
+                if (p[q] == lab) {
+                    size_t b = frames * plane + q;
+                    bits[b >> 3] |= (Uint8)(1u << (b & 7));
+                }
+            frames++;
+            const Uint32 idx[2] = {(Uint32)(i + 1), (Uint32)(k + 1)};
+            frame_item(per, ref, k, idx, 2, i + 1);
+        }
+    }
+    return frames;
+}
+
+// Label-map form: the slices with a voxel of any segment, each pixel its segment number
+// (T: Uint8 up to 255 segments, else Uint16).
+template <typename T>
+size_t labelmap_frames(DcmSequenceOfItems *per, const swin_dcm_ref *ref, const swin_dcm_content *c, size_t plane,
+                       std::vector<T> &px)
+{
+    int top = 0;
+    for (int i = 0; i < c->nclasses; i++) top = std::max(top, c->classes[i].label);
+    std::vector<T> segment_of((size_t)top + 1, 0); // label -> segment number; 0 for labels not written
+    for (int i = 0; i < c->nclasses; i++) segment_of[(size_t)c->classes[i].label] = (T)(i + 1);
+    size_t frames = 0;
+    for (int k = 0; k < ref->nz; k++) {
+        const uint16_t *p = c->labels + plane * (size_t)k;
+        bool any = false;
+        for (size_t q = 0; q < plane && !any; q++) any = p[q] <= top && segment_of[p[q]];
+        if (!any) continue;
+        px.resize((frames + 1) * plane);
+        T *out = px.data() + frames * plane;
+        for (size_t q = 0; q < plane; q++) out[q] = p[q] <= top ? segment_of[p[q]] : 0;
+        frames++;
+        const Uint32 idx = (Uint32)(k + 1);
+        frame_item(per, ref, k, &idx, 1, 0);
+    }
+    return frames;
+}
+
+} // namespace
+
 extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c,
                                           const char *tmp_path, swin_error *err)
 {
     try {
         const swin_dcm_slice &s0 = slice(ref, 0);
         const size_t plane = (size_t)s0.rows * (size_t)s0.cols;
+        const bool labelmap = c->seg_type == SWIN_SEG_LABELMAP;
+        const Uint16 bits_allocated = !labelmap ? 1 : c->nclasses <= 255 ? 8 : 16;
         DcmFileFormat ff;
         DcmDataset *d = ff.getDataset();
-        common(d, ref, c, SEG_STORAGE, "SEG", "swinrun segmentation");
+        common(d, ref, c, labelmap ? LABELMAP_SEG_STORAGE : SEG_STORAGE, "SEG", "swinrun segmentation");
         now_str now;
         put(d, DCM_ContentDate, now.date);
         put(d, DCM_ContentTime, now.time);
@@ -220,34 +345,21 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         ok(d->putAndInsertUint16(DCM_Rows, (Uint16)s0.rows), "Rows");
         ok(d->putAndInsertUint16(DCM_Columns, (Uint16)s0.cols), "Columns");
         ok(d->putAndInsertUint16(DCM_SamplesPerPixel, 1), "SamplesPerPixel");
-        ok(d->putAndInsertUint16(DCM_BitsAllocated, 1), "BitsAllocated");
-        ok(d->putAndInsertUint16(DCM_BitsStored, 1), "BitsStored");
-        ok(d->putAndInsertUint16(DCM_HighBit, 0), "HighBit");
+        ok(d->putAndInsertUint16(DCM_BitsAllocated, bits_allocated), "BitsAllocated");
+        ok(d->putAndInsertUint16(DCM_BitsStored, bits_allocated), "BitsStored");
+        ok(d->putAndInsertUint16(DCM_HighBit, (Uint16)(bits_allocated - 1)), "HighBit");
         ok(d->putAndInsertUint16(DCM_PixelRepresentation, 0), "PixelRepresentation");
         put(d, DCM_LossyImageCompression, "00");
-        put(d, DCM_SegmentationType, "BINARY");
-
-        // segments: one per class present
-        for (int i = 0; i < c->nclasses; i++) {
-            const swin_dicom_class &k = c->classes[i];
-            DcmItem *it = new_item(d, DCM_SegmentSequence);
-            ok(it->putAndInsertUint16(DCM_SegmentNumber, (Uint16)(i + 1)), "SegmentNumber");
-            put(it, DCM_SegmentLabel, k.name);
-            code(it, DCM_SegmentedPropertyCategoryCodeSequence, "123037004", "SCT", "Anatomical Structure");
-            code(it, DCM_SegmentedPropertyTypeCodeSequence, k.type_code, k.type_scheme, k.type_meaning);
-            if (k.modifier_code) {
-                DcmItem *type = nullptr;
-                ok(it->findAndGetSequenceItem(DCM_SegmentedPropertyTypeCodeSequence, type, 0), "type code");
-                code(type, DCM_SegmentedPropertyTypeModifierCodeSequence, k.modifier_code, "SCT", k.modifier_meaning);
-            }
-            put(it, DCM_SegmentAlgorithmType, "AUTOMATIC");
-            put(it, DCM_SegmentAlgorithmName, "swinrun");
-            Uint16 lab[3];
-            cielab(k.rgb, lab);
-            ok(it->putAndInsertUint16Array(DCM_RecommendedDisplayCIELabValue, lab, 3), "CIELab");
+        put(d, DCM_SegmentationType, labelmap ? "LABELMAP" : "BINARY");
+        if (labelmap) {
+            put(d, DCM_SegmentsOverlap, "NO");
+            put(d, DCM_PresentationLUTShape, "IDENTITY");
+            ok(d->putAndInsertUint16(DCM_PixelPaddingValue, 0), "PixelPaddingValue");
+            background_item(d);
         }
+        for (int i = 0; i < c->nclasses; i++) segment_item(d, i + 1, c->classes[i]);
 
-        // dimensions: segment number, then position
+        // dimensions: segment number (binary form), then position
         std::string dim_uid = uid(SITE_INSTANCE_UID_ROOT);
         DcmItem *org = new_item(d, DCM_DimensionOrganizationSequence);
         put(org, DCM_DimensionOrganizationUID, dim_uid);
@@ -255,7 +367,7 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         const DcmTagKey ptr[2][2] = {{DCM_ReferencedSegmentNumber, DCM_SegmentIdentificationSequence},
                                      {DCM_ImagePositionPatient, DCM_PlanePositionSequence}};
         const char *labels[2] = {"ReferencedSegmentNumber", "ImagePositionPatient"};
-        for (int i = 0; i < 2; i++) {
+        for (int i = labelmap ? 1 : 0; i < 2; i++) {
             DcmItem *it = new_item(d, DCM_DimensionIndexSequence);
             DcmAttributeTag *p = new DcmAttributeTag(DCM_DimensionIndexPointer);
             ok(p->putTagVal(ptr[i][0]), "DimensionIndexPointer");
@@ -282,51 +394,28 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         DcmItem *po = new_item(shared, DCM_PlaneOrientationSequence);
         put(po, DCM_ImageOrientationPatient, ds_list(s0.orientation, 6));
 
-        // frames: per segment, the slices where it has a voxel; bits packed across frames
-        std::vector<Uint8> bits;
-        size_t frames = 0;
         DcmSequenceOfItems *per = new DcmSequenceOfItems(DCM_PerFrameFunctionalGroupsSequence);
         ok(d->insert(per, true), "PerFrameFunctionalGroupsSequence");
-        for (int i = 0; i < c->nclasses; i++) {
-            const uint16_t lab = (uint16_t)c->classes[i].label;
-            for (int k = 0; k < ref->nz; k++) {
-                const uint16_t *p = c->labels + plane * (size_t)k;
-                if (!has_voxel(p, plane, lab)) continue;
-                bits.resize((((frames + 1) * plane + 7) / 8), 0);
-                for (size_t q = 0; q < plane; q++)
-                    if (p[q] == lab) {
-                        size_t b = frames * plane + q;
-                        bits[b >> 3] |= (Uint8)(1u << (b & 7));
-                    }
-                frames++;
-                DcmItem *f = new DcmItem();
-                ok(per->append(f), "a frame");
-                DcmItem *der = new_item(f, DCM_DerivationImageSequence);
-                code(der, DCM_DerivationCodeSequence, "113076", "DCM", "Segmentation");
-                DcmItem *src = new_item(der, DCM_SourceImageSequence);
-                reference_image(src, slice(ref, k), true);
-                code(src, DCM_PurposeOfReferenceCodeSequence, "121322", "DCM",
-                     "Source image for image processing operation");
-                put(src, DCM_SpatialLocationsPreserved, "YES"); // the frame is on the slice's own grid
-                DcmItem *fc = new_item(f, DCM_FrameContentSequence);
-                Uint32 idx[2] = {(Uint32)(i + 1), (Uint32)(k + 1)};
-                ok(fc->putAndInsertUint32Array(DCM_DimensionIndexValues, idx, 2), "DimensionIndexValues");
-                DcmItem *pp = new_item(f, DCM_PlanePositionSequence);
-                put(pp, DCM_ImagePositionPatient, ds_list(slice(ref, k).position, 3));
-                DcmItem *si = new_item(f, DCM_SegmentIdentificationSequence);
-                ok(si->putAndInsertUint16(DCM_ReferencedSegmentNumber, (Uint16)(i + 1)), "ReferencedSegmentNumber");
-            }
-        }
-        if (bits.size() & 1) bits.push_back(0);
-        put(d, DCM_NumberOfFrames, std::to_string(frames));
         DcmPixelData *px = new DcmPixelData(DCM_PixelData);
-        px->setVR(EVR_OB);
-        ok(px->putUint8Array(bits.data(), (unsigned long)bits.size()), "PixelData");
         ok(d->insert(px, true), "PixelData");
+        size_t frames;
+        if (bits_allocated == 16) {
+            std::vector<Uint16> v;
+            frames = labelmap_frames(per, ref, c, plane, v);
+            px->setVR(EVR_OW);
+            ok(px->putUint16Array(v.data(), (unsigned long)v.size()), "PixelData");
+        } else {
+            std::vector<Uint8> v;
+            frames = labelmap ? labelmap_frames(per, ref, c, plane, v) : binary_frames(per, ref, c, plane, v);
+            if (v.size() & 1) v.push_back(0);
+            px->setVR(EVR_OB);
+            ok(px->putUint8Array(v.data(), (unsigned long)v.size()), "PixelData");
+        }
+        put(d, DCM_NumberOfFrames, std::to_string(frames));
 
         // every CT instance, referenced from the one series
         DcmItem *rs = new_item(d, DCM_ReferencedSeriesSequence);
-        put(rs, DCM_SeriesInstanceUID, s0.series_uid);
+        put(rs, DCM_SeriesInstanceUID, ref->series_uid);
         reference_instances(rs, DCM_ReferencedInstanceSequence, ref, false);
         return save(ff, tmp_path, "DICOM SEG", err);
     } catch (const fail &f) {
@@ -352,10 +441,7 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
         put(d, DCM_StructureSetName, "swinrun");
         put(d, DCM_StructureSetDate, now.date);
         put(d, DCM_StructureSetTime, now.time);
-        OFString for_uid;
-        d->findAndGetOFString(DCM_FrameOfReferenceUID, for_uid);
-        OFString study_uid;
-        d->findAndGetOFString(DCM_StudyInstanceUID, study_uid);
+        const std::string for_uid = ref->frame_of_ref, study_uid = ref->study_uid;
 
         DcmItem *rfor = new_item(d, DCM_ReferencedFrameOfReferenceSequence);
         put(rfor, DCM_FrameOfReferenceUID, for_uid.c_str());
@@ -363,7 +449,7 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
         put(rstudy, DCM_ReferencedSOPClassUID, STUDY_COMPONENT);
         put(rstudy, DCM_ReferencedSOPInstanceUID, study_uid.c_str());
         DcmItem *rseries = new_item(rstudy, DCM_RTReferencedSeriesSequence);
-        put(rseries, DCM_SeriesInstanceUID, s0.series_uid);
+        put(rseries, DCM_SeriesInstanceUID, ref->series_uid);
         reference_instances(rseries, DCM_ContourImageSequence, ref, true);
 
         const double *r = s0.orientation, *cd = s0.orientation + 3;
@@ -430,5 +516,53 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
     } catch (const std::bad_alloc &) {
         swin_loops_free(&loops);
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory building the RT Structure Set");
+    }
+}
+
+// swin_dcm_ref_identity (dcm.h), DCMTK allocating as it reads
+static swin_status identity(struct swin_dcm_ref *ref, char *notice, size_t notice_size, swin_error *err)
+{
+    const swin_dcm_slice &s0 = slice(ref, 0);
+    DcmFileFormat ff;
+    OFCondition c = ff.loadFileUntilTag(s0.path, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, ERM_autoDetect,
+                                        DCM_PixelData);
+    if (c.bad()) return swin_error_set(err, SWIN_ERR_IO, "%s: reading the CT's study: %s", s0.path, c.text());
+    OFString study;
+    ff.getDataset()->findAndGetOFString(DCM_StudyInstanceUID, study);
+    struct {
+        const char *ct;
+        char *out;
+        const char *name, *root;
+    } ids[3] = {{study.c_str(), ref->study_uid, "StudyInstanceUID", SITE_STUDY_UID_ROOT},
+                {s0.series_uid, ref->series_uid, "SeriesInstanceUID", SITE_SERIES_UID_ROOT},
+                {s0.frame_of_ref, ref->frame_of_ref, "FrameOfReferenceUID", SITE_INSTANCE_UID_ROOT}};
+    char generated[160] = "";
+    size_t len = 0;
+    for (auto &id : ids) {
+        if (swin_dcm_uid_valid(id.ct)) {
+            std::snprintf(id.out, SWIN_UID_MAX, "%s", id.ct);
+            continue;
+        }
+        char buf[100];
+        std::snprintf(id.out, SWIN_UID_MAX, "%s", dcmGenerateUniqueIdentifier(buf, id.root));
+        len += (size_t)std::snprintf(generated + len, sizeof generated - len, "%s%s (%s)", len ? ", " : "", id.name,
+                                     id.ct[0] ? "invalid" : "blank");
+    }
+    notice[0] = 0;
+    if (len)
+        std::snprintf(notice, notice_size,
+                      "the CT's %s: new UIDs generated for the DICOM outputs, which will not file into the source "
+                      "study",
+                      generated);
+    return SWIN_OK;
+}
+
+extern "C" swin_status swin_dcm_ref_identity(struct swin_dcm_ref *ref, char *notice, size_t notice_size,
+                                             swin_error *err)
+{
+    try {
+        return identity(ref, notice, notice_size, err);
+    } catch (const std::bad_alloc &) {
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory reading the CT's study");
     }
 }

@@ -118,6 +118,8 @@ static swin_status dicom_check(const char *const *paths, int npaths, const char 
         return swin_error_set(err, SWIN_ERR_ARG, "%s: the RT Structure Set's name must end in .dcm", p->rtstruct_path);
     if (p->rtstruct_path && !strcmp(p->rtstruct_path, out))
         return swin_error_set(err, SWIN_ERR_ARG, "%s: the RT Structure Set and the main output are the same file", out);
+    if (p->seg_type != SWIN_SEG_BINARY && p->seg_type != SWIN_SEG_LABELMAP)
+        return swin_error_set(err, SWIN_ERR_ARG, "seg_type %d: SWIN_SEG_BINARY or SWIN_SEG_LABELMAP", (int)p->seg_type);
     if (p->dicom_nclasses < 0 || (p->dicom_nclasses > 0 && !p->dicom_classes))
         return swin_error_set(err, SWIN_ERR_ARG, "dicom_classes: %d classes and a %s table", p->dicom_nclasses,
                               p->dicom_classes ? "" : "NULL");
@@ -239,7 +241,9 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     o->present = np;
     struct swin_dcm_ref ref = {.slices = s->order, .nz = (int)s->dim[2]};
     struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = o->labels,
-                                       .software_version = SWINRUN_VERSION};
+                                       .software_version = SWINRUN_VERSION, .seg_type = o->p->seg_type};
+    if (!st && np > 0 && (is_dcm_name(o->out) || o->rtstruct))
+        st = swin_dcm_ref_identity(&ref, rep->dicom_notice, sizeof rep->dicom_notice, err);
     if (!st) {
         if (!is_dcm_name(o->out)) {
             st = write_nifti(o->out, s, o->labels, classes > 256, &o->nifti, err);

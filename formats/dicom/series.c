@@ -7,6 +7,7 @@
 #include "formats/dicom/series.h"
 #include "formats/dicom/study.h"
 #include "formats/format.h"
+#include "formats/dicom/uid.h"
 
 static double dot3(const double *a, const double *b)
 {
@@ -71,6 +72,13 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
                                   "Converted Enhanced CT (%s): swinrun segments CT series only",
                                   s->path, s->sop_class[0] ? s->sop_class : "(none)", SWIN_CT_IMAGE_STORAGE,
                                   SWIN_ENHANCED_CT_IMAGE_STORAGE, SWIN_LEGACY_ENHANCED_CT_IMAGE_STORAGE);
+        if (!swin_dcm_uid_valid(s->sop_instance))
+            return swin_error_set(err, SWIN_ERR_FORMAT,
+                                  "%s: SOPInstanceUID %s%s%s: the SEG and the RT Structure Set could not "
+                                  "reference this slice; re-export the series with its instance UIDs kept (or "
+                                  "replaced consistently)",
+                                  s->path, s->sop_instance[0] ? "\"" : "", s->sop_instance,
+                                  s->sop_instance[0] ? "\" is not a valid UID" : "is blank");
         if (!s->has_position || !s->has_orientation || !s->has_spacing)
             return swin_error_set(err, SWIN_ERR_FORMAT,
                                   "%s: no %s: the slice cannot be placed in patient space", name_of(s, 1).s,
