@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     struct swin_dcm_series s;
     const char *in = argv[1];
     double t = now();
-    if (swin_dcm_series_read(&in, 1, 0, &s, &err)) {
+    if (swin_dcm_series_read(&in, 1, NULL, 0, &s, &err)) {
         fprintf(stderr, "seg_write_bench: %s\n", err.msg);
         return 1;
     }
