@@ -30,6 +30,7 @@ log="$work/log.txt"
 started="$work/.started"
 touch "$started"
 export SWIN_FUZZ_ONNX_DATA="$seeds/onnx_data"
+[ "$kind" != dicom ] || export LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan_dcmtk.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 start=$(date +%s)
 # shellcheck disable=SC2086
 "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
