@@ -15,6 +15,12 @@ swin_segment_params swin_segment_default_params(void)
     };
 }
 
+swin_segment_params swin_model_segment_params(const swin_model_t *model)
+{
+    (void)model;
+    return swin_segment_default_params();
+}
+
 static swin_status predict(void *user, const float *in, float *out, swin_error *err)
 {
     return swin_context_run(user, in, out, err);

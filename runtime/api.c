@@ -68,6 +68,7 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
         .param_count = m->param_count, .weight_bytes = m->flat_bytes,
         .opset = m->source.opset, .exporter = m->source.exporter, .post = m->source.post,
         .weight_storage = m->source.weight_storage,
+        .recipe = "", .recipe_warnings = "",
     };
     memcpy(o->depths, c->depths, sizeof o->depths);
     memcpy(o->heads, c->heads, sizeof o->heads);

@@ -101,6 +101,10 @@ typedef struct swin_model_info {
                                     "float16 (...), cast to float32 in the graph"; swinrun
                                     holds them as float32 (or as the context's
                                     precision says) */
+    const char *recipe;     /* a MONAI bundle: where its recipe came from, e.g. "bundle
+                               swin_unetr_btcv_segmentation 0.5.6, configs/inference.json"; "" otherwise */
+    const char *recipe_warnings; /* keys of the recipe that would change the result and that
+                                    swinrun does not follow, one per line; "" when none */
 } swin_model_info;
 
 /* Exact memory of one context, known before anything is allocated. */
@@ -132,7 +136,10 @@ typedef struct swin_context_params {
 /* onnx_path: an ONNX export, or the trained weights themselves: a PyTorch checkpoint
  * (torch.save's zip: a state dict, or a training checkpoint holding one) or a .safetensors
  * file, told apart by content; a checkpoint's configuration is read from its weights, with
- * MONAI's defaults for what they cannot tell (normalize=True, 'merging' in the >= 1.5 order). */
+ * MONAI's defaults for what they cannot tell (normalize=True, 'merging' in the >= 1.5 order).
+ * Or a MONAI bundle folder (configs/inference.json, configs/metadata.json, models/model.pt):
+ * the weights, what they cannot tell from network_def and the MONAI version, and the recipe
+ * (swin_model_segment_params; the cube, roi_size, as the model's cube) (docs/bundles.md). */
 SWIN_API swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
 
 /* What a checkpoint's weights cannot tell; zero is MONAI's default. */
@@ -226,6 +233,13 @@ typedef struct swin_dicom_class {
  * read by newer readers only (highdicom >= 0.24). */
 typedef enum swin_seg_type { SWIN_SEG_BINARY = 0, SWIN_SEG_LABELMAP = 1 } swin_seg_type;
 
+/* How the result comes back onto the input grid (MONAI Invertd's nearest_interp). */
+typedef enum swin_invert {
+    SWIN_INVERT_NEAREST = 0, /* argmax on the preprocessed grid, the labels back by nearest neighbour */
+    SWIN_INVERT_LINEAR = 1,  /* softmax probabilities back by trilinear interpolation, argmax on the
+                                input grid (nearest_interp: false, as the BTCV bundle's recipe) */
+} swin_invert;
+
 typedef struct swin_segment_params {
     bool reorient;              /* to RAS before resampling (default true) */
     bool resample;              /* to spacing_mm (default true) */
@@ -256,6 +270,8 @@ typedef struct swin_segment_params {
     const char *dicom_series;
     /* The DICOM SEG's form (default SWIN_SEG_BINARY). */
     swin_seg_type seg_type;
+    /* The labels' way back to the input grid (default SWIN_INVERT_NEAREST). */
+    swin_invert invert;
 } swin_segment_params;
 
 typedef enum swin_voxel_type { SWIN_VOXELS_F32 = 0, SWIN_VOXELS_I16 = 1 } swin_voxel_type;
@@ -310,6 +326,9 @@ typedef struct swin_segment_report {
 } swin_segment_report;
 
 SWIN_API swin_segment_params swin_segment_default_params(void);
+/* The segmentation parameters of a model loaded from a bundle: its inference.json's recipe, MONAI's
+ * defaults where it says nothing; of any other model: swin_segment_default_params(). */
+SWIN_API swin_segment_params swin_model_segment_params(const swin_model_t *model);
 
 /* Segments a volume in memory with ctx's model (in_channels 1). labels: nx * ny * nz values
  * on the input grid (the argmax class). probabilities: NULL, or classes * nx * ny * nz floats,
