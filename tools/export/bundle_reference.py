@@ -24,17 +24,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def main():
-    import torch
+def bundle_parser(bundle):
+    """monai.bundle.ConfigParser over the bundle's inference.json with the adaptations above."""
     from monai.bundle import ConfigParser
-
-    import export_swin_unetr as ex
-
-    bundle, ct, out = sys.argv[1:4]
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
     parser = ConfigParser()
     parser.read_config(os.path.join(bundle, "configs", "inference.json"))
-    meta = json.load(open(os.path.join(bundle, "configs", "metadata.json")))
     parser["bundle_root"] = bundle
     net_def = parser["network_def"]
     net_def.pop("img_size", None)
@@ -44,15 +38,34 @@ def main():
             parser[f"preprocessing::transforms::{i}::reader"] = "NibabelReader"
     post = [t for t in parser["postprocessing"]["transforms"] if not t["_target_"].endswith("SaveImaged")]
     parser["postprocessing::transforms"] = post
+    return parser
 
+
+def bundle_network(bundle, parser=None):
+    """The bundle's network in eval mode with its weights, in the merge order it was trained in."""
+    import torch
+
+    import export_swin_unetr as ex
+    parser = parser or bundle_parser(bundle)
+    meta = json.load(open(os.path.join(bundle, "configs", "metadata.json")))
     ex._disable_instnorm_spatial_check()
     net = parser.get_parsed_content("network_def")
     version = tuple(int(x) for x in meta.get("monai_version", "1.6").split(".")[:2])
-    if version < (1, 5) and net_def.get("downsample", "merging") == "merging":
+    if version < (1, 5) and parser["network_def"].get("downsample", "merging") == "merging":
         ex.apply_pre15(net)
     sd = torch.load(os.path.join(bundle, "models", "model.pt"), map_location="cpu", weights_only=True)
     net.load_state_dict(sd)
     net.eval()
+    return net
+
+
+def main():
+    import torch
+
+    bundle, ct, out = sys.argv[1:4]
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    parser = bundle_parser(bundle)
+    net = bundle_network(bundle, parser)
     pre = parser.get_parsed_content("preprocessing")
     inferer = parser.get_parsed_content("inferer")
     postprocessing = parser.get_parsed_content("postprocessing")
