@@ -19,6 +19,7 @@ function(swin_runtime_variant suffix)
                         ${SWIN_DICOM_LIBS})
 
   add_executable(swinrun${suffix} ${SWIN_CLI_SOURCES})
-  target_link_libraries(swinrun${suffix} PRIVATE swinrun_lib${suffix} swin_pipeline${suffix})
+  target_link_libraries(swinrun${suffix} PRIVATE swinrun_lib${suffix} swin_pipeline${suffix} ${SWIN_CLI_LIBS})
+  target_compile_definitions(swinrun${suffix} PRIVATE ${SWIN_CLI_DEFINES})
   set_target_properties(swinrun${suffix} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 endfunction()

@@ -8,7 +8,18 @@
 
 #include "runtime/swinrun.h"
 
-enum cli_verb { CLI_INFO = 0, CLI_PLAN = 1, CLI_FORWARD = 2, CLI_SEGMENT = 3, CLI_DICOM_LS = 4, CLI_VERBS = 5 };
+enum cli_verb {
+    CLI_INFO = 0,
+    CLI_PLAN = 1,
+    CLI_FORWARD = 2,
+    CLI_SEGMENT = 3,
+    CLI_DICOM_LS = 4,
+    CLI_FETCH = 5,
+    CLI_VERBS = 6
+};
+
+/* The model-zoo bundle swinrun fetch gets by default, and the default model lookup finds. */
+#define CLI_DEFAULT_BUNDLE "swin_unetr_btcv_segmentation"
 
 /* Everything any verb's command line can say; each verb reads its own part. */
 struct cli_args {
@@ -25,6 +36,8 @@ struct cli_args {
     swin_model_load_params load;   /* --merge-order, --no-normalize */
     char **argv;                   /* the command line cli_parse read, from index first */
     int argc, first;
+    const char *fetch_version, *fetch_dest, *fetch_from; /* fetch: --version, --dest, --from */
+    int fetch_timeout;             /* fetch: --timeout seconds */
 };
 
 /* Parses argv[first..argc) for `verb` against the option table. Prints a one-line error and
@@ -70,6 +83,9 @@ int cli_plan(const struct cli_args *a);
 int cli_forward(const struct cli_args *a);
 int cli_segment(const struct cli_args *a);
 int cli_dicom_ls(const struct cli_args *a);
+int cli_fetch(const struct cli_args *a);
+/* $XDG_DATA_HOME/rel (XDG_DATA_HOME defaults to ~/.local/share) into buf; -1 when too long. */
+int cli_data_path(char *buf, size_t n, const char *rel);
 /* The series of a study input, one line each to f ("*" marks the one a run reads), and the
  * choice's line; the input's format must have list(). Returns the exit code. */
 int cli_print_series(FILE *f, const char *const *inputs, int ninputs, const char *pick, const char *indent);

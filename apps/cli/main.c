@@ -41,6 +41,9 @@ static void usage(FILE *o)
             "      exact bytes a run will use, before anything is allocated\n"
             "  swinrun forward MODEL.onnx IN.npy OUT.npy [--backend B] [--precision P] [--runs N]\n"
             "      one cube through the model, .npy in and out\n"
+            "  swinrun fetch [NAME] [--version V] [--dest DIR]\n"
+            "      download MONAI's model-zoo bundle (default " CLI_DEFAULT_BUNDLE "), checked, where\n"
+            "      segment looks for its default model\n"
             "  Wherever a model is taken, the trained weights work too: a PyTorch checkpoint (.pt, .pth,\n"
             "  .ckpt) or .safetensors file (what they cannot tell: --merge-order, --no-normalize, --cube)\n"
             "\n"
@@ -72,6 +75,7 @@ static int run(enum cli_verb verb, int argc, char **argv, int first)
         case CLI_PLAN: rc = cli_plan(&a); break;
         case CLI_FORWARD: rc = cli_forward(&a); break;
         case CLI_DICOM_LS: rc = cli_dicom_ls(&a); break;
+        case CLI_FETCH: rc = cli_fetch(&a); break;
         default: rc = cli_segment(&a); break;
         }
     }

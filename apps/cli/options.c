@@ -19,6 +19,7 @@
 #define V_CONTEXT (V_PLAN | V_FORWARD | V_SEGMENT)
 #define V_ALL (V_INFO | V_CONTEXT)
 #define V_LS (1u << CLI_DICOM_LS)
+#define V_FETCH (1u << CLI_FETCH)
 
 /* Stores the values v[0..arity) into a; returns NULL, or what the option takes. */
 typedef const char *(*cli_store_fn)(struct cli_args *a, char **v);
@@ -94,6 +95,13 @@ static const char *st_seg_type(struct cli_args *a, char **v)
     else if (!strcmp(v[0], "labelmap")) a->seg.seg_type = SWIN_SEG_LABELMAP;
     else return "binary or labelmap";
     return NULL;
+}
+static const char *st_fetch_version(struct cli_args *a, char **v) { a->fetch_version = v[0]; return NULL; }
+static const char *st_fetch_dest(struct cli_args *a, char **v) { a->fetch_dest = v[0]; return NULL; }
+static const char *st_fetch_from(struct cli_args *a, char **v) { a->fetch_from = v[0]; return NULL; }
+static const char *st_fetch_timeout(struct cli_args *a, char **v)
+{
+    return integer(v[0], 1, 3600, &a->fetch_timeout) ? NULL : "seconds, an integer 1..3600";
 }
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
 static const char *st_half(struct cli_args *a, char **v) { a->ctx.precision = SWIN_PRECISION_FP16; return NULL; }
@@ -204,7 +212,9 @@ static const char *st_sigma(struct cli_args *a, char **v)
 
 static const struct cli_option options[] = {
     {"--model", NULL, 1, "FILE", V_SEGMENT, st_model,
-     "the Swin UNETR ONNX export; default $SWINRUN_MODEL, else\n"
+     "the Swin UNETR ONNX export, checkpoint or MONAI bundle folder; default\n"
+     "$SWINRUN_MODEL, else the bundle swinrun fetch installs,\n"
+     "$XDG_DATA_HOME/swinrun/bundles/" CLI_DEFAULT_BUNDLE "/, else\n"
      "$XDG_DATA_HOME/swinrun/model.onnx (XDG_DATA_HOME defaults to ~/.local/share)"},
     {"--backend", NULL, 1, "B", V_CONTEXT, st_backend,
      "auto (default): CUDA when a GPU is usable, else the CPU | cpu | cuda\n"
@@ -269,10 +279,21 @@ static const struct cli_option options[] = {
     {"--json", NULL, 1, "FILE", V_ALL | V_LS, st_json,
      "a machine-readable report to FILE ('-' = stdout), written whole or not\n"
      "at all"},
-    {"--help", "-h", 0, NULL, V_ALL | V_LS, st_help, "this text"},
+    {"--version", NULL, 1, "V", V_FETCH, st_fetch_version,
+     "the bundle version (default: the newest one pinned, " CLI_DEFAULT_BUNDLE " 0.5.6)"},
+    {"--dest", NULL, 1, "DIR", V_FETCH, st_fetch_dest,
+     "the bundle folder to install (default $XDG_DATA_HOME/swinrun/bundles/NAME,\n"
+     "where segment looks for its default model)"},
+    {"--from", NULL, 1, "URL", V_FETCH, st_fetch_from,
+     "another source laid out like the model-zoo repository: URL/models/NAME/...\n"
+     "(also $SWINRUN_ZOO_URL; default: github.com/Project-MONAI/model-zoo at the\n"
+     "version's pinned commit); http:// is allowed only here"},
+    {"--timeout", NULL, 1, "S", V_FETCH, st_fetch_timeout,
+     "give up connecting after S seconds, or a transfer stalled for S seconds (default 30)"},
+    {"--help", "-h", 0, NULL, V_ALL | V_LS | V_FETCH, st_help, "this text"},
 };
 
-static const char *const verb_names[CLI_VERBS] = {"info", "plan", "forward", "segment", "dicom-ls"};
+static const char *const verb_names[CLI_VERBS] = {"info", "plan", "forward", "segment", "dicom-ls", "fetch"};
 
 const char *cli_verb_name(enum cli_verb v) { return verb_names[v]; }
 
@@ -287,7 +308,8 @@ int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_a
 {
     const char *vn = verb_names[verb];
     *a = (struct cli_args){.verb = verb, .ctx = swin_context_default_params(), .seg = swin_segment_default_params(),
-                           .runs = 1, .argv = argv, .argc = argc, .first = first};
+                           .runs = 1, .argv = argv, .argc = argc, .first = first,
+                           .fetch_timeout = 30};
     if (!(a->pos = calloc((size_t)argc + 1, sizeof *a->pos))) {
         fprintf(stderr, "swinrun: out of host memory\n");
         return cli_exit_code(SWIN_ERR_NOMEM);
@@ -366,6 +388,14 @@ static const char *const usage[CLI_VERBS] = {
     "    the series of a DICOM study, one line each: number, modality, SOP class, slices / files,\n"
     "    orientation, slice thickness, ImageType, description, UID; '*' marks the one a run\n"
     "    reads, and why (or why none). Folders are read recursively, or through their DICOMDIR.\n",
+    "swinrun fetch [NAME] [options]\n"
+    "    downloads a MONAI model-zoo bundle (default NAME " CLI_DEFAULT_BUNDLE "): configs/,\n"
+    "    large_files.yml, LICENSE and docs/ from the model-zoo repository at the version's pinned\n"
+    "    commit, then each file large_files.yml lists (models/model.pt) from its URL, checked\n"
+    "    against its hash. Everything is gathered in DEST.partial/ and renamed to DEST only when\n"
+    "    complete and checked: a failure or Ctrl-C installs nothing. An interrupted download\n"
+    "    stays in DEST.partial/parts/ and the next run resumes it (HTTP Range). HTTPS with\n"
+    "    certificate checks, redirects followed. docs/fetch.md says more.\n",
 };
 
 void cli_help(enum cli_verb verb, FILE *f)

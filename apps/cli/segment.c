@@ -17,15 +17,17 @@
 #include "fileio/tempfiles.h"
 #include "formats/format.h"
 
-/* --model, else $SWINRUN_MODEL, else $XDG_DATA_HOME/swinrun/model.onnx (~/.local/share). */
+/* --model, else $SWINRUN_MODEL, else the bundle swinrun fetch installs,
+ * $XDG_DATA_HOME/swinrun/bundles/<default>/, when it exists, else
+ * $XDG_DATA_HOME/swinrun/model.onnx (XDG_DATA_HOME defaults to ~/.local/share). */
 static const char *find_model(const struct cli_args *a, char *buf, size_t n)
 {
     if (a->model) return a->model;
     const char *env = getenv("SWINRUN_MODEL");
     if (env && *env) return env;
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg) snprintf(buf, n, "%s/swinrun/model.onnx", xdg);
-    else snprintf(buf, n, "%s/.local/share/swinrun/model.onnx", home ? home : "");
+    struct stat sb;
+    if (!cli_data_path(buf, n, "swinrun/bundles/" CLI_DEFAULT_BUNDLE) && stat(buf, &sb) == 0) return buf;
+    cli_data_path(buf, n, "swinrun/model.onnx");
     return buf;
 }
 
@@ -187,8 +189,8 @@ static swin_model_t *open_model(const struct cli_args *a, char *buf, size_t n, c
     else if (env && *env) fprintf(stderr, "swinrun: SWINRUN_MODEL=%s: %s\n", *path, strerror(errno));
     else
         fprintf(stderr,
-                "swinrun: no model found at %s: give --model FILE or set SWINRUN_MODEL (export one with "
-                "tools/export/export_swin_unetr.py)\n",
+                "swinrun: no model found (no fetched bundle, nothing at %s): run swinrun fetch, give --model "
+                "FILE or set SWINRUN_MODEL (or export one with tools/export/export_swin_unetr.py)\n",
                 *path);
     *rc = 2;
     return NULL;

@@ -14,7 +14,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
        uncompressed and RLE, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
-       and a safetensors file with a SwinUNETR's keys) and pickle/ (data.pkl of each TEST_DATA/ckpt case).
+       and a safetensors file with a SwinUNETR's keys), pickle/ (data.pkl of each TEST_DATA/ckpt case) and
+       large_files/ (large_files.yml files in the forms swinrun fetch reads, and a metadata.json).
 """
 import contextlib
 import gzip
@@ -244,6 +245,24 @@ def ckpt_seeds(test_data, out):
                     o.write(z.read(name))
 
 
+def large_files_seeds(out):
+    d = os.path.join(out, "large_files")
+    os.makedirs(d)
+    item = ('  - path: "models/model.pt"\n    url: "https://example.org/a/model_v1.pt"\n'
+            '    hash_val: "50dd67a01b28a1d5487fd9ac27e682fb"\n    hash_type: "md5"\n')
+    seeds = {
+        "one.yml": "large_files:\n" + item,
+        "two_plain_comments.yml": "# two files\nlarge_files:  # list\n" + item +
+        "  - path: models/extra.ts\n    url: http://127.0.0.1:8000/x.ts # plain\n"
+        "    hash_type: sha256\n    hash_val: '" + "ab" * 32 + "'\n",
+        "crlf.yml": ("large_files:\n" + item).replace("\n", "\r\n"),
+        "metadata.json": '{\n    "schema": "s",\n    "version": "0.5.6",\n    "monai_version": "1.4.0"\n}\n',
+    }
+    for name, text in seeds.items():
+        with open(os.path.join(d, name), "w", newline="") as f:
+            f.write(text)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -256,6 +275,7 @@ def main():
     dicom_seeds(out)
     ckpt_seeds(test_data, out)
     bundle_seeds(out)
+    large_files_seeds(out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+/* libFuzzer harness: swinrun fetch's readers of downloaded text (apps/cli/fetch_manifest.h),
+ * the large_files.yml subset reader and metadata.json's version, on the fuzzed bytes. Whatever
+ * they accept must hold only checked values: a relative path without '.' or '..', an http(s)
+ * URL without spaces, a hash of its type's length. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/cli/fetch_manifest.h"
+#include "tests/fuzz/harness/fuzz_status.h"
+
+static void check_accepted(const struct fetch_large_files *lf)
+{
+    for (int i = 0; i < lf->n; i++) {
+        const struct fetch_large_file *f = &lf->file[i];
+        if (f->path[0] == '/' || strstr(f->path, "..") == f->path || strstr(f->path, "/../") ||
+            (strncmp(f->url, "http://", 7) && strncmp(f->url, "https://", 8)) || strchr(f->url, ' ') ||
+            !f->hash_type[0] || !f->hash_val[0]) {
+            fprintf(stderr, "fuzz harness: accepted an unchecked entry: path '%s' url '%s'\n", f->path, f->url);
+            abort();
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
+{
+    static struct fetch_large_files lf;
+    swin_error err = {SWIN_OK, ""};
+    swin_status st = fetch_large_files_parse((const char *)bytes, size, &lf, &err);
+    fuzz_check_error(st, &err, true);
+    if (st == SWIN_OK) check_accepted(&lf);
+    char version[64];
+    err = (swin_error){SWIN_OK, ""};
+    st = fetch_metadata_version((const char *)bytes, size, version, sizeof version, &err);
+    fuzz_check_error(st, &err, true);
+    return 0;
+}
