@@ -55,13 +55,16 @@ static const struct {
     const char *path;
     int required;
 } small_files[] = {
-    {"configs/metadata.json", 1}, {"configs/inference.json", 1}, {"large_files.yml", 1},
-    {"LICENSE", 1},               {"docs/README.md", 0},         {"docs/data_license.txt", 0},
+    {"configs/metadata.json", 1}, {"configs/inference.json", 1}, {"large_files.yml", 1}, {"LICENSE", 1},
+    {"docs/README.md", 0},        {"docs/data_license.txt", 0},
 };
 #define SMALL_MAX (4u << 20)
 
 static volatile sig_atomic_t cancelled;
-static void on_signal(int sig) { cancelled = 1; }
+static void on_signal(int sig)
+{
+    cancelled = 1;
+}
 
 static int bad_name(const char *s, size_t max)
 {
@@ -89,9 +92,15 @@ static swin_status make_parents(const char *path, swin_error *err)
     return SWIN_OK;
 }
 
-static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) { return remove(p); }
+static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    return remove(p);
+}
 
-static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+static void remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static swin_status write_file(const char *path, const char *data, size_t len, swin_error *err)
 {
@@ -175,13 +184,16 @@ static swin_status fetch_large_file(struct job *j, const struct fetch_large_file
     swin_status st = make_parents(target, err);
     if (st) return st;
     if (digest_matches(existing, lf) && !link(existing, target)) {
-        fprintf(stderr, "swinrun fetch: %s: the copy in %s has the right %s, kept\n", lf->path, j->dest,
-                lf->hash_type);
+        fprintf(stderr, "swinrun fetch: %s: the copy in %s has the right %s, kept\n", lf->path, j->dest, lf->hash_type);
         return SWIN_OK;
     }
-    fprintf(stderr, "swinrun fetch: %s from %s\n", lf->path, lf->url);
     long long resumed_from = 0;
-    if ((st = fetch_http_get_resumable(&j->http, lf->url, part, lf->path, &resumed_from, err))) return st;
+    if (digest_matches(part, lf)) { /* complete before an earlier run stopped */
+        fprintf(stderr, "swinrun fetch: %s: complete in %s\n", lf->path, part);
+    } else {
+        fprintf(stderr, "swinrun fetch: %s from %s\n", lf->path, lf->url);
+        if ((st = fetch_http_get_resumable(&j->http, lf->url, part, lf->path, &resumed_from, err))) return st;
+    }
     char hex[129];
     if ((st = fetch_file_digest(part, lf->hash_type, hex, err))) return st;
     if (strcmp(hex, lf->hash_val)) {
@@ -211,16 +223,19 @@ static swin_status publish(struct job *j, swin_error *err)
                                      : rename(j->bundle, j->dest);
     int e = errno;
     if (!rc) {
-        int dirfd = open(j->staging, O_RDONLY | O_DIRECTORY);
-        if (dirfd >= 0) { /* the parent's entry made durable */
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", j->dest);
+        char *slash = strrchr(parent, '/');
+        if (slash) *(slash == parent ? slash + 1 : slash) = 0;
+        int dirfd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY);
+        if (dirfd >= 0) { /* the new entry made durable */
             fsync(dirfd);
             close(dirfd);
         }
         remove_tree(j->staging);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    return rc ? swin_error_set(err, SWIN_ERR_IO, "cannot move %s to %s: %s", j->bundle, j->dest, strerror(e))
-              : SWIN_OK;
+    return rc ? swin_error_set(err, SWIN_ERR_IO, "cannot move %s to %s: %s", j->bundle, j->dest, strerror(e)) : SWIN_OK;
 }
 
 /* Where the files come from, where they go, and the staging folders made. */
@@ -252,7 +267,8 @@ static swin_status prepare(const struct cli_args *a, struct job *j, swin_error *
         for (size_t i = 0; i < sizeof pins / sizeof *pins; i++)
             snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s %s", i ? ", " : "", pins[i].name,
                      pins[i].version);
-        return swin_error_set(err, SWIN_ERR_ARG, "no pinned model-zoo commit for %s%s%s (pinned: %s); --from URL "
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "no pinned model-zoo commit for %s%s%s (pinned: %s); --from URL "
                               "names another source",
                               j->name, a->fetch_version ? " " : "", a->fetch_version ? a->fetch_version : "", known);
     }
@@ -311,11 +327,11 @@ int cli_fetch(const struct cli_args *a)
     sigaction(SIGTERM, &old_term, NULL);
     if (st) {
         remove_tree(j.bundle);
-        if (dir_is_empty(j.parts))
-            fprintf(stderr, "swinrun fetch: %s; nothing was installed in %s\n", err.msg, j.dest);
+        if (dir_is_empty(j.parts)) fprintf(stderr, "swinrun fetch: %s; nothing was installed in %s\n", err.msg, j.dest);
         else
-            fprintf(stderr, "swinrun fetch: %s; nothing was installed in %s (the partial download in %s is "
-                            "resumed by the next swinrun fetch)\n",
+            fprintf(stderr,
+                    "swinrun fetch: %s; nothing was installed in %s (the partial download in %s is "
+                    "resumed by the next swinrun fetch)\n",
                     err.msg, j.dest, j.parts);
         return st == SWIN_ERR_ARG ? 2 : 1;
     }

@@ -18,15 +18,15 @@
 struct transfer {
     const struct fetch_http *h;
     CURL *c;
-    char why[256];              /* set when a callback stopped the transfer */
+    char why[256]; /* set when a callback stopped the transfer */
     /* to memory */
     char *data;
     size_t len, max;
     /* to a file */
     FILE *f;
-    long long offset;           /* bytes already in the file when the request was sent */
-    long long range_start;      /* the last response's Content-Range start; -1: none */
-    int decided;                /* the final response's status was looked at */
+    long long offset;      /* bytes already in the file when the request was sent */
+    long long range_start; /* the last response's Content-Range start; -1: none */
+    int decided;           /* the final response's status was looked at */
     /* progress */
     const char *label;
     int tty, line_open, last_step;
@@ -46,7 +46,10 @@ swin_status fetch_http_init(swin_error *err)
     return rc ? swin_error_set(err, SWIN_ERR_IO, "libcurl could not start: %s", curl_easy_strerror(rc)) : SWIN_OK;
 }
 
-void fetch_http_cleanup(void) { curl_global_cleanup(); }
+void fetch_http_cleanup(void)
+{
+    curl_global_cleanup();
+}
 
 static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
@@ -63,16 +66,14 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
         if (total > 0)
             fprintf(stderr, "\rswinrun fetch: %s %.1f / %.1f MiB (%d%%)", t->label, have / MiB, total / MiB,
                     (int)(100.0 * have / total));
-        else
-            fprintf(stderr, "\rswinrun fetch: %s %.1f MiB", t->label, have / MiB);
+        else fprintf(stderr, "\rswinrun fetch: %s %.1f MiB", t->label, have / MiB);
         t->line_open = 1;
     } else if (step > t->last_step) {
         t->last_step = step;
         if (total > 0)
             fprintf(stderr, "swinrun fetch: %s %.1f / %.1f MiB (%d%%)\n", t->label, have / MiB, total / MiB,
                     (int)(100.0 * have / total));
-        else
-            fprintf(stderr, "swinrun fetch: %s %.1f MiB\n", t->label, have / MiB);
+        else fprintf(stderr, "swinrun fetch: %s %.1f MiB\n", t->label, have / MiB);
     }
     return 0;
 }
@@ -125,8 +126,7 @@ static swin_status failed(struct transfer *t, CURLcode rc, const char *url, cons
     case CURLE_UNSUPPORTED_PROTOCOL:
         return swin_error_set(err, SWIN_ERR_IO, "%s: protocol refused (%s only)%s%s", where,
                               t->h->allow_http ? "http and https" : "https", errbuf[0] ? ": " : "", errbuf);
-    default:
-        return swin_error_set(err, SWIN_ERR_IO, "%s: %s", where, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+    default: return swin_error_set(err, SWIN_ERR_IO, "%s: %s", where, errbuf[0] ? errbuf : curl_easy_strerror(rc));
     }
 }
 
@@ -199,8 +199,8 @@ static size_t to_file(char *p, size_t size, size_t n, void *user)
         long code = 0;
         curl_easy_getinfo(t->c, CURLINFO_RESPONSE_CODE, &code);
         if (code == 206 && t->range_start != t->offset) {
-            snprintf(t->why, sizeof t->why, "the server sent a range starting at byte %lld, not %lld",
-                     t->range_start, t->offset);
+            snprintf(t->why, sizeof t->why, "the server sent a range starting at byte %lld, not %lld", t->range_start,
+                     t->offset);
             return 0;
         }
         if (code != 206 && t->offset) { /* the whole file instead of the range: start again */
@@ -226,8 +226,7 @@ static swin_status get_once(const struct fetch_http *h, const char *url, const c
 {
     struct stat sb;
     long long have = stat(part_path, &sb) == 0 ? (long long)sb.st_size : 0;
-    struct transfer t = {.h = h, .offset = have, .range_start = -1, .label = label, .tty = isatty(2),
-                         .last_step = -1};
+    struct transfer t = {.h = h, .offset = have, .range_start = -1, .label = label, .tty = isatty(2), .last_step = -1};
     if (!(t.f = fopen(part_path, "ab")))
         return swin_error_set(err, SWIN_ERR_IO, "cannot write %s: %s", part_path, strerror(errno));
     char errbuf[CURL_ERROR_SIZE] = "", range[32];

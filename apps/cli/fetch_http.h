@@ -13,9 +13,9 @@
 #define FETCH_HTTP_MAX_REDIRECTS 8
 
 struct fetch_http {
-    long timeout_s;                        /* connecting, and the longest stall of a transfer */
-    bool allow_http;                       /* plain http:// too (a --from server); else https only */
-    volatile sig_atomic_t *cancel;         /* nonzero: stop the transfer (SWIN_ERR_CANCELLED) */
+    long timeout_s;                /* connecting, and the longest stall of a transfer */
+    bool allow_http;               /* plain http:// too (a --from server); else https only */
+    volatile sig_atomic_t *cancel; /* nonzero: stop the transfer (SWIN_ERR_CANCELLED) */
 };
 
 /* Starts and ends libcurl's global state (once per process). */

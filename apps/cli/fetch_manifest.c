@@ -20,7 +20,7 @@
 struct line {
     const char *s; /* the line without its end of line */
     size_t n;
-    int number;    /* 1-based */
+    int number; /* 1-based */
 };
 
 static bool blank_or_comment(const struct line *l)
@@ -96,8 +96,7 @@ static swin_status scalar(const struct line *l, const char *s, size_t n, char *o
 }
 
 /* "key: value" at s[0..n): the key into key (at most 15 bytes), the value parsed. */
-static swin_status key_value(const struct line *l, const char *s, size_t n, char key[16], char *value,
-                             swin_error *err)
+static swin_status key_value(const struct line *l, const char *s, size_t n, char key[16], char *value, swin_error *err)
 {
     size_t i = 0;
     while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '_')) i++;
@@ -164,8 +163,7 @@ static swin_status store(const struct line *l, struct fetch_large_file *f, unsig
     } else if (!strcmp(key, "url")) {
         if (!safe_url(value))
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "large_files.yml line %d: url must be http:// or https:// without spaces",
-                                  l->number);
+                                  "large_files.yml line %d: url must be http:// or https:// without spaces", l->number);
         memcpy(f->url, value, n + 1);
         bit = HAS_URL;
     } else if (!strcmp(key, "hash_val")) {
@@ -179,8 +177,7 @@ static swin_status store(const struct line *l, struct fetch_large_file *f, unsig
         f->hash_type[n] = 0;
         if (!hex_digits_of(f->hash_type))
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "large_files.yml line %d: hash_type must be md5, sha1, sha256 or sha512",
-                                  l->number);
+                                  "large_files.yml line %d: hash_type must be md5, sha1, sha256 or sha512", l->number);
         bit = HAS_HASH_TYPE;
     } else {
         return swin_error_set(err, SWIN_ERR_FORMAT,
@@ -204,8 +201,9 @@ static swin_status finish_item(const struct fetch_large_files *out, int item_lin
     bool hex = strlen(f->hash_val) == digits;
     for (size_t i = 0; hex && i < digits; i++) hex = isxdigit((unsigned char)f->hash_val[i]) != 0;
     if (!hex)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: the item of line %d: hash_val is not %zu hex digits",
-                              item_line, digits);
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "large_files.yml: the item of line %d: hash_val is not %zu hex digits", item_line,
+                              digits);
     for (int i = 0; i + 1 < out->n; i++)
         if (!strcmp(out->file[i].path, f->path))
             return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: the item of line %d repeats a path",
@@ -218,7 +216,8 @@ swin_status fetch_large_files_parse(const char *text, size_t len, struct fetch_l
     char value[VALUE_MAX];
     memset(out, 0, sizeof *out);
     if (len > FETCH_MANIFEST_MAX_BYTES)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml is larger than %d bytes", FETCH_MANIFEST_MAX_BYTES);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml is larger than %d bytes",
+                              FETCH_MANIFEST_MAX_BYTES);
     if (memchr(text, 0, len) || memchr(text, '\t', len))
         return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml holds a NUL byte or a tab");
     bool header = false;
@@ -263,7 +262,8 @@ swin_status fetch_large_files_parse(const char *text, size_t len, struct fetch_l
             s += k;
             n -= k;
         } else if (!out->n || ind != key_col) {
-            return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml line %d: expected an item ('- path: ...') "
+            return swin_error_set(err, SWIN_ERR_FORMAT,
+                                  "large_files.yml line %d: expected an item ('- path: ...') "
                                   "or a key aligned with its item's first",
                                   l.number);
         }
@@ -295,7 +295,8 @@ swin_status fetch_metadata_version(const char *text, size_t len, char *version, 
         version[p - start] = 0;
         return SWIN_OK;
     }
-    return swin_error_set(err, SWIN_ERR_FORMAT, "configs/metadata.json has no \"version\": \"...\" of at most %zu "
+    return swin_error_set(err, SWIN_ERR_FORMAT,
+                          "configs/metadata.json has no \"version\": \"...\" of at most %zu "
                           "characters [A-Za-z0-9._+-]",
                           cap - 1);
 }

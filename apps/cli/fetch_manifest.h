@@ -14,10 +14,10 @@
 #define FETCH_MAX_LARGE_FILES 16
 
 struct fetch_large_file {
-    char path[256];      /* relative to the bundle folder: components of [A-Za-z0-9._-], no "." or ".." */
-    char url[2048];      /* http:// or https://, printable ASCII without spaces */
-    char hash_type[8];   /* md5, sha1, sha256 or sha512 */
-    char hash_val[129];  /* lowercase hex of the digest's length */
+    char path[256];     /* relative to the bundle folder: components of [A-Za-z0-9._-], no "." or ".." */
+    char url[2048];     /* http:// or https://, printable ASCII without spaces */
+    char hash_type[8];  /* md5, sha1, sha256 or sha512 */
+    char hash_val[129]; /* lowercase hex of the digest's length */
 };
 
 struct fetch_large_files {

@@ -7,12 +7,12 @@
 
 static int failures;
 
-#define CHECK(cond, what)                                                                                              \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, what);                                             \
-            failures++;                                                                                                \
-        }                                                                                                              \
+#define CHECK(cond, what)                                                  \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, what); \
+            failures++;                                                    \
+        }                                                                  \
     } while (0)
 
 static struct fetch_large_files lf;
@@ -23,17 +23,22 @@ static swin_status parse(const char *text, swin_error *err)
     return fetch_large_files_parse(text, strlen(text), &lf, err);
 }
 
-#define ITEM_TAIL "    url: \"https://example.org/m.pt\"\n    hash_val: \"50dd67a01b28a1d5487fd9ac27e682fb\"\n    hash_type: \"md5\"\n"
+#define ITEM_TAIL                                                                                                \
+    "    url: \"https://example.org/m.pt\"\n    hash_val: \"50dd67a01b28a1d5487fd9ac27e682fb\"\n    hash_type: " \
+    "\"md5\"\n"
 
 static void accepted(void)
 {
     swin_error err;
     CHECK(!parse("large_files:\n  - path: \"models/model.pt\"\n" ITEM_TAIL, &err), err.msg);
-    CHECK(lf.n == 1 && !strcmp(lf.file[0].path, "models/model.pt") && !strcmp(lf.file[0].url, "https://example.org/m.pt") &&
+    CHECK(lf.n == 1 && !strcmp(lf.file[0].path, "models/model.pt") &&
+              !strcmp(lf.file[0].url, "https://example.org/m.pt") &&
               !strcmp(lf.file[0].hash_val, "50dd67a01b28a1d5487fd9ac27e682fb") && !strcmp(lf.file[0].hash_type, "md5"),
           "the published form");
     CHECK(!parse("# c\r\nlarge_files: # c\r\n\r\n- path: models/a.pt # c\r\n  url: 'http://h/a''b'\r\n"
-                 "  hash_type: SHA256\r\n  hash_val: \"" "ABababababababababababababababababababababababababababababababab" "\"\r\n"
+                 "  hash_type: SHA256\r\n  hash_val: \""
+                 "ABababababababababababababababababababababababababababababababab"
+                 "\"\r\n"
                  "- path: models/b.ts\r\n  url: https://h/b\r\n  hash_val: 0123456789abcdef0123456789abcdef01234567\r\n"
                  "  hash_type: sha1\r\n",
                  &err),
@@ -64,9 +69,10 @@ static void refusals(void)
     refused("large_files:\n  - path: a\n    url: \"file:///etc/passwd\"\n    hash_val: "
             "\"50dd67a01b28a1d5487fd9ac27e682fb\"\n    hash_type: md5\n",
             "a file:// URL");
-    refused("large_files:\n  - path: a\n    url: \"https://h/a b\"\n    hash_val: \"50dd67a01b28a1d5487fd9ac27e682fb\"\n"
-            "    hash_type: md5\n",
-            "a space in the URL");
+    refused(
+        "large_files:\n  - path: a\n    url: \"https://h/a b\"\n    hash_val: \"50dd67a01b28a1d5487fd9ac27e682fb\"\n"
+        "    hash_type: md5\n",
+        "a space in the URL");
     refused("large_files:\n  - path: a\n    url: \"https://h/a\"\n    hash_type: md5\n", "no hash_val");
     refused("large_files:\n  - path: a\n    url: \"https://h/a\"\n    hash_val: \"50dd\"\n    hash_type: md5\n",
             "a hash of the wrong length");
