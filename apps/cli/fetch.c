@@ -113,13 +113,19 @@ static swin_status write_file(const char *path, const char *data, size_t len, sw
     return e ? swin_error_set(err, SWIN_ERR_IO, "cannot write %s: %s", path, strerror(e)) : SWIN_OK;
 }
 
-static int dir_is_empty(const char *path)
+/* Whether the folder holds a file with data in it (a partial download worth resuming). */
+static int holds_data(const char *dir)
 {
-    DIR *d = opendir(path);
-    int empty = 1;
-    for (struct dirent *e; d && empty && (e = readdir(d));) empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    DIR *d = opendir(dir);
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char p[4608];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        found = e->d_name[0] != '.' && !stat(p, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0;
+    }
     if (d) closedir(d);
-    return empty;
+    return found;
 }
 
 static int digest_matches(const char *path, const struct fetch_large_file *lf)
@@ -177,7 +183,7 @@ static swin_status fetch_small_files(struct job *j, swin_error *err)
  * hash is linked, else it is downloaded (resuming parts/HASH.part) and checked. */
 static swin_status fetch_large_file(struct job *j, const struct fetch_large_file *lf, swin_error *err)
 {
-    char target[4400], existing[4400], part[4400];
+    char target[4608], existing[4608], part[4608];
     snprintf(target, sizeof target, "%s/%s", j->bundle, lf->path);
     snprintf(existing, sizeof existing, "%s/%s", j->dest, lf->path);
     snprintf(part, sizeof part, "%s/%s.part", j->parts, lf->hash_val);
@@ -198,9 +204,7 @@ static swin_status fetch_large_file(struct job *j, const struct fetch_large_file
     if ((st = fetch_file_digest(part, lf->hash_type, hex, err))) return st;
     if (strcmp(hex, lf->hash_val)) {
         unlink(part);
-        return swin_error_set(err, SWIN_ERR_FORMAT,
-                              "%s: %s %s, but large_files.yml says %s (the download was removed; nothing was "
-                              "installed)",
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: %s %s, but large_files.yml says %s (the download was removed)",
                               lf->path, lf->hash_type, hex, lf->hash_val);
     }
     fprintf(stderr, "swinrun fetch: %s: %s %s, as large_files.yml says\n", lf->path, lf->hash_type, hex);
@@ -327,12 +331,15 @@ int cli_fetch(const struct cli_args *a)
     sigaction(SIGTERM, &old_term, NULL);
     if (st) {
         remove_tree(j.bundle);
-        if (dir_is_empty(j.parts)) fprintf(stderr, "swinrun fetch: %s; nothing was installed in %s\n", err.msg, j.dest);
-        else
+        if (!holds_data(j.parts)) { /* nothing to resume: no staging folder left */
+            remove_tree(j.staging);
+            fprintf(stderr, "swinrun fetch: %s; nothing was installed in %s\n", err.msg, j.dest);
+        } else {
             fprintf(stderr,
                     "swinrun fetch: %s; nothing was installed in %s (the partial download in %s is "
                     "resumed by the next swinrun fetch)\n",
                     err.msg, j.dest, j.parts);
+        }
         return st == SWIN_ERR_ARG ? 2 : 1;
     }
     printf("%s %s in %s\n", j.name, j.metadata_version, j.dest);

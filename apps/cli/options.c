@@ -414,8 +414,12 @@ void cli_help(enum cli_verb verb, FILE *f)
         }
         fputc('\n', f);
     }
-    fprintf(f, "\nExit status: 0 success, 1 runtime failure, 2 bad arguments, unreadable input or unwritable\n"
-               "output files (a full disk included).\n");
+    if (verb == CLI_FETCH)
+        fprintf(f, "\nExit status: 0 installed, 1 a download, check or write failed (nothing installed), 2 bad\n"
+                   "arguments.\n");
+    else
+        fprintf(f, "\nExit status: 0 success, 1 runtime failure, 2 bad arguments, unreadable input or unwritable\n"
+                   "output files (a full disk included).\n");
 }
 
 int cli_exit_code(swin_status st)

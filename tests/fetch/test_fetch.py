@@ -157,6 +157,14 @@ def make_handler(state, port_box):
     return Handler
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """A client that stops reading (a failed check, Ctrl-C) is no error of the server's."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
 failures = []
 
 
@@ -179,7 +187,7 @@ def main():
     weights, md5 = make_bundle(zoo)
     state = State(zoo, weights, md5)
     port_box = [0]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state, port_box))
+    server = QuietServer(("127.0.0.1", 0), make_handler(state, port_box))
     server.daemon_threads = True
     port_box[0] = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -217,6 +225,7 @@ def main():
     state.reset()
     state.mode = "status500"
     failed_cleanly(fetch(), "HTTP 500", "HTTP status 500")
+    check(not os.path.exists(dest + ".partial"), "HTTP 500: no staging folder left (nothing to resume)")
     state.reset()
     r = subprocess.run([swinrun, "fetch", "--from", base + "/nowhere", "--dest", dest, "--timeout", "10"],
                        env=env, capture_output=True, text=True, timeout=120)
