@@ -193,12 +193,11 @@ static swin_status fetch_large_file(struct job *j, const struct fetch_large_file
         fprintf(stderr, "swinrun fetch: %s: the copy in %s has the right %s, kept\n", lf->path, j->dest, lf->hash_type);
         return SWIN_OK;
     }
-    long long resumed_from = 0;
     if (digest_matches(part, lf)) { /* complete before an earlier run stopped */
         fprintf(stderr, "swinrun fetch: %s: complete in %s\n", lf->path, part);
     } else {
         fprintf(stderr, "swinrun fetch: %s from %s\n", lf->path, lf->url);
-        if ((st = fetch_http_get_resumable(&j->http, lf->url, part, lf->path, &resumed_from, err))) return st;
+        if ((st = fetch_http_get_resumable(&j->http, lf->url, part, lf->path, err))) return st;
     }
     char hex[129];
     if ((st = fetch_file_digest(part, lf->hash_type, hex, err))) return st;

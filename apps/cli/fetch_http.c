@@ -222,7 +222,7 @@ static size_t to_file(char *p, size_t size, size_t n, void *user)
 
 /* One GET of url appended to part_path from its current size. */
 static swin_status get_once(const struct fetch_http *h, const char *url, const char *part_path, const char *label,
-                            long long *resumed_from, long *http_code, swin_error *err)
+                            long *http_code, swin_error *err)
 {
     struct stat sb;
     long long have = stat(part_path, &sb) == 0 ? (long long)sb.st_size : 0;
@@ -248,7 +248,6 @@ static swin_status get_once(const struct fetch_http *h, const char *url, const c
     if (t.line_open) fputc('\n', stderr);
     curl_easy_getinfo(t.c, CURLINFO_RESPONSE_CODE, http_code);
     swin_status st = rc ? failed(&t, rc, url, errbuf, err) : SWIN_OK;
-    *resumed_from = t.offset;
     curl_easy_cleanup(t.c);
     int e = 0;
     if (fflush(t.f) || fsync(fileno(t.f))) e = errno;
@@ -258,15 +257,15 @@ static swin_status get_once(const struct fetch_http *h, const char *url, const c
 }
 
 swin_status fetch_http_get_resumable(const struct fetch_http *h, const char *url, const char *part_path,
-                                     const char *label, long long *resumed_from, swin_error *err)
+                                     const char *label, swin_error *err)
 {
     long code = 0;
-    swin_status st = get_once(h, url, part_path, label, resumed_from, &code, err);
+    swin_status st = get_once(h, url, part_path, label, &code, err);
     if (st && code == 416) { /* the range lies past what the server has: the partial file is not its file */
         fprintf(stderr, "swinrun fetch: the server refused the range (HTTP 416); %s starts again\n", label);
         if (truncate(part_path, 0))
             return swin_error_set(err, SWIN_ERR_IO, "cannot truncate %s: %s", part_path, strerror(errno));
-        st = get_once(h, url, part_path, label, resumed_from, &code, err);
+        st = get_once(h, url, part_path, label, &code, err);
     }
     return st;
 }

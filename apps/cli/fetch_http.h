@@ -30,9 +30,8 @@ swin_status fetch_http_get(const struct fetch_http *h, const char *url, size_t m
 /* GETs url into the file part_path, resuming from its current size with a Range request
  * (a server that answers the whole file instead restarts it from byte 0; one that answers
  * 416 gets the file again from byte 0). Progress on stderr under `label`. The file is kept
- * on failure, for the next try to resume. *resumed_from: the offset the transfer resumed at
- * (0: from the start). */
+ * on failure, for the next try to resume. */
 swin_status fetch_http_get_resumable(const struct fetch_http *h, const char *url, const char *part_path,
-                                     const char *label, long long *resumed_from, swin_error *err);
+                                     const char *label, swin_error *err);
 
 #endif
