@@ -113,6 +113,29 @@ static swin_status write_file(const char *path, const char *data, size_t len, sw
     return e ? swin_error_set(err, SWIN_ERR_IO, "cannot write %s: %s", path, strerror(e)) : SWIN_OK;
 }
 
+static int holds_nothing(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int empty = d != NULL;
+    for (struct dirent *e; d && empty && (e = readdir(d));) empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return empty;
+}
+
+/* Whether the staging folder is absent or holds nothing but swinrun fetch's bundle/ and parts/. */
+static int only_staging(const char *dir)
+{
+    struct stat sb;
+    if (lstat(dir, &sb)) return errno == ENOENT;
+    DIR *d = S_ISDIR(sb.st_mode) ? opendir(dir) : NULL;
+    int ok = d != NULL;
+    for (struct dirent *e; d && ok && (e = readdir(d));)
+        ok = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "bundle") ||
+             !strcmp(e->d_name, "parts");
+    if (d) closedir(d);
+    return ok;
+}
+
 /* Whether the folder holds a file with data in it (a partial download worth resuming). */
 static int holds_data(const char *dir)
 {
@@ -286,12 +309,23 @@ static swin_status prepare(const struct cli_args *a, struct job *j, swin_error *
     } else if (cli_data_path(j->dest, sizeof j->dest, rel)) {
         return swin_error_set(err, SWIN_ERR_ARG, "$XDG_DATA_HOME or $HOME too long");
     }
+    /* an existing destination is replaced, and what it held removed: only a bundle (or nothing) */
     struct stat sb;
-    if (stat(j->dest, &sb) == 0 && !S_ISDIR(sb.st_mode))
-        return swin_error_set(err, SWIN_ERR_ARG, "%s exists and is not a folder", j->dest);
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/configs/metadata.json", j->dest);
+    if (stat(j->dest, &sb) == 0 && (!S_ISDIR(sb.st_mode) || (!holds_nothing(j->dest) && stat(meta, &sb))))
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "%s exists and is not a bundle folder (no configs/metadata.json): swinrun fetch "
+                              "replaces only a bundle; name a new or empty folder with --dest",
+                              j->dest);
     snprintf(j->staging, sizeof j->staging, "%s.partial", j->dest);
     snprintf(j->bundle, sizeof j->bundle, "%s/bundle", j->staging);
     snprintf(j->parts, sizeof j->parts, "%s/parts", j->staging);
+    if (!only_staging(j->staging))
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "%s holds files swinrun fetch did not put there (it stages in bundle/ and parts/ "
+                              "only); move them, or name another --dest",
+                              j->staging);
     swin_status st = make_parents(j->parts, err);
     if (!st && mkdir(j->parts, 0755) && errno != EEXIST)
         st = swin_error_set(err, SWIN_ERR_IO, "cannot create %s: %s", j->parts, strerror(errno));

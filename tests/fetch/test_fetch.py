@@ -214,6 +214,23 @@ def main():
     check(r.returncode == 0 and all(o in r.stdout for o in ("--version", "--dest", "--from", "--timeout")),
           "fetch --help lists its options")
 
+    # a destination that is not a bundle is never replaced
+    keep = os.path.join(work, "not_a_bundle")
+    os.makedirs(keep)
+    with open(os.path.join(keep, "notes.txt"), "w") as f:
+        f.write("mine\n")
+    r = fetch(dest_dir=keep)
+    check(r.returncode == 2 and "not a bundle folder" in r.stderr and os.path.isfile(os.path.join(keep, "notes.txt")),
+          "a folder that is not a bundle: refused, left as it was")
+
+    os.makedirs(dest + ".partial")
+    with open(os.path.join(dest + ".partial", "notes.txt"), "w") as f:
+        f.write("mine\n")
+    r = fetch()
+    check(r.returncode == 2 and os.path.isfile(os.path.join(dest + ".partial", "notes.txt")),
+          "a staging folder holding other files: refused, left as it was")
+    shutil.rmtree(dest + ".partial")
+
     # a wrong checksum: the download is removed, nothing installed
     state.reset()
     state.yml_md5 = "0" * 32
