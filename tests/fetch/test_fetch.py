@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""swinrun fetch against a local HTTP server (tests/fetch/README.md).
+"""swinrun fetch against a local HTTP server (docs/fetch.md, Tests).
 
     test_fetch.py SWINRUN WORKDIR
 
