@@ -8,8 +8,10 @@ feature size 12, saved by torch.save as models/model.pt; configs modelled on the
 with a 32^3 cube), serves it from 127.0.0.1 on a free port, and runs swinrun fetch through the
 cases: success, a wrong checksum, a transfer cut short, resuming it with a Range request, a
 server that ignores Range, a redirect, too many redirects, HTTP 500 and 404, Ctrl-C, a version
-mismatch, an existing bundle replaced. Every failure must exit non-zero with one line on
-stderr and leave nothing at the destination.
+mismatch, an existing bundle replaced, a destination that is no bundle; then reads the fetched
+bundle as a model (swinrun info) and segments a small volume without --model, which must take
+the fetched bundle. Every failure must exit non-zero with one line on stderr and leave nothing at
+the destination.
 """
 import hashlib
 import http.server
@@ -328,12 +330,21 @@ def main():
     default = os.path.join(work, "xdg", "swinrun", "bundles", NAME, "models", "model.pt")
     check(r.returncode == 0 and os.path.isfile(default), "default destination: $XDG_DATA_HOME/swinrun/bundles/NAME")
 
-    # the bundle as a model, where this build loads bundles
+    # the fetched bundle is a model (docs/bundles.md), and the default one
     r = subprocess.run([swinrun, "info", dest], env=env, capture_output=True, text=True)
-    if r.returncode == 0:
-        check("feature size   12" in r.stdout, "swinrun info on the fetched bundle: feature size 12")
-    else:
-        print("skip swinrun info BUNDLE: this build does not load bundles (%s)" % r.stderr.strip())
+    check(r.returncode == 0 and "feature size   12" in r.stdout and "channels       in 1, out 14" in r.stdout
+          and "32 x 32 x 32" in r.stdout, "swinrun info on the fetched bundle (%s)" % r.stderr.strip()[-200:])
+    import nibabel as nib
+    import numpy as np
+    ct = os.path.join(work, "ct.nii.gz")
+    rng = np.random.default_rng(3)
+    nib.save(nib.Nifti1Image(rng.integers(-1000, 1000, (40, 36, 24)).astype(np.int16), np.diag([1.5, 1.5, 2.0, 1])), ct)
+    report = os.path.join(work, "segment.json")
+    r = subprocess.run([swinrun, ct, os.path.join(work, "labels.nii.gz"), "--json", report, "--quiet"], env=env,
+                       capture_output=True, text=True, timeout=300)
+    used = json.load(open(report))["model"] if r.returncode == 0 else r.stderr.strip()
+    check(used == os.path.join(work, "xdg", "swinrun", "bundles", NAME),
+          "segment without --model takes the fetched bundle (%s)" % used)
 
     server.shutdown()
     if failures:
