@@ -64,15 +64,18 @@ step "segment the CT (sliding 96^3 windows, overlap 0.5, labels on the CT's grid
     build/swinrun "$work/ct.nii.gz" "$work/labels.nii.gz" --model "$model" \
     --preview "$work/preview.png" --json "$work/segment.json"
 
-if [ "${model%.onnx}" != "$model" ]; then
-    step "one window against ONNX Runtime (same file, same input)"
-    "$py" tools/export/ort_reference.py "$model" --shape 1 1 96 96 96 --seed 0 \
-        --save-input "$work/input.npy" --out "$work/logits_ort.npy" > /dev/null
-    build/swinrun forward "$model" "$work/input.npy" "$work/logits_swinrun.npy"
-    "$py" tools/export/check_logits.py "$work/logits_swinrun.npy" "$work/logits_ort.npy"
-else
-    echo "demo: the ONNX Runtime check takes an ONNX export; $model is not one, so it is skipped"
+step "one window against ONNX Runtime (same weights, same input)"
+reference="$model"
+if [ -d "$model" ]; then
+    # a bundle: ONNX Runtime runs its network exported with its weights (tools/export/bundle_to_onnx.py)
+    reference="$work/bundle_twin.onnx"
+    [ -f "$reference" ] || "$py" tools/export/bundle_to_onnx.py "$model" "$reference" --size 96 96 96 \
+        > /dev/null 2> "$work/export.log" || { cat "$work/export.log"; exit 1; }
 fi
+"$py" tools/export/ort_reference.py "$reference" --shape 1 1 96 96 96 --seed 0 \
+    --save-input "$work/input.npy" --out "$work/logits_ort.npy" > /dev/null
+build/swinrun forward "$model" "$work/input.npy" "$work/logits_swinrun.npy"
+"$py" tools/export/check_logits.py "$work/logits_swinrun.npy" "$work/logits_ort.npy"
 
 step "outputs"
 echo "label map  $work/labels.nii.gz (uint8, the CT's affine: overlay it on $work/ct.nii.gz)"
