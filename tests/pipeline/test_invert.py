@@ -20,7 +20,9 @@ from cases import _save, _smooth_hu  # noqa: E402
 
 
 def shapes(work):
-    """name -> (path, roi): each roi chosen so that the slab axis is the one named."""
+    """name -> (path, roi, slab axis or None, thin axis or None): each roi chosen so that the
+    slab axis is the one named; thin: the memory form only, on the first plane across that axis
+    (a file is at least 2 voxels thick)."""
     rng = np.random.default_rng(5)
     os.makedirs(work, exist_ok=True)
     out = {}
@@ -29,20 +31,20 @@ def shapes(work):
     a = np.zeros((4, 4)); a[2, 0] = -2.2; a[0, 1] = 1.3; a[1, 2] = 1.7; a[3, 3] = 1  # i -> -S, j -> R, k -> A
     perm = _save(os.path.join(work, "perm.nii.gz"), _smooth_hu((19, 37, 31), rng), a)
     for ax, roi in enumerate(((8, 32, 32), (32, 8, 32), (32, 32, 8))):
-        out[f"lps_slab{ax}"] = (lps, roi, ax)
-        out[f"permuted_slab{ax}"] = (perm, roi, ax)
+        out[f"lps_slab{ax}"] = (lps, roi, ax, None)
+        out[f"permuted_slab{ax}"] = (perm, roi, ax, None)
     a = np.diag([1.5, 1.5, 2.0, 1.0])
     out["smaller_than_cube"] = (_save(os.path.join(work, "small.nii.gz"), _smooth_hu((12, 10, 9), rng), a),
-                                (32, 32, 32), None)
+                                (32, 32, 32), None, None)
     a = np.diag([0.8, -0.8, 3.0, 1.0])
-    out["one_voxel_z"] = (_save(os.path.join(work, "thin_z.nii.gz"), _smooth_hu((40, 35, 1), rng), a),
-                          (16, 16, 16), None)
-    a = np.diag([3.0, 1.1, 1.3, 1.0])
-    out["one_voxel_x"] = (_save(os.path.join(work, "thin_x.nii.gz"), _smooth_hu((1, 30, 25), rng), a),
-                          (16, 16, 16), None)
+    slab = _save(os.path.join(work, "slab.nii.gz"), _smooth_hu((40, 35, 2), rng), a)
+    out["one_voxel_z"] = (slab, (16, 16, 16), None, 2)
+    a = np.zeros((4, 4)); a[1, 0] = 3.0; a[0, 1] = -1.1; a[2, 2] = 1.3; a[3, 3] = 1  # i -> A, j -> L
+    side = _save(os.path.join(work, "side.nii.gz"), _smooth_hu((2, 30, 25), rng), a)
+    out["one_voxel_x"] = (side, (16, 16, 16), None, 0)
     a = np.diag([2.0, 2.0, 3.0, 1.0])  # 3 mm slices onto 2 mm: centres halfway between planes
     out["halfway_3mm"] = (_save(os.path.join(work, "halfway.nii.gz"), _smooth_hu((21, 17, 15), rng), a),
-                          (16, 16, 16), None)
+                          (16, 16, 16), None, None)
     return out
 
 
@@ -62,10 +64,21 @@ def slab_axis(grid, roi):
 def main():
     probe, work = sys.argv[1], sys.argv[2]
     ok = True
-    for name, (path, roi, want_ax) in shapes(os.path.join(work, "in")).items():
+    for name, (path, roi, want_ax, thin) in shapes(os.path.join(work, "in")).items():
         for channels in (3, 300) if name == "smaller_than_cube" else (4,):
             base = os.path.join(work, f"{name}_c{channels}")
             kv = [f"roi={roi[0]},{roi[1]},{roi[2]}", f"channels={channels}", "invert=linear"]
+            if thin is not None:  # the memory form alone
+                kv.append(f"thin={thin}")
+                run([probe, "segment_mem", path, base + "_mem.npy", base + "_mem_p.npy", *kv])
+                run([probe, "segment_mem", path, base + "_mem_alone.npy", *kv])
+                mem, mem_p = np.load(base + "_mem.npy"), np.load(base + "_mem_p.npy")
+                good = (mem.shape[2 - thin] == 1 and np.array_equal(mem, np.argmax(mem_p, axis=0))
+                        and np.array_equal(np.load(base + "_mem_alone.npy"), mem))
+                print(f"{name:18s} c={channels:<3d} input {mem.shape[::-1]} (memory form): "
+                      f"{len(np.unique(mem))} labels, {'ok' if good else 'FAIL'}")
+                ok &= good
+                continue
             out = run([probe, "segment", path, base + ".nii.gz", *kv, f"probs={base}_p.nii.gz",
                        f"preview={base}.png"]).split()
             grid = [int(x) for x in out[3:6]]
