@@ -33,17 +33,17 @@ struct swin_lin_slice {
 
 struct swin_invert_linear {
     const struct swin_inverse *inv;
-    int co;               /* classes */
-    int ax, o1, o2;       /* the slab axis of the preprocessed grid, the other two in order */
-    int q;                /* the input axis along the slab axis */
-    int64_t in_dim[3];    /* nx, ny, nz */
-    int64_t plane;        /* preprocessed voxels in one plane: dim[o1] * dim[o2] */
-    int64_t depth;        /* planes held */
-    float *ring;          /* depth slots x plane voxels x co probabilities (class fastest) */
+    int co;                        /* classes */
+    int ax, o1, o2;                /* the slab axis of the preprocessed grid, the other two in order */
+    int q;                         /* the input axis along the slab axis */
+    int64_t in_dim[3];             /* nx, ny, nz */
+    int64_t plane;                 /* preprocessed voxels in one plane: dim[o1] * dim[o2] */
+    int64_t depth;                 /* planes held */
+    float *ring;                   /* depth slots x plane voxels x co probabilities (class fastest) */
     struct swin_lin_slice *slices; /* in_dim[q], by hi */
-    int64_t next;         /* slices computed */
-    void *labels;         /* the label map on the input grid (i fastest): uint8 or uint16 */
-    int lb;               /* bytes per label, 1 or 2 */
+    int64_t next;                  /* slices computed */
+    void *labels;                  /* the label map on the input grid (i fastest): uint8 or uint16 */
+    int lb;                        /* bytes per label, 1 or 2 */
 };
 
 /* Plans the slices and the ring's depth for the preprocessed grid's slab axis ax. Allocates

@@ -134,10 +134,10 @@ struct job {
     struct swin_cubes win;
     float *vol;
     struct sink sk;
-    bool linear;                    /* SWIN_INVERT_LINEAR */
-    bool grid_labels;               /* the argmax on the preprocessed grid is kept */
-    struct swin_invert_linear lin;  /* linear: the streaming way back */
-    void *in_labels;                /* linear, file form: the label map on the input grid */
+    bool linear;                   /* SWIN_INVERT_LINEAR */
+    bool grid_labels;              /* the argmax on the preprocessed grid is kept */
+    struct swin_invert_linear lin; /* linear: the streaming way back */
+    void *in_labels;               /* linear, file form: the label map on the input grid */
 };
 
 static void job_free(struct job *j)
@@ -155,8 +155,8 @@ static void job_free(struct job *j)
 /* The form of a run, for the plan: what it keeps and writes besides the labels. */
 struct job_outputs {
     bool probs, preview;
-    bool file;          /* the file form: the labels go out plane by plane through a format */
-    size_t input_peak;  /* the bytes the input held at its largest (file: reading and converting) */
+    bool file;         /* the file form: the labels go out plane by plane through a format */
+    size_t input_peak; /* the bytes the input held at its largest (file: reading and converting) */
 };
 
 /* Host bytes of the write stage of the file form: put_labels' planes and statistics, then
@@ -202,7 +202,9 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
                   (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0);
     size_t prep_peak = in_n * 4 + n * 4;
     size_t run_peak = held + swin_sliding_bytes(&j->win, p->out_channels) +
-                      (j->linear ? swin_invert_linear_bytes(&j->lin) : out->probs ? co * 4 : 0);
+                      (j->linear    ? swin_invert_linear_bytes(&j->lin)
+                       : out->probs ? co * 4
+                                    : 0);
     size_t write_peak = held + (out->file ? write_bytes(j, dim, out->probs) : 0);
     rep->pipeline_bytes = out->input_peak > prep_peak ? out->input_peak : prep_peak;
     if (run_peak > rep->pipeline_bytes) rep->pipeline_bytes = run_peak;
@@ -241,9 +243,15 @@ static swin_status job_infer(struct job *j, bool probs, int64_t in_n, void *in_l
     if (!ok)
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the labels%s",
                               probs ? " and probabilities" : "");
-    struct swin_sliding sl = {.layout = &j->win, .out_channels = p->out_channels, .predict = cube_predict,
-                              .predict_user = &j->ctl, .sink = sink_voxel, .plane_done = sink_plane,
-                              .sink_user = &j->sk, .progress = cube_progress, .progress_user = &j->ctl};
+    struct swin_sliding sl = {.layout = &j->win,
+                              .out_channels = p->out_channels,
+                              .predict = cube_predict,
+                              .predict_user = &j->ctl,
+                              .sink = sink_voxel,
+                              .plane_done = sink_plane,
+                              .sink_user = &j->sk,
+                              .progress = cube_progress,
+                              .progress_user = &j->ctl};
     return swin_sliding_run(&sl, j->vol, err);
 }
 
@@ -341,10 +349,11 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     swin_mat4 affine;
     memcpy(affine.m, in.affine, sizeof affine.m);
     if ((st = poll_cancel(&j.ctl, err)) ||
-        (st = job_plan(&j, in.dim, affine, in.name,
-                       &(struct job_outputs){.probs = o->probabilities_path, .preview = o->preview_path,
-                                             .file = true, .input_peak = in.read_peak},
-                       rep, err)) ||
+        (st = job_plan(
+             &j, in.dim, affine, in.name,
+             &(struct job_outputs){
+                 .probs = o->probabilities_path, .preview = o->preview_path, .file = true, .input_peak = in.read_peak},
+             rep, err)) ||
         (st = job_preprocess(&j, in.hu, in.dim, err)))
         goto done;
     f->release(&in);
@@ -432,8 +441,8 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
     }
     size_t input_peak = converted ? (size_t)n_in * 4 : 0;
     if ((st = poll_cancel(&j.ctl, err)) ||
-        (st = job_plan(&j, dim, affine, "volume", &(struct job_outputs){.probs = probs, .input_peak = input_peak},
-                       rep, err)) ||
+        (st = job_plan(&j, dim, affine, "volume", &(struct job_outputs){.probs = probs, .input_peak = input_peak}, rep,
+                       err)) ||
         (st = job_preprocess(&j, data, dim, err)))
         goto done;
     free(converted);

@@ -28,8 +28,8 @@ struct swin_sliding {
     swin_predict_fn predict;
     void *predict_user;
     swin_voxel_sink sink;
-    swin_plane_sink plane_done; /* may be NULL */
-    void *sink_user;            /* passed to sink and plane_done */
+    swin_plane_sink plane_done;  /* may be NULL */
+    void *sink_user;             /* passed to sink and plane_done */
     swin_cube_progress progress; /* may be NULL */
     void *progress_user;
 };

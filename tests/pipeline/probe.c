@@ -213,7 +213,8 @@ int main(int argc, char **argv)
             int64_t at = 0, *d = img.dim;
             for (int64_t k = 0; k < (thin == 2 ? 1 : d[2]); k++)
                 for (int64_t j = 0; j < (thin == 1 ? 1 : d[1]); j++)
-                    for (int64_t i = 0; i < (thin == 0 ? 1 : d[0]); i++) img.data[at++] = img.data[(k * d[1] + j) * d[0] + i];
+                    for (int64_t i = 0; i < (thin == 0 ? 1 : d[0]); i++)
+                        img.data[at++] = img.data[(k * d[1] + j) * d[0] + i];
             d[thin] = 1;
         }
         swin_volume v = {.voxels = img.data, .type = SWIN_VOXELS_F32};
