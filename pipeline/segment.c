@@ -267,10 +267,11 @@ static swin_status put_labels(const struct swin_format *f, struct swin_format_in
     const int64_t nx = in->dim[0], ny = in->dim[1];
     const size_t np = (size_t)(nx * ny);
     struct swin_stats_acc acc = {0};
-    uint8_t *plane8 = s->lb == 1 && !j->linear ? malloc(np) : NULL;
-    uint16_t *plane = s->lb == 1 || !j->linear ? malloc(np * sizeof *plane) : NULL;
+    const bool sample8 = !j->linear && s->lb == 1, widen = !j->linear || s->lb == 1; /* planes to fill */
+    uint8_t *plane8 = sample8 ? malloc(np) : NULL;
+    uint16_t *plane = widen ? malloc(np * sizeof *plane) : NULL;
     swin_status st = SWIN_OK;
-    if ((!plane && (s->lb == 1 || !j->linear)) || (!plane8 && s->lb == 1 && !j->linear))
+    if ((widen && !plane) || (sample8 && !plane8))
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
     if (!st) st = swin_stats_begin(&acc, s->co, err);
     for (int64_t k = 0; k < in->dim[2] && !st; k++) {
