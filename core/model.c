@@ -25,6 +25,8 @@ void swin_model_release(struct swin_model *m)
 {
     if (!m) return;
     free(m->flat);
+    free(m->recipe);
     m->flat = NULL;
+    m->recipe = NULL;
     m->flat_bytes = 0;
 }

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct swin_recipe;
+
 #define SWIN_STAGES 4
 #define SWIN_MAX_DEPTH 16   /* blocks per stage; MONAI defaults to 2 */
 #define SWIN_DECODERS 5     /* decoder5 .. decoder1, stored as decoder[4] .. decoder[0] */
@@ -120,6 +122,7 @@ struct swin_model {
     const float *out_b;               /* (Co) */
 
     struct swin_source source;
+    struct swin_recipe *recipe;       /* a MONAI bundle's recipe (malloc'd), NULL for any other file */
 
     void *flat;                       /* the one weight buffer every pointer above points into */
     size_t flat_bytes;

@@ -184,9 +184,11 @@ static bool zoom_affine(swin_mat4 a, const double pixdim[3], swin_mat4 *out)
  * out_affine has no translation yet. */
 static bool shape_offset(const int64_t dim[3], swin_mat4 in, swin_mat4 out, int64_t shape[3], double offset[3])
 {
-    swin_mat4 oinv;
-    if (!swin_mat4_inverse(out, &oinv)) return false;
-    swin_mat4 x = swin_mat4_mul(oinv, in);
+    /* np.linalg.solve(out, in), not inv(out) @ in: with 1.25 mm slices resampled to 2.5 mm the
+     * solve's 1.25 / 2.5 is exactly 0.5, the inverse's 0.4 * 1.25 is not, and an extent of
+     * exactly n + 0.5 voxels must round to even as numpy's does (MONAI's shape) */
+    swin_mat4 x;
+    if (!swin_mat4_solve(out, in, &x)) return false;
     double co[8][3], cw[8][3];
     for (int c = 0; c < 8; c++) { /* numpy meshgrid "ij" order: the first axis slowest */
         double v[3] = {(c >> 2) & 1 ? (double)(dim[0] - 1) : 0, (c >> 1) & 1 ? (double)(dim[1] - 1) : 0,

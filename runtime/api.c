@@ -10,6 +10,8 @@
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "core/model.h"
+#include "core/recipe.h"
+#include "weights/bundle.h"
 #include "weights/ckpt_loader.h"
 #include "weights/onnx_loader.h"
 
@@ -41,7 +43,9 @@ swin_status swin_model_load_ex(const char *onnx_path, const swin_model_load_para
     /* by content: a PyTorch checkpoint or safetensors file, else ONNX */
     struct swin_ckpt_load_opts co = {.merge = kinds[mo], .no_normalize = p && p->no_normalize};
     struct swin_onnx_load_opts oo = {.merge_order = orders[mo]};
-    swin_status st = swin_ckpt_detect(onnx_path) ? swin_ckpt_load(onnx_path, &co, m, err) : swin_onnx_load_opts(onnx_path, &oo, m, err);
+    swin_status st = swin_bundle_detect(onnx_path) ? swin_bundle_load(onnx_path, &co, m, err)
+                     : swin_ckpt_detect(onnx_path) ? swin_ckpt_load(onnx_path, &co, m, err)
+                                                   : swin_onnx_load_opts(onnx_path, &oo, m, err);
     if (st) {
         free(m);
         return st;
@@ -68,7 +72,7 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
         .param_count = m->param_count, .weight_bytes = m->flat_bytes,
         .opset = m->source.opset, .exporter = m->source.exporter, .post = m->source.post,
         .weight_storage = m->source.weight_storage,
-        .recipe = "", .recipe_warnings = "",
+        .recipe = m->recipe ? m->recipe->source : "", .recipe_warnings = m->recipe ? m->recipe->warnings : "",
     };
     memcpy(o->depths, c->depths, sizeof o->depths);
     memcpy(o->heads, c->heads, sizeof o->heads);

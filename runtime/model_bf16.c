@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/recipe.h"
 #include "kernels/cpu/bf16.h"
 
 #define SWIN_BF16_ALIGN 64
@@ -151,6 +152,7 @@ swin_status swin_model_bf16_copy(const struct swin_model *m, unsigned keep, stru
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the bfloat16 weights");
     }
     *c = *m;
+    c->recipe = NULL; /* its own duplicate once the copy exists (below) */
     collect(c, keep, fs);
     size_t total = 0, bf16_end = 0;
     const int n = layout(m, fs, t, &total, &bf16_end);
@@ -184,6 +186,7 @@ swin_status swin_model_bf16_copy(const struct swin_model *m, unsigned keep, stru
     }
     c->flat = flat;
     c->flat_bytes = total;
+    if (m->recipe && (c->recipe = malloc(sizeof *c->recipe))) *c->recipe = *m->recipe;
     free(fs), free(t);
     *out = c;
     *bf16_bytes = bf16_end;

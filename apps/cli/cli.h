@@ -23,12 +23,22 @@ struct cli_args {
     bool with_probs, with_preview, quiet, help;
     int runs;                      /* forward: timed repetitions (default 1) */
     swin_model_load_params load;   /* --merge-order, --no-normalize */
+    char **argv;                   /* the command line cli_parse read, from index first */
+    int argc, first;
 };
 
 /* Parses argv[first..argc) for `verb` against the option table. Prints a one-line error and
  * returns the exit code (2 on bad arguments, 1 out of memory), else 0 (a->help set for
  * -h/--help). Free a->pos after use. */
 int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_args *a);
+/* seg = base (a model's recipe, swin_model_segment_params) with the command line's options
+ * applied over it again: an option given overrides the recipe, one not given keeps it. */
+void cli_seg_over(struct cli_args *a, const swin_segment_params *base);
+/* The recipe of a model loaded from a MONAI bundle and the keys it does not follow, one line
+ * each to f; nothing for other models. */
+void cli_print_recipe(FILE *f, const swin_model_info *i, const swin_segment_params *sp);
+/* Each line of lines ('\n'-separated) to f after indent. */
+void cli_print_lines(FILE *f, const char *indent, const char *lines);
 /* The verb's --help: its usage lines, then every option of the table it takes. */
 void cli_help(enum cli_verb verb, FILE *o);
 const char *cli_verb_name(enum cli_verb verb);

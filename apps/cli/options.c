@@ -301,7 +301,7 @@ int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_a
 {
     const char *vn = verb_names[verb];
     *a = (struct cli_args){.verb = verb, .ctx = swin_context_default_params(), .seg = swin_segment_default_params(),
-                           .runs = 1};
+                           .runs = 1, .argv = argv, .argc = argc, .first = first};
     if (!(a->pos = calloc((size_t)argc + 1, sizeof *a->pos))) {
         fprintf(stderr, "swinrun: out of host memory\n");
         return cli_exit_code(SWIN_ERR_NOMEM);
@@ -333,6 +333,17 @@ int cli_parse(enum cli_verb verb, int argc, char **argv, int first, struct cli_a
         i += o->arity;
     }
     return 0;
+}
+
+void cli_seg_over(struct cli_args *a, const swin_segment_params *base)
+{
+    a->seg = *base;
+    for (int i = a->first; i < a->argc; i++) {
+        const struct cli_option *o = a->argv[i][0] == '-' && a->argv[i][1] ? find(a->argv[i]) : NULL;
+        if (!o) continue;
+        o->store(a, a->argv + i + 1); /* cli_parse accepted every value once */
+        i += o->arity;
+    }
 }
 
 static const char *const usage[CLI_VERBS] = {

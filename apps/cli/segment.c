@@ -201,9 +201,6 @@ int cli_segment(const struct cli_args *a)
     if (st == SWIN_ERR_ARG) fprintf(stderr, "swinrun segment: %s (try swinrun segment --help)\n", err.msg);
     else if (st) fprintf(stderr, "swinrun: %s\n", err.msg);
     if (st) return cli_exit_code(st);
-    swin_segment_params sp = a->seg;
-    int crc = a->classes ? cli_load_classes(a->classes, &sp) : 0;
-    if (crc) return crc;
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
@@ -218,6 +215,22 @@ int cli_segment(const struct cli_args *a)
     if (!m) {
         cli_free_classes();
         return rc;
+    }
+    /* a bundle's recipe, with the command line's options over it */
+    struct cli_args over = *a;
+    swin_segment_params recipe = swin_model_segment_params(m);
+    cli_seg_over(&over, &recipe);
+    swin_segment_params sp = over.seg;
+    swin_model_info mi;
+    swin_model_get_info(m, &mi);
+    if (mi.recipe_warnings[0] && !a->quiet) {
+        fprintf(stderr, "swinrun: %s: keys of the recipe swinrun does not follow (docs/bundles.md):\n", mi.recipe);
+        cli_print_lines(stderr, "  ", mi.recipe_warnings);
+    }
+    int crc = a->classes ? cli_load_classes(a->classes, &sp) : 0;
+    if (crc) {
+        swin_model_free(m);
+        return crc;
     }
     double t_model = now() - t_start;
     swin_context_t *ctx = NULL;

@@ -17,6 +17,34 @@ static int need_args(const struct cli_args *a, int n, const char *verb, const ch
     return 2;
 }
 
+void cli_print_recipe(FILE *f, const swin_model_info *i, const swin_segment_params *sp)
+{
+    if (!i->recipe[0]) return;
+    fprintf(f, "recipe         %s\n", i->recipe);
+    fprintf(f, "  orientation  %s\n", sp->reorient ? "RAS" : "as read");
+    if (sp->resample) fprintf(f, "  spacing      %g x %g x %g mm\n", sp->spacing_mm[0], sp->spacing_mm[1], sp->spacing_mm[2]);
+    else fprintf(f, "  spacing      as read (no Spacingd)\n");
+    if (sp->intensity_clip)
+        fprintf(f, "  intensity    [%g, %g] to [0, 1], clipped\n", sp->intensity_range[0], sp->intensity_range[1]);
+    else fprintf(f, "  intensity    as read (no ScaleIntensityRanged)\n");
+    fprintf(f, "  cubes        overlap %g, %s blending", sp->overlap, sp->blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant");
+    if (sp->blend == SWIN_BLEND_GAUSSIAN) fprintf(f, " (sigma scale %g)", sp->sigma_scale);
+    fprintf(f, "\n  way back     %s\n", sp->invert == SWIN_INVERT_LINEAR
+                                          ? "probabilities by linear interpolation, then argmax (Invertd nearest_interp false)"
+                                          : "argmax, then labels by nearest neighbour");
+    cli_print_lines(f, "  not followed ", i->recipe_warnings);
+}
+
+void cli_print_lines(FILE *f, const char *indent, const char *lines)
+{
+    for (const char *w = lines; *w;) {
+        const char *nl = strchr(w, '\n');
+        int len = nl ? (int)(nl - w) : (int)strlen(w);
+        fprintf(f, "%s%.*s\n", indent, len, w);
+        w += len + (nl ? 1 : 0);
+    }
+}
+
 int cli_info(const struct cli_args *a)
 {
     int rc = need_args(a, 1, "info", "MODEL.onnx");
@@ -39,15 +67,23 @@ int cli_info(const struct cli_args *a)
                "\"depths\": [%d, %d, %d, %d], \"heads\": [%d, %d, %d, %d], \"window\": [%d, %d, %d], "
                "\"cube\": [%d, %d, %d], \"normalize\": %s, \"use_v2\": %s, \"qkv_bias\": %s, "
                "\"patch_norm\": %s, \"instnorm_affine\": %s, \"batch_norm\": %s, \"downsample\": \"%s\", "
-               "\"params\": %zu, \"weight_bytes\": %zu, \"opset\": %d, \"exporter\": \"%s\", \"post_processing\": \"%s\", "
-               "\"weight_storage\": \"%s\"}\n",
+               "\"params\": %zu, \"weight_bytes\": %zu, \"opset\": %d, \"exporter\": ",
                i.in_channels, i.out_channels, i.feature_size, i.depths[0], i.depths[1], i.depths[2],
                i.depths[3], i.heads[0], i.heads[1], i.heads[2], i.heads[3], i.window[0], i.window[1],
                i.window[2], i.cube[0], i.cube[1], i.cube[2], i.normalize ? "true" : "false",
                i.use_v2 ? "true" : "false", i.qkv_bias ? "true" : "false", i.patch_norm ? "true" : "false",
                i.instnorm_affine ? "true" : "false", i.batch_norm ? "true" : "false", i.downsample, i.param_count,
-               i.weight_bytes, i.opset, i.exporter,
-               i.post, i.weight_storage);
+               i.weight_bytes, i.opset);
+        json_string(jf, i.exporter);
+        fprintf(jf, ", \"post_processing\": ");
+        json_string(jf, i.post);
+        fprintf(jf, ", \"weight_storage\": ");
+        json_string(jf, i.weight_storage);
+        fprintf(jf, ", \"recipe\": ");
+        json_string(jf, i.recipe);
+        fprintf(jf, ", \"recipe_warnings\": ");
+        json_string(jf, i.recipe_warnings);
+        fprintf(jf, "}\n");
     }
     if (!a->json || strcmp(a->json, "-")) {
         printf("model          %s\n", a->pos[0]);
@@ -65,7 +101,8 @@ int cli_info(const struct cli_args *a)
         printf("heads          %d %d %d %d\n", i.heads[0], i.heads[1], i.heads[2], i.heads[3]);
         printf("window         %d x %d x %d\n", i.window[0], i.window[1], i.window[2]);
         if (i.cube[0] && i.cube[1] && i.cube[2])
-            printf("export cube    %d x %d x %d\n", i.cube[0], i.cube[1], i.cube[2]);
+            printf("%s%d x %d x %d\n", i.recipe[0] ? "cube (roi)     " : "export cube    ", i.cube[0], i.cube[1],
+                   i.cube[2]);
         else
             printf("export cube    dynamic (give --cube when planning or running)\n");
         printf("normalize      %s\n", i.normalize ? "yes" : "no");
@@ -76,6 +113,8 @@ int cli_info(const struct cli_args *a)
                                                   : "batch, folded into the convolutions at load")
                                    : i.instnorm_affine ? "instance, affine" : "instance");
         printf("downsample     %s\n", i.downsample);
+        swin_segment_params sp = swin_model_segment_params(m);
+        cli_print_recipe(stdout, &i, &sp);
         printf("parameters     %zu\n", i.param_count);
         printf("weight bytes   %zu (%.1f MiB)\n", i.weight_bytes, i.weight_bytes / MiB);
     }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "runtime/swinrun.h"
@@ -139,6 +140,12 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model) {
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%llu/%s", location, (unsigned long long)version, ms->cfg.model_file);
+    if (!ms->cfg.model_file_given && access(path, F_OK) != 0) {
+        /* no model.onnx: the version folder itself may be a MONAI bundle */
+        char bundle[4096];
+        snprintf(bundle, sizeof bundle, "%s/%llu/configs/inference.json", location, (unsigned long long)version);
+        if (access(bundle, F_OK) == 0) snprintf(path, sizeof path, "%s/%llu", location, (unsigned long long)version);
+    }
     swin_error err;
     if (swin_model_load(path, &ms->model, &err)) {
         e = error_new(code_of(err.status), "model '%s': %s", ms->cfg.name, err.msg);
@@ -443,7 +450,8 @@ static TRITONSERVER_Error *run_segment(instance_state *st, TRITONBACKEND_Request
         free(owned);
         return error_new(TRITONSERVER_ERROR_UNAVAILABLE, "out of host memory for %zu labels", voxels);
     }
-    swin_segment_params sp = swt_segment_params(c);
+    swin_segment_params base = swin_model_segment_params(st->ms->model);
+    swin_segment_params sp = swt_segment_params(c, &base);
     sp.cancel = request_cancelled;
     sp.user = r;
     swin_error err;

@@ -135,19 +135,23 @@ static bool read_parameter(swt_config *c, const char *key, const char *v, char *
                             SWIN_SPACING_MAX_MM);
             c->spacing_mm[k] = d[k];
         }
+        c->spacing_given = true;
     } else if (!strcmp(key, "intensity_range")) {
         if (!parse_list(v, 2, d) || !(d[0] < d[1]))
             return fail(why, why_len, "parameter intensity_range '%s': lo,hi with lo < hi", v);
         c->intensity_range[0] = (float)d[0];
         c->intensity_range[1] = (float)d[1];
+        c->range_given = true;
     } else if (!strcmp(key, "overlap")) {
         if (!parse_double(v, &d[0]) || d[0] < 0 || d[0] > SWIN_OVERLAP_MAX)
             return fail(why, why_len, "parameter overlap '%s': 0..%g", v, SWIN_OVERLAP_MAX);
         c->overlap = d[0];
+        c->overlap_given = true;
     } else if (!strcmp(key, "blend")) {
         if (!strcmp(v, "constant")) c->blend = SWIN_BLEND_CONSTANT;
         else if (!strcmp(v, "gaussian")) c->blend = SWIN_BLEND_GAUSSIAN;
         else return fail(why, why_len, "parameter blend '%s': use constant or gaussian", v);
+        c->blend_given = true;
     } else if (!strcmp(key, "max_voxels")) {
         if (!parse_ll(v, 1, 1LL << 40, &n)) return fail(why, why_len, "parameter max_voxels '%s': a positive integer", v);
         c->max_voxels = n;
@@ -202,6 +206,16 @@ static bool check_window_tensors(const swt_config *c, char *why, size_t why_len)
     return true;
 }
 
+/* Window mode without parameter cube: fixed spatial dims of the input, (1, C, D, H, W) or
+ * (C, D, H, W) with a batch axis, are the cube when each side is one a context can run. */
+static void cube_from_dims(swt_config *c) {
+    const swt_tensor *t = &c->inputs[0];
+    const long long *d = t->dims + t->ndims - 3;
+    for (int k = 0; k < 3; k++)
+        if (d[k] < SWIN_CUBE_MIN || d[k] > SWIN_CUBE_MAX || d[k] % SWIN_CUBE_MULTIPLE) return;
+    for (int k = 0; k < 3; k++) c->cube[k] = (int)d[k];
+}
+
 bool swt_config_parse(const char *text, size_t len, swt_config *c, char *why, size_t why_len) {
     *c = (swt_config){.threads = 1, .max_voxels = 512LL * 512 * 1024};
     swin_segment_params sp = swin_segment_default_params();
@@ -233,6 +247,7 @@ bool swt_config_parse(const char *text, size_t len, swt_config *c, char *why, si
             fail(why, why_len, "default_model_filename '%.60s': a file name in the version folder", file);
             goto done;
         }
+        c->model_file_given = true;
     }
     const json_node *params = swin_json_get(root, "parameters");
     if (params && params->kind == JSON_OBJECT) {
@@ -258,6 +273,7 @@ bool swt_config_parse(const char *text, size_t len, swt_config *c, char *why, si
     for (int i = 0; i < c->n_outputs; i++)
         if (!read_tensor(swin_json_at(outs, (size_t)i), &c->outputs[i], "output", why, why_len)) goto done;
     ok = c->mode == SWT_MODE_SEGMENT ? check_segment_tensors(c, why, why_len) : check_window_tensors(c, why, why_len);
+    if (ok && c->mode == SWT_MODE_WINDOW && !c->cube[0]) cube_from_dims(c);
 done:
     swin_json_free(root);
     return ok;
@@ -276,11 +292,14 @@ swin_context_params swt_context_params(const swt_config *c, bool kind_gpu, int d
     return p;
 }
 
-swin_segment_params swt_segment_params(const swt_config *c) {
-    swin_segment_params sp = swin_segment_default_params();
-    memcpy(sp.spacing_mm, c->spacing_mm, sizeof sp.spacing_mm);
-    memcpy(sp.intensity_range, c->intensity_range, sizeof sp.intensity_range);
-    sp.overlap = c->overlap;
-    sp.blend = c->blend;
+swin_segment_params swt_segment_params(const swt_config *c, const swin_segment_params *base) {
+    swin_segment_params sp = *base;
+    if (c->spacing_given) memcpy(sp.spacing_mm, c->spacing_mm, sizeof sp.spacing_mm);
+    if (c->range_given) {
+        memcpy(sp.intensity_range, c->intensity_range, sizeof sp.intensity_range);
+        sp.intensity_clip = true;
+    }
+    if (c->overlap_given) sp.overlap = c->overlap;
+    if (c->blend_given) sp.blend = c->blend;
     return sp;
 }

@@ -36,7 +36,9 @@ typedef struct swt_config {
     char name[SWT_NAME_MAX];
     swt_mode mode;
     int max_batch_size;            /* 0: no batch axis (the drop-in for onnxruntime's exports) */
-    char model_file[SWT_NAME_MAX]; /* default_model_filename, else "model.onnx" */
+    char model_file[SWT_NAME_MAX]; /* default_model_filename (a file, or a MONAI bundle folder), else
+                                      "model.onnx", else the version folder when it is a bundle */
+    bool model_file_given;
     swt_tensor inputs[2], outputs[1];
     int n_inputs, n_outputs;
     /* parameters { key: ... value { string_value: ... } } */
@@ -45,13 +47,15 @@ typedef struct swt_config {
     swt_precision precision;       /* "precision" */
     int threads;                   /* "threads": CPU threads per instance, 0 = every core (default 1) */
     size_t mem_limit;              /* "memory_limit": bytes, suffixes KiB MiB GiB; 0 = none */
-    int cube[3];                   /* "cube": "D,H,W"; 0 = the export cube */
+    int cube[3];                   /* "cube": "D,H,W"; else window mode's fixed input dims (D, H, W);
+                                      0 = the model's cube (the export's, or a bundle's roi_size) */
     /* segmentation mode */
     double spacing_mm[3];          /* "spacing_mm": "x,y,z" */
     float intensity_range[2];      /* "intensity_range": "lo,hi" */
     double overlap;                /* "overlap" */
     swin_blend blend;              /* "blend": constant | gaussian */
     long long max_voxels;          /* "max_voxels": refuse larger volumes (default 512*512*1024) */
+    bool spacing_given, range_given, overlap_given, blend_given; /* else the model's recipe */
 } swt_config;
 
 /* Reads Triton's JSON form of config.pbtxt. false with the reason in why (why_len bytes)
@@ -61,7 +65,8 @@ bool swt_config_parse(const char *json, size_t len, swt_config *out, char *why, 
 
 /* The context parameters the config asks for on an instance of `kind_gpu` (KIND_GPU) on device. */
 swin_context_params swt_context_params(const swt_config *c, bool kind_gpu, int device);
-/* The segmentation parameters the config asks for. */
-swin_segment_params swt_segment_params(const swt_config *c);
+/* The segmentation parameters the config asks for over base (the model's recipe:
+ * swin_model_segment_params, which a MONAI bundle sets). */
+swin_segment_params swt_segment_params(const swt_config *c, const swin_segment_params *base);
 
 #endif

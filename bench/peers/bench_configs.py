@@ -32,15 +32,16 @@ def runtime_of(c: str) -> str:
     return "swinrun"
 
 
-def worker_argv(c: str, model: str, in_path: str, threads: int, worker_bin: str | None) -> list:
-    """The command line of configuration c's worker process."""
+def worker_argv(c: str, model: str, in_path: str, threads: int, worker_bin: str | None, swin_model: str = None) -> list:
+    """The command line of configuration c's worker process (swin_model: what swinrun's workers load,
+    default the peers' model)."""
     if c in ORT_CONFIGS:
         return [sys.executable, os.path.join(HERE, "ort_worker.py"), model, in_path, "--config", c,
                 "--threads", str(threads)]
     if c in PEER_CONFIGS:
         return [sys.executable, os.path.join(HERE, "peer_worker.py"), model, in_path, "--config", c,
                 "--threads", str(threads)]
-    return [worker_bin, model, in_path, "--threads", str(threads), "--backend", DEVICE[c],
+    return [worker_bin, swin_model or model, in_path, "--threads", str(threads), "--backend", DEVICE[c],
             "--precision", SW_PRECISION[c]]
 
 

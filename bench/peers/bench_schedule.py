@@ -16,9 +16,10 @@ class Schedule:
     """The worker processes of one benchmark and what they left: seconds (in each Worker), logits
     files, failures, the rounds' (peer, swinrun) time pairs and the thread-scaling runs."""
 
-    def __init__(self, a, model: str, in_path: str, worker_bin: str | None, out_dir: str):
+    def __init__(self, a, model: str, in_path: str, worker_bin: str | None, out_dir: str, swin_model: str = None):
         self.a = a
         self.model = model
+        self.swin_model = swin_model or model  # a bundle folder for swinrun's workers, its ONNX twin for the peers
         self.in_path = in_path
         self.worker_bin = worker_bin
         self.out_dir = out_dir
@@ -31,7 +32,8 @@ class Schedule:
 
     def start(self, c, threads=None, tag=""):
         a = self.a
-        argv = worker_argv(c, self.model, self.in_path, a.threads if threads is None else threads, self.worker_bin)
+        argv = worker_argv(c, self.model, self.in_path, a.threads if threads is None else threads, self.worker_bin,
+                           self.swin_model)
         w = Worker(c, argv, os.path.join(self.out_dir, f"{c}{tag}.stderr.log"), a.timeout)
         try:
             w.wait_ready()

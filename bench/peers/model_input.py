@@ -74,6 +74,38 @@ def read_input(path: str, cube, seed: int, in_channels: int):
     raise BadArgs(f"{path}: --input takes .npy, .nii or .nii.gz")
 
 
+def bundle_twin(bundle: str, cube) -> str:
+    """The ONNX twin of a MONAI bundle at cube (default: its roi_size), exported once into
+    bench/models/bundle_<name>_<cube>_<digest>/ (the digest of its weights and inference.json)."""
+    import hashlib
+    import json
+    paths = [os.path.join(bundle, "models", "model.pt"), os.path.join(bundle, "configs", "inference.json")]
+    if not all(os.path.isfile(p) for p in paths):
+        raise BadArgs(f"{bundle}: not a MONAI bundle with models/model.pt and configs/inference.json")
+    if cube is None:
+        cfg = json.load(open(paths[1]))
+        roi = cfg.get("inferer", {}).get("roi_size")
+        if isinstance(roi, str) and roi.startswith("@"):
+            roi = cfg.get(roi[1:])
+        if not (isinstance(roi, list) and len(roi) == 3 and all(isinstance(v, int) for v in roi)):
+            raise BadArgs(f"{bundle}: give --cube D H W (the bundle's roi_size is not 3 integers)")
+        cube = roi
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    name = os.path.basename(os.path.normpath(bundle))
+    d = os.path.join(REPO, "bench", "models", f"bundle_{name}_{'x'.join(map(str, cube))}_{h.hexdigest()[:12]}")
+    out = os.path.join(d, "model.onnx")
+    if not os.path.isfile(out):
+        os.makedirs(d, exist_ok=True)
+        log(f"exporting the ONNX twin of {bundle} at {cube} -> {out}")
+        subprocess.run([sys.executable, os.path.join(REPO, "tools", "export", "bundle_to_onnx.py"), bundle, out,
+                        "--size", *map(str, cube)], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
 def model_cube_and_channels(model: str):
     """(cube or None when dynamic, in_channels) from the ONNX graph's input."""
     import onnx

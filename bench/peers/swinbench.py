@@ -67,7 +67,7 @@ from bench_configs import ALL_CONFIGS, DEVICE, find_swinrun, runnable, swinrun_v
 from bench_schedule import Schedule
 from gpu_memory import GpuMemPoller
 from machine import load_snapshot, machine_info
-from model_input import export_model, model_cube_and_channels, read_input
+from model_input import bundle_twin, export_model, model_cube_and_channels, read_input
 from per_volume import volume_phase
 from report_chart import chart
 from report_md import markdown
@@ -79,7 +79,8 @@ def main(argv=None) -> int:
                                 epilog="Details: the module docstring (head -60 bench/peers/swinbench.py).",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("model (one of)")
-    g.add_argument("--model", help="an existing Swin UNETR ONNX file")
+    g.add_argument("--model", help="an existing Swin UNETR ONNX file, or a MONAI bundle folder (swinrun runs the "
+                                   "folder, the ONNX peers its twin exported by tools/export/bundle_to_onnx.py)")
     g.add_argument("--export", action="store_true",
                    help="export one with tools/export/export_swin_unetr.py into bench/models/f<F>_<cube>/ (kept; reused)")
     p.add_argument("--feature-size", type=int, default=48, help="with --export (default 48)")
@@ -156,10 +157,14 @@ def run(a) -> int:
         if not a.cube:
             raise BadArgs("--export needs --cube D H W")
         model = export_model(a.feature_size, a.cube, a.exporter)
+    elif os.path.isdir(a.model):
+        # a MONAI bundle: swinrun's workers run the folder, the ONNX peers its twin at the cube
+        model = bundle_twin(a.model, a.cube)
     else:
         model = a.model
         if not os.path.isfile(model):
             raise BadArgs(f"{model}: no such file")
+    swin_model = a.model if a.model and os.path.isdir(a.model) else model
     mcube, in_ch, feature = model_cube_and_channels(model)
     cube = list(a.cube) if a.cube else mcube
     if mcube and cube != mcube:
@@ -188,7 +193,7 @@ def run(a) -> int:
         + (f"; skipped {', '.join(skipped)}" if skipped else ""))
 
     poller = GpuMemPoller() if gpus else None
-    sched = Schedule(a, model, in_path, worker_bin, out_dir)
+    sched = Schedule(a, model, in_path, worker_bin, out_dir, swin_model)
     failures, logits = sched.failures, sched.logits
     t_start = time.time()
     sched.alternate(configs)

@@ -3,7 +3,7 @@
 #   run_harness.sh HARNESS SECONDS SEEDS WORK [CORPUS_DIR...]
 # HARNESS  a fuzz_* binary (tests/fuzz/harness); which seeds it takes follows from its name
 # SEEDS    the folder tools/ci/fuzz_seeds.py made (onnx/ and its onnx_data/, nifti/, nifti_gz/, npy/, dicom/,
-#          ckpt/, pickle/)
+#          ckpt/, pickle/, bundle/)
 # WORK     keeps what the run found: corpus/ (inputs with new coverage, kept between runs),
 #          findings/ (crash-*, leak-*, timeout-*, oom-*; earlier runs' stay, only this run's
 #          count), log.txt (libFuzzer's output)
@@ -20,6 +20,7 @@ case "$name" in
     fuzz_npy)            kind=npy   max_len=4096 ;;
     fuzz_ckpt)           kind=ckpt  max_len=65536 ;;
     fuzz_pickle)         kind=pickle max_len=65536 ;;
+    fuzz_bundle)         kind=bundle max_len=16384 ;;
     fuzz_triton)         kind=triton max_len=65536 ;;  # apps/triton/fuzz, its seeds committed there
     fuzz_dicom)          kind=dicom max_len=16384 ;;
     *) echo "run_harness.sh: unknown harness $name" >&2; exit 2 ;;

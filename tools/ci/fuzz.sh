@@ -16,7 +16,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 seconds=1200 parallel=1 out="$repo/build-fuzz/fuzz/long"
-all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_ckpt fuzz_pickle)
+all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle)
 harnesses=()
 while [ $# -gt 0 ]; do
     case "$1" in

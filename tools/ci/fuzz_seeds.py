@@ -19,6 +19,7 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
 import contextlib
 import gzip
 import io
+import json
 import os
 import shutil
 import sys
@@ -191,6 +192,26 @@ def dicom_seeds(out):
         dt.write("j2k", ms.make_slice(geo, 0, px32, ms.new_uids(), 1), os.path.join(d, "j2k.dcm"), work)
 
 
+def bundle_seeds(out):
+    """bundle/: configs/inference.json of each tools/export/make_bundle.py configuration, and variants
+    with references, expressions and transforms swinrun does not follow."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
+    import make_bundle
+    d = os.path.join(out, "bundle")
+    os.makedirs(d)
+    for name, c in make_bundle.CONFIGS.items():
+        m = dict(make_bundle.BASE, **c["model"])
+        cfg = make_bundle.inference_json(name, c, m)
+        with open(os.path.join(d, name + ".json"), "w") as f:
+            json.dump(cfg, f)
+        cfg["preprocessing"]["transforms"].insert(2, {"_target_": "CropForegroundd", "keys": "image"})
+        cfg["inferer"]["overlap"] = "$0.5"
+        cfg["inferer"]["sigma_scale"] = "@preprocessing::transforms::3::pixdim"
+        cfg["network_def"]["norm_name"] = ["instance", {"affine": True}]
+        with open(os.path.join(d, name + "_variants.json"), "w") as f:
+            json.dump(cfg, f)
+
+
 def ckpt_seeds(test_data, out):
     """Small weights files (ckpt/: under 64 KiB) and the pickles of the checkpoint matrix (pickle/):
     a SwinUNETR state dict's keys with tiny tensors (real shapes only where the walk starts), saved
@@ -234,6 +255,7 @@ def main():
     npy_seeds(out)
     dicom_seeds(out)
     ckpt_seeds(test_data, out)
+    bundle_seeds(out)
 
 
 if __name__ == "__main__":

@@ -48,9 +48,15 @@ static void test_window_config(void) {
     p = swt_context_params(&c, true, 3);
     EXPECT(p.backend == SWIN_BACKEND_CUDA && p.device == 3);
 
-    /* defaults: one thread, no limit, the export cube */
+    /* defaults: one thread, no limit, the input's fixed dims as the cube */
     EXPECT(parse("{\"name\":\"w\"," WINDOW_TENSORS "}", &c, why));
-    EXPECT(c.threads == 1 && c.mem_limit == 0 && c.cube[0] == 0 && c.precision == SWT_PRECISION_FP32);
+    EXPECT(c.threads == 1 && c.mem_limit == 0 && c.precision == SWT_PRECISION_FP32);
+    EXPECT(c.cube[0] == 32 && c.cube[1] == 32 && c.cube[2] == 32);
+    /* dynamic dims: the model's cube */
+    EXPECT(parse("{\"name\":\"w\",\"input\":[{\"name\":\"input\",\"data_type\":\"TYPE_FP32\",\"dims\":[\"1\",\"1\","
+                 "\"-1\",\"-1\",\"-1\"]}],\"output\":[{\"name\":\"logits\",\"data_type\":\"TYPE_FP32\",\"dims\":[\"1\","
+                 "\"14\",\"-1\",\"-1\",\"-1\"]}]}", &c, why));
+    EXPECT(c.cube[0] == 0);
 }
 
 static void test_refusals(void) {
@@ -78,9 +84,13 @@ static void test_segment_config_and_requests(void) {
                  "\"overlap\":{\"string_value\":\"0.25\"},\"max_voxels\":{\"string_value\":\"1000\"}}," SEG_TENSORS "}",
                  &c, why));
     EXPECT(c.mode == SWT_MODE_SEGMENT && c.max_voxels == 1000);
-    swin_segment_params sp = swt_segment_params(&c);
+    swin_segment_params base = swin_segment_default_params();
+    base.blend = SWIN_BLEND_GAUSSIAN; /* a recipe's, which the config does not override */
+    base.spacing_mm[0] = 9;
+    swin_segment_params sp = swt_segment_params(&c, &base);
     EXPECT(sp.spacing_mm[0] == 1 && sp.spacing_mm[1] == 1.25 && sp.spacing_mm[2] == 3);
     EXPECT(sp.intensity_range[0] == -1000 && sp.intensity_range[1] == 1000 && sp.overlap == 0.25);
+    EXPECT(sp.blend == SWIN_BLEND_GAUSSIAN);
 
     long long dim[3];
     int vt;

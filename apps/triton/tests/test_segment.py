@@ -1,6 +1,8 @@
 """Segmentation mode against a real tritonserver: the labels Triton returns for a CT volume
 (VOLUME + AFFINE) equal those of `swinrun CT.nii.gz OUT.nii.gz` on the same volume, for an
-int16 scanner-like phantom (LPS, anisotropic spacing) and the same voxels as float32.
+int16 scanner-like phantom (LPS, anisotropic spacing) and the same voxels as float32; and a
+model repository entry whose version folder is a MONAI bundle (tools/export/make_bundle.py v2:
+its own spacing, intensity range, blending, overlap and cube) equals `--model BUNDLE_DIR`.
 
     test_segment.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
 """
@@ -38,6 +40,23 @@ cli = np.load(os.path.join(work, "cli_labels.npy"))
 check(volume.dtype == np.int16 and volume.shape == (20, 48, 56), "phantom int16 (nz, ny, nx) = %s" % (volume.shape,))
 check(len(np.unique(cli)) > 1, "the CLI's labels hold %d classes" % len(np.unique(cli)))
 
+# the bundle entry: repo/seg_bundle/1/ is the bundle itself (no model.onnx, no cube parameter)
+bundle = os.path.join(repo, "seg_bundle", "1")
+if not os.path.exists(os.path.join(bundle, "models", "model.pt")):
+    subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "export", "make_bundle.py"), bundle, "v2"], check=True,
+                   stdout=subprocess.DEVNULL, timeout=300)
+with open(os.path.join(repo, "seg_bundle", "config.pbtxt"), "w") as fh:
+    fh.write('name: "seg_bundle"\nbackend: "swinrun"\n' + segment_config("TYPE_INT16"))
+out_bundle = os.path.join(work, "labels_bundle.nii.gz")
+subprocess.run([swinrun, ct, out_bundle, "--model", bundle, "--backend", "cpu", "--threads", "1"], check=True,
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+subprocess.run([main_py, "-c", """
+import sys, numpy as np, nibabel as nib
+np.save(sys.argv[2], np.ascontiguousarray(np.asarray(nib.load(sys.argv[1]).dataobj).T))
+""", out_bundle, os.path.join(work, "cli_bundle_labels.npy")], check=True, timeout=120)
+cli_bundle = np.load(os.path.join(work, "cli_bundle_labels.npy"))
+check(not np.array_equal(cli_bundle, cli), "the bundle's recipe and weights give other labels than the ONNX model's")
+
 write_model(repo, "seg_i16", case_dir, segment_config("TYPE_INT16"))
 write_model(repo, "seg_f32", case_dir, segment_config("TYPE_FP32"))
 with Server(backend_so, repo, work) as s:
@@ -47,6 +66,9 @@ with Server(backend_so, repo, work) as s:
     check(np.array_equal(got, cli), "seg_i16: labels equal swinrun CT.nii.gz OUT.nii.gz (%d voxels)" % got.size)
     got = infer_segment(client, "seg_f32", volume.astype(np.float32), affine)
     check(np.array_equal(got, cli), "seg_f32: the same voxels as float32, the same labels")
+    got = infer_segment(client, "seg_bundle", volume, affine)
+    check(np.array_equal(got, cli_bundle), "seg_bundle: a bundle as the version folder, labels equal swinrun "
+          "--model BUNDLE_DIR (its recipe, not the defaults)")
     stats = client.get_inference_statistics("seg_i16")["model_stats"][0]
     check(int(stats["inference_stats"]["success"]["count"]) == 1, "seg_i16 statistics: 1 success")
 print("PASS")

@@ -1,0 +1,52 @@
+/* libFuzzer harness: a MONAI bundle folder whose configs/inference.json is the fuzzed bytes
+ * (and whose models/ is empty): the JSON reader, reference resolution, network_def and the
+ * recipe read whole, then the load stops at the missing weights. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/fuzz/harness/fuzz_input.h"
+#include "tests/fuzz/harness/fuzz_status.h"
+#include "weights/bundle.h"
+
+static char dir[4096];
+static size_t n; /* the length of fuzz_input's folder path, with its '/' */
+
+/* Runs before fuzz_input's own clean-up (atexit order), which then removes its folder. */
+static void remove_bundle(void)
+{
+    strcpy(dir + n, "b/configs/inference.json");
+    unlink(dir);
+    strcpy(dir + n, "b/configs");
+    rmdir(dir);
+    strcpy(dir + n, "b");
+    rmdir(dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
+{
+    const char *path = fuzz_input_write("inference.json", bytes, size);
+    /* the bundle: <folder>/b/configs/inference.json -> the fuzzed file */
+    static bool registered;
+    n = strlen(path) - strlen("inference.json");
+    if (n + 32 > sizeof dir) abort();
+    memcpy(dir, path, n);
+    if (!registered) registered = !atexit(remove_bundle);
+    strcpy(dir + n, "b");
+    mkdir(dir, 0700);
+    strcpy(dir + n, "b/configs");
+    mkdir(dir, 0700);
+    strcpy(dir + n, "b/configs/inference.json");
+    unlink(dir);
+    if (symlink(path, dir)) abort();
+    dir[n + 1] = 0;
+    struct swin_model m;
+    swin_error err = {SWIN_OK, ""};
+    swin_status st = swin_bundle_load(dir, NULL, &m, &err);
+    fuzz_check_error(st, &err, true);
+    if (st == SWIN_OK) swin_model_release(&m);
+    return 0;
+}
