@@ -133,14 +133,29 @@ void swin_plane_nearest_u16(const struct swin_inverse *v, const uint16_t *src, i
         for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
 }
 
+void swin_inverse_lerp(const struct swin_inverse *v, int64_t i, int64_t j, int64_t k, struct swin_lerp *l)
+{
+    double u[3];
+    grid_coords(v, i, j, k, u); /* clamped: u in [0, d - 1] */
+    for (int a = 0; a < 3; a++) {
+        l->lo[a] = (int64_t)u[a];
+        l->hi[a] = l->lo[a] + 1 < v->grid_dim[a] ? l->lo[a] + 1 : l->lo[a];
+        l->w[a] = u[a] - (double)l->lo[a];
+    }
+}
+
 void swin_plane_trilinear(const struct swin_inverse *v, const float *src, int64_t nx, int64_t ny, int64_t k,
                           float *plane)
 {
-    const int64_t *d = v->grid_dim;
+    const int64_t s0 = v->grid_dim[1] * v->grid_dim[2], s1 = v->grid_dim[2];
     for (int64_t j = 0; j < ny; j++)
         for (int64_t i = 0; i < nx; i++) {
-            double u[3];
-            grid_coords(v, i, j, k, u);
-            plane[j * nx + i] = (float)trilinear(src, d, d[1] * d[2], d[2], u[0], u[1], u[2]);
+            struct swin_lerp l;
+            swin_inverse_lerp(v, i, j, k, &l);
+            float f[8];
+            for (int e = 0; e < 8; e++)
+                f[e] = src[(e & 4 ? l.hi[0] : l.lo[0]) * s0 + (e & 2 ? l.hi[1] : l.lo[1]) * s1 +
+                           (e & 1 ? l.hi[2] : l.lo[2])];
+            plane[j * nx + i] = (float)swin_lerp_blend(f, l.w);
         }
 }

@@ -40,6 +40,26 @@ struct swin_inverse {
 swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv);
 void swin_inverse_free(struct swin_inverse *inv);
 
+/* Where input voxel (i, j, k) reads the preprocessed grid: per grid axis the lower and upper
+ * neighbour (the upper one clamped: equal at the last plane) and the upper one's weight, the
+ * coordinates clamped at the border as grid_sample's padding_mode="border". */
+struct swin_lerp {
+    int64_t lo[3], hi[3];
+    double w[3];
+};
+void swin_inverse_lerp(const struct swin_inverse *inv, int64_t i, int64_t j, int64_t k, struct swin_lerp *l);
+
+/* Trilinear blend of the 8 neighbours f[4 * e0 + 2 * e1 + e2] (e = 0: lower, 1: upper, per
+ * grid axis): along axis 2, then 1, then 0, in double. Every trilinear value of the way back
+ * goes through this one expression (and the pipeline is built without fused multiply-adds),
+ * so that labels streamed plane by plane and probabilities held whole agree to the bit. */
+static inline double swin_lerp_blend(const float f[8], const double w[3])
+{
+    double l0 = (f[0] * (1 - w[2]) + f[1] * w[2]) * (1 - w[1]) + (f[2] * (1 - w[2]) + f[3] * w[2]) * w[1];
+    double l1 = (f[4] * (1 - w[2]) + f[5] * w[2]) * (1 - w[1]) + (f[6] * (1 - w[2]) + f[7] * w[2]) * w[1];
+    return l0 * (1 - w[0]) + l1 * w[0];
+}
+
 /* One k-plane (nx * ny values, i fastest) of the input grid sampled from a volume on the
  * preprocessed grid: nearest (round half to even, as torch) for labels, trilinear for
  * probabilities. */

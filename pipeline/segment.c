@@ -7,6 +7,7 @@
 
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
+#include "pipeline/invert_linear.h"
 #include "pipeline/label_stats.h"
 #include "pipeline/preview.h"
 #include "pipeline/resample.h"
@@ -48,6 +49,9 @@ static swin_status check_params(const struct swin_pipeline *p, swin_error *err)
         return swin_error_set(err, SWIN_ERR_ARG, "unknown blending mode %d", (int)o->blend);
     if (o->blend == SWIN_BLEND_GAUSSIAN && !(o->sigma_scale > 0 && o->sigma_scale <= 10))
         return swin_error_set(err, SWIN_ERR_ARG, "sigma scale %g: it must be in (0, 10]", o->sigma_scale);
+    if (o->invert != SWIN_INVERT_NEAREST && o->invert != SWIN_INVERT_LINEAR)
+        return swin_error_set(err, SWIN_ERR_ARG, "unknown way back to the input grid %d (nearest or linear)",
+                              (int)o->invert);
     if (!p->predict) return swin_error_set(err, SWIN_ERR_ARG, "no predictor given");
     return SWIN_OK;
 }
@@ -86,11 +90,15 @@ static swin_status cube_predict(void *user, const float *in, float *out, swin_er
     return st ? st : c->p->predict(c->p->predict_user, in, out, err);
 }
 
-/* Labels (argmax) and optionally softmax probabilities on the preprocessed grid. */
+/* What each preprocessed voxel's averaged logits become: the argmax there (the nearest way
+ * back, the preview), softmax probabilities of the whole grid (--probabilities), and the
+ * softmax probabilities the linear way back streams. */
 struct sink {
-    void *labels;
-    int lb;       /* bytes per label: 1 or 2 */
-    float *probs; /* out_channels planes of n voxels, or NULL */
+    void *labels;                   /* argmax on the preprocessed grid, or NULL */
+    int lb;                         /* bytes per label: 1 or 2 */
+    float *probs;                   /* out_channels planes of n voxels, or NULL */
+    struct swin_invert_linear *lin; /* or NULL */
+    float *scratch;                 /* out_channels floats: one voxel's probabilities without lin */
     int64_t n;
     int co;
 };
@@ -101,13 +109,20 @@ static void sink_voxel(void *user, int64_t v, const float *x)
     int best = 0;
     for (int c = 1; c < s->co; c++)
         if (x[c] > x[best]) best = c; /* the first maximum, as torch.argmax */
-    if (s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;
-    else ((uint16_t *)s->labels)[v] = (uint16_t)best;
-    if (s->probs) {
-        double sum = 0;
-        for (int c = 0; c < s->co; c++) sum += exp((double)x[c] - (double)x[best]);
-        for (int c = 0; c < s->co; c++) s->probs[c * s->n + v] = (float)(exp((double)x[c] - (double)x[best]) / sum);
-    }
+    if (s->labels && s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;
+    else if (s->labels) ((uint16_t *)s->labels)[v] = (uint16_t)best;
+    if (!s->probs && !s->lin) return;
+    float *p = s->lin ? swin_invert_linear_voxel(s->lin, v) : s->scratch;
+    double sum = 0;
+    for (int c = 0; c < s->co; c++) sum += exp((double)x[c] - (double)x[best]);
+    for (int c = 0; c < s->co; c++) p[c] = (float)(exp((double)x[c] - (double)x[best]) / sum);
+    for (int c = 0; s->probs && c < s->co; c++) s->probs[c * s->n + v] = p[c];
+}
+
+static void sink_plane(void *user, int64_t plane)
+{
+    struct sink *s = user;
+    if (s->lin) swin_invert_linear_plane_done(s->lin, plane);
 }
 
 /* One volume between its input grid and the model: the preprocessed grid and volume, the
@@ -119,21 +134,44 @@ struct job {
     struct swin_cubes win;
     float *vol;
     struct sink sk;
+    bool linear;                   /* SWIN_INVERT_LINEAR */
+    bool grid_labels;              /* the argmax on the preprocessed grid is kept */
+    struct swin_invert_linear lin; /* linear: the streaming way back */
+    void *in_labels;               /* linear, file form: the label map on the input grid */
 };
 
 static void job_free(struct job *j)
 {
     free(j->sk.labels);
     free(j->sk.probs);
+    free(j->sk.scratch);
+    free(j->in_labels);
+    swin_invert_linear_free(&j->lin);
     free(j->vol);
     swin_cubes_free(&j->win);
     swin_inverse_free(&j->inv);
 }
 
-/* Plans the grid, the way back and the cubes; fills the report's geometry and bytes.
- * input_peak: the bytes the input held at its largest (file: reading and converting). */
-static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affine, const char *name, bool probs,
-                            size_t input_peak, swin_segment_report *rep, swin_error *err)
+/* The form of a run, for the plan: what it keeps and writes besides the labels. */
+struct job_outputs {
+    bool probs, preview;
+    bool file;         /* the file form: the labels go out plane by plane through a format */
+    size_t input_peak; /* the bytes the input held at its largest (file: reading and converting) */
+};
+
+/* Host bytes of the write stage of the file form: put_labels' planes and statistics, then
+ * put_probs' plane. */
+static size_t write_bytes(const struct job *j, const int64_t dim[3], bool probs)
+{
+    size_t np = (size_t)(dim[0] * dim[1]), co = (size_t)j->sk.co;
+    size_t labels = j->linear ? (j->sk.lb == 1 ? np * 2 : 0) : np * 2 + (j->sk.lb == 1 ? np : 0);
+    labels += co * (sizeof(long long) + 2 * sizeof(double));
+    return probs && np * 4 > labels ? np * 4 : labels;
+}
+
+/* Plans the grid, the way back and the cubes; fills the report's geometry and bytes. */
+static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affine, const char *name,
+                            const struct job_outputs *out, swin_segment_report *rep, swin_error *err)
 {
     const struct swin_pipeline *p = j->ctl.p;
     const swin_segment_params *o = &p->params;
@@ -153,12 +191,24 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     j->sk.n = j->g.dim[0] * j->g.dim[1] * j->g.dim[2];
     if ((st = swin_cubes_plan(j->g.dim, p->cube, o->overlap, o->blend, o->sigma_scale, &j->win, err))) return st;
     rep->cubes = swin_cubes_count(&j->win);
-    size_t in_n = (size_t)(dim[0] * dim[1] * dim[2]), n = (size_t)j->sk.n;
+    j->linear = o->invert == SWIN_INVERT_LINEAR;
+    j->grid_labels = !j->linear || out->preview;
+    if (j->linear && swin_invert_linear_plan(&j->lin, &j->inv, swin_sliding_axis(&j->win), p->out_channels, dim))
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for the linear way back", name);
+    /* bytes: the preprocessed volume and what stays until the outputs are written, then the
+     * largest of the three stages (preprocessing, the cubes, writing) */
+    size_t in_n = (size_t)(dim[0] * dim[1] * dim[2]), n = (size_t)j->sk.n, co = (size_t)p->out_channels;
+    size_t held = n * 4 + (j->grid_labels ? n * (size_t)j->sk.lb : 0) + (out->probs ? n * co * 4 : 0) +
+                  (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0);
     size_t prep_peak = in_n * 4 + n * 4;
-    size_t run_peak = n * 4 + swin_sliding_bytes(&j->win, p->out_channels) + n * (size_t)j->sk.lb +
-                      (probs ? n * (size_t)p->out_channels * 4 : 0);
-    rep->pipeline_bytes = input_peak > prep_peak ? input_peak : prep_peak;
+    size_t run_peak = held + swin_sliding_bytes(&j->win, p->out_channels) +
+                      (j->linear    ? swin_invert_linear_bytes(&j->lin)
+                       : out->probs ? co * 4
+                                    : 0);
+    size_t write_peak = held + (out->file ? write_bytes(j, dim, out->probs) : 0);
+    rep->pipeline_bytes = out->input_peak > prep_peak ? out->input_peak : prep_peak;
     if (run_peak > rep->pipeline_bytes) rep->pipeline_bytes = run_peak;
+    if (write_peak > rep->pipeline_bytes) rep->pipeline_bytes = write_peak;
     return SWIN_OK;
 }
 
@@ -175,24 +225,41 @@ static swin_status job_preprocess(struct job *j, const float *data, const int64_
     return SWIN_OK;
 }
 
-static swin_status job_infer(struct job *j, bool probs, swin_error *err)
+/* The cubes, and what the sink makes of them. in_labels: the linear way back's label map on
+ * the input grid (in_n voxels of the sink's label bytes); NULL: the job allocates it. */
+static swin_status job_infer(struct job *j, bool probs, int64_t in_n, void *in_labels, swin_error *err)
 {
     const struct swin_pipeline *p = j->ctl.p;
-    j->sk.labels = malloc((size_t)j->sk.n * (size_t)j->sk.lb);
-    if (probs) j->sk.probs = malloc((size_t)j->sk.n * (size_t)j->sk.co * sizeof *j->sk.probs);
-    if (!j->sk.labels || (probs && !j->sk.probs))
+    struct sink *s = &j->sk;
+    bool ok = true;
+    if (j->grid_labels) ok &= (s->labels = malloc((size_t)s->n * (size_t)s->lb)) != NULL;
+    if (probs) ok &= (s->probs = malloc((size_t)s->n * (size_t)s->co * sizeof *s->probs)) != NULL;
+    if (probs && !j->linear) ok &= (s->scratch = malloc((size_t)s->co * sizeof *s->scratch)) != NULL;
+    if (j->linear) {
+        if (!in_labels) ok &= (in_labels = j->in_labels = malloc((size_t)in_n * (size_t)s->lb)) != NULL;
+        ok = ok && swin_invert_linear_start(&j->lin, in_labels, s->lb) == SWIN_OK;
+        s->lin = &j->lin;
+    }
+    if (!ok)
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the labels%s",
                               probs ? " and probabilities" : "");
-    struct swin_sliding sl = {.layout = &j->win, .out_channels = p->out_channels, .predict = cube_predict,
-                              .predict_user = &j->ctl, .sink = sink_voxel, .sink_user = &j->sk,
-                              .progress = cube_progress, .progress_user = &j->ctl};
+    struct swin_sliding sl = {.layout = &j->win,
+                              .out_channels = p->out_channels,
+                              .predict = cube_predict,
+                              .predict_user = &j->ctl,
+                              .sink = sink_voxel,
+                              .plane_done = sink_plane,
+                              .sink_user = &j->sk,
+                              .progress = cube_progress,
+                              .progress_user = &j->ctl};
     return swin_sliding_run(&sl, j->vol, err);
 }
 
 /* ---- file form ---------------------------------------------------------------------- */
 
 /* The label map on the input grid, plane by plane, into the format's outputs, and the organ
- * statistics of each plane over the input's intensities into rep. */
+ * statistics of each plane over the input's intensities into rep: sampled (nearest) from the
+ * labels on the preprocessed grid, or (linear) the label map the cubes already made. */
 static swin_status put_labels(const struct swin_format *f, struct swin_format_input *in, void *outs,
                               const struct job *j, swin_segment_report *rep, swin_error *err)
 {
@@ -200,14 +267,21 @@ static swin_status put_labels(const struct swin_format *f, struct swin_format_in
     const int64_t nx = in->dim[0], ny = in->dim[1];
     const size_t np = (size_t)(nx * ny);
     struct swin_stats_acc acc = {0};
-    uint8_t *plane8 = s->lb == 1 ? malloc(np) : NULL;
-    uint16_t *plane = malloc(np * sizeof *plane);
+    const bool sample8 = !j->linear && s->lb == 1, widen = !j->linear || s->lb == 1; /* planes to fill */
+    uint8_t *plane8 = sample8 ? malloc(np) : NULL;
+    uint16_t *plane = widen ? malloc(np * sizeof *plane) : NULL;
     swin_status st = SWIN_OK;
-    if (!plane || (s->lb == 1 && !plane8))
+    if ((widen && !plane) || (sample8 && !plane8))
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
     if (!st) st = swin_stats_begin(&acc, s->co, err);
     for (int64_t k = 0; k < in->dim[2] && !st; k++) {
-        if (s->lb == 1) {
+        const uint16_t *out = plane;
+        if (j->linear && s->lb == 1) {
+            const uint8_t *src = (const uint8_t *)j->in_labels + (size_t)k * np;
+            for (size_t i = 0; i < np; i++) plane[i] = src[i];
+        } else if (j->linear) {
+            out = (const uint16_t *)j->in_labels + (size_t)k * np;
+        } else if (s->lb == 1) {
             swin_plane_nearest_u8(&j->inv, s->labels, nx, ny, k, plane8);
             for (size_t i = 0; i < np; i++) plane[i] = plane8[i];
         } else {
@@ -215,8 +289,8 @@ static swin_status put_labels(const struct swin_format *f, struct swin_format_in
         }
         const float *hu;
         if (!(st = f->hu_plane(in, k, &hu, err))) {
-            swin_stats_add(&acc, SWIN_VOXELS_F32, hu, plane, np);
-            st = f->put_labels(outs, k, plane, err);
+            swin_stats_add(&acc, SWIN_VOXELS_F32, hu, out, np);
+            st = f->put_labels(outs, k, out, err);
         }
     }
     if (!st) swin_stats_end(&acc, swin_voxel_mm3((const double(*)[4])in->affine), rep);
@@ -276,7 +350,11 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     swin_mat4 affine;
     memcpy(affine.m, in.affine, sizeof affine.m);
     if ((st = poll_cancel(&j.ctl, err)) ||
-        (st = job_plan(&j, in.dim, affine, in.name, o->probabilities_path, in.read_peak, rep, err)) ||
+        (st = job_plan(
+             &j, in.dim, affine, in.name,
+             &(struct job_outputs){
+                 .probs = o->probabilities_path, .preview = o->preview_path, .file = true, .input_peak = in.read_peak},
+             rep, err)) ||
         (st = job_preprocess(&j, in.hu, in.dim, err)))
         goto done;
     f->release(&in);
@@ -284,7 +362,7 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
-    if ((st = job_infer(&j, o->probabilities_path, err))) goto done;
+    if ((st = job_infer(&j, o->probabilities_path, in.dim[0] * in.dim[1] * in.dim[2], NULL, err))) goto done;
     rep->seconds_infer = now() - t0;
 
     t0 = now();
@@ -363,7 +441,9 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
         data = converted;
     }
     size_t input_peak = converted ? (size_t)n_in * 4 : 0;
-    if ((st = poll_cancel(&j.ctl, err)) || (st = job_plan(&j, dim, affine, "volume", probs, input_peak, rep, err)) ||
+    if ((st = poll_cancel(&j.ctl, err)) ||
+        (st = job_plan(&j, dim, affine, "volume", &(struct job_outputs){.probs = probs, .input_peak = input_peak}, rep,
+                       err)) ||
         (st = job_preprocess(&j, data, dim, err)))
         goto done;
     free(converted);
@@ -372,14 +452,15 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
-    if ((st = job_infer(&j, probs, err))) goto done;
+    if ((st = job_infer(&j, probs, n_in, labels, err))) goto done;
     rep->seconds_infer = now() - t0;
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
     if ((st = poll_cancel(&j.ctl, err))) goto done;
     const int64_t nx = dim[0], ny = dim[1], plane = nx * ny;
-    for (int64_t k = 0; k < dim[2]; k++) swin_plane_nearest_u16(&j.inv, j.sk.labels, nx, ny, k, labels + k * plane);
+    for (int64_t k = 0; !j.linear && k < dim[2]; k++)
+        swin_plane_nearest_u16(&j.inv, j.sk.labels, nx, ny, k, labels + k * plane);
     for (int c = 0; probs && c < j.sk.co; c++)
         for (int64_t k = 0; k < dim[2]; k++)
             swin_plane_trilinear(&j.inv, j.sk.probs + c * j.sk.n, nx, ny, k, probs + c * n_in + k * plane);

@@ -1,7 +1,8 @@
 /* The whole CT pipeline behind swin_segment / swin_segment_file (runtime/swinrun.h), one
  * volume: intensities + affine -> RAS + spacing + intensity range -> streaming sliding
- * cubes (a predictor callback runs each cube) -> argmax -> labels back on the input's grid
- * (nearest) -> memory, or a format's outputs on the input's grid (file form). Optional:
+ * cubes (a predictor callback runs each cube) -> labels back on the input's grid (argmax then
+ * nearest, or softmax then trilinear then argmax: params.invert) -> memory, or a format's
+ * outputs on the input's grid (file form). Optional:
  * class probabilities (softmax, on the input grid, trilinear; out_channels floats per
  * preprocessed voxel) and a PNG preview (file form). Nothing here prints: progress and
  * cancel go through the public callbacks, errors through swin_error.

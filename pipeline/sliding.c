@@ -83,25 +83,28 @@ static void accumulate(const struct swin_cubes *w, struct ring *r, int co, const
     }
 }
 
-/* Planes [lo, hi) of the slab axis (volume coordinates) are final: average, sink, clear. */
+/* Planes [lo, hi) of the slab axis (volume coordinates) are final: average, sink, clear;
+ * one plane after the other. */
 static void finalise(const struct swin_sliding *s, struct ring *r, int co, int64_t lo, int64_t hi, float *avg)
 {
     const struct swin_cubes *w = s->layout;
-    int64_t lim[3] = {w->size[0], w->size[1], w->size[2]}, from[3] = {0, 0, 0};
-    from[r->ax] = lo;
-    lim[r->ax] = hi;
-    for (int64_t x0 = from[0]; x0 < lim[0]; x0++)
-        for (int64_t x1 = from[1]; x1 < lim[1]; x1++)
-            for (int64_t x2 = from[2]; x2 < lim[2]; x2++) {
-                int64_t ri = ring_index(r, x0, x1, x2);
+    const int ax = r->ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
+    for (int64_t p = lo; p < hi; p++) {
+        int64_t x[3];
+        x[ax] = p;
+        for (x[o1] = 0; x[o1] < w->size[o1]; x[o1]++)
+            for (x[o2] = 0; x[o2] < w->size[o2]; x[o2]++) {
+                int64_t ri = ring_index(r, x[0], x[1], x[2]);
                 float ws = r->wsum[ri];
                 for (int k = 0; k < co; k++) {
                     avg[k] = r->acc[k * r->n + ri] / ws;
                     r->acc[k * r->n + ri] = 0;
                 }
                 r->wsum[ri] = 0;
-                s->sink(s->sink_user, (x0 * w->size[1] + x1) * w->size[2] + x2, avg);
+                s->sink(s->sink_user, (x[0] * w->size[1] + x[1]) * w->size[2] + x[2], avg);
             }
+        if (s->plane_done) s->plane_done(s->sink_user, p);
+    }
 }
 
 swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err)

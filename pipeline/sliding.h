@@ -17,6 +17,9 @@ typedef swin_status (*swin_predict_fn)(void *user, const float *in, float *out, 
 /* Called once per voxel of the volume with its averaged logits (out_channels floats);
  * voxel = (u0 * d1 + u1) * d2 + u2. */
 typedef void (*swin_voxel_sink)(void *user, int64_t voxel, const float *logits);
+/* Called once per plane along the slab axis (swin_sliding_axis), in increasing order, after
+ * the sink has had every voxel of that plane. */
+typedef void (*swin_plane_sink)(void *user, int64_t plane);
 typedef void (*swin_cube_progress)(void *user, int64_t done, int64_t total);
 
 struct swin_sliding {
@@ -25,7 +28,8 @@ struct swin_sliding {
     swin_predict_fn predict;
     void *predict_user;
     swin_voxel_sink sink;
-    void *sink_user;
+    swin_plane_sink plane_done;  /* may be NULL */
+    void *sink_user;             /* passed to sink and plane_done */
     swin_cube_progress progress; /* may be NULL */
     void *progress_user;
 };

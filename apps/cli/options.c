@@ -202,6 +202,14 @@ static const char *st_blend(struct cli_args *a, char **v)
     return NULL;
 }
 
+static const char *st_invert(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "nearest")) a->seg.invert = SWIN_INVERT_NEAREST;
+    else if (!strcmp(v[0], "linear")) a->seg.invert = SWIN_INVERT_LINEAR;
+    else return "nearest or linear";
+    return NULL;
+}
+
 static const char *st_sigma(struct cli_args *a, char **v)
 {
     double *s = &a->seg.sigma_scale;
@@ -247,6 +255,12 @@ static const struct cli_option options[] = {
      "overlap of neighbouring cubes, 0.." XSTR(SWIN_OVERLAP_MAX) " (default 0.5)"},
     {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},
     {"--sigma-scale", NULL, 1, "F", V_SEGMENT, st_sigma, "gaussian blending: sigma = F * cube side (default 0.125)"},
+    {"--invert", NULL, 1, "M", V_SEGMENT, st_invert,
+     "the labels' way back to the input grid: nearest (default): argmax on the\n"
+     "resampled grid, labels sampled by nearest neighbour | linear: softmax\n"
+     "probabilities interpolated trilinearly onto the input grid, argmax there\n"
+     "(MONAI Invertd nearest_interp=False, as the BTCV bundle); holds the label map\n"
+     "of the input grid and a few resampled planes of probabilities"},
     {"--probabilities", NULL, 1, "FILE", V_SEGMENT, st_probs,
      "also write softmax class probabilities, float32 4D (x, y, z, class) on\n"
      "the input grid; one float per class per resampled voxel in memory"},

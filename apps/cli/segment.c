@@ -271,12 +271,15 @@ int cli_segment(const struct cli_args *a)
         json_string(jf, plan.backend_reason);
         fprintf(jf, ", \"precision\": \"%s\", \"precision_note\": ", swin_precision_name(plan.precision));
         json_string(jf, plan.precision_note ? plan.precision_note : "");
-        fprintf(jf, ", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, \"blend\": \"%s\",\n"
-                    " \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
-                    "\"context_arena_bytes\": %zu,\n \"volumes\": [\n",
-                cli_dtype_name(&plan), plan.cube[0], plan.cube[1], plan.cube[2], sp.overlap,
-                sp.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant", t_model, plan.total_bytes,
-                plan.weight_bytes, plan.arena_bytes);
+        fprintf(
+            jf,
+            ", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, \"blend\": \"%s\",\n"
+            " \"invert\": \"%s\", \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
+            "\"context_arena_bytes\": %zu,\n \"volumes\": [\n",
+            cli_dtype_name(&plan), plan.cube[0], plan.cube[1], plan.cube[2], sp.overlap,
+            sp.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant",
+            sp.invert == SWIN_INVERT_LINEAR ? "linear" : "nearest", t_model, plan.total_bytes, plan.weight_bytes,
+            plan.arena_bytes);
     }
     char out_buf[4096], prob_buf[4096], prev_buf[4096];
     bool file_list = !a->out_dir && a->npos > 2; /* one DICOM series given as its files */

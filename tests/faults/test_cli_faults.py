@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Allocation faults through the CLI (swinrun_alloc_faults: the CLI with the allocation
 wrappers, armed by SWIN_FAIL_ALLOC=N): `swinrun segment` in the batch form with every output
-(label map, probabilities, preview, JSON report) and `swinrun forward`. A counting run gives
+(label map, probabilities, preview, JSON report), once more with --invert linear, and
+`swinrun forward`. A counting run gives
 each command's allocations and their call stacks, `swinrun info` the loader's; then one run
 per N fails allocation N, for every N after the loader's share and the first of each call
 stack within it. Each run must exit 1 with a last line 'swinrun: ... memory ...', leave no
@@ -55,6 +56,8 @@ def main():
     commands = {
         "segment": [exe, "segment", "--model", model, "--out-dir", out, "--with-probabilities", "--with-preview",
                     "--json", report, ct],
+        "segment_linear": [exe, "segment", "--model", model, "--out-dir", out, "--with-probabilities",
+                           "--with-preview", "--invert", "linear", "--json", report, ct],
         "forward": [exe, "forward", model, x, os.path.join(out, "y.npy")],
     }
     log = os.path.join(work, "alloc.log")

@@ -55,6 +55,21 @@ def synthetic_cases(work):
     return out
 
 
+def resolution_cases(work):
+    """name -> path: a CT finer than the default model spacing (1.5 x 1.5 x 2 mm) on every axis,
+    LPS like a DICOM export, and one coarser on every axis, oblique: both ways of the way back."""
+    rng = np.random.default_rng(11)
+    os.makedirs(work, exist_ok=True)
+    out = {}
+    a = np.diag([-0.7, -0.7, 1.0, 1.0]); a[:3, 3] = [35, 30, -25]
+    out["ct_fine_lps"] = _save(os.path.join(work, "ct_fine_lps.nii.gz"), _smooth_hu((97, 86, 51), rng), a)
+    c, s = np.cos(np.radians(9)), np.sin(np.radians(9))
+    a = np.eye(4); a[:3, :3] = np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ np.diag([3.1, 2.9, 4.0])
+    a[:3, 3] = [-30, 20, 10]
+    out["ct_coarse_oblique"] = _save(os.path.join(work, "ct_coarse_oblique.nii.gz"), _smooth_hu((23, 21, 13), rng), a)
+    return out
+
+
 def real_cases():
     """Real NIfTI files nibabel ships (MRI, not CT: the default HU window saturates much of
     them, the computation is the same)."""

@@ -7,8 +7,13 @@
  *   probe sliding VOL.npy OUT.npy roi0 roi1 roi2 overlap constant|gaussian channels
  *                                               averaged logits (channels, d0, d1, d2) of fake()
  *   probe segment IN.nii OUT.nii.gz [key=value...]  the whole pipeline with fake() as the model
+ *   probe segment_mem IN.nii LABELS.npy [PROBS.npy] [key=value...]   its memory form
+ *                                               (swin_pipeline_volume): labels (nz, ny, nx) and
+ *                                               probabilities (channels, nz, ny, nx), float32;
+ *                                               key thin=A: only IN's first plane across axis
+ *                                               A (0..2), a volume one voxel thick (files have 2+)
  * keys: spacing=X,Y,Z noresample=1 noreorient=1 window=LO,HI nowindow=1 roi=D,H,W overlap=F
- *       blend=constant|gaussian channels=N probs=FILE preview=FILE
+ *       blend=constant|gaussian channels=N probs=FILE preview=FILE invert=nearest|linear
  *
  * fake(): logits[c](w) = s_c * (c + 1) * x(w) + 0.05 * c * cos(0.37 w0 + 0.11 c w1 + 0.23 w2),
  * s_c = -1 for even c, with w the position inside the window; tests/pipeline/fake_model.py
@@ -81,6 +86,7 @@ static void parse_kv(int argc, char **argv, struct swin_pipeline *p, struct fake
         else if (!strcmp(k, "channels")) f->co = atoi(v);
         else if (!strcmp(k, "probs")) o->probabilities_path = v;
         else if (!strcmp(k, "preview")) o->preview_path = v;
+        else if (!strcmp(k, "invert")) o->invert = strcmp(v, "linear") ? SWIN_INVERT_NEAREST : SWIN_INVERT_LINEAR;
     }
 }
 
@@ -185,7 +191,50 @@ int main(int argc, char **argv)
         pl.predict_user = &f;
         swin_segment_report r;
         if (swin_pipeline_file(argv[2], argv[3], &pl, &r, &e)) return fail(&e);
-        printf("windows %lld grid %lld %lld %lld\n", r.cubes, r.grid_dim[0], r.grid_dim[1], r.grid_dim[2]);
+        printf("windows %lld grid %lld %lld %lld bytes %zu\n", r.cubes, r.grid_dim[0], r.grid_dim[1], r.grid_dim[2],
+               r.pipeline_bytes);
+        return 0;
+    }
+    if (!strcmp(cmd, "segment_mem") && argc >= 4) {
+        struct swin_pipeline pl = swin_pipeline_defaults();
+        struct fake f = {{32, 32, 32}, 3};
+        const char *probs_path = argc > 4 && !strchr(argv[4], '=') ? argv[4] : NULL;
+        int first = probs_path ? 5 : 4, thin = -1;
+        for (int i = first; i < argc; i++)
+            if (!strncmp(argv[i], "thin=", 5)) thin = atoi(argv[i] + 5);
+        parse_kv(argc - first, argv + first, &pl, &f);
+        memcpy(pl.cube, f.roi, sizeof pl.cube);
+        pl.out_channels = f.co;
+        pl.predict = fake_predict;
+        pl.predict_user = &f;
+        struct swin_image img;
+        if (swin_image_read(argv[2], &img, &e)) return fail(&e);
+        if (thin >= 0 && thin < 3) { /* keep plane 0 across axis thin, in place (i fastest) */
+            int64_t at = 0, *d = img.dim;
+            for (int64_t k = 0; k < (thin == 2 ? 1 : d[2]); k++)
+                for (int64_t j = 0; j < (thin == 1 ? 1 : d[1]); j++)
+                    for (int64_t i = 0; i < (thin == 0 ? 1 : d[0]); i++)
+                        img.data[at++] = img.data[(k * d[1] + j) * d[0] + i];
+            d[thin] = 1;
+        }
+        swin_volume v = {.voxels = img.data, .type = SWIN_VOXELS_F32};
+        for (int k = 0; k < 3; k++) v.dim[k] = img.dim[k];
+        memcpy(v.affine, img.affine.m, sizeof v.affine);
+        size_t n = (size_t)(img.dim[0] * img.dim[1] * img.dim[2]);
+        uint16_t *labels = malloc(n * sizeof *labels);
+        float *probs = probs_path ? malloc((size_t)f.co * n * sizeof *probs) : NULL, *lf = malloc(n * sizeof *lf);
+        swin_segment_report r;
+        if (swin_pipeline_volume(&v, &pl, labels, probs, &r, &e)) return fail(&e);
+        for (size_t i = 0; i < n; i++) lf[i] = labels[i];
+        size_t shape[4] = {(size_t)f.co, (size_t)img.dim[2], (size_t)img.dim[1], (size_t)img.dim[0]};
+        if (swin_npy_write_f32(argv[3], lf, 3, shape + 1, &e)) return fail(&e);
+        if (probs_path && swin_npy_write_f32(probs_path, probs, 4, shape, &e)) return fail(&e);
+        printf("windows %lld grid %lld %lld %lld bytes %zu\n", r.cubes, r.grid_dim[0], r.grid_dim[1], r.grid_dim[2],
+               r.pipeline_bytes);
+        free(labels);
+        free(probs);
+        free(lf);
+        swin_image_free(&img);
         return 0;
     }
     fprintf(stderr, "probe: bad arguments (see the comment at the top of tests/pipeline/probe.c)\n");

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """swinrun's whole pipeline against MONAI's (tools/export/pipeline_reference.py): labels on the
 input grid for synthetic volumes (LPS, anisotropic, smaller than the window, odd sizes,
-permuted axes, oblique, NIfTI-2, scaled uint16) and real files nibabel ships.
+permuted axes, oblique, NIfTI-2, scaled uint16, finer and coarser than the model spacing) and
+real files nibabel ships. The variant invert_linear takes the linear way back (--invert linear)
+against MONAI's softmax -> Invertd(nearest_interp=False) -> argmax (linear_reference.py).
 
     test_agreement.py fake PROBE WORKDIR             the tests' fake model on both sides
     test_agreement.py onnx SWINRUN MODEL WORKDIR [--quick] [--phantom]
@@ -21,7 +23,8 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "..", "tools", "export"))
-from cases import real_cases, synthetic_cases  # noqa: E402
+from cases import real_cases, resolution_cases, synthetic_cases  # noqa: E402
+from linear_reference import reference_linear  # noqa: E402
 from pipeline_reference import predictor_from_onnx, reference  # noqa: E402
 
 VARIANTS = {  # name -> (swinrun options, probe key=values, reference keyword arguments)
@@ -32,7 +35,16 @@ VARIANTS = {  # name -> (swinrun options, probe key=values, reference keyword ar
                           {"resample": False, "window": (-100.0, 200.0)}),
     "spacing_1_1_1.5": (["--spacing", "1", "1", "1.5"], ["spacing=1,1,1.5"], {"spacing": (1.0, 1.0, 1.5)}),
     "classes300": (None, ["channels=300"], {}),  # fake model only: uint16 labels
+    "invert_linear": (["--invert", "linear"], ["invert=linear"], {"invert": "linear"}),
 }
+# the cases of each variant but default (all cases); QUICK: the variants and cases of --quick
+# (CTest's onnx run): the geometry cases, one real file, and the linear way back on a CT finer
+# than the model spacing (LPS) and one coarser (oblique)
+WANTED = {"gaussian_overlap25": ("lps_aniso", "small"), "noresample_window": ("lps_aniso",),
+          "spacing_1_1_1.5": ("lps_aniso",), "classes300": ("small",),
+          "invert_linear": ("lps_aniso", "oblique_scaled", "ct_fine_lps", "ct_coarse_oblique")}
+QUICK = {"default": ("lps_aniso", "small", "permuted_nifti2", "oblique_scaled", "nibabel_anatomical"),
+         "invert_linear": ("ct_fine_lps", "ct_coarse_oblique")}
 
 
 def boundary(lab):
@@ -61,20 +73,18 @@ def main():
         swinrun, model, work = sys.argv[2], sys.argv[3], sys.argv[4]
         predict, roi, _ = predictor_from_onnx(model, 2)
         need = 0.999
-    cases = {**synthetic_cases(os.path.join(work, "in")), **real_cases()}
-    if "--quick" in sys.argv:  # CTest: the geometry cases, one real file, no blending variant
-        cases = {k: v for k, v in cases.items() if k != "nibabel_reoriented_anat"}
+    cases = {**synthetic_cases(os.path.join(work, "in")), **resolution_cases(os.path.join(work, "in")),
+             **real_cases()}
     if "--phantom" in sys.argv:  # outside CTest: a CT-like volume from tools/export/make_ct_phantom.py
         ph = os.path.join(work, "in", "phantom.nii.gz")
         subprocess.run([sys.executable, os.path.join(here, "..", "..", "tools", "export", "make_ct_phantom.py"), ph,
                         "--shape", "128", "128", "60", "--spacing", "2.0", "2.0", "3.0"], check=True)
         cases["ct_phantom"] = ph
-    ok = True
+    ok, ran = True, set()
     for name, path in cases.items():
         for vname, (opts, kv, kw) in VARIANTS.items():
-            wanted = {"default": None, "gaussian_overlap25": ("lps_aniso", "small"),
-                      "classes300": ("small",)}.get(vname, ("lps_aniso",))
-            if wanted and (name not in wanted or "--quick" in sys.argv) or (opts is None and mode != "fake"):
+            if (vname != "default" and name not in WANTED[vname] or opts is None and mode != "fake"
+                    or "--quick" in sys.argv and name not in QUICK.get(vname, ())):
                 continue
             out = os.path.join(work, f"{name}_{vname}.nii.gz")
             if os.path.exists(out):
@@ -92,7 +102,10 @@ def main():
             got_img = nib.load(out)
             got = np.asarray(got_img.dataobj)
             det = {"want_probabilities": bool(probs)}
-            if vname == "classes300":
+            if vname == "invert_linear":  # margins from the reference's probabilities on the input grid
+                ref, prep_shape, p_lin = reference_linear(path, predict, roi)
+                pmsg_dtype = got_img.get_data_dtype() == (np.uint8 if ref.dtype == np.uint8 else np.uint16)
+            elif vname == "classes300":
                 ref, prep_shape = reference(path, make_fake(300), roi, details=det, **kw)
                 pmsg_dtype = got_img.get_data_dtype() == np.uint16 and ref.dtype == np.uint16 and ref.max() > 255
             else:
@@ -113,7 +126,12 @@ def main():
             diff = got != ref if got.shape == ref.shape else np.ones(ref.shape, bool)
             on_edge = int(np.sum(diff & boundary(ref)))
             margin = ""
-            if diff.any():  # the reference's top-1 minus top-2 logit at the grid voxel each differing voxel reads
+            if diff.any() and vname == "invert_linear":  # the reference's top-1 minus top-2 probability there
+                top = np.sort(p_lin, axis=0)
+                gap = top[-1] - top[-2]
+                margin = (f"; reference top-2 probability margin there <= {float(np.max(gap[diff])):.2e} "
+                          f"(median over the volume {float(np.median(gap)):.2e})")
+            elif diff.any():  # the reference's top-1 minus top-2 logit at the grid voxel each differing voxel reads
                 idx = np.argwhere(diff)
                 u = (np.linalg.solve(det["affine"], inp.affine) @ np.c_[idx, np.ones(len(idx))].T)[:3].T
                 lg = det["logits"]
@@ -139,6 +157,10 @@ def main():
                 aerr = float(np.max(np.abs(np.loadtxt(gn) - det["affine"]))) if r.returncode == 0 else float("nan")
                 pgood &= bool(perr <= 1e-6 and aerr <= 1e-9)
                 pmsg += f"; preprocessed max |diff| {perr:.1e}, grid affine {aerr:.1e}"
+            nearest = os.path.join(work, f"{name}_default.nii.gz")
+            if vname == "invert_linear" and (name, "default") in ran:  # how much the way back matters here
+                n_got = np.asarray(nib.load(nearest).dataobj)
+                pmsg += f"; {100 * float(np.mean(n_got != got)):.3f} % differ from --invert nearest"
             # classes300: the C and torch fake models round differently (float32) at logits near 300
             good = same_geom and frac >= (0.999 if vname == "classes300" else need) and pgood and bool(pmsg_dtype)
             print(f"{name:24s} {vname:18s} input {inp.shape[:3]} grid {prep_shape}: {100 * frac:.4f} % identical, "
@@ -146,6 +168,7 @@ def main():
                   f"{'' if same_geom else ', WRONG GRID/AFFINE'}{'' if pmsg_dtype else ', WRONG LABEL DATATYPE'} "
                   f"{'ok' if good else 'FAIL'}")
             ok &= good
+            ran.add((name, vname))
     sys.exit(0 if ok else 1)
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The segment CLI's forms and promises, with a real (small) model:
   - `swinrun CT OUT` with the model from SWINRUN_MODEL, a preview PNG and --json;
+  - --invert linear (the JSON report says which way back), a bad --invert refused;
   - a dynamic export: --cube required, then any multiple-of-32 window;
   - the batch form: model loaded once, DIR/<name>_seg.nii.gz, a bad volume in the middle
     reported by name and skipped (exit 1, "1 of 3 volumes failed"), the volumes before and
@@ -71,6 +72,15 @@ def main():
         v = j["volumes"][0]
         check("json: windows, timings, memory", v["windows"] == 2 and v["seconds"]["windows"] > 0 and
               j["peak_rss_bytes"] > 0 and j["planned_total_bytes"] > 0, f"{v['windows']} windows")
+        check("json: the way back, nearest by default", j.get("invert") == "nearest", str(j.get("invert")))
+    lin, jl = os.path.join(work, "a_lin.nii.gz"), os.path.join(work, "a_lin.json")
+    r = subprocess.run([swinrun, a, lin, "--invert", "linear", "--json", jl], capture_output=True, text=True, env=env)
+    check("--invert linear: labels, json says linear", r.returncode == 0 and nib.load(lin).shape == (40, 30, 20) and
+          json.load(open(jl)).get("invert") == "linear", r.stderr.strip()[-200:])
+    r = subprocess.run([swinrun, a, lin + ".x.nii.gz", "--invert", "cubic"], capture_output=True, text=True, env=env)
+    check("--invert cubic: refused, one line naming the choices", r.returncode != 0 and
+          "nearest or linear" in r.stderr and r.stderr.count("\n") == 1 and not os.path.exists(lin + ".x.nii.gz"),
+          r.stderr.strip()[-200:])
 
     dyn = os.path.join(os.path.dirname(model), "..", "f12_dyn_ts", "model.onnx")
     check("test data: the dynamic export f12_dyn_ts", os.path.exists(dyn), dyn)

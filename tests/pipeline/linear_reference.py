@@ -1,0 +1,36 @@
+"""MONAI's pipeline with the linear way back, as the BTCV bundle's inference.json post-processes:
+
+    LoadImaged -> EnsureChannelFirstd -> Orientationd("RAS") -> Spacingd(pixdim, bilinear)
+    -> ScaleIntensityRanged(lo, hi -> 0, 1, clip) -> sliding_window_inference
+    -> Activationsd(softmax) -> Invertd(nearest_interp=False) -> AsDiscreted(argmax)
+
+The reference for swinrun's --invert linear (SWIN_INVERT_LINEAR)."""
+import numpy as np
+import torch
+
+
+def reference_linear(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 1.5, 2.0),
+                     window=(-175.0, 250.0), resample=True):
+    """Labels on the input grid (uint8/uint16, nibabel's (i, j, k) order), the preprocessed
+    shape, and the probabilities on the input grid (C, nx, ny, nz) whose argmax they are."""
+    from monai.inferers import sliding_window_inference
+    from monai.transforms import (Activationsd, AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged,
+                                  Orientationd, ScaleIntensityRanged, Spacingd)
+
+    pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
+           Orientationd("image", axcodes="RAS", labels=(("L", "R"), ("P", "A"), ("I", "S")))]
+    if resample:
+        pre.append(Spacingd("image", pixdim=list(spacing), mode="bilinear"))
+    pre.append(ScaleIntensityRanged("image", a_min=window[0], a_max=window[1], b_min=0.0, b_max=1.0, clip=True))
+    pre = Compose(pre)
+    d = pre({"image": image})
+    img = d["image"]
+    with torch.no_grad():
+        logits = sliding_window_inference(img[None].float(), roi, 1, predict, overlap=overlap, mode=blend)
+    d["pred"] = logits[0]
+    d = Compose([Activationsd("pred", softmax=True),
+                 Invertd("pred", transform=pre, orig_keys="image", nearest_interp=False)])(d)
+    probs = np.asarray(d["pred"].numpy())
+    d = AsDiscreted("pred", argmax=True)(d)
+    lab = np.asarray(d["pred"][0].numpy())
+    return lab.round().astype(np.uint8 if logits.shape[1] <= 256 else np.uint16), tuple(img.shape[1:]), probs
