@@ -192,8 +192,11 @@ SWIN_API void swin_context_free(swin_context_t *ctx);
  *
  * The pipeline is MONAI's usual inference recipe, reproduced to the voxel: Orientation to RAS,
  * Spacing to spacing_mm (trilinear), ScaleIntensityRange of the intensity range to [0, 1]
- * (clipped), sliding_window_inference with the context's cube as roi_size, argmax, and the
- * labels mapped back onto the input grid (nearest) as Invertd does. Host memory is planned
+ * (clipped), sliding_window_inference with the context's cube as roi_size, and the result
+ * brought back onto the input grid as Invertd does: by default argmax, then the labels by
+ * nearest neighbour; with params->invert SWIN_INVERT_LINEAR the softmax probabilities by
+ * trilinear interpolation, then argmax (streamed: a few planes of probabilities at a time).
+ * A MONAI bundle's recipe: swin_model_segment_params. Host memory is planned
  * up front (report .pipeline_bytes): the sliding windows stream, holding one slab of logits. */
 
 typedef enum swin_blend {
