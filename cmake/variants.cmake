@@ -2,7 +2,7 @@
 #   swinrun_lib<suffix>    the public API (runtime/swinrun.h) over forward(), the loader and
 #                          the backends, with fileio/;
 #   swin_pipeline<suffix>  the CT pipeline (pipeline/) and its formats (formats/) on top of it;
-#   swinrun<suffix>        the CLI (apps/cli/), in the build root.
+#   swinrun<suffix>        the CLI (apps/cli/), in the build root (not with SWIN_LIBRARY_ONLY).
 # The caller links the CUDA backend it wants into swinrun_lib<suffix> (with SWIN_HAVE_CUDA),
 # or none. Variants never share a link: each executable links exactly one of them. The
 # top-level CMakeLists.txt defines the default variant (empty suffix) and swinrun_emu (the
@@ -18,6 +18,9 @@ function(swin_runtime_variant suffix)
   target_link_libraries(swin_pipeline${suffix} PUBLIC swinrun_lib${suffix} ${NIFTI2_LIBRARY} ${ZNZ_LIBRARY} z m
                         ${SWIN_DICOM_LIBS})
 
+  if(SWIN_LIBRARY_ONLY)
+    return()
+  endif()
   add_executable(swinrun${suffix} ${SWIN_CLI_SOURCES})
   target_link_libraries(swinrun${suffix} PRIVATE swinrun_lib${suffix} swin_pipeline${suffix} ${SWIN_CLI_LIBS})
   target_compile_definitions(swinrun${suffix} PRIVATE ${SWIN_CLI_DEFINES})
