@@ -89,7 +89,11 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_swinrun", "swinrun's C library (runtime/swinrun.h) for the swinrun package.", -1, methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_swinrun",
+    .m_doc = "swinrun's C library (runtime/swinrun.h) for the swinrun package.",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC PyInit__swinrun(void)
