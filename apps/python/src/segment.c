@@ -49,20 +49,15 @@ static bool on_cancel(void *user)
     struct callbacks *cb = user;
     PyGILState_STATE g = PyGILState_Ensure();
     if (!failed(cb) && PyErr_CheckSignals()) keep_exception(cb);
-    if (!failed(cb) && cb->cancel != Py_None) {
+    bool stop = false;
+    if (!failed(cb) && cb->cancel != Py_None) { /* true: the library's SWIN_ERR_CANCELLED */
         PyObject *r = PyObject_CallNoArgs(cb->cancel);
-        if (!r) keep_exception(cb);
-        else {
-            int yes = PyObject_IsTrue(r);
-            Py_DECREF(r);
-            if (yes < 0) keep_exception(cb);
-            else if (yes) {
-                PyErr_SetString(PyExc_KeyboardInterrupt, "cancelled by the cancel callback");
-                keep_exception(cb);
-            }
-        }
+        int yes = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+        if (yes < 0) keep_exception(cb);
+        stop = yes > 0;
     }
-    bool stop = failed(cb);
+    stop = stop || failed(cb);
     PyGILState_Release(g);
     return stop;
 }

@@ -25,7 +25,7 @@ INVERTS = {"nearest": 0, "linear": 1}
 RECIPE_KEYS = ("reorient", "resample", "spacing", "intensity_clip", "intensity_range", "overlap", "blend",
                "sigma_scale", "invert")
 FILE_KEYS = ("probabilities_path", "preview_path", "rtstruct_path", "dicom_series", "seg_type")
-MONAI_ROI = (96, 96, 96)  # the cube of a model whose export is dynamic, when none is given
+ANY_CUBE = (32, 32, 32)  # to ask which backend a model without a cube of its own gets
 
 
 def _choice(name: str, value: Any, table: dict) -> int:
@@ -104,10 +104,19 @@ class Model:
         return dict(self._info)
 
     @property
-    def cube(self) -> Cube:
-        """The default cube (MONAI's roi_size): the export's, else 96^3."""
+    def cube(self) -> Cube | None:
+        """The cube (MONAI's roi_size) of the export or bundle; None for a checkpoint or a dynamic
+        export, which need ``cube=`` to segment (MONAI's Swin UNETR recipes use 96^3)."""
         c = self._info["cube"]
-        return tuple(c) if c else MONAI_ROI  # type: ignore[return-value]
+        return tuple(c) if c else None  # type: ignore[return-value]
+
+    def _cube_for(self, cube: int | Sequence[int] | None) -> Cube:
+        if cube is not None:
+            return _cube(cube)
+        if self.cube is None:
+            raise ArgumentError(f"{self.path}: the model does not say which cube it runs on: give cube=(D, H, W), "
+                                f"multiples of 32 (MONAI's Swin UNETR recipes use 96, 96, 96)")
+        return self.cube
 
     def _params(self, cube: Cube) -> tuple:
         return (self._backend, self._precision, cube, self._threads, self._device, self._mem_limit)
@@ -115,17 +124,17 @@ class Model:
     def plan(self, cube: int | Sequence[int] | None = None) -> dict:
         """The exact memory of a context for ``cube`` (default: the model's), before allocating
         anything: weight, arena, scratch and total bytes, the backend chosen and why."""
-        return _swinrun.model_plan(self._model, self._params(self.cube if cube is None else _cube(cube)))
+        return _swinrun.model_plan(self._model, self._params(self._cube_for(cube)))
 
     @property
     def backend(self) -> str:
         """"cpu" or "cuda": what ``backend`` resolves to on this machine."""
-        return self.plan()["backend"]
+        return self.plan(self.cube or ANY_CUBE)["backend"]
 
     @property
     def backend_reason(self) -> str:
         """Why that backend, e.g. "auto: no usable CUDA device 0"."""
-        return self.plan()["backend_reason"]
+        return self.plan(self.cube or ANY_CUBE)["backend_reason"]
 
     def __repr__(self) -> str:
         i = self._info
@@ -229,7 +238,7 @@ class Model:
         for key in FILE_KEYS:
             if key in recipe:
                 raise TypeError(f"{key} is for segment_file")
-        ctx, lock = self._context(self.cube if cube is None else _cube(cube))
+        ctx, lock = self._context(self._cube_for(cube))
         classes = self._info["out_channels"]
         labels = np.empty(arr.shape, np.uint16, order="F")
         probs = np.empty(arr.shape + (classes,), np.float32, order="F") if probabilities else None
@@ -249,7 +258,7 @@ class Model:
         Returns the report dict."""
         inputs = [os.fspath(ct)] if isinstance(ct, (str, os.PathLike)) else [os.fspath(p) for p in ct]
         params = self._recipe(recipe, progress, cancel)
-        ctx, lock = self._context(self.cube if cube is None else _cube(cube))
+        ctx, lock = self._context(self._cube_for(cube))
         with lock:
             return _swinrun.segment_file(ctx, inputs, os.fspath(out), params)
 

@@ -1,0 +1,127 @@
+"""Model.segment against the CLI on the same file: `swinrun CT OUT --model M` and segment() on the
+array and affine nibabel reads give the same labels, voxel for voxel, for every dtype and
+memory order the array may come in; segment_file writes the same file."""
+import json
+import os
+import subprocess
+
+import nibabel as nib
+import numpy as np
+import pytest
+
+import swinrun
+
+
+@pytest.fixture(scope="module")
+def cli_labels(cli, onnx_model, ct_file, tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("cli") / "labels.nii.gz")
+    rep = out + ".json"
+    subprocess.run([cli, ct_file, out, "--model", onnx_model, "--quiet", "--threads", "2", "--json", rep], check=True)
+    with open(rep) as f:
+        report = json.load(f)
+    return np.asanyarray(nib.load(out).dataobj), report
+
+
+@pytest.fixture(scope="module")
+def model(onnx_model):
+    return swinrun.Model(onnx_model, threads=2)
+
+
+def test_segment_equals_cli(model, ct_file, cli_labels):
+    img = nib.load(ct_file)
+    ref, cli_report = cli_labels
+    vol = np.asanyarray(img.dataobj)
+    assert vol.dtype == np.int16
+    labels, report = model.segment(vol, img.affine)
+    assert labels.dtype == ref.dtype == np.uint8 and labels.shape == vol.shape
+    assert np.array_equal(labels, ref), f"{int((labels != ref).sum())} voxels differ from the CLI"
+    assert len(np.unique(ref)) > 2  # a result with structure, not one label
+    assert report["input_axcodes"] == "LPS" and report["classes"] == 14 and report["cubes"] > 1
+    stats = {s["label"]: s for s in report["statistics"]}
+    for lab, n in zip(*np.unique(ref[ref > 0], return_counts=True)):
+        assert stats[int(lab)]["voxels"] == n
+        assert stats[int(lab)]["hu_mean"] == pytest.approx(vol[ref == lab].mean(), rel=1e-9, abs=1e-9)
+    assert report["labels_present"] == len(stats)
+    # the other forms of the same volume: float64 (get_fdata), C order, big-endian, a 4D (x, y, z, 1)
+    for other in (img.get_fdata(), np.ascontiguousarray(vol), vol.astype(">i2"), vol.astype(np.int32),
+                  vol[..., None]):
+        assert np.array_equal(model.segment(other, img.affine)[0], ref)
+
+
+def test_segment_file_equals_cli(model, ct_file, cli_labels, tmp_path):
+    out = str(tmp_path / "py.nii.gz")
+    report = swinrun.segment_file(ct_file, out, model=model)
+    assert np.array_equal(np.asanyarray(nib.load(out).dataobj), cli_labels[0])
+    assert report["cubes"] == cli_labels[1]["cubes"] if "cubes" in cli_labels[1] else report["cubes"] > 0
+    # a path as the model, with the Model's keyword arguments
+    out2 = str(tmp_path / "py2.nii.gz")
+    swinrun.segment_file(ct_file, out2, model=model.path, threads=1, backend="cpu")
+    assert np.array_equal(np.asanyarray(nib.load(out2).dataobj), cli_labels[0])
+
+
+def test_recipe_and_probabilities(model, ct_file, cli, onnx_model, tmp_path):
+    """A recipe given to segment() is the CLI's options; the probabilities are the CLI's."""
+    img = nib.load(ct_file)
+    vol = np.asanyarray(img.dataobj)
+    out = str(tmp_path / "cli.nii.gz")
+    subprocess.run([cli, ct_file, out, "--model", onnx_model, "--quiet", "--threads", "2", "--overlap", "0.25", "--blend",
+                    "gaussian", "--spacing", "1", "1", "1.5"], check=True)
+    labels, _ = model.segment(vol, img.affine, overlap=0.25, blend="gaussian", spacing=(1, 1, 1.5))
+    assert np.array_equal(labels, np.asanyarray(nib.load(out).dataobj))
+    prob_file = str(tmp_path / "cli_probs.nii.gz")
+    subprocess.run([cli, ct_file, out, "--model", onnx_model, "--quiet", "--threads", "2", "--probabilities",
+                    prob_file], check=True)
+    labels, probs, _ = model.segment(vol, img.affine, probabilities=True)
+    assert probs.shape == vol.shape + (14,) and probs.dtype == np.float32
+    assert np.allclose(probs.sum(axis=3), 1, atol=1e-4)
+    assert np.array_equal(probs, np.asanyarray(nib.load(prob_file).dataobj))
+    assert np.array_equal(labels, np.asanyarray(nib.load(out).dataobj))
+    assert model.segment_params()["invert"] == "nearest"
+
+
+@pytest.mark.xfail(reason="swin_segment_params.invert: the library's linear way back lands in parallel; "
+                   "drop this mark when it does", strict=False)
+def test_invert_linear(model, ct_file):
+    """invert='linear' (the BTCV bundle's nearest_interp false): labels are the argmax of the
+    probabilities brought back to the input grid."""
+    img = nib.load(ct_file)
+    labels, probs, _ = model.segment(np.asanyarray(img.dataobj), img.affine, probabilities=True, invert="linear")
+    assert np.array_equal(labels, probs.argmax(axis=3))
+
+
+def test_progress_and_cancel(model, ct_file):
+    img = nib.load(ct_file)
+    vol = np.asanyarray(img.dataobj)
+    seen = []
+    model.segment(vol, img.affine, progress=lambda stage, f: seen.append((stage, f)))
+    fr = [f for _, f in seen]
+    assert fr == sorted(fr) and seen[-1] == ("done", 1.0) and any(s == "infer" for s, _ in seen)
+    with pytest.raises(swinrun.CancelledError):
+        model.segment(vol, img.affine, cancel=lambda: True)
+
+    class Stop(Exception):
+        pass
+
+    def boom(stage, f):
+        if stage == "infer":
+            raise Stop()
+
+    with pytest.raises(Stop):
+        model.segment(vol, img.affine, progress=boom)
+    # the model still works afterwards
+    assert model.segment(vol, img.affine)[0].shape == vol.shape
+
+
+def test_checkpoint_model_segments(monai_checkpoint, ct_file, cli, tmp_path):
+    """A torch.save checkpoint as the model: the CLI and segment() agree on it too."""
+    _, path = monai_checkpoint("v15")
+    img = nib.load(ct_file)
+    out = str(tmp_path / "ckpt.nii.gz")
+    subprocess.run([cli, ct_file, out, "--model", path, "--quiet", "--threads", "2", "--cube", "32", "32", "32"],
+                   check=True)
+    model = swinrun.Model(path, threads=2)
+    with pytest.raises(swinrun.ArgumentError, match="cube"):
+        model.segment(np.asanyarray(img.dataobj), img.affine)  # a checkpoint has no cube of its own
+    labels, _ = model.segment(np.asanyarray(img.dataobj), img.affine, cube=32)
+    assert np.array_equal(labels, np.asanyarray(nib.load(out).dataobj))
+    assert os.path.getsize(out) > 0
