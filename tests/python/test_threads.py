@@ -1,10 +1,12 @@
 """The GIL is released during forward passes and segmentations: two models of one thread each in
 two Python threads take less wall time than one after the other, and a pure-Python thread keeps
 running while a forward pass runs."""
+import os
 import threading
 import time
 
 import numpy as np
+import pytest
 
 import swinrun
 
@@ -14,11 +16,7 @@ def _work(model, x):
         model(x)
 
 
-def test_two_models_in_two_threads(onnx_model):
-    a = swinrun.Model(onnx_model, threads=1)
-    b = swinrun.Model(onnx_model, threads=1)
-    x = np.random.default_rng(0).random((2, 1, 32, 32, 32), np.float32)
-    a(x), b(x)  # contexts created outside the timing
+def _serial_and_parallel(a, b, x):
     t0 = time.monotonic()
     _work(a, x)
     _work(b, x)
@@ -29,9 +27,37 @@ def test_two_models_in_two_threads(onnx_model):
         t.start()
     for t in threads:
         t.join()
-    parallel = time.monotonic() - t0
-    print(f"serial {serial:.2f} s, two threads {parallel:.2f} s")
-    assert parallel < 0.8 * serial, f"two threads took {parallel:.2f} s, one after the other {serial:.2f} s"
+    return serial, time.monotonic() - t0
+
+
+def _busy_cpus() -> int:
+    """Tasks running or runnable on the machine besides this one (least of a few samples of
+    /proc/loadavg's instantaneous count)."""
+    counts = []
+    for _ in range(5):
+        with open("/proc/loadavg") as f:
+            counts.append(int(f.read().split()[3].split("/")[0]) - 1)
+        time.sleep(0.05)
+    return min(counts)
+
+
+def test_two_models_in_two_threads(onnx_model):
+    """Needs two free cores: skipped when other work occupies them; the best of three tries."""
+    if (os.cpu_count() or 1) - _busy_cpus() < 2:
+        pytest.skip(f"no two free cores ({_busy_cpus()} other tasks running on {os.cpu_count()} CPUs)")
+    a = swinrun.Model(onnx_model, threads=1)
+    b = swinrun.Model(onnx_model, threads=1)
+    x = np.random.default_rng(0).random((2, 1, 32, 32, 32), np.float32)
+    a(x), b(x)  # contexts created outside the timing
+    tries = []
+    for _ in range(3):
+        serial, parallel = _serial_and_parallel(a, b, x)
+        tries.append((parallel / serial, serial, parallel))
+        print(f"one after the other {serial:.2f} s, two threads {parallel:.2f} s")
+        if parallel < 0.8 * serial:
+            break
+    ratio, serial, parallel = min(tries)
+    assert ratio < 0.8, f"two threads took {parallel:.2f} s, one after the other {serial:.2f} s"
 
 
 def test_python_runs_during_forward(onnx_model):
