@@ -9,7 +9,8 @@ The rules, each violation reported as file:line:
 1. Layers. A source includes project headers of its own layer and of the layers ALLOWED (below)
    lists for it, nothing else; FOLDERS says which folder is which layer. Bottom up: core; ops
    (kernels/ own files); weights, cpu (kernels/cpu/), cuda (kernels/cuda/); runtime; fileio;
-   formats (formats/ and its format folders); pipeline; cli (apps/cli/), triton (apps/triton/).
+   formats (formats/ and its format folders); pipeline; cli (apps/cli/), triton (apps/triton/),
+   python (apps/python/).
 2. Formats. A format is one folder under formats/ (formats/nifti, formats/dicom) implementing
    the interface in formats/ own files (formats/format.h). A format's folder is included only
    by itself, by the sources of formats/ (formats/registry.c, the table of the formats) and
@@ -58,6 +59,7 @@ FOLDERS = [
     ("pipeline/", "pipeline"),
     ("apps/cli/", "cli"),
     ("apps/triton/", "triton"),
+    ("apps/python/", "python"),
     ("apps/triton/tests/", "tooling"),
     ("apps/triton/fuzz/", "tooling"),
     ("tests/cuemu/", "emu"),
@@ -80,6 +82,7 @@ ALLOWED = {
     "pipeline": {"core", "fileio", "formats", "runtime"},
     "cli": {"core", "fileio", "formats", "pipeline", "runtime"},
     "triton": {"core", "fileio", "pipeline", "runtime"},
+    "python": {"core", "runtime"},
     "emu": set(),
     "tooling": None,  # anything
 }
