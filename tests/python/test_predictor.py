@@ -72,3 +72,7 @@ def test_inferer_and_numpy(monai_checkpoint):
     # requires_grad tensors are detached; an empty batch gives an empty batch
     assert np.array_equal(model(x.clone().requires_grad_(True)).numpy(), out_np)
     assert model(np.zeros((0, 1, 32, 32, 32), np.float32)).shape == (0, 3, 32, 32, 32)
+    with pytest.raises(swinrun.ArgumentError, match="bfloat16"):
+        model(x.to(torch.bfloat16))
+    with pytest.raises(swinrun.ArgumentError, match="float64"):
+        model(x.double())

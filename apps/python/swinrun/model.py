@@ -160,7 +160,10 @@ class Model:
             t = x.detach()
             if t.device.type != "cpu":
                 t = t.cpu()
-            arr = np.from_dlpack(t.contiguous())
+            try:
+                arr = np.from_dlpack(t.contiguous())
+            except (BufferError, TypeError, ValueError, RuntimeError) as e:
+                raise ArgumentError(f"input: expected a float32 tensor, got torch {t.dtype} ({e})") from None
         else:
             arr = np.asarray(x)
         if arr.dtype != np.float32:
