@@ -52,7 +52,15 @@ def test_segment_file_equals_cli(model, ct_file, cli_labels, tmp_path):
     out = str(tmp_path / "py.nii.gz")
     report = swinrun.segment_file(ct_file, out, model=model)
     assert np.array_equal(np.asanyarray(nib.load(out).dataobj), cli_labels[0])
-    assert report["cubes"] == cli_labels[1]["cubes"] if "cubes" in cli_labels[1] else report["cubes"] > 0
+    # the report agrees with the CLI's JSON report of the same file
+    cli = cli_labels[1]["volumes"][0]
+    assert report["cubes"] == cli["windows"] and list(report["grid_dim"]) == cli["grid_dim"]
+    assert report["input_axcodes"] == cli["input_axcodes"] and report["pipeline_bytes"] == cli["planned_pipeline_bytes"]
+    assert [(s["label"], s["voxels"]) for s in report["statistics"]] == [(s["label"], s["voxels"])
+                                                                          for s in cli["statistics"]]
+    for mine, theirs in zip(report["statistics"], cli["statistics"]):
+        assert mine["volume_ml"] == pytest.approx(theirs["volume_ml"], rel=1e-5, abs=1e-3)
+        assert mine["hu_mean"] == pytest.approx(theirs["hu_mean"], rel=1e-5, abs=1e-3)
     # a path as the model, with the Model's keyword arguments
     out2 = str(tmp_path / "py2.nii.gz")
     swinrun.segment_file(ct_file, out2, model=model.path, threads=1, backend="cpu")
