@@ -64,10 +64,9 @@ PyObject *swinpy_context_run(PyObject *self, PyObject *args)
         float *y = (float *)out.buf + (size_t)i * mi.out_channels * voxels;
         swin_error err = {0};
         swin_status st;
-        Py_BEGIN_ALLOW_THREADS
-        st = swin_context_run(ctx, x, y, &err);
-        Py_END_ALLOW_THREADS
-        if (st) {
+        Py_BEGIN_ALLOW_THREADS st = swin_context_run(ctx, x, y, &err);
+        Py_END_ALLOW_THREADS if (st)
+        {
             swinpy_raise(&err);
             goto done;
         }

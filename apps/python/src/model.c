@@ -24,10 +24,8 @@ PyObject *swinpy_model_load(PyObject *self, PyObject *args)
     swin_model_t *m = NULL;
     swin_error err = {0};
     swin_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = swin_model_load_ex(path, &lp, &m, &err);
-    Py_END_ALLOW_THREADS
-    if (st) return swinpy_raise(&err);
+    Py_BEGIN_ALLOW_THREADS st = swin_model_load_ex(path, &lp, &m, &err);
+    Py_END_ALLOW_THREADS if (st) return swinpy_raise(&err);
     PyObject *cap = PyCapsule_New(m, SWINPY_MODEL_CAPSULE, free_model);
     if (!cap) swin_model_free(m);
     return cap;
@@ -77,10 +75,8 @@ PyObject *swinpy_model_plan(PyObject *self, PyObject *args)
     swin_plan_info plan;
     swin_error err = {0};
     swin_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = swin_model_plan(m, &p, &plan, &err);
-    Py_END_ALLOW_THREADS
-    if (st) return swinpy_raise(&err);
+    Py_BEGIN_ALLOW_THREADS st = swin_model_plan(m, &p, &plan, &err);
+    Py_END_ALLOW_THREADS if (st) return swinpy_raise(&err);
     return swinpy_plan_dict(&plan);
 }
 
@@ -103,10 +99,8 @@ PyObject *swinpy_context_create(PyObject *self, PyObject *args)
     swin_context_t *ctx = NULL;
     swin_error err = {0};
     swin_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = swin_context_create(m, &p, &ctx, &err);
-    Py_END_ALLOW_THREADS
-    if (st) return swinpy_raise(&err);
+    Py_BEGIN_ALLOW_THREADS st = swin_context_create(m, &p, &ctx, &err);
+    Py_END_ALLOW_THREADS if (st) return swinpy_raise(&err);
     PyObject *cap = PyCapsule_New(ctx, SWINPY_CONTEXT_CAPSULE, free_context);
     if (!cap) {
         swin_context_free(ctx);

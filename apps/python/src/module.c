@@ -102,7 +102,8 @@ PyMODINIT_FUNC PyInit__swinrun(void)
     if (!m) return NULL;
     if (PyModule_AddStringConstant(m, "VERSION", SWINRUN_VERSION) ||
         PyModule_AddIntConstant(m, "CUBE_MULTIPLE", SWIN_CUBE_MULTIPLE) ||
-        PyModule_AddIntConstant(m, "CUBE_MIN", SWIN_CUBE_MIN) || PyModule_AddIntConstant(m, "CUBE_MAX", SWIN_CUBE_MAX)) {
+        PyModule_AddIntConstant(m, "CUBE_MIN", SWIN_CUBE_MIN) ||
+        PyModule_AddIntConstant(m, "CUBE_MAX", SWIN_CUBE_MAX)) {
         Py_DECREF(m);
         return NULL;
     }

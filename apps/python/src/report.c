@@ -37,8 +37,7 @@ PyObject *swinpy_model_info_dict(const swin_model_info *i)
             put(d, "feature_size", PyLong_FromLong(i->feature_size)) ||
             put(d, "depths", Py_BuildValue("(iiii)", i->depths[0], i->depths[1], i->depths[2], i->depths[3])) ||
             put(d, "heads", Py_BuildValue("(iiii)", i->heads[0], i->heads[1], i->heads[2], i->heads[3])) ||
-            put(d, "window", INT3(i->window)) ||
-            put(d, "cube", i->cube[0] ? INT3(i->cube) : Py_NewRef(Py_None)) ||
+            put(d, "window", INT3(i->window)) || put(d, "cube", i->cube[0] ? INT3(i->cube) : Py_NewRef(Py_None)) ||
             put(d, "normalize", PyBool_FromLong(i->normalize)) || put(d, "use_v2", PyBool_FromLong(i->use_v2)) ||
             put(d, "qkv_bias", PyBool_FromLong(i->qkv_bias)) || put(d, "patch_norm", PyBool_FromLong(i->patch_norm)) ||
             put(d, "instnorm_affine", PyBool_FromLong(i->instnorm_affine)) ||
@@ -110,8 +109,8 @@ PyObject *swinpy_report_dict(const swin_segment_report *r)
             put(d, "input_axcodes", PyUnicode_FromString(r->input_axcodes)) ||
             put(d, "input_spacing", D3(r->input_spacing)) || put(d, "grid_spacing", D3(r->grid_spacing)) ||
             put(d, "cubes", PyLong_FromLongLong(r->cubes)) || put(d, "classes", PyLong_FromLong(r->classes)) ||
-            put(d, "pipeline_bytes", PyLong_FromSize_t(r->pipeline_bytes)) || put(d, "plan", swinpy_plan_dict(&r->plan)) ||
-            put(d, "seconds_read", PyFloat_FromDouble(r->seconds_read)) ||
+            put(d, "pipeline_bytes", PyLong_FromSize_t(r->pipeline_bytes)) ||
+            put(d, "plan", swinpy_plan_dict(&r->plan)) || put(d, "seconds_read", PyFloat_FromDouble(r->seconds_read)) ||
             put(d, "seconds_preprocess", PyFloat_FromDouble(r->seconds_preprocess)) ||
             put(d, "seconds_infer", PyFloat_FromDouble(r->seconds_infer)) ||
             put(d, "seconds_write", PyFloat_FromDouble(r->seconds_write)) ||

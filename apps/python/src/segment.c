@@ -6,7 +6,7 @@
 #include "swinrun_py.h"
 
 struct callbacks {
-    PyObject *progress, *cancel;  /* Python callables or None */
+    PyObject *progress, *cancel;             /* Python callables or None */
     PyObject *exc_type, *exc_value, *exc_tb; /* what a callback or a signal handler raised */
 };
 
@@ -62,9 +62,23 @@ static bool on_cancel(void *user)
     return stop;
 }
 
-static char *param_keys[] = {"reorient", "resample", "spacing", "intensity_clip", "intensity_range", "overlap",
-                             "blend", "sigma_scale", "invert", "seg_type", "progress", "cancel",
-                             "probabilities_path", "preview_path", "rtstruct_path", "dicom_series", NULL};
+static char *param_keys[] = {"reorient",
+                             "resample",
+                             "spacing",
+                             "intensity_clip",
+                             "intensity_range",
+                             "overlap",
+                             "blend",
+                             "sigma_scale",
+                             "invert",
+                             "seg_type",
+                             "progress",
+                             "cancel",
+                             "probabilities_path",
+                             "preview_path",
+                             "rtstruct_path",
+                             "dicom_series",
+                             NULL};
 
 /* The segmentation parameters from a dict of param_keys (the package fills in the model's
  * defaults; a key left out keeps the library's default); strings point into the dict. */
@@ -75,8 +89,8 @@ static int parse_params(PyObject *d, swin_segment_params *p, struct callbacks *c
         return -1;
     }
     *p = swin_segment_default_params();
-    int reorient = p->reorient, resample = p->resample, clip = p->intensity_clip, blend = p->blend,
-        invert = p->invert, seg_type = p->seg_type;
+    int reorient = p->reorient, resample = p->resample, clip = p->intensity_clip, blend = p->blend, invert = p->invert,
+        seg_type = p->seg_type;
     cb->progress = cb->cancel = Py_None;
     PyObject *empty = PyTuple_New(0);
     if (!empty) return -1;
@@ -84,8 +98,7 @@ static int parse_params(PyObject *d, swin_segment_params *p, struct callbacks *c
                                          &p->spacing_mm[0], &p->spacing_mm[1], &p->spacing_mm[2], &clip,
                                          &p->intensity_range[0], &p->intensity_range[1], &p->overlap, &blend,
                                          &p->sigma_scale, &invert, &seg_type, &cb->progress, &cb->cancel,
-                                         &p->probabilities_path, &p->preview_path, &p->rtstruct_path,
-                                         &p->dicom_series);
+                                         &p->probabilities_path, &p->preview_path, &p->rtstruct_path, &p->dicom_series);
     Py_DECREF(empty);
     if (!ok) return -1;
     if (blend < 0 || blend > 1 || invert < 0 || invert > 1 || seg_type < 0 || seg_type > 1) {
@@ -183,8 +196,8 @@ PyObject *swinpy_segment(PyObject *self, PyObject *args)
     }
     swin_model_info mi;
     swin_model_get_info(swin_context_model(ctx), &mi);
-    if (prob.buf && (prob.ndim != 4 || !format_is(&prob, 'f', 4) || memcmp(prob.shape, vox.shape, 3 * sizeof(Py_ssize_t)) ||
-                     prob.shape[3] != mi.out_channels)) {
+    if (prob.buf && (prob.ndim != 4 || !format_is(&prob, 'f', 4) ||
+                     memcmp(prob.shape, vox.shape, 3 * sizeof(Py_ssize_t)) || prob.shape[3] != mi.out_channels)) {
         swinpy_raise_status(SWIN_ERR_SHAPE, "probabilities: expected a float32 array (x, y, z, %d)", mi.out_channels);
         goto release;
     }
@@ -192,10 +205,8 @@ PyObject *swinpy_segment(PyObject *self, PyObject *args)
     swin_segment_report rep;
     swin_error err = {0};
     swin_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = swin_segment(ctx, &v, &sp, lab.buf, prob.buf, &rep, &err);
-    Py_END_ALLOW_THREADS
-    result = finish(st, &err, &cb, &rep);
+    Py_BEGIN_ALLOW_THREADS st = swin_segment(ctx, &v, &sp, lab.buf, prob.buf, &rep, &err);
+    Py_END_ALLOW_THREADS result = finish(st, &err, &cb, &rep);
 release:
     if (prob.buf) PyBuffer_Release(&prob);
 release_lab:
@@ -229,11 +240,9 @@ PyObject *swinpy_segment_file(PyObject *self, PyObject *args)
     swin_segment_report rep;
     swin_error err = {0};
     swin_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = n == 1 ? swin_segment_file(ctx, paths[0], output, &sp, &rep, &err)
-                : swin_segment_dicom(ctx, paths, (int)n, output, &sp, &rep, &err);
-    Py_END_ALLOW_THREADS
-    result = finish(st, &err, &cb, &rep);
+    Py_BEGIN_ALLOW_THREADS st = n == 1 ? swin_segment_file(ctx, paths[0], output, &sp, &rep, &err)
+                                       : swin_segment_dicom(ctx, paths, (int)n, output, &sp, &rep, &err);
+    Py_END_ALLOW_THREADS result = finish(st, &err, &cb, &rep);
 done:
     PyMem_Free(paths);
     return result;
