@@ -1,9 +1,9 @@
-"""Memory: a segmentation from Python costs what the CLI's costs. Each side runs in its own process:
-Python's peak RSS (VmHWM) during Model + segment(), less its RSS just before (the interpreter,
-numpy, nibabel and the input array it holds) and less the label arrays it gets back; the CLI's
-peak RSS less that of the same executable printing its help (its own baseline), less the input
-volume and the labels it holds (int16 read, uint16 + uint8 labels). The two must agree within
-a few MiB."""
+"""Memory: a segmentation from Python costs what the CLI's costs. Each side runs in its own process.
+Python: the peak RSS (VmHWM) during Model() + segment(), less the RSS just before (the
+interpreter, numpy, nibabel and the input array it holds), less the label arrays it makes (the
+uint16 labels the library writes and the uint8 copy it returns). The CLI: its peak RSS, less that
+of the same executable printing its help (its own baseline), less the arrays it holds (the int16
+volume it reads, the uint16 labels). The two must agree within a few MiB."""
 import json
 import os
 import subprocess
