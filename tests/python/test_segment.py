@@ -87,8 +87,6 @@ def test_recipe_and_probabilities(model, ct_file, cli, onnx_model, tmp_path):
     assert model.segment_params()["invert"] == "nearest"
 
 
-@pytest.mark.xfail(reason="swin_segment_params.invert: the library's linear way back lands in parallel; "
-                   "drop this mark when it does", strict=False)
 def test_invert_linear(model, ct_file):
     """invert='linear' (the BTCV bundle's nearest_interp false): labels are the argmax of the
     probabilities brought back to the input grid."""
