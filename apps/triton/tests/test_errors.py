@@ -23,7 +23,9 @@ write_model(repo, "seg", case_dir, segment_config("TYPE_FP32", extra=',\n{ key: 
 # the plan (about 23 MB at 32^3) over its memory limit: refused when the instance loads
 write_model(repo, "tight", case_dir, window_config((32, 32, 32), extra=',\n{ key: "memory_limit", value: { string_value: "1MiB" } }'))
 write_model(repo, "badparam", case_dir, window_config((32, 32, 32), extra=',\n{ key: "thread", value: { string_value: "1" } }'))
-write_model(repo, "baddims", case_dir, window_config((32, 32, 64)))
+write_model(repo, "baddims", case_dir, window_config((32, 32, 32), cout=13))
+# fixed dims other than the export's cube are the cube (no cube parameter needed)
+write_model(repo, "cube64", case_dir, window_config((32, 32, 64)))
 
 x = np.load(os.path.join(case_dir, "input.npy"))
 ref = swinrun_forward(swinrun, case_dir, x, os.path.join(work, "forward.npy"))
@@ -92,7 +94,13 @@ with Server(backend_so, repo, work, explicit=["w", "w_any", "seg"]) as s:
     check(not c.is_model_ready("tight"), "tight is not served")
     still_serving(c)
     expect_error("unknown parameter at load", lambda: c.load_model("badparam"), "unknown parameter 'thread'")
-    expect_error("config dims against the model's", lambda: c.load_model("baddims"), "dims[4] is 64", "the model has 32")
+    expect_error("config dims against the model's", lambda: c.load_model("baddims"), "dims[1] is 13", "the model has 14")
+    c.load_model("cube64")
+    x64 = np.concatenate([x, x[..., ::-1]], axis=4)
+    got = infer_window(c, "cube64", x64)
+    ref64 = swinrun_forward(swinrun, case_dir, x64, os.path.join(work, "forward64.npy"))
+    check(got.shape == ref64.shape and np.array_equal(got, ref64),
+          "cube64: config dims (1, 1, 32, 32, 64) taken as the cube; logits equal swinrun forward's")
     still_serving(c)
     stats = c.get_inference_statistics("w")["model_stats"][0]["inference_stats"]
     check(int(stats["success"]["count"]) == served - 2, "statistics of w: %d successes" % (served - 2))
