@@ -133,8 +133,10 @@ def refused(swinrun, work):
 def fidelity(swinrun, work, config):
     py = sys.executable
     path = bundle(work, config)
-    cts = {"finer": (["--shape", "160", "160", "48", "--spacing", "0.9", "0.9", "1.25"]),
-           "coarser": (["--shape", "64", "64", "40", "--spacing", "3.0", "3.0", "4.0"])}
+    # finer: 40 slices of 1.25 mm span 19.5 slices of 2.5 mm (v2's), an extent that rounds to even;
+    # coarser: 3 x 3 x 4 mm; each a few cubes of the bundle's roi
+    cts = {"finer": (["--shape", "128", "128", "40", "--spacing", "0.9", "0.9", "1.25"]),
+           "coarser": (["--shape", "48", "48", "30", "--spacing", "3.0", "3.0", "4.0"])}
     for name, args in cts.items():
         ct = os.path.join(work, f"{config}_{name}.nii.gz")
         if not os.path.exists(ct):

@@ -10,7 +10,7 @@ from monai.inferers import SlidingWindowInferer, sliding_window_inference
 
 import swinrun
 
-VOLUME = (1, 1, 40, 48, 70)  # non-cubic, no side a multiple of the cube
+VOLUME = (1, 1, 36, 40, 52)  # non-cubic, no side a multiple of the cube
 CASES = [  # merge order, roi, sw_batch_size, overlap
     ("v15", (32, 32, 32), 1, 0.25),
     ("v15", (32, 32, 64), 4, 0.5),
