@@ -14,15 +14,10 @@ def reference_linear(image, predict, roi, overlap=0.5, blend="constant", spacing
     """Labels on the input grid (uint8/uint16, nibabel's (i, j, k) order), the preprocessed
     shape, and the probabilities on the input grid (C, nx, ny, nz) whose argmax they are."""
     from monai.inferers import sliding_window_inference
-    from monai.transforms import (Activationsd, AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged,
-                                  Orientationd, ScaleIntensityRanged, Spacingd)
+    from monai.transforms import Activationsd, AsDiscreted, Compose, Invertd
+    from pipeline_reference import preprocessing
 
-    pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
-           Orientationd("image", axcodes="RAS", labels=(("L", "R"), ("P", "A"), ("I", "S")))]
-    if resample:
-        pre.append(Spacingd("image", pixdim=list(spacing), mode="bilinear"))
-    pre.append(ScaleIntensityRanged("image", a_min=window[0], a_max=window[1], b_min=0.0, b_max=1.0, clip=True))
-    pre = Compose(pre)
+    pre = preprocessing(spacing, window, resample)
     d = pre({"image": image})
     img = d["image"]
     with torch.no_grad():

@@ -37,6 +37,19 @@ def predictor_from_onnx(path, threads):
     return predict, cube, shape[1]
 
 
+def preprocessing(spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0), resample=True):
+    """MONAI's transforms of the recipe: load, channel first, RAS, Spacing (bilinear), the intensity range."""
+    from monai.transforms import (Compose, EnsureChannelFirstd, LoadImaged, Orientationd, ScaleIntensityRanged,
+                                  Spacingd)
+
+    pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
+           Orientationd("image", axcodes="RAS", labels=(("L", "R"), ("P", "A"), ("I", "S")))]
+    if resample:
+        pre.append(Spacingd("image", pixdim=list(spacing), mode="bilinear"))
+    pre.append(ScaleIntensityRanged("image", a_min=window[0], a_max=window[1], b_min=0.0, b_max=1.0, clip=True))
+    return Compose(pre)
+
+
 def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0),
               resample=True, prep_out=None, details=None):
     """MONAI's pipeline on one NIfTI file; returns the labels on its grid (uint8/uint16, nibabel order)
@@ -45,15 +58,9 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
     details["want_probabilities"] also the softmax probabilities on the input grid
     ("probabilities", (C, nx, ny, nz), Invertd with bilinear interpolation)."""
     from monai.inferers import sliding_window_inference
-    from monai.transforms import (AsDiscreted, Compose, EnsureChannelFirstd, Invertd, LoadImaged, Orientationd,
-                                  ScaleIntensityRanged, Spacingd)
+    from monai.transforms import AsDiscreted, Compose, Invertd
 
-    pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
-           Orientationd("image", axcodes="RAS", labels=(("L", "R"), ("P", "A"), ("I", "S")))]
-    if resample:
-        pre.append(Spacingd("image", pixdim=list(spacing), mode="bilinear"))
-    pre.append(ScaleIntensityRanged("image", a_min=window[0], a_max=window[1], b_min=0.0, b_max=1.0, clip=True))
-    pre = Compose(pre)
+    pre = preprocessing(spacing, window, resample)
     d = pre({"image": image})
     img = d["image"]
     if prep_out:
