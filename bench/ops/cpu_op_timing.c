@@ -153,7 +153,7 @@ static void report(struct bench *b, struct row *r, const void *out, size_t n)
 void bench_conv3d(struct bench *b, int Lin, int cin, int cout, int k, int stride, const char *where)
 {
     const int wino = k == 3 && stride == 1 && swin_cpu_winograd_available(b->be);
-    if (!wanted(b, "conv3d") && !(wino && wanted(b, "conv3d_wino"))) return;
+    if (!wanted(b, "conv3d") && !(wino && (wanted(b, "conv3d_wino2") || wanted(b, "conv3d_wino4")))) return;
     const int pad = stride == 1 ? k / 2 : 0, Lout = (Lin + 2 * pad - k) / stride + 1;
     struct swin_vol in = vol(Lin, cin, 1), out = vol(Lout, cout, 0);
     float *w = rnd((size_t)k * k * k * cin * cout, -0.05f, 0.05f), *bias = rnd((size_t)cout, -0.1f, 0.1f);
@@ -168,12 +168,15 @@ void bench_conv3d(struct bench *b, int Lin, int cin, int cout, int k, int stride
         TIMED(b, &r, swin_cpu_conv3d_direct(b->be, out, in, w, bias, k, stride, pad, ws, r.ws));
         report(b, &r, out.data, vol_floats(out));
     }
-    if (wino && wanted(b, "conv3d_wino")) {
+    for (int tile = 2; wino && tile <= 4; tile += 2) {
         /* the per-call weight transform included; FLOPs counted as for the direct conv */
-        r.op = "conv3d_wino", r.formula = "2 k^3 cin cout Vout (equiv.)", r.picked = wino_runs;
-        r.ws = swin_cpu_winograd_ws(b->be, out, in);
+        r.op = tile == 2 ? "conv3d_wino2" : "conv3d_wino4";
+        if (!wanted(b, r.op)) continue;
+        r.formula = "2 k^3 cin cout Vout (equiv.)", r.picked = wino_runs && swin_cpu_winograd_tile(b->be, out, in) == tile;
+        r.ws = swin_cpu_winograd_ws(b->be, out, in, tile);
+        free(wws);
         wws = ws_alloc(r.ws);
-        TIMED(b, &r, swin_cpu_conv3d_winograd(b->be, out, in, w, bias, wws, r.ws));
+        TIMED(b, &r, swin_cpu_conv3d_winograd(b->be, out, in, w, bias, wws, r.ws, tile));
         report(b, &r, out.data, vol_floats(out));
     }
 done:

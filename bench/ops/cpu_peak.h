@@ -19,4 +19,9 @@ struct cpu_peak cpu_peak_estimate(int threads);
  * chains; 0 where the CPU lacks the instruction set. */
 double cpu_fma_gflops(int nthreads, int avx512);
 
+/* Memory bandwidth in GB/s (1e9 bytes) of nthreads threads, each streaming its own 128 MiB
+ * (far past the caches) with AVX2: `copy` reads one buffer and writes another (bytes read +
+ * bytes written), else it only reads (a sum). The best of 3 passes. 0 without AVX2 or memory. */
+double cpu_stream_gbps(int nthreads, int copy);
+
 #endif

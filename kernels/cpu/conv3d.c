@@ -55,7 +55,7 @@ size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, in
      * which the rule (grids of at least 6) never picks; so where the rule holds, conv3d runs
      * Winograd and the workspace is exactly its own (no direct-sized pages left untouched). */
     if (k == 3 && out.d == in.d && out.h == in.h && out.w == in.w && swin_cpu_winograd_wins(be, out, in))
-        return swin_cpu_winograd_ws(be, out, in);
+        return swin_cpu_winograd_ws(be, out, in, swin_cpu_winograd_tile(be, out, in));
     return swin_cpu_conv3d_direct_ws(be, out, in, k);
 }
 
@@ -129,6 +129,35 @@ static void conv_run(void *p, int tid, int nth)
 }
 
 
+static bool rows_are_a(int k, int stride, int pad) { return k == 1 && stride == 1 && pad == 0; }
+
+/* The implicit-GEMM kernel, else im2col (or the k 1 rows) + GEMM. */
+static bool runs_implicit(const struct swin_cpu_backend *be, struct swin_cpu_wgemm gemm, struct swin_vol out, int k,
+                          int stride, int pad)
+{
+    return be->simd != SWIN_CPU_SIMD_BASELINE && !gemm.bf16 &&
+           (be->conv_choice == SWIN_CPU_CONV_IMPLICIT_ONLY ||
+            (!rows_are_a(k, stride, pad) && (long)swin_vol_voxels(out) > SMALL_GRID));
+}
+
+static bool runs_winograd(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int k,
+                          int stride, int pad)
+{
+    return k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in);
+}
+
+const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in,
+                                   const float *w, int k, int stride, int pad)
+{
+    const struct swin_cpu_wgemm gemm = swin_cpu_wgemm_of(be, w);
+    if (runs_winograd(be, out, in, k, stride, pad))
+        return swin_cpu_winograd_tile(be, out, in) == 4 ? "Winograd F(4x4x4,3x3x3)" : "Winograd F(2x2x2,3x3x3)";
+    if (runs_implicit(be, gemm, out, k, stride, pad))
+        return be->simd == SWIN_CPU_SIMD_AVX512 ? "implicit GEMM avx512" : "implicit GEMM avx2";
+    if (rows_are_a(k, stride, pad)) return gemm.bf16 ? "1x1 bf16 GEMM" : "1x1 sgemm";
+    return gemm.bf16 ? "im2col + bf16 GEMM" : "im2col + sgemm";
+}
+
 /* The im2col / implicit-GEMM kernels whatever the Winograd rule says (bench_cpu_ops times both);
  * the workspace is swin_cpu_conv3d_direct_ws. */
 int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias,
@@ -141,9 +170,8 @@ int swin_cpu_conv3d_direct(void *bev, struct swin_vol out, struct swin_vol in, c
     const long nout = (long)swin_vol_voxels(out);
     t.kdim = (long)k * k * k * in.c;
     t.rows = conv_rows(nout, t.kdim);
-    t.rows_are_a = k == 1 && stride == 1 && pad == 0;
-    t.implicit = be->simd != SWIN_CPU_SIMD_BASELINE && !t.gemm.bf16 &&
-                 (be->conv_choice == SWIN_CPU_CONV_IMPLICIT_ONLY || (!t.rows_are_a && nout > SMALL_GRID));
+    t.rows_are_a = rows_are_a(k, stride, pad);
+    t.implicit = runs_implicit(be, t.gemm, out, k, stride, pad);
     /* fewer than 2 slabs per thread: split the columns into blocks of a multiple of 16 */
     const long nslab = (nout + t.rows - 1) / t.rows, want = 2L * be->nthreads;
     const long ncb = nslab >= want ? 1 : (want + nslab - 1) / nslab;
@@ -168,7 +196,7 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, void *stats, struct swin_vol
 {
     struct swin_cpu_backend *be = bev;
     (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
-    if (k == 3 && stride == 1 && pad == 1 && swin_cpu_winograd_wins(be, out, in))
-        return swin_cpu_conv3d_winograd(be, out, in, w, bias, ws, ws_bytes);
+    if (runs_winograd(be, out, in, k, stride, pad))
+        return swin_cpu_conv3d_winograd(be, out, in, w, bias, ws, ws_bytes, swin_cpu_winograd_tile(be, out, in));
     return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
 }

@@ -93,6 +93,11 @@ void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu
     be->conv_choice = choice;
 }
 
+void swin_cpu_backend_set_wino_phases(struct swin_cpu_backend *be, struct swin_cpu_wino_phases *p)
+{
+    be->wino_phases = p;
+}
+
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes)
 {
     be->bf16_lo = (uintptr_t)lo;

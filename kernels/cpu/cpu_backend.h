@@ -33,8 +33,9 @@ int swin_cpu_backend_threads(const struct swin_cpu_backend *be);
 /* Instruction sets the kernels may use. By default the backend uses the best the CPU has:
  *   AVX512    conv3d: 8 voxels x 48 channels implicit GEMM; softmax and GELU: 16 lanes
  *   AVX2      conv3d: 4 voxels x 24 channels implicit GEMM (AVX2 + FMA); 3x3x3 stride-1 convs
- *             on grids of at least 6 per axis as Winograd F(2x2x2, 3x3x3) (weights
- *             transformed per call in the workspace, kernels/cpu/winograd.h); the rest as BASELINE
+ *             as Winograd, F(4x4x4, 3x3x3) on grids of at least 24 per axis, F(2x2x2, 3x3x3)
+ *             on grids of 6 to 23 (weights transformed per call in the workspace,
+ *             kernels/cpu/winograd.h); the rest as BASELINE
  *   BASELINE  conv3d: im2col + OpenBLAS sgemm (OpenBLAS picks its own kernels at run time);
  *             softmax and GELU: 4-lane SSE2 vectors
  * Results agree across levels to fp32 rounding (different summation orders), not bit for bit. */
@@ -68,6 +69,21 @@ void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes);
 /* What BF16 runs on this CPU, for the plan ("bfloat16 widened to float32, AVX2 FMA ..."). */
 const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be);
+
+/* The kernel conv3d runs for these arguments, in words ("Winograd F(2x2x2,3x3x3)",
+ * "implicit GEMM avx2", "im2col + sgemm", "1x1 sgemm", "im2col + bf16 GEMM"): the same
+ * choice swin_cpu_ops.conv3d makes (profiles label their rows with it). */
+const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in,
+                                   const float *w, int k, int stride, int pad);
+
+/* Thread-seconds the Winograd convs spent in each phase, added up over every call and
+ * thread while set (bench/ops/profile_cpu_forward.c): the weight transform, the input
+ * transform, the GEMMs and the output transform (with the bias and the store). */
+struct swin_cpu_wino_phases {
+    double weights_s, input_s, gemm_s, output_s;
+};
+/* Starts adding to *p (NULL stops). Timing costs a clock read per tile block and phase. */
+void swin_cpu_backend_set_wino_phases(struct swin_cpu_backend *be, struct swin_cpu_wino_phases *p);
 
 extern const struct swin_ops swin_cpu_ops;
 

@@ -43,6 +43,7 @@ struct swin_cpu_backend {
     enum swin_cpu_conv_choice conv_choice; /* swin_cpu_backend_set_conv_choice */
     uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16
                                      (swin_cpu_backend_set_bf16); lo == hi: none */
+    struct swin_cpu_wino_phases *wino_phases; /* swin_cpu_backend_set_wino_phases; NULL: not timed */
     char err[SWIN_ERROR_MSG_MAX];
 };
 

@@ -3,73 +3,96 @@
 
 static int round8(int n) { return (n + 7) / 8 * 8; }
 
+/* Floats of V and M per thread: 640 KiB. */
+#define WINO_NT_BUDGET (640 * 256)
+
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be->simd == SWIN_CPU_SIMD_AVX2; }
 
-bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
+int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
 {
-    if (!swin_cpu_winograd_available(be)) return false;
-    /* Measured with bench_cpu_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2, the
-     * per-call weight transform included; bench/results/winograd_cpu.md): Winograd is
+    if (!swin_cpu_winograd_available(be)) return 0;
+    /* F(2x2x2): measured with bench_cpu_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2,
+     * the per-call weight transform included; bench/results/winograd_cpu.md): Winograd is
      * faster on every 3x3x3 shape whose output grid is at least 6 per axis, 2x-2.5x at 6^3
      * (decoder5 at 96^3: 27 tiles share each transformed weight), the 1-channel input conv
      * included (the direct kernel does as badly with one channel). At 4^3 the 8 tiles do
      * not pay for transforming and streaming 64 cin cout weights (192->192: 0.6x); it
      * loses further at 3^3, 2^3 and 1^3. 5^3 (27 tiles for 125 outputs) is unmeasured and
-     * left to the direct kernel. */
+     * left to the direct kernel.
+     * F(4x4x4) (bench_cpu_ops --cube 96 --op wino, the same conditions): 1.8x-2.2x faster than
+     * F(2x2x2) on the 96^3, 48^3 and 24^3 grids of f = 48 (the 1-channel input conv included),
+     * 1.2x at 24^3 192->96; at 12^3 within the noise or slower, at 6^3 and 3^3 2-4x slower
+     * (U, 216 cin cout floats, streamed once per block of tiles). Its float32 error, 10-40x
+     * F(2x2x2)'s and still within 1e-5 of the output's scale, is measured per model shape in
+     * bench/results/winograd_cpu.md. */
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
-    return lmin >= 6;
+    if (lmin >= 24) return 4;
+    return lmin >= 6 ? 2 : 0;
 }
 
-/* Tile geometry and blocking for the shapes: nt tiles per block so that a thread's V and M
- * (64 nt (cinp + cob) floats) stay near 640 KiB, within a 1 MiB L2; at least 8 tiles so
- * that each U row is reused 8 times per load. On Zen 3 (512 KiB L2 per core) halving or
- * thirding that budget changed the f=48 96^3 convs by less than the run-to-run noise
- * (10 %): at 48 and 96 channels one point's V[p], U[p] and M[p] fit L1 whatever the budget. */
-static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, struct wino_task *t)
+bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
 {
+    return swin_cpu_winograd_tile(be, out, in) != 0;
+}
+
+/* Tile geometry and blocking for the shapes. F(2x2x2): nt tiles per block so that a thread's
+ * V and M (64 nt (cinp + cob) floats) stay near 640 KiB; at least 8 tiles so that each U row
+ * is reused 8 times per load. On Zen 3 (512 KiB L2 per core) halving or thirding that budget
+ * changed the f=48 96^3 convs by less than the run-to-run noise (10 %): at 48 and 96
+ * channels one point's V[p], U[p] and M[p] fit L1 whatever the budget. F(4x4x4): the
+ * same rule over 216 points; each block streams all of U (216 cin coutp floats) once. */
+static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile,
+                      struct wino_task *t)
+{
+    t->m = tile;
+    t->np = (tile + 2) * (tile + 2) * (tile + 2);
     t->cinp = round8(in.c);
     t->coutp = round8(out.c);
     t->cob = t->coutp < 96 ? t->coutp : 96;
-    int nt = 2560 / (t->cinp + t->cob) / 4 * 4;
+    int nt = WINO_NT_BUDGET / t->np / (t->cinp + t->cob) / 4 * 4;
     t->nt = nt < 8 ? 8 : (nt > 32 ? 32 : nt);
-    t->tz = (out.d + 1) / 2;
-    t->ty = (out.h + 1) / 2;
-    t->tx = (out.w + 1) / 2;
+    t->tz = (out.d + tile - 1) / tile;
+    t->ty = (out.h + tile - 1) / tile;
+    t->tx = (out.w + tile - 1) / tile;
     t->ntiles = (long)t->tz * t->ty * t->tx;
     /* enough blocks to keep every thread busy: shrink the block down to 4 tiles */
     while (t->nt > 4 && (t->ntiles + t->nt - 1) / t->nt < 2L * be->nthreads) t->nt -= 4;
-    t->v_bytes = swin_cpu_round((size_t)64 * t->nt * t->cinp * sizeof(float));
-    t->slice = t->v_bytes + swin_cpu_round((size_t)64 * t->nt * t->cob * sizeof(float));
+    t->v_bytes = swin_cpu_round((size_t)t->np * t->nt * t->cinp * sizeof(float));
+    t->slice = t->v_bytes + swin_cpu_round((size_t)t->np * t->nt * t->cob * sizeof(float));
 }
 
-/* Bytes of U for these shapes: 64 cin coutp floats, rounded to the alignment. */
+/* Bytes of U for these shapes: np cin coutp floats, rounded to the alignment. */
 static size_t u_bytes(const struct wino_task *t)
 {
-    return swin_cpu_round((size_t)64 * t->in.c * t->coutp * sizeof(float));
+    return swin_cpu_round((size_t)t->np * t->in.c * t->coutp * sizeof(float));
 }
 
-size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
+size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
     struct wino_task t = {.out = out, .in = in};
-    plan_task(be, out, in, &t);
+    plan_task(be, out, in, tile == 4 ? 4 : 2, &t);
     return SWIN_CPU_ALIGN + u_bytes(&t) + (size_t)be->nthreads * t.slice;
 }
 
 static void wino_weights(void *p, int tid, int nth)
 {
     (void)tid, (void)nth;
-    swin_cpu_winograd_avx2_weights(p);
+    struct wino_task *t = p;
+    if (t->m == 4) swin_cpu_winograd4_avx2_weights(t);
+    else swin_cpu_winograd_avx2_weights(t);
 }
 
 static void wino_run(void *p, int tid, int nth)
 {
     (void)nth;
-    swin_cpu_winograd_avx2_run(p, tid);
+    struct wino_task *t = p;
+    if (t->m == 4) swin_cpu_winograd4_avx2_run(t, tid);
+    else swin_cpu_winograd_avx2_run(t, tid);
 }
 
 int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
-                             const float *bias, void *ws, size_t ws_bytes)
+                             const float *bias, void *ws, size_t ws_bytes, int tile)
 {
     if (!w) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): w is NULL");
     if (!swin_cpu_winograd_available(be))
@@ -77,18 +100,28 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, s
     if (out.d != in.d || out.h != in.h || out.w != in.w)
         return swin_cpu_fail(be, SWIN_ERR_SHAPE, "conv3d (Winograd): out %dx%dx%d differs from in %dx%dx%d",
                              out.d, out.h, out.w, in.d, in.h, in.w);
-    size_t need = swin_cpu_winograd_ws(be, out, in);
+    if (tile != 2 && tile != 4) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): tile %d is not 2 or 4", tile);
+    size_t need = swin_cpu_winograd_ws(be, out, in, tile);
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): workspace %zu bytes, need %zu",
                              ws ? ws_bytes : 0, need);
     struct wino_task t = {.out = out, .in = in, .w = w, .w_bf16 = swin_cpu_wgemm_of(be, w).bf16, .bias = bias};
-    plan_task(be, out, in, &t);
+    plan_task(be, out, in, tile, &t);
     /* workspace: U, then the threads' slices (both aligned) */
     t.u = (float *)swin_cpu_align_ptr(ws);
     t.ws = (char *)t.u + u_bytes(&t);
     atomic_init(&t.next, 0);
+    t.timed = be->wino_phases != NULL;
+    for (int i = 0; i < 4; i++) atomic_init(&t.phase_ns[i], 0);
     swin_cpu_run(be, wino_weights, &t);   /* returns when every thread is done: U complete */
     atomic_store(&t.next, 0);
     swin_cpu_run(be, wino_run, &t);
+    if (t.timed) {
+        struct swin_cpu_wino_phases *p = be->wino_phases;
+        p->weights_s += 1e-9 * (double)atomic_load(&t.phase_ns[0]);
+        p->input_s += 1e-9 * (double)atomic_load(&t.phase_ns[1]);
+        p->gemm_s += 1e-9 * (double)atomic_load(&t.phase_ns[2]);
+        p->output_s += 1e-9 * (double)atomic_load(&t.phase_ns[3]);
+    }
     return 0;
 }

@@ -26,43 +26,73 @@
 #ifndef SWIN_CPU_WINOGRAD_H
 #define SWIN_CPU_WINOGRAD_H
 
+#include <immintrin.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "kernels/cpu/cpu_internal.h"
 
-/* The shape rule: true where Winograd is measured to beat the direct kernel of the
- * backend's SIMD level for a 3x3x3 stride-1 pad-1 conv from `in` to `out`. */
+/* The tile the shape rule picks for a 3x3x3 stride-1 pad-1 conv from `in` to `out`: 4 for
+ * F(4x4x4, 3x3x3) (winograd4_avx2.c), 2 for F(2x2x2, 3x3x3), 0 where the backend's direct
+ * kernel is measured faster (or the backend has no Winograd kernel). */
+int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in);
+/* swin_cpu_winograd_tile() != 0. */
 bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in);
 /* Whether the backend has a Winograd kernel at its SIMD level (AVX2 + FMA). */
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be);
 
-/* Workspace of swin_cpu_conv3d_winograd for these shapes and the backend's threads: the
- * transformed weights (64 cin round8(cout) floats) and each thread's tile buffers. */
-size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in);
-/* out = conv3d(in, w) + bias for w (3,3,3,cin,cout), stride 1, pad 1; out dims = in dims.
- * SWIN_ERR_ARG where the backend has no Winograd kernel (swin_cpu_winograd_available). */
+/* Workspace of swin_cpu_conv3d_winograd with this tile (2 or 4) for these shapes and the
+ * backend's threads: the transformed weights ((tile + 2)^3 cin round8(cout) floats) and each
+ * thread's tile buffers. */
+size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
+/* out = conv3d(in, w) + bias for w (3,3,3,cin,cout), stride 1, pad 1; out dims = in dims;
+ * output tiles of tile^3 (2 or 4) voxels. SWIN_ERR_ARG where the backend has no Winograd
+ * kernel (swin_cpu_winograd_available) or the tile is neither. */
 int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
-                             const float *bias, void *ws, size_t ws_bytes);
+                             const float *bias, void *ws, size_t ws_bytes, int tile);
 
-/* The AVX2 + FMA kernel (winograd_avx2.c). */
+/* The AVX2 + FMA kernels (winograd_avx2.c: F(2x2x2) and the GEMMs both share;
+ * winograd4_avx2.c: F(4x4x4)). */
 struct wino_task {
     struct swin_vol out, in;
+    int m, np;                 /* output tile side (2 or 4), transformed points (m + 2)^3 */
     const float *w, *bias;     /* w (3,3,3,cin,cout) */
     bool w_bf16;               /* w holds bfloat16 (precision BF16), widened exactly as it is read */
-    float *u;                  /* U in the workspace (aligned), 64 cin coutp floats */
+    float *u;                  /* U in the workspace (aligned), np cin coutp floats */
     int cinp, coutp;           /* channels rounded up to 8 */
     int cob;                   /* output channels per block (multiple of 8) */
     int nt;                    /* tiles per block (multiple of 4) */
     int tz, ty, tx;            /* tiles per axis */
     long ntiles;
     char *ws;                  /* aligned; thread t owns [t*slice, (t+1)*slice) */
-    size_t slice, v_bytes;     /* V = 64 nt cinp floats, then M = 64 nt cob floats */
+    size_t slice, v_bytes;     /* V = np nt cinp floats, then M = np nt cob floats */
     atomic_long next;          /* work claimed: input channels, then tile blocks */
+    bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */
+    atomic_long phase_ns[4];   /* weights, input transform, GEMMs, output transform; all threads */
 };
 /* This thread's share of U = transform(w): input channels claimed from t->next. */
 void swin_cpu_winograd_avx2_weights(struct wino_task *t);
 /* This thread's share of the tile blocks, claimed from t->next (U complete). */
 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
+/* The same two for F(4x4x4, 3x3x3). */
+void swin_cpu_winograd4_avx2_weights(struct wino_task *t);
+void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid);
+/* M[tile][p][0, nco) = sum_ci V[p][tile][ci] U[p][ci][co0 + ...] for every point p and tile
+ * of a block (both tile sizes; nco a multiple of 8). */
+void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco);
+/* The 27 taps w[kz][ky][kx][ci][co0, co0 + 8) as float32 (bfloat16 widened), g[(kz * 3 + ky) * 3
+ * + kx]; mask mk where fewer than 8 channels are left (full: all 8). */
+void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, __m256i mk, bool full, __m256 *g);
+/* 8 lanes, the first n on (n >= 8: all). */
+__attribute__((target("avx2"))) static inline __m256i swin_cpu_lanes(int n)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
+}
+/* Phase timing of a timed task (t->timed): phase_start() reads the clock into *since;
+ * phase_tick() adds the time since then to t->phase_ns[ph] and moves *since to now. */
+void swin_cpu_wino_phase_start(const struct wino_task *t, struct timespec *since);
+void swin_cpu_wino_phase_tick(struct wino_task *t, int ph, struct timespec *since);
 
 #endif

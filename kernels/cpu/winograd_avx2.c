@@ -18,17 +18,12 @@
 
 #include <immintrin.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/cpu/bf16.h"
 
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
-
-AVX2_INLINE __m256i lanes(int n)
-{
-    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
-}
 
 /* G along one axis: 3 values at stride si of g[] -> 4 at stride so of o[]:
  * g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2 (the halving is exact in float32). */
@@ -57,12 +52,9 @@ AVX2_INLINE __m256 widen_bf16(const float *w, size_t at, int n)
     return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
 }
 
-/* U[p][ci][co0, co0 + 8) for one input channel; mask mk where fewer than 8 channels are
- * left (the rest of the vector is stored as the zero padding of coutp). */
-AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i mk, bool full)
+AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, __m256i mk, bool full, __m256 *g)
 {
     const int cin = t->in.c, cout = t->out.c;
-    __m256 g[27], a[36], b[48], u[64];
     for (int i = 0; i < 27; i++) {   /* tap i = (kz * 3 + ky) * 3 + kx */
         const size_t at = ((size_t)i * cin + ci) * cout + co0;
         if (t->w_bf16)
@@ -70,6 +62,15 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i 
         else
             g[i] = full ? _mm256_loadu_ps(t->w + at) : _mm256_maskload_ps(t->w + at, mk);
     }
+}
+
+/* U[p][ci][co0, co0 + 8) for one input channel; mask mk where fewer than 8 channels are
+ * left (the rest of the vector is stored as the zero padding of coutp). */
+AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i mk, bool full)
+{
+    const int cin = t->in.c;
+    __m256 g[27], a[36], b[48], u[64];
+    swin_cpu_winograd_avx2_taps(t, ci, co0, mk, full, g);
     for (int r = 0; r < 9; r++) G3(g, 3 * r, 1, a, 4 * r, 1)             /* along x: a[kz][ky][c] */
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 4; c++) G3(a, 12 * z + c, 4, b, 16 * z + c, 4) /* along y: b[kz][b][c] */
@@ -79,14 +80,31 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i 
     for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * pstride, u[p]);
 }
 
+void swin_cpu_wino_phase_tick(struct wino_task *t, int ph, struct timespec *since)
+{
+    if (!t->timed) return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    atomic_fetch_add(&t->phase_ns[ph], (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec));
+    *since = now;
+}
+
+void swin_cpu_wino_phase_start(const struct wino_task *t, struct timespec *since)
+{
+    if (t->timed) clock_gettime(CLOCK_MONOTONIC, since);
+}
+
 AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
 {
     const int cin = t->in.c, cout = t->out.c;
+    struct timespec since;
+    swin_cpu_wino_phase_start(t, &since);
     long b, e;
     while (swin_cpu_claim(&t->next, cin, 4, &b, &e))
         for (long ci = b; ci < e; ci++)
             for (int co0 = 0; co0 < t->coutp; co0 += 8)
-                weights_ci(t, (int)ci, co0, lanes(cout - co0), co0 + 8 <= cout);
+                weights_ci(t, (int)ci, co0, swin_cpu_lanes(cout - co0), co0 + 8 <= cout);
+    swin_cpu_wino_phase_tick(t, 0, &since);
 }
 
 /* B^T along one axis: 4 values at stride s of v[] in place. */
@@ -170,10 +188,10 @@ AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, 
  * M is tile-major so that the output transform reads a tile's 64 points from one
  * contiguous 64 cob run; point-major, its 64 loads 4 KiB or more apart stalled on L2 and L3
  * misses the prefetchers did not cover. */
-AVX2 static void block_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
+AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
 {
-    const int cin = t->in.c, nt = t->nt;
-    for (int p = 0; p < 64; p++) {
+    const int cin = t->in.c, nt = t->nt, np = t->np;
+    for (int p = 0; p < np; p++) {
         const float *vp = v + (size_t)p * nt * t->cinp;
         const float *up = t->u + (size_t)p * cin * t->coutp + co0;
         float *mp = m + (size_t)p * t->cob;
@@ -181,10 +199,10 @@ AVX2 static void block_gemms(const struct wino_task *t, const float *v, float *m
             const int nv = nco - j >= 24 ? 3 : (nco - j) / 8;
             for (int r = 0; r < nt; r += 4) {
                 const float *a = vp + (size_t)r * t->cinp;
-                float *c = mp + (size_t)r * 64 * t->cob + j;
-                if (nv == 3) gemm4(a, t->cinp, up + j, t->coutp, cin, c, 64 * t->cob, 3);
-                else if (nv == 2) gemm4(a, t->cinp, up + j, t->coutp, cin, c, 64 * t->cob, 2);
-                else gemm4(a, t->cinp, up + j, t->coutp, cin, c, 64 * t->cob, 1);
+                float *c = mp + (size_t)r * np * t->cob + j;
+                if (nv == 3) gemm4(a, t->cinp, up + j, t->coutp, cin, c, np * t->cob, 3);
+                else if (nv == 2) gemm4(a, t->cinp, up + j, t->coutp, cin, c, np * t->cob, 2);
+                else gemm4(a, t->cinp, up + j, t->coutp, cin, c, np * t->cob, 1);
             }
         }
     }
@@ -207,7 +225,7 @@ AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float
         const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
         const int nz = out.d - 2 * tz < 2 ? 1 : 2, ny = out.h - 2 * ty < 2 ? 1 : 2, nx = out.w - 2 * tx < 2 ? 1 : 2;
         for (int j = 0; j < nco; j += 8) {
-            const __m256i mk = lanes(nco - j);
+            const __m256i mk = swin_cpu_lanes(nco - j);
             const float *src = m + (size_t)slot * 64 * t->cob + j;
             __m256 d[64];
             for (int p = 0; p < 64; p++) d[p] = _mm256_load_ps(src + (size_t)p * t->cob);
@@ -236,6 +254,8 @@ AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
     float *m = (float *)(t->ws + (size_t)tid * t->slice + t->v_bytes);
     const long nblocks = (t->ntiles + t->nt - 1) / t->nt;
     const int cin = t->in.c, cout = t->out.c;
+    struct timespec since;
+    swin_cpu_wino_phase_start(t, &since);
     long b, e;
     while (swin_cpu_claim(&t->next, nblocks, 1, &b, &e)) {
         const long tile0 = b * t->nt;
@@ -243,11 +263,14 @@ AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
          * outermost re-read the block's patches from L2 or L3 once per 8 channels) */
         for (int slot = 0; slot < t->nt; slot++)
             for (int c0 = 0; c0 < t->cinp; c0 += 8)
-                input_tile(t, tile0 + slot, slot, v, c0, lanes(cin - c0), c0 + 8 <= cin);
+                input_tile(t, tile0 + slot, slot, v, c0, swin_cpu_lanes(cin - c0), c0 + 8 <= cin);
+        swin_cpu_wino_phase_tick(t, 1, &since);
         for (int co0 = 0; co0 < cout; co0 += t->cob) {
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
-            block_gemms(t, v, m, co0, (nco + 7) / 8 * 8);
+            swin_cpu_winograd_avx2_gemms(t, v, m, co0, (nco + 7) / 8 * 8);
+            swin_cpu_wino_phase_tick(t, 2, &since);
             output_tiles(t, tile0, m, co0, nco);
+            swin_cpu_wino_phase_tick(t, 3, &since);
         }
     }
 }
