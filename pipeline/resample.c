@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/parallel.h"
+
 static inline double clampd(double x, double hi) { return x < 0 ? 0 : (x > hi ? hi : x); }
 
 /* Trilinear at (x0, x1, x2) of a volume with x2 fastest in memory (strides s0, s1, 1). */
@@ -22,21 +24,34 @@ static double trilinear(const float *v, const int64_t d[3], int64_t s0, int64_t 
     return l0 * (1 - fa) + l1 * fa;
 }
 
-void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
-                      struct swin_intensity win, float *out)
+struct resample_job {
+    const float *in;
+    const int64_t *in_dim;
+    const struct swin_grid *g;
+    struct swin_intensity win;
+    float *out;
+};
+
+/* Planes u0 in [b, e) of the grid. */
+static void resample_planes(void *user, int tid, int64_t b, int64_t e)
 {
+    (void)tid;
+    const struct resample_job *j = user;
+    const struct swin_grid *g = j->g;
+    const int64_t *in_dim = j->in_dim;
     /* the input is stored i fastest: view it as (k, j, i) with i the fastest axis */
     const int64_t rev[3] = {in_dim[2], in_dim[1], in_dim[0]};
     const swin_mat4 *m = &g->to_in;
+    const struct swin_intensity win = j->win;
     float scale = win.hi - win.lo;
-    for (int64_t u0 = 0; u0 < g->dim[0]; u0++)
+    for (int64_t u0 = b; u0 < e; u0++)
         for (int64_t u1 = 0; u1 < g->dim[1]; u1++) {
-            float *row = out + (u0 * g->dim[1] + u1) * g->dim[2];
+            float *row = j->out + (u0 * g->dim[1] + u1) * g->dim[2];
             for (int64_t u2 = 0; u2 < g->dim[2]; u2++) {
                 double x[3];
                 for (int r = 0; r < 3; r++)
                     x[r] = m->m[r][0] * (double)u0 + m->m[r][1] * (double)u1 + m->m[r][2] * (double)u2 + m->m[r][3];
-                float v = (float)trilinear(in, rev, in_dim[0] * in_dim[1], in_dim[0], x[2], x[1], x[0]);
+                float v = (float)trilinear(j->in, rev, in_dim[0] * in_dim[1], in_dim[0], x[2], x[1], x[0]);
                 if (win.enabled) { /* float32, in MONAI's order of operations */
                     v = (v - win.lo) / scale;
                     v = v < 0 ? 0 : (v > 1 ? 1 : v);
@@ -44,6 +59,13 @@ void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swi
                 row[u2] = v;
             }
         }
+}
+
+void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
+                      struct swin_intensity win, float *out, int threads)
+{
+    struct resample_job j = {.in = in, .in_dim = in_dim, .g = g, .win = win, .out = out};
+    swin_parallel_for(threads, g->dim[0], resample_planes, &j);
 }
 
 /* monai.networks.utils.normalize_transform(shape, align_corners=False): voxel -> [-1, 1] */

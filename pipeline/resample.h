@@ -18,9 +18,10 @@ struct swin_intensity {
     float lo, hi;
 };
 
-/* out[(u0 * d1 + u1) * d2 + u2] = window(trilinear(in at g->to_in * u)). */
+/* out[(u0 * d1 + u1) * d2 + u2] = window(trilinear(in at g->to_in * u)), planes u0 shared
+ * among `threads` threads (0: every core). */
 void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
-                      struct swin_intensity win, float *out);
+                      struct swin_intensity win, float *out, int threads);
 
 /* The way back, as MONAI's Invertd computes it: inverse Spacing (grid -> RAS grid, torch
  * affine_grid + grid_sample in float64, align_corners=False, border) then inverse

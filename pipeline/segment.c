@@ -98,7 +98,6 @@ struct sink {
     int lb;                         /* bytes per label: 1 or 2 */
     float *probs;                   /* out_channels planes of n voxels, or NULL */
     struct swin_invert_linear *lin; /* or NULL */
-    float *scratch;                 /* out_channels floats: one voxel's probabilities without lin */
     int64_t n;
     int co;
 };
@@ -112,11 +111,14 @@ static void sink_voxel(void *user, int64_t v, const float *x)
     if (s->labels && s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;
     else if (s->labels) ((uint16_t *)s->labels)[v] = (uint16_t)best;
     if (!s->probs && !s->lin) return;
-    float *p = s->lin ? swin_invert_linear_voxel(s->lin, v) : s->scratch;
     double sum = 0;
     for (int c = 0; c < s->co; c++) sum += exp((double)x[c] - (double)x[best]);
-    for (int c = 0; c < s->co; c++) p[c] = (float)(exp((double)x[c] - (double)x[best]) / sum);
-    for (int c = 0; s->probs && c < s->co; c++) s->probs[c * s->n + v] = p[c];
+    float *lin = s->lin ? swin_invert_linear_voxel(s->lin, v) : NULL;
+    for (int c = 0; c < s->co; c++) {
+        const float p = (float)(exp((double)x[c] - (double)x[best]) / sum);
+        if (lin) lin[c] = p;
+        if (s->probs) s->probs[c * s->n + v] = p;
+    }
 }
 
 static void sink_plane(void *user, int64_t plane)
@@ -138,13 +140,13 @@ struct job {
     bool grid_labels;              /* the argmax on the preprocessed grid is kept */
     struct swin_invert_linear lin; /* linear: the streaming way back */
     void *in_labels;               /* linear, file form: the label map on the input grid */
+    struct swin_sliding_times times;
 };
 
 static void job_free(struct job *j)
 {
     free(j->sk.labels);
     free(j->sk.probs);
-    free(j->sk.scratch);
     free(j->in_labels);
     swin_invert_linear_free(&j->lin);
     free(j->vol);
@@ -201,10 +203,8 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     size_t held = n * 4 + (j->grid_labels ? n * (size_t)j->sk.lb : 0) + (out->probs ? n * co * 4 : 0) +
                   (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0);
     size_t prep_peak = in_n * 4 + n * 4;
-    size_t run_peak = held + swin_sliding_bytes(&j->win, p->out_channels) +
-                      (j->linear    ? swin_invert_linear_bytes(&j->lin)
-                       : out->probs ? co * 4
-                                    : 0);
+    size_t run_peak = held + swin_sliding_bytes(&j->win, p->out_channels, p->threads) +
+                      (j->linear ? swin_invert_linear_bytes(&j->lin) : 0);
     size_t write_peak = held + (out->file ? write_bytes(j, dim, out->probs) : 0);
     rep->pipeline_bytes = out->input_peak > prep_peak ? out->input_peak : prep_peak;
     if (run_peak > rep->pipeline_bytes) rep->pipeline_bytes = run_peak;
@@ -221,7 +221,7 @@ static swin_status job_preprocess(struct job *j, const float *data, const int64_
                               (long long)j->g.dim[0], (long long)j->g.dim[1], (long long)j->g.dim[2]);
     struct swin_intensity range = {.enabled = o->intensity_clip, .lo = o->intensity_range[0],
                                    .hi = o->intensity_range[1]};
-    swin_resample_in(data, dim, &j->g, range, j->vol);
+    swin_resample_in(data, dim, &j->g, range, j->vol, j->ctl.p->threads);
     return SWIN_OK;
 }
 
@@ -234,7 +234,6 @@ static swin_status job_infer(struct job *j, bool probs, int64_t in_n, void *in_l
     bool ok = true;
     if (j->grid_labels) ok &= (s->labels = malloc((size_t)s->n * (size_t)s->lb)) != NULL;
     if (probs) ok &= (s->probs = malloc((size_t)s->n * (size_t)s->co * sizeof *s->probs)) != NULL;
-    if (probs && !j->linear) ok &= (s->scratch = malloc((size_t)s->co * sizeof *s->scratch)) != NULL;
     if (j->linear) {
         if (!in_labels) ok &= (in_labels = j->in_labels = malloc((size_t)in_n * (size_t)s->lb)) != NULL;
         ok = ok && swin_invert_linear_start(&j->lin, in_labels, s->lb) == SWIN_OK;
@@ -251,8 +250,18 @@ static swin_status job_infer(struct job *j, bool probs, int64_t in_n, void *in_l
                               .plane_done = sink_plane,
                               .sink_user = &j->sk,
                               .progress = cube_progress,
-                              .progress_user = &j->ctl};
+                              .progress_user = &j->ctl,
+                              .threads = p->threads,
+                              .times = &j->times};
     return swin_sliding_run(&sl, j->vol, err);
+}
+
+static void infer_times(const struct job *j, swin_segment_report *rep)
+{
+    rep->seconds_cut = j->times.gather;
+    rep->seconds_forward = j->times.predict;
+    rep->seconds_blend = j->times.blend;
+    rep->seconds_argmax = j->times.finalise;
 }
 
 /* ---- file form ---------------------------------------------------------------------- */
@@ -364,6 +373,7 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
     if ((st = job_infer(&j, o->probabilities_path, in.dim[0] * in.dim[1] * in.dim[2], NULL, err))) goto done;
     rep->seconds_infer = now() - t0;
+    infer_times(&j, rep);
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
@@ -454,6 +464,7 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
     if ((st = job_infer(&j, probs, n_in, labels, err))) goto done;
     rep->seconds_infer = now() - t0;
+    infer_times(&j, rep);
 
     t0 = now();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);

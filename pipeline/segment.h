@@ -25,6 +25,7 @@ struct swin_pipeline {
     int in_channels, out_channels; /* the predictor's */
     swin_predict_fn predict;
     void *predict_user;
+    int threads;                   /* for the work around the predictor (0: every core) */
 };
 
 /* swin_segment_default_params() and no predictor. */

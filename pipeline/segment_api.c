@@ -49,7 +49,7 @@ static swin_status pipeline_for(swin_context_t *ctx, const swin_segment_params *
     swin_model_get_info(swin_context_model(ctx), &mi);
     swin_context_plan(ctx, plan);
     *p = (struct swin_pipeline){.params = *params, .in_channels = mi.in_channels, .out_channels = mi.out_channels,
-                                .predict = predict, .predict_user = ctx};
+                                .predict = predict, .predict_user = ctx, .threads = plan->cpu_threads};
     memcpy(p->cube, plan->cube, sizeof p->cube);
     return SWIN_OK;
 }

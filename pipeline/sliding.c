@@ -2,6 +2,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "pipeline/parallel.h"
 
 int swin_sliding_axis(const struct swin_cubes *w)
 {
@@ -19,13 +22,13 @@ static int64_t ring_voxels(const struct swin_cubes *w, int ax, int64_t ext[3])
     return ext[0] * ext[1] * ext[2];
 }
 
-size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels)
+size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels, int threads)
 {
     int64_t ext[3];
     size_t ring = (size_t)ring_voxels(w, swin_sliding_axis(w), ext);
     size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
     return ((size_t)out_channels + 1) * ring * sizeof(float) + (1 + (size_t)out_channels) * win * sizeof(float) +
-           (size_t)out_channels * sizeof(float);
+           (size_t)swin_parallel_threads(threads) * (size_t)out_channels * sizeof(float);
 }
 
 struct ring {
@@ -62,49 +65,96 @@ static void gather(const struct swin_cubes *w, const float *vol, const int64_t p
         }
 }
 
-static void accumulate(const struct swin_cubes *w, struct ring *r, int co, const int64_t p[3], const float *out)
+/* What the threads of one accumulate or finalise call share. */
+struct blend_job {
+    const struct swin_sliding *s;
+    struct ring *r;
+    const int64_t *p;   /* accumulate: the window's padded start */
+    const float *out;   /* accumulate: its logits */
+    int64_t plane;      /* finalise: the plane along the slab axis */
+    float *avg;         /* finalise: out_channels floats per thread */
+};
+
+/* Window rows a in [a0, a1): each voxel inside the volume adds its logits times the
+ * importance to the ring and the importance to the weights. Along the last axis a row is
+ * contiguous in the window and, between wraps of the ring, in the ring. */
+static void accumulate_rows(void *user, int tid, int64_t a0, int64_t a1)
 {
-    int64_t win = (int64_t)w->roi[0] * w->roi[1] * w->roi[2];
-    for (int a = 0; a < w->roi[0]; a++) {
+    (void)tid;
+    const struct blend_job *j = user;
+    const struct swin_cubes *w = j->s->layout;
+    const struct ring *r = j->r;
+    const int co = j->s->out_channels;
+    const int64_t *p = j->p, win = (int64_t)w->roi[0] * w->roi[1] * w->roi[2];
+    const int64_t c_lo = w->pad_lo[2] - p[2] > 0 ? w->pad_lo[2] - p[2] : 0;
+    const int64_t c_hi = w->size[2] - p[2] + w->pad_lo[2] < w->roi[2] ? w->size[2] - p[2] + w->pad_lo[2] : w->roi[2];
+    for (int64_t a = a0; a < a1; a++) {
         int64_t x0 = p[0] + a - w->pad_lo[0];
         if (x0 < 0 || x0 >= w->size[0]) continue; /* MONAI crops the padding away */
         for (int b = 0; b < w->roi[1]; b++) {
             int64_t x1 = p[1] + b - w->pad_lo[1];
             if (x1 < 0 || x1 >= w->size[1]) continue;
-            for (int c = 0; c < w->roi[2]; c++) {
-                int64_t x2 = p[2] + c - w->pad_lo[2];
-                if (x2 < 0 || x2 >= w->size[2]) continue;
-                int64_t wi = ((int64_t)a * w->roi[1] + b) * w->roi[2] + c, ri = ring_index(r, x0, x1, x2);
-                float imp = w->importance[wi];
-                for (int k = 0; k < co; k++) r->acc[k * r->n + ri] += out[k * win + wi] * imp;
-                r->wsum[ri] += imp;
+            const int64_t wrow = (a * w->roi[1] + b) * w->roi[2];
+            for (int64_t c = c_lo; c < c_hi;) {
+                const int64_t x2 = p[2] + c - w->pad_lo[2];
+                int64_t len = c_hi - c;
+                if (r->ax == 2 && r->ext[2] - x2 % r->ext[2] < len) len = r->ext[2] - x2 % r->ext[2];
+                const int64_t ri = ring_index(r, x0, x1, x2), wi = wrow + c;
+                const float *imp = w->importance + wi;
+                for (int k = 0; k < co; k++) {
+                    float *acc = r->acc + k * r->n + ri;
+                    const float *o = j->out + k * win + wi;
+                    for (int64_t i = 0; i < len; i++) acc[i] += o[i] * imp[i];
+                }
+                for (int64_t i = 0; i < len; i++) r->wsum[ri + i] += imp[i];
+                c += len;
             }
         }
     }
 }
 
-/* Planes [lo, hi) of the slab axis (volume coordinates) are final: average, sink, clear;
- * one plane after the other. */
-static void finalise(const struct swin_sliding *s, struct ring *r, int co, int64_t lo, int64_t hi, float *avg)
+/* Rows [u0, u1) of the first other axis of plane j->plane: average, sink, clear. */
+static void finalise_rows(void *user, int tid, int64_t u0, int64_t u1)
 {
+    const struct blend_job *j = user;
+    const struct swin_sliding *s = j->s;
     const struct swin_cubes *w = s->layout;
-    const int ax = r->ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
-    for (int64_t p = lo; p < hi; p++) {
-        int64_t x[3];
-        x[ax] = p;
-        for (x[o1] = 0; x[o1] < w->size[o1]; x[o1]++)
-            for (x[o2] = 0; x[o2] < w->size[o2]; x[o2]++) {
-                int64_t ri = ring_index(r, x[0], x[1], x[2]);
-                float ws = r->wsum[ri];
-                for (int k = 0; k < co; k++) {
-                    avg[k] = r->acc[k * r->n + ri] / ws;
-                    r->acc[k * r->n + ri] = 0;
-                }
-                r->wsum[ri] = 0;
-                s->sink(s->sink_user, (x[0] * w->size[1] + x[1]) * w->size[2] + x[2], avg);
+    struct ring *r = j->r;
+    const int co = s->out_channels, ax = r->ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
+    float *avg = j->avg + (size_t)co * (size_t)tid;
+    int64_t x[3];
+    x[ax] = j->plane;
+    for (x[o1] = u0; x[o1] < u1; x[o1]++)
+        for (x[o2] = 0; x[o2] < w->size[o2]; x[o2]++) {
+            int64_t ri = ring_index(r, x[0], x[1], x[2]);
+            float ws = r->wsum[ri];
+            for (int k = 0; k < co; k++) {
+                avg[k] = r->acc[k * r->n + ri] / ws;
+                r->acc[k * r->n + ri] = 0;
             }
+            r->wsum[ri] = 0;
+            s->sink(s->sink_user, (x[0] * w->size[1] + x[1]) * w->size[2] + x[2], avg);
+        }
+}
+
+/* Planes [lo, hi) of the slab axis (volume coordinates) are final: one plane after the
+ * other, its rows shared among the threads. */
+static void finalise(const struct swin_sliding *s, struct ring *r, int64_t lo, int64_t hi, float *avg, int threads)
+{
+    const int ax = r->ax, o1 = ax == 0 ? 1 : 0;
+    struct blend_job j = {.s = s, .r = r, .avg = avg};
+    for (int64_t p = lo; p < hi; p++) {
+        j.plane = p;
+        swin_parallel_for(threads, s->layout->size[o1], finalise_rows, &j);
         if (s->plane_done) s->plane_done(s->sink_user, p);
     }
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err)
@@ -117,11 +167,14 @@ swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swi
     r.acc = calloc((size_t)co * (size_t)r.n, sizeof *r.acc);
     r.wsum = calloc((size_t)r.n, sizeof *r.wsum);
     float *in = malloc(win * sizeof *in), *out = malloc((size_t)co * win * sizeof *out);
-    float *avg = malloc((size_t)co * sizeof *avg);
+    const int threads = swin_parallel_threads(s->threads);
+    float *avg = malloc((size_t)threads * (size_t)co * sizeof *avg);
+    struct swin_sliding_times tm = {0};
+    double t0;
     swin_status st = SWIN_OK;
     if (!r.acc || !r.wsum || !in || !out || !avg) {
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the sliding-window buffers (%zu bytes)",
-                            swin_sliding_bytes(w, co));
+                            swin_sliding_bytes(w, co, s->threads));
         goto done;
     }
     int ax = r.ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the two other axes, in order */
@@ -133,20 +186,30 @@ swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swi
                 p[ax] = w->starts[ax][i];
                 p[o1] = w->starts[o1][j];
                 p[o2] = w->starts[o2][k];
+                t0 = now_s();
                 gather(w, vol, p, in);
+                tm.gather += now_s() - t0;
+                t0 = now_s();
                 if ((st = s->predict(s->predict_user, in, out, err))) goto done;
-                accumulate(w, &r, co, p, out);
+                tm.predict += now_s() - t0;
+                t0 = now_s();
+                struct blend_job bj = {.s = s, .r = &r, .p = p, .out = out};
+                swin_parallel_for(threads, w->roi[0], accumulate_rows, &bj);
+                tm.blend += now_s() - t0;
                 if (s->progress) s->progress(s->progress_user, ++done_n, total);
             }
         /* no later window reaches below the next start */
         int64_t upto = i + 1 < w->n[ax] ? w->starts[ax][i + 1] - w->pad_lo[ax] : w->size[ax];
         if (upto > w->size[ax]) upto = w->size[ax];
         if (upto > finished) {
-            finalise(s, &r, co, finished, upto, avg);
+            t0 = now_s();
+            finalise(s, &r, finished, upto, avg, threads);
+            tm.finalise += now_s() - t0;
             finished = upto;
         }
     }
 done:
+    if (s->times) *s->times = tm;
     free(r.acc);
     free(r.wsum);
     free(in);

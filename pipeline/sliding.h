@@ -22,6 +22,12 @@ typedef void (*swin_voxel_sink)(void *user, int64_t voxel, const float *logits);
 typedef void (*swin_plane_sink)(void *user, int64_t plane);
 typedef void (*swin_cube_progress)(void *user, int64_t done, int64_t total);
 
+/* Seconds of a run by phase: cutting the cubes out, the predictor, adding its logits to
+ * the ring, and averaging and sinking the finished planes. */
+struct swin_sliding_times {
+    double gather, predict, blend, finalise;
+};
+
 struct swin_sliding {
     const struct swin_cubes *layout;
     int out_channels;
@@ -32,12 +38,16 @@ struct swin_sliding {
     void *sink_user;             /* passed to sink and plane_done */
     swin_cube_progress progress; /* may be NULL */
     void *progress_user;
+    int threads;                 /* for blending and finalising (0: every core); the sink is
+                                    called from several threads at once, for distinct voxels */
+    struct swin_sliding_times *times; /* filled when not NULL */
 };
 
 /* The axis a slab runs across (the one with most volume per roi) and the bytes of the
- * accumulation buffers plus one window's input and output. */
+ * accumulation buffers plus one window's input and output and each thread's averaged
+ * logits. */
 int swin_sliding_axis(const struct swin_cubes *w);
-size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels);
+size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels, int threads);
 
 /* vol: (d0, d1, d2) float32, the layout's size. */
 swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/cpu_backend.h"
 #include "runtime/backend.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
@@ -164,6 +165,7 @@ static swin_status make_plan(const struct swin_model *m, const int cube[3], cons
         .precision_note = b->precision_note, .weight_bytes = b->weight_bytes,
         .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = b->context_bytes,
         .total_bytes = b->weight_bytes + plan->arena_bytes + b->context_bytes, .tensors = plan->n,
+        .cpu_threads = b->kind == SWIN_BACKEND_CPU && b->be ? swin_cpu_backend_threads(b->be) : 0,
     };
     snprintf(info->backend_reason, sizeof info->backend_reason, "%s", b->reason);
     return SWIN_OK;

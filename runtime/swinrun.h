@@ -119,6 +119,8 @@ typedef struct swin_plan_info {
     size_t context_bytes;   /* the backend's fixed scratch (CUDA: staging, reductions; CPU: 0) */
     size_t total_bytes;     /* weight_bytes + arena_bytes + context_bytes: all device (or host) bytes */
     int tensors;            /* activations and workspaces planned */
+    int cpu_threads;        /* CPU backend: the threads its ops run on (also the pipeline's
+                               around the forward pass); CUDA: 0 (the pipeline takes every core) */
     char backend_reason[160]; /* why this backend, e.g. "auto: no usable CUDA device (...)" */
 } swin_plan_info;
 
@@ -306,6 +308,10 @@ typedef struct swin_segment_report {
     size_t pipeline_bytes;                /* host bytes the pipeline planned (besides the context) */
     swin_plan_info plan;                  /* the context's plan: bytes, backend chosen and why */
     double seconds_read, seconds_preprocess, seconds_infer, seconds_write;
+    /* of seconds_infer: cutting the cubes out of the volume, the forward passes, blending
+     * their logits, and averaging the finished planes into labels (argmax; the softmax for
+     * probabilities and the linear way back, when asked for) */
+    double seconds_cut, seconds_forward, seconds_blend, seconds_argmax;
     int labels_present;                   /* labels other than 0 with at least one voxel */
     bool dicom_input;                     /* the input was a DICOM series */
     bool dicom_written;                   /* a SEG (and RTSTRUCT) was written: false when no organ was found */

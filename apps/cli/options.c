@@ -228,7 +228,7 @@ static const struct cli_option options[] = {
      "auto (default): CUDA when a GPU is usable, else the CPU | cpu | cuda\n"
      "(fails when no GPU is usable). The choice and why are printed and in --json;\n"
      "plan needs no GPU: with cuda it gives the device bytes"},
-    {"--threads", NULL, 1, "N", V_CONTEXT, st_threads, "CPU threads (default 0: every core)"},
+    {"--threads", NULL, 1, "N", V_CONTEXT, st_threads, "CPU threads, for the forward pass and the work around it (default 0: every core)"},
     {"--device", NULL, 1, "N", V_CONTEXT, st_device, "CUDA device index (default 0)"},
     {"--precision", NULL, 1, "P", V_CONTEXT, st_precision,
      "fp32 (default) | fp16: CUDA weights and activations stored as float16\n"

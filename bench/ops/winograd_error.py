@@ -2,12 +2,15 @@
 
 One 3x3x3 stride-1 pad-1 convolution on a random L^3 grid (inputs N(0, 1), weights
 He-scaled), computed in float64 (the reference), directly in float32, and as Winograd with
-every transform stage rounded to float32 (weights transformed in float64, rounded once, as
-kernels/cpu/winograd.c does). Prints max|err| / max|ref| and the RMS ratio per method.
-This is why the CPU backend uses F(2x2x2, 3x3x3) only: F(4x4x4, 3x3x3) (216 points, the
-transform constants 4, 5, 8 and 1/24) is about 100x less accurate than direct float32.
+every transform stage rounded to float32 (weights transformed in float64, rounded once).
+Prints max|err| / max|ref| and the RMS ratio per method. F(4,3) twice: with the points
+0, +-1, 2, -1/2 of kernels/cpu/winograd4_avx2.c, and with the usual 0, +-1, +-2 (Lavin &
+Gray), whose constants 4, 5, 8 and 1/24 double the error.
 
     python bench/ops/winograd_error.py [--cin 48 192] [--cout 16] [--size 12]
+    python bench/ops/winograd_error.py --model-shapes [--feature-size 48]   (every 3x3x3
+        stride-1 conv of Swin UNETR at its channels; grids of 24 (12 for the 768-channel
+        ones), the first 16 output channels)
 """
 import argparse
 
@@ -15,11 +18,18 @@ import numpy as np
 
 
 def matrices(m):
-    """(B^T, G, A^T) of F(m, 3): Lavin & Gray, points 0, +-1 (and +-2 for m = 4), infinity."""
+    """(B^T, G, A^T) of F(m, 3): m = 2 and m = 4 as kernels/cpu/winograd*.c; m = -4: F(4, 3)
+    with Lavin & Gray's points 0, +-1, +-2."""
     if m == 2:
         bt = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
         g = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]
         at = [[1, 1, 1, 0], [0, 1, -1, -1]]
+    elif m == 4:
+        bt = [[1, 1.5, -2, -1.5, 1, 0], [0, -1, -2.5, -.5, 1, 0], [0, 1, .5, -2.5, 1, 0],
+              [0, -.5, -1, .5, 1, 0], [0, 2, -1, -2, 1, 0], [0, 1, 1.5, -2, -1.5, 1]]
+        g = [[1, 0, 0], [-1 / 3, -1 / 3, -1 / 3], [1 / 3, -1 / 3, 1 / 3], [1 / 15, 2 / 15, 4 / 15],
+             [-16 / 15, 8 / 15, -4 / 15], [0, 0, 1]]
+        at = [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -.5, 0], [0, 1, 1, 4, .25, 0], [0, 1, -1, 8, -.125, 1]]
     else:
         bt = [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
               [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]
@@ -32,6 +42,7 @@ def matrices(m):
 def winograd(xp, w, m, L, dt):
     """xp: zero-padded input (L+2)^3 x cin in dt; w: float64 (3,3,3,cin,cout). L % m == 0."""
     bt, g, at = matrices(m)
+    m = abs(m)
     a, n = m + 2, L // m
     u = np.einsum('ai,bj,ck,ijkxo->abcxo', g, g, g, w).astype(dt)
     idx = np.arange(n)[:, None] * m + np.arange(a)[None, :]
@@ -55,27 +66,44 @@ def direct(xp, w, L):
     return out
 
 
+def measure(rng, L, cin, cout, label):
+    xp = np.zeros((L + 2, L + 2, L + 2, cin))
+    xp[1:-1, 1:-1, 1:-1] = rng.standard_normal((L, L, L, cin))
+    w = rng.standard_normal((3, 3, 3, cin, cout)) * np.sqrt(2 / (27 * cin))
+    ref = direct(xp, w, L)
+    runs = {'direct': direct(xp.astype(np.float32), w, L)}
+    for m, name in ((2, 'F(2,3)'), (4, 'F(4,3)'), (-4, 'F(4,3) +-2')):
+        runs[name] = winograd(xp.astype(np.float32), w, m, L, np.float32)
+    for k, y in runs.items():
+        e = np.abs(y.astype(np.float64) - ref)
+        print(f'| {label} | {k} | {e.max() / np.abs(ref).max():.2e} | {np.sqrt((e ** 2).mean() / (ref ** 2).mean()):.2e} |',
+              flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--cin', type=int, nargs='+', default=[48, 192])
     ap.add_argument('--cout', type=int, default=16)
     ap.add_argument('--size', type=int, default=12, help='grid L (a multiple of 4)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--model-shapes', action='store_true')
+    ap.add_argument('--feature-size', type=int, default=48)
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    L = a.size
+    print('| conv (cin -> cout, grid) | method | max|err| / max|ref| | rms(err) / rms(ref) |')
+    print('|---|---|---|---|')
+    if a.model_shapes:
+        f = a.feature_size
+        shapes = [(1, f, '96^3 encoder1 conv1'), (f, f, '96^3 encoder1/decoder1 conv2, 48^3 encoder2/decoder2'),
+                  (2 * f, f, '96^3 decoder1 conv1, 48^3 decoder2 conv1'), (2 * f, 2 * f, '24^3 encoder3/decoder3 conv2'),
+                  (4 * f, 2 * f, '24^3 decoder3 conv1'), (4 * f, 4 * f, '12^3 encoder4/decoder4 conv2'),
+                  (8 * f, 4 * f, '12^3 decoder4 conv1'), (16 * f, 8 * f, '6^3 decoder5 conv1'),
+                  (8 * f, 8 * f, '6^3 decoder5 conv2')]
+        for cin, cout, where in shapes:
+            measure(rng, 12 if cin >= 8 * f else 24, cin, min(cout, a.cout), f'{cin} -> {cout} ({where})')
+        return
     for cin in a.cin:
-        xp = np.zeros((L + 2, L + 2, L + 2, cin))
-        xp[1:-1, 1:-1, 1:-1] = rng.standard_normal((L, L, L, cin))
-        w = rng.standard_normal((3, 3, 3, cin, a.cout)) * np.sqrt(2 / (27 * cin))
-        ref = direct(xp, w, L)
-        runs = {'direct': direct(xp.astype(np.float32), w, L)}
-        for m in (2, 4):
-            runs[f'F({m},3)'] = winograd(xp.astype(np.float32), w, m, L, np.float32)
-        for k, y in runs.items():
-            e = np.abs(y.astype(np.float64) - ref)
-            print(f'cin {cin:4d} cout {a.cout} {L}^3  {k:7s} max|err|/max|ref| {e.max() / np.abs(ref).max():.2e}'
-                  f'  rms(err)/rms(ref) {np.sqrt((e ** 2).mean() / (ref ** 2).mean()):.2e}')
+        measure(rng, a.size, cin, a.cout, f'{cin} -> {a.cout}, {a.size}^3')
 
 
 if __name__ == '__main__':

@@ -7,10 +7,11 @@
  *     s (4, npad) = q k^T  4 rows x 24 keys per tile (8 or 16 for the last): for every
  *                          e < hd, 3 rows of kt times 4 broadcasts of q_i[e] into 12
  *                          accumulators; keys past n come from zero columns of kt
- *   softmax of each of the 8 rows over its n keys, with its bias row and mask
- *   (swin_cpu_softmax_row_avx2)
+ *   softmax of each of the 8 rows over its n keys, with its bias row and mask, left
+ *   unnormalised (swin_cpu_softmax_exp_row_avx2)
  *     o rows = s vp        4 rows x 16 columns per tile: for every key t < n, 2 vectors of
- *                          vp row t times 4 broadcasts of s_i[t] into 8 accumulators
+ *                          vp row t times 4 broadcasts of s_i[t] into 8 accumulators, then
+ *                          times the row's 1 / sum (hd products instead of n)
  * The logit block has row stride npad (swin_cpu_attn_sblk_floats). Rows past n repeat row
  * i0 and are not stored; columns past hd come from zero columns of vp and are not stored.
  * fp32 accumulation in an order that differs from OpenBLAS (the portable path): results
@@ -55,9 +56,10 @@ AVX2_INLINE void qk_rows4(float *s, const float *q, int ld, int i0, int n, int h
     else if (npad - t0 == 8) qk_tile(s, npad, qr, hd, kt, npad, t0, 1);
 }
 
-/* o rows [0, rows) (rows <= 4, stride ldo, hd columns) = p rows (stride npad, n keys) . vp. */
+/* o rows [0, rows) (rows <= 4, stride ldo, hd columns) = (p rows (stride npad, n keys) . vp)
+ * times inv[i] (each row's 1 / sum of its unnormalised probabilities). */
 AVX2_INLINE void pv_rows4(float *o, int ldo, const float *p, int npad, int rows, int n, int hd, const float *vp,
-                          int hd16)
+                          int hd16, const float *inv)
 {
     const float *pr[4];
     for (int i = 0; i < 4; i++) pr[i] = p + (size_t)(i < rows ? i : 0) * npad;
@@ -78,8 +80,9 @@ AVX2_INLINE void pv_rows4(float *o, int ldo, const float *p, int npad, int rows,
                       m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(hd - e0 - 8), idx);
         for (int i = 0; i < rows; i++) {
             float *row = o + (size_t)i * ldo + e0;
-            _mm256_maskstore_ps(row, m0, acc[i][0]);
-            _mm256_maskstore_ps(row + 8, m1, acc[i][1]);
+            const __m256 s = _mm256_set1_ps(inv[i]);
+            _mm256_maskstore_ps(row, m0, _mm256_mul_ps(acc[i][0], s));
+            _mm256_maskstore_ps(row + 8, m1, _mm256_mul_ps(acc[i][1], s));
         }
     }
 }
@@ -100,9 +103,12 @@ AVX2 void swin_cpu_attn_head_avx2(float *o, int ldo, const float *q, const float
         const int rows = n - i0 < 8 ? n - i0 : 8;
         qk_rows4(sblk, q, ld, i0, n, hd, kt, npad);
         if (rows > 4) qk_rows4(sblk + 4 * (size_t)npad, q, ld, i0 + 4, n, hd, kt, npad);
+        float inv[8];
         for (int i = 0; i < rows; i++)
-            swin_cpu_softmax_row_avx2(sblk + (size_t)i * npad, bias + (size_t)(i0 + i) * n, label, label_all[i0 + i], n);
-        pv_rows4(o + (size_t)i0 * ldo, ldo, sblk, npad, rows < 4 ? rows : 4, n, hd, vp, hd16);
-        if (rows > 4) pv_rows4(o + (size_t)(i0 + 4) * ldo, ldo, sblk + 4 * (size_t)npad, npad, rows - 4, n, hd, vp, hd16);
+            inv[i] = swin_cpu_softmax_exp_row_avx2(sblk + (size_t)i * npad, bias + (size_t)(i0 + i) * n, label,
+                                                   label_all[i0 + i], n);
+        pv_rows4(o + (size_t)i0 * ldo, ldo, sblk, npad, rows < 4 ? rows : 4, n, hd, vp, hd16, inv);
+        if (rows > 4)
+            pv_rows4(o + (size_t)(i0 + 4) * ldo, ldo, sblk + 4 * (size_t)npad, npad, rows - 4, n, hd, vp, hd16, inv + 4);
     }
 }

@@ -1,6 +1,7 @@
 /* 8-lane AVX2 + FMA versions of the row functions of cpu_rowops.h (compiled for avx2,fma
  * only; the backend calls them only where the CPU has both):
- *   swin_cpu_softmax_row_avx2  the attention softmax (bias and mask added first), same
+ *   swin_cpu_softmax_exp_row_avx2  the attention softmax (bias and mask added first, left
+ *                              unnormalised: the head scales its outputs), same
  *                              algorithm as vexp.c (max-subtracted, Cephes expf clamped at -87)
  *   swin_cpu_gelu_erf_avx2     exact-erf GELU, same algorithm as gelu.c
  * with fused multiply-adds in the polynomials, so they agree with the portable versions to
@@ -63,7 +64,7 @@ AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, i
     return v;
 }
 
-AVX2 void swin_cpu_softmax_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
+AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
 {
     const int n8 = n / 8 * 8;
     const __m256i all = _mm256_set1_epi32(-1), tail = lanes_upto(n - n8);
@@ -90,9 +91,7 @@ AVX2 void swin_cpu_softmax_row_avx2(float *r, const float *bias, const int *labe
         _mm256_maskstore_ps(r + n8, tail, v);
         acc = _mm256_add_ps(acc, _mm256_and_ps(v, _mm256_castsi256_ps(tail)));
     }
-    const __m256 inv = _mm256_set1_ps(1.0f / hsum8(acc));
-    for (int j = 0; j < n8; j += 8) _mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), inv));
-    if (n8 < n) _mm256_maskstore_ps(r + n8, tail, _mm256_mul_ps(_mm256_maskload_ps(r + n8, tail), inv));
+    return 1.0f / hsum8(acc);
 }
 
 /* erf(x), N. Juffa's erff algorithm as in gelu.c: x + x P(x^2) for |x| <= 0.921875, else

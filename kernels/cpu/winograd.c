@@ -58,6 +58,8 @@ static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, st
     t->ntiles = (long)t->tz * t->ty * t->tx;
     /* enough blocks to keep every thread busy: shrink the block down to 4 tiles */
     while (t->nt > 4 && (t->ntiles + t->nt - 1) / t->nt < 2L * be->nthreads) t->nt -= 4;
+    t->v_pstride = tile == 4 ? t->cinp : (long)t->nt * t->cinp;
+    t->v_tstride = tile == 4 ? (long)t->np * t->cinp : t->cinp;
     t->v_bytes = swin_cpu_round((size_t)t->np * t->nt * t->cinp * sizeof(float));
     t->slice = t->v_bytes + swin_cpu_round((size_t)t->np * t->nt * t->cob * sizeof(float));
 }

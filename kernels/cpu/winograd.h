@@ -67,6 +67,8 @@ struct wino_task {
     long ntiles;
     char *ws;                  /* aligned; thread t owns [t*slice, (t+1)*slice) */
     size_t slice, v_bytes;     /* V = np nt cinp floats, then M = np nt cob floats */
+    long v_pstride, v_tstride; /* floats between V's points and between its tiles: F(2x2x2)
+                                  point-major (nt cinp, cinp), F(4x4x4) tile-major (cinp, np cinp) */
     atomic_long next;          /* work claimed: input channels, then tile blocks */
     bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */
     atomic_long phase_ns[4];   /* weights, input transform, GEMMs, output transform; all threads */

@@ -94,8 +94,8 @@ AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
 AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk, bool full)
 {
     const struct swin_vol in = t->in;
-    const long vstride = (long)t->nt * t->cinp;       /* floats between points */
-    float *dst = v + (size_t)slot * t->cinp + c0;
+    const long vstride = t->v_pstride;                /* floats between points */
+    float *dst = v + (size_t)slot * t->v_tstride + c0;
     if (tile >= t->ntiles) {
         for (int p = 0; p < NP; p++) _mm256_store_ps(dst + p * vstride, _mm256_setzero_ps());
         return;

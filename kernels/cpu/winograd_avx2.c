@@ -125,8 +125,8 @@ AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
 AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk, bool full)
 {
     const struct swin_vol in = t->in;
-    const long vstride = (long)t->nt * t->cinp;       /* floats between points */
-    float *dst = v + (size_t)slot * t->cinp + c0;
+    const long vstride = t->v_pstride;                /* floats between points */
+    float *dst = v + (size_t)slot * t->v_tstride + c0;
     if (tile >= t->ntiles) {
         for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * vstride, _mm256_setzero_ps());
         return;
@@ -192,17 +192,18 @@ AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v
 {
     const int cin = t->in.c, nt = t->nt, np = t->np;
     for (int p = 0; p < np; p++) {
-        const float *vp = v + (size_t)p * nt * t->cinp;
+        const float *vp = v + (size_t)p * t->v_pstride;
         const float *up = t->u + (size_t)p * cin * t->coutp + co0;
         float *mp = m + (size_t)p * t->cob;
         for (int j = 0; j < nco; j += 24) {
             const int nv = nco - j >= 24 ? 3 : (nco - j) / 8;
             for (int r = 0; r < nt; r += 4) {
-                const float *a = vp + (size_t)r * t->cinp;
+                const float *a = vp + (size_t)r * t->v_tstride;
+                const int lda = (int)t->v_tstride;
                 float *c = mp + (size_t)r * np * t->cob + j;
-                if (nv == 3) gemm4(a, t->cinp, up + j, t->coutp, cin, c, np * t->cob, 3);
-                else if (nv == 2) gemm4(a, t->cinp, up + j, t->coutp, cin, c, np * t->cob, 2);
-                else gemm4(a, t->cinp, up + j, t->coutp, cin, c, np * t->cob, 1);
+                if (nv == 3) gemm4(a, lda, up + j, t->coutp, cin, c, np * t->cob, 3);
+                else if (nv == 2) gemm4(a, lda, up + j, t->coutp, cin, c, np * t->cob, 2);
+                else gemm4(a, lda, up + j, t->coutp, cin, c, np * t->cob, 1);
             }
         }
     }

@@ -146,7 +146,7 @@ int main(int argc, char **argv)
         }
         float *vol = malloc((size_t)(g.dim[0] * g.dim[1] * g.dim[2]) * sizeof *vol);
         struct swin_intensity range = {o->intensity_clip, o->intensity_range[0], o->intensity_range[1]};
-        swin_resample_in(img.data, img.dim, &g, range, vol);
+        swin_resample_in(img.data, img.dim, &g, range, vol, 2);
         size_t shape[3] = {(size_t)g.dim[0], (size_t)g.dim[1], (size_t)g.dim[2]};
         if (swin_npy_write_f32(argv[3], vol, 3, shape, &e)) return fail(&e);
         FILE *t = fopen(argv[4], "w");

@@ -65,7 +65,8 @@ PyObject *swinpy_plan_dict(const swin_plan_info *p)
             put(d, "arena_bytes", PyLong_FromSize_t(p->arena_bytes)) ||
             put(d, "lower_bound", PyLong_FromSize_t(p->lower_bound)) ||
             put(d, "context_bytes", PyLong_FromSize_t(p->context_bytes)) ||
-            put(d, "total_bytes", PyLong_FromSize_t(p->total_bytes)) || put(d, "tensors", PyLong_FromLong(p->tensors));
+            put(d, "total_bytes", PyLong_FromSize_t(p->total_bytes)) || put(d, "tensors", PyLong_FromLong(p->tensors)) ||
+            put(d, "cpu_threads", PyLong_FromLong(p->cpu_threads));
     return done(d, f);
 }
 
@@ -113,6 +114,10 @@ PyObject *swinpy_report_dict(const swin_segment_report *r)
             put(d, "plan", swinpy_plan_dict(&r->plan)) || put(d, "seconds_read", PyFloat_FromDouble(r->seconds_read)) ||
             put(d, "seconds_preprocess", PyFloat_FromDouble(r->seconds_preprocess)) ||
             put(d, "seconds_infer", PyFloat_FromDouble(r->seconds_infer)) ||
+            put(d, "seconds_cut", PyFloat_FromDouble(r->seconds_cut)) ||
+            put(d, "seconds_forward", PyFloat_FromDouble(r->seconds_forward)) ||
+            put(d, "seconds_blend", PyFloat_FromDouble(r->seconds_blend)) ||
+            put(d, "seconds_argmax", PyFloat_FromDouble(r->seconds_argmax)) ||
             put(d, "seconds_write", PyFloat_FromDouble(r->seconds_write)) ||
             put(d, "labels_present", PyLong_FromLong(r->labels_present)) || put(d, "statistics", stats_list(r));
     if (!f && r->dicom_input)
