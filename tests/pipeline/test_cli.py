@@ -73,6 +73,11 @@ def main():
         check("json: windows, timings, memory", v["windows"] == 2 and v["seconds"]["windows"] > 0 and
               j["peak_rss_bytes"] > 0 and j["planned_total_bytes"] > 0, f"{v['windows']} windows")
         check("json: the way back, nearest by default", j.get("invert") == "nearest", str(j.get("invert")))
+        sec = v["seconds"]
+        parts = [sec[k] for k in ("cut", "forward", "blend", "argmax")]
+        check("json: the cubes' phases (cut, forward, blend, argmax) add up to at most their stage",
+              min(parts) >= 0 and sec["forward"] > 0 and sum(parts) <= sec["windows"] + 1e-3,
+              f"{parts} of {sec['windows']}")
     lin, jl = os.path.join(work, "a_lin.nii.gz"), os.path.join(work, "a_lin.json")
     r = subprocess.run([swinrun, a, lin, "--invert", "linear", "--json", jl], capture_output=True, text=True, env=env)
     check("--invert linear: labels, json says linear", r.returncode == 0 and nib.load(lin).shape == (40, 30, 20) and

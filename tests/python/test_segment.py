@@ -56,6 +56,10 @@ def test_segment_file_equals_cli(model, ct_file, cli_labels, tmp_path):
     cli = cli_labels[1]["volumes"][0]
     assert report["cubes"] == cli["windows"] and list(report["grid_dim"]) == cli["grid_dim"]
     assert report["input_axcodes"] == cli["input_axcodes"] and report["pipeline_bytes"] == cli["planned_pipeline_bytes"]
+    # the cubes' phases, within their stage; the pipeline ran on the context's threads
+    phases = [report[k] for k in ("seconds_cut", "seconds_forward", "seconds_blend", "seconds_argmax")]
+    assert min(phases) >= 0 and report["seconds_forward"] > 0 and sum(phases) <= report["seconds_infer"] + 1e-3
+    assert report["plan"]["cpu_threads"] >= 1
     assert [(s["label"], s["voxels"]) for s in report["statistics"]] == [(s["label"], s["voxels"])
                                                                           for s in cli["statistics"]]
     for mine, theirs in zip(report["statistics"], cli["statistics"]):

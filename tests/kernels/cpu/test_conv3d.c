@@ -101,6 +101,8 @@ static bool all_cases(struct swin_cpu_backend *be)
     ok &= run_case(be, 4, 2, 6, 4, 5, 12, 2, 2, 0, true, 12, 0, false);
     /* 1x1x1: the direct path (pitch-strided A), and the out conv with bias into a slice */
     ok &= run_case(be, 3, 5, 7, 10, 12, 14, 1, 1, 0, true, 17, 2, false);
+    /* 1x1x1 over two slabs split into column blocks of 32 and 18, 990 rows, no bias */
+    ok &= run_case(be, 9, 10, 11, 33, 40, 50, 1, 1, 0, false, 50, 0, false);
     /* 1x1x1 stride 2 goes through im2col */
     ok &= run_case(be, 5, 4, 3, 6, 6, 3, 1, 2, 0, false, 3, 0, false);
     /* few voxels, many output channels: 48 + 48 + 4 channel blocks (encoder10-like); by

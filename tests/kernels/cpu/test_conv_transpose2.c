@@ -62,10 +62,18 @@ int main(void)
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
     bool ok = true;
-    ok &= run_case(be, 3, 1, 5, 5, 7, 3, 6, 0, true);
-    ok &= run_case(be, 2, 3, 4, 12, 12, 5, 5, 0, false);
-    ok &= run_case(be, 1, 1, 1, 40, 41, 20, 40, 0, false);
-    ok &= run_case(be, 5, 4, 3, 7, 7, 9, 18, 0, false);
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++) {
+        if (!test_simd_select(be, test_simd_levels[i])) continue;
+        fprintf(stderr, "level %s\n", test_simd_name(test_simd_levels[i]));
+        ok &= run_case(be, 3, 1, 5, 5, 7, 3, 6, 0, true);
+        ok &= run_case(be, 2, 3, 4, 12, 12, 5, 5, 0, false);
+        ok &= run_case(be, 1, 1, 1, 40, 41, 20, 40, 0, false);
+        ok &= run_case(be, 5, 4, 3, 7, 7, 9, 18, 0, false);
+        /* lines of 9 voxels, cout 50, written into the first half of a concat */
+        ok &= run_case(be, 2, 3, 9, 16, 16, 50, 100, 0, false);
+        /* cin 1, cout 24 */
+        ok &= run_case(be, 1, 2, 6, 1, 1, 24, 24, 0, false);
+    }
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
