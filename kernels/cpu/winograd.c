@@ -19,12 +19,12 @@ int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol ou
      * not pay for transforming and streaming 64 cin cout weights (192->192: 0.6x); it
      * loses further at 3^3, 2^3 and 1^3. 5^3 (27 tiles for 125 outputs) is unmeasured and
      * left to the direct kernel.
-     * F(4x4x4) (bench_cpu_ops --cube 96 --op wino, the same conditions): 1.8x-2.2x faster than
-     * F(2x2x2) on the 96^3, 48^3 and 24^3 grids of f = 48 (the 1-channel input conv included),
-     * 1.2x at 24^3 192->96; at 12^3 within the noise or slower, at 6^3 and 3^3 2-4x slower
-     * (U, 216 cin cout floats, streamed once per block of tiles). Its float32 error, 10-40x
-     * F(2x2x2)'s and still within 1e-5 of the output's scale, is measured per model shape in
-     * bench/results/winograd_cpu.md. */
+     * F(4x4x4) (bench_cpu_ops --cube 96 --op wino, the same conditions): 2.1x-2.8x faster than
+     * F(2x2x2) on the 96^3 and 48^3 grids of f = 48 (the 1-channel input conv included),
+     * 0.9x-1.8x at 24^3 over several runs; at 12^3 slower or with 216 cin cout floats of U
+     * (64 MiB at 384 -> 192), at 6^3 and 3^3 2-3x slower (U streamed once per block of
+     * tiles). Its float32 error, 10-40x F(2x2x2)'s and still within 1e-5 of the output's
+     * scale, is measured per model shape in bench/results/winograd_cpu.md. */
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
     if (lmin >= 24) return 4;
@@ -41,7 +41,10 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
  * is reused 8 times per load. On Zen 3 (512 KiB L2 per core) halving or thirding that budget
  * changed the f=48 96^3 convs by less than the run-to-run noise (10 %): at 48 and 96
  * channels one point's V[p], U[p] and M[p] fit L1 whatever the budget. F(4x4x4): the
- * same rule over 216 points; each block streams all of U (216 cin coutp floats) once. */
+ * budget over 216 points gives fewer than 8 tiles, so 8 (blocks of 4, 16 and 32 tiles were
+ * no faster on the 96^3 convs), each block streaming all of U (216 cin coutp floats) once;
+ * its V is tile-major, so that the input transform writes each tile's 216 cinp values in
+ * one run (point-major, a tile's stores land on 216 lines nt cinp floats apart). */
 static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile,
                       struct wino_task *t)
 {
