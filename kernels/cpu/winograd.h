@@ -77,6 +77,16 @@ struct wino_task {
 void swin_cpu_winograd_avx2_weights(struct wino_task *t);
 /* This thread's share of the tile blocks, claimed from t->next (U complete). */
 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
+/* One tile's input transform for channels [c0, c0 + 8) into V (mask mk for a partial last
+ * vector, full: all 8), and the output transform of a block's tiles for channels
+ * [co0, co0 + nco) from M: what differs between the tile sizes. */
+typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk,
+                                bool full);
+typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, const float *m, int co0, int nco);
+/* The tile loop both sizes share: blocks of nt tiles claimed from t->next, each transformed
+ * in, multiplied by U point by point, and transformed out, output channels cob at a time. */
+void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_input_fn *input,
+                                   swin_wino_output_fn *output);
 /* The same two for F(4x4x4, 3x3x3). */
 void swin_cpu_winograd4_avx2_weights(struct wino_task *t);
 void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid);

@@ -249,7 +249,8 @@ AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float
     }
 }
 
-AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
+AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_input_fn *input,
+                                        swin_wino_output_fn *output)
 {
     float *v = (float *)(t->ws + (size_t)tid * t->slice);
     float *m = (float *)(t->ws + (size_t)tid * t->slice + t->v_bytes);
@@ -264,14 +265,19 @@ AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
          * outermost re-read the block's patches from L2 or L3 once per 8 channels) */
         for (int slot = 0; slot < t->nt; slot++)
             for (int c0 = 0; c0 < t->cinp; c0 += 8)
-                input_tile(t, tile0 + slot, slot, v, c0, swin_cpu_lanes(cin - c0), c0 + 8 <= cin);
+                input(t, tile0 + slot, slot, v, c0, swin_cpu_lanes(cin - c0), c0 + 8 <= cin);
         swin_cpu_wino_phase_tick(t, 1, &since);
         for (int co0 = 0; co0 < cout; co0 += t->cob) {
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
             swin_cpu_winograd_avx2_gemms(t, v, m, co0, (nco + 7) / 8 * 8);
             swin_cpu_wino_phase_tick(t, 2, &since);
-            output_tiles(t, tile0, m, co0, nco);
+            output(t, tile0, m, co0, nco);
             swin_cpu_wino_phase_tick(t, 3, &since);
         }
     }
+}
+
+AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
+{
+    swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);
 }
