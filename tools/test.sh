@@ -3,7 +3,8 @@
 #   1. apt packages and the Python venv (tools/ci/setup_env.sh, cached in ~/.cache/swinrun),
 #      the Triton venv (tools/ci/setup_triton.sh: tritonserver + tritonclient, cached too);
 #   2. the exported test models and their ONNX Runtime references (tools/export/make_test_data.sh,
-#      incremental, in test-data/);
+#      incremental, in test-data/; each case copied from ~/.cache/swinrun/test-data when the cache
+#      holds it for the same command line, package versions and generator scripts);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
 #   4. the CUDA emulator's, unit, fault-injection and load tests again under AddressSanitizer
 #      + UBSan with leak detection (build-asan/), and the Triton backend's window, segment and
