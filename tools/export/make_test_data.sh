@@ -126,7 +126,7 @@ to_cache() {
     local dir="$1" entry="$cache/$2" tmp name
     [ $use_cache -eq 1 ] || return 0
     name="$(basename "$dir")"
-    tmp="$(mktemp -d "$cache/.tmp.XXXXXX")"
+    tmp="$(mktemp -d "$cache/.tmp.XXXXXX")" || return 0
     if cp -a "$dir" "$tmp/$name" && listing "$tmp/$name" > "$tmp/files.txt" && mv -T "$tmp" "$entry" 2> /dev/null; then
         return 0
     fi
