@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
         --slow) slow=1 ;;
         --only) shift; only="${1:-}" ;;
         --only=*) only="${1#--only=}" ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         -*) echo "make_test_data: error: unknown option $1" >&2; exit 2 ;;
         *) [ -z "$outdir" ] || { echo "make_test_data: error: more than one OUTDIR" >&2; exit 2; }; outdir="$1" ;;
     esac
