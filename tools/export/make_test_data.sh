@@ -17,8 +17,8 @@
 # them. A case missing from OUTDIR is copied from its entry when the cache has it ("[CASE] from
 # cache"), built otherwise and then stored: copied into a temporary folder in the cache, renamed
 # to KEY/. An entry whose files differ from the listing stored beside it (KEY/files.txt: names
-# and sizes) or that fails the up-to-date check is removed and the case rebuilt.
-# SWINRUN_NO_CACHE=1: no cache, every missing case built.
+# and sizes) or that fails the up-to-date check is removed and the case rebuilt; an entry no
+# run has taken for 30 days is removed. SWINRUN_NO_CACHE=1: no cache, every missing case built.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -56,8 +56,9 @@ use_cache=1
 versions=""
 if [ $use_cache -eq 1 ]; then
     mkdir -p "$cache"
-    # temporary folders of runs that were killed while storing
-    find "$cache" -maxdepth 1 -name '.tmp.*' -mmin +60 -exec rm -rf {} +
+    # temporary folders of runs that were killed while storing; entries no run took for 30 days
+    find "$cache" -mindepth 1 -maxdepth 1 -name '.tmp.*' -mmin +60 -exec rm -rf {} +
+    find "$cache" -mindepth 1 -maxdepth 1 -type d -mtime +30 -exec rm -rf {} +
     versions="$("$PY" - <<'PYEOF'
 import importlib.metadata as md
 import platform
@@ -118,6 +119,7 @@ from_cache() {
         echo "[$label] copy from the cache failed, rebuilding" >&2
         return 1
     fi
+    touch "$entry"
     echo "[$label] from cache"
 }
 
