@@ -3,7 +3,8 @@
 #   1. apt packages and the Python venv (tools/ci/setup_env.sh, cached in ~/.cache/swinrun),
 #      the Triton venv (tools/ci/setup_triton.sh: tritonserver + tritonclient, cached too);
 #   2. the exported test models and their ONNX Runtime references (tools/export/make_test_data.sh,
-#      incremental, in test-data/);
+#      incremental, in test-data/; each case copied from ~/.cache/swinrun/test-data when the cache
+#      holds it for the same command line, package versions and generator scripts);
 #   3. the build (build/) and CTest: unit, op, loader, emulator and end-to-end tests;
 #   4. the CUDA emulator's, unit, fault-injection and load tests again under AddressSanitizer
 #      + UBSan with leak detection (build-asan/), and the Triton backend's window, segment and
@@ -17,7 +18,13 @@
 #      clang; tests/fuzz/README.md).
 # Usage: tools/test.sh [--slow] [extra ctest arguments]
 #   --slow  also exports the f=48 96^3 model (a few minutes) and runs the tests labelled
-#           slow (its agreement with ONNX Runtime, its load-time memory)
+#           slow: the f=48 96^3 model's agreement with ONNX Runtime and load-time memory, the
+#           wheel in a fresh venv (python_wheel), and the longer twins of main-pass tests, each
+#           with what covers its path in the main pass in its CMakeLists.txt:
+#           bundle_fidelity_btcv (tests/bundles), the emulated CUDA backend on the non-cubic
+#           64x32x96 case in float32 and half and on f=48 in half (e2e_emu_f12_64x32x96_ts,
+#           e2e_emu_half_f12_64x32x96_ts, e2e_emu_half_f48_c32_hd16_ts: tests/e2e), and two of
+#           the four sliding-window cases of python_predictor (python_predictor_slow: tests/python)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -56,6 +63,8 @@ if [ -d tests/cuemu ]; then
         -DSWIN_TEST_DATA="$repo/test-data" -DSWIN_TRITON=ON -DSWIN_TRITON_PYTHON="$triton_py" \
         > build-asan-configure.log || { cat build-asan-configure.log; exit 1; }
     cmake --build build-asan -j "$jobs"
+    # labels emu and unit, slow tests included: e2e_emu_f12_64x32x96_ts (slow) keeps the
+    # non-cubic volume on the emulated backend under the sanitizers.
     # windows_rss measures the resident set, which ASan's quarantine inflates wherever
     # something allocates per window: OpenBLAS's AVX-512 small-matrix GEMM kernels malloc
     # 3 KiB per call (swinrun's own code allocates nothing in forward); the main pass runs it

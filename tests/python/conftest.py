@@ -18,6 +18,10 @@ BASE = dict(feature_size=12, in_channels=1, out_channels=3, depths=[2, 2, 2, 2],
             patch_norm=False, instnorm_affine=False, norm="instance", mlp_ratio=4.0)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: run by CTest's python_<file>_slow (label slow), not by python_<file>")
+
+
 def _need(var: str) -> str:
     v = os.environ.get(var)
     if not v:

@@ -11,10 +11,13 @@ from monai.inferers import SlidingWindowInferer, sliding_window_inference
 import swinrun
 
 VOLUME = (1, 1, 36, 40, 52)  # non-cubic, no side a multiple of the cube
-CASES = [  # merge order, roi, sw_batch_size, overlap
-    ("v15", (32, 32, 32), 1, 0.25),
+# merge order, roi, sw_batch_size, overlap; the two marked slow run in python_predictor_slow
+# (tools/test.sh --slow): each of their values is in one of the other two cases or in
+# test_inferer_and_numpy (v15, roi 32^3, sw_batch_size 2, overlap 0.25)
+CASES = [
+    pytest.param("v15", (32, 32, 32), 1, 0.25, marks=pytest.mark.slow),
     ("v15", (32, 32, 64), 4, 0.5),
-    ("pre15", (32, 32, 32), 4, 0.25),
+    pytest.param("pre15", (32, 32, 32), 4, 0.25, marks=pytest.mark.slow),
     ("pre15", (32, 32, 32), 1, 0.5),
 ]
 

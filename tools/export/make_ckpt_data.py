@@ -2,6 +2,7 @@
 """Checkpoint test matrix: MONAI SwinUNETRs with random weights saved as users save them.
 
     make_ckpt_data.py OUTDIR [CASE ...]
+    make_ckpt_data.py --list      the cases built when none is named
 
 Writes OUTDIR/CASE/{model.pt|model.safetensors, input.npy, logits.npy, model.json} (plain and batch
 also model.onnx, the same weights exported by tools/export/export_swin_unetr.py: the ONNX twin): logits.npy
@@ -131,7 +132,11 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    outdir, names = argv[0], argv[1:] or [c for c in CASES if c not in SLOW]
+    default = [c for c in CASES if c not in SLOW]
+    if argv == ["--list"]:
+        print(" ".join(default))
+        return 0
+    outdir, names = argv[0], argv[1:] or default
     for n in names:
         if n not in CASES:
             print(f"make_ckpt_data: error: unknown case {n} (known: {', '.join(CASES)})", file=sys.stderr)

@@ -8,6 +8,17 @@
 # export_check.json (torch eager vs ORT at the export cube, weights digest) and cmdline.txt.
 # Incremental: a case is skipped when its files exist and cmdline.txt matches the command line
 # it would run now. Cases run one after the other (the machines are shared).
+#
+# Cache: each finished case folder (and each checkpoint case of make_ckpt_data.py) is kept in
+# ${SWINRUN_CACHE:-$HOME/.cache/swinrun}/test-data/KEY/CASE, KEY the sha256 of what decides its
+# files: the case's command line (cmdline.txt), the versions of python, torch, monai, onnx,
+# onnxruntime, onnxscript, numpy, onnxsim, onnxslim, onnxconverter-common, ml_dtypes and
+# safetensors, the contents of the generator scripts it runs and of the shell function that runs
+# them. A case missing from OUTDIR is copied from its entry when the cache has it ("[CASE] from
+# cache"), built otherwise and then stored: copied into a temporary folder in the cache, renamed
+# to KEY/. An entry whose files differ from the listing stored beside it (KEY/files.txt: names
+# and sizes) or that fails the up-to-date check is removed and the case rebuilt; an entry no
+# run has taken for 30 days is removed. SWINRUN_NO_CACHE=1: no cache, every missing case built.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,7 +31,7 @@ while [ $# -gt 0 ]; do
         --slow) slow=1 ;;
         --only) shift; only="${1:-}" ;;
         --only=*) only="${1#--only=}" ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         -*) echo "make_test_data: error: unknown option $1" >&2; exit 2 ;;
         *) [ -z "$outdir" ] || { echo "make_test_data: error: more than one OUTDIR" >&2; exit 2; }; outdir="$1" ;;
     esac
@@ -39,6 +50,92 @@ export PYTHONWARNINGS=ignore OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
 failed=()
 total_start=$(date +%s)
 
+cache="${SWINRUN_CACHE:-$HOME/.cache/swinrun}/test-data"
+use_cache=1
+[ "${SWINRUN_NO_CACHE:-0}" = 0 ] || use_cache=0
+versions=""
+if [ $use_cache -eq 1 ]; then
+    mkdir -p "$cache"
+    # temporary folders of runs that were killed while storing; entries no run took for 30 days
+    find "$cache" -mindepth 1 -maxdepth 1 -name '.tmp.*' -mmin +60 -exec rm -rf {} +
+    find "$cache" -mindepth 1 -maxdepth 1 -type d -mtime +30 -exec rm -rf {} +
+    versions="$("$PY" - <<'PYEOF'
+import importlib.metadata as md
+import platform
+import sys
+print("python", sys.version, platform.machine())
+for p in ("torch", "monai", "onnx", "onnxruntime", "onnxscript", "numpy", "onnxsim", "onnxslim",
+          "onnxconverter-common", "ml_dtypes", "safetensors"):
+    try:
+        print(p, md.version(p))
+    except md.PackageNotFoundError:
+        print(p, "none")
+PYEOF
+)"
+fi
+
+# complete DIR CMD: DIR holds every file of a case built by the command line CMD
+complete() {
+    local f
+    [ -f "$1/cmdline.txt" ] && [ "$(cat "$1/cmdline.txt")" = "$2" ] || return 1
+    for f in model.onnx model.json input.npy logits.npy case.json; do
+        [ -f "$1/$f" ] || return 1
+    done
+}
+
+# cache_key CMD "FUNCTION..." SCRIPT...: the cache key of a case built by CMD through the shell
+# FUNCTIONs and the SCRIPTs of tools/export
+cache_key() {
+    local cmd="$1" fns="$2" s
+    shift 2
+    {
+        printf '%s\n' "$cmd" "$versions"
+        declare -f $fns
+        for s in "$@"; do sha256sum < "$here/$s"; done
+    } | sha256sum | cut -d' ' -f1
+}
+
+# listing DIR: DIR's files and their sizes
+listing() {
+    (cd "$1" && find . -type f -printf '%P %s\n' | LC_ALL=C sort)
+}
+
+# from_cache LABEL DIR KEY [CMD]: DIR copied from the cache entry KEY when the entry is whole (its
+# files as listed when it was stored and, given CMD, complete for CMD); an entry that is not is removed
+from_cache() {
+    local label="$1" dir="$2" entry="$cache/$3" cmd="${4:-}" name
+    name="$(basename "$dir")"
+    [ $use_cache -eq 1 ] && [ -d "$entry" ] || return 1
+    if ! [ -f "$entry/files.txt" ] || [ "$(listing "$entry/$name")" != "$(cat "$entry/files.txt")" ] \
+        || { [ -n "$cmd" ] && ! complete "$entry/$name" "$cmd"; }; then
+        echo "[$label] cache entry $entry is incomplete: removed, rebuilding"
+        rm -rf "$entry"
+        return 1
+    fi
+    rm -rf "$dir" "$dir.tmp"
+    mkdir -p "$(dirname "$dir")"
+    if ! { cp -a "$entry/$name" "$dir.tmp" && mv "$dir.tmp" "$dir"; }; then
+        rm -rf "$dir.tmp"
+        echo "[$label] copy from the cache failed, rebuilding" >&2
+        return 1
+    fi
+    touch "$entry"
+    echo "[$label] from cache"
+}
+
+# to_cache DIR KEY: a copy of the finished case DIR stored as the cache entry KEY, whole or not at all
+to_cache() {
+    local dir="$1" entry="$cache/$2" tmp name
+    [ $use_cache -eq 1 ] || return 0
+    name="$(basename "$dir")"
+    tmp="$(mktemp -d "$cache/.tmp.XXXXXX")" || return 0
+    if cp -a "$dir" "$tmp/$name" && listing "$tmp/$name" > "$tmp/files.txt" && mv -T "$tmp" "$entry" 2> /dev/null; then
+        return 0
+    fi
+    # another run stored the same entry first, or the copy failed
+    rm -rf "$tmp"
+}
+
 # run_case NAME "D H W (run cube)" EXPORT-ARGS...
 run_case() {
     local name="$1" run_cube="$2"; shift 2
@@ -47,12 +144,13 @@ run_case() {
     local ci=1 prev="" a
     for a in "$@"; do [ "$prev" = "--in-channels" ] && ci="$a"; prev="$a"; done
     local cmd="export_swin_unetr.py $* | ort_reference.py --shape 1 $ci $run_cube --seed 0 | tools-v1"
-    if [ -f "$dir/cmdline.txt" ] && [ "$(cat "$dir/cmdline.txt")" = "$cmd" ] \
-        && [ -f "$dir/model.onnx" ] && [ -f "$dir/model.json" ] && [ -f "$dir/input.npy" ] \
-        && [ -f "$dir/logits.npy" ] && [ -f "$dir/case.json" ]; then
+    if complete "$dir" "$cmd"; then
         echo "[$name] up to date, skipped"
         return 0
     fi
+    local key
+    key="$(cache_key "$cmd" run_case export_swin_unetr.py ort_reference.py)"
+    from_cache "$name" "$dir" "$key" "$cmd" && return 0
     echo "[$name] building in $dir"
     rm -rf "$dir"; mkdir -p "$dir"
     local t0 t1 t2 t3 reference="ORT CPUExecutionProvider on model.onnx"
@@ -112,6 +210,7 @@ with open(os.path.join(d, "case.json"), "w") as fh:
     fh.write("\n")
 PYEOF
     printf '%s' "$cmd" > "$dir/cmdline.txt"
+    to_cache "$dir" "$key"
     local sz
     sz="$(du -sh "$dir" | cut -f1)"
     printf '[%s] done: export+check %.1fs, reference %.1fs, %s on disk\n' "$name" \
@@ -131,11 +230,14 @@ derive_case() {
     cube="$("$PY" -c 'import json,sys;print(*json.load(open(sys.argv[1]))["run_cube"])' "$bdir/case.json")"
     ci="$("$PY" -c 'import json,sys;print(json.load(open(sys.argv[1]))["in_channels"])' "$bdir/case.json")"
     local cmd="transform_onnx.py $kind ($(cat "$bdir/cmdline.txt")) | ort_reference.py --shape 1 $ci $cube --seed 0 | tools-v1"
-    if [ -f "$dir/cmdline.txt" ] && [ "$(cat "$dir/cmdline.txt")" = "$cmd" ] && [ -f "$dir/logits.npy" ] \
-        && [ -f "$dir/case.json" ]; then
+    if complete "$dir" "$cmd"; then
         echo "[$name] up to date, skipped"
         return 0
     fi
+    # the base case's command line is in CMD; its files depend on run_case and the exporter too
+    local key
+    key="$(cache_key "$cmd" "run_case derive_case" export_swin_unetr.py ort_reference.py transform_onnx.py)"
+    from_cache "$name" "$dir" "$key" "$cmd" && return 0
     echo "[$name] building in $dir"
     rm -rf "$dir"; mkdir -p "$dir"
     if ! "$PY" "$here/transform_onnx.py" "$kind" "$bdir/model.onnx" "$dir/model.onnx" > "$dir/export.log" 2>&1; then
@@ -163,6 +265,7 @@ with open(os.path.join(d, "case.json"), "w") as fh:
 PYEOF
     cp "$bdir/model.json" "$dir/model.json"
     printf '%s' "$cmd" > "$dir/cmdline.txt"
+    to_cache "$dir" "$key"
     echo "[$name] done: $(tail -n 1 "$dir/export.log")"
 }
 
@@ -206,9 +309,25 @@ derive_case f12_c32_default_bf16w  f12_c32_default bf16-weights
 derive_case f12_c32_default_fp16g  f12_c32_default fp16-graph
 derive_case f12_c32_default_fardata f12_c32_default far-data
 # trained weights as PyTorch and safetensors write them, with MONAI's own logits (tools/export/make_ckpt_data.py)
+# ckpt_cases NAME...: make_ckpt_data.py's cases NAME in OUTDIR/ckpt; a case is skipped when its
+# logits.npy exists (make_ckpt_data.py's own check), taken from the cache when it has it; one
+# make_ckpt_data.py run builds the others, each then stored
+ckpt_cases() {
+    local n build=()
+    local -A keys=()
+    for n in "$@"; do
+        [ ! -f "$outdir/ckpt/$n/logits.npy" ] || continue
+        keys[$n]="$(cache_key "make_ckpt_data.py $n" ckpt_cases make_ckpt_data.py export_swin_unetr.py)"
+        from_cache "ckpt/$n" "$outdir/ckpt/$n" "${keys[$n]}" || build+=("$n")
+    done
+    [ ${#build[@]} -gt 0 ] || return 0
+    "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" "${build[@]}" || return 1
+    for n in "${build[@]}"; do to_cache "$outdir/ckpt/$n" "${keys[$n]}"; done
+}
 if [ -z "$only" ] || [[ ",$only," == *,ckpt,* ]]; then
-    "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" || failed+=(ckpt)
-    [ $slow -eq 0 ] || "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" f48 || failed+=(ckpt_f48)
+    read -ra ckpt_default <<< "$("$PY" "$here/make_ckpt_data.py" --list)"
+    ckpt_cases "${ckpt_default[@]}" || failed+=(ckpt)
+    [ $slow -eq 0 ] || ckpt_cases f48 || failed+=(ckpt_f48)
 fi
 if [ $slow -eq 1 ]; then
     run_case f48_c96_ts      "96 96 96" --feature-size 48 --size 96 96 96 $TS --opset 17
