@@ -141,7 +141,7 @@ swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, 
     struct swin_cpu_worker *slots = calloc((size_t)threads, sizeof *slots);
     if (be) {
         be->workers = calloc((size_t)threads, sizeof *be->workers);
-        be->red = calloc((size_t)threads * SWIN_CPU_RED_CH, sizeof *be->red);
+        be->red = calloc((size_t)SWIN_CPU_RED_SLOTS * SWIN_CPU_RED_CH, sizeof *be->red);
     }
     if (!be || !slots || !be->workers || !be->red) {
         if (be) { free(be->workers); free(be->red); }

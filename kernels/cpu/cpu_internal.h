@@ -12,8 +12,11 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/gemm_bf16.h"
 
-/* Channels per block of the per-thread reduction buffer (instnorm statistics). */
+/* The reduction buffer (instnorm statistics): SWIN_CPU_RED_SLOTS slots of SWIN_CPU_RED_CH
+ * doubles, one slot per fixed chunk of the voxels whatever the thread count, reduced in slot
+ * order: the sums, and so the results, do not depend on --threads. */
 #define SWIN_CPU_RED_CH 256
+#define SWIN_CPU_RED_SLOTS 64
 /* Alignment of every workspace slice, bytes. */
 #define SWIN_CPU_ALIGN 64
 
@@ -38,7 +41,7 @@ struct swin_cpu_backend {
     bool quit;
     swin_cpu_task_fn fn;
     void *arg;
-    double *red;                  /* (nthreads, SWIN_CPU_RED_CH) reduction partials */
+    double *red;                  /* (SWIN_CPU_RED_SLOTS, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
     enum swin_cpu_conv_choice conv_choice; /* swin_cpu_backend_set_conv_choice */
     uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16

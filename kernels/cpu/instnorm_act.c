@@ -8,10 +8,11 @@
  * first voxel: mean = K + sum(d)/N, var = sum(d^2)/N - (sum(d)/N)^2. With K within a few
  * standard deviations of the mean (any real value of the channel is) the subtraction
  * cancels only a few of double's 53 bits, far below float resolution. Channels are
- * processed in blocks of IN_BLOCK; the threads split the voxels and leave per-channel
- * partial sums in be->red (nthreads x SWIN_CPU_RED_CH doubles: IN_BLOCK sums of d, then
- * IN_BLOCK of d^2), reduced by the caller. The apply pass runs in float, 4 channels per
- * vector. */
+ * processed in blocks of IN_BLOCK; the voxels are cut into SWIN_CPU_RED_SLOTS fixed chunks,
+ * which the threads share, each chunk leaving its per-channel partial sums in its own slot
+ * of be->red (IN_BLOCK sums of d, then IN_BLOCK of d^2), reduced by the caller in chunk
+ * order: the statistics are the same bits whatever the thread count. The apply pass runs
+ * in float, 4 channels per vector. */
 #include "kernels/cpu/cpu_internal.h"
 
 #include <math.h>
@@ -27,7 +28,7 @@ struct in_task {
     const struct swin_vol *res;
     bool lrelu;
     int c0, nc;                       /* channel block [c0, c0 + nc), nc <= IN_BLOCK */
-    double *red;                      /* (nthreads, SWIN_CPU_RED_CH) */
+    double *red;                      /* (SWIN_CPU_RED_SLOTS, SWIN_CPU_RED_CH) */
     float shift_k[IN_BLOCK];          /* K: the block's values at voxel 0 */
     /* apply pass, in float: y = ((x - mean_hi) - mean_lo) * scale + shift; mean = mean_hi +
      * mean_lo to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
@@ -43,19 +44,22 @@ static void in_run(void *p, int tid, int nth)
     const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
     const int c0 = t->c0, nc = t->nc;
     if (!t->apply) {
-        double s1[IN_BLOCK] = {0}, s2[IN_BLOCK] = {0};
-        for (int64_t v = b; v < e; v++) {
-            const float *row = swin_vol_f32(x) + v * x.pitch + c0;
-            for (int c = 0; c < nc; c++) {
-                const double d = (double)row[c] - t->shift_k[c];
-                s1[c] += d;
-                s2[c] += d * d;
+        for (int chunk = tid; chunk < SWIN_CPU_RED_SLOTS; chunk += nth) {
+            double s1[IN_BLOCK] = {0}, s2[IN_BLOCK] = {0};
+            const int64_t cb = n * chunk / SWIN_CPU_RED_SLOTS, ce = n * (chunk + 1) / SWIN_CPU_RED_SLOTS;
+            for (int64_t v = cb; v < ce; v++) {
+                const float *row = swin_vol_f32(x) + v * x.pitch + c0;
+                for (int c = 0; c < nc; c++) {
+                    const double d = (double)row[c] - t->shift_k[c];
+                    s1[c] += d;
+                    s2[c] += d * d;
+                }
             }
-        }
-        double *red = t->red + (size_t)tid * SWIN_CPU_RED_CH;
-        for (int c = 0; c < nc; c++) {
-            red[c] = s1[c];
-            red[IN_BLOCK + c] = s2[c];
+            double *red = t->red + (size_t)chunk * SWIN_CPU_RED_CH;
+            for (int c = 0; c < nc; c++) {
+                red[c] = s1[c];
+                red[IN_BLOCK + c] = s2[c];
+            }
         }
         return;
     }
@@ -83,11 +87,12 @@ static void in_run(void *p, int tid, int nth)
     }
 }
 
-/* Sum over the threads of partial slot i (channel c: i = c for sum(d), IN_BLOCK + c for sum(d^2)). */
-static double reduce(const struct in_task *t, int nth, int i)
+/* Sum over the chunks, in order, of partial i (channel c: i = c for sum(d), IN_BLOCK + c for
+ * sum(d^2)). */
+static double reduce(const struct in_task *t, int i)
 {
     double s = 0.0;
-    for (int k = 0; k < nth; k++) s += t->red[(size_t)k * SWIN_CPU_RED_CH + i];
+    for (int k = 0; k < SWIN_CPU_RED_SLOTS; k++) s += t->red[(size_t)k * SWIN_CPU_RED_CH + i];
     return s;
 }
 
@@ -107,7 +112,7 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
         for (int c = 0; c < t.nc; c++) {
             double mean = 0.0, rstd = 1.0;
             if (normalize) {
-                const double m1 = reduce(&t, be->nthreads, c) / n, m2 = reduce(&t, be->nthreads, IN_BLOCK + c) / n;
+                const double m1 = reduce(&t, c) / n, m2 = reduce(&t, IN_BLOCK + c) / n;
                 const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
                 mean = t.shift_k[c] + m1;
                 rstd = 1.0 / sqrt(var + 1e-5);
