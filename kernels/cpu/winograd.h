@@ -77,11 +77,10 @@ struct wino_task {
 void swin_cpu_winograd_avx2_weights(struct wino_task *t);
 /* This thread's share of the tile blocks, claimed from t->next (U complete). */
 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
-/* One tile's input transform for channels [c0, c0 + 8) into V (mask mk for a partial last
- * vector, full: all 8), and the output transform of a block's tiles for channels
+/* One tile's input transform for channels [c0, c0 + 8) into V (n: the channels left from c0,
+ * 8 or more: all 8), and the output transform of a block's tiles for channels
  * [co0, co0 + nco) from M: what differs between the tile sizes. */
-typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk,
-                                bool full);
+typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v, int c0, int n);
 typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, const float *m, int co0, int nco);
 /* The tile loop both sizes share: blocks of nt tiles claimed from t->next, each transformed
  * in, multiplied by U point by point, and transformed out, output channels cob at a time. */
@@ -94,8 +93,10 @@ void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid);
  * of a block (both tile sizes; nco a multiple of 8). */
 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco);
 /* The 27 taps w[kz][ky][kx][ci][co0, co0 + 8) as float32 (bfloat16 widened), g[(kz * 3 + ky) * 3
- * + kx]; mask mk where fewer than 8 channels are left (full: all 8). */
-void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, __m256i mk, bool full, __m256 *g);
+ * + kx]; n: the channels left from co0 (8 or more: all 8; the rest of the vector is 0).
+ * Vectors cross these functions by pointer only: callers compiled without AVX share the
+ * declarations. */
+void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g);
 /* 8 lanes, the first n on (n >= 8: all). */
 __attribute__((target("avx2"))) static inline __m256i swin_cpu_lanes(int n)
 {

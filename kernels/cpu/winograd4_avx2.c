@@ -49,7 +49,7 @@
 AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i mk, bool full)
 {
     __m256 g[27], a[54], b[108], u[NP];
-    swin_cpu_winograd_avx2_taps(t, ci, co0, mk, full, g);
+    swin_cpu_winograd_avx2_taps(t, ci, co0, full ? 8 : t->out.c - co0, g);
     for (int r = 0; r < 9; r++) G6(g, 3 * r, 1, a, 6 * r, 1)               /* along x: a[kz][ky][c] */
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 6; c++) G6(a, 18 * z + c, 6, b, 36 * z + c, 6) /* along y: b[kz][b][c] */
@@ -91,8 +91,10 @@ AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
 /* Input transform of tile `tile` (global index) for channels [c0, c0 + 8) into
  * V[p][slot][c0 ..]: B^T along z per (y, x) column as it is read, then per z plane along
  * y and x. Tiles past the end are zero rows. */
-AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk, bool full)
+AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, int n)
 {
+    const __m256i mk = swin_cpu_lanes(n);
+    const bool full = n >= 8;
     const struct swin_vol in = t->in;
     const long vstride = t->v_pstride;                /* floats between points */
     float *dst = v + (size_t)slot * t->v_tstride + c0;

@@ -52,9 +52,11 @@ AVX2_INLINE __m256 widen_bf16(const float *w, size_t at, int n)
     return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
 }
 
-AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, __m256i mk, bool full, __m256 *g)
+AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g)
 {
     const int cin = t->in.c, cout = t->out.c;
+    const __m256i mk = swin_cpu_lanes(n);
+    const bool full = n >= 8;
     for (int i = 0; i < 27; i++) {   /* tap i = (kz * 3 + ky) * 3 + kx */
         const size_t at = ((size_t)i * cin + ci) * cout + co0;
         if (t->w_bf16)
@@ -70,7 +72,7 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i 
 {
     const int cin = t->in.c;
     __m256 g[27], a[36], b[48], u[64];
-    swin_cpu_winograd_avx2_taps(t, ci, co0, mk, full, g);
+    swin_cpu_winograd_avx2_taps(t, ci, co0, full ? 8 : t->out.c - co0, g);
     for (int r = 0; r < 9; r++) G3(g, 3 * r, 1, a, 4 * r, 1)             /* along x: a[kz][ky][c] */
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 4; c++) G3(a, 12 * z + c, 4, b, 16 * z + c, 4) /* along y: b[kz][b][c] */
@@ -122,8 +124,10 @@ AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
  * masked ones) into V[p][slot][c0 ..]. B^T along z per (y, x) column as the input is read,
  * into d; then per z plane B^T along y and x in registers and the 16 points stored: three
  * passes, two of them without a round trip through memory. */
-AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, __m256i mk, bool full)
+AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, int n)
 {
+    const __m256i mk = swin_cpu_lanes(n);
+    const bool full = n >= 8;
     const struct swin_vol in = t->in;
     const long vstride = t->v_pstride;                /* floats between points */
     float *dst = v + (size_t)slot * t->v_tstride + c0;
@@ -265,7 +269,7 @@ AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_
          * outermost re-read the block's patches from L2 or L3 once per 8 channels) */
         for (int slot = 0; slot < t->nt; slot++)
             for (int c0 = 0; c0 < t->cinp; c0 += 8)
-                input(t, tile0 + slot, slot, v, c0, swin_cpu_lanes(cin - c0), c0 + 8 <= cin);
+                input(t, tile0 + slot, slot, v, c0, cin - c0);
         swin_cpu_wino_phase_tick(t, 1, &since);
         for (int co0 = 0; co0 < cout; co0 += t->cob) {
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
