@@ -82,6 +82,10 @@ void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
  * [co0, co0 + nco) from M: what differs between the tile sizes. */
 typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v, int c0, int n);
 typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, const float *m, int co0, int nco);
+/* U for output channels [co0, co0 + 8) of input channel ci (n: the channels left from co0). */
+typedef void swin_wino_weights_fn(const struct wino_task *t, int ci, int co0, int n);
+/* The weight-transform loop both sizes share: input channels claimed `claim` at a time. */
+void swin_cpu_winograd_avx2_weights_all(struct wino_task *t, int claim, swin_wino_weights_fn *one);
 /* The tile loop both sizes share: blocks of nt tiles claimed from t->next, each transformed
  * in, multiplied by U point by point, and transformed out, output channels cob at a time. */
 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_input_fn *input,

@@ -46,10 +46,10 @@
 
 /* U[p][ci][co0, co0 + 8) for one input channel (mask mk for a partial last vector; the
  * rest is stored as the zero padding of coutp). */
-AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i mk, bool full)
+AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
 {
     __m256 g[27], a[54], b[108], u[NP];
-    swin_cpu_winograd_avx2_taps(t, ci, co0, full ? 8 : t->out.c - co0, g);
+    swin_cpu_winograd_avx2_taps(t, ci, co0, n, g);
     for (int r = 0; r < 9; r++) G6(g, 3 * r, 1, a, 6 * r, 1)               /* along x: a[kz][ky][c] */
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 6; c++) G6(a, 18 * z + c, 6, b, 36 * z + c, 6) /* along y: b[kz][b][c] */
@@ -61,15 +61,7 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i 
 
 AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
 {
-    const int cin = t->in.c, cout = t->out.c;
-    struct timespec since;
-    swin_cpu_wino_phase_start(t, &since);
-    long b, e;
-    while (swin_cpu_claim(&t->next, cin, 2, &b, &e))
-        for (long ci = b; ci < e; ci++)
-            for (int co0 = 0; co0 < t->coutp; co0 += 8)
-                weights_ci(t, (int)ci, co0, swin_cpu_lanes(cout - co0), co0 + 8 <= cout);
-    swin_cpu_wino_phase_tick(t, 0, &since);
+    swin_cpu_winograd_avx2_weights_all(t, 2, weights_ci);
 }
 
 /* B^T along one axis: 6 values at stride s of v[] in place. */

@@ -68,11 +68,11 @@ AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0
 
 /* U[p][ci][co0, co0 + 8) for one input channel; mask mk where fewer than 8 channels are
  * left (the rest of the vector is stored as the zero padding of coutp). */
-AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, __m256i mk, bool full)
+AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
 {
     const int cin = t->in.c;
     __m256 g[27], a[36], b[48], u[64];
-    swin_cpu_winograd_avx2_taps(t, ci, co0, full ? 8 : t->out.c - co0, g);
+    swin_cpu_winograd_avx2_taps(t, ci, co0, n, g);
     for (int r = 0; r < 9; r++) G3(g, 3 * r, 1, a, 4 * r, 1)             /* along x: a[kz][ky][c] */
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 4; c++) G3(a, 12 * z + c, 4, b, 16 * z + c, 4) /* along y: b[kz][b][c] */
@@ -96,17 +96,21 @@ void swin_cpu_wino_phase_start(const struct wino_task *t, struct timespec *since
     if (t->timed) clock_gettime(CLOCK_MONOTONIC, since);
 }
 
-AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
+AVX2 void swin_cpu_winograd_avx2_weights_all(struct wino_task *t, int claim, swin_wino_weights_fn *one)
 {
     const int cin = t->in.c, cout = t->out.c;
     struct timespec since;
     swin_cpu_wino_phase_start(t, &since);
     long b, e;
-    while (swin_cpu_claim(&t->next, cin, 4, &b, &e))
+    while (swin_cpu_claim(&t->next, cin, claim, &b, &e))
         for (long ci = b; ci < e; ci++)
-            for (int co0 = 0; co0 < t->coutp; co0 += 8)
-                weights_ci(t, (int)ci, co0, swin_cpu_lanes(cout - co0), co0 + 8 <= cout);
+            for (int co0 = 0; co0 < t->coutp; co0 += 8) one(t, (int)ci, co0, cout - co0);
     swin_cpu_wino_phase_tick(t, 0, &since);
+}
+
+AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
+{
+    swin_cpu_winograd_avx2_weights_all(t, 4, weights_ci);
 }
 
 /* B^T along one axis: 4 values at stride s of v[] in place. */
