@@ -26,6 +26,24 @@ static void fail(parser *p, const char *fmt, ...) {
     }
 }
 
+/* A byte for an error message: itself when printable, its hex code otherwise (a message
+ * stays on one line whatever the file holds). */
+static const char *shown_byte(char c, char buf[8]) {
+    unsigned char u = (unsigned char)c;
+    if (u >= 0x20 && u < 0x7F) snprintf(buf, 8, "'%c'", c);
+    else snprintf(buf, 8, "0x%02X", u);
+    return buf;
+}
+
+/* A decoded member name for an error message: its first 40 bytes, control bytes as '?'. */
+static const char *shown_name(const char *name, char buf[48]) {
+    size_t n = 0;
+    for (; name[n] && n < 40; n++) buf[n] = ((unsigned char)name[n] < 0x20 || name[n] == 0x7F) ? '?' : name[n];
+    if (name[n]) { memcpy(buf + n, "...", 3); n += 3; }
+    buf[n] = '\0';
+    return buf;
+}
+
 static void skip_space(parser *p) {
     while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r')) p->s++;
 }
@@ -106,7 +124,12 @@ static char *parse_string(parser *p) {
             put_utf8(out, &n, cp);
             break;
         }
-        default: fail(p, "bad escape \\%c", c); free(out); return NULL;
+        default: {
+            char shown[8];
+            fail(p, "bad escape: a backslash before %s", shown_byte(c, shown));
+            free(out);
+            return NULL;
+        }
         }
     }
     out[n] = '\0';
@@ -133,7 +156,12 @@ static json_node *parse_container(parser *p, int depth, bool object) {
             key = parse_string(p);
             if (!key) break;
             skip_space(p);
-            if (p->s >= p->end || *p->s != ':') { fail(p, "expected ':' after \"%s\"", key); free(key); break; }
+            if (p->s >= p->end || *p->s != ':') {
+                char shown[48];
+                fail(p, "expected ':' after \"%s\"", shown_name(key, shown));
+                free(key);
+                break;
+            }
             p->s++;
         }
         json_node *v = parse_value(p, depth + 1);
@@ -158,7 +186,11 @@ static json_node *parse_number(parser *p) {
     while (p->s < p->end && ((*p->s >= '0' && *p->s <= '9') || *p->s == '.' || *p->s == 'e' || *p->s == 'E' ||
                              *p->s == '+' || *p->s == '-'))
         p->s++;
-    if (p->s == digits) { fail(p, "unexpected character '%c'", *start); return NULL; }
+    if (p->s == digits) {
+        char shown[8];
+        fail(p, "unexpected character %s", shown_byte(*start, shown));
+        return NULL;
+    }
     json_node *n = node_new(p, JSON_NUMBER);
     if (!n) return NULL;
     size_t len = (size_t)(p->s - start);

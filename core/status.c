@@ -10,6 +10,10 @@ swin_status swin_error_set(swin_error *err, swin_status status, const char *fmt,
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        /* A message may quote what a hostile file holds: control bytes become '?', so that
+         * every message stays one line of a log. */
+        for (char *c = err->msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7F) *c = '?';
         err->status = status;
     }
     return status;

@@ -36,7 +36,8 @@ typedef struct swin_error {
     char msg[SWIN_ERROR_MSG_MAX];
 } swin_error;
 
-/* Records status and a printf-style message in *err (if err is not NULL); returns status. */
+/* Records status and a printf-style message in *err (if err is not NULL); returns status.
+ * The message is one line: control bytes in it are replaced by '?'. */
 SWIN_API swin_status swin_error_set(swin_error *err, swin_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

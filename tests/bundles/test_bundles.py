@@ -113,6 +113,11 @@ def refused(swinrun, work):
          lambda d: (shutil.copytree(btcv, d), os.remove(os.path.join(d, "configs", "inference.json"))))
     case("yaml", "not YAML", lambda d: (shutil.copytree(btcv, d), open(os.path.join(d, "configs", "inference.json"), "w")
                                         .write("network_def:\n  _target_: SwinUNETR\n")))
+    # hostile bytes quoted in the message: a backslash before a newline, a member name holding a newline
+    case("bad_escape", "a backslash before 0x0A", lambda d: (shutil.copytree(btcv, d), open(
+        os.path.join(d, "configs", "inference.json"), "w").write('{"roi": "a\\\n"}')))
+    case("name_newline", 'expected \':\' after "x?y"', lambda d: (shutil.copytree(btcv, d), open(
+        os.path.join(d, "configs", "inference.json"), "w").write('{"x\\ny" 1}')))
     case("unet", "not a SwinUNETR", lambda d: edit(btcv, d, lambda c: c["network_def"].update(_target_="UNet")))
     case("features", "feature_size does not match models/model.pt",
          lambda d: edit(btcv, d, lambda c: c["network_def"].update(feature_size=24)))

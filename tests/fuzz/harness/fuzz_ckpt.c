@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     struct swin_model m;
     swin_error err = {SWIN_OK, ""};
     swin_status st = swin_ckpt_load(path, NULL, &m, &err);
-    fuzz_check_error(st, &err, true);
+    fuzz_check_error(st, &err);
     if (st == SWIN_OK) swin_model_release(&m);
     return 0;
 }

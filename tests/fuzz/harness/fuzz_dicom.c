@@ -21,16 +21,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     int nframes = 0;
     bool is_dicom = false;
     swin_status st = swin_dcm_init(&err);
-    fuzz_check_error(st, &err, true);
+    fuzz_check_error(st, &err);
     if (st) return 0;
     st = swin_dcm_read_header(path, &s, &nframes, &is_dicom, &err);
-    fuzz_check_error(st, &err, true);
+    fuzz_check_error(st, &err);
     if (!st && is_dicom && s[0].rows > 0 && s[0].cols > 0 && s[0].rows <= 1024 && s[0].cols <= 1024) {
         static float px[2][1024 * 1024];
         const struct swin_dcm_slice *frames[2] = {&s[0], &s[nframes - 1]}; /* the first and last frame */
         float *out[2] = {px[0], px[1]};
         st = swin_dcm_read_pixels(frames, out, nframes > 1 ? 2 : 1, &err);
-        fuzz_check_error(st, &err, true);
+        fuzz_check_error(st, &err);
     }
     free(s);
     char dir[4096];
@@ -41,11 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     const char *in = dir;
     struct swin_dcm_series series;
     st = swin_dcm_series_read(&in, 1, NULL, 1, &series, &err);
-    fuzz_check_error(st, &err, true);
+    fuzz_check_error(st, &err);
     if (!st) swin_dcm_series_free(&series);
     const char *dicomdir = fuzz_input_write("DICOMDIR", bytes, size);
     st = swin_dcm_series_read(&dicomdir, 1, NULL, 0, &series, &err);
-    fuzz_check_error(st, &err, true);
+    fuzz_check_error(st, &err);
     if (!st) swin_dcm_series_free(&series);
     unlink(dicomdir); /* else the next input's folder would be read through it */
     return 0;

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     struct swin_image img;
     swin_error err = {SWIN_OK, ""};
     swin_status st = swin_image_read(path, &img, &err);
-    fuzz_check_error(st, &err, true);
+    fuzz_check_error(st, &err);
     if (st == SWIN_OK) swin_image_free(&img);
     return 0;
 }

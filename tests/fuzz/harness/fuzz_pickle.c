@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     struct swin_pickle p;
     swin_error err = {SWIN_OK, ""};
     swin_status st = swin_pickle_load(bytes, size, "data.pkl", &p, &err);
-    fuzz_check_error(st, &err, false);
+    fuzz_check_error(st, &err);
     if (st) return 0;
     /* breadth-first over the values (shared and cyclic ones visited again, up to 100000) */
     size_t cap = 64, n = 0, head = 0;

@@ -21,11 +21,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     struct swin_onnx_file f;
     swin_error err = {SWIN_OK, ""};
     swin_status st = swin_onnx_file_open(path, &f, &err);
-    fuzz_check_error(st, &err, false);
+    fuzz_check_error(st, &err);
     if (st) return 0;
     struct swin_onnx_index g;
     st = swin_onnx_index_build(&g, &f, &err);
-    fuzz_check_error(st, &err, false);
+    fuzz_check_error(st, &err);
     if (!st) swin_onnx_index_free(&g);
     swin_onnx_file_close(&f);
     return 0;
