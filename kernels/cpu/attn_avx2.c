@@ -20,6 +20,9 @@
 #include "kernels/cpu/cpu_rowops.h"
 
 #include <immintrin.h>
+#include <stdbool.h>
+
+#include "kernels/cpu/avx2_lanes.h"
 
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
@@ -75,14 +78,20 @@ AVX2_INLINE void pv_rows4(float *o, int ldo, const float *p, int npad, int rows,
                 acc[i][1] = _mm256_fmadd_ps(b, w1, acc[i][1]);
             }
         }
-        const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(hd - e0), idx),
-                      m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(hd - e0 - 8), idx);
+        const __m256i m0 = swin_cpu_lanes(hd - e0), m1 = swin_cpu_lanes(hd - e0 - 8);
+        /* plain stores where all 16 columns are real: AMD CPUs run masked stores far slower */
+        const bool full = hd - e0 >= 16;
         for (int i = 0; i < rows; i++) {
             float *row = o + (size_t)i * ldo + e0;
             const __m256 s = _mm256_set1_ps(inv[i]);
-            _mm256_maskstore_ps(row, m0, _mm256_mul_ps(acc[i][0], s));
-            _mm256_maskstore_ps(row + 8, m1, _mm256_mul_ps(acc[i][1], s));
+            const __m256 y0 = _mm256_mul_ps(acc[i][0], s), y1 = _mm256_mul_ps(acc[i][1], s);
+            if (full) {
+                _mm256_storeu_ps(row, y0);
+                _mm256_storeu_ps(row + 8, y1);
+            } else {
+                _mm256_maskstore_ps(row, m0, y0);
+                _mm256_maskstore_ps(row + 8, m1, y1);
+            }
         }
     }
 }

@@ -8,7 +8,8 @@
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
  * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) the convs with an
  * im2col step and more than SMALL_GRID output voxels go to the implicit-GEMM kernel of
- * conv3d_avx512.c or conv3d_avx2.c instead, which reads the input in place. On small grids
+ * conv3d_avx512.c or conv3d_avx2.c instead, which reads the input in place (one input
+ * channel: conv3d_c1_avx2.c at both levels). On small grids
  * that kernel streams the whole weight matrix per tile of voxels, with a stride of cout
  * floats between input channels, and OpenBLAS, which packs the weights once, wins; so it
  * does on the 1x1x1 convs. The measurements behind SMALL_GRID: bench/results/conv3d_cpu.md.
@@ -98,7 +99,8 @@ static void conv_run(void *p, int tid, int nth)
     if (t->implicit) {
         /* the slice's first cin floats are the zero row of the padding */
         memset(a, 0, (size_t)in.c * sizeof(float));
-        if (t->simd == SWIN_CPU_SIMD_AVX512) swin_cpu_conv3d_avx512_run(t, &t->next, a);
+        if (in.c == 1) swin_cpu_conv3d_c1_avx2_run(t, &t->next);
+        else if (t->simd == SWIN_CPU_SIMD_AVX512) swin_cpu_conv3d_avx512_run(t, &t->next, a);
         else swin_cpu_conv3d_avx2_run(t, &t->next, a);
         return;
     }
@@ -152,8 +154,10 @@ const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swi
     const struct swin_cpu_wgemm gemm = swin_cpu_wgemm_of(be, w);
     if (runs_winograd(be, out, in, k, stride, pad))
         return swin_cpu_winograd_tile(be, out, in) == 4 ? "Winograd F(4x4x4,3x3x3)" : "Winograd F(2x2x2,3x3x3)";
-    if (runs_implicit(be, gemm, out, k, stride, pad))
+    if (runs_implicit(be, gemm, out, k, stride, pad)) {
+        if (in.c == 1) return "one-channel direct avx2";
         return be->simd == SWIN_CPU_SIMD_AVX512 ? "implicit GEMM avx512" : "implicit GEMM avx2";
+    }
     if (rows_are_a(k, stride, pad)) return gemm.bf16 ? "1x1 bf16 GEMM" : "1x1 sgemm";
     return gemm.bf16 ? "im2col + bf16 GEMM" : "im2col + sgemm";
 }

@@ -9,16 +9,10 @@
 
 #include <immintrin.h>
 
+#include "kernels/cpu/avx2_lanes.h"
+
 #define MR 4
 #define CONV_AVX2_SLAB (16 * MR)
-
-/* Lane mask for the first n (1..8) lanes, for _mm256_maskload_ps / maskstore. */
-__attribute__((target("avx2,fma"), always_inline))
-static inline __m256i lanes(int n)
-{
-    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
-}
 
 #define ACC_DECL(i) __m256 acc##i##0 = z8, acc##i##1 = z8, acc##i##2 = z8;
 #define ACC_STEP(i)                                                       \
@@ -38,12 +32,15 @@ __attribute__((target("avx2,fma"), always_inline))
 static inline void store_row(float *o, const float *bias, __m256 y0, __m256 y1, __m256 y2, const int NV, __m256i last)
 {
     const __m256 ys[3] = {y0, y1, y2};
-    const __m256i all = _mm256_set1_epi32(-1);
     for (int j = 0; j < NV; j++) {
-        const __m256i mk = j == NV - 1 ? last : all;
         __m256 y = ys[j];
-        if (bias) y = _mm256_add_ps(y, _mm256_maskload_ps(bias + 8 * j, mk));
-        _mm256_maskstore_ps(o + 8 * j, mk, y);
+        if (j < NV - 1) {   /* plain loads and stores: AMD CPUs run masked stores far slower */
+            if (bias) y = _mm256_add_ps(y, _mm256_loadu_ps(bias + 8 * j));
+            _mm256_storeu_ps(o + 8 * j, y);
+            continue;
+        }
+        if (bias) y = _mm256_add_ps(y, _mm256_maskload_ps(bias + 8 * j, last));
+        _mm256_maskstore_ps(o + 8 * j, last, y);
     }
 }
 
@@ -52,7 +49,7 @@ __attribute__((target("avx2,fma"), always_inline))
 static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero, const int NV)
 {
     const int cin = t->in.c, cout = t->out.c, k = t->k;
-    const __m256i last = lanes(nco - 8 * (NV - 1));
+    const __m256i last = swin_cpu_lanes(nco - 8 * (NV - 1));
     const __m256 z8 = _mm256_setzero_ps();
     const float *bias = t->bias ? t->bias + co0 : NULL;
     ACC_DECL(0) ACC_DECL(1) ACC_DECL(2) ACC_DECL(3)

@@ -26,6 +26,9 @@ struct conv_task {
 void swin_cpu_conv3d_avx512_run(const struct conv_task *t, atomic_long *next, const float *zero);
 /* The same with AVX2 + FMA (4 voxels x 24 channels per tile). */
 void swin_cpu_conv3d_avx2_run(const struct conv_task *t, atomic_long *next, const float *zero);
+/* The same for one input channel with AVX2 + FMA (conv3d_c1_avx2.c: a line of output voxels
+ * per work item; needs no zero row). */
+void swin_cpu_conv3d_c1_avx2_run(const struct conv_task *t, atomic_long *next);
 
 /* A tile is up to CONV_TILE_MAX consecutive output voxels. Where they start in the input:
  * (z, y, x) of tap (0, 0, 0), computed once per tile. */

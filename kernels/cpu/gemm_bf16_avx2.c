@@ -14,16 +14,11 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "kernels/cpu/avx2_lanes.h"
+
 #define MR 4
 #define NR 24
 #define KC 256
-
-__attribute__((target("avx2,fma"), always_inline))
-static inline __m256i lanes(int n)
-{
-    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
-}
 
 /* dst[0..n) = round_bf16(src[0..n)) as float32: nearest even, NaN kept a NaN. */
 __attribute__((target("avx2,fma")))
@@ -95,7 +90,7 @@ static inline void tile_nv(const float *ap, const swin_bf16 *w, int ldw, int kc,
                            int ldc, const int NV)
 {
     const int nl = nc - 8 * (NV - 1);   /* columns of the last vector, 1..8 */
-    const __m256i last = lanes(nl);
+    const __m256i last = swin_cpu_lanes(nl);
     const __m256 z8 = _mm256_setzero_ps();
     ACC_LOAD(0) ACC_LOAD(1) ACC_LOAD(2) ACC_LOAD(3)
     if (nl == 8) {

@@ -11,15 +11,12 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdbool.h>
+
+#include "kernels/cpu/avx2_lanes.h"
 
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
-
-/* all-ones in the lanes below `avail` (0..8 lanes) */
-AVX2_INLINE __m256i lanes_upto(int avail)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(avail), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 AVX2_INLINE float hmax8(__m256 v)
 {
@@ -53,12 +50,17 @@ AVX2_INLINE __m256 exp8_nonpos(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
 }
 
-/* Logits + bias (+ mask) of the lanes in `m` (zero elsewhere), from r + j. */
-AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, int label_i, int j, __m256i m)
+/* Logits + bias (+ mask) of the lanes in `m` (zero elsewhere), from r + j; `full`: all 8
+ * lanes, read with plain loads (AMD CPUs run masked ones slower). */
+AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, int label_i, int j, __m256i m,
+                          const bool full)
 {
-    __m256 v = _mm256_add_ps(_mm256_maskload_ps(r + j, m), _mm256_maskload_ps(bias + j, m));
+    __m256 v = full ? _mm256_add_ps(_mm256_loadu_ps(r + j), _mm256_loadu_ps(bias + j))
+                    : _mm256_add_ps(_mm256_maskload_ps(r + j, m), _mm256_maskload_ps(bias + j, m));
     if (label) {
-        const __m256i same = _mm256_cmpeq_epi32(_mm256_maskload_epi32(label + j, m), _mm256_set1_epi32(label_i));
+        const __m256i lab = full ? _mm256_loadu_si256((const __m256i *)(const void *)(label + j))
+                                 : _mm256_maskload_epi32(label + j, m);
+        const __m256i same = _mm256_cmpeq_epi32(lab, _mm256_set1_epi32(label_i));
         v = _mm256_add_ps(v, _mm256_andnot_ps(_mm256_castsi256_ps(same), _mm256_set1_ps(-100.0f)));
     }
     return v;
@@ -67,15 +69,15 @@ AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, i
 AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
 {
     const int n8 = n / 8 * 8;
-    const __m256i all = _mm256_set1_epi32(-1), tail = lanes_upto(n - n8);
+    const __m256i all = _mm256_set1_epi32(-1), tail = swin_cpu_lanes(n - n8);
     __m256 vm = _mm256_set1_ps(-INFINITY);
     for (int j = 0; j < n8; j += 8) {
-        const __m256 v = biased(r, bias, label, label_i, j, all);
+        const __m256 v = biased(r, bias, label, label_i, j, all, true);
         _mm256_storeu_ps(r + j, v);
         vm = _mm256_max_ps(vm, v);
     }
     if (n8 < n) {
-        const __m256 v = biased(r, bias, label, label_i, n8, tail);
+        const __m256 v = biased(r, bias, label, label_i, n8, tail, false);
         _mm256_maskstore_ps(r + n8, tail, v);
         vm = _mm256_max_ps(vm, _mm256_blendv_ps(vm, v, _mm256_castsi256_ps(tail)));
     }
@@ -125,7 +127,7 @@ AVX2 void swin_cpu_gelu_erf_avx2(float *h, size_t n)
     size_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(h + i, gelu8(_mm256_loadu_ps(h + i)));
     if (i < n) {
-        const __m256i tail = lanes_upto((int)(n - i));
+        const __m256i tail = swin_cpu_lanes((int)(n - i));
         _mm256_maskstore_ps(h + i, tail, gelu8(_mm256_maskload_ps(h + i, tail)));
     }
 }

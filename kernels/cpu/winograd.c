@@ -25,6 +25,10 @@ int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol ou
      * (64 MiB at 384 -> 192), at 6^3 and 3^3 2-3x slower (U streamed once per block of
      * tiles). Its float32 error, 10-40x F(2x2x2)'s and still within 1e-5 of the output's
      * scale, is measured per model shape in bench/results/winograd_cpu.md. */
+    /* one input channel: the direct kernel of conv3d_c1_avx2.c (Winograd would transform 8
+     * lanes of which 7 are padding, and its output transform alone costs what the direct
+     * kernel's 27 taps cost) */
+    if (in.c == 1) return 0;
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
     if (lmin >= 24) return 4;

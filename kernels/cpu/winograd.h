@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/cpu_internal.h"
 
 /* The tile the shape rule picks for a 3x3x3 stride-1 pad-1 conv from `in` to `out`: 4 for
@@ -101,12 +102,6 @@ void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, flo
  * Vectors cross these functions by pointer only: callers compiled without AVX share the
  * declarations. */
 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g);
-/* 8 lanes, the first n on (n >= 8: all). */
-__attribute__((target("avx2"))) static inline __m256i swin_cpu_lanes(int n)
-{
-    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
-}
 /* Phase timing of a timed task (t->timed): phase_start() reads the clock into *since;
  * phase_tick() adds the time since then to t->phase_ns[ph] and moves *since to now. */
 void swin_cpu_wino_phase_start(const struct wino_task *t, struct timespec *since);

@@ -99,6 +99,13 @@ static bool all_cases(struct swin_cpu_backend *be)
     /* patch embed: k 2 stride 2, bias, Ci 1 and Ci 4 */
     ok &= run_case(be, 6, 8, 10, 1, 1, 12, 2, 2, 0, true, 12, 0, true);
     ok &= run_case(be, 4, 2, 6, 4, 5, 12, 2, 2, 0, true, 12, 0, false);
+    /* one input channel (conv3d_c1_avx2.c where the implicit kernels run): cout 50 = 48 + 2
+     * (two channel blocks, the second masked), an odd line (the last voxel alone), input
+     * pitch 3, into channels [4, 54) of a 57-channel concat; stride 2 pad 1 with cout 7; a
+     * grid above 24^3 that the shape rule gives the direct kernel rather than Winograd */
+    ok &= run_case(be, 5, 6, 7, 1, 3, 50, 3, 1, 1, true, 57, 4, true);
+    ok &= run_case(be, 7, 5, 9, 1, 1, 7, 3, 2, 1, false, 7, 0, true);
+    ok &= run_case(be, 26, 26, 25, 1, 1, 48, 3, 1, 1, true, 48, 0, false);
     /* 1x1x1: the direct path (pitch-strided A), and the out conv with bias into a slice */
     ok &= run_case(be, 3, 5, 7, 10, 12, 14, 1, 1, 0, true, 17, 2, false);
     /* 1x1x1 over two slabs split into column blocks of 32 and 18, 990 rows, no bias */

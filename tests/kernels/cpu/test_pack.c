@@ -39,6 +39,9 @@ int main(void)
     ok &= run_case(be, 3, 5, 9, 13, 7);
     ok &= run_case(be, 1, 1, 1, 7, 1);
     ok &= run_case(be, 14, 4, 3, 2, 14);
+    /* planes of 128 and 130 voxels: whole blocks of 64, then a block of 2 */
+    ok &= run_case(be, 14, 3, 8, 16, 17);
+    ok &= run_case(be, 5, 2, 10, 13, 5);
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
