@@ -25,16 +25,17 @@
 #define ACC_STORE(i)                                                      \
     if (i < m) {                                                          \
         float *o = swin_vol_f32(t->out) + (v0 + i) * t->out.pitch + co0;           \
-        store_row(o, bias, acc##i##0, acc##i##1, acc##i##2, NV, last);    \
+        store_row(o, bias, acc##i##0, acc##i##1, acc##i##2, NV, FULL, last);    \
     }
 
 __attribute__((target("avx2,fma"), always_inline))
-static inline void store_row(float *o, const float *bias, __m256 y0, __m256 y1, __m256 y2, const int NV, __m256i last)
+static inline void store_row(float *o, const float *bias, __m256 y0, __m256 y1, __m256 y2, const int NV, const bool FULL,
+                             __m256i last)
 {
     const __m256 ys[3] = {y0, y1, y2};
     for (int j = 0; j < NV; j++) {
         __m256 y = ys[j];
-        if (j < NV - 1) {   /* plain loads and stores: AMD CPUs run masked stores far slower */
+        if (j < NV - 1 || FULL) {
             if (bias) y = _mm256_add_ps(y, _mm256_loadu_ps(bias + 8 * j));
             _mm256_storeu_ps(o + 8 * j, y);
             continue;
@@ -44,9 +45,11 @@ static inline void store_row(float *o, const float *bias, __m256 y0, __m256 y1, 
     }
 }
 
-/* One tile: voxels [v0, v0 + m), output channels [co0, co0 + nco), NV = ceil(nco / 8). */
+/* One tile: voxels [v0, v0 + m), output channels [co0, co0 + nco), NV = ceil(nco / 8); FULL:
+ * nco = 8 NV, plain loads and stores throughout (AMD CPUs run masked ones far slower). */
 __attribute__((target("avx2,fma"), always_inline))
-static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero, const int NV)
+static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero, const int NV,
+                           const bool FULL)
 {
     const int cin = t->in.c, cout = t->out.c, k = t->k;
     const __m256i last = swin_cpu_lanes(nco - 8 * (NV - 1));
@@ -63,10 +66,10 @@ static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, i
                 const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
                 const float *wt = t->w + (size_t)((kz * k + ky) * k + kx) * cin * cout + co0;
                 for (int ci = 0; ci < cin; ci++, wt += cout) {
-                    const __m256 w0 = NV == 1 ? _mm256_maskload_ps(wt, last) : _mm256_loadu_ps(wt);
-                    const __m256 w1 = NV == 2 ? _mm256_maskload_ps(wt + 8, last)
-                                              : (NV > 2 ? _mm256_loadu_ps(wt + 8) : z8);
-                    const __m256 w2 = NV == 3 ? _mm256_maskload_ps(wt + 16, last) : z8;
+                    const __m256 w0 = NV == 1 && !FULL ? _mm256_maskload_ps(wt, last) : _mm256_loadu_ps(wt);
+                    const __m256 w1 = NV == 2 && !FULL ? _mm256_maskload_ps(wt + 8, last)
+                                                       : (NV >= 2 ? _mm256_loadu_ps(wt + 8) : z8);
+                    const __m256 w2 = NV < 3 ? z8 : FULL ? _mm256_loadu_ps(wt + 16) : _mm256_maskload_ps(wt + 16, last);
                     ACC_STEP(0) ACC_STEP(1) ACC_STEP(2) ACC_STEP(3)
                 }
             }
@@ -76,9 +79,12 @@ static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, i
 __attribute__((target("avx2,fma")))
 static void tile(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero)
 {
-    if (nco > 16) tile_nv(t, v0, m, co0, nco, zero, 3);
-    else if (nco > 8) tile_nv(t, v0, m, co0, nco, zero, 2);
-    else tile_nv(t, v0, m, co0, nco, zero, 1);
+    if (nco == 24) tile_nv(t, v0, m, co0, nco, zero, 3, true);
+    else if (nco > 16) tile_nv(t, v0, m, co0, nco, zero, 3, false);
+    else if (nco == 16) tile_nv(t, v0, m, co0, nco, zero, 2, true);
+    else if (nco > 8) tile_nv(t, v0, m, co0, nco, zero, 2, false);
+    else if (nco == 8) tile_nv(t, v0, m, co0, nco, zero, 1, true);
+    else tile_nv(t, v0, m, co0, nco, zero, 1, false);
 }
 
 void swin_cpu_conv3d_avx2_run(const struct conv_task *t, atomic_long *next, const float *zero)

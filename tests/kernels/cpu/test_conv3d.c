@@ -106,6 +106,9 @@ static bool all_cases(struct swin_cpu_backend *be)
     ok &= run_case(be, 5, 6, 7, 1, 3, 50, 3, 1, 1, true, 57, 4, true);
     ok &= run_case(be, 7, 5, 9, 1, 1, 7, 3, 2, 1, false, 7, 0, true);
     ok &= run_case(be, 26, 26, 25, 1, 1, 48, 3, 1, 1, true, 48, 0, false);
+    /* channel blocks 24 + 16 and 24 + 8: the implicit kernel's unmasked last vectors */
+    ok &= run_case(be, 4, 5, 6, 3, 3, 40, 3, 1, 1, true, 40, 0, false);
+    ok &= run_case(be, 4, 6, 6, 2, 2, 32, 2, 2, 0, false, 32, 0, false);
     /* 1x1x1: the direct path (pitch-strided A), and the out conv with bias into a slice */
     ok &= run_case(be, 3, 5, 7, 10, 12, 14, 1, 1, 0, true, 17, 2, false);
     /* 1x1x1 over two slabs split into column blocks of 32 and 18, 990 rows, no bias */
