@@ -12,15 +12,17 @@
  * which the threads share, each chunk leaving its per-channel partial sums in its own slot
  * of be->red (IN_BLOCK sums of d, then IN_BLOCK of d^2), reduced by the caller in chunk
  * order: the statistics are the same bits whatever the thread count. The apply pass runs
- * in float, 4 channels per vector. */
+ * in float, 4 channels per vector; with AVX2 both passes run in instnorm_avx2.c (8 channels
+ * per vector, the statistics still in double and in the same chunks). */
 #include "kernels/cpu/cpu_internal.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/cpu_vec.h"
+#include "kernels/cpu/instnorm_avx2.h"
 
-#define IN_BLOCK (SWIN_CPU_RED_CH / 2)
+#define IN_BLOCK SWIN_CPU_IN_BLOCK
 
 struct in_task {
     struct swin_vol x;
@@ -32,8 +34,9 @@ struct in_task {
     float shift_k[IN_BLOCK];          /* K: the block's values at voxel 0 */
     /* apply pass, in float: y = ((x - mean_hi) - mean_lo) * scale + shift; mean = mean_hi +
      * mean_lo to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
-    float mean_hi[IN_BLOCK], mean_lo[IN_BLOCK], scale[IN_BLOCK], shift[IN_BLOCK];
+    struct swin_cpu_in_coef k;
     bool apply;                       /* false: statistics pass, true: apply pass */
+    bool avx2;                        /* both passes by instnorm_avx2.c */
 };
 
 static void in_run(void *p, int tid, int nth)
@@ -47,12 +50,16 @@ static void in_run(void *p, int tid, int nth)
         for (int chunk = tid; chunk < SWIN_CPU_RED_SLOTS; chunk += nth) {
             double s1[IN_BLOCK] = {0}, s2[IN_BLOCK] = {0};
             const int64_t cb = n * chunk / SWIN_CPU_RED_SLOTS, ce = n * (chunk + 1) / SWIN_CPU_RED_SLOTS;
-            for (int64_t v = cb; v < ce; v++) {
-                const float *row = swin_vol_f32(x) + v * x.pitch + c0;
-                for (int c = 0; c < nc; c++) {
-                    const double d = (double)row[c] - t->shift_k[c];
-                    s1[c] += d;
-                    s2[c] += d * d;
+            if (t->avx2) {
+                swin_cpu_instnorm_stats_avx2(swin_vol_f32(x) + c0, x.pitch, cb, ce, nc, t->shift_k, s1, s2);
+            } else {
+                for (int64_t v = cb; v < ce; v++) {
+                    const float *row = swin_vol_f32(x) + v * x.pitch + c0;
+                    for (int c = 0; c < nc; c++) {
+                        const double d = (double)row[c] - t->shift_k[c];
+                        s1[c] += d;
+                        s2[c] += d * d;
+                    }
                 }
             }
             double *red = t->red + (size_t)chunk * SWIN_CPU_RED_CH;
@@ -63,14 +70,19 @@ static void in_run(void *p, int tid, int nth)
         }
         return;
     }
+    if (t->avx2) {
+        swin_cpu_instnorm_apply_avx2(swin_vol_f32(x) + c0, x.pitch, t->res ? swin_vol_f32(*t->res) + c0 : NULL,
+                                     t->res ? t->res->pitch : 0, b, e, nc, &t->k, t->lrelu);
+        return;
+    }
     const int nc4 = nc / 4 * 4;
     const v4f zero = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t v = b; v < e; v++) {
         float *row = swin_vol_f32(x) + v * x.pitch + c0;
         const float *r = t->res ? swin_vol_f32(*t->res) + v * t->res->pitch + c0 : NULL;
         for (int c = 0; c < nc4; c += 4) {   /* 4 channels per step, branch-free */
-            v4f y = ((load4(row + c) - load4(t->mean_hi + c)) - load4(t->mean_lo + c)) * load4(t->scale + c) +
-                    load4(t->shift + c);
+            v4f y = ((load4(row + c) - load4(t->k.mean_hi + c)) - load4(t->k.mean_lo + c)) * load4(t->k.scale + c) +
+                    load4(t->k.shift + c);
             if (r) y += load4(r + c);
             if (t->lrelu) {
                 const v4i neg = y < zero;
@@ -79,7 +91,7 @@ static void in_run(void *p, int tid, int nth)
             memcpy(row + c, &y, sizeof y);
         }
         for (int c = nc4; c < nc; c++) {
-            float y = ((row[c] - t->mean_hi[c]) - t->mean_lo[c]) * t->scale[c] + t->shift[c];
+            float y = ((row[c] - t->k.mean_hi[c]) - t->k.mean_lo[c]) * t->k.scale[c] + t->k.shift[c];
             if (r) y += r[c];
             if (t->lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
@@ -102,7 +114,8 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
     (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
     struct swin_cpu_backend *be = bev;
     const double n = (double)swin_vol_voxels(x);
-    struct in_task t = {.x = x, .gamma = gamma, .beta = beta, .res = residual, .lrelu = lrelu, .red = be->red};
+    struct in_task t = {.x = x, .gamma = gamma, .beta = beta, .res = residual, .lrelu = lrelu, .red = be->red,
+                        .avx2 = be->simd == SWIN_CPU_SIMD_AVX2 || be->simd == SWIN_CPU_SIMD_AVX512};
     for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
         t.c0 = c0;
         t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
@@ -118,10 +131,10 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
                 rstd = 1.0 / sqrt(var + 1e-5);
             }
             const double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
-            t.mean_hi[c] = (float)mean;
-            t.mean_lo[c] = (float)(mean - t.mean_hi[c]);
-            t.scale[c] = (float)(rstd * g);
-            t.shift[c] = (float)bb;
+            t.k.mean_hi[c] = (float)mean;
+            t.k.mean_lo[c] = (float)(mean - t.k.mean_hi[c]);
+            t.k.scale[c] = (float)(rstd * g);
+            t.k.shift[c] = (float)bb;
         }
         t.apply = true;
         swin_cpu_run(be, in_run, &t);

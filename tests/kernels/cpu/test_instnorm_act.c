@@ -55,20 +55,35 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int c, in
     return ok;
 }
 
-int main(void)
+/* Every case at every SIMD level the CPU has (AVX2: instnorm_avx2.c, channels in groups of
+ * 16 and 8 and a scalar rest; the portable loops below). */
+static bool all_cases(struct swin_cpu_backend *be)
 {
-    struct swin_cpu_backend *be = test_backend(2);
-    if (!be) return 1;
     bool ok = true;
     ok &= run_case(be, 5, 9, 13, 5, 7, true, false, false, 5, true, 0.0f);
     ok &= run_case(be, 5, 9, 13, 5, 5, true, true, true, 9, true, 0.0f);
     ok &= run_case(be, 3, 4, 1, 3, 3, true, false, true, 3, false, 500.0f);
     ok &= run_case(be, 4, 3, 5, 300, 301, true, true, false, 300, false, 0.0f);
     ok &= run_case(be, 1, 1, 2, 12, 12, true, false, true, 12, true, 0.0f);
+    /* 48 = 3 groups of 16 over 585 voxels (runs of 64 and a rest); 29 = 16 + 8 + 5 with a
+     * +500 offset; 13 = 8 + 5 into a wider pitch, residual and LeakyReLU */
+    ok &= run_case(be, 5, 9, 13, 48, 48, true, true, true, 48, true, 0.0f);
+    ok &= run_case(be, 7, 6, 11, 29, 32, true, false, false, 29, false, 500.0f);
+    ok &= run_case(be, 4, 5, 7, 13, 17, true, true, true, 15, true, 0.0f);
     /* no normalisation (batch norm folded into the convolution): residual + LeakyReLU, and
      * with an affine; C = 300 crosses the channel block */
     ok &= run_case(be, 5, 9, 13, 5, 7, false, false, true, 9, true, 0.0f);
     ok &= run_case(be, 4, 3, 5, 300, 301, false, true, false, 300, true, 0.0f);
+    return ok;
+}
+
+int main(void)
+{
+    struct swin_cpu_backend *be = test_backend(2);
+    if (!be) return 1;
+    bool ok = true;
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++)
+        if (test_simd_select(be, test_simd_levels[i])) ok &= all_cases(be);
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
