@@ -135,3 +135,14 @@ bool test_simd_select(struct swin_cpu_backend *be, enum swin_cpu_simd level)
     fprintf(stderr, "note: this CPU lacks %s; that level is not tested here\n", test_simd_name(level));
     return false;
 }
+
+int test_main_every_level(bool (*cases)(struct swin_cpu_backend *be))
+{
+    struct swin_cpu_backend *be = test_backend(2);
+    if (!be) return 1;
+    bool ok = true;
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++)
+        if (test_simd_select(be, test_simd_levels[i])) ok &= cases(be);
+    swin_cpu_backend_free(be);
+    return test_exit(ok);
+}

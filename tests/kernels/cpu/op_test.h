@@ -55,4 +55,8 @@ const char *test_simd_name(enum swin_cpu_simd level);
 /* A backend with `threads` threads; prints the error and returns NULL on failure. */
 struct swin_cpu_backend *test_backend(int threads);
 
+/* A test's main: cases() on a 2-thread backend at every SIMD level this CPU has; the exit
+ * status of test_exit. */
+int test_main_every_level(bool (*cases)(struct swin_cpu_backend *be));
+
 #endif

@@ -77,13 +77,4 @@ static bool all_cases(struct swin_cpu_backend *be)
     return ok;
 }
 
-int main(void)
-{
-    struct swin_cpu_backend *be = test_backend(2);
-    if (!be) return 1;
-    bool ok = true;
-    for (int i = 0; i < TEST_SIMD_LEVELS; i++)
-        if (test_simd_select(be, test_simd_levels[i])) ok &= all_cases(be);
-    swin_cpu_backend_free(be);
-    return test_exit(ok);
-}
+int main(void) { return test_main_every_level(all_cases); }
