@@ -15,10 +15,10 @@
 
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
-/* Input value at (iz, iy, ix) or 0 in the padding; row = the (iz, iy) line or NULL. */
+/* Voxel ix of an input line (row: the line's first voxel), or 0 in the padding along x. */
 AVX2_INLINE float at(const float *row, int ix, int w, int pitch)
 {
-    return row && ix >= 0 && ix < w ? row[(int64_t)ix * pitch] : 0.0f;
+    return ix >= 0 && ix < w ? row[(int64_t)ix * pitch] : 0.0f;
 }
 
 /* Voxels ox and ox + 1 (ox + 1 computed and not stored when `two` is false) of line (oz, oy),
