@@ -14,20 +14,19 @@ int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol ou
     /* F(2x2x2): measured with bench_cpu_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2,
      * the per-call weight transform included; bench/results/winograd_cpu.md): Winograd is
      * faster on every 3x3x3 shape whose output grid is at least 6 per axis, 2x-2.5x at 6^3
-     * (decoder5 at 96^3: 27 tiles share each transformed weight), the 1-channel input conv
-     * included (the direct kernel does as badly with one channel). At 4^3 the 8 tiles do
+     * (decoder5 at 96^3: 27 tiles share each transformed weight), and against the implicit
+     * GEMM on the 1-channel input conv too. At 4^3 the 8 tiles do
      * not pay for transforming and streaming 64 cin cout weights (192->192: 0.6x); it
      * loses further at 3^3, 2^3 and 1^3. 5^3 (27 tiles for 125 outputs) is unmeasured and
      * left to the direct kernel.
      * F(4x4x4) (bench_cpu_ops --cube 96 --op wino, the same conditions): 2.1x-2.8x faster than
-     * F(2x2x2) on the 96^3 and 48^3 grids of f = 48 (the 1-channel input conv included),
+     * F(2x2x2) on the 96^3 and 48^3 grids of f = 48,
      * 0.9x-1.8x at 24^3 over several runs; at 12^3 slower or with 216 cin cout floats of U
      * (64 MiB at 384 -> 192), at 6^3 and 3^3 2-3x slower (U streamed once per block of
      * tiles). Its float32 error, 10-40x F(2x2x2)'s and still within 1e-5 of the output's
      * scale, is measured per model shape in bench/results/winograd_cpu.md. */
-    /* one input channel: the direct kernel of conv3d_c1_avx2.c (Winograd would transform 8
-     * lanes of which 7 are padding, and its output transform alone costs what the direct
-     * kernel's 27 taps cost) */
+    /* one input channel: the direct kernel of conv3d_c1_avx2.c, 1.5x faster than F(4x4x4)
+     * at 64^3 (Winograd transforms 8 lanes of which 7 are padding; bench/results/cpu_speed) */
     if (in.c == 1) return 0;
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;

@@ -44,8 +44,8 @@
         o[o0 + 5 * (so)] = g2;                                                                 \
     }
 
-/* U[p][ci][co0, co0 + 8) for one input channel (mask mk for a partial last vector; the
- * rest is stored as the zero padding of coutp). */
+/* U[p][ci][co0, co0 + 8) for one input channel (n: the channels left from co0; lanes past
+ * them are stored as the zero padding of coutp). */
 AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
 {
     __m256 g[27], a[54], b[108], u[NP];

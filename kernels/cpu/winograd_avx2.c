@@ -66,8 +66,8 @@ AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0
     }
 }
 
-/* U[p][ci][co0, co0 + 8) for one input channel; mask mk where fewer than 8 channels are
- * left (the rest of the vector is stored as the zero padding of coutp). */
+/* U[p][ci][co0, co0 + 8) for one input channel (n: the channels left from co0; lanes past
+ * them are stored as the zero padding of coutp). */
 AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
 {
     const int cin = t->in.c;
