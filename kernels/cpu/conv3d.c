@@ -152,8 +152,12 @@ const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swi
                                    const float *w, int k, int stride, int pad)
 {
     const struct swin_cpu_wgemm gemm = swin_cpu_wgemm_of(be, w);
-    if (runs_winograd(be, out, in, k, stride, pad))
-        return swin_cpu_winograd_tile(be, out, in) == 4 ? "Winograd F(4x4x4,3x3x3)" : "Winograd F(2x2x2,3x3x3)";
+    if (runs_winograd(be, out, in, k, stride, pad)) {
+        const int tile = swin_cpu_winograd_tile(be, out, in);
+        if (swin_cpu_winograd_wide(be, out, in, tile))
+            return tile == 4 ? "Winograd F(4x4x4,3x3x3) wide" : "Winograd F(2x2x2,3x3x3) wide";
+        return tile == 4 ? "Winograd F(4x4x4,3x3x3)" : "Winograd F(2x2x2,3x3x3)";
+    }
     if (runs_implicit(be, gemm, out, k, stride, pad)) {
         if (in.c == 1) return "one-channel direct avx2";
         return be->simd == SWIN_CPU_SIMD_AVX512 ? "implicit GEMM avx512" : "implicit GEMM avx2";

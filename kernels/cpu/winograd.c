@@ -5,6 +5,8 @@ static int round8(int n) { return (n + 7) / 8 * 8; }
 
 /* Floats of V and M per thread: 640 KiB. */
 #define WINO_NT_BUDGET (640 * 256)
+/* Bytes of V and M of a block of the wide schedule, shared by all threads. */
+#define WINO_WIDE_BUDGET (8L << 20)
 
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be->simd == SWIN_CPU_SIMD_AVX2; }
 
@@ -47,7 +49,19 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
  * budget over 216 points gives fewer than 8 tiles, so 8 (blocks of 4, 16 and 32 tiles were
  * no faster on the 96^3 convs), each block streaming all of U (216 cin coutp floats) once;
  * its V is tile-major, so that the input transform writes each tile's 216 cinp values in
- * one run (point-major, a tile's stores land on 216 lines nt cinp floats apart). */
+ * one run (point-major, a tile's stores land on 216 lines nt cinp floats apart).
+ *
+ * Both stream U once per block of nt tiles: np cin coutp floats per nt tiles, against the
+ * np (cinp + coutp) floats of V and M per tile, so the ratio is cin coutp / (nt (cinp +
+ * coutp)), independent of the tile size. Where it is 8 or more (at nt = 8: 192 -> 96 and
+ * wider; in f = 48 the 24^3 192->96 conv and every conv at 12^3 and 6^3), the wide schedule
+ * runs instead: blocks of as many tiles as 8 MiB of V and M hold, all threads transforming
+ * the block's tiles in, then multiplying point by point (each U[p] read once per block),
+ * then transforming out. Measured (bench_cpu_ops --cube 96 --op wino, 2 threads, two runs):
+ * 12^3 384->192 65-69 -> 30-32 ms, 6^3 768->384 45-51 -> 24-34 ms, 6^3 384->384
+ * 21-22 -> 12-14 ms, 12^3 192->192 18-26 -> 16-19 ms, 24^3 192->96 50-53 -> 35-39 ms; at a
+ * ratio of 6 (24^3 96->96) even, at 3-4 (the 96^3 and 48^3 convs) 1.3-1.7x slower, V and M
+ * then passing through L3 where the blocks keep them in L2. */
 static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile,
                       struct wino_task *t)
 {
@@ -64,6 +78,20 @@ static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, st
     t->ntiles = (long)t->tz * t->ty * t->tx;
     /* enough blocks to keep every thread busy: shrink the block down to 4 tiles */
     while (t->nt > 4 && (t->ntiles + t->nt - 1) / t->nt < 2L * be->nthreads) t->nt -= 4;
+    /* wide where the blocks would stream U 8 times or more the bytes of V and M per tile */
+    t->wide = (long)in.c * t->coutp >= 8L * t->nt * (t->cinp + t->coutp);
+    if (t->wide) {
+        long per_tile = (long)t->np * (t->cinp + t->coutp) * (long)sizeof(float);
+        long wnt = WINO_WIDE_BUDGET / per_tile / 4 * 4;
+        long all = (t->ntiles + 3) / 4 * 4;
+        t->nt = (int)(wnt < 4 ? 4 : (wnt > all ? all : wnt));
+        t->cob = t->coutp;
+        t->v_pstride = (long)t->nt * t->cinp;
+        t->v_tstride = t->cinp;
+        t->v_bytes = swin_cpu_round((size_t)t->np * t->nt * t->cinp * sizeof(float));
+        t->slice = t->v_bytes + swin_cpu_round((size_t)t->np * t->nt * t->cob * sizeof(float));
+        return;
+    }
     t->v_pstride = tile == 4 ? t->cinp : (long)t->nt * t->cinp;
     t->v_tstride = tile == 4 ? (long)t->np * t->cinp : t->cinp;
     t->v_bytes = swin_cpu_round((size_t)t->np * t->nt * t->cinp * sizeof(float));
@@ -76,11 +104,18 @@ static size_t u_bytes(const struct wino_task *t)
     return swin_cpu_round((size_t)t->np * t->in.c * t->coutp * sizeof(float));
 }
 
+bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
+{
+    struct wino_task t = {.out = out, .in = in};
+    plan_task(be, out, in, tile == 4 ? 4 : 2, &t);
+    return t.wide;
+}
+
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
     struct wino_task t = {.out = out, .in = in};
     plan_task(be, out, in, tile == 4 ? 4 : 2, &t);
-    return SWIN_CPU_ALIGN + u_bytes(&t) + (size_t)be->nthreads * t.slice;
+    return SWIN_CPU_ALIGN + u_bytes(&t) + (t.wide ? 1 : (size_t)be->nthreads) * t.slice;
 }
 
 static void wino_weights(void *p, int tid, int nth)
@@ -122,8 +157,15 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, s
     t.timed = be->wino_phases != NULL;
     for (int i = 0; i < 4; i++) atomic_init(&t.phase_ns[i], 0);
     swin_cpu_run(be, wino_weights, &t);   /* returns when every thread is done: U complete */
-    atomic_store(&t.next, 0);
-    swin_cpu_run(be, wino_run, &t);
+    if (!t.wide) {
+        atomic_store(&t.next, 0);
+        swin_cpu_run(be, wino_run, &t);
+    }
+    for (t.block0 = 0; t.wide && t.block0 < t.ntiles; t.block0 += t.nt)
+        for (t.phase = WINO_WIDE_INPUT; t.phase <= WINO_WIDE_OUTPUT; t.phase++) {
+            atomic_store(&t.next, 0);
+            swin_cpu_run(be, wino_run, &t);
+        }
     if (t.timed) {
         struct swin_cpu_wino_phases *p = be->wino_phases;
         p->weights_s += 1e-9 * (double)atomic_load(&t.phase_ns[0]);

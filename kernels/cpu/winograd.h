@@ -43,9 +43,11 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
 /* Whether the backend has a Winograd kernel at its SIMD level (AVX2 + FMA). */
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be);
 
+/* Whether swin_cpu_conv3d_winograd with this tile runs the wide schedule (winograd.c). */
+bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
 /* Workspace of swin_cpu_conv3d_winograd with this tile (2 or 4) for these shapes and the
  * backend's threads: the transformed weights ((tile + 2)^3 cin round8(cout) floats) and each
- * thread's tile buffers. */
+ * thread's tile buffers (the wide schedule: one block's, shared). */
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
 /* out = conv3d(in, w) + bias for w (3,3,3,cin,cout), stride 1, pad 1; out dims = in dims;
  * output tiles of tile^3 (2 or 4) voxels. SWIN_ERR_ARG where the backend has no Winograd
@@ -62,11 +64,15 @@ struct wino_task {
     bool w_bf16;               /* w holds bfloat16 (precision BF16), widened exactly as it is read */
     float *u;                  /* U in the workspace (aligned), np cin coutp floats */
     int cinp, coutp;           /* channels rounded up to 8 */
-    int cob;                   /* output channels per block (multiple of 8) */
+    int cob;                   /* output channels per block (multiple of 8); M's row: cob floats */
     int nt;                    /* tiles per block (multiple of 4) */
+    bool wide;                 /* the wide schedule (winograd.c): blocks of nt tiles shared by all
+                                  threads, transformed in, multiplied point by point, transformed out */
+    int phase;                 /* wide: the phase the threads run (WINO_WIDE_INPUT ...) */
+    long block0;               /* wide: the block's first tile */
     int tz, ty, tx;            /* tiles per axis */
     long ntiles;
-    char *ws;                  /* aligned; thread t owns [t*slice, (t+1)*slice) */
+    char *ws;                  /* aligned; thread t owns [t*slice, (t+1)*slice) (wide: one slice, shared) */
     size_t slice, v_bytes;     /* V = np nt cinp floats, then M = np nt cob floats */
     long v_pstride, v_tstride; /* floats between V's points and between its tiles: F(2x2x2)
                                   point-major (nt cinp, cinp), F(4x4x4) tile-major (cinp, np cinp) */
@@ -82,7 +88,7 @@ void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
  * 8 or more: all 8), and the output transform of a block's tiles for channels
  * [co0, co0 + nco) from M: what differs between the tile sizes. */
 typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v, int c0, int n);
-typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, const float *m, int co0, int nco);
+typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco);
 /* U for output channels [co0, co0 + 8) of input channel ci (n: the channels left from co0). */
 typedef void swin_wino_weights_fn(const struct wino_task *t, int ci, int co0, int n);
 /* The weight-transform loop both sizes share: input channels claimed `claim` at a time. */
@@ -91,12 +97,19 @@ void swin_cpu_winograd_avx2_weights_all(struct wino_task *t, int claim, swin_win
  * in, multiplied by U point by point, and transformed out, output channels cob at a time. */
 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_input_fn *input,
                                    swin_wino_output_fn *output);
+/* The wide schedule's phases, t->phase: every thread claims tiles of the block (input,
+ * output) or (point, 24 output channels) GEMMs. */
+enum { WINO_WIDE_INPUT = 1, WINO_WIDE_GEMM, WINO_WIDE_OUTPUT };
+void swin_cpu_winograd_avx2_wide(struct wino_task *t, swin_wino_input_fn *input, swin_wino_output_fn *output);
 /* The same two for F(4x4x4, 3x3x3). */
 void swin_cpu_winograd4_avx2_weights(struct wino_task *t);
 void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid);
 /* M[tile][p][0, nco) = sum_ci V[p][tile][ci] U[p][ci][co0 + ...] for every point p and tile
  * of a block (both tile sizes; nco a multiple of 8). */
 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco);
+/* The same for one point p, output channels [co0 + j0, co0 + j1) (j1 - j0 a multiple of 8). */
+void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0, int j0,
+                                       int j1);
 /* The 27 taps w[kz][ky][kx][ci][co0, co0 + 8) as float32 (bfloat16 widened), g[(kz * 3 + ky) * 3
  * + kx]; n: the channels left from co0 (8 or more: all 8; the rest of the vector is 0).
  * Vectors cross these functions by pointer only: callers compiled without AVX share the

@@ -104,9 +104,11 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
             const int iy = y0 + y, ix = x0 + x;
             const bool col = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
             const float *src = base + (((long)z0 * in.h + iy) * in.w + ix) * in.pitch;
+            const bool ahead = col && ix + 8 < in.w && (c0 & 8) == 0;
             __m256 c[6];
             for (int z = 0; z < 6; z++) {
                 const bool inside = col && z0 + z >= 0 && z0 + z < in.d;
+                if (inside && ahead) _mm_prefetch((const char *)(src + z * zstep + 8 * in.pitch), _MM_HINT_T0);
                 c[z] = !inside ? _mm256_setzero_ps()
                        : full  ? _mm256_loadu_ps(src + z * zstep)
                                : _mm256_maskload_ps(src + z * zstep, mk);
@@ -135,12 +137,12 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
             _mm256_fmadd_ps(_mm256_set1_ps(-0.125f), m4, _mm256_fmadd_ps(_mm256_set1_ps(8.0f), m3, sm)), m5); \
     }
 
-/* Output transform of the block's tiles for channels [co0, co0 + nco): Y = A^T M A + bias,
+/* Output transform of tiles [tile0, tile0 + ntile) for channels [co0, co0 + nco): Y = A^T M A + bias,
  * stored for the voxels inside the output. */
-AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float *m, int co0, int nco)
+AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
 {
     const struct swin_vol out = t->out;
-    for (int slot = 0; slot < t->nt && tile0 + slot < t->ntiles; slot++) {
+    for (int slot = 0; slot < ntile && tile0 + slot < t->ntiles; slot++) {
         const long tile = tile0 + slot;
         const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
         const int nz = out.d - 4 * tz < 4 ? out.d - 4 * tz : 4, ny = out.h - 4 * ty < 4 ? out.h - 4 * ty : 4;
@@ -171,5 +173,6 @@ AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float
 
 AVX2 void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid)
 {
-    swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);
+    if (t->wide) swin_cpu_winograd_avx2_wide(t, input_tile, output_tiles);
+    else swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);
 }

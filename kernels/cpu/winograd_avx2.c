@@ -192,29 +192,33 @@ AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, 
         for (int j = 0; j < NV; j++) _mm256_store_ps(c + (size_t)r * ldc + 8 * j, acc[r][j]);
 }
 
-/* M[tile][p][0, nco) for every point p and tile of the block, U columns [co0, co0 + nco).
- * M is tile-major so that the output transform reads a tile's 64 points from one
- * contiguous 64 cob run; point-major, its 64 loads 4 KiB or more apart stalled on L2 and L3
- * misses the prefetchers did not cover. */
-AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
+/* M[tile][p][j0, j1) for every tile of a block at point p, U columns [co0 + j0, co0 + j1).
+ * M is tile-major so that the output transform reads a tile's points from one contiguous
+ * np cob run; point-major, its loads 4 KiB or more apart stalled on L2 and L3 misses the
+ * prefetchers did not cover. */
+AVX2 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0,
+                                            int j0, int j1)
 {
     const int cin = t->in.c, nt = t->nt, np = t->np;
-    for (int p = 0; p < np; p++) {
-        const float *vp = v + (size_t)p * t->v_pstride;
-        const float *up = t->u + (size_t)p * cin * t->coutp + co0;
-        float *mp = m + (size_t)p * t->cob;
-        for (int j = 0; j < nco; j += 24) {
-            const int nv = nco - j >= 24 ? 3 : (nco - j) / 8;
-            for (int r = 0; r < nt; r += 4) {
-                const float *a = vp + (size_t)r * t->v_tstride;
-                const int lda = (int)t->v_tstride;
-                float *c = mp + (size_t)r * np * t->cob + j;
-                if (nv == 3) gemm4(a, lda, up + j, t->coutp, cin, c, np * t->cob, 3);
-                else if (nv == 2) gemm4(a, lda, up + j, t->coutp, cin, c, np * t->cob, 2);
-                else gemm4(a, lda, up + j, t->coutp, cin, c, np * t->cob, 1);
-            }
+    const float *vp = v + (size_t)p * t->v_pstride;
+    const float *up = t->u + (size_t)p * cin * t->coutp + co0;
+    float *mp = m + (size_t)p * t->cob;
+    const int lda = (int)t->v_tstride, ldc = np * t->cob;
+    for (int j = j0; j < j1; j += 24) {
+        const int nv = j1 - j >= 24 ? 3 : (j1 - j) / 8;
+        for (int r = 0; r < nt; r += 4) {
+            const float *a = vp + (size_t)r * t->v_tstride;
+            float *c = mp + (size_t)r * ldc + j;
+            if (nv == 3) gemm4(a, lda, up + j, t->coutp, cin, c, ldc, 3);
+            else if (nv == 2) gemm4(a, lda, up + j, t->coutp, cin, c, ldc, 2);
+            else gemm4(a, lda, up + j, t->coutp, cin, c, ldc, 1);
         }
     }
+}
+
+AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
+{
+    for (int p = 0; p < t->np; p++) swin_cpu_winograd_avx2_gemm_point(t, v, m, p, co0, 0, nco);
 }
 
 /* A^T along one axis: 4 values at stride s of v[] -> 2 values at i0 and i0 + s. */
@@ -225,11 +229,11 @@ AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v
         v[i0 + (s)] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);                                 \
     }
 
-/* Output transform of the block's tiles for channels [co0 + j, co0 + j + 8). */
-AVX2 static void output_tiles(const struct wino_task *t, long tile0, const float *m, int co0, int nco)
+/* Output transform of tiles [tile0, tile0 + ntile) (M from m) for channels [co0, co0 + nco). */
+AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
 {
     const struct swin_vol out = t->out;
-    for (int slot = 0; slot < t->nt && tile0 + slot < t->ntiles; slot++) {
+    for (int slot = 0; slot < ntile && tile0 + slot < t->ntiles; slot++) {
         const long tile = tile0 + slot;
         const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
         const int nz = out.d - 2 * tz < 2 ? 1 : 2, ny = out.h - 2 * ty < 2 ? 1 : 2, nx = out.w - 2 * tx < 2 ? 1 : 2;
@@ -279,13 +283,44 @@ AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
             swin_cpu_winograd_avx2_gemms(t, v, m, co0, (nco + 7) / 8 * 8);
             swin_cpu_wino_phase_tick(t, 2, &since);
-            output(t, tile0, m, co0, nco);
+            output(t, tile0, t->nt, m, co0, nco);
             swin_cpu_wino_phase_tick(t, 3, &since);
         }
     }
 }
 
+/* One phase of the wide schedule on the block at t->block0: V (point-major, np nt cinp)
+ * and M (tile-major, nt np coutp) are shared by all threads at the start of the workspace. */
+AVX2 void swin_cpu_winograd_avx2_wide(struct wino_task *t, swin_wino_input_fn *input, swin_wino_output_fn *output)
+{
+    float *v = (float *)t->ws, *m = (float *)(t->ws + t->v_bytes);
+    const int cin = t->in.c, cout = t->out.c, nj = (t->coutp + 23) / 24;
+    struct timespec since;
+    swin_cpu_wino_phase_start(t, &since);
+    long b, e;
+    switch (t->phase) {
+    case WINO_WIDE_INPUT:
+        while (swin_cpu_claim(&t->next, t->nt, 1, &b, &e))
+            for (int c0 = 0; c0 < t->cinp; c0 += 8) input(t, t->block0 + b, (int)b, v, c0, cin - c0);
+        swin_cpu_wino_phase_tick(t, 1, &since);
+        break;
+    case WINO_WIDE_GEMM:   /* items: (point, 24 output channels) */
+        while (swin_cpu_claim(&t->next, (long)t->np * nj, 1, &b, &e)) {
+            const int j0 = (int)(b % nj) * 24, j1 = j0 + 24 < t->coutp ? j0 + 24 : t->coutp;
+            swin_cpu_winograd_avx2_gemm_point(t, v, m, (int)(b / nj), 0, j0, j1);
+        }
+        swin_cpu_wino_phase_tick(t, 2, &since);
+        break;
+    case WINO_WIDE_OUTPUT:
+        while (swin_cpu_claim(&t->next, t->nt, 4, &b, &e))
+            output(t, t->block0 + b, (int)(e - b), m + (size_t)b * t->np * t->cob, 0, cout);
+        swin_cpu_wino_phase_tick(t, 3, &since);
+        break;
+    }
+}
+
 AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
 {
-    swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);
+    if (t->wide) swin_cpu_winograd_avx2_wide(t, input_tile, output_tiles);
+    else swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);
 }

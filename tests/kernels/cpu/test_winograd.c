@@ -227,6 +227,22 @@ static bool all_cases(struct swin_cpu_backend *be, enum swin_cpu_simd simd)
     ok &= run_case(be, simd, 8, 9, 8, 20, 21, 100, true, 100, 0, false);
     /* many tile blocks over two threads, the concat's second half as the input (pitch 2 cin) */
     ok &= run_case(be, simd, 13, 12, 14, 48, 96, 48, false, 96, 48, true);
+    /* the wide schedule (cin cout / (cin + cout) of 64 and more): one block of 8 F(4) tiles
+     * and 36 F(2) tiles, then several blocks of both with a last, partial block, into a
+     * concat slice with bias; 48 channels keep the blocked schedule */
+    if (swin_cpu_winograd_available(be)) {
+        struct swin_vol probe_in = {.d = 5, .h = 7, .w = 6, .c = 200, .pitch = 200};
+        struct swin_vol probe_out = {.d = 5, .h = 7, .w = 6, .c = 150, .pitch = 150};
+        ok &= check_true("winograd: 200 -> 150 runs the wide schedule at both tiles",
+                         swin_cpu_winograd_wide(be, probe_out, probe_in, 2) &&
+                             swin_cpu_winograd_wide(be, probe_out, probe_in, 4));
+        probe_in.c = probe_in.pitch = probe_out.c = probe_out.pitch = 48;
+        ok &= check_true("winograd: 48 -> 48 runs the blocked schedule",
+                         !swin_cpu_winograd_wide(be, probe_out, probe_in, 2) &&
+                             !swin_cpu_winograd_wide(be, probe_out, probe_in, 4));
+    }
+    ok &= run_case(be, simd, 5, 7, 6, 200, 200, 150, true, 150, 0, true);
+    ok &= run_case(be, simd, 13, 10, 11, 136, 140, 130, true, 141, 5, false);
     /* bfloat16 weights: cout 29 (a partial 8-channel vector), then two channel blocks */
     if (swin_cpu_winograd_available(be)) {
         ok &= bf16_case(simd, 7, 8, 9, 13, 29);
