@@ -42,7 +42,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     naive(ref, in.v, wt, cout, false);
     for (size_t v = 0; v < nv; v++)
         for (int o = 0; o < cout; o++) got[v * cout + o] = swin_vol_f32(ov)[v * ov.pitch + o];
-    /* fp32 dot products of cin <= 40 terms |a| <= 1, |w| <= 0.5: rounding < 1e-5. */
+    /* fp32 dot products of cin <= 44 terms |a| <= 1, |w| <= 0.5: rounding < 1e-5. */
     ok &= check_close(name, got, ref, n, 2e-5, 1e-5);
     ok &= tvol_guard_ok(name, &out, c0, cout);
     if (can_fail) {
@@ -71,6 +71,10 @@ int main(void)
         ok &= run_case(be, 5, 4, 3, 7, 7, 9, 18, 0, false);
         /* lines of 9 voxels, cout 50, written into the first half of a concat */
         ok &= run_case(be, 2, 3, 9, 16, 16, 50, 100, 0, false);
+        /* lines of 7 voxels (a last group of 3), cin 44, cout 40 (24 + 16) and 45 (24 + 21: a
+         * partial third vector) into a concat's second part */
+        ok &= run_case(be, 2, 2, 7, 44, 48, 40, 40, 0, false);
+        ok &= run_case(be, 3, 2, 7, 44, 44, 45, 50, 5, true);
         /* cin 1, cout 24 */
         ok &= run_case(be, 1, 2, 6, 1, 1, 24, 24, 0, false);
     }
