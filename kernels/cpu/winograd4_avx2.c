@@ -104,6 +104,7 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
             const int iy = y0 + y, ix = x0 + x;
             const bool col = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
             const float *src = base + (((long)z0 * in.h + iy) * in.w + ix) * in.pitch;
+            /* the same point of the tile two ahead along x, one line per 16 channels */
             const bool ahead = col && ix + 8 < in.w && (c0 & 8) == 0;
             __m256 c[6];
             for (int z = 0; z < 6; z++) {
