@@ -8,7 +8,7 @@ static const float SENTINEL = -12345.678f;
 
 tvol tvol_new(int d, int h, int w, int c, int pitch)
 {
-    tvol t = {.v = {NULL, d, h, w, c, pitch}};
+    tvol t = {.v = {.data = NULL, .d = d, .h = h, .w = w, .c = c, .pitch = pitch, .dtype = SWIN_F32}};
     t.total = (size_t)d * h * w * pitch + TVOL_GUARD;
     t.mem = malloc(t.total * sizeof(float));
     if (!t.mem) {

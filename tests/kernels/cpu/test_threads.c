@@ -33,16 +33,26 @@ static bool run_all(void)
     float *win = test_rand(&r, (size_t)27 * C * C, -0.3f, 0.3f), *bias = test_rand(&r, (size_t)C, -1, 1);
     float *wmerge = test_rand(&r, (size_t)16 * C * C, -0.3f, 0.3f);
     float *g8 = test_rand(&r, (size_t)8 * C, 0.5f, 1.5f), *b8 = test_rand(&r, (size_t)8 * C, -0.5f, 0.5f);
-    float *p[32];
+    /* one statement each: the random draws come in this order (an initializer list's
+     * expressions are evaluated in no fixed order) */
+    float *p[13];
     int np = 0;
-    struct swin_block_w blk = {
-        .norm1_w = p[np++] = test_rand(&r, C, 0.5f, 1.5f), .norm1_b = p[np++] = test_rand(&r, C, -.5f, .5f),
-        .qkv_w = p[np++] = test_rand(&r, (size_t)3 * C * C, -.5f, .5f), .qkv_b = p[np++] = test_rand(&r, 3 * C, -.5f, .5f),
-        .bias_table = p[np++] = test_rand(&r, (size_t)13 * 13 * 13 * 3, -1, 1),
-        .proj_w = p[np++] = test_rand(&r, (size_t)C * C, -.4f, .4f), .proj_b = p[np++] = test_rand(&r, C, -.5f, .5f),
-        .norm2_w = p[np++] = test_rand(&r, C, 0.5f, 1.5f), .norm2_b = p[np++] = test_rand(&r, C, -.5f, .5f),
-        .fc1_w = p[np++] = test_rand(&r, (size_t)C * HID, -.5f, .5f), .fc1_b = p[np++] = test_rand(&r, HID, -.5f, .5f),
-        .fc2_w = p[np++] = test_rand(&r, (size_t)HID * C, -.3f, .3f), .fc2_b = p[np++] = test_rand(&r, C, -.5f, .5f)};
+    p[np++] = test_rand(&r, C, 0.5f, 1.5f);                      /* norm1_w */
+    p[np++] = test_rand(&r, C, -.5f, .5f);                       /* norm1_b */
+    p[np++] = test_rand(&r, (size_t)3 * C * C, -.5f, .5f);       /* qkv_w */
+    p[np++] = test_rand(&r, 3 * C, -.5f, .5f);                   /* qkv_b */
+    p[np++] = test_rand(&r, (size_t)13 * 13 * 13 * 3, -1, 1);    /* bias_table */
+    p[np++] = test_rand(&r, (size_t)C * C, -.4f, .4f);           /* proj_w */
+    p[np++] = test_rand(&r, C, -.5f, .5f);                       /* proj_b */
+    p[np++] = test_rand(&r, C, 0.5f, 1.5f);                      /* norm2_w */
+    p[np++] = test_rand(&r, C, -.5f, .5f);                       /* norm2_b */
+    p[np++] = test_rand(&r, (size_t)C * HID, -.5f, .5f);         /* fc1_w */
+    p[np++] = test_rand(&r, HID, -.5f, .5f);                     /* fc1_b */
+    p[np++] = test_rand(&r, (size_t)HID * C, -.3f, .3f);         /* fc2_w */
+    p[np++] = test_rand(&r, C, -.5f, .5f);                       /* fc2_b */
+    struct swin_block_w blk = {.norm1_w = p[0], .norm1_b = p[1], .qkv_w = p[2], .qkv_b = p[3], .bias_table = p[4],
+                               .proj_w = p[5], .proj_b = p[6], .norm2_w = p[7], .norm2_b = p[8], .fc1_w = p[9],
+                               .fc1_b = p[10], .fc2_w = p[11], .fc2_b = p[12]};
     tvol src = tvol_new(D, H, W, C, C + 1);
     tvol_fill(&src, &r, -2.0f, 2.0f);
     tvol x[NBE], y[NBE];
