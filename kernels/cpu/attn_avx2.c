@@ -6,11 +6,9 @@
  *   per block of 8 query rows i0 .. i0+7, two halves of 4 rows each:
  *     s (4, npad) = q k^T  4 rows x 24 keys per tile (8 or 16 for the last): for every
  *                          e < hd, 3 rows of kt times 4 broadcasts of q_i[e] into 12
- *                          accumulators; keys past n come from zero columns of kt; the
- *                          bias row and mask added as the tile is stored, and each row's
- *                          maximum kept
- *   softmax of each of the 8 rows over its n keys, left unnormalised
- *   (swin_cpu_softmax_exp_row_avx2)
+ *                          accumulators; keys past n come from zero columns of kt
+ *   softmax of each of the 8 rows over its n keys, with its bias row and mask, left
+ *   unnormalised (swin_cpu_softmax_exp_row_avx2)
  *     o rows = s vp        4 rows x 16 columns per tile: for every key t < n, 2 vectors of
  *                          vp row t times 4 broadcasts of s_i[t] into 8 accumulators, then
  *                          times the row's 1 / sum (hd products instead of n)
@@ -22,7 +20,6 @@
 #include "kernels/cpu/cpu_rowops.h"
 
 #include <immintrin.h>
-#include <math.h>
 #include <stdbool.h>
 
 #include "kernels/cpu/avx2_lanes.h"
@@ -30,20 +27,9 @@
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
-/* The logit rows of a block of 4 query rows as they are stored: each row's bias row (n
- * keys), the mask (label NULL: none; else -100 where label[t] != lab[i]) and the running
- * maximum over its real keys (lanes past n stay at -inf). */
-struct qk_rows {
-    const float *q[4], *bias[4];
-    const int *label;
-    int lab[4], n;
-    __m256 mx[4];
-};
-
-/* s rows 0..3 (stride lds), keys t0 .. t0 + 8 kw - 1, of the rows' q times kt, plus bias and
- * mask; keys past n are stored as they come (their kt columns are zero) and skipped by the
- * maximum. */
-AVX2_INLINE void qk_tile(float *s, int lds, struct qk_rows *qr, int hd, const float *kt, int npad, int t0, int kw)
+/* s rows 0..3 (stride lds), keys t0 .. t0 + 8 kw - 1, of q rows qr[] times kt. */
+AVX2_INLINE void qk_tile(float *s, int lds, const float *const qr[4], int hd, const float *kt, int npad, int t0,
+                         int kw)
 {
     __m256 acc[4][3];
     for (int i = 0; i < 4; i++)
@@ -53,63 +39,24 @@ AVX2_INLINE void qk_tile(float *s, int lds, struct qk_rows *qr, int hd, const fl
         __m256 kv[3];
         for (int w = 0; w < kw; w++) kv[w] = _mm256_loadu_ps(kr + 8 * w);
         for (int i = 0; i < 4; i++) {
-            const __m256 b = _mm256_broadcast_ss(qr->q[i] + e);
+            const __m256 b = _mm256_broadcast_ss(qr[i] + e);
             for (int w = 0; w < kw; w++) acc[i][w] = _mm256_fmadd_ps(b, kv[w], acc[i][w]);
         }
     }
-    for (int w = 0; w < kw; w++) {
-        const int t = t0 + 8 * w;
-        /* plain loads where all 8 keys are real (AMD CPUs run masked ones slower) */
-        const bool full = t + 8 <= qr->n;
-        const __m256i mk = swin_cpu_lanes(qr->n - t);
-        __m256 off = _mm256_setzero_ps();
-        if (qr->label) {
-            const __m256i lab = full ? _mm256_loadu_si256((const __m256i *)(const void *)(qr->label + t))
-                                     : _mm256_maskload_epi32(qr->label + t, mk);
-            off = _mm256_castsi256_ps(lab);
-        }
-        for (int i = 0; i < 4; i++) {
-            __m256 v = _mm256_add_ps(acc[i][w], full ? _mm256_loadu_ps(qr->bias[i] + t)
-                                                     : _mm256_maskload_ps(qr->bias[i] + t, mk));
-            if (qr->label) {
-                const __m256i same = _mm256_cmpeq_epi32(_mm256_castps_si256(off), _mm256_set1_epi32(qr->lab[i]));
-                v = _mm256_add_ps(v, _mm256_andnot_ps(_mm256_castsi256_ps(same), _mm256_set1_ps(-100.0f)));
-            }
-            _mm256_storeu_ps(s + (size_t)i * lds + t, v);
-            qr->mx[i] = full ? _mm256_max_ps(qr->mx[i], v)
-                             : _mm256_max_ps(qr->mx[i], _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
-                                                                          _mm256_castsi256_ps(mk)));
-        }
-    }
+    for (int i = 0; i < 4; i++)
+        for (int w = 0; w < kw; w++) _mm256_storeu_ps(s + (size_t)i * lds + t0 + 8 * w, acc[i][w]);
 }
 
-AVX2_INLINE float hmax8(__m256 v)
+/* s rows 0..3 (stride npad) = q rows i0 .. i0 + 3 (rows past n repeat row i0) times kt. */
+AVX2_INLINE void qk_rows4(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad)
 {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-    return _mm_cvtss_f32(m);
-}
-
-/* s rows 0..3 (stride npad) = q rows i0 .. i0 + 3 (rows past n repeat row i0) times kt, plus
- * their bias and mask; mx[i]: each row's maximum over its n keys. */
-AVX2_INLINE void qk_rows4(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad,
-                          const float *bias, const int *label, const int *label_all, float *mx)
-{
-    struct qk_rows qr = {.label = label, .n = n};
-    for (int i = 0; i < 4; i++) {
-        const int row = i0 + i < n ? i0 + i : i0;
-        qr.q[i] = q + (size_t)row * ld;
-        qr.bias[i] = bias + (size_t)row * n;
-        qr.lab[i] = label_all[row];
-        qr.mx[i] = _mm256_set1_ps(-INFINITY);
-    }
+    const float *qr[4];
+    for (int i = 0; i < 4; i++) qr[i] = q + (size_t)(i0 + i < n ? i0 + i : i0) * ld;
     int t0 = 0;
-    for (; t0 + 24 <= npad; t0 += 24) qk_tile(s, npad, &qr, hd, kt, npad, t0, 3);
+    for (; t0 + 24 <= npad; t0 += 24) qk_tile(s, npad, qr, hd, kt, npad, t0, 3);
     /* npad is a multiple of 16, so 0, 8 or 16 keys are left */
-    if (npad - t0 == 16) qk_tile(s, npad, &qr, hd, kt, npad, t0, 2);
-    else if (npad - t0 == 8) qk_tile(s, npad, &qr, hd, kt, npad, t0, 1);
-    for (int i = 0; i < 4; i++) mx[i] = hmax8(qr.mx[i]);
+    if (npad - t0 == 16) qk_tile(s, npad, qr, hd, kt, npad, t0, 2);
+    else if (npad - t0 == 8) qk_tile(s, npad, qr, hd, kt, npad, t0, 1);
 }
 
 /* o rows [0, rows) (rows <= 4, stride ldo, hd columns) = (p rows (stride npad, n keys) . vp)
@@ -163,10 +110,12 @@ AVX2 void swin_cpu_attn_head_avx2(float *o, int ldo, const float *q, const float
     }
     for (int i0 = 0; i0 < n; i0 += 8) {
         const int rows = n - i0 < 8 ? n - i0 : 8;
-        float mx[8], inv[8];
-        qk_rows4(sblk, q, ld, i0, n, hd, kt, npad, bias, label, label_all, mx);
-        if (rows > 4) qk_rows4(sblk + 4 * (size_t)npad, q, ld, i0 + 4, n, hd, kt, npad, bias, label, label_all, mx + 4);
-        for (int i = 0; i < rows; i++) inv[i] = swin_cpu_softmax_exp_row_avx2(sblk + (size_t)i * npad, mx[i], n);
+        qk_rows4(sblk, q, ld, i0, n, hd, kt, npad);
+        if (rows > 4) qk_rows4(sblk + 4 * (size_t)npad, q, ld, i0 + 4, n, hd, kt, npad);
+        float inv[8];
+        for (int i = 0; i < rows; i++)
+            inv[i] = swin_cpu_softmax_exp_row_avx2(sblk + (size_t)i * npad, bias + (size_t)(i0 + i) * n, label,
+                                                   label_all[i0 + i], n);
         pv_rows4(o + (size_t)i0 * ldo, ldo, sblk, npad, rows < 4 ? rows : 4, n, hd, vp, hd16, inv);
         if (rows > 4)
             pv_rows4(o + (size_t)(i0 + 4) * ldo, ldo, sblk + 4 * (size_t)npad, npad, rows - 4, n, hd, vp, hd16, inv + 4);

@@ -14,12 +14,11 @@ void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const 
 void swin_cpu_softmax_row(float *r, const float *bias, const int *label, int label_i, int n);
 /* The same with AVX-512 (vmath_avx512.c); call only where the CPU has AVX-512F. */
 void swin_cpu_softmax_row_avx512(float *r, const float *bias, const int *label, int label_i, int n);
-/* The exponentials of a softmax with AVX2 + FMA (vmath_avx2.c; call only where the CPU has
- * both) whose logits already hold their bias and mask, and whose maximum mx the caller
- * kept as it stored them: r[j] = exp(r[j] - mx) left unnormalised, and the return value is
- * 1 / sum_j r[j], for the caller to apply to what it makes of the row (the head's outputs:
- * hd values instead of n). */
-float swin_cpu_softmax_exp_row_avx2(float *r, float mx, int n);
+/* The same with AVX2 + FMA (vmath_avx2.c; call only where the CPU has both) but left
+ * unnormalised: r[j] = exp(r[j] + bias[j] + m[j] - max), and the return value is 1 / sum_j
+ * r[j], for the caller to apply to what it makes of the row (the head's outputs: hd values
+ * instead of n). */
+float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int *label, int label_i, int n);
 
 /* h[0..n) = GELU(h) = 0.5 h (1 + erf(h / sqrt 2)) in place, exact-erf form, within a few
  * ulp (gelu.c). */

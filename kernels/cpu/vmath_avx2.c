@@ -1,7 +1,6 @@
 /* 8-lane AVX2 + FMA versions of the row functions of cpu_rowops.h (compiled for avx2,fma
  * only; the backend calls them only where the CPU has both):
- *   swin_cpu_softmax_exp_row_avx2  the attention softmax's exponentials (bias, mask and
- *                              maximum taken by the head as it stored the logits; left
+ *   swin_cpu_softmax_exp_row_avx2  the attention softmax (bias and mask added first, left
  *                              unnormalised: the head scales its outputs), same
  *                              algorithm as vexp.c (max-subtracted, Cephes expf clamped at -87)
  *   swin_cpu_gelu_erf_avx2     exact-erf GELU, same algorithm as gelu.c
@@ -18,6 +17,14 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+AVX2_INLINE float hmax8(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
 
 AVX2_INLINE float hsum8(__m256 v)
 {
@@ -43,19 +50,46 @@ AVX2_INLINE __m256 exp8_nonpos(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
 }
 
-AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, float mx, int n)
+/* Logits + bias (+ mask) of the lanes in `m` (zero elsewhere), from r + j; `full`: all 8
+ * lanes, read with plain loads (AMD CPUs run masked ones slower). */
+AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, int label_i, int j, __m256i m,
+                          const bool full)
+{
+    __m256 v = full ? _mm256_add_ps(_mm256_loadu_ps(r + j), _mm256_loadu_ps(bias + j))
+                    : _mm256_add_ps(_mm256_maskload_ps(r + j, m), _mm256_maskload_ps(bias + j, m));
+    if (label) {
+        const __m256i lab = full ? _mm256_loadu_si256((const __m256i *)(const void *)(label + j))
+                                 : _mm256_maskload_epi32(label + j, m);
+        const __m256i same = _mm256_cmpeq_epi32(lab, _mm256_set1_epi32(label_i));
+        v = _mm256_add_ps(v, _mm256_andnot_ps(_mm256_castsi256_ps(same), _mm256_set1_ps(-100.0f)));
+    }
+    return v;
+}
+
+AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
 {
     const int n8 = n / 8 * 8;
-    const __m256 vmx = _mm256_set1_ps(mx);
+    const __m256i all = _mm256_set1_epi32(-1), tail = swin_cpu_lanes(n - n8);
+    __m256 vm = _mm256_set1_ps(-INFINITY);
+    for (int j = 0; j < n8; j += 8) {
+        const __m256 v = biased(r, bias, label, label_i, j, all, true);
+        _mm256_storeu_ps(r + j, v);
+        vm = _mm256_max_ps(vm, v);
+    }
+    if (n8 < n) {
+        const __m256 v = biased(r, bias, label, label_i, n8, tail, false);
+        _mm256_maskstore_ps(r + n8, tail, v);
+        vm = _mm256_max_ps(vm, _mm256_blendv_ps(vm, v, _mm256_castsi256_ps(tail)));
+    }
+    const __m256 mx = _mm256_set1_ps(hmax8(vm));
     __m256 acc = _mm256_setzero_ps();
     for (int j = 0; j < n8; j += 8) {
-        const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(r + j), vmx));
+        const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(r + j), mx));
         _mm256_storeu_ps(r + j, v);
         acc = _mm256_add_ps(acc, v);
     }
     if (n8 < n) {
-        const __m256i tail = swin_cpu_lanes(n - n8);
-        const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_maskload_ps(r + n8, tail), vmx));
+        const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_maskload_ps(r + n8, tail), mx));
         _mm256_maskstore_ps(r + n8, tail, v);
         acc = _mm256_add_ps(acc, _mm256_and_ps(v, _mm256_castsi256_ps(tail)));
     }
