@@ -48,6 +48,16 @@ static void accepted(void)
           "plain and single-quoted scalars, comments, CRLF, upper case hashes lowered");
 }
 
+/* Names that only start with dots are ordinary names, not '.' or '..' components (fuzz_large_files
+ * found the harness treating them as traversals). */
+static void dotted_names(void)
+{
+    swin_error err;
+    CHECK(parse("large_files:\n  - path: \"....models/..x/a...\"\n" ITEM_TAIL, &err) == SWIN_OK && lf.n == 1 &&
+              !strcmp(lf.file[0].path, "....models/..x/a..."),
+          "names of dots and letters are kept as they are");
+}
+
 static void refused(const char *text, const char *what)
 {
     swin_error err;
@@ -116,6 +126,7 @@ static void metadata(void)
 int main(void)
 {
     accepted();
+    dotted_names();
     refusals();
     metadata();
     if (failures) return 1;
