@@ -17,8 +17,8 @@ static inline size_t swin_cpu_attn_tr_floats(int n, int hd)
     return (size_t)((hd + 15) / 16 * 16) * swin_cpu_attn_npad(n);
 }
 
-/* Floats of the logit block sblk: 8 rows of npad floats (attn_avx2.c's row stride). */
-static inline size_t swin_cpu_attn_sblk_floats(int n) { return (size_t)8 * swin_cpu_attn_npad(n); }
+/* Floats of the logit block sblk: 12 rows of npad floats (attn_avx2.c's block and row stride). */
+static inline size_t swin_cpu_attn_sblk_floats(int n) { return (size_t)12 * swin_cpu_attn_npad(n); }
 
 /* dst (rows_pad, npad): dst[e][t] = src[t*ld + e] for e < cols, t < n; zero elsewhere */
 static inline void swin_cpu_attn_transpose_pad(float *dst, int rows_pad, int npad, const float *src, int ld, int n,

@@ -1,5 +1,6 @@
 /* Weight GEMM dispatch and the baseline bfloat16 GEMM (kernels/cpu/gemm_bf16.h). */
 #include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/gemm_f32.h"
 
 #include <cblas.h>
 
@@ -32,6 +33,10 @@ void swin_cpu_wgemm_run(struct swin_cpu_wgemm g, int m, int n, int k, const floa
 {
     if (g.bf16) {
         swin_cpu_gemm_bf16(g.simd, m, n, k, a, lda, (const swin_bf16 *)(const void *)w, ldw, accumulate, c, ldc);
+        return;
+    }
+    if (g.simd == SWIN_CPU_SIMD_AVX2 && swin_cpu_sgemm_avx2_fits(n, k)) {
+        swin_cpu_sgemm_avx2(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
         return;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, w, ldw, accumulate ? 1.0f : 0.0f,

@@ -1,4 +1,5 @@
-/* Weight GEMMs of the CPU backend, in float32 (OpenBLAS) or bfloat16 (precision BF16):
+/* Weight GEMMs of the CPU backend, in float32 (OpenBLAS or gemm_f32.h) or bfloat16
+ * (precision BF16):
  *   C (m x n, ldc) = [C +] A (m x k, lda, float32) . W (k x n, ldw)
  * bfloat16: W holds bfloat16 (runtime/model_bf16.h), each element of A is rounded to
  * bfloat16 (nearest even) as it is read, the products (exact in float32: 8-bit x 8-bit
@@ -26,8 +27,9 @@ struct swin_cpu_wgemm {
     enum swin_cpu_simd simd;
 };
 
-/* The weight GEMM above with w typed as the model holds it: float32 weights through
- * cblas_sgemm, bfloat16 ones through swin_cpu_gemm_bf16. */
+/* The weight GEMM above with w typed as the model holds it: bfloat16 weights through
+ * swin_cpu_gemm_bf16; float32 ones through the AVX2 kernel of gemm_f32.h where the level
+ * is AVX2 and the shape fits it (swin_cpu_sgemm_avx2_fits), else cblas_sgemm. */
 void swin_cpu_wgemm_run(struct swin_cpu_wgemm g, int m, int n, int k, const float *a, int lda, const float *w,
                         int ldw, bool accumulate, float *c, int ldc);
 

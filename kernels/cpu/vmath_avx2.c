@@ -68,32 +68,51 @@ AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, i
 
 AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
 {
-    const int n8 = n / 8 * 8;
+    /* two vectors per step with their own max and sum: the exp's dependency chain of one
+     * step overlaps the other's */
+    const int n8 = n / 8 * 8, n16 = n / 16 * 16;
     const __m256i all = _mm256_set1_epi32(-1), tail = swin_cpu_lanes(n - n8);
-    __m256 vm = _mm256_set1_ps(-INFINITY);
-    for (int j = 0; j < n8; j += 8) {
+    __m256 vm0 = _mm256_set1_ps(-INFINITY), vm1 = vm0;
+    int j = 0;
+    for (; j < n16; j += 16) {
+        const __m256 v0 = biased(r, bias, label, label_i, j, all, true);
+        const __m256 v1 = biased(r, bias, label, label_i, j + 8, all, true);
+        _mm256_storeu_ps(r + j, v0);
+        _mm256_storeu_ps(r + j + 8, v1);
+        vm0 = _mm256_max_ps(vm0, v0);
+        vm1 = _mm256_max_ps(vm1, v1);
+    }
+    if (j < n8) {
         const __m256 v = biased(r, bias, label, label_i, j, all, true);
         _mm256_storeu_ps(r + j, v);
-        vm = _mm256_max_ps(vm, v);
+        vm0 = _mm256_max_ps(vm0, v);
     }
     if (n8 < n) {
         const __m256 v = biased(r, bias, label, label_i, n8, tail, false);
         _mm256_maskstore_ps(r + n8, tail, v);
-        vm = _mm256_max_ps(vm, _mm256_blendv_ps(vm, v, _mm256_castsi256_ps(tail)));
+        vm1 = _mm256_max_ps(vm1, _mm256_blendv_ps(vm1, v, _mm256_castsi256_ps(tail)));
     }
-    const __m256 mx = _mm256_set1_ps(hmax8(vm));
-    __m256 acc = _mm256_setzero_ps();
-    for (int j = 0; j < n8; j += 8) {
+    const __m256 mx = _mm256_set1_ps(hmax8(_mm256_max_ps(vm0, vm1)));
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (j = 0; j < n16; j += 16) {
+        const __m256 v0 = exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(r + j), mx));
+        const __m256 v1 = exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(r + j + 8), mx));
+        _mm256_storeu_ps(r + j, v0);
+        _mm256_storeu_ps(r + j + 8, v1);
+        acc0 = _mm256_add_ps(acc0, v0);
+        acc1 = _mm256_add_ps(acc1, v1);
+    }
+    if (j < n8) {
         const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(r + j), mx));
         _mm256_storeu_ps(r + j, v);
-        acc = _mm256_add_ps(acc, v);
+        acc0 = _mm256_add_ps(acc0, v);
     }
     if (n8 < n) {
         const __m256 v = exp8_nonpos(_mm256_sub_ps(_mm256_maskload_ps(r + n8, tail), mx));
         _mm256_maskstore_ps(r + n8, tail, v);
-        acc = _mm256_add_ps(acc, _mm256_and_ps(v, _mm256_castsi256_ps(tail)));
+        acc1 = _mm256_add_ps(acc1, _mm256_and_ps(v, _mm256_castsi256_ps(tail)));
     }
-    return 1.0f / hsum8(acc);
+    return 1.0f / hsum8(_mm256_add_ps(acc0, acc1));
 }
 
 /* erf(x), N. Juffa's erff algorithm as in gelu.c: x + x P(x^2) for |x| <= 0.921875, else

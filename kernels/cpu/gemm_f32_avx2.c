@@ -1,0 +1,89 @@
+/* The float32 weight GEMM with AVX2 + FMA (gemm_f32.h; compiled for avx2,fma only):
+ *   C (m x n, ldc) = [C +] A (m x k, lda) . W (k x n, ldw)
+ * Nothing is packed: the weight GEMMs of the model have k of 1 to a few hundred, where
+ * packing A and W and zeroing C (OpenBLAS's route) cost as much as the products.
+ * Columns in tiles of 24 (3 ymm, MR = 4 rows: 12 accumulators) or, for a last tile of 16
+ * or fewer, 16 (2 ymm, 6 rows: 12 accumulators again, so that the two FMA pipes never
+ * wait on their 4-cycle latency; 4 rows where the tile is partial) or 8 (6 rows). Per k: the tile's W row (from L1 or L2: W is swept tile
+ * by tile, each tile's k x 24 panel used by every row of A before the next), then per row
+ * one broadcast of A and its FMAs. k is summed in order in one set of registers; with
+ * accumulate the sums are added to C once, at the store. Rows past m read the last real
+ * row and are not stored; columns past n read W through masked loads and are stored
+ * through a stack copy (AMD CPUs run masked stores far slower). */
+#include "kernels/cpu/gemm_f32.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "kernels/cpu/avx2_lanes.h"
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+/* tile_MRxNV: rows [0, rows) of the MR x 8NV tile at c (stride ldc), its columns [0, cols)
+ * (cols > 8 (NV - 1)). One function per shape, its accumulator array of exactly MR x NV:
+ * a larger one, partly used, made gcc keep it on the stack. */
+#define GEMM_TILE(MR, NV)                                                                                       \
+    AVX2_INLINE void tile_##MR##x##NV(const float *a, int lda, int rows, const float *w, int ldw, int k, float *c,  \
+                                      int ldc, int cols, bool accumulate)                                       \
+    {                                                                                                           \
+        __m256 acc[MR][NV];                                                                                     \
+        for (int r = 0; r < MR; r++)                                                                            \
+            for (int j = 0; j < NV; j++) acc[r][j] = _mm256_setzero_ps();                                       \
+        const float *ar[MR];                                                                                    \
+        for (int r = 0; r < MR; r++) ar[r] = a + (size_t)(r < rows ? r : rows - 1) * lda;                       \
+        const bool full = cols == 8 * NV;                                                                       \
+        const __m256i last = swin_cpu_lanes(cols - 8 * (NV - 1));                                               \
+        for (int kk = 0; kk < k; kk++, w += ldw) {                                                              \
+            __m256 wv[NV];                                                                                      \
+            for (int j = 0; j < NV - 1; j++) wv[j] = _mm256_loadu_ps(w + 8 * j);                               \
+            wv[NV - 1] = full ? _mm256_loadu_ps(w + 8 * (NV - 1)) : _mm256_maskload_ps(w + 8 * (NV - 1), last); \
+            for (int r = 0; r < MR; r++) {                                                                      \
+                const __m256 x = _mm256_broadcast_ss(ar[r] + kk);                                               \
+                for (int j = 0; j < NV; j++) acc[r][j] = _mm256_fmadd_ps(x, wv[j], acc[r][j]);                  \
+            }                                                                                                   \
+        }                                                                                                       \
+        /* constant trip counts, unrolled: acc is indexed by constants and stays in registers */ \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
+            if (r >= rows) continue;                                                                            \
+            float *row = c + (size_t)r * ldc;                                                                   \
+            if (full) {                                                                                         \
+                for (int j = 0; j < NV; j++)                                                                    \
+                    _mm256_storeu_ps(row + 8 * j, accumulate ? _mm256_add_ps(acc[r][j], _mm256_loadu_ps(row + 8 * j)) \
+                                                             : acc[r][j]);                                      \
+                continue;                                                                                       \
+            }                                                                                                   \
+            float tmp[8 * NV];                                                                                  \
+            for (int j = 0; j < NV; j++) _mm256_storeu_ps(tmp + 8 * j, acc[r][j]);                              \
+            for (int i = 0; i < cols; i++) row[i] = accumulate ? row[i] + tmp[i] : tmp[i];                      \
+        }                                                                                                       \
+    }
+
+GEMM_TILE(4, 3)
+GEMM_TILE(6, 2)
+GEMM_TILE(4, 2)
+GEMM_TILE(6, 1)
+
+AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool accumulate,
+                              float *c, int ldc)
+{
+    int j = 0;
+    for (; n - j > 16; j += 24) {
+        const int cols = n - j < 24 ? n - j : 24;
+        for (int i = 0; i < m; i += 4)
+            tile_4x3(a + (size_t)i * lda, lda, m - i < 4 ? m - i : 4, w + j, ldw, k, c + (size_t)i * ldc + j, ldc,
+                     cols, accumulate);
+    }
+    if (j >= n) return;
+    /* the last 16 or fewer columns; a partial 16 takes 4 rows, its mask needing the 16th
+     * register */
+    const int cols = n - j, mr = cols == 16 ? 6 : cols > 8 ? 4 : 6;
+    for (int i = 0; i < m; i += mr) {
+        const int rows = m - i < mr ? m - i : mr;
+        const float *ai = a + (size_t)i * lda;
+        float *ci = c + (size_t)i * ldc + j;
+        if (cols == 16) tile_6x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, accumulate);
+        else if (cols > 8) tile_4x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, accumulate);
+        else tile_6x1(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, accumulate);
+    }
+}
