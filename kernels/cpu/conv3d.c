@@ -4,7 +4,8 @@
  *   out (OD, OH, OW, cout), pitch out.pitch (may be a channel slice of a concat)
  * Method: im2col per slab of R consecutive output voxels into the thread's workspace
  * (R x k^3 cin, column = tap * cin + ci, taps in (kz, ky, kx) order, zeros outside the
- * input), then one sgemm (R x K) . (K x cout) written straight into out with ldc = pitch.
+ * input), then one sgemm (R x K) . (K x cout) written straight into out with ldc = pitch
+ * (the weight GEMM of gemm_bf16.h: OpenBLAS, or the AVX2 kernel of gemm_f32.h on a small W).
  * k = 1, stride 1, pad 0 skips im2col: the input rows are the A matrix (lda = in.pitch).
  * On CPUs with AVX-512 or AVX2 (unless the backend was capped lower) the convs with an
  * im2col step and more than SMALL_GRID output voxels go to the implicit-GEMM kernel of
@@ -22,6 +23,7 @@
  * into the workspace per call. */
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv3d_internal.h"
+#include "kernels/cpu/gemm_f32.h"
 #include "kernels/cpu/winograd.h"
 
 #include <string.h>
@@ -162,8 +164,10 @@ const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swi
         if (in.c == 1) return "one-channel direct avx2";
         return be->simd == SWIN_CPU_SIMD_AVX512 ? "implicit GEMM avx512" : "implicit GEMM avx2";
     }
-    if (rows_are_a(k, stride, pad)) return gemm.bf16 ? "1x1 bf16 GEMM" : "1x1 sgemm";
-    return gemm.bf16 ? "im2col + bf16 GEMM" : "im2col + sgemm";
+    const int kdim = rows_are_a(k, stride, pad) ? in.c : k * k * k * in.c;
+    const bool avx2 = !gemm.bf16 && gemm.simd == SWIN_CPU_SIMD_AVX2 && swin_cpu_sgemm_avx2_fits(out.c, kdim);
+    if (rows_are_a(k, stride, pad)) return gemm.bf16 ? "1x1 bf16 GEMM" : avx2 ? "1x1 AVX2 GEMM" : "1x1 sgemm";
+    return gemm.bf16 ? "im2col + bf16 GEMM" : avx2 ? "im2col + AVX2 GEMM" : "im2col + sgemm";
 }
 
 /* The im2col / implicit-GEMM kernels whatever the Winograd rule says (bench_cpu_ops times both);

@@ -71,8 +71,8 @@ void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size
 const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be);
 
 /* The kernel conv3d runs for these arguments, in words ("Winograd F(2x2x2,3x3x3)",
- * "implicit GEMM avx2", "im2col + sgemm", "1x1 sgemm", "im2col + bf16 GEMM"): the same
- * choice swin_cpu_ops.conv3d makes (profiles label their rows with it). */
+ * "implicit GEMM avx2", "im2col + sgemm", "1x1 sgemm", "1x1 AVX2 GEMM", "im2col + bf16 GEMM"):
+ * the same choice swin_cpu_ops.conv3d makes (profiles label their rows with it). */
 const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in,
                                    const float *w, int k, int stride, int pad);
 
