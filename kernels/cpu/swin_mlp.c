@@ -2,7 +2,7 @@
  *   x += fc2(GELU_erf(fc1(LN2(x))))       LN2 affine (norm2), GELU 0.5 v (1 + erf(v / sqrt 2))
  *                                          (vectorised erf: gelu.c, vmath_avx2.c, vmath_avx512.c)
  * fc1_w (C, hidden), fc2_w (hidden, C) as core/model.h. Chunked over R consecutive
- * tokens so the hidden activations exist for R tokens only. Per thread workspace:
+ * tokens (mlp_rows) so the hidden activations exist for R tokens only. Per thread workspace:
  *   a (R, C)       LN2 of the chunk
  *   h (R, hidden)  fc1 + bias, then GELU in place
  * fc2 accumulates straight into x (beta = 1) after x += fc2_b. Threads claim chunks. */
@@ -11,7 +11,15 @@
 
 #include <string.h>
 
-static long mlp_rows(long n) { return n < 256 ? n : 256; }
+/* Rows per chunk: up to 256, fewer where that leaves under 8 chunks (6^3 at 96^3 is 216
+ * tokens: one chunk of 256 ran on one thread), in multiples of 8. Not from the thread
+ * count: the chunks, and so OpenBLAS's sums, are the same whatever --threads. */
+static long mlp_rows(long n)
+{
+    long r = (n / 8 + 7) / 8 * 8;
+    r = r < 8 ? 8 : (r > 256 ? 256 : r);
+    return r < n ? r : n;
+}
 
 static size_t mlp_slice(long rows, int c, int hidden)
 {
