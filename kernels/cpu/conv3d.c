@@ -23,7 +23,6 @@
  * into the workspace per call. */
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv3d_internal.h"
-#include "kernels/cpu/gemm_f32.h"
 #include "kernels/cpu/winograd.h"
 
 #include <string.h>
@@ -165,7 +164,7 @@ const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swi
         return be->simd == SWIN_CPU_SIMD_AVX512 ? "implicit GEMM avx512" : "implicit GEMM avx2";
     }
     const int kdim = rows_are_a(k, stride, pad) ? in.c : k * k * k * in.c;
-    const bool avx2 = !gemm.bf16 && gemm.simd == SWIN_CPU_SIMD_AVX2 && swin_cpu_sgemm_avx2_fits(out.c, kdim);
+    const bool avx2 = swin_cpu_wgemm_avx2(gemm, out.c, kdim);
     if (rows_are_a(k, stride, pad)) return gemm.bf16 ? "1x1 bf16 GEMM" : avx2 ? "1x1 AVX2 GEMM" : "1x1 sgemm";
     return gemm.bf16 ? "im2col + bf16 GEMM" : avx2 ? "im2col + AVX2 GEMM" : "im2col + sgemm";
 }

@@ -27,9 +27,13 @@ struct swin_cpu_wgemm {
     enum swin_cpu_simd simd;
 };
 
+/* Whether swin_cpu_wgemm_run sends this weight GEMM (n columns, inner dimension k) to the
+ * AVX2 kernel of gemm_f32.h: float32 weights, the AVX2 level, a shape it fits. */
+bool swin_cpu_wgemm_avx2(struct swin_cpu_wgemm g, int n, int k);
+
 /* The weight GEMM above with w typed as the model holds it: bfloat16 weights through
- * swin_cpu_gemm_bf16; float32 ones through the AVX2 kernel of gemm_f32.h where the level
- * is AVX2 and the shape fits it (swin_cpu_sgemm_avx2_fits), else cblas_sgemm. */
+ * swin_cpu_gemm_bf16; float32 ones through the AVX2 kernel of gemm_f32.h where
+ * swin_cpu_wgemm_avx2 says so, else cblas_sgemm. */
 void swin_cpu_wgemm_run(struct swin_cpu_wgemm g, int m, int n, int k, const float *a, int lda, const float *w,
                         int ldw, bool accumulate, float *c, int ldc);
 

@@ -4,9 +4,9 @@
  * packing A and W and zeroing C (OpenBLAS's route) cost as much as the products.
  * Columns in tiles of 24 (3 ymm, MR = 4 rows: 12 accumulators) or, for a last tile of 16
  * or fewer, 16 (2 ymm, 6 rows: 12 accumulators again, so that the two FMA pipes never
- * wait on their 4-cycle latency; 4 rows where the tile is partial) or 8 (6 rows). Per k: the tile's W row (from L1 or L2: W is swept tile
- * by tile, each tile's k x 24 panel used by every row of A before the next), then per row
- * one broadcast of A and its FMAs. k is summed in order in one set of registers; with
+ * wait on their 4-cycle latency; 4 rows where the tile is partial) or 8 (6 rows). Per k:
+ * the tile's W row (from L1 or L2: W is swept tile by tile, each tile's k x 24 panel used
+ * by every row of A before the next), then per row one broadcast of A and its FMAs. k is summed in order in one set of registers; with
  * accumulate the sums are added to C once, at the store. Rows past m read the last real
  * row and are not stored; columns past n read W through masked loads and are stored
  * through a stack copy (AMD CPUs run masked stores far slower). */
