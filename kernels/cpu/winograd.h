@@ -84,10 +84,10 @@ struct wino_task {
 void swin_cpu_winograd_avx2_weights(struct wino_task *t);
 /* This thread's share of the tile blocks, claimed from t->next (U complete). */
 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
-/* One tile's input transform for channels [c0, c0 + 8) into V (n: the channels left from c0,
- * 8 or more: all 8), and the output transform of a block's tiles for channels
- * [co0, co0 + nco) from M: what differs between the tile sizes. */
-typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v, int c0, int n);
+/* One tile's input transform, every input channel, into V at `slot`, and the output
+ * transform of a block's tiles for channels [co0, co0 + nco) from M: what differs between
+ * the tile sizes. */
+typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v);
 typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco);
 /* U for output channels [co0, co0 + 8) of input channel ci (n: the channels left from co0). */
 typedef void swin_wino_weights_fn(const struct wino_task *t, int ci, int co0, int n);

@@ -25,6 +25,10 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 #define NP 216
+/* Channels per pass of the input and output transforms: one cache line of a voxel. */
+#define CHUNK 16
+/* How far ahead along x the input transform prefetches, in tiles. */
+#define PREFETCH_TILES 2
 
 /* G along one axis: 3 values at stride si of g[] -> 6 at stride so of o[]. */
 #define G6(g, i0, si, o, o0, so)                                                               \
@@ -80,48 +84,85 @@ AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
         v[i0 + 5 * (s)] = _mm256_fmadd_ps(c15, _mm256_sub_ps(d2, d4), _mm256_fmadd_ps(m2, d3, _mm256_add_ps(d5, d1))); \
     }
 
-/* Input transform of tile `tile` (global index) for channels [c0, c0 + 8) into
- * V[p][slot][c0 ..]: B^T along z per (y, x) column as it is read, then per z plane along
- * y and x. Tiles past the end are zero rows. */
-AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, int n)
+/* Input transform of tile `tile` (global index), all channels, into V[slot][p][..] (point p's
+ * cinp values at v + slot * v_tstride + p * v_pstride), CHUNK channels at a time through a
+ * buffer on the stack that stays in L1, in three passes of six vectors in registers:
+ *   1. B^T along x for each of the 36 input rows (z, y): six voxels contiguous in memory,
+ *      each of their lines in the chunk read once;
+ *   2. B^T along y, in place;
+ *   3. B^T along z, stored to V.
+ * Reading the patch a column at a time per 8 channels instead touched 216 lines per group,
+ * 18 of them in each of 12 L1 sets (the input's planes are a multiple of 4 KiB apart), each
+ * line fetched again for the next group; and a 6x6 plane transformed at once does not fit
+ * the 16 ymm registers, so the compiler ran it through memory. Tiles past the end are zero
+ * rows. */
+AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v)
 {
-    const __m256i mk = swin_cpu_lanes(n);
-    const bool full = n >= 8;
     const struct swin_vol in = t->in;
-    const long vstride = t->v_pstride;                /* floats between points */
-    float *dst = v + (size_t)slot * t->v_tstride + c0;
+    const int cin = in.c, cinp = t->cinp;
+    const long ps = t->v_pstride;                     /* floats between points */
+    float *vt = v + (size_t)slot * t->v_tstride;
+    const __m256 zero = _mm256_setzero_ps();
     if (tile >= t->ntiles) {
-        for (int p = 0; p < NP; p++) _mm256_store_ps(dst + p * vstride, _mm256_setzero_ps());
+        for (int p = 0; p < NP; p++)
+            for (int c0 = 0; c0 < cinp; c0 += 8) _mm256_store_ps(vt + p * ps + c0, zero);
         return;
     }
     const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
     const int z0 = 4 * tz - 1, y0 = 4 * ty - 1, x0 = 4 * tx - 1;
-    const float *base = swin_vol_f32(in) + c0;
-    const long zstep = (long)in.h * in.w * in.pitch;
-    __m256 d[NP];                                      /* d[(z' * 6 + y) * 6 + x] */
-    for (int y = 0; y < 6; y++)
-        for (int x = 0; x < 6; x++) {
-            const int iy = y0 + y, ix = x0 + x;
-            const bool col = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
-            const float *src = base + (((long)z0 * in.h + iy) * in.w + ix) * in.pitch;
-            /* the same point of the tile two ahead along x, one line per 16 channels */
-            const bool ahead = col && ix + 8 < in.w && (c0 & 8) == 0;
-            __m256 c[6];
-            for (int z = 0; z < 6; z++) {
-                const bool inside = col && z0 + z >= 0 && z0 + z < in.d;
-                if (inside && ahead) _mm_prefetch((const char *)(src + z * zstep + 8 * in.pitch), _MM_HINT_T0);
-                c[z] = !inside ? _mm256_setzero_ps()
-                       : full  ? _mm256_loadu_ps(src + z * zstep)
-                               : _mm256_maskload_ps(src + z * zstep, mk);
+    int xlo = 0, xhi = 6;                             /* the row's voxels inside the input */
+    while (x0 + xlo < 0) xlo++;
+    while (x0 + xhi > in.w) xhi--;
+    const bool inner = xlo == 0 && xhi == 6;
+    /* the voxels of each row the tile PREFETCH_TILES ahead along x reads first */
+    const int pf0 = 4 * PREFETCH_TILES + 2, pf1 = x0 + pf0 + 4 <= in.w ? pf0 + 4 : in.w - x0;
+    const __m256i tail = swin_cpu_lanes(cin % 8 ? cin % 8 : 8);
+    const int cfull = cin / 8 * 8;                    /* channels loaded with plain loads */
+    _Alignas(32) float buf[NP * CHUNK];               /* buf[((z * 6 + y) * 6 + x) * CHUNK + c] */
+    for (int k0 = 0; k0 < cinp; k0 += CHUNK) {
+        const int kn = cinp - k0 < CHUNK ? cinp - k0 : CHUNK;
+        for (int z = 0; z < 6; z++)
+            for (int y = 0; y < 6; y++) {
+                float *row = buf + (z * 6 + y) * 6 * CHUNK;
+                const int iz = z0 + z, iy = y0 + y;
+                if (iz < 0 || iz >= in.d || iy < 0 || iy >= in.h) {
+                    for (int i = 0; i < 6 * CHUNK; i += 8) _mm256_store_ps(row + i, zero);
+                    continue;
+                }
+                const float *src = swin_vol_f32(in) + (((long)iz * in.h + iy) * in.w + x0) * in.pitch + k0;
+                for (int x = pf0; x < pf1; x++) _mm_prefetch((const char *)(src + x * in.pitch), _MM_HINT_T0);
+                for (int g = 0; g < kn; g += 8) {
+                    __m256 c[6];
+                    if (inner && k0 + g < cfull)
+                        for (int x = 0; x < 6; x++) c[x] = _mm256_loadu_ps(src + x * in.pitch + g);
+                    else
+                        for (int x = 0; x < 6; x++)
+                            c[x] = x < xlo || x >= xhi ? zero
+                                   : k0 + g < cfull    ? _mm256_loadu_ps(src + x * in.pitch + g)
+                                                       : _mm256_maskload_ps(src + x * in.pitch + g, tail);
+                    BT6(c, 0, 1)
+                    for (int x = 0; x < 6; x++) _mm256_store_ps(row + x * CHUNK + g, c[x]);
+                }
             }
-            BT6(c, 0, 1)
-            for (int z = 0; z < 6; z++) d[z * 36 + y * 6 + x] = c[z];
-        }
-    for (int z = 0; z < 6; z++) {
-        __m256 *r = d + 36 * z;
-        for (int x = 0; x < 6; x++) BT6(r, x, 6)                       /* along y */
-        for (int y = 0; y < 6; y++) BT6(r, 6 * y, 1)                   /* along x */
-        for (int i = 0; i < 36; i++) _mm256_store_ps(dst + (z * 36 + i) * vstride, r[i]);
+        /* along y, in place: buf stride 6 CHUNK between y */
+        for (int z = 0; z < 6; z++)
+            for (int x = 0; x < 6; x++)
+                for (int g = 0; g < kn; g += 8) {
+                    float *col = buf + (z * 36 + x) * CHUNK + g;
+                    __m256 c[6];
+                    for (int y = 0; y < 6; y++) c[y] = _mm256_load_ps(col + y * 6 * CHUNK);
+                    BT6(c, 0, 1)
+                    for (int y = 0; y < 6; y++) _mm256_store_ps(col + y * 6 * CHUNK, c[y]);
+                }
+        /* along z, into V */
+        for (int i = 0; i < 36; i++)
+            for (int g = 0; g < kn; g += 8) {
+                __m256 c[6];
+                for (int z = 0; z < 6; z++) c[z] = _mm256_load_ps(buf + (z * 36 + i) * CHUNK + g);
+                BT6(c, 0, 1)
+                float *dst = vt + i * ps + k0 + g;
+                for (int z = 0; z < 6; z++) _mm256_store_ps(dst + (size_t)z * 36 * ps, c[z]);
+            }
     }
 }
 
@@ -139,34 +180,59 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
     }
 
 /* Output transform of tiles [tile0, tile0 + ntile) for channels [co0, co0 + nco): Y = A^T M A + bias,
- * stored for the voxels inside the output. */
+ * stored for the voxels inside the output. Per tile, CHUNK channels at a time through a
+ * buffer on the stack, as the input transform: A^T along x for each of M's 36 rows (z, y)
+ * (six points contiguous in M), then along y, then along z with the bias and the stores,
+ * each pass six vectors in registers; a voxel's CHUNK channels are stored together. */
 AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
 {
     const struct swin_vol out = t->out;
+    const int ncop = (nco + 7) / 8 * 8;
+    const __m256i tail = swin_cpu_lanes(nco % 8 ? nco % 8 : 8);
+    _Alignas(32) float buf[36 * 4 * CHUNK];           /* buf[((z * 6 + y) * 4 + x) * CHUNK + c] */
     for (int slot = 0; slot < ntile && tile0 + slot < t->ntiles; slot++) {
         const long tile = tile0 + slot;
         const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
         const int nz = out.d - 4 * tz < 4 ? out.d - 4 * tz : 4, ny = out.h - 4 * ty < 4 ? out.h - 4 * ty : 4;
         const int nx = out.w - 4 * tx < 4 ? out.w - 4 * tx : 4;
-        for (int j = 0; j < nco; j += 8) {
-            const __m256i mk = swin_cpu_lanes(nco - j);
-            const float *src = m + (size_t)slot * NP * t->cob + j;
-            __m256 d[NP];
-            for (int p = 0; p < NP; p++) d[p] = _mm256_load_ps(src + (size_t)p * t->cob);
-            for (int r = 0; r < 36; r++) AT6(d, 6 * r, 1)              /* along x: x in [0, 4) */
-            for (int z = 0; z < 6; z++)
-                for (int x = 0; x < 4; x++) AT6(d, 36 * z + x, 6)      /* along y */
-            for (int y = 0; y < 4; y++)
-                for (int x = 0; x < 4; x++) AT6(d, 6 * y + x, 36)      /* along z */
-            const __m256 b = t->bias ? _mm256_maskload_ps(t->bias + co0 + j, mk) : _mm256_setzero_ps();
-            for (int z = 0; z < nz; z++)
-                for (int y = 0; y < ny; y++)
-                    for (int x = 0; x < nx; x++) {
-                        const long vox = ((long)(4 * tz + z) * out.h + 4 * ty + y) * out.w + 4 * tx + x;
-                        float *dst = swin_vol_f32(out) + vox * out.pitch + co0 + j;
-                        const __m256 yv = _mm256_add_ps(d[36 * z + 6 * y + x], b);
-                        if (nco - j >= 8) _mm256_storeu_ps(dst, yv);
-                        else _mm256_maskstore_ps(dst, mk, yv);
+        const float *mt = m + (size_t)slot * NP * t->cob;
+        for (int k0 = 0; k0 < ncop; k0 += CHUNK) {
+            const int kn = ncop - k0 < CHUNK ? ncop - k0 : CHUNK;
+            for (int r = 0; r < 36; r++)                                  /* along x */
+                for (int g = 0; g < kn; g += 8) {
+                    const float *src = mt + (size_t)r * 6 * t->cob + k0 + g;
+                    __m256 c[6];
+                    for (int x = 0; x < 6; x++) c[x] = _mm256_load_ps(src + (size_t)x * t->cob);
+                    AT6(c, 0, 1)
+                    for (int x = 0; x < 4; x++) _mm256_store_ps(buf + (r * 4 + x) * CHUNK + g, c[x]);
+                }
+            for (int z = 0; z < 6; z++)                                   /* along y */
+                for (int x = 0; x < 4; x++)
+                    for (int g = 0; g < kn; g += 8) {
+                        float *col = buf + (z * 24 + x) * CHUNK + g;
+                        __m256 c[6];
+                        for (int y = 0; y < 6; y++) c[y] = _mm256_load_ps(col + y * 4 * CHUNK);
+                        AT6(c, 0, 1)
+                        for (int y = 0; y < 4; y++) _mm256_store_ps(col + y * 4 * CHUNK, c[y]);
+                    }
+            for (int y = 0; y < ny; y++)                                  /* along z, + bias, out */
+                for (int x = 0; x < nx; x++)
+                    for (int g = 0; g < kn; g += 8) {
+                        const int j = k0 + g;
+                        const bool full = nco - j >= 8;
+                        const __m256 b = !t->bias ? _mm256_setzero_ps()
+                                         : full   ? _mm256_loadu_ps(t->bias + co0 + j)
+                                                  : _mm256_maskload_ps(t->bias + co0 + j, tail);
+                        __m256 c[6];
+                        for (int z = 0; z < 6; z++) c[z] = _mm256_load_ps(buf + ((z * 6 + y) * 4 + x) * CHUNK + g);
+                        AT6(c, 0, 1)
+                        float *dst = swin_vol_f32(out) + (((long)(4 * tz) * out.h + 4 * ty + y) * out.w + 4 * tx + x) * out.pitch + co0 + j;
+                        const long zstep = (long)out.h * out.w * out.pitch;
+                        for (int z = 0; z < nz; z++) {
+                            const __m256 yv = _mm256_add_ps(c[z], b);
+                            if (full) _mm256_storeu_ps(dst + z * zstep, yv);
+                            else _mm256_maskstore_ps(dst + z * zstep, tail, yv);
+                        }
                     }
         }
     }

@@ -128,7 +128,7 @@ AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
  * masked ones) into V[p][slot][c0 ..]. B^T along z per (y, x) column as the input is read,
  * into d; then per z plane B^T along y and x in registers and the 16 points stored: three
  * passes, two of them without a round trip through memory. */
-AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v, int c0, int n)
+AVX2 static void input_tile_channels(const struct wino_task *t, long tile, int slot, float *v, int c0, int n)
 {
     const __m256i mk = swin_cpu_lanes(n);
     const bool full = n >= 8;
@@ -166,6 +166,13 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
         for (int y = 0; y < 4; y++) BT4(r, 4 * y, 1)                    /* along x */
         for (int i = 0; i < 16; i++) _mm256_store_ps(dst + (z * 16 + i) * vstride, r[i]);
     }
+}
+
+/* The same for every input channel, 8 at a time (a tile's 4x4x4 patch, 64 voxels, stays in
+ * L1 at the channel counts of the grids F(2x2x2) takes). */
+AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v)
+{
+    for (int c0 = 0; c0 < t->cinp; c0 += 8) input_tile_channels(t, tile, slot, v, c0, t->in.c - c0);
 }
 
 /* M rows [r0, r0 + 4) of one point: C (4 x 8NV) = A (4 x K, lda) . B (K x 8NV, ldb).
@@ -267,7 +274,7 @@ AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_
     float *v = (float *)(t->ws + (size_t)tid * t->slice);
     float *m = (float *)(t->ws + (size_t)tid * t->slice + t->v_bytes);
     const long nblocks = (t->ntiles + t->nt - 1) / t->nt;
-    const int cin = t->in.c, cout = t->out.c;
+    const int cout = t->out.c;
     struct timespec since;
     swin_cpu_wino_phase_start(t, &since);
     long b, e;
@@ -275,9 +282,7 @@ AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_
         const long tile0 = b * t->nt;
         /* tile by tile, all channels of a voxel while its lines are in L1 (channel groups
          * outermost re-read the block's patches from L2 or L3 once per 8 channels) */
-        for (int slot = 0; slot < t->nt; slot++)
-            for (int c0 = 0; c0 < t->cinp; c0 += 8)
-                input(t, tile0 + slot, slot, v, c0, cin - c0);
+        for (int slot = 0; slot < t->nt; slot++) input(t, tile0 + slot, slot, v);
         swin_cpu_wino_phase_tick(t, 1, &since);
         for (int co0 = 0; co0 < cout; co0 += t->cob) {
             const int nco = cout - co0 < t->cob ? cout - co0 : t->cob;
@@ -294,14 +299,14 @@ AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_
 AVX2 void swin_cpu_winograd_avx2_wide(struct wino_task *t, swin_wino_input_fn *input, swin_wino_output_fn *output)
 {
     float *v = (float *)t->ws, *m = (float *)(t->ws + t->v_bytes);
-    const int cin = t->in.c, cout = t->out.c, nj = (t->coutp + 23) / 24;
+    const int cout = t->out.c, nj = (t->coutp + 23) / 24;
     struct timespec since;
     swin_cpu_wino_phase_start(t, &since);
     long b, e;
     switch (t->phase) {
     case WINO_WIDE_INPUT:
         while (swin_cpu_claim(&t->next, t->nt, 1, &b, &e))
-            for (int c0 = 0; c0 < t->cinp; c0 += 8) input(t, t->block0 + b, (int)b, v, c0, cin - c0);
+            input(t, t->block0 + b, (int)b, v);
         swin_cpu_wino_phase_tick(t, 1, &since);
         break;
     case WINO_WIDE_GEMM:   /* items: (point, 24 output channels) */
