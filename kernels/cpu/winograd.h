@@ -80,6 +80,23 @@ struct wino_task {
     bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */
     atomic_long phase_ns[4];   /* weights, input transform, GEMMs, output transform; all threads */
 };
+/* U's layout: per point p (np cin coutp floats apart), the output channels in panels of 24
+ * (the last one coutp mod 24 wide when that is not 0), each panel (cin, width) row-major, so
+ * that the GEMM's pass over a panel (4 tiles x 24 channels, every input channel) reads one
+ * contiguous run instead of 96 bytes of every cin row. Offset of U[p][ci][co0 .. co0 + 8)
+ * (co0 a multiple of 8), and a panel's row stride. */
+#define WINO_PANEL 24
+static inline int swin_cpu_wino_panel_width(const struct wino_task *t, int co0)
+{
+    const int left = t->coutp - co0 / WINO_PANEL * WINO_PANEL;
+    return left < WINO_PANEL ? left : WINO_PANEL;
+}
+static inline size_t swin_cpu_wino_u_at(const struct wino_task *t, int p, int ci, int co0)
+{
+    const int panel0 = co0 / WINO_PANEL * WINO_PANEL;
+    return (size_t)p * t->in.c * t->coutp + (size_t)panel0 * t->in.c + (size_t)ci * swin_cpu_wino_panel_width(t, co0) +
+           (size_t)(co0 - panel0);
+}
 /* This thread's share of U = transform(w): input channels claimed from t->next. */
 void swin_cpu_winograd_avx2_weights(struct wino_task *t);
 /* This thread's share of the tile blocks, claimed from t->next (U complete). */

@@ -70,16 +70,13 @@ AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0
  * them are stored as the zero padding of coutp). */
 AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
 {
-    const int cin = t->in.c;
     __m256 g[27], a[36], b[48], u[64];
     swin_cpu_winograd_avx2_taps(t, ci, co0, n, g);
     for (int r = 0; r < 9; r++) G3(g, 3 * r, 1, a, 4 * r, 1)             /* along x: a[kz][ky][c] */
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 4; c++) G3(a, 12 * z + c, 4, b, 16 * z + c, 4) /* along y: b[kz][b][c] */
     for (int r = 0; r < 16; r++) G3(b, r, 16, u, r, 16)                   /* along z: u[a][b][c] */
-    float *dst = t->u + (size_t)ci * t->coutp + co0;
-    const size_t pstride = (size_t)cin * t->coutp;
-    for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * pstride, u[p]);
+    for (int p = 0; p < 64; p++) _mm256_store_ps(t->u + swin_cpu_wino_u_at(t, p, ci, co0), u[p]);
 }
 
 void swin_cpu_wino_phase_tick(struct wino_task *t, int ph, struct timespec *since)
@@ -208,17 +205,17 @@ AVX2 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const flo
 {
     const int cin = t->in.c, nt = t->nt, np = t->np;
     const float *vp = v + (size_t)p * t->v_pstride;
-    const float *up = t->u + (size_t)p * cin * t->coutp + co0;
     float *mp = m + (size_t)p * t->cob;
     const int lda = (int)t->v_tstride, ldc = np * t->cob;
-    for (int j = j0; j < j1; j += 24) {
-        const int nv = j1 - j >= 24 ? 3 : (j1 - j) / 8;
+    for (int j = j0; j < j1; j += WINO_PANEL) {
+        const float *up = t->u + swin_cpu_wino_u_at(t, p, 0, co0 + j);
+        const int ldb = swin_cpu_wino_panel_width(t, co0 + j), nv = ldb / 8;
         for (int r = 0; r < nt; r += 4) {
             const float *a = vp + (size_t)r * t->v_tstride;
             float *c = mp + (size_t)r * ldc + j;
-            if (nv == 3) gemm4(a, lda, up + j, t->coutp, cin, c, ldc, 3);
-            else if (nv == 2) gemm4(a, lda, up + j, t->coutp, cin, c, ldc, 2);
-            else gemm4(a, lda, up + j, t->coutp, cin, c, ldc, 1);
+            if (nv == 3) gemm4(a, lda, up, ldb, cin, c, ldc, 3);
+            else if (nv == 2) gemm4(a, lda, up, ldb, cin, c, ldc, 2);
+            else gemm4(a, lda, up, ldb, cin, c, ldc, 1);
         }
     }
 }
