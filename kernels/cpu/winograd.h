@@ -13,7 +13,8 @@
  * transforms and by rounding: the transforms add and subtract up to 4^3 input values
  * before the product (float32 error grows accordingly; tests/kernels/cpu/test_winograd.c).
  *
- * U (the transformed weights, U[p][ci][co] with co padded to a multiple of 8 with zeros) is
+ * U (the transformed weights, U[p][ci][co] with co padded to a multiple of 8 with zeros, stored
+ * in panels of output channels: swin_cpu_wino_u_at) is
  * made by every call into the conv's workspace, by all threads, before the tile loop: about
  * 185 flops per (ci, co) pair (G along x, y, z: 9 + 12 + 16 three-to-four transforms of
  * 5 flops), against 54 Vout of the direct conv: 1.6 % at the rule's smallest grid, 6^3, and 5.4 % of
@@ -83,8 +84,8 @@ struct wino_task {
 /* U's layout: per point p (np cin coutp floats apart), the output channels in panels of 24
  * (the last one coutp mod 24 wide when that is not 0), each panel (cin, width) row-major, so
  * that the GEMM's pass over a panel (4 tiles x 24 channels, every input channel) reads one
- * contiguous run instead of 96 bytes of every cin row. Offset of U[p][ci][co0 .. co0 + 8)
- * (co0 a multiple of 8), and a panel's row stride. */
+ * contiguous run instead of 96 bytes of every cin row. The width (row stride) of the panel
+ * holding channel co0, and the offset of U[p][ci][co0 .. co0 + 8) (co0 a multiple of 8). */
 #define WINO_PANEL 24
 static inline int swin_cpu_wino_panel_width(const struct wino_task *t, int co0)
 {
