@@ -1,8 +1,11 @@
 /* The CPU backend context: a persistent thread pool, the error message, the op table.
  *
- * Pool: nthreads - 1 workers sleep on `wake`; swin_cpu_run publishes (fn, arg), bumps
- * `generation`, runs fn as tid 0 on the caller, then waits on `done` until every worker
- * has finished. Ops split their work with static ranges or swin_cpu_claim. */
+ * Pool: nthreads - 1 workers wait for `generation` to move; swin_cpu_run publishes (fn, arg),
+ * bumps `generation`, runs fn as tid 0 on the caller, then waits until `pending` (the workers
+ * still running) is 0. Both waits spin for a short while (SPIN_ROUNDS pauses, some 0.1-0.3 ms)
+ * before they sleep on a condition variable: a forward pass runs hundreds of tasks back to
+ * back, and waking a sleeping thread (a futex, and in a VM often an idle vCPU) costs tens of
+ * microseconds each time. Ops split their work with static ranges or swin_cpu_claim. */
 #define _GNU_SOURCE   /* sched_getaffinity */
 #include "kernels/cpu/cpu_internal.h"
 
@@ -13,25 +16,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SPIN_PAUSE() _mm_pause()
+#else
+#define SPIN_PAUSE() ((void)0)
+#endif
+
+#define SPIN_ROUNDS 4096
+
+/* The generation after `seen` (or `seen` once quit is set): spins, then sleeps. */
+static unsigned long next_generation(struct swin_cpu_backend *be, unsigned long seen)
+{
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        const unsigned long g = atomic_load_explicit(&be->generation, memory_order_acquire);
+        if (g != seen || atomic_load_explicit(&be->quit, memory_order_relaxed)) return g;
+        SPIN_PAUSE();
+    }
+    pthread_mutex_lock(&be->mu);
+    be->sleepers++;
+    unsigned long g;
+    while ((g = atomic_load_explicit(&be->generation, memory_order_acquire)) == seen && !atomic_load(&be->quit))
+        pthread_cond_wait(&be->wake, &be->mu);
+    be->sleepers--;
+    pthread_mutex_unlock(&be->mu);
+    return g;
+}
 
 static void *worker_main(void *p)
 {
     struct swin_cpu_worker *w = p;
     struct swin_cpu_backend *be = w->be;
     unsigned long seen = 0;
-    pthread_mutex_lock(&be->mu);
     for (;;) {
-        while (be->generation == seen && !be->quit) pthread_cond_wait(&be->wake, &be->mu);
-        if (be->quit) break;
-        seen = be->generation;
-        swin_cpu_task_fn fn = be->fn;
-        void *arg = be->arg;
-        pthread_mutex_unlock(&be->mu);
-        fn(arg, w->tid, be->nthreads);
-        pthread_mutex_lock(&be->mu);
-        if (--be->pending == 0) pthread_cond_signal(&be->done);
+        seen = next_generation(be, seen);
+        if (atomic_load(&be->quit)) break;
+        be->fn(be->arg, w->tid, be->nthreads);
+        if (atomic_fetch_sub_explicit(&be->pending, 1, memory_order_acq_rel) == 1) {
+            /* under mu: the caller checks `pending` under it before it sleeps */
+            pthread_mutex_lock(&be->mu);
+            pthread_cond_signal(&be->done);
+            pthread_mutex_unlock(&be->mu);
+        }
     }
-    pthread_mutex_unlock(&be->mu);
     return NULL;
 }
 
@@ -41,17 +68,21 @@ void swin_cpu_run(struct swin_cpu_backend *be, swin_cpu_task_fn fn, void *arg)
         fn(arg, 0, 1);
         return;
     }
-    pthread_mutex_lock(&be->mu);
+    /* every worker is past the previous task: they read fn and arg only after the bump */
     be->fn = fn;
     be->arg = arg;
-    be->pending = be->nthreads - 1;
-    be->generation++;
-    pthread_cond_broadcast(&be->wake);
+    atomic_store_explicit(&be->pending, be->nthreads - 1, memory_order_relaxed);
+    pthread_mutex_lock(&be->mu);
+    atomic_fetch_add_explicit(&be->generation, 1, memory_order_release);
+    if (be->sleepers) pthread_cond_broadcast(&be->wake);
     pthread_mutex_unlock(&be->mu);
     fn(arg, 0, be->nthreads);
-    pthread_mutex_lock(&be->mu);
-    while (be->pending > 0) pthread_cond_wait(&be->done, &be->mu);
-    pthread_mutex_unlock(&be->mu);
+    for (int i = 0; i < SPIN_ROUNDS && atomic_load_explicit(&be->pending, memory_order_acquire) > 0; i++) SPIN_PAUSE();
+    if (atomic_load_explicit(&be->pending, memory_order_acquire) > 0) {
+        pthread_mutex_lock(&be->mu);
+        while (atomic_load_explicit(&be->pending, memory_order_acquire) > 0) pthread_cond_wait(&be->done, &be->mu);
+        pthread_mutex_unlock(&be->mu);
+    }
 }
 
 int swin_cpu_fail(struct swin_cpu_backend *be, swin_status status, const char *fmt, ...)
@@ -118,7 +149,7 @@ const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be)
 static void pool_stop(struct swin_cpu_backend *be)
 {
     pthread_mutex_lock(&be->mu);
-    be->quit = true;
+    atomic_store(&be->quit, true);
     pthread_cond_broadcast(&be->wake);
     pthread_mutex_unlock(&be->mu);
     for (int i = 0; i < be->started; i++) pthread_join(be->workers[i], NULL);

@@ -36,9 +36,10 @@ struct swin_cpu_backend {
     int started;                  /* workers successfully created */
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
-    unsigned long generation;     /* bumped once per task */
-    int pending;                  /* workers still running the current task */
-    bool quit;
+    atomic_ulong generation;      /* bumped once per task */
+    atomic_int pending;           /* workers still running the current task */
+    atomic_bool quit;
+    int sleepers;                 /* workers waiting on `wake` (under mu) */
     swin_cpu_task_fn fn;
     void *arg;
     double *red;                  /* (SWIN_CPU_RED_SLOTS, SWIN_CPU_RED_CH) reduction partials */
