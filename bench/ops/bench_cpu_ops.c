@@ -38,7 +38,7 @@ static void usage(FILE *o)
             "  --reps N          timed calls per op after one untimed call (default 3, at most 256)\n"
             "  --isa LEVEL       highest kernel level: avx512 (default: the best the CPU has), avx2, baseline\n"
             "                    (Winograd, the conv3d_wino2 and conv3d_wino4 rows, exists at avx2 only)\n"
-            "  --op SUBSTR       only ops whose name contains SUBSTR (conv3d, conv3d_wino2, conv3d_wino4, conv_transpose2,\n"
+            "  --op SUBSTR       only ops whose name contains SUBSTR (conv3d, conv3d_taps, conv3d_wino2, conv3d_wino4, conv_transpose2,\n"
             "                    instnorm_act, layernorm, swin_attention, swin_mlp, patch_merge; also conv,\n"
             "                    norm, swin, merge, wino)\n"
             "  --json FILE       also write the rows as JSON\n"

@@ -153,19 +153,32 @@ static void report(struct bench *b, struct row *r, const void *out, size_t n)
 void bench_conv3d(struct bench *b, int Lin, int cin, int cout, int k, int stride, const char *where)
 {
     const int wino = k == 3 && stride == 1 && swin_cpu_winograd_available(b->be);
-    if (!wanted(b, "conv3d") && !(wino && (wanted(b, "conv3d_wino2") || wanted(b, "conv3d_wino4")))) return;
+    const int taps = k > 1 && swin_cpu_winograd_available(b->be); /* the per-tap GEMMs: AVX2 and up */
+    if (!wanted(b, "conv3d") && !(wino && (wanted(b, "conv3d_wino2") || wanted(b, "conv3d_wino4"))) &&
+        !(taps && wanted(b, "conv3d_taps")))
+        return;
     const int pad = stride == 1 ? k / 2 : 0, Lout = (Lin + 2 * pad - k) / stride + 1;
     struct swin_vol in = vol(Lin, cin, 1), out = vol(Lout, cout, 0);
     float *w = rnd((size_t)k * k * k * cin * cout, -0.05f, 0.05f), *bias = rnd((size_t)cout, -0.1f, 0.1f);
     void *ws = NULL, *wws = NULL;
-    const int wino_runs = k == 3 && stride == 1 && swin_cpu_winograd_wins(b->be, out, in);
-    struct row r = {.op = "conv3d", .formula = "2 k^3 cin cout Vout", .picked = !wino_runs,
+    const int taps_runs = swin_cpu_conv3d_runs_taps(b->be, out, w, k);
+    const int wino_runs = !taps_runs && k == 3 && stride == 1 && swin_cpu_winograd_wins(b->be, out, in);
+    struct row r = {.op = "conv3d", .formula = "2 k^3 cin cout Vout", .picked = !wino_runs && !taps_runs,
                     .flops = 2.0 * k * k * k * (double)cin * cout * Lout * Lout * Lout};
     snprintf(r.shape, sizeof r.shape, "k%d s%d %d^3 %d->%d %s", k, stride, Lin, cin, cout, where);
     if (wanted(b, r.op)) {
         r.ws = swin_cpu_conv3d_direct_ws(b->be, out, in, k);
         ws = ws_alloc(r.ws);
         TIMED(b, &r, swin_cpu_conv3d_direct(b->be, out, in, w, bias, k, stride, pad, ws, r.ws));
+        report(b, &r, out.data, vol_floats(out));
+    }
+    r.op = "conv3d_taps";
+    if (taps && wanted(b, r.op)) {
+        r.formula = "2 k^3 cin cout Vout (as im2col)", r.picked = taps_runs;
+        r.ws = swin_cpu_conv3d_taps_ws(b->be, out, in);
+        free(wws);
+        wws = ws_alloc(r.ws);
+        TIMED(b, &r, swin_cpu_conv3d_taps(b->be, out, in, w, bias, k, stride, pad, wws, r.ws));
         report(b, &r, out.data, vol_floats(out));
     }
     for (int tile = 2; wino && tile <= 4; tile += 2) {

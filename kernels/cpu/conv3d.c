@@ -18,9 +18,11 @@
  * takes im2col and the bfloat16 GEMM of gemm_bf16.h in place of sgemm.
  * Threads claim (slab, column block) items dynamically; the columns are split only when
  * there are fewer than 2 slabs per thread. fp32 accumulation.
- * A 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the Winograd
- * kernel instead (winograd.h), which transforms the weights (float32, or bfloat16 widened)
- * into the workspace per call. */
+ * A conv with k > 1 and at most TAPS_MAX_VOXELS output voxels runs one accumulating GEMM
+ * per tap instead (conv3d_taps_avx2.c; AVX2 and AVX-512 levels, float32 weights), and a
+ * larger 3x3x3 stride-1 pad-1 conv whose shape the rule of winograd.c picks runs the Winograd
+ * kernel (winograd.h), which transforms the weights (float32, or bfloat16 widened) into the
+ * workspace per call. */
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv3d_internal.h"
 #include "kernels/cpu/winograd.h"
@@ -29,6 +31,9 @@
 
 /* Output voxels up to which a conv with an im2col step runs OpenBLAS (24^3). */
 #define SMALL_GRID (24L * 24 * 24)
+/* Output voxels up to which a conv with k > 1 runs the per-tap GEMMs (6^3); measured against
+ * Winograd F(2x2x2) and im2col + OpenBLAS in bench/results/conv3d_cpu.md. */
+#define TAPS_MAX_VOXELS (6L * 6 * 6)
 
 /* Slab rows: big enough for an efficient GEMM, small enough that the im2col slab
  * (R x K floats) stays around 4 MB per thread. */
@@ -48,10 +53,29 @@ size_t swin_cpu_conv3d_direct_ws(void *bev, struct swin_vol out, struct swin_vol
     return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
 }
 
+/* The per-tap GEMMs: by shape, or every conv at TAPS_ONLY; float32 weights at the AVX2 and
+ * AVX-512 levels (w NULL: the weights are not known yet, the shape decides). */
+static bool taps_by_shape(const struct swin_cpu_backend *be, struct swin_vol out, int k)
+{
+    if (be->simd == SWIN_CPU_SIMD_BASELINE) return false;
+    if (be->conv_choice == SWIN_CPU_CONV_TAPS_ONLY) return true;
+    return be->conv_choice == SWIN_CPU_CONV_BY_SHAPE && k > 1 && (long)swin_vol_voxels(out) <= TAPS_MAX_VOXELS;
+}
+
+bool swin_cpu_conv3d_runs_taps(const struct swin_cpu_backend *be, struct swin_vol out, const float *w, int k)
+{
+    return taps_by_shape(be, out, k) && !swin_cpu_wgemm_of(be, w).bf16;
+}
+
 size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, int k, bool stats)
 {
     (void)stats;
     struct swin_cpu_backend *be = bev;
+    /* bfloat16 weights where the shape picks the per-tap GEMMs take im2col: room for both */
+    if (taps_by_shape(be, out, k)) {
+        const size_t taps = swin_cpu_conv3d_taps_ws(be, out, in), direct = swin_cpu_conv3d_direct_ws(be, out, in, k);
+        return taps > direct ? taps : direct;
+    }
     /* Stride and pad are not known here. With k 3 and out dims = in dims, every axis n has
      * n = (n + 2 pad - 3) / stride + 1: stride 1 pad 1, or n <= 3 with stride 2 (pad 1 or 2),
      * which the rule (grids of at least 6) never picks; so where the rule holds, conv3d runs
@@ -153,6 +177,7 @@ const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swi
                                    const float *w, int k, int stride, int pad)
 {
     const struct swin_cpu_wgemm gemm = swin_cpu_wgemm_of(be, w);
+    if (swin_cpu_conv3d_runs_taps(be, out, w, k)) return "per-tap GEMMs avx2";
     if (runs_winograd(be, out, in, k, stride, pad)) {
         const int tile = swin_cpu_winograd_tile(be, out, in);
         if (swin_cpu_winograd_wide(be, out, in, tile))
@@ -202,11 +227,45 @@ size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out)
     return 0;
 }
 
+size_t swin_cpu_conv3d_taps_ws(void *bev, struct swin_vol out, struct swin_vol in)
+{
+    (void)out;
+    struct swin_cpu_backend *be = bev;
+    return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)in.c * TAPS_CHUNK * sizeof(float));
+}
+
+static void taps_run(void *p, int tid, int nth)
+{
+    (void)nth;
+    struct conv_task *t = p;
+    swin_cpu_conv3d_taps_avx2_run(t, &t->next, (float *)(t->ws + (size_t)tid * t->slice));
+}
+
+int swin_cpu_conv3d_taps(void *bev, struct swin_vol out, struct swin_vol in, const float *w, const float *bias, int k,
+                         int stride, int pad, void *ws, size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    if (be->simd == SWIN_CPU_SIMD_BASELINE || swin_cpu_wgemm_of(be, w).bf16)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (per-tap GEMMs): needs AVX2 + FMA and float32 weights");
+    const size_t need = swin_cpu_conv3d_taps_ws(be, out, in);
+    if (!ws || ws_bytes < need)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (per-tap GEMMs): workspace %zu bytes, need %zu", ws ? ws_bytes : 0,
+                             need);
+    struct conv_task t = {.out = out, .in = in, .w = w, .bias = bias, .k = k, .stride = stride, .pad = pad};
+    t.ws = swin_cpu_align_ptr(ws);
+    t.slice = swin_cpu_round((size_t)in.c * TAPS_CHUNK * sizeof(float));
+    atomic_init(&t.next, 0);
+    swin_cpu_run(be, taps_run, &t);
+    return 0;
+}
+
 int swin_cpu_conv3d(void *bev, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
     (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
+    if (swin_cpu_conv3d_runs_taps(be, out, w, k))
+        return swin_cpu_conv3d_taps(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
     if (runs_winograd(be, out, in, k, stride, pad))
         return swin_cpu_conv3d_winograd(be, out, in, w, bias, ws, ws_bytes, swin_cpu_winograd_tile(be, out, in));
     return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);

@@ -30,6 +30,12 @@ void swin_cpu_conv3d_avx2_run(const struct conv_task *t, atomic_long *next, cons
  * per work item; needs no zero row). */
 void swin_cpu_conv3d_c1_avx2_run(const struct conv_task *t, atomic_long *next);
 
+/* The whole convolution as one accumulating GEMM per tap (conv3d_taps_avx2.c), AVX2 + FMA,
+ * float32 weights; claims chunks of TAPS_CHUNK output channels from *next. pack: this
+ * thread's cin TAPS_CHUNK floats (a tap's weights for the chunk, repacked). */
+#define TAPS_CHUNK 96
+void swin_cpu_conv3d_taps_avx2_run(const struct conv_task *t, atomic_long *next, float *pack);
+
 /* A tile is up to CONV_TILE_MAX consecutive output voxels. Where they start in the input:
  * (z, y, x) of tap (0, 0, 0), computed once per tile. */
 #define CONV_TILE_MAX 8

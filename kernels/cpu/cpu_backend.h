@@ -49,11 +49,14 @@ enum swin_cpu_simd {
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
 
 /* Which conv3d kernel runs at the AVX2 and AVX-512 levels: by shape (the default: the
- * implicit-GEMM kernel, or OpenBLAS where it was measured faster, conv3d.c), or the
- * implicit-GEMM kernel on every shape (tests, so that it is checked on small shapes too). */
+ * implicit-GEMM kernel, the per-tap GEMMs on small grids, or OpenBLAS where it was measured
+ * faster, conv3d.c), or one kernel on every shape (tests, so that each is checked on every
+ * shape): the implicit GEMM, or the per-tap GEMMs (float32 weights; bfloat16 ones keep their
+ * im2col path). */
 enum swin_cpu_conv_choice {
     SWIN_CPU_CONV_BY_SHAPE = 0,
     SWIN_CPU_CONV_IMPLICIT_ONLY = 1,
+    SWIN_CPU_CONV_TAPS_ONLY = 2,
 };
 void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu_conv_choice choice);
 

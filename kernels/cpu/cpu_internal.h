@@ -106,6 +106,13 @@ size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out);
 int swin_cpu_conv3d_direct(void *be, struct swin_vol out, struct swin_vol in, const float *w,
                            const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
 size_t swin_cpu_conv3d_direct_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
+/* The per-tap GEMMs whatever the shape rule says, and their workspace; SWIN_ERR_ARG below
+ * the AVX2 level, with bfloat16 weights or a short workspace. Whether conv3d runs them for
+ * these arguments. */
+int swin_cpu_conv3d_taps(void *be, struct swin_vol out, struct swin_vol in, const float *w, const float *bias, int k,
+                         int stride, int pad, void *ws, size_t ws_bytes);
+size_t swin_cpu_conv3d_taps_ws(void *be, struct swin_vol out, struct swin_vol in);
+bool swin_cpu_conv3d_runs_taps(const struct swin_cpu_backend *be, struct swin_vol out, const float *w, int k);
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cpu_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                           const float *beta, const struct swin_vol *residual, bool lrelu);

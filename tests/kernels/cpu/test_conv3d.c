@@ -38,6 +38,7 @@ static enum swin_cpu_conv_choice g_choice;
 static const char *kernel_name(void)
 {
     if (g_simd == SWIN_CPU_SIMD_BASELINE) return "im2col+blas";
+    if (g_choice == SWIN_CPU_CONV_TAPS_ONLY) return "per-tap GEMMs";
     return g_choice == SWIN_CPU_CONV_IMPLICIT_ONLY ? test_simd_name(g_simd) : "by shape";
 }
 
@@ -83,8 +84,9 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
 }
 
 /* Every case on every kernel: the AVX-512 and AVX2 implicit GEMMs (where the CPU has them)
- * on every shape, the same levels choosing by shape (im2col + OpenBLAS on small grids and
- * 1x1x1) and the portable im2col + OpenBLAS path. */
+ * on every shape, the per-tap GEMMs on every shape, the same levels choosing by shape (the
+ * per-tap GEMMs on grids of at most 6^3, im2col + OpenBLAS on 1x1x1) and the portable
+ * im2col + OpenBLAS path. */
 static bool all_cases(struct swin_cpu_backend *be)
 {
     bool ok = true;
@@ -133,6 +135,8 @@ int main(void)
         swin_cpu_backend_set_conv_choice(be, g_choice = SWIN_CPU_CONV_IMPLICIT_ONLY);
         ok &= all_cases(be);
         if (g_simd == SWIN_CPU_SIMD_BASELINE) continue;
+        swin_cpu_backend_set_conv_choice(be, g_choice = SWIN_CPU_CONV_TAPS_ONLY);
+        ok &= all_cases(be);
         swin_cpu_backend_set_conv_choice(be, g_choice = SWIN_CPU_CONV_BY_SHAPE);
         ok &= all_cases(be);
     }
