@@ -26,7 +26,9 @@ int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol ou
      * 0.9x-1.8x at 24^3 over several runs; at 12^3 slower or with 216 cin cout floats of U
      * (64 MiB at 384 -> 192), at 6^3 and 3^3 2-3x slower (U streamed once per block of
      * tiles). Its float32 error, 10-40x F(2x2x2)'s and still within 1e-5 of the output's
-     * scale, is measured per model shape in bench/results/winograd_cpu.md. */
+     * scale, is measured per model shape in bench/results/winograd_cpu.md.
+     * conv3d (conv3d.c) asks this rule only for grids above 6^3 voxels: the per-tap GEMMs
+     * (conv3d_taps_avx2.c) take the smaller ones, 1.4x-1.9x faster than F(2x2x2) at 6^3. */
     /* one input channel: the direct kernel of conv3d_c1_avx2.c, 1.5x faster than F(4x4x4)
      * at 64^3 (Winograd transforms 8 lanes of which 7 are padding; bench/results/cpu_speed) */
     if (in.c == 1) return 0;
