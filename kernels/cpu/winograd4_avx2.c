@@ -82,6 +82,17 @@ AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
         v[i0 + 5 * (s)] = _mm256_fmadd_ps(c15, _mm256_sub_ps(d2, d4), _mm256_fmadd_ps(m2, d3, _mm256_add_ps(d5, d1))); \
     }
 
+/* One pass of a transform in place: six vectors at stride s from p, T (BT6 or AT6) in
+ * registers, the first nout stored back at the same stride. */
+#define IN_PLACE6(p, s, T, nout)                                                   \
+    {                                                                              \
+        float *p6_ = (p);                                                          \
+        __m256 c6_[6];                                                             \
+        for (int i_ = 0; i_ < 6; i_++) c6_[i_] = _mm256_load_ps(p6_ + i_ * (s));    \
+        T(c6_, 0, 1)                                                               \
+        for (int i_ = 0; i_ < (nout); i_++) _mm256_store_ps(p6_ + i_ * (s), c6_[i_]); \
+    }
+
 /* Input transform of tile `tile` (global index), all channels, into V[slot][p][..] (point p's
  * cinp values at v + slot * v_tstride + p * v_pstride), CHUNK channels at a time through a
  * buffer on the stack that stays in L1, in three passes of six vectors in registers:
@@ -145,13 +156,7 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
         /* along y, in place: buf stride 6 CHUNK between y */
         for (int z = 0; z < 6; z++)
             for (int x = 0; x < 6; x++)
-                for (int g = 0; g < kn; g += 8) {
-                    float *col = buf + (z * 36 + x) * CHUNK + g;
-                    __m256 c[6];
-                    for (int y = 0; y < 6; y++) c[y] = _mm256_load_ps(col + y * 6 * CHUNK);
-                    BT6(c, 0, 1)
-                    for (int y = 0; y < 6; y++) _mm256_store_ps(col + y * 6 * CHUNK, c[y]);
-                }
+                for (int g = 0; g < kn; g += 8) IN_PLACE6(buf + (z * 36 + x) * CHUNK + g, 6 * CHUNK, BT6, 6)
         /* along z, into V */
         for (int i = 0; i < 36; i++)
             for (int g = 0; g < kn; g += 8) {
@@ -206,13 +211,7 @@ AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
                 }
             for (int z = 0; z < 6; z++)                                   /* along y */
                 for (int x = 0; x < 4; x++)
-                    for (int g = 0; g < kn; g += 8) {
-                        float *col = buf + (z * 24 + x) * CHUNK + g;
-                        __m256 c[6];
-                        for (int y = 0; y < 6; y++) c[y] = _mm256_load_ps(col + y * 4 * CHUNK);
-                        AT6(c, 0, 1)
-                        for (int y = 0; y < 4; y++) _mm256_store_ps(col + y * 4 * CHUNK, c[y]);
-                    }
+                    for (int g = 0; g < kn; g += 8) IN_PLACE6(buf + (z * 24 + x) * CHUNK + g, 4 * CHUNK, AT6, 4)
             for (int y = 0; y < ny; y++)                                  /* along z, + bias, out */
                 for (int x = 0; x < nx; x++)
                     for (int g = 0; g < kn; g += 8) {
