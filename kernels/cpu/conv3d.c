@@ -53,8 +53,9 @@ size_t swin_cpu_conv3d_direct_ws(void *bev, struct swin_vol out, struct swin_vol
     return SWIN_CPU_ALIGN + (size_t)be->nthreads * swin_cpu_round((size_t)rows * kdim * sizeof(float));
 }
 
-/* The per-tap GEMMs: by shape, or every conv at TAPS_ONLY; float32 weights at the AVX2 and
- * AVX-512 levels (w NULL: the weights are not known yet, the shape decides). */
+/* Whether the shape (with the level and the backend's conv choice) picks the per-tap GEMMs:
+ * every conv at TAPS_ONLY, else k > 1 on small grids; AVX2 and AVX-512 levels only. Whether
+ * they run also needs float32 weights (swin_cpu_conv3d_runs_taps); conv3d_ws has no weights. */
 static bool taps_by_shape(const struct swin_cpu_backend *be, struct swin_vol out, int k)
 {
     if (be->simd == SWIN_CPU_SIMD_BASELINE) return false;

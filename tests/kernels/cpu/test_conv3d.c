@@ -4,6 +4,8 @@
  * sides, output into a channel slice of a wider "concat" tensor, bias and no bias. */
 #include "tests/kernels/cpu/op_test.h"
 
+#include "kernels/cpu/cpu_internal.h"
+
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -125,6 +127,26 @@ static bool all_cases(struct swin_cpu_backend *be)
     return ok;
 }
 
+/* The per-tap GEMMs refuse a workspace one byte short of swin_cpu_conv3d_taps_ws. */
+static bool taps_refusals(struct swin_cpu_backend *be)
+{
+    test_rng r = {42};
+    tvol in = tvol_new(3, 3, 3, 20, 20), out = tvol_new(3, 3, 3, 8, 8);
+    tvol_fill(&in, &r, -1.0f, 1.0f);
+    float *wt = test_rand(&r, (size_t)27 * 20 * 8, -0.5f, 0.5f);
+    const size_t need = swin_cpu_conv3d_taps_ws(be, out.v, in.v);
+    void *ws = ws_new(need);
+    bool ok = check_true("conv3d (per-tap GEMMs): the exact workspace runs",
+                         swin_cpu_conv3d_taps(be, out.v, in.v, wt, NULL, 3, 1, 1, ws, need) == 0);
+    ok &= check_true("conv3d (per-tap GEMMs): a workspace one byte short is refused",
+                     swin_cpu_conv3d_taps(be, out.v, in.v, wt, NULL, 3, 1, 1, ws, need - 1) == SWIN_ERR_ARG);
+    ok &= ws_free(ws);
+    free(wt);
+    tvol_free(&in);
+    tvol_free(&out);
+    return ok;
+}
+
 int main(void)
 {
     struct swin_cpu_backend *be = test_backend(2);
@@ -137,6 +159,7 @@ int main(void)
         if (g_simd == SWIN_CPU_SIMD_BASELINE) continue;
         swin_cpu_backend_set_conv_choice(be, g_choice = SWIN_CPU_CONV_TAPS_ONLY);
         ok &= all_cases(be);
+        ok &= taps_refusals(be);
         swin_cpu_backend_set_conv_choice(be, g_choice = SWIN_CPU_CONV_BY_SHAPE);
         ok &= all_cases(be);
     }
