@@ -81,7 +81,7 @@ struct wino_task {
     bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */
     atomic_long phase_ns[4];   /* weights, input transform, GEMMs, output transform; all threads */
 };
-/* U's layout: per point p (np cin coutp floats apart), the output channels in panels of 24
+/* U's layout: per point p (cin coutp floats apart), the output channels in panels of 24
  * (the last one coutp mod 24 wide when that is not 0), each panel (cin, width) row-major, so
  * that the GEMM's pass over a panel (4 tiles x 24 channels, every input channel) reads one
  * contiguous run instead of 96 bytes of every cin row. The width (row stride) of the panel

@@ -58,7 +58,10 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 6; c++) G6(a, 18 * z + c, 6, b, 36 * z + c, 6) /* along y: b[kz][b][c] */
     for (int r = 0; r < 36; r++) G6(b, r, 36, u, r, 36)                    /* along z: u[a][b][c] */
-    for (int p = 0; p < NP; p++) _mm256_store_ps(t->u + swin_cpu_wino_u_at(t, p, ci, co0), u[p]);
+    /* the points are cin coutp floats apart (swin_cpu_wino_u_at) */
+    float *dst = t->u + swin_cpu_wino_u_at(t, 0, ci, co0);
+    const size_t pstride = (size_t)t->in.c * t->coutp;
+    for (int p = 0; p < NP; p++) _mm256_store_ps(dst + p * pstride, u[p]);
 }
 
 AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)

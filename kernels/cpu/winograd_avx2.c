@@ -76,7 +76,10 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
     for (int z = 0; z < 3; z++)
         for (int c = 0; c < 4; c++) G3(a, 12 * z + c, 4, b, 16 * z + c, 4) /* along y: b[kz][b][c] */
     for (int r = 0; r < 16; r++) G3(b, r, 16, u, r, 16)                   /* along z: u[a][b][c] */
-    for (int p = 0; p < 64; p++) _mm256_store_ps(t->u + swin_cpu_wino_u_at(t, p, ci, co0), u[p]);
+    /* the points are cin coutp floats apart (swin_cpu_wino_u_at) */
+    float *dst = t->u + swin_cpu_wino_u_at(t, 0, ci, co0);
+    const size_t pstride = (size_t)t->in.c * t->coutp;
+    for (int p = 0; p < 64; p++) _mm256_store_ps(dst + p * pstride, u[p]);
 }
 
 void swin_cpu_wino_phase_tick(struct wino_task *t, int ph, struct timespec *since)
