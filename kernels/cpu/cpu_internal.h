@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/cpu_rowops.h"
 #include "kernels/cpu/gemm_bf16.h"
 
 /* The reduction buffer (instnorm statistics): SWIN_CPU_RED_SLOTS slots of SWIN_CPU_RED_CH
@@ -57,6 +58,12 @@ static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_back
 {
     const uintptr_t p = (uintptr_t)(const void *)w;
     return (struct swin_cpu_wgemm){.bf16 = p >= be->bf16_lo && p < be->bf16_hi, .simd = be->simd};
+}
+
+/* The LayerNorm row this backend runs: the AVX2 one at the AVX2 and AVX-512 levels. */
+static inline swin_cpu_ln_row_fn *swin_cpu_ln_row_of(const struct swin_cpu_backend *be)
+{
+    return be->simd == SWIN_CPU_SIMD_BASELINE ? swin_cpu_ln_row : swin_cpu_ln_row_avx2;
 }
 
 /* The best level this CPU supports (cpuid, once per backend creation). */

@@ -7,6 +7,10 @@
 /* y[0..c) = LN(x[0..c)) (eps 1e-5, biased variance, two-pass statistics in double), then
  * * gamma + beta when gamma != NULL. y may equal x. */
 void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta);
+/* The same with AVX2 + FMA (vmath_avx2.c; call only where the CPU has both): the double sums
+ * in another order, so it agrees with swin_cpu_ln_row to rounding, not bit for bit. */
+void swin_cpu_ln_row_avx2(float *y, const float *x, int c, const float *gamma, const float *beta);
+typedef void swin_cpu_ln_row_fn(float *y, const float *x, int c, const float *gamma, const float *beta);
 
 /* One attention row in place (vexp.c): r[j] = softmax_j(r[j] + bias[j] + m[j]) with
  * m[j] = -100 where label && label[j] != label_i, else 0 (label NULL: no mask);

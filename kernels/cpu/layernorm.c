@@ -2,7 +2,8 @@
  * biased variance), then * gamma + beta when gamma != NULL (beta may then be NULL).
  *   in, out (D, H, W, C) channels-last; out may be in itself (same data and pitch).
  * Two-pass mean and variance in double (4 accumulators), normalisation in float with the mean
- * split in two floats, per voxel. Threads take static voxel ranges.
+ * split in two floats, per voxel; from the AVX2 level the row of vmath_avx2.c (8 channels per
+ * step). Threads take static voxel ranges.
  * swin_cpu_ln_row is shared with the ops that fuse a LayerNorm into a gather. */
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/cpu_rowops.h"
@@ -54,6 +55,7 @@ void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const 
 struct ln_task {
     struct swin_vol out, in;
     const float *gamma, *beta;
+    swin_cpu_ln_row_fn *ln;
 };
 
 static void ln_run(void *p, int tid, int nth)
@@ -62,7 +64,7 @@ static void ln_run(void *p, int tid, int nth)
     const int64_t n = (int64_t)swin_vol_voxels(t->in);
     const int64_t b = n * tid / nth, e = n * (tid + 1) / nth;
     for (int64_t v = b; v < e; v++)
-        swin_cpu_ln_row(swin_vol_f32(t->out) + v * t->out.pitch, swin_vol_f32(t->in) + v * t->in.pitch, t->in.c, t->gamma,
+        t->ln(swin_vol_f32(t->out) + v * t->out.pitch, swin_vol_f32(t->in) + v * t->in.pitch, t->in.c, t->gamma,
                         t->beta);
 }
 
@@ -70,7 +72,7 @@ int swin_cpu_layernorm(void *bev, struct swin_vol out, struct swin_vol in, const
                        const float *beta)
 {
     struct swin_cpu_backend *be = bev;
-    struct ln_task t = {out, in, gamma, beta};
+    struct ln_task t = {out, in, gamma, beta, swin_cpu_ln_row_of(be)};
     swin_cpu_run(be, ln_run, &t);
     return 0;
 }

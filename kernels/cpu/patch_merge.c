@@ -23,6 +23,7 @@ struct merge_task {
     const int (*order)[3];
     const float *norm_w, *norm_b, *red_w;
     struct swin_cpu_wgemm gemm;
+    swin_cpu_ln_row_fn *ln;
     long rows;
     char *ws;
     size_t slice;
@@ -46,7 +47,7 @@ static void merge_run(void *p, int tid, int nth)
                                     (2 * k + t->order[m][2]);
                 memcpy(row + (size_t)m * c, swin_vol_f32(in) + src * in.pitch, (size_t)c * sizeof(float));
             }
-            swin_cpu_ln_row(row, row, c8, t->norm_w, t->norm_b);
+            t->ln(row, row, c8, t->norm_w, t->norm_b);
         }
         swin_cpu_wgemm_run(t->gemm, (int)(e - b), out.c, c8, a, c8, t->red_w, out.c, false,
                            swin_vol_f32(out) + b * out.pitch, out.pitch);
@@ -59,7 +60,7 @@ int swin_cpu_patch_merge(void *bev, struct swin_vol out, struct swin_vol in,
 {
     struct swin_cpu_backend *be = bev;
     struct merge_task t = {.out = out, .in = in, .order = order, .norm_w = norm_w, .norm_b = norm_b, .red_w = red_w,
-                           .gemm = swin_cpu_wgemm_of(be, red_w)};
+                           .gemm = swin_cpu_wgemm_of(be, red_w), .ln = swin_cpu_ln_row_of(be)};
     t.rows = merge_rows((long)swin_vol_voxels(out));
     t.ws = swin_cpu_align_ptr(ws);
     t.slice = swin_cpu_round((size_t)t.rows * 8 * in.c * sizeof(float));

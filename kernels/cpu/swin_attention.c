@@ -72,6 +72,7 @@ struct attn_task {
     float *bias;             /* (heads, n, n) */
     swin_cpu_attn_head_fn *head; /* a fused head (attn_head.h), or NULL: OpenBLAS + swin_cpu_softmax_row */
     struct swin_cpu_wgemm qkv, proj; /* bfloat16 weights or not; q k^T and p v stay float32 */
+    swin_cpu_ln_row_fn *ln;
     char *ws;                /* per-thread slices */
     size_t slice;
     atomic_long next;
@@ -112,7 +113,7 @@ static void gather(const struct attn_task *t, long widx, float *tok, int64_t *sr
             continue;
         }
         src[ti] = ((int64_t)q[0] * x.h + q[1]) * x.w + q[2];
-        swin_cpu_ln_row(row, swin_vol_f32(x) + src[ti] * x.pitch, c, t->w->norm1_w, t->w->norm1_b);
+        t->ln(row, swin_vol_f32(x) + src[ti] * x.pitch, c, t->w->norm1_w, t->w->norm1_b);
     }
 }
 
@@ -198,7 +199,7 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
 {
     struct swin_cpu_backend *be = bev;
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g), .qkv = swin_cpu_wgemm_of(be, blk->qkv_w),
-                          .proj = swin_cpu_wgemm_of(be, blk->proj_w)};
+                          .proj = swin_cpu_wgemm_of(be, blk->proj_w), .ln = swin_cpu_ln_row_of(be)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
     t.head = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_attn_head_avx512
              : be->simd == SWIN_CPU_SIMD_AVX2 ? swin_cpu_attn_head_avx2

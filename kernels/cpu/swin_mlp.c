@@ -38,6 +38,7 @@ struct mlp_task {
     int hidden;
     void (*gelu)(float *h, size_t n);
     struct swin_cpu_wgemm fc1, fc2;
+    swin_cpu_ln_row_fn *ln;
     long rows;
     char *ws;
     size_t slice;
@@ -58,7 +59,7 @@ static void mlp_run(void *p, int tid, int nth)
         const int m = (int)(e - b);
         float *xr = swin_vol_f32(x) + b * x.pitch;
         for (int r = 0; r < m; r++) {
-            swin_cpu_ln_row(a + (size_t)r * c, xr + (size_t)r * x.pitch, c, w->norm2_w, w->norm2_b);
+            t->ln(a + (size_t)r * c, xr + (size_t)r * x.pitch, c, w->norm2_w, w->norm2_b);
             memcpy(h + (size_t)r * hid, w->fc1_b, (size_t)hid * sizeof(float));
         }
         swin_cpu_wgemm_run(t->fc1, m, hid, c, a, c, w->fc1_w, hid, true, h, hid);
@@ -74,7 +75,7 @@ int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *b
 {
     struct swin_cpu_backend *be = bev;
     struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden, .fc1 = swin_cpu_wgemm_of(be, blk->fc1_w),
-                         .fc2 = swin_cpu_wgemm_of(be, blk->fc2_w),
+                         .fc2 = swin_cpu_wgemm_of(be, blk->fc2_w), .ln = swin_cpu_ln_row_of(be),
                          .gelu = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512
                                  : be->simd == SWIN_CPU_SIMD_AVX2 ? swin_cpu_gelu_erf_avx2
                                                                   : swin_cpu_gelu_erf};

@@ -4,6 +4,7 @@
  *                              unnormalised: the head scales its outputs), same
  *                              algorithm as vexp.c (max-subtracted, Cephes expf clamped at -87)
  *   swin_cpu_gelu_erf_avx2     exact-erf GELU, same algorithm as gelu.c
+ *   swin_cpu_ln_row_avx2       LayerNorm of one row, statistics in double as layernorm.c
  * with fused multiply-adds in the polynomials, so they agree with the portable versions to
  * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
 #include "kernels/cpu/cpu_rowops.h"
@@ -34,19 +35,24 @@ AVX2_INLINE float hsum8(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* n = round(x / ln 2) by the 1.5 * 2^23 shift: t = x log2e + 1.5 * 2^23 (one rounding, to
+ * nearest) holds n in its low mantissa bits, so n = t - 1.5 * 2^23 both as a float (exact) and
+ * as the integer difference of the two bit patterns (same exponent); this takes the place of
+ * a round and a float-to-int conversion, which share fewer of Zen 3's pipes. */
 AVX2_INLINE __m256 exp8_nonpos(__m256 x)
 {
     const __m256 cx = _mm256_max_ps(x, _mm256_set1_ps(SWIN_EXP_MIN));
-    /* n = round(x / ln 2) */
-    const __m256 fn = _mm256_round_ps(_mm256_mul_ps(cx, _mm256_set1_ps(SWIN_EXP_LOG2E)),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 shift = _mm256_set1_ps(12582912.0f);
+    const __m256 t = _mm256_fmadd_ps(cx, _mm256_set1_ps(SWIN_EXP_LOG2E), shift);
+    const __m256 fn = _mm256_sub_ps(t, shift);
     __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(SWIN_EXP_LN2_HI), cx);
     r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(SWIN_EXP_LN2_LO), r);
     __m256 p = _mm256_set1_ps(swin_exp_p[0]);
     for (int i = 1; i < SWIN_EXP_P_TERMS; i++) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(swin_exp_p[i]));
     p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
     /* 2^n, n in [-126, 0], built in the exponent field */
-    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fn), _mm256_set1_epi32(127)), 23);
+    const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(shift));
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
 }
 
@@ -148,5 +154,53 @@ AVX2 void swin_cpu_gelu_erf_avx2(float *h, size_t n)
     if (i < n) {
         const __m256i tail = swin_cpu_lanes((int)(n - i));
         _mm256_maskstore_ps(h + i, tail, gelu8(_mm256_maskload_ps(h + i, tail)));
+    }
+}
+
+/* Sum of the 4 doubles of v. */
+AVX2_INLINE double hsum4d(__m256d v)
+{
+    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+/* swin_cpu_ln_row with the statistics in two 4-lane double accumulators (channels i mod 8
+ * below and above 4), the normalisation 8 floats per vector. */
+AVX2 void swin_cpu_ln_row_avx2(float *y, const float *x, int c, const float *gamma, const float *beta)
+{
+    const int c8 = c / 8 * 8;
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
+    for (int i = 0; i < c8; i += 8) {
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+    }
+    double s = hsum4d(_mm256_add_pd(a0, a1));
+    for (int i = c8; i < c; i++) s += x[i];
+    const double mean = s / c;
+    const __m256d md = _mm256_set1_pd(mean);
+    a0 = a1 = _mm256_setzero_pd();
+    for (int i = 0; i < c8; i += 8) {
+        const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), md);
+        const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)), md);
+        a0 = _mm256_fmadd_pd(d0, d0, a0);
+        a1 = _mm256_fmadd_pd(d1, d1, a1);
+    }
+    double ss = hsum4d(_mm256_add_pd(a0, a1));
+    for (int i = c8; i < c; i++) ss += (x[i] - mean) * (x[i] - mean);
+    /* normalise in float: mean = mean_hi + mean_lo, x - mean_hi is exact near the mean */
+    const float rstd = (float)(1.0 / sqrt(ss / c + 1e-5));
+    const float mh = (float)mean, ml = (float)(mean - mh);
+    const __m256 vh = _mm256_set1_ps(mh), vl = _mm256_set1_ps(ml), vr = _mm256_set1_ps(rstd);
+    for (int i = 0; i < c8; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vh), vl), vr);
+        if (gamma)
+            v = _mm256_add_ps(_mm256_mul_ps(v, _mm256_loadu_ps(gamma + i)),
+                              beta ? _mm256_loadu_ps(beta + i) : _mm256_setzero_ps());
+        _mm256_storeu_ps(y + i, v);
+    }
+    for (int i = c8; i < c; i++) {
+        float v = ((x[i] - mh) - ml) * rstd;
+        if (gamma) v = v * gamma[i] + (beta ? beta[i] : 0.0f);
+        y[i] = v;
     }
 }

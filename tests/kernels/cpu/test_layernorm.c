@@ -56,11 +56,17 @@ int main(void)
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
     bool ok = true;
-    ok &= run_case(be, 5, 9, 13, 12, 12, 15, true, false, 0.0f);
-    ok &= run_case(be, 5, 9, 13, 12, 14, 14, false, true, 0.0f);
-    ok &= run_case(be, 3, 1, 7, 5, 8, 5, true, true, 1000.0f);
-    ok &= run_case(be, 2, 3, 2, 1, 3, 1, true, false, 0.0f);
-    ok &= run_case(be, 2, 2, 2, 769, 769, 770, true, false, 0.0f);
+    /* every level (the AVX2 row from the AVX2 level up); C below 8, a multiple of 8, and
+     * whole vectors plus a tail */
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++) {
+        if (!test_simd_select(be, test_simd_levels[i])) continue;
+        ok &= run_case(be, 5, 9, 13, 12, 12, 15, true, false, 0.0f);
+        ok &= run_case(be, 5, 9, 13, 12, 14, 14, false, true, 0.0f);
+        ok &= run_case(be, 3, 1, 7, 5, 8, 5, true, true, 1000.0f);
+        ok &= run_case(be, 3, 2, 7, 48, 48, 56, true, false, -1000.0f);
+        ok &= run_case(be, 2, 3, 2, 1, 3, 1, true, false, 0.0f);
+        ok &= run_case(be, 2, 2, 2, 769, 769, 770, true, false, 0.0f);
+    }
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }

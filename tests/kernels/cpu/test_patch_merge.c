@@ -72,10 +72,14 @@ int main(void)
     struct swin_cpu_backend *be = test_backend(2);
     if (!be) return 1;
     bool ok = true;
-    ok &= run_case(be, 4, 6, 2, 5, 7, 10, swin_merge_order_v15, "v15", swin_merge_order_pre15);
-    ok &= run_case(be, 4, 6, 2, 5, 5, 11, swin_merge_order_pre15, "pre15", swin_merge_order_v15);
-    ok &= run_case(be, 2, 4, 6, 3, 4, 6, swin_merge_order_v2, "v2", swin_merge_order_v15);
-    ok &= run_case(be, 10, 12, 14, 12, 12, 24, swin_merge_order_v15, "v15 (many chunks)", NULL);
+    /* every level (the LayerNorm row differs between them) */
+    for (int i = 0; i < TEST_SIMD_LEVELS; i++) {
+        if (!test_simd_select(be, test_simd_levels[i])) continue;
+        ok &= run_case(be, 4, 6, 2, 5, 7, 10, swin_merge_order_v15, "v15", swin_merge_order_pre15);
+        ok &= run_case(be, 4, 6, 2, 5, 5, 11, swin_merge_order_pre15, "pre15", swin_merge_order_v15);
+        ok &= run_case(be, 2, 4, 6, 3, 4, 6, swin_merge_order_v2, "v2", swin_merge_order_v15);
+        ok &= run_case(be, 10, 12, 14, 12, 12, 24, swin_merge_order_v15, "v15 (many chunks)", NULL);
+    }
     swin_cpu_backend_free(be);
     return test_exit(ok);
 }
