@@ -42,7 +42,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     naive(ref, in.v, wt, cout, false);
     for (size_t v = 0; v < nv; v++)
         for (int o = 0; o < cout; o++) got[v * cout + o] = swin_vol_f32(ov)[v * ov.pitch + o];
-    /* fp32 dot products of cin <= 44 terms |a| <= 1, |w| <= 0.5: rounding < 1e-5. */
+    /* fp32 dot products of cin <= 100 terms |a| <= 1, |w| <= 0.5: rounding < 1e-5. */
     ok &= check_close(name, got, ref, n, 2e-5, 1e-5);
     ok &= tvol_guard_ok(name, &out, c0, cout);
     if (can_fail) {
@@ -77,6 +77,10 @@ int main(void)
         ok &= run_case(be, 3, 2, 7, 44, 44, 45, 50, 5, true);
         /* cin 1, cout 24 */
         ok &= run_case(be, 1, 2, 6, 1, 1, 24, 24, 0, false);
+        /* weights over the unpacked GEMM's 36 KiB (cin 100 x cout 101): lines of 5 voxels (the
+         * unpacked kernel at the AVX2 level) and of 13 (OpenBLAS), cout with a partial vector */
+        ok &= run_case(be, 2, 2, 5, 100, 104, 101, 110, 3, false);
+        ok &= run_case(be, 1, 2, 13, 100, 100, 101, 101, 0, false);
     }
     swin_cpu_backend_free(be);
     return test_exit(ok);
