@@ -113,13 +113,15 @@ int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol 
 }
 
 int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, bool normalize,
-                         const float *gamma, const float *beta, const struct swin_vol *residual, bool lrelu)
+                         const float *gamma, const float *beta, const struct swin_residual *residual, bool lrelu)
 {
     int rc = check_vol(o, be, "instnorm_act", "x", x);
-    if (!rc && residual) rc = check_vol(o, be, "instnorm_act", "residual", *residual);
-    if (!rc && residual) rc = check_same_dims(o, be, "instnorm_act", "residual", *residual, "x", x);
+    if (!rc && residual) rc = check_vol(o, be, "instnorm_act", "residual", residual->v);
+    if (!rc && residual) rc = check_same_dims(o, be, "instnorm_act", "residual", residual->v, "x", x);
     if (rc) return rc;
     if (gamma && !beta) return fail(o, be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
+    if (residual && residual->gamma && !(residual->beta && residual->normalize))
+        return fail(o, be, SWIN_ERR_ARG, "instnorm_act: residual gamma given without its beta or normalize");
     if (stats && !normalize) return fail(o, be, SWIN_ERR_ARG, "instnorm_act: stats given without normalize");
     if (stats && !o->conv3d_stats_bytes(be, x))
         return fail(o, be, SWIN_ERR_ARG, "instnorm_act: stats given, but backend %s keeps no statistics", o->name);

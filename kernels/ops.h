@@ -32,6 +32,15 @@
 #include "core/vol.h"
 #include "core/window_geom.h"
 
+/* What instnorm_act adds before its activation: v as it is, or with normalize IN(v) (per
+ * channel over all of v's voxels, biased variance, eps 1e-5), then * gamma + beta when gamma
+ * != NULL: a shortcut conv's own instance norm, applied in the same pass. */
+struct swin_residual {
+    struct swin_vol v;
+    bool normalize;
+    const float *gamma, *beta;
+};
+
 struct swin_ops {
     const char *name;
     /* The storage type of every volume this backend's ops take (swin_exec_activation sizes and
@@ -74,13 +83,14 @@ struct swin_ops {
     int (*conv_transpose2)(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 
     /* In place: x = IN(x) (per channel over all voxels, biased variance, eps 1e-5) when
-     * normalize, then * gamma + beta when gamma != NULL, then + residual when residual != NULL,
-     * then LeakyReLU(0.01) when lrelu. residual has x's dims and channels. Without normalize
-     * it is the epilogue of a convolution whose batch norm the exporter folded into its bias.
-     * stats: NULL, or what conv3d left for x (normalize must be set); the statistics then
-     * come from it instead of a read of x. */
+     * normalize, then * gamma + beta when gamma != NULL, then + the residual (struct
+     * swin_residual: as it is or instance-normalised) when residual != NULL, then
+     * LeakyReLU(0.01) when lrelu. residual->v has x's dims and channels and does not overlap
+     * x. Without normalize it is the epilogue of a convolution whose batch norm the exporter
+     * folded into its bias. stats: NULL, or what conv3d left for x (normalize must be set);
+     * the statistics then come from it instead of a read of x. */
     int (*instnorm_act)(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
-                        const float *beta, const struct swin_vol *residual, bool lrelu);
+                        const float *beta, const struct swin_residual *residual, bool lrelu);
 
     /* out = LN(in) over channels (biased variance, eps 1e-5), * gamma + beta when gamma != NULL.
      * out may be in itself (same data and pitch); otherwise no overlap. */

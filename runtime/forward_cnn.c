@@ -20,7 +20,16 @@ static void conv3_then_norm(struct swin_exec *e, struct swin_workspace *stats, s
  * b   = IN(conv2(a))
  * res = IN(conv3(x)) if cin != cout, else x
  * out = LReLU(b + res)
- * (bn_folded: each IN(conv(.)) is conv(.) + the folded batch norm's bias.) */
+ * (bn_folded: each IN(conv(.)) is conv(.) + the folded batch norm's bias.) The norm of res
+ * runs inside the last instnorm_act (struct swin_residual), not as a pass of its own. */
+
+/* The residual of out = LReLU(b + res): conv3's output r with its instance norm, or x. */
+static struct swin_residual shortcut_residual(struct swin_vol r, const struct swin_resblock_w *w)
+{
+    const bool norm = w->conv3_w && !w->bn_folded;
+    return (struct swin_residual){.v = r, .normalize = norm, .gamma = norm ? w->norm3_w : NULL,
+                                  .beta = norm ? w->norm3_b : NULL};
+}
 
 /* The decoders' order, for an input the block owns that is wider than its output (the
  * concat, 2 cout): conv1 reads x, then conv3 overwrites x with res in place, so at most
@@ -35,17 +44,18 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
     EXEC_OP(e, instnorm_act, a.v, stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
     swin_exec_release(e, stats.id);
     swin_inplace_conv1x1_narrow(e, &x, w->conv3_w, w->conv3_b, w->cout);
-    if (!w->bn_folded) EXEC_OP(e, instnorm_act, x.v, NULL, true, w->norm3_w, w->norm3_b, NULL, false);
     if (!swin_exec_activation(e, &b, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
     conv3_then_norm(e, &stats, b.v, a.v, w->conv2_w, w->conv2_b, !w->bn_folded);
     swin_exec_release(e, a.id);
-    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &x.v, true);
+    const struct swin_residual res = shortcut_residual(x.v, w);
+    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &res, true);
     swin_exec_release(e, stats.id);
     swin_exec_release(e, x.id);
     return b;
 }
 
-/* res = IN(conv3(in)), into *dest when there is one, else into a new tensor. */
+/* res = conv3(in) (its norm follows in the last instnorm_act), into *dest when there is one,
+ * else into a new tensor. */
 static bool shortcut(struct swin_exec *e, struct swin_activation *res, struct swin_vol in,
                      const struct swin_resblock_w *w, const struct swin_vol *dest, const char *name)
 {
@@ -54,7 +64,6 @@ static bool shortcut(struct swin_exec *e, struct swin_activation *res, struct sw
     else if (!swin_exec_activation(e, res, in.d, in.h, in.w, w->cout, name))
         return false;
     swin_fwd_conv(e, res->v, NULL, in, w->conv3_w, w->conv3_b, 1, 1, 0);
-    if (!w->bn_folded) EXEC_OP(e, instnorm_act, res->v, NULL, true, w->norm3_w, w->norm3_b, NULL, false);
     return true;
 }
 
@@ -84,7 +93,8 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
         if (!shortcut(e, &res, in, w, dest, name)) return out;
         swin_exec_release(e, in_id);
     }
-    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &res.v, true);
+    const struct swin_residual r = shortcut_residual(res.v, w);
+    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &r, true);
     swin_exec_release(e, stats.id);
     if (!w->conv3_w) swin_exec_release(e, in_id);  /* in was the residual */
     if (!dest) {

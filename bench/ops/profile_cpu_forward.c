@@ -139,14 +139,15 @@ static int p_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, 
 }
 
 static int p_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
-                          const float *beta, const struct swin_vol *residual, bool lrelu)
+                          const float *beta, const struct swin_residual *residual, bool lrelu)
 {
     double t0 = now_s();
     int rc = swin_cpu_ops.instnorm_act(be, x, stats, normalize, gamma, beta, residual, lrelu);
     char s[64], g[32];
     grid(g, sizeof g, x);
-    snprintf(s, sizeof s, "%s x %d%s%s", g, x.c, residual ? " +res" : "", normalize ? "" : " (no norm)");
-    const double passes = (normalize ? 3.0 : 2.0) + (residual ? 1.0 : 0.0);
+    snprintf(s, sizeof s, "%s x %d%s%s", g, x.c, !residual ? "" : residual->normalize ? " +IN(res)" : " +res",
+             normalize ? "" : " (no norm)");
+    const double passes = (normalize ? 3.0 : 2.0) + (!residual ? 0.0 : residual->normalize ? 2.0 : 1.0);
     record("instnorm_act", s, "", t0, 0, 4.0 * passes * vox(x) * x.c);
     return rc;
 }

@@ -122,7 +122,7 @@ size_t swin_cpu_conv3d_taps_ws(void *be, struct swin_vol out, struct swin_vol in
 bool swin_cpu_conv3d_runs_taps(const struct swin_cpu_backend *be, struct swin_vol out, const float *w, int k);
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cpu_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
-                          const float *beta, const struct swin_vol *residual, bool lrelu);
+                          const float *beta, const struct swin_residual *residual, bool lrelu);
 int swin_cpu_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma,
                        const float *beta);
 int swin_cpu_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,

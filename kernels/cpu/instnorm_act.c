@@ -2,7 +2,9 @@
  *   x = IN(x)                   when normalize: per channel over all D*H*W voxels, biased
  *                               variance, eps 1e-5
  *       * gamma + beta          when gamma != NULL (torch.nn.InstanceNorm3d(affine=True))
- *       + residual              when residual != NULL (same dims and c, own pitch)
+ *       + residual              when residual != NULL (same dims and c, own pitch), or
+ *                               + IN(residual) * its gamma + beta when residual->normalize
+ *                               (its statistics as x's, in a pass of their own before x's)
  *   x = LeakyReLU_0.01(x)       when lrelu
  * Statistics: one pass of shifted sums in double, d = x - K with K the channel's value at the
  * first voxel: mean = K + sum(d)/N, var = sum(d^2)/N - (sum(d)/N)^2. With K within a few
@@ -25,8 +27,7 @@
 #define IN_BLOCK SWIN_CPU_IN_BLOCK
 
 struct in_task {
-    struct swin_vol x;
-    const float *gamma, *beta;
+    struct swin_vol x;                /* the statistics pass reads x, then the residual's volume */
     const struct swin_vol *res;
     bool lrelu;
     int c0, nc;                       /* channel block [c0, c0 + nc), nc <= IN_BLOCK */
@@ -35,6 +36,8 @@ struct in_task {
     /* apply pass, in float: y = ((x - mean_hi) - mean_lo) * scale + shift; mean = mean_hi +
      * mean_lo to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
     struct swin_cpu_in_coef k;
+    const struct swin_cpu_in_coef *rk; /* the residual's own coefficients, NULL: added as it is */
+    struct swin_cpu_in_coef rk_block;
     bool apply;                       /* false: statistics pass, true: apply pass */
     bool avx2;                        /* both passes by instnorm_avx2.c */
 };
@@ -72,7 +75,7 @@ static void in_run(void *p, int tid, int nth)
     }
     if (t->avx2) {
         swin_cpu_instnorm_apply_avx2(swin_vol_f32(x) + c0, x.pitch, t->res ? swin_vol_f32(*t->res) + c0 : NULL,
-                                     t->res ? t->res->pitch : 0, b, e, nc, &t->k, t->lrelu);
+                                     t->res ? t->res->pitch : 0, b, e, nc, &t->k, t->rk, t->lrelu);
         return;
     }
     const int nc4 = nc / 4 * 4;
@@ -83,7 +86,11 @@ static void in_run(void *p, int tid, int nth)
         for (int c = 0; c < nc4; c += 4) {   /* 4 channels per step, branch-free */
             v4f y = ((load4(row + c) - load4(t->k.mean_hi + c)) - load4(t->k.mean_lo + c)) * load4(t->k.scale + c) +
                     load4(t->k.shift + c);
-            if (r) y += load4(r + c);
+            if (r && t->rk)
+                y += ((load4(r + c) - load4(t->rk->mean_hi + c)) - load4(t->rk->mean_lo + c)) * load4(t->rk->scale + c) +
+                     load4(t->rk->shift + c);
+            else if (r)
+                y += load4(r + c);
             if (t->lrelu) {
                 const v4i neg = y < zero;
                 y = (v4f)(((v4i)(y * 0.01f) & neg) | ((v4i)y & ~neg));
@@ -92,7 +99,10 @@ static void in_run(void *p, int tid, int nth)
         }
         for (int c = nc4; c < nc; c++) {
             float y = ((row[c] - t->k.mean_hi[c]) - t->k.mean_lo[c]) * t->k.scale[c] + t->k.shift[c];
-            if (r) y += r[c];
+            if (r && t->rk)
+                y += ((r[c] - t->rk->mean_hi[c]) - t->rk->mean_lo[c]) * t->rk->scale[c] + t->rk->shift[c];
+            else if (r)
+                y += r[c];
             if (t->lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
         }
@@ -108,34 +118,49 @@ static double reduce(const struct in_task *t, int i)
     return s;
 }
 
+/* k = the apply coefficients of v's channels [t->c0, t->c0 + t->nc): its statistics (one pass
+ * over v) when normalize, then gamma and beta. */
+static void block_coef(struct swin_cpu_backend *be, struct in_task *t, struct swin_vol v, bool normalize,
+                       const float *gamma, const float *beta, struct swin_cpu_in_coef *k)
+{
+    const double n = (double)swin_vol_voxels(v);
+    const int c0 = t->c0;
+    const struct swin_vol keep = t->x;
+    t->x = v;
+    for (int c = 0; c < t->nc; c++) t->shift_k[c] = swin_vol_f32(v)[c0 + c];
+    t->apply = false;
+    if (normalize) swin_cpu_run(be, in_run, t);
+    t->x = keep;
+    for (int c = 0; c < t->nc; c++) {
+        double mean = 0.0, rstd = 1.0;
+        if (normalize) {
+            const double m1 = reduce(t, c) / n, m2 = reduce(t, IN_BLOCK + c) / n;
+            const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
+            mean = t->shift_k[c] + m1;
+            rstd = 1.0 / sqrt(var + 1e-5);
+        }
+        const double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
+        k->mean_hi[c] = (float)mean;
+        k->mean_lo[c] = (float)(mean - k->mean_hi[c]);
+        k->scale[c] = (float)(rstd * g);
+        k->shift[c] = (float)bb;
+    }
+}
+
 int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
-                          const float *beta, const struct swin_vol *residual, bool lrelu)
+                          const float *beta, const struct swin_residual *residual, bool lrelu)
 {
     (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
     struct swin_cpu_backend *be = bev;
-    const double n = (double)swin_vol_voxels(x);
-    struct in_task t = {.x = x, .gamma = gamma, .beta = beta, .res = residual, .lrelu = lrelu, .red = be->red,
+    struct in_task t = {.x = x, .res = residual ? &residual->v : NULL, .lrelu = lrelu, .red = be->red,
                         .avx2 = be->simd == SWIN_CPU_SIMD_AVX2 || be->simd == SWIN_CPU_SIMD_AVX512};
+    const bool res_norm = residual && residual->normalize;
     for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
         t.c0 = c0;
         t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
-        for (int c = 0; c < t.nc; c++) t.shift_k[c] = swin_vol_f32(x)[c0 + c];
-        t.apply = false;
-        if (normalize) swin_cpu_run(be, in_run, &t);
-        for (int c = 0; c < t.nc; c++) {
-            double mean = 0.0, rstd = 1.0;
-            if (normalize) {
-                const double m1 = reduce(&t, c) / n, m2 = reduce(&t, IN_BLOCK + c) / n;
-                const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
-                mean = t.shift_k[c] + m1;
-                rstd = 1.0 / sqrt(var + 1e-5);
-            }
-            const double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
-            t.k.mean_hi[c] = (float)mean;
-            t.k.mean_lo[c] = (float)(mean - t.k.mean_hi[c]);
-            t.k.scale[c] = (float)(rstd * g);
-            t.k.shift[c] = (float)bb;
-        }
+        if (res_norm) block_coef(be, &t, residual->v, true, residual->gamma, residual->beta, &t.rk_block);
+        t.rk = res_norm ? &t.rk_block : NULL;
+        block_coef(be, &t, x, normalize, gamma, beta, &t.k);
         t.apply = true;
         swin_cpu_run(be, in_run, &t);
     }

@@ -73,7 +73,8 @@ AVX2 void swin_cpu_instnorm_stats_avx2(const float *x, int64_t pitch, int64_t vb
 }
 
 AVX2 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float *res, int64_t res_pitch, int64_t vb,
-                                       int64_t ve, int nc, const struct swin_cpu_in_coef *k, bool lrelu)
+                                       int64_t ve, int nc, const struct swin_cpu_in_coef *k,
+                                       const struct swin_cpu_in_coef *rk, bool lrelu)
 {
     const int n8 = nc / 8 * 8;
     const __m256 slope = _mm256_set1_ps(0.01f);
@@ -84,13 +85,20 @@ AVX2 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float *res
             __m256 y = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(row + c), _mm256_loadu_ps(k->mean_hi + c)),
                                      _mm256_loadu_ps(k->mean_lo + c));
             y = _mm256_fmadd_ps(y, _mm256_loadu_ps(k->scale + c), _mm256_loadu_ps(k->shift + c));
-            if (r) y = _mm256_add_ps(y, _mm256_loadu_ps(r + c));
+            if (r && rk) {
+                const __m256 q = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(r + c), _mm256_loadu_ps(rk->mean_hi + c)),
+                                               _mm256_loadu_ps(rk->mean_lo + c));
+                y = _mm256_add_ps(y, _mm256_fmadd_ps(q, _mm256_loadu_ps(rk->scale + c), _mm256_loadu_ps(rk->shift + c)));
+            } else if (r) {
+                y = _mm256_add_ps(y, _mm256_loadu_ps(r + c));
+            }
             if (lrelu) y = _mm256_max_ps(y, _mm256_mul_ps(y, slope));
             _mm256_storeu_ps(row + c, y);
         }
         for (int c = n8; c < nc; c++) {
             float y = ((row[c] - k->mean_hi[c]) - k->mean_lo[c]) * k->scale[c] + k->shift[c];
-            if (r) y += r[c];
+            if (r && rk) y += ((r[c] - rk->mean_hi[c]) - rk->mean_lo[c]) * rk->scale[c] + rk->shift[c];
+            else if (r) y += r[c];
             if (lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
         }

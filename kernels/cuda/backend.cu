@@ -169,9 +169,9 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
     } else if ((e = cudaMalloc((void **)&be->stage, SWIN_CUDA_STAGE_FLOATS * sizeof(float))) != cudaSuccess ||
                (e = cudaMalloc((void **)&be->red, (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double))) !=
                    cudaSuccess ||
-               (e = cudaMalloc((void **)&be->mean, SWIN_CUDA_RED_CH * sizeof(double))) != cudaSuccess ||
-               (e = cudaMalloc((void **)&be->scale, SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess ||
-               (e = cudaMalloc((void **)&be->shift, SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess) {
+               (e = cudaMalloc((void **)&be->mean, 2 * SWIN_CUDA_RED_CH * sizeof(double))) != cudaSuccess ||
+               (e = cudaMalloc((void **)&be->scale, 2 * SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess ||
+               (e = cudaMalloc((void **)&be->shift, 2 * SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess) {
         what = "cudaMalloc of the backend scratch";
         st = SWIN_ERR_NOMEM;
     } else if ((e = cudaMalloc((void **)&be->dev_flat, swin_cuda_weight_bytes(m, dtype))) != cudaSuccess) {
@@ -233,7 +233,7 @@ extern "C" size_t swin_cuda_weight_bytes(const struct swin_model *m, enum swin_d
 extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be)
 {
     return SWIN_CUDA_STAGE_FLOATS * sizeof(float) + (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double) +
-           SWIN_CUDA_RED_CH * (sizeof(double) + 2 * sizeof(float));
+           2 * SWIN_CUDA_RED_CH * (sizeof(double) + 2 * sizeof(float));
 }
 
 extern "C" swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err)

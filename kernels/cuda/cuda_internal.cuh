@@ -35,8 +35,8 @@ struct swin_cuda_backend {
     size_t flat_bytes;            /* host bytes of model->flat */
     float *stage;                 /* SWIN_CUDA_STAGE_FLOATS, pack/unpack staging */
     double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
-    double *mean;                 /* (SWIN_CUDA_RED_CH) */
-    float *scale, *shift;         /* (SWIN_CUDA_RED_CH) */
+    double *mean;                 /* (2, SWIN_CUDA_RED_CH): instnorm_act's x, then its residual */
+    float *scale, *shift;         /* (2, SWIN_CUDA_RED_CH) */
     bool sync_check;              /* SWIN_CUDA_SYNC_CHECK: synchronise after every op */
     size_t chunk_bytes;           /* workspace budget of the chunked ops (cuda_backend.h) */
     struct swin_cuda_chunk_count chunks[SWIN_CUDA_CHUNKED_OPS];
@@ -155,7 +155,7 @@ size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, in
 size_t swin_cuda_conv3d_stats_bytes(void *be, struct swin_vol out);
 int swin_cuda_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cuda_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
-                           const float *beta, const struct swin_vol *residual, bool lrelu);
+                           const float *beta, const struct swin_residual *residual, bool lrelu);
 int swin_cuda_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma, const float *beta);
 int swin_cuda_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,
                              const struct swin_window_geom *g, void *ws, size_t ws_bytes);

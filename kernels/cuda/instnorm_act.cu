@@ -1,7 +1,9 @@
 /* instnorm_act, in place on x (D, H, W, C) channels-last:
  *   x = IN(x)        when normalize: per channel over all D H W voxels, biased variance, eps 1e-5
  *       * gamma + beta      when gamma != NULL
- *       + residual          when residual != NULL (same dims and c, own pitch)
+ *       + residual          when residual != NULL (same dims and c, own pitch), or
+ *       + IN(residual) * its gamma + beta   when residual->normalize (its statistics as x's,
+ *                           finalised into the second half of be->mean, scale, shift)
  *   x = LeakyReLU_0.01(x)   when lrelu
  * Statistics in double, deterministically (fixed partition, fixed order, no atomics), per
  * voxel part of swin_cuda_stats_parts (cuda_internal.cuh): each part's mean and M2 either
@@ -20,7 +22,8 @@
  *                      normalize mean 0, scale gamma, shift beta;
  *   instnorm_apply     grid-stride over (voxel, channel or 16-byte channel vector),
  *                      channel fastest, fp32, no division per element (grid_walk.cuh):
- *                      y = (x - mean) * scale + shift (+ residual, LeakyReLU);
+ *                      y = (x - mean) * scale + shift (+ residual, or + (r - rmean) rscale
+ *                      + rshift, LeakyReLU);
  *                      vectors of 4 float / 8 __half when x, residual, their pitches
  *                      and nc allow, else one channel at a time. */
 #include "kernels/cuda/cuda_internal.cuh"
@@ -101,7 +104,8 @@ __global__ void __launch_bounds__(256) instnorm_finalize(int parts, long long ch
 template <class T, int VW>
 __global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long nvox, int c0, int nc,
                                                       const double *mean, const float *scale, const float *shift,
-                                                      const T *res, int res_pitch, bool lrelu)
+                                                      const T *res, int res_pitch, const double *rmean,
+                                                      const float *rscale, const float *rshift, bool lrelu)
 {
     const int nvec = nc / VW;
     for (RowColWalk w(nvec); w.row < nvox; w.next(nvec)) {
@@ -119,7 +123,8 @@ __global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long
 #pragma unroll
         for (int k = 0; k < VW; k++) {
             float v = fmaf(y[k] - (float)mean[ch + k], scale[ch + k], shift[ch + k]);
-            if (q) v += r[k];
+            if (q && rmean) v += fmaf(r[k] - (float)rmean[ch + k], rscale[ch + k], rshift[ch + k]);
+            else if (q) v += r[k];
             if (lrelu && v < 0.0f) v *= 0.01f;
             y[k] = v;
         }
@@ -152,14 +157,23 @@ extern "C" size_t swin_cuda_conv3d_stats_bytes(void *, struct swin_vol out)
 
 template <class T>
 static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, const void *stats, bool normalize,
-                              const float *gamma, const float *beta, const struct swin_vol *residual, bool lrelu)
+                              const float *gamma, const float *beta, const struct swin_residual *residual,
+                              bool lrelu)
 {
-    const T *g, *b;
+    const T *g, *b, *rg = nullptr, *rb = nullptr;
     if (!swin_cuda_weight(be, "instnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
         !swin_cuda_weight(be, "instnorm_act", "beta", beta, (size_t)x.c, &b))
         return SWIN_ERR_ARG;
+    if (residual && (!swin_cuda_weight(be, "instnorm_act", "residual gamma", residual->gamma, (size_t)x.c, &rg) ||
+                     !swin_cuda_weight(be, "instnorm_act", "residual beta", residual->beta, (size_t)x.c, &rb)))
+        return SWIN_ERR_ARG;
     T *xd = (T *)x.data;
-    const T *rd = residual ? (const T *)residual->data : nullptr;
+    const T *rd = residual ? (const T *)residual->v.data : nullptr;
+    const int rpitch = residual ? residual->v.pitch : 0;
+    const bool res_norm = residual && residual->normalize;
+    /* the residual's coefficients: the second half of be->mean, scale, shift */
+    double *rmean = be->mean + SWIN_CUDA_RED_CH;
+    float *rscale = be->scale + SWIN_CUDA_RED_CH, *rshift = be->shift + SWIN_CUDA_RED_CH;
     const long long nvox = (long long)swin_vol_voxels(x);
     const struct swin_cuda_parts pp = swin_cuda_stats_parts(nvox);
     const double *st = stats ? (const double *)swin_cuda_align_ptr((void *)stats) : nullptr;
@@ -168,6 +182,13 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
     for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
         const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
         /* the parts' means and M2s of channels c0.. : the conv's, or from a read of x */
+        if (res_norm) {
+            SWIN_LAUNCH(instnorm_partial<T>, dim3(pp.parts, swin_cuda_blocks(nc, 32)), dim3(32, 8), 0, be->stream)(
+                rd, rpitch, nvox, c0, nc, pp.chunk, be->red, red_m2, (long long)SWIN_CUDA_RED_CH);
+            SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
+                pp.parts, pp.chunk, nvox, nc, c0, be->red, red_m2, (long long)SWIN_CUDA_RED_CH, rmean, rscale, rshift,
+                rg, rb);
+        }
         const double *pmean = st ? st + c0 : be->red, *pm2 = st ? st + (long long)pp.parts * x.c + c0 : red_m2;
         const long long pstride = st ? x.c : SWIN_CUDA_RED_CH;
         if (normalize && !st)
@@ -177,14 +198,16 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
             normalize ? pp.parts : 0, pp.chunk, nvox, nc, c0, pmean, pm2, pstride, be->mean, be->scale, be->shift, g,
             b);
         constexpr int VW = vec16_elems<T>();
-        const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, residual->pitch));
+        const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, rpitch));
         const dim3 apply_grid(apply_blocks < 4096 ? apply_blocks : 4096);
         if (vec)
             SWIN_LAUNCH((instnorm_apply<T, VW>), apply_grid, dim3(256), 0, be->stream)(
-                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
+                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
+                rscale, rshift, lrelu);
         else
             SWIN_LAUNCH((instnorm_apply<T, 1>), apply_grid, dim3(256), 0, be->stream)(
-                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, residual ? residual->pitch : 0, lrelu);
+                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
+                rscale, rshift, lrelu);
         int rc = swin_cuda_check_launch(be, "instnorm_act", "c%d on %dx%dx%d, channels %d+%d", x.c, x.d, x.h, x.w,
                                         c0, nc);
         if (rc) return rc;
@@ -193,7 +216,8 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
 }
 
 extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool normalize,
-                                      const float *gamma, const float *beta, const struct swin_vol *residual, bool lrelu)
+                                      const float *gamma, const float *beta, const struct swin_residual *residual,
+                                      bool lrelu)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
     return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, stats, normalize, gamma, beta, residual, lrelu)

@@ -44,8 +44,11 @@ int main(void)
     pitchless.pitch = 2;
     ok &= expect(be, "layernorm pitch < c", swin_op_layernorm(&swin_cpu_ops, be, pitchless, pitchless, NULL, NULL), SWIN_ERR_SHAPE);
     ok &= expect(be, "layernorm c mismatch", swin_op_layernorm(&swin_cpu_ops, be, out.v, in.v, NULL, NULL), SWIN_ERR_SHAPE);
-    ok &= expect(be, "instnorm_act residual c mismatch", swin_op_instnorm_act(&swin_cpu_ops, be, in.v, NULL, true, NULL, NULL, &out.v, true),
+    const struct swin_residual res_c = {.v = out.v}, res_g = {.v = in.v, .gamma = g, .beta = g};
+    ok &= expect(be, "instnorm_act residual c mismatch", swin_op_instnorm_act(&swin_cpu_ops, be, in.v, NULL, true, NULL, NULL, &res_c, true),
                  SWIN_ERR_SHAPE);
+    ok &= expect(be, "instnorm_act residual gamma without normalize",
+                 swin_op_instnorm_act(&swin_cpu_ops, be, in.v, NULL, true, NULL, NULL, &res_g, true), SWIN_ERR_ARG);
     ok &= expect(be, "conv_transpose2 out not 2x", swin_op_conv_transpose2(&swin_cpu_ops, be, out.v, in.v, w), SWIN_ERR_SHAPE);
     struct swin_block_w blk = {.norm1_w = g, .norm1_b = g, .qkv_w = w, .bias_table = w, .proj_w = w, .proj_b = g};
     struct swin_window_geom geo = {.L = {4, 4, 4}, .win = {4, 4, 4}, .shift = {0, 0, 0}, .padded = {4, 4, 4},

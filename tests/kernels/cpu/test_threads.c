@@ -81,7 +81,8 @@ static bool run_all(void)
     FOR_BE tvol_free(&x[i]);
 
     RESET_X;
-    FOR_BE ok &= swin_cpu_ops.instnorm_act(be[i], x[i].v, NULL, true, NULL, NULL, &src.v, true) == 0;
+    const struct swin_residual res = {.v = src.v, .normalize = true, .gamma = blk.norm1_w, .beta = blk.norm1_b};
+    FOR_BE ok &= swin_cpu_ops.instnorm_act(be[i], x[i].v, NULL, true, NULL, NULL, &res, true) == 0;
     COLLECT(x, "instnorm_act", n);
     RESET_X;
     FOR_BE ok &= swin_cpu_ops.layernorm(be[i], x[i].v, x[i].v, blk.norm1_w, blk.norm1_b) == 0;

@@ -8,7 +8,8 @@
  * tile and a last part cut short, 48- and 96-column tiles, partial column tiles, a second
  * column tile (n0 > 0), 16- and 4-byte loaders, stride 2; and the paths that fill the
  * statistics by a read of the output: split-K, the 1x1 row GEMM, float16 with an odd cin.
- * Outputs into a channel slice; affine, residual and LeakyReLU.
+ * Outputs into a channel slice; affine, residual (as it is, and instance-normalised in the same
+ * op: its statistics by a read while x's come from the conv) and LeakyReLU.
  * A mean far from zero relative to the spread (bias 6-9, conv outputs ~0.3) in float32,
  * so a statistic that is off shows after the normalisation magnifies it ~25x; in half
  * mode that output would be dominated by its own float16 rounding (2^-11 of 9 against
@@ -25,13 +26,16 @@ struct conv_shape {
     int d, h, w, cin, in_pitch, cout, out_pitch, out_c0, k, stride, pad;
 };
 
-static bool conv_norm_case(ct_env *e, test_rng *r, const char *what, struct conv_shape s, bool affine, bool residual)
+/* residual: 0 none, 1 added as it is, 2 instance-normalised in the op (with its affine when affine) */
+static bool conv_norm_case(ct_env *e, test_rng *r, const char *what, struct conv_shape s, bool affine, int residual)
 {
     const bool half = ct_dtype() == SWIN_F16;
     const float *wt = ct_weight(e, r, (size_t)s.k * s.k * s.k * s.cin * s.cout, -0.2f, 0.2f);
     const float *bs = ct_weight(e, r, (size_t)s.cout, half ? -1.0f : 6.0f, half ? 1.0f : 9.0f);
     const float *g = affine ? ct_weight(e, r, (size_t)s.cout, 0.5f, 1.5f) : NULL;
     const float *b = affine ? ct_weight(e, r, (size_t)s.cout, -0.5f, 0.5f) : NULL;
+    const float *rg = residual == 2 && affine ? ct_weight(e, r, (size_t)s.cout, 0.5f, 1.5f) : NULL;
+    const float *rb = residual == 2 && affine ? ct_weight(e, r, (size_t)s.cout, -0.5f, 0.5f) : NULL;
     ct_env_upload(e);
     const int od = (s.d + 2 * s.pad - s.k) / s.stride + 1, oh = (s.h + 2 * s.pad - s.k) / s.stride + 1,
               ow = (s.w + 2 * s.pad - s.k) / s.stride + 1;
@@ -51,9 +55,11 @@ static bool conv_norm_case(ct_env *e, test_rng *r, const char *what, struct conv
     char name[200];
     snprintf(name, sizeof name, "%s: conv", what);
     bool ok = cvol_compare(name, &out, s.out_c0, s.cout, CT_TOL(2e-5, 1e-3));
-    ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, ov_h, NULL, true, g, b, residual ? &res.host : NULL, true),
+    const struct swin_residual rh = {.v = res.host, .normalize = residual == 2, .gamma = rg, .beta = rb},
+                               rd = {.v = res.dev, .normalize = residual == 2, .gamma = rg, .beta = rb};
+    ct_rc(what, swin_cpu_ops.instnorm_act(e->cpu, ov_h, NULL, true, g, b, residual ? &rh : NULL, true),
           &swin_cpu_ops, e->cpu);
-    ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, ov_d, stats, true, g, b, residual ? &res.dev : NULL, true),
+    ct_rc(what, swin_cuda_ops.instnorm_act(e->gpu, ov_d, stats, true, g, b, residual ? &rd : NULL, true),
           &swin_cuda_ops, e->gpu);
     snprintf(name, sizeof name, "%s: instance norm", what);
     ok &= cvol_compare(name, &out, s.out_c0, s.cout, CT_TOL(1e-5, 3e-3));
@@ -81,6 +87,8 @@ int main(void)
                          (struct conv_shape){5, 6, 9, 12, 20, 88, 92, 2, 3, 1, 1}, true, false);
     ok &= conv_norm_case(&e, &r, "k3, 4x5x7, 8 -> 144 (a 48- and a 96-column tile)",
                          (struct conv_shape){4, 5, 7, 8, 8, 144, 144, 0, 3, 1, 1}, false, true);
+    ok &= conv_norm_case(&e, &r, "k3, 9x10x11, 16 -> 48, affine + IN(residual) affine",
+                         (struct conv_shape){9, 10, 11, 16, 16, 48, 48, 0, 3, 1, 1}, true, 2);
     ok &= conv_norm_case(&e, &r, "k3 s2 p1, 9x7x8, 6 -> 14 (4-byte loader)",
                          (struct conv_shape){9, 7, 8, 6, 6, 14, 14, 0, 3, 2, 1}, true, false);
     /* statistics by a read of the output */
