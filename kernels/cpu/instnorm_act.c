@@ -36,8 +36,7 @@ struct in_task {
     /* apply pass, in float: y = ((x - mean_hi) - mean_lo) * scale + shift; mean = mean_hi +
      * mean_lo to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
     struct swin_cpu_in_coef k;
-    const struct swin_cpu_in_coef *rk; /* the residual's own coefficients, NULL: added as it is */
-    struct swin_cpu_in_coef rk_block;
+    struct swin_cpu_in_coef rk;       /* the residual's: its norm, or mean 0, scale 1, shift 0 (as it is) */
     bool apply;                       /* false: statistics pass, true: apply pass */
     bool avx2;                        /* both passes by instnorm_avx2.c */
 };
@@ -75,7 +74,7 @@ static void in_run(void *p, int tid, int nth)
     }
     if (t->avx2) {
         swin_cpu_instnorm_apply_avx2(swin_vol_f32(x) + c0, x.pitch, t->res ? swin_vol_f32(*t->res) + c0 : NULL,
-                                     t->res ? t->res->pitch : 0, b, e, nc, &t->k, t->rk, t->lrelu);
+                                     t->res ? t->res->pitch : 0, b, e, nc, &t->k, &t->rk, t->lrelu);
         return;
     }
     const int nc4 = nc / 4 * 4;
@@ -86,11 +85,9 @@ static void in_run(void *p, int tid, int nth)
         for (int c = 0; c < nc4; c += 4) {   /* 4 channels per step, branch-free */
             v4f y = ((load4(row + c) - load4(t->k.mean_hi + c)) - load4(t->k.mean_lo + c)) * load4(t->k.scale + c) +
                     load4(t->k.shift + c);
-            if (r && t->rk)
-                y += ((load4(r + c) - load4(t->rk->mean_hi + c)) - load4(t->rk->mean_lo + c)) * load4(t->rk->scale + c) +
-                     load4(t->rk->shift + c);
-            else if (r)
-                y += load4(r + c);
+            if (r)
+                y += ((load4(r + c) - load4(t->rk.mean_hi + c)) - load4(t->rk.mean_lo + c)) * load4(t->rk.scale + c) +
+                     load4(t->rk.shift + c);
             if (t->lrelu) {
                 const v4i neg = y < zero;
                 y = (v4f)(((v4i)(y * 0.01f) & neg) | ((v4i)y & ~neg));
@@ -99,10 +96,7 @@ static void in_run(void *p, int tid, int nth)
         }
         for (int c = nc4; c < nc; c++) {
             float y = ((row[c] - t->k.mean_hi[c]) - t->k.mean_lo[c]) * t->k.scale[c] + t->k.shift[c];
-            if (r && t->rk)
-                y += ((r[c] - t->rk->mean_hi[c]) - t->rk->mean_lo[c]) * t->rk->scale[c] + t->rk->shift[c];
-            else if (r)
-                y += r[c];
+            if (r) y += ((r[c] - t->rk.mean_hi[c]) - t->rk.mean_lo[c]) * t->rk.scale[c] + t->rk.shift[c];
             if (t->lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
         }
@@ -154,12 +148,13 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
     struct swin_cpu_backend *be = bev;
     struct in_task t = {.x = x, .res = residual ? &residual->v : NULL, .lrelu = lrelu, .red = be->red,
                         .avx2 = be->simd == SWIN_CPU_SIMD_AVX2 || be->simd == SWIN_CPU_SIMD_AVX512};
-    const bool res_norm = residual && residual->normalize;
     for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
         t.c0 = c0;
         t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
-        if (res_norm) block_coef(be, &t, residual->v, true, residual->gamma, residual->beta, &t.rk_block);
-        t.rk = res_norm ? &t.rk_block : NULL;
+        /* without normalize and gamma the residual's coefficients are the identity (((r - 0)
+         * - 0) * 1 + 0 = r in float, a zero's sign aside), so one apply path serves both kinds */
+        if (residual)
+            block_coef(be, &t, residual->v, residual->normalize, residual->gamma, residual->beta, &t.rk);
         block_coef(be, &t, x, normalize, gamma, beta, &t.k);
         t.apply = true;
         swin_cpu_run(be, in_run, &t);

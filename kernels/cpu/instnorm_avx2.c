@@ -85,20 +85,17 @@ AVX2 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float *res
             __m256 y = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(row + c), _mm256_loadu_ps(k->mean_hi + c)),
                                      _mm256_loadu_ps(k->mean_lo + c));
             y = _mm256_fmadd_ps(y, _mm256_loadu_ps(k->scale + c), _mm256_loadu_ps(k->shift + c));
-            if (r && rk) {
+            if (r) {
                 const __m256 q = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(r + c), _mm256_loadu_ps(rk->mean_hi + c)),
                                                _mm256_loadu_ps(rk->mean_lo + c));
                 y = _mm256_add_ps(y, _mm256_fmadd_ps(q, _mm256_loadu_ps(rk->scale + c), _mm256_loadu_ps(rk->shift + c)));
-            } else if (r) {
-                y = _mm256_add_ps(y, _mm256_loadu_ps(r + c));
             }
             if (lrelu) y = _mm256_max_ps(y, _mm256_mul_ps(y, slope));
             _mm256_storeu_ps(row + c, y);
         }
         for (int c = n8; c < nc; c++) {
             float y = ((row[c] - k->mean_hi[c]) - k->mean_lo[c]) * k->scale[c] + k->shift[c];
-            if (r && rk) y += ((r[c] - rk->mean_hi[c]) - rk->mean_lo[c]) * rk->scale[c] + rk->shift[c];
-            else if (r) y += r[c];
+            if (r) y += ((r[c] - rk->mean_hi[c]) - rk->mean_lo[c]) * rk->scale[c] + rk->shift[c];
             if (lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
         }

@@ -21,8 +21,8 @@ struct swin_cpu_in_coef {
  * [vb, ve) of x (row v at x + v * pitch, channels [0, nc)). */
 void swin_cpu_instnorm_stats_avx2(const float *x, int64_t pitch, int64_t vb, int64_t ve, int nc,
                                   const float *shift_k, double *s1, double *s2);
-/* x[v][c] = k's affine of x (+ res[v][c] when res: rk's affine of it when rk != NULL),
- * LeakyReLU(0.01) when lrelu, over voxels [vb, ve) and channels [0, nc). */
+/* x[v][c] = k's affine of x (+ rk's affine of res[v][c] when res), LeakyReLU(0.01) when
+ * lrelu, over voxels [vb, ve) and channels [0, nc). */
 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float *res, int64_t res_pitch, int64_t vb,
                                   int64_t ve, int nc, const struct swin_cpu_in_coef *k,
                                   const struct swin_cpu_in_coef *rk, bool lrelu);
