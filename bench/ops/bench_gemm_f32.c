@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "kernels/cpu/cpu_internal.h"
-#include "kernels/cpu/gemm_f32.h"
+#include "kernels/cpu/gemm/gemm_f32.h"
 
 static double now(void)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/winograd/winograd.h"
 #include "kernels/ops.h"
 
 #define MAX_REPS 256

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/cpu_rowops.h"
-#include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 
 /* The reduction buffer (instnorm statistics): SWIN_CPU_RED_SLOTS slots of SWIN_CPU_RED_CH
  * doubles, one slot per fixed chunk of the voxels whatever the thread count, reduced in slot

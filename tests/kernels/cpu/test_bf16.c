@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 
 static bool check_rounding(void)
 {

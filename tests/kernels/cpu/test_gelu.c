@@ -2,7 +2,7 @@
  * 0.5 x (1 + erf(x / sqrt 2)) on a dense grid over [-12, 12], both branch regions of its
  * erf, the boundary at |x / sqrt 2| = 0.921875, the clamp at 3.725, signed zeros and a tail
  * shorter than a vector. The tanh approximation must fail the same check. */
-#include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
 #include "tests/common/check.h"
 
 #include <math.h>

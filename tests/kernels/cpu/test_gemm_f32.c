@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_internal.h"
-#include "kernels/cpu/gemm_f32.h"
+#include "kernels/cpu/gemm/gemm_f32.h"
 
 static bool gemm_case(int m, int n, int k, int lda, int ldc, bool acc, test_rng *r)
 {

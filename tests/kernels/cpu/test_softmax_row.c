@@ -4,7 +4,7 @@
  * vectors, an 8-lane step and a tail) and 1000 keys; logits spread so that v - max runs from
  * 0 down past the clamp at -87; a bias row; a mask on every third key. A reference without
  * the mask must fail the same check. */
-#include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
 #include "tests/common/check.h"
 #include "tests/kernels/cpu/op_test.h"
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include "kernels/cpu/bf16.h"
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/winograd/winograd.h"
 
 static void naive(double *ref, struct swin_vol in, const float *w, const float *bias, int cout, bool flip)
 {

@@ -7,7 +7,7 @@
  *               channels left over in scalar double
  *   apply:      y = ((x - mean_hi) - mean_lo) * scale + shift (+ residual), LeakyReLU(0.01)
  *               as max(y, 0.01 y), 8 channels per vector, the rest scalar. */
-#include "kernels/cpu/instnorm_avx2.h"
+#include "kernels/cpu/norm/instnorm_avx2.h"
 
 #include <immintrin.h>
 

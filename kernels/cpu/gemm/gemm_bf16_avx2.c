@@ -9,7 +9,7 @@
  * accumulators loaded from C (or zero on the first panel without accumulate) and stored
  * back, so k is summed in order. The last tile's columns are masked, and its W row is
  * read through a zero-padded copy (no 16-bit masked load in AVX2). */
-#include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 
 #include <immintrin.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Weight GEMM dispatch and the baseline bfloat16 GEMM (kernels/cpu/gemm_bf16.h). */
-#include "kernels/cpu/gemm_bf16.h"
-#include "kernels/cpu/gemm_f32.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
+#include "kernels/cpu/gemm/gemm_f32.h"
 
 #include <cblas.h>
 

@@ -6,8 +6,8 @@
  * step). Threads take static voxel ranges.
  * swin_cpu_ln_row is shared with the ops that fuse a LayerNorm into a gather. */
 #include "kernels/cpu/cpu_internal.h"
-#include "kernels/cpu/cpu_rowops.h"
-#include "kernels/cpu/cpu_vec.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
+#include "kernels/cpu/vmath/cpu_vec.h"
 
 #include <math.h>
 #include <string.h>

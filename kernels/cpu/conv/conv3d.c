@@ -24,8 +24,8 @@
  * kernel (winograd.h), which transforms the weights (float32, or bfloat16 widened) into the
  * workspace per call. */
 #include "kernels/cpu/bf16.h"
-#include "kernels/cpu/conv3d_internal.h"
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/conv/conv3d_internal.h"
+#include "kernels/cpu/winograd/winograd.h"
 
 #include <string.h>
 

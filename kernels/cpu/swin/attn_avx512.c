@@ -11,8 +11,8 @@
  * Rows past n repeat a valid row and are not stored; keys past n are masked; columns past hd
  * are computed from zero rows of vt and not stored. fp32 accumulation in an order that
  * differs from OpenBLAS (the portable path): results agree to rounding, not bit for bit. */
-#include "kernels/cpu/attn_head.h"
-#include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/swin/attn_head.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <immintrin.h>
 #include <stddef.h>

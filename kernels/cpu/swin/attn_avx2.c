@@ -17,8 +17,8 @@
  * real row and are not stored; columns past hd come from zero columns of vp and are not stored.
  * fp32 accumulation in an order that differs from OpenBLAS (the portable path): results
  * agree to rounding, not bit for bit. */
-#include "kernels/cpu/attn_head.h"
-#include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/swin/attn_head.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <immintrin.h>
 #include <stdbool.h>

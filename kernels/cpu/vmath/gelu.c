@@ -6,8 +6,8 @@
  *   |x| >  0.921875:  erf = sign(x) (1 - exp(-(t + t Q(t))))  t = min(|x|, 3.725), Q degree 6
  * Both branches are computed and blended with masks. The exp is exp4_nonpos (~1 ulp), so
  * erf is within a few ulp; tests/kernels/cpu/test_gelu.c measures it against double erf. */
-#include "kernels/cpu/cpu_rowops.h"
-#include "kernels/cpu/cpu_vec.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
+#include "kernels/cpu/vmath/cpu_vec.h"
 
 #include <math.h>
 

@@ -19,7 +19,7 @@
  * product. Each output tile of 4x4x4 voxels reads the 6x6x6 patch at (4tz - 1, 4ty - 1,
  * 4tx - 1) and takes 216 GEMM points: 3.375 multiplies per output and (ci, co) pair
  * against F(2x2x2)'s 8 and the direct conv's 27. */
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/winograd/winograd.h"
 
 #include <immintrin.h>
 

@@ -7,7 +7,7 @@
  * and block of up to 48 output channels, 2 x 6 ymm accumulators; per tap two scalar input
  * values (0 outside the input) broadcast against 6 weight vectors (w: k^3 x cout floats,
  * read from L1). Any k, stride and pad; float32 weights only. */
-#include "kernels/cpu/conv3d_internal.h"
+#include "kernels/cpu/conv/conv3d_internal.h"
 
 #include <immintrin.h>
 

@@ -2,9 +2,9 @@
  * exp4_nonpos of cpu_vec.h (~1 ulp; its clamp at -87 gives 1.6e-38 instead of a smaller
  * number, which cannot matter in a softmax whose row sum is >= 1). No fast-math: the result
  * does not depend on build flags. */
-#include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
 
-#include "kernels/cpu/cpu_vec.h"
+#include "kernels/cpu/vmath/cpu_vec.h"
 
 #include <math.h>
 

@@ -16,7 +16,7 @@
  * reads all of W once per tile of 4 voxels, and no product is spent on padding, where at
  * 3^3 46 % of im2col's are (at 6^3 30 %). The sums do not depend on the thread count
  * (threads split the columns only). */
-#include "kernels/cpu/conv3d_internal.h"
+#include "kernels/cpu/conv/conv3d_internal.h"
 
 #include <immintrin.h>
 #include <string.h>

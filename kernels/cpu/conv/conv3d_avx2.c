@@ -5,7 +5,7 @@
  * output voxels x up to 24 output channels (3 vectors of 8, the last one masked), 12
  * accumulators; per tap and input channel ci: acc[v][j] += in_row_v[ci] * w[tap][ci][8j ..].
  * Work items are (slab of 16 tiles, block of 24 output channels). */
-#include "kernels/cpu/conv3d_internal.h"
+#include "kernels/cpu/conv/conv3d_internal.h"
 
 #include <immintrin.h>
 

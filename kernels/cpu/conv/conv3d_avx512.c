@@ -8,7 +8,7 @@
  * channel ci: acc[v][j] += in_row_v[ci] * w[tap][ci][16j .. 16j+15]. The input is read in
  * place (no im2col), the weights (k^3 cin cout floats) stay in L2 across tiles. Output
  * channels beyond 48 are done in further passes over the same tile. */
-#include "kernels/cpu/conv3d_internal.h"
+#include "kernels/cpu/conv/conv3d_internal.h"
 
 #include <immintrin.h>
 

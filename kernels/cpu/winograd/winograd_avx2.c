@@ -14,7 +14,7 @@
  *      Y = A^T M A + bias per tile, stored for the voxels inside the output.
  * Workspace: U (64 cin coutp floats, shared), then per thread V (64 nt cinp floats) and
  * M (64 nt cob floats). */
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/winograd/winograd.h"
 
 #include <immintrin.h>
 #include <string.h>

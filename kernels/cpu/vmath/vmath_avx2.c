@@ -7,8 +7,8 @@
  *   swin_cpu_ln_row_avx2       LayerNorm of one row, statistics in double as layernorm.c
  * with fused multiply-adds in the polynomials, so they agree with the portable versions to
  * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
-#include "kernels/cpu/cpu_rowops.h"
-#include "kernels/cpu/vmath_coef.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
+#include "kernels/cpu/vmath/vmath_coef.h"
 
 #include <immintrin.h>
 #include <math.h>

@@ -21,8 +21,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_vec.h"
-#include "kernels/cpu/instnorm_avx2.h"
+#include "kernels/cpu/vmath/cpu_vec.h"
+#include "kernels/cpu/norm/instnorm_avx2.h"
 
 #define IN_BLOCK SWIN_CPU_IN_BLOCK
 

@@ -10,7 +10,7 @@
  * accumulate the sums are added to C once, at the store. Rows past m read the last real
  * row and are not stored; columns past n read W through masked loads and are stored
  * through a stack copy (AMD CPUs run masked stores far slower). */
-#include "kernels/cpu/gemm_f32.h"
+#include "kernels/cpu/gemm/gemm_f32.h"
 
 #include <immintrin.h>
 #include <string.h>

@@ -25,9 +25,9 @@
  *   qkv (n, 3C), s one head's logits: (n, n), or the 8-row block of the fused heads,
  *   o (n, C), src (n) int64 voxel or -1, label (n) int, kt, vt the fused heads' k and v
  *   (attn_head.h gives their sizes). */
-#include "kernels/cpu/attn_head.h"
+#include "kernels/cpu/swin/attn_head.h"
 #include "kernels/cpu/cpu_internal.h"
-#include "kernels/cpu/cpu_rowops.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <cblas.h>
 #include <math.h>

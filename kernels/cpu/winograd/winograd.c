@@ -1,5 +1,5 @@
 /* Winograd F(2x2x2, 3x3x3): shape rule, workspace and entry point (kernels/cpu/winograd.h). */
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/winograd/winograd.h"
 
 static int round8(int n) { return (n + 7) / 8 * 8; }
 

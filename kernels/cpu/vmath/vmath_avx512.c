@@ -5,8 +5,8 @@
  *   swin_cpu_gelu_erf_avx512     exact-erf GELU, same algorithm as gelu.c
  * with fused multiply-adds in the polynomials, so they agree with the portable versions to
  * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
-#include "kernels/cpu/cpu_rowops.h"
-#include "kernels/cpu/vmath_coef.h"
+#include "kernels/cpu/vmath/cpu_rowops.h"
+#include "kernels/cpu/vmath/vmath_coef.h"
 
 #include <immintrin.h>
 #include <math.h>
