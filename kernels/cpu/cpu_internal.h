@@ -10,8 +10,6 @@
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/vmath/cpu_rowops.h"
-#include "kernels/cpu/gemm/gemm_bf16.h"
 
 /* The reduction buffer (instnorm statistics): SWIN_CPU_RED_SLOTS slots of SWIN_CPU_RED_CH
  * doubles, one slot per fixed chunk of the voxels whatever the thread count, reduced in slot
@@ -51,20 +49,6 @@ struct swin_cpu_backend {
     struct swin_cpu_wino_phases *wino_phases; /* swin_cpu_backend_set_wino_phases; NULL: not timed */
     char err[SWIN_ERROR_MSG_MAX];
 };
-
-/* How this backend runs the GEMM of weight w (gemm_bf16.h): in bfloat16 when w lies in
- * its bfloat16 range. */
-static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_backend *be, const float *w)
-{
-    const uintptr_t p = (uintptr_t)(const void *)w;
-    return (struct swin_cpu_wgemm){.bf16 = p >= be->bf16_lo && p < be->bf16_hi, .simd = be->simd};
-}
-
-/* The LayerNorm row this backend runs: the AVX2 one at the AVX2 and AVX-512 levels. */
-static inline swin_cpu_ln_row_fn *swin_cpu_ln_row_of(const struct swin_cpu_backend *be)
-{
-    return be->simd == SWIN_CPU_SIMD_BASELINE ? swin_cpu_ln_row : swin_cpu_ln_row_avx2;
-}
 
 /* The best level this CPU supports (cpuid, once per backend creation). */
 enum swin_cpu_simd swin_cpu_simd_of_cpu(void);

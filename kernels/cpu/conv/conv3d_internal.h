@@ -4,6 +4,7 @@
 #define SWIN_CPU_CONV3D_INTERNAL_H
 
 #include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 
 struct conv_task {
     struct swin_vol out, in;

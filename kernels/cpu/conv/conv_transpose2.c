@@ -10,6 +10,7 @@
  * threads: out 6^3 768->384 6.1-7.4 -> 1.7-1.9 ms, 12^3 384->192 4.4 -> 2.7-2.8 ms, 24^3
  * 192->96 5.3-5.4 -> 4.3-4.5 ms; at lines of 24 and 48 the weights fit the AVX2 rule anyway. */
 #include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/gemm/gemm_f32.h"
 
 #define UNPACKED_MAX_W 12

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 #include "kernels/cpu/bf16.h"
-#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/cpu_internal.h"
 
 /* accumulate: C += A.W, else C = A.W. simd picks the kernel (AVX512 runs the AVX2 one). */
 void swin_cpu_gemm_bf16(enum swin_cpu_simd simd, int m, int n, int k, const float *a, int lda, const swin_bf16 *w,
@@ -26,6 +26,13 @@ struct swin_cpu_wgemm {
     bool bf16;                /* the weight is bfloat16 (in the range of swin_cpu_backend_set_bf16) */
     enum swin_cpu_simd simd;
 };
+
+/* How backend be runs the GEMM of weight w: in bfloat16 when w lies in its bfloat16 range. */
+static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_backend *be, const float *w)
+{
+    const uintptr_t p = (uintptr_t)(const void *)w;
+    return (struct swin_cpu_wgemm){.bf16 = p >= be->bf16_lo && p < be->bf16_hi, .simd = be->simd};
+}
 
 /* Whether swin_cpu_wgemm_run sends this weight GEMM (n columns, inner dimension k) to the
  * AVX2 kernel of gemm_f32.h: float32 weights, the AVX2 level, a shape it fits. */

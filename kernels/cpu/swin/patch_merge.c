@@ -5,6 +5,7 @@
  * Chunked over R consecutive output voxels: per thread workspace a (R, 8C) holds the
  * gathered and normalised rows; one sgemm writes the chunk into out (ldc = out.pitch). */
 #include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <string.h>

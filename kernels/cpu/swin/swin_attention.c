@@ -27,6 +27,7 @@
  *   (attn_head.h gives their sizes). */
 #include "kernels/cpu/swin/attn_head.h"
 #include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <cblas.h>

@@ -7,6 +7,7 @@
  *   h (R, hidden)  fc1 + bias, then GELU in place
  * fc2 accumulates straight into x (beta = 1) after x += fc2_b. Threads claim chunks. */
 #include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <string.h>

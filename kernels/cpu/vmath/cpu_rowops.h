@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "kernels/cpu/cpu_internal.h"
+
 /* y[0..c) = LN(x[0..c)) (eps 1e-5, biased variance, two-pass statistics in double), then
  * * gamma + beta when gamma != NULL. y may equal x. */
 void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const float *beta);
@@ -11,6 +13,12 @@ void swin_cpu_ln_row(float *y, const float *x, int c, const float *gamma, const 
  * in another order, so it agrees with swin_cpu_ln_row to rounding, not bit for bit. */
 void swin_cpu_ln_row_avx2(float *y, const float *x, int c, const float *gamma, const float *beta);
 typedef void swin_cpu_ln_row_fn(float *y, const float *x, int c, const float *gamma, const float *beta);
+
+/* The LayerNorm row backend be runs: the AVX2 one at the AVX2 and AVX-512 levels. */
+static inline swin_cpu_ln_row_fn *swin_cpu_ln_row_of(const struct swin_cpu_backend *be)
+{
+    return be->simd == SWIN_CPU_SIMD_BASELINE ? swin_cpu_ln_row : swin_cpu_ln_row_avx2;
+}
 
 /* One attention row in place (vexp.c): r[j] = softmax_j(r[j] + bias[j] + m[j]) with
  * m[j] = -100 where label && label[j] != label_i, else 0 (label NULL: no mask);

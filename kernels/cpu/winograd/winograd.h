@@ -34,6 +34,7 @@
 
 #include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 
 /* The tile the shape rule picks for a 3x3x3 stride-1 pad-1 conv from `in` to `out`: 4 for
  * F(4x4x4, 3x3x3) (winograd4_avx2.c), 2 for F(2x2x2, 3x3x3), 0 where the backend's direct
