@@ -107,9 +107,11 @@ int swin_cpu_backend_threads(const struct swin_cpu_backend *be) { return be->nth
 enum swin_cpu_simd swin_cpu_simd_of_cpu(void)
 {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return SWIN_CPU_SIMD_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SWIN_CPU_SIMD_AVX2;
-    return SWIN_CPU_SIMD_BASELINE;
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return SWIN_CPU_SIMD_AVX512;
+    return avx2 ? SWIN_CPU_SIMD_AVX2 : SWIN_CPU_SIMD_BASELINE;
 }
 
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max)

@@ -9,7 +9,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 
 #define MR 4
 #define CONV_AVX2_SLAB (16 * MR)
@@ -28,8 +28,7 @@
         store_row(o, bias, acc##i##0, acc##i##1, acc##i##2, NV, FULL, last);    \
     }
 
-__attribute__((target("avx2,fma"), always_inline))
-static inline void store_row(float *o, const float *bias, __m256 y0, __m256 y1, __m256 y2, const int NV, const bool FULL,
+SWIN_AVX2_INLINE void store_row(float *o, const float *bias, __m256 y0, __m256 y1, __m256 y2, const int NV, const bool FULL,
                              __m256i last)
 {
     const __m256 ys[3] = {y0, y1, y2};
@@ -47,8 +46,7 @@ static inline void store_row(float *o, const float *bias, __m256 y0, __m256 y1, 
 
 /* One tile: voxels [v0, v0 + m), output channels [co0, co0 + nco), NV = ceil(nco / 8); FULL:
  * nco = 8 NV, plain loads and stores throughout (AMD CPUs run masked ones far slower). */
-__attribute__((target("avx2,fma"), always_inline))
-static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero, const int NV,
+SWIN_AVX2_INLINE void tile_nv(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero, const int NV,
                            const bool FULL)
 {
     const int cin = t->in.c, cout = t->out.c, k = t->k;
@@ -76,7 +74,7 @@ static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, i
     ACC_STORE(0) ACC_STORE(1) ACC_STORE(2) ACC_STORE(3)
 }
 
-__attribute__((target("avx2,fma")))
+SWIN_AVX2
 static void tile(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero)
 {
     if (nco == 24) tile_nv(t, v0, m, co0, nco, zero, 3, true);

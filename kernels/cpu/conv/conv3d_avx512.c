@@ -9,6 +9,7 @@
  * place (no im2col), the weights (k^3 cin cout floats) stay in L2 across tiles. Output
  * channels beyond 48 are done in further passes over the same tile. */
 #include "kernels/cpu/conv/conv3d_internal.h"
+#include "kernels/cpu/isa.h"
 
 #include <immintrin.h>
 
@@ -33,8 +34,7 @@
         store_row(o, bias, acc##i##0, acc##i##1, acc##i##2, NV, last);    \
     }
 
-__attribute__((target("avx512f"), always_inline))
-static inline void store_row(float *o, const float *bias, __m512 y0, __m512 y1, __m512 y2, const int NV,
+SWIN_AVX512_INLINE void store_row(float *o, const float *bias, __m512 y0, __m512 y1, __m512 y2, const int NV,
                              __mmask16 last)
 {
     const __m512 ys[3] = {y0, y1, y2};
@@ -46,8 +46,7 @@ static inline void store_row(float *o, const float *bias, __m512 y0, __m512 y1, 
     }
 }
 
-__attribute__((target("avx512f"), always_inline))
-static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero, const int NV)
+SWIN_AVX512_INLINE void tile_nv(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero, const int NV)
 {
     const int cin = t->in.c, cout = t->out.c, k = t->k;
     const __mmask16 last = (__mmask16)((1u << (nco - 16 * (NV - 1))) - 1u);
@@ -75,7 +74,7 @@ static inline void tile_nv(const struct conv_task *t, long v0, int m, int co0, i
     ACC_STORE(0) ACC_STORE(1) ACC_STORE(2) ACC_STORE(3) ACC_STORE(4) ACC_STORE(5) ACC_STORE(6) ACC_STORE(7)
 }
 
-__attribute__((target("avx512f")))
+SWIN_AVX512
 static void tile(const struct conv_task *t, long v0, int m, int co0, int nco, const float *zero)
 {
     if (nco > 32) tile_nv(t, v0, m, co0, nco, zero, 3);

@@ -11,12 +11,11 @@
 
 #include <immintrin.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 
-#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
 /* Voxel ix of an input line (row: the line's first voxel), or 0 in the padding along x. */
-AVX2_INLINE float at(const float *row, int ix, int w, int pitch)
+SWIN_AVX2_INLINE float at(const float *row, int ix, int w, int pitch)
 {
     return ix >= 0 && ix < w ? row[(int64_t)ix * pitch] : 0.0f;
 }
@@ -25,7 +24,7 @@ AVX2_INLINE float at(const float *row, int ix, int w, int pitch)
  * output channels [co0, co0 + 8 NV) (the last vector masked by `last` unless `full`: AMD
  * CPUs run masked loads and above all masked stores much slower than plain ones). INTERIOR: every tap
  * along x of both voxels falls inside the input (no per-tap bounds test, broadcast loads). */
-AVX2_INLINE void pair(const struct conv_task *t, int oz, int oy, int ox, bool two, int co0, __m256i last, bool full,
+SWIN_AVX2_INLINE void pair(const struct conv_task *t, int oz, int oy, int ox, bool two, int co0, __m256i last, bool full,
                       const int NV, const bool INTERIOR)
 {
     const struct swin_vol in = t->in, out = t->out;
@@ -69,7 +68,7 @@ AVX2_INLINE void pair(const struct conv_task *t, int oz, int oy, int ox, bool tw
 }
 
 /* The pairs of one line for NV vectors of channels: the edge pairs with bounds tests. */
-AVX2_INLINE void pairs(const struct conv_task *t, int oz, int oy, int co0, __m256i last, bool full, const int NV)
+SWIN_AVX2_INLINE void pairs(const struct conv_task *t, int oz, int oy, int co0, __m256i last, bool full, const int NV)
 {
     const int ow = t->out.w, s = t->stride, k = t->k, pad = t->pad, w = t->in.w;
     for (int ox = 0; ox < ow; ox += 2) {
@@ -80,7 +79,7 @@ AVX2_INLINE void pairs(const struct conv_task *t, int oz, int oy, int co0, __m25
     }
 }
 
-__attribute__((target("avx2,fma"))) static void line(const struct conv_task *t, int oz, int oy)
+SWIN_AVX2 static void line(const struct conv_task *t, int oz, int oy)
 {
     const int cout = t->out.c;
     for (int co0 = 0; co0 < cout; co0 += 48) {

@@ -21,17 +21,15 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 #define MR 4
 #define PACK_AHEAD 16
 
 /* rows [0, m) of C (row pointers c[], columns [0, cols) of a tile of 8 NV) += A (row pointers
  * a[], rows past m repeat row 0) . W (cin x 8 NV, stride ldw); FULL: cols = 8 NV. */
 #define TAPS_TILE(NV)                                                                                            \
-    AVX2_INLINE void tile_##NV(const float *const a[MR], int m, const float *w, int ldw, int cin,               \
+    SWIN_AVX2_INLINE void tile_##NV(const float *const a[MR], int m, const float *w, int ldw, int cin,               \
                                float *const c[MR], int cols, bool full)                                        \
     {                                                                                                            \
         __m256 acc[MR][NV];                                                                                      \
@@ -76,7 +74,7 @@ static void valid_range(int n, int nin, int stride, int pad, int kk, int *lo, in
 
 /* Columns [co0, co0 + nco) (nco <= TAPS_CHUNK) of the whole convolution; pack: the thread's
  * cin TAPS_CHUNK floats. */
-AVX2 static void column_chunk(const struct conv_task *t, int co0, int nco, float *pack)
+SWIN_AVX2 static void column_chunk(const struct conv_task *t, int co0, int nco, float *pack)
 {
     const struct swin_vol in = t->in, out = t->out;
     const int k = t->k, cin = in.c, cout = out.c;

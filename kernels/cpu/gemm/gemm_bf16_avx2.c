@@ -14,14 +14,14 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 
 #define MR 4
 #define NR 24
 #define KC 256
 
 /* dst[0..n) = round_bf16(src[0..n)) as float32: nearest even, NaN kept a NaN. */
-__attribute__((target("avx2,fma")))
+SWIN_AVX2
 static void round_row(float *dst, const float *src, int n)
 {
     const __m256i keep_hi = _mm256_set1_epi32((int)0xffff0000u), bias = _mm256_set1_epi32(0x7fff),
@@ -40,18 +40,15 @@ static void round_row(float *dst, const float *src, int n)
 }
 
 /* 8 bfloat16 -> 8 float32. */
-__attribute__((target("avx2,fma"), always_inline))
-static inline __m256 widen(__m128i h)
+SWIN_AVX2_INLINE __m256 widen(__m128i h)
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-__attribute__((target("avx2,fma"), always_inline))
-static inline __m128i load8(const swin_bf16 *p) { return _mm_loadu_si128((const __m128i *)(const void *)p); }
+SWIN_AVX2_INLINE __m128i load8(const swin_bf16 *p) { return _mm_loadu_si128((const __m128i *)(const void *)p); }
 
 /* The first nl (1..8) bfloat16 at p, zero-padded. */
-__attribute__((target("avx2,fma"), always_inline))
-static inline __m128i load_part(const swin_bf16 *p, int nl)
+SWIN_AVX2_INLINE __m128i load_part(const swin_bf16 *p, int nl)
 {
     swin_bf16 tmp[8] = {0};
     memcpy(tmp, p, (size_t)nl * sizeof *tmp);
@@ -85,8 +82,7 @@ static inline __m128i load_part(const swin_bf16 *p, int nl)
 
 /* One tile: rows [0, mr) of c, columns [0, nc) (NV = ceil(nc / 8) vectors), over the kc
  * rows of the panel: ap (MR x KC, rounded A), w (kc x ldw bfloat16). */
-__attribute__((target("avx2,fma"), always_inline))
-static inline void tile_nv(const float *ap, const swin_bf16 *w, int ldw, int kc, int mr, int nc, bool load, float *c,
+SWIN_AVX2_INLINE void tile_nv(const float *ap, const swin_bf16 *w, int ldw, int kc, int mr, int nc, bool load, float *c,
                            int ldc, const int NV)
 {
     const int nl = nc - 8 * (NV - 1);   /* columns of the last vector, 1..8 */
@@ -111,7 +107,7 @@ static inline void tile_nv(const float *ap, const swin_bf16 *w, int ldw, int kc,
     ACC_STORE(0) ACC_STORE(1) ACC_STORE(2) ACC_STORE(3)
 }
 
-__attribute__((target("avx2,fma")))
+SWIN_AVX2
 static void tile(const float *ap, const swin_bf16 *w, int ldw, int kc, int mr, int nc, bool load, float *c, int ldc)
 {
     if (nc > 16) tile_nv(ap, w, ldw, kc, mr, nc, load, c, ldc, 3);
@@ -119,7 +115,7 @@ static void tile(const float *ap, const swin_bf16 *w, int ldw, int kc, int mr, i
     else tile_nv(ap, w, ldw, kc, mr, nc, load, c, ldc, 1);
 }
 
-__attribute__((target("avx2,fma")))
+SWIN_AVX2
 void swin_cpu_gemm_bf16_avx2(int m, int n, int k, const float *a, int lda, const swin_bf16 *w, int ldw,
                              bool accumulate, float *c, int ldc)
 {

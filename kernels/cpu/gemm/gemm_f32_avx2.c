@@ -15,16 +15,14 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
 /* tile_MRxNV: rows [0, rows) of the MR x 8NV tile at c (stride ldc), its columns [0, cols)
  * (cols > 8 (NV - 1)). One function per shape, its accumulator array of exactly MR x NV:
  * a larger one, partly used, made gcc keep it on the stack. */
 #define GEMM_TILE(MR, NV)                                                                                       \
-    AVX2_INLINE void tile_##MR##x##NV(const float *a, int lda, int rows, const float *w, int ldw, int k, float *c,  \
+    SWIN_AVX2_INLINE void tile_##MR##x##NV(const float *a, int lda, int rows, const float *w, int ldw, int k, float *c,  \
                                       int ldc, int cols, bool accumulate)                                       \
     {                                                                                                           \
         __m256 acc[MR][NV];                                                                                     \
@@ -64,7 +62,7 @@ GEMM_TILE(6, 2)
 GEMM_TILE(4, 2)
 GEMM_TILE(6, 1)
 
-AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool accumulate,
+SWIN_AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool accumulate,
                               float *c, int ldc)
 {
     int j = 0;

@@ -8,17 +8,16 @@
  *   apply:      y = ((x - mean_hi) - mean_lo) * scale + shift (+ residual), LeakyReLU(0.01)
  *               as max(y, 0.01 y), 8 channels per vector, the rest scalar. */
 #include "kernels/cpu/norm/instnorm_avx2.h"
+#include "kernels/cpu/isa.h"
 
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
 /* voxels per run of the statistics pass */
 #define SUB 64
 
 /* d = x - K of 8 floats as two vectors of 4 doubles, added into s1 and (squared) s2. */
-AVX2_INLINE void acc8(const float *x, __m256d k0, __m256d k1, __m256d *s1, __m256d *s2)
+SWIN_AVX2_INLINE void acc8(const float *x, __m256d k0, __m256d k1, __m256d *s1, __m256d *s2)
 {
     const __m256 v = _mm256_loadu_ps(x);
     const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), k0);
@@ -29,7 +28,7 @@ AVX2_INLINE void acc8(const float *x, __m256d k0, __m256d k1, __m256d *s1, __m25
     s2[1] = _mm256_fmadd_pd(d1, d1, s2[1]);
 }
 
-AVX2_INLINE void flush(double *s1, double *s2, const __m256d *a1, const __m256d *a2, int n)
+SWIN_AVX2_INLINE void flush(double *s1, double *s2, const __m256d *a1, const __m256d *a2, int n)
 {
     for (int i = 0; i < n; i++) {
         _mm256_storeu_pd(s1 + 4 * i, _mm256_add_pd(_mm256_loadu_pd(s1 + 4 * i), a1[i]));
@@ -37,7 +36,7 @@ AVX2_INLINE void flush(double *s1, double *s2, const __m256d *a1, const __m256d 
     }
 }
 
-AVX2 void swin_cpu_instnorm_stats_avx2(const float *x, int64_t pitch, int64_t vb, int64_t ve, int nc,
+SWIN_AVX2 void swin_cpu_instnorm_stats_avx2(const float *x, int64_t pitch, int64_t vb, int64_t ve, int nc,
                                        const float *shift_k, double *s1, double *s2)
 {
     const int n16 = nc / 16 * 16, n8 = nc / 8 * 8;
@@ -72,7 +71,7 @@ AVX2 void swin_cpu_instnorm_stats_avx2(const float *x, int64_t pitch, int64_t vb
     }
 }
 
-AVX2 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float *res, int64_t res_pitch, int64_t vb,
+SWIN_AVX2 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float *res, int64_t res_pitch, int64_t vb,
                                        int64_t ve, int nc, const struct swin_cpu_in_coef *k,
                                        const struct swin_cpu_in_coef *rk, bool lrelu)
 {

@@ -23,14 +23,12 @@
 #include <immintrin.h>
 #include <stdbool.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
 /* dst (hd, npad): dst[e][t] = src[t*ld + e] for t < n, zero for n <= t < npad (as
  * swin_cpu_attn_transpose_pad), by 8x8 blocks where 8 keys and 8 columns are whole. */
-AVX2_INLINE void transpose_pad(float *dst, int npad, const float *src, int ld, int n, int hd)
+SWIN_AVX2_INLINE void transpose_pad(float *dst, int npad, const float *src, int ld, int n, int hd)
 {
     const int n8 = n / 8 * 8, hd8 = hd / 8 * 8;
     for (int e = 0; e < hd; e++) memset(dst + (size_t)e * npad + n8, 0, (size_t)(npad - n8) * sizeof(float));
@@ -61,7 +59,7 @@ AVX2_INLINE void transpose_pad(float *dst, int npad, const float *src, int ld, i
 }
 
 /* s rows 0..3 (stride lds), keys t0 .. t0 + 8 kw - 1, of q rows qr[] times kt. */
-AVX2_INLINE void qk_tile(float *s, int lds, const float *const qr[4], int hd, const float *kt, int npad, int t0,
+SWIN_AVX2_INLINE void qk_tile(float *s, int lds, const float *const qr[4], int hd, const float *kt, int npad, int t0,
                          int kw)
 {
     __m256 acc[4][3];
@@ -81,7 +79,7 @@ AVX2_INLINE void qk_tile(float *s, int lds, const float *const qr[4], int hd, co
 }
 
 /* s rows 0..3 (stride npad) = q rows i0 .. i0 + 3 (rows past n repeat row i0) times kt. */
-AVX2_INLINE void qk_rows4(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad)
+SWIN_AVX2_INLINE void qk_rows4(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad)
 {
     const float *qr[4];
     for (int i = 0; i < 4; i++) qr[i] = q + (size_t)(i0 + i < n ? i0 + i : i0) * ld;
@@ -94,7 +92,7 @@ AVX2_INLINE void qk_rows4(float *s, const float *q, int ld, int i0, int n, int h
 
 /* o rows [0, rows) (rows <= 6, stride ldo, hd columns) = (p rows (stride npad, n keys) . vp)
  * times inv[i] (each row's 1 / sum of its unnormalised probabilities). */
-AVX2_INLINE void pv_rows6(float *o, int ldo, const float *p, int npad, int rows, int n, int hd, const float *vp,
+SWIN_AVX2_INLINE void pv_rows6(float *o, int ldo, const float *p, int npad, int rows, int n, int hd, const float *vp,
                           int hd16, const float *inv)
 {
     const float *pr[6];
@@ -129,7 +127,7 @@ AVX2_INLINE void pv_rows6(float *o, int ldo, const float *p, int npad, int rows,
     }
 }
 
-AVX2 void swin_cpu_attn_head_avx2(float *o, int ldo, const float *q, const float *k, const float *v, int ld, int n,
+SWIN_AVX2 void swin_cpu_attn_head_avx2(float *o, int ldo, const float *q, const float *k, const float *v, int ld, int n,
                                   int hd, const float *bias, const int *label, const int *label_all, float *kt,
                                   float *vt, float *sblk)
 {

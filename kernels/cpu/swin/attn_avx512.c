@@ -12,6 +12,7 @@
  * are computed from zero rows of vt and not stored. fp32 accumulation in an order that
  * differs from OpenBLAS (the portable path): results agree to rounding, not bit for bit. */
 #include "kernels/cpu/swin/attn_head.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <immintrin.h>
@@ -40,7 +41,7 @@ static inline __mmask16 lanes_upto(int avail)
     }
 
 /* s (8, n): rows i0 .. i0+7 of q k^T (rows past n repeat row i0; s holds 8 rows). */
-__attribute__((target("avx512f")))
+SWIN_AVX512
 static void qk_block(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad)
 {
     const __m512 z = _mm512_setzero_ps();
@@ -79,7 +80,7 @@ static void qk_block(float *s, const float *q, int ld, int i0, int n, int hd, co
     }
 
 /* o rows [0, rows) (rows <= 4, stride ldo) = p rows (stride n) . v, v given as vt. */
-__attribute__((target("avx512f")))
+SWIN_AVX512
 static void pv_tile(float *o, int ldo, const float *p, int rows, int n, int hd, const float *vt, int npad)
 {
     const __m512 z = _mm512_setzero_ps();
@@ -98,7 +99,7 @@ static void pv_tile(float *o, int ldo, const float *p, int rows, int n, int hd, 
     }
 }
 
-__attribute__((target("avx512f")))
+SWIN_AVX512
 void swin_cpu_attn_head_avx512(float *o, int ldo, const float *q, const float *k, const float *v, int ld, int n,
                                int hd, const float *bias, const int *label, const int *label_all, float *kt,
                                float *vt, float *sblk)

@@ -14,12 +14,10 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
-AVX2_INLINE float hmax8(__m256 v)
+SWIN_AVX2_INLINE float hmax8(__m256 v)
 {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -27,7 +25,7 @@ AVX2_INLINE float hmax8(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
-AVX2_INLINE float hsum8(__m256 v)
+SWIN_AVX2_INLINE float hsum8(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -43,7 +41,7 @@ AVX2_INLINE float hsum8(__m256 v)
  * vexp.c). Rounding x log2e costs up to |x| 6e-8 relative, an absolute error of at most 2.2e-8
  * (e^x |x| peaks at x = -1), below an ulp of 1: the scale that a softmax over max-subtracted
  * logits and the 1 - exp of erf see; on top, the polynomial's 7.9e-8 relative. Clamped at -87. */
-AVX2_INLINE __m256 exp8_nonpos(__m256 x)
+SWIN_AVX2_INLINE __m256 exp8_nonpos(__m256 x)
 {
     const __m256 shift = _mm256_set1_ps(12582912.0f);
     const __m256 x2 = _mm256_mul_ps(_mm256_max_ps(x, _mm256_set1_ps(SWIN_EXP_MIN)), _mm256_set1_ps(SWIN_EXP_LOG2E));
@@ -59,7 +57,7 @@ AVX2_INLINE __m256 exp8_nonpos(__m256 x)
 
 /* Logits + bias (+ mask) of the lanes in `m` (zero elsewhere), from r + j; `full`: all 8
  * lanes, read with plain loads (AMD CPUs run masked ones slower). */
-AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, int label_i, int j, __m256i m,
+SWIN_AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, int label_i, int j, __m256i m,
                           const bool full)
 {
     __m256 v = full ? _mm256_add_ps(_mm256_loadu_ps(r + j), _mm256_loadu_ps(bias + j))
@@ -73,7 +71,7 @@ AVX2_INLINE __m256 biased(const float *r, const float *bias, const int *label, i
     return v;
 }
 
-AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
+SWIN_AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int *label, int label_i, int n)
 {
     /* two vectors per step with their own max and sum: the exp's dependency chain of one
      * step overlaps the other's */
@@ -124,7 +122,7 @@ AVX2 float swin_cpu_softmax_exp_row_avx2(float *r, const float *bias, const int 
 
 /* erf(x), N. Juffa's erff algorithm as in gelu.c: x + x P(x^2) for |x| <= 0.921875, else
  * sign(x) (1 - exp(-(t + t Q(t)))) with t = min(|x|, 3.725); both computed, then blended. */
-AVX2_INLINE __m256 erf8(__m256 x)
+SWIN_AVX2_INLINE __m256 erf8(__m256 x)
 {
     const __m256 signbit = _mm256_set1_ps(-0.0f);
     const __m256 sign = _mm256_and_ps(x, signbit), ax = _mm256_andnot_ps(signbit, x);
@@ -142,13 +140,13 @@ AVX2_INLINE __m256 erf8(__m256 x)
     return _mm256_blendv_ps(large, small, use_small);
 }
 
-AVX2_INLINE __m256 gelu8(__m256 v)
+SWIN_AVX2_INLINE __m256 gelu8(__m256 v)
 {
     const __m256 e = erf8(_mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2)));
     return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
-AVX2 void swin_cpu_gelu_erf_avx2(float *h, size_t n)
+SWIN_AVX2 void swin_cpu_gelu_erf_avx2(float *h, size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(h + i, gelu8(_mm256_loadu_ps(h + i)));
@@ -159,7 +157,7 @@ AVX2 void swin_cpu_gelu_erf_avx2(float *h, size_t n)
 }
 
 /* Sum of the 4 doubles of v. */
-AVX2_INLINE double hsum4d(__m256d v)
+SWIN_AVX2_INLINE double hsum4d(__m256d v)
 {
     const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
@@ -167,7 +165,7 @@ AVX2_INLINE double hsum4d(__m256d v)
 
 /* swin_cpu_ln_row with the statistics in two 4-lane double accumulators (channels i mod 8
  * below and above 4), the normalisation 8 floats per vector. */
-AVX2 void swin_cpu_ln_row_avx2(float *y, const float *x, int c, const float *gamma, const float *beta)
+SWIN_AVX2 void swin_cpu_ln_row_avx2(float *y, const float *x, int c, const float *gamma, const float *beta)
 {
     const int c8 = c / 8 * 8;
     __m256d a0 = _mm256_setzero_pd(), a1 = a0;

@@ -6,13 +6,13 @@
  * with fused multiply-adds in the polynomials, so they agree with the portable versions to
  * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
 #include "kernels/cpu/vmath/cpu_rowops.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/cpu/vmath/vmath_coef.h"
 
 #include <immintrin.h>
 #include <math.h>
 
-__attribute__((target("avx512f"), always_inline))
-static inline __m512 exp16_nonpos(__m512 x)
+SWIN_AVX512_INLINE __m512 exp16_nonpos(__m512 x)
 {
     const __m512 cx = _mm512_max_ps(x, _mm512_set1_ps(SWIN_EXP_MIN));
     /* n = round(x / ln 2) */
@@ -29,8 +29,7 @@ static inline __m512 exp16_nonpos(__m512 x)
 }
 
 /* Logits + bias (+ mask) of the lanes in `m`, from r + j. */
-__attribute__((target("avx512f"), always_inline))
-static inline __m512 biased(const float *r, const float *bias, const int *label, int label_i, int j, __mmask16 m)
+SWIN_AVX512_INLINE __m512 biased(const float *r, const float *bias, const int *label, int label_i, int j, __mmask16 m)
 {
     __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, r + j), _mm512_maskz_loadu_ps(m, bias + j));
     if (label) {
@@ -41,7 +40,7 @@ static inline __m512 biased(const float *r, const float *bias, const int *label,
     return v;
 }
 
-__attribute__((target("avx512f")))
+SWIN_AVX512
 void swin_cpu_softmax_row_avx512(float *r, const float *bias, const int *label, int label_i, int n)
 {
     const int n16 = n / 16 * 16;
@@ -76,8 +75,7 @@ void swin_cpu_softmax_row_avx512(float *r, const float *bias, const int *label, 
 
 /* erf(x), N. Juffa's erff algorithm as in gelu.c: x + x P(x^2) for |x| <= 0.921875, else
  * sign(x) (1 - exp(-(t + t Q(t)))) with t = min(|x|, 3.725); both computed, then blended. */
-__attribute__((target("avx512f"), always_inline))
-static inline __m512 erf16(__m512 x)
+SWIN_AVX512_INLINE __m512 erf16(__m512 x)
 {
     const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000));
     const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000),
@@ -96,14 +94,13 @@ static inline __m512 erf16(__m512 x)
     return _mm512_mask_blend_ps(use_small, large, small);
 }
 
-__attribute__((target("avx512f"), always_inline))
-static inline __m512 gelu16(__m512 v)
+SWIN_AVX512_INLINE __m512 gelu16(__m512 v)
 {
     const __m512 e = erf16(_mm512_mul_ps(v, _mm512_set1_ps((float)M_SQRT1_2)));
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
-__attribute__((target("avx512f")))
+SWIN_AVX512
 void swin_cpu_gelu_erf_avx512(float *h, size_t n)
 {
     size_t i = 0;

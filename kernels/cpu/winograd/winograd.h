@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "kernels/cpu/avx2_lanes.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
 

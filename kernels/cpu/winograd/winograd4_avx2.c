@@ -20,10 +20,10 @@
  * 4tx - 1) and takes 216 GEMM points: 3.375 multiplies per output and (ci, co) pair
  * against F(2x2x2)'s 8 and the direct conv's 27. */
 #include "kernels/cpu/winograd/winograd.h"
+#include "kernels/cpu/isa.h"
 
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma")))
 #define NP 216
 /* Channels per pass of the input and output transforms: one cache line of a voxel. */
 #define CHUNK 16
@@ -50,7 +50,7 @@
 
 /* U[p][ci][co0, co0 + 8) for one input channel (n: the channels left from co0; lanes past
  * them are stored as the zero padding of coutp). */
-AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
+SWIN_AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
 {
     __m256 g[27], a[54], b[108], u[NP];
     swin_cpu_winograd_avx2_taps(t, ci, co0, n, g);
@@ -64,7 +64,7 @@ AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
     for (int p = 0; p < NP; p++) _mm256_store_ps(dst + p * pstride, u[p]);
 }
 
-AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
+SWIN_AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
 {
     swin_cpu_winograd_avx2_weights_all(t, 2, weights_ci);
 }
@@ -108,7 +108,7 @@ AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
  * line fetched again for the next group; and a 6x6 plane transformed at once does not fit
  * the 16 ymm registers, so the compiler ran it through memory. Tiles past the end are zero
  * rows. */
-AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v)
+SWIN_AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v)
 {
     const struct swin_vol in = t->in;
     const int cin = in.c, cinp = t->cinp;
@@ -190,7 +190,7 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
  * buffer on the stack, as the input transform: A^T along x for each of M's 36 rows (z, y)
  * (six points contiguous in M), then along y, then along z with the bias and the stores,
  * each pass six vectors in registers; a voxel's CHUNK channels are stored together. */
-AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
+SWIN_AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
 {
     const struct swin_vol out = t->out;
     const int ncop = (nco + 7) / 8 * 8;
@@ -238,7 +238,7 @@ AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
     }
 }
 
-AVX2 void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid)
+SWIN_AVX2 void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid)
 {
     if (t->wide) swin_cpu_winograd_avx2_wide(t, input_tile, output_tiles);
     else swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);

@@ -15,6 +15,7 @@
  * Workspace: U (64 cin coutp floats, shared), then per thread V (64 nt cinp floats) and
  * M (64 nt cob floats). */
 #include "kernels/cpu/winograd/winograd.h"
+#include "kernels/cpu/isa.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -22,8 +23,6 @@
 
 #include "kernels/cpu/bf16.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
 /* G along one axis: 3 values at stride si of g[] -> 4 at stride so of o[]:
  * g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2 (the halving is exact in float32). */
@@ -40,7 +39,7 @@
 
 /* n <= 8 bfloat16 values at element `at` of w (which holds bfloat16) as float32 (the bits
  * moved to the top half: exact); lanes past n are 0. */
-AVX2_INLINE __m256 widen_bf16(const float *w, size_t at, int n)
+SWIN_AVX2_INLINE __m256 widen_bf16(const float *w, size_t at, int n)
 {
     const swin_bf16 *src = (const swin_bf16 *)(const void *)w + at;
     swin_bf16 part[8] = {0};
@@ -52,7 +51,7 @@ AVX2_INLINE __m256 widen_bf16(const float *w, size_t at, int n)
     return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
 }
 
-AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g)
+SWIN_AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g)
 {
     const int cin = t->in.c, cout = t->out.c;
     const __m256i mk = swin_cpu_lanes(n);
@@ -68,7 +67,7 @@ AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0
 
 /* U[p][ci][co0, co0 + 8) for one input channel (n: the channels left from co0; lanes past
  * them are stored as the zero padding of coutp). */
-AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
+SWIN_AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
 {
     __m256 g[27], a[36], b[48], u[64];
     swin_cpu_winograd_avx2_taps(t, ci, co0, n, g);
@@ -96,7 +95,7 @@ void swin_cpu_wino_phase_start(const struct wino_task *t, struct timespec *since
     if (t->timed) clock_gettime(CLOCK_MONOTONIC, since);
 }
 
-AVX2 void swin_cpu_winograd_avx2_weights_all(struct wino_task *t, int claim, swin_wino_weights_fn *one)
+SWIN_AVX2 void swin_cpu_winograd_avx2_weights_all(struct wino_task *t, int claim, swin_wino_weights_fn *one)
 {
     const int cin = t->in.c, cout = t->out.c;
     struct timespec since;
@@ -108,7 +107,7 @@ AVX2 void swin_cpu_winograd_avx2_weights_all(struct wino_task *t, int claim, swi
     swin_cpu_wino_phase_tick(t, 0, &since);
 }
 
-AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
+SWIN_AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
 {
     swin_cpu_winograd_avx2_weights_all(t, 4, weights_ci);
 }
@@ -128,7 +127,7 @@ AVX2 void swin_cpu_winograd_avx2_weights(struct wino_task *t)
  * masked ones) into V[p][slot][c0 ..]. B^T along z per (y, x) column as the input is read,
  * into d; then per z plane B^T along y and x in registers and the 16 points stored: three
  * passes, two of them without a round trip through memory. */
-AVX2 static void input_tile_channels(const struct wino_task *t, long tile, int slot, float *v, int c0, int n)
+SWIN_AVX2 static void input_tile_channels(const struct wino_task *t, long tile, int slot, float *v, int c0, int n)
 {
     const __m256i mk = swin_cpu_lanes(n);
     const bool full = n >= 8;
@@ -170,7 +169,7 @@ AVX2 static void input_tile_channels(const struct wino_task *t, long tile, int s
 
 /* The same for every input channel, 8 at a time (a tile's 4x4x4 patch, 64 voxels, stays in
  * L1 at the channel counts of the grids F(2x2x2) takes). */
-AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v)
+SWIN_AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, float *v)
 {
     for (int c0 = 0; c0 < t->cinp; c0 += 8) input_tile_channels(t, tile, slot, v, c0, t->in.c - c0);
 }
@@ -181,7 +180,7 @@ AVX2 static void input_tile(const struct wino_task *t, long tile, int slot, floa
  * the four broadcasts first, gcc 12 kept them all live and folded the B loads into every
  * FMA: 16 loads per 12 FMAs, load-bound at 2 loads per cycle (about 20 % slower on the
  * 96^3 and 24^3 convs). */
-AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, float *c, int ldc, const int NV)
+SWIN_AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, float *c, int ldc, const int NV)
 {
     __m256 acc[4][3];
     for (int r = 0; r < 4; r++)
@@ -203,7 +202,7 @@ AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, 
  * M is tile-major so that the output transform reads a tile's points from one contiguous
  * np cob run; point-major, its loads 4 KiB or more apart stalled on L2 and L3 misses the
  * prefetchers did not cover. */
-AVX2 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0,
+SWIN_AVX2 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0,
                                             int j0, int j1)
 {
     const int cin = t->in.c, nt = t->nt, np = t->np;
@@ -223,7 +222,7 @@ AVX2 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const flo
     }
 }
 
-AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
+SWIN_AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco)
 {
     for (int p = 0; p < t->np; p++) swin_cpu_winograd_avx2_gemm_point(t, v, m, p, co0, 0, nco);
 }
@@ -237,7 +236,7 @@ AVX2 void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v
     }
 
 /* Output transform of tiles [tile0, tile0 + ntile) (M from m) for channels [co0, co0 + nco). */
-AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
+SWIN_AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
 {
     const struct swin_vol out = t->out;
     for (int slot = 0; slot < ntile && tile0 + slot < t->ntiles; slot++) {
@@ -268,7 +267,7 @@ AVX2 static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
     }
 }
 
-AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_input_fn *input,
+SWIN_AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_input_fn *input,
                                         swin_wino_output_fn *output)
 {
     float *v = (float *)(t->ws + (size_t)tid * t->slice);
@@ -296,7 +295,7 @@ AVX2 void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_
 
 /* One phase of the wide schedule on the block at t->block0: V (point-major, np nt cinp)
  * and M (tile-major, nt np coutp) are shared by all threads at the start of the workspace. */
-AVX2 void swin_cpu_winograd_avx2_wide(struct wino_task *t, swin_wino_input_fn *input, swin_wino_output_fn *output)
+SWIN_AVX2 void swin_cpu_winograd_avx2_wide(struct wino_task *t, swin_wino_input_fn *input, swin_wino_output_fn *output)
 {
     float *v = (float *)t->ws, *m = (float *)(t->ws + t->v_bytes);
     const int cout = t->out.c, nj = (t->coutp + 23) / 24;
@@ -324,7 +323,7 @@ AVX2 void swin_cpu_winograd_avx2_wide(struct wino_task *t, swin_wino_input_fn *i
     }
 }
 
-AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
+SWIN_AVX2 void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid)
 {
     if (t->wide) swin_cpu_winograd_avx2_wide(t, input_tile, output_tiles);
     else swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);
