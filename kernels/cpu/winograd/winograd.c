@@ -1,7 +1,7 @@
 /* Winograd F(2x2x2, 3x3x3): shape rule, workspace and entry point (kernels/cpu/winograd.h). */
 #include "kernels/cpu/winograd/winograd.h"
 
-static int round8(int n) { return (n + 7) / 8 * 8; }
+static int round_up(int n, int to) { return (n + to - 1) / to * to; }
 
 /* Floats of V and M per thread: 640 KiB. */
 #define WINO_NT_BUDGET (640 * 256)
@@ -69,8 +69,10 @@ static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, st
 {
     t->m = tile;
     t->np = (tile + 2) * (tile + 2) * (tile + 2);
-    t->cinp = round8(in.c);
-    t->coutp = round8(out.c);
+    t->k = tile == 4 ? &swin_cpu_wino4_avx2 : &swin_cpu_wino2_avx2;
+    t->panel = t->k->panel;
+    t->cinp = round_up(in.c, t->k->lanes);
+    t->coutp = round_up(out.c, t->k->lanes);
     t->cob = t->coutp < 96 ? t->coutp : 96;
     int nt = WINO_NT_BUDGET / t->np / (t->cinp + t->cob) / 4 * 4;
     t->nt = nt < 8 ? 8 : (nt > 32 ? 32 : nt);
@@ -123,17 +125,13 @@ size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol o
 static void wino_weights(void *p, int tid, int nth)
 {
     (void)tid, (void)nth;
-    struct wino_task *t = p;
-    if (t->m == 4) swin_cpu_winograd4_avx2_weights(t);
-    else swin_cpu_winograd_avx2_weights(t);
+    swin_cpu_winograd_weights(p);
 }
 
 static void wino_run(void *p, int tid, int nth)
 {
     (void)nth;
-    struct wino_task *t = p;
-    if (t->m == 4) swin_cpu_winograd4_avx2_run(t, tid);
-    else swin_cpu_winograd_avx2_run(t, tid);
+    swin_cpu_winograd_tiles(p, tid);
 }
 
 int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w,

@@ -30,7 +30,6 @@
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <time.h>
 
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/cpu_internal.h"
@@ -57,16 +56,17 @@ size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol o
 int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
                              const float *bias, void *ws, size_t ws_bytes, int tile);
 
-/* The AVX2 + FMA kernels (winograd_avx2.c: F(2x2x2) and the GEMMs both share;
- * winograd4_avx2.c: F(4x4x4)). */
+/* One Winograd convolution as its kernels see it. */
 struct wino_task {
     struct swin_vol out, in;
+    const struct wino_kernels *k; /* the level's kernels for this tile size */
     int m, np;                 /* output tile side (2 or 4), transformed points (m + 2)^3 */
     const float *w, *bias;     /* w (3,3,3,cin,cout) */
     bool w_bf16;               /* w holds bfloat16 (precision BF16), widened exactly as it is read */
     float *u;                  /* U in the workspace (aligned), np cin coutp floats */
-    int cinp, coutp;           /* channels rounded up to 8 */
-    int cob;                   /* output channels per block (multiple of 8); M's row: cob floats */
+    int cinp, coutp;           /* channels rounded up to k->lanes */
+    int panel;                 /* U's panel width (k->panel) */
+    int cob;                   /* output channels per block (multiple of k->lanes); M's row: cob floats */
     int nt;                    /* tiles per block (multiple of 4) */
     bool wide;                 /* the wide schedule (winograd.c): blocks of nt tiles shared by all
                                   threads, transformed in, multiplied point by point, transformed out */
@@ -82,61 +82,62 @@ struct wino_task {
     bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */
     atomic_long phase_ns[4];   /* weights, input transform, GEMMs, output transform; all threads */
 };
-/* U's layout: per point p (cin coutp floats apart), the output channels in panels of 24
- * (the last one coutp mod 24 wide when that is not 0), each panel (cin, width) row-major, so
- * that the GEMM's pass over a panel (4 tiles x 24 channels, every input channel) reads one
- * contiguous run instead of 96 bytes of every cin row. The width (row stride) of the panel
- * holding channel co0, and the offset of U[p][ci][co0 .. co0 + 8) (co0 a multiple of 8). */
-#define WINO_PANEL 24
+
+/* What a tile size at an ISA level supplies to the shared schedule (winograd_driver.c):
+ *   weights  U[p][ci][co0, co0 + lanes) for every point p of input channel ci (n: the channels
+ *            left from co0; lanes past them are stored as the zero padding of coutp);
+ *   input    one tile's input transform, every input channel, into V at `slot`;
+ *   gemm     M[tile][p][j0, j1) = sum_ci V[p][tile][ci] U[p][ci][co0 + j0 ..] for every tile of
+ *            a block at point p (j1 - j0 a multiple of lanes);
+ *   output   the output transform of tiles [tile0, tile0 + ntile) for channels [co0, co0 + nco)
+ *            from M, + bias, stored for the voxels inside the output. */
+typedef void swin_wino_weights_fn(const struct wino_task *t, int ci, int co0, int n);
+typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v);
+typedef void swin_wino_gemm_fn(const struct wino_task *t, const float *v, float *m, int p, int co0, int j0, int j1);
+typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco);
+struct wino_kernels {
+    int lanes;                 /* floats per vector: cinp and coutp are multiples */
+    int panel;                 /* U's panel width, a multiple of lanes */
+    swin_wino_weights_fn *weights;
+    int weights_claim;         /* input channels a thread claims at a time */
+    swin_wino_input_fn *input;
+    swin_wino_gemm_fn *gemm;
+    swin_wino_output_fn *output;
+};
+/* F(2x2x2) and F(4x4x4) with AVX2 + FMA (winograd2_avx2.c, winograd4_avx2.c). */
+extern const struct wino_kernels swin_cpu_wino2_avx2, swin_cpu_wino4_avx2;
+
+/* U's layout: per point p (cin coutp floats apart), the output channels in panels of t->panel
+ * (the last one coutp mod panel wide when that is not 0), each panel (cin, width) row-major, so
+ * that the GEMM's pass over a panel (4 tiles x one panel, every input channel) reads one
+ * contiguous run instead of a few vectors of every cin row. The width (row stride) of the
+ * panel holding channel co0, and the offset of U[p][ci][co0 ..] (co0 a multiple of lanes). */
 static inline int swin_cpu_wino_panel_width(const struct wino_task *t, int co0)
 {
-    const int left = t->coutp - co0 / WINO_PANEL * WINO_PANEL;
-    return left < WINO_PANEL ? left : WINO_PANEL;
+    const int left = t->coutp - co0 / t->panel * t->panel;
+    return left < t->panel ? left : t->panel;
 }
 static inline size_t swin_cpu_wino_u_at(const struct wino_task *t, int p, int ci, int co0)
 {
-    const int panel0 = co0 / WINO_PANEL * WINO_PANEL;
+    const int panel0 = co0 / t->panel * t->panel;
     return (size_t)p * t->in.c * t->coutp + (size_t)panel0 * t->in.c + (size_t)ci * swin_cpu_wino_panel_width(t, co0) +
            (size_t)(co0 - panel0);
 }
-/* This thread's share of U = transform(w): input channels claimed from t->next. */
-void swin_cpu_winograd_avx2_weights(struct wino_task *t);
-/* This thread's share of the tile blocks, claimed from t->next (U complete). */
-void swin_cpu_winograd_avx2_run(struct wino_task *t, int tid);
-/* One tile's input transform, every input channel, into V at `slot`, and the output
- * transform of a block's tiles for channels [co0, co0 + nco) from M: what differs between
- * the tile sizes. */
-typedef void swin_wino_input_fn(const struct wino_task *t, long tile, int slot, float *v);
-typedef void swin_wino_output_fn(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco);
-/* U for output channels [co0, co0 + 8) of input channel ci (n: the channels left from co0). */
-typedef void swin_wino_weights_fn(const struct wino_task *t, int ci, int co0, int n);
-/* The weight-transform loop both sizes share: input channels claimed `claim` at a time. */
-void swin_cpu_winograd_avx2_weights_all(struct wino_task *t, int claim, swin_wino_weights_fn *one);
-/* The tile loop both sizes share: blocks of nt tiles claimed from t->next, each transformed
- * in, multiplied by U point by point, and transformed out, output channels cob at a time. */
-void swin_cpu_winograd_avx2_blocks(struct wino_task *t, int tid, swin_wino_input_fn *input,
-                                   swin_wino_output_fn *output);
-/* The wide schedule's phases, t->phase: every thread claims tiles of the block (input,
- * output) or (point, 24 output channels) GEMMs. */
+
+/* The schedule (winograd_driver.c). This thread's share of U = transform(w): input channels
+ * claimed from t->next. */
+void swin_cpu_winograd_weights(struct wino_task *t);
+/* This thread's share of the tiles (U complete): blocks of nt tiles claimed from t->next,
+ * or, when t->wide, its share of phase t->phase of the block at t->block0. */
 enum { WINO_WIDE_INPUT = 1, WINO_WIDE_GEMM, WINO_WIDE_OUTPUT };
-void swin_cpu_winograd_avx2_wide(struct wino_task *t, swin_wino_input_fn *input, swin_wino_output_fn *output);
-/* The same two for F(4x4x4, 3x3x3). */
-void swin_cpu_winograd4_avx2_weights(struct wino_task *t);
-void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid);
-/* M[tile][p][0, nco) = sum_ci V[p][tile][ci] U[p][ci][co0 + ...] for every point p and tile
- * of a block (both tile sizes; nco a multiple of 8). */
-void swin_cpu_winograd_avx2_gemms(const struct wino_task *t, const float *v, float *m, int co0, int nco);
-/* The same for one point p, output channels [co0 + j0, co0 + j1) (j1 - j0 a multiple of 8). */
+void swin_cpu_winograd_tiles(struct wino_task *t, int tid);
+
+/* Shared by both AVX2 tile sizes (winograd_avx2.c): the point GEMM, and the 27 taps
+ * w[kz][ky][kx][ci][co0, co0 + 8) as float32 (bfloat16 widened), g[(kz * 3 + ky) * 3 + kx];
+ * n: the channels left from co0 (8 or more: all 8; the rest of the vector is 0). Vectors
+ * cross these functions by pointer only: callers compiled without AVX share the declarations. */
 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0, int j0,
                                        int j1);
-/* The 27 taps w[kz][ky][kx][ci][co0, co0 + 8) as float32 (bfloat16 widened), g[(kz * 3 + ky) * 3
- * + kx]; n: the channels left from co0 (8 or more: all 8; the rest of the vector is 0).
- * Vectors cross these functions by pointer only: callers compiled without AVX share the
- * declarations. */
 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g);
-/* Phase timing of a timed task (t->timed): phase_start() reads the clock into *since;
- * phase_tick() adds the time since then to t->phase_ns[ph] and moves *since to now. */
-void swin_cpu_wino_phase_start(const struct wino_task *t, struct timespec *since);
-void swin_cpu_wino_phase_tick(struct wino_task *t, int ph, struct timespec *since);
 
 #endif

@@ -1,6 +1,7 @@
 /* Winograd F(4x4x4, 3x3x3) with AVX2 + FMA: the weight transform, the input and output
- * transforms and the tile loop (the GEMMs are F(2x2x2)'s, winograd_avx2.c). Notation in
- * winograd.h; compiled for avx2,fma only (the backend checks the CPU first).
+ * transforms (the taps' reads and the point GEMMs are shared with F(2x2x2): winograd_avx2.c;
+ * the schedule: winograd_driver.c). Notation in winograd.h; compiled for avx2,fma only (the
+ * backend checks the CPU first).
  *
  * Interpolation points 0, 1, -1, 2, -1/2 and infinity (a Cook-Toom construction; the
  * pair 2, -1/2 instead of the usual +-2 keeps the constants of A^T between 1/8 and 8 and
@@ -62,11 +63,6 @@ SWIN_AVX2 static void weights_ci(const struct wino_task *t, int ci, int co0, int
     float *dst = t->u + swin_cpu_wino_u_at(t, 0, ci, co0);
     const size_t pstride = (size_t)t->in.c * t->coutp;
     for (int p = 0; p < NP; p++) _mm256_store_ps(dst + p * pstride, u[p]);
-}
-
-SWIN_AVX2 void swin_cpu_winograd4_avx2_weights(struct wino_task *t)
-{
-    swin_cpu_winograd_avx2_weights_all(t, 2, weights_ci);
 }
 
 /* B^T along one axis: 6 values at stride s of v[] in place. */
@@ -238,8 +234,7 @@ SWIN_AVX2 static void output_tiles(const struct wino_task *t, long tile0, int nt
     }
 }
 
-SWIN_AVX2 void swin_cpu_winograd4_avx2_run(struct wino_task *t, int tid)
-{
-    if (t->wide) swin_cpu_winograd_avx2_wide(t, input_tile, output_tiles);
-    else swin_cpu_winograd_avx2_blocks(t, tid, input_tile, output_tiles);
-}
+const struct wino_kernels swin_cpu_wino4_avx2 = {
+    .lanes = 8, .panel = 24, .weights = weights_ci, .weights_claim = 2, .input = input_tile,
+    .gemm = swin_cpu_winograd_avx2_gemm_point, .output = output_tiles,
+};
