@@ -6,9 +6,9 @@
  * Threads claim input lines dynamically. No workspace.
  * At the AVX2 level with float32 weights, lines of at most UNPACKED_MAX_W voxels take the
  * unpacked AVX2 GEMM (gemm_f32.h) whatever the weights' size: OpenBLAS packs the whole
- * cin x cout matrix on every call, 8 calls per line of a few rows. Measured on 2 Zen 3
- * threads: out 6^3 768->384 6.1-7.4 -> 1.7-1.9 ms, 12^3 384->192 4.4 -> 2.7-2.8 ms, 24^3
- * 192->96 5.3-5.4 -> 4.3-4.5 ms; at lines of 24 and 48 the weights fit the AVX2 rule anyway. */
+ * cin x cout matrix on every call, 8 calls per line of a few rows (measured per shape:
+ * bench/results/gemm_f32_cpu.md, "conv_transpose2 on short lines"); at lines of 24 and 48
+ * the weights fit the AVX2 rule anyway. */
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/gemm/gemm_f32.h"

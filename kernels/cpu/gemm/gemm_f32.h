@@ -9,9 +9,8 @@
 
 /* Whether the AVX2 kernel beats OpenBLAS on this shape: W (k x n) within 36 KiB, so that
  * each 24-column panel stays in L1 while every row of A passes, and 8 columns or more (below,
- * one 8-lane vector per row does not hide the FMA latency). Measured against OpenBLAS 0.3 on
- * one Zen 3 thread (bench/results/gemm_f32_cpu.md): 1.4x-1.7x at 48 x 48, 96 x 48 and
- * 48 x 14, even at 48 x 192 and 192 x 48, 0.55x-0.8x at 96 x 384 and larger. */
+ * one 8-lane vector per row does not hide the FMA latency). Measured per model shape:
+ * bench/results/gemm_f32_cpu.md. */
 static inline bool swin_cpu_sgemm_avx2_fits(int n, int k) { return n >= 8 && (long)k * n <= 48L * 192; }
 
 /* The AVX2 + FMA kernel; call only where the CPU has both. */

@@ -13,24 +13,12 @@ bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be-
 int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
 {
     if (!swin_cpu_winograd_available(be)) return 0;
-    /* F(2x2x2): measured with bench_cpu_ops (--cube 96 and --cube 32, f = 48, 2 threads, AVX2,
-     * the per-call weight transform included; bench/results/winograd_cpu.md): Winograd is
-     * faster on every 3x3x3 shape whose output grid is at least 6 per axis, 2x-2.5x at 6^3
-     * (decoder5 at 96^3: 27 tiles share each transformed weight), and against the implicit
-     * GEMM on the 1-channel input conv too. At 4^3 the 8 tiles do
-     * not pay for transforming and streaming 64 cin cout weights (192->192: 0.6x); it
-     * loses further at 3^3, 2^3 and 1^3. 5^3 (27 tiles for 125 outputs) is unmeasured and
-     * left to the direct kernel.
-     * F(4x4x4) (bench_cpu_ops --cube 96 --op wino, the same conditions): 2.1x-2.8x faster than
-     * F(2x2x2) on the 96^3 and 48^3 grids of f = 48,
-     * 0.9x-1.8x at 24^3 over several runs; at 12^3 slower or with 216 cin cout floats of U
-     * (64 MiB at 384 -> 192), at 6^3 and 3^3 2-3x slower (U streamed once per block of
-     * tiles). Its float32 error, 10-40x F(2x2x2)'s and still within 1e-5 of the output's
-     * scale, is measured per model shape in bench/results/winograd_cpu.md.
-     * conv3d (conv3d.c) asks this rule only for grids above 6^3 voxels: the per-tap GEMMs
-     * (conv3d_taps_avx2.c) take the smaller ones, 1.4x-1.9x faster than F(2x2x2) at 6^3. */
-    /* one input channel: the direct kernel of conv3d_c1_avx2.c, 1.5x faster than F(4x4x4)
-     * at 64^3 (Winograd transforms 8 lanes of which 7 are padding; bench/results/cpu_speed) */
+    /* The rule at the AVX2 level (each crossover measured per shape, weight transform
+     * included: bench/results/winograd_cpu.md): one input channel runs the direct kernel of
+     * conv3d_c1_avx2.c (Winograd would transform 8 lanes of which 7 are padding); F(4x4x4)
+     * on grids of at least 24 per axis, F(2x2x2) on grids of 6 to 23; below 6 the transformed
+     * weights cost more than the few tiles save. conv3d (conv3d.c) asks only for grids above
+     * 6^3 voxels: the per-tap GEMMs take the smaller ones. */
     if (in.c == 1) return 0;
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
@@ -43,15 +31,13 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
     return swin_cpu_winograd_tile(be, out, in) != 0;
 }
 
-/* Tile geometry and blocking for the shapes. F(2x2x2): nt tiles per block so that a thread's
- * V and M (64 nt (cinp + cob) floats) stay near 640 KiB; at least 8 tiles so that each U row
- * is reused 8 times per load. On Zen 3 (512 KiB L2 per core) halving or thirding that budget
- * changed the f=48 96^3 convs by less than the run-to-run noise (10 %): at 48 and 96
- * channels one point's V[p], U[p] and M[p] fit L1 whatever the budget. F(4x4x4): the
- * budget over 216 points gives fewer than 8 tiles, so 8 (blocks of 4, 16 and 32 tiles were
- * no faster on the 96^3 convs), each block streaming all of U (216 cin coutp floats) once;
- * its V is tile-major, so that the input transform writes each tile's 216 cinp values in
- * one run (point-major, a tile's stores land on 216 lines nt cinp floats apart).
+/* Tile geometry and blocking for the shapes (measurements: bench/results/winograd_cpu.md,
+ * "Blocking" and "The wide schedule"). F(2x2x2): nt tiles per block so that a thread's V and
+ * M (64 nt (cinp + cob) floats) stay near 640 KiB; at least 8 tiles so that each U row is
+ * reused 8 times per load. F(4x4x4): the budget over 216 points gives fewer than 8 tiles, so
+ * 8, each block streaming all of U (216 cin coutp floats) once; its V is tile-major, so that
+ * the input transform writes each tile's 216 cinp values in one run (point-major, a tile's
+ * stores land on 216 lines nt cinp floats apart).
  *
  * Both stream U once per block of nt tiles: np cin coutp floats per nt tiles, against the
  * np (cinp + coutp) floats of V and M per tile, so the ratio is cin coutp / (nt (cinp +
@@ -59,11 +45,8 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
  * wider; in f = 48 the 24^3 192->96 conv and every conv at 12^3 and 6^3), the wide schedule
  * runs instead: blocks of as many tiles as 8 MiB of V and M hold, all threads transforming
  * the block's tiles in, then multiplying point by point (each U[p] read once per block),
- * then transforming out. Measured (bench_cpu_ops --cube 96 --op wino, 2 threads, two runs):
- * 12^3 384->192 65-69 -> 30-32 ms, 6^3 768->384 45-51 -> 24-34 ms, 6^3 384->384
- * 21-22 -> 12-14 ms, 12^3 192->192 18-26 -> 16-19 ms, 24^3 192->96 50-53 -> 35-39 ms; at a
- * ratio of 6 (24^3 96->96) even, at 3-4 (the 96^3 and 48^3 convs) 1.3-1.7x slower, V and M
- * then passing through L3 where the blocks keep them in L2. */
+ * then transforming out. Below that ratio the blocks keep V and M in L2, where the wide
+ * schedule's pass through L3 loses. */
 static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile,
                       struct wino_task *t)
 {

@@ -40,8 +40,7 @@ SWIN_AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, in
  * Per k: NV loads of B, then row by row one broadcast of A and its NV FMAs, so that the
  * 4 x 3 accumulators, 3 B vectors and one broadcast fill the 16 ymm registers. Written with
  * the four broadcasts first, gcc 12 kept them all live and folded the B loads into every
- * FMA: 16 loads per 12 FMAs, load-bound at 2 loads per cycle (about 20 % slower on the
- * 96^3 and 24^3 convs). */
+ * FMA: 16 loads per 12 FMAs, load-bound at 2 loads per cycle. */
 SWIN_AVX2_INLINE void gemm4(const float *a, int lda, const float *b, int ldb, int K, float *c, int ldc, const int NV)
 {
     __m256 acc[4][3];
