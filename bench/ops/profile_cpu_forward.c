@@ -1,7 +1,7 @@
 /* profile_cpu_forward: where one forward pass of the CPU backend spends its time, op by op,
  * against this machine's measured FMA throughput and memory bandwidth.
  *
- *   profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--runs N] [--md FILE] [--json FILE]
+ *   profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--isa LEVEL] [--runs N] [--md FILE] [--json FILE]
  *
  * The model runs through the library's own forward() and planner (runtime/forward.h) on the
  * CPU backend, whose op table is wrapped here: every call is timed (CLOCK_MONOTONIC around
@@ -229,14 +229,16 @@ struct peaks {
     double fma1, fma_all, read1, read_all, copy1, copy_all;
 };
 
-static void write_md(FILE *o, const char *model, const int cube[3], int threads, int runs, const double *pass_s,
+static void write_md(FILE *o, const char *model, const int cube[3], enum swin_cpu_simd level, int threads, int runs,
+                     const double *pass_s,
                      double pass_med, const struct peaks *pk, const struct swin_cpu_wino_phases *ph,
                      double wino_gemm_flops)
 {
     double op_total = 0;
     for (int i = 0; i < prof.n; i++) op_total += prof.rows[i].seconds / runs;
-    fprintf(o, "Model %s, cube %dx%dx%d, CPU backend, %d threads, %d timed passes after 1 untimed.\n\n", model,
-            cube[0], cube[1], cube[2], threads, runs);
+    fprintf(o, "Model %s, cube %dx%dx%d, CPU backend at the %s level, %d threads, %d timed passes after 1 "
+               "untimed.\n\n",
+            model, cube[0], cube[1], cube[2], swin_cpu_simd_name(level), threads, runs);
     fprintf(o, "Forward pass, wall: median %.3f s (passes:", pass_med);
     for (int r = 0; r < runs; r++) fprintf(o, " %.3f", pass_s[r]);
     fprintf(o, "); in the ops %.3f s per pass (%.1f %%), the rest is forward()'s own work between ops.\n\n",
@@ -309,10 +311,12 @@ static void usage(FILE *o)
 {
     fprintf(o, "profile_cpu_forward: per-op times of one CPU forward pass against measured FMA and bandwidth peaks\n"
                "\n"
-               "Usage: profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--runs N] [--md FILE] [--json FILE]\n"
+               "Usage: profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--isa LEVEL] [--runs N] [--md FILE]\n"
+               "                           [--json FILE]\n"
                "  --model PATH   any model swinrun loads (ONNX, checkpoint, bundle folder)\n"
                "  --cube D H W   window (default: the export cube, else 96 96 96)\n"
                "  --threads N    CPU threads (default 0 = every core)\n"
+               "  --isa LEVEL    highest kernel level: avx512, avx2 or baseline (default: the best the CPU has)\n"
                "  --runs N       timed passes after one untimed (default 3)\n"
                "  --md FILE      the table as Markdown (default: stdout)\n"
                "  --json FILE    the rows as JSON\n"
@@ -323,6 +327,7 @@ int main(int argc, char **argv)
 {
     const char *model_path = NULL, *md_path = NULL, *json_path = NULL;
     int cube[3] = {0, 0, 0}, threads = 0, runs = 3;
+    enum swin_cpu_simd isa = SWIN_CPU_SIMD_AVX512;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
@@ -333,6 +338,12 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--json") && i + 1 < argc) json_path = argv[++i];
         else if (!strcmp(o, "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(o, "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+        else if (!strcmp(o, "--isa") && i + 1 < argc) {
+            if (!swin_cpu_simd_parse(argv[++i], &isa)) {
+                fprintf(stderr, "profile_cpu_forward: error: --isa %s: avx512, avx2 or baseline\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(o, "--cube") && i + 3 < argc)
             for (int k = 0; k < 3; k++) cube[k] = atoi(argv[++i]);
         else {
@@ -357,6 +368,7 @@ int main(int argc, char **argv)
         return 1;
     }
     threads = swin_cpu_backend_threads(prof.be);
+    const enum swin_cpu_simd level = swin_cpu_backend_set_simd(prof.be, isa);
     struct swin_cpu_wino_phases phases = {0};
     const struct swin_ops ops = profiled_ops();
     struct swin_plan plan;
@@ -400,7 +412,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "profile_cpu_forward: cannot write %s\n", md_path);
         return 1;
     }
-    write_md(md, model_path, cube, threads, runs, pass_s, med, &pk, &phases, wino_flops);
+    write_md(md, model_path, cube, level, threads, runs, pass_s, med, &pk, &phases, wino_flops);
     if (md != stdout) fclose(md);
     if (json_path) {
         FILE *j = fopen(json_path, "w");

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -119,6 +120,23 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
     const enum swin_cpu_simd cpu = swin_cpu_simd_of_cpu();
     be->simd = max < cpu ? max : cpu;
     return be->simd;
+}
+
+static const char *const simd_names[] = {"baseline", "avx2", "avx512"}; /* by enum swin_cpu_simd */
+
+const char *swin_cpu_simd_name(enum swin_cpu_simd level)
+{
+    return level >= SWIN_CPU_SIMD_BASELINE && level <= SWIN_CPU_SIMD_AVX512 ? simd_names[level] : "?";
+}
+
+bool swin_cpu_simd_parse(const char *name, enum swin_cpu_simd *level)
+{
+    for (int i = SWIN_CPU_SIMD_BASELINE; i <= SWIN_CPU_SIMD_AVX512; i++)
+        if (!strcmp(name, simd_names[i])) {
+            *level = (enum swin_cpu_simd)i;
+            return true;
+        }
+    return false;
 }
 
 void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu_conv_choice choice)

@@ -47,6 +47,9 @@ enum swin_cpu_simd {
 /* Caps the level at `max` (tests run every level); returns the level now in use, which is
  * lower than max where the CPU lacks it. */
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
+/* The level's name ("baseline", "avx2", "avx512"), and the level of a name (false if none). */
+const char *swin_cpu_simd_name(enum swin_cpu_simd level);
+bool swin_cpu_simd_parse(const char *name, enum swin_cpu_simd *level);
 
 /* Which conv3d kernel runs at the AVX2 and AVX-512 levels: by shape (the default: the
  * implicit-GEMM kernel, the per-tap GEMMs on small grids, or OpenBLAS where it was measured
