@@ -17,7 +17,7 @@
 #define SWIN_AVX2 __attribute__((target("avx2,fma")))
 #define SWIN_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 #define SWIN_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
-#define SWIN_AVX512_INLINE                                                                                             \
+#define SWIN_AVX512_INLINE \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"), always_inline)) static inline
 
 /* 8 lanes, the first n on (n >= 8: all, n <= 0: none): the mask of the AVX2 kernels' partial

@@ -27,11 +27,9 @@
 #ifndef SWIN_CPU_WINOGRAD_H
 #define SWIN_CPU_WINOGRAD_H
 
-#include <immintrin.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kernels/cpu/isa.h"
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
 
@@ -132,12 +130,8 @@ void swin_cpu_winograd_weights(struct wino_task *t);
 enum { WINO_WIDE_INPUT = 1, WINO_WIDE_GEMM, WINO_WIDE_OUTPUT };
 void swin_cpu_winograd_tiles(struct wino_task *t, int tid);
 
-/* Shared by both AVX2 tile sizes (winograd_avx2.c): the point GEMM, and the 27 taps
- * w[kz][ky][kx][ci][co0, co0 + 8) as float32 (bfloat16 widened), g[(kz * 3 + ky) * 3 + kx];
- * n: the channels left from co0 (8 or more: all 8; the rest of the vector is 0). Vectors
- * cross these functions by pointer only: callers compiled without AVX share the declarations. */
+/* The point GEMM of each level (swin_wino_gemm_fn), shared by both tile sizes: winograd_gemm_avx2.c. */
 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0, int j0,
                                        int j1);
-void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g);
 
 #endif

@@ -1,40 +1,8 @@
-/* What both Winograd tile sizes share at the AVX2 level (AVX2 + FMA; compiled for it only,
- * the backend checks the CPU first): reading a weight's 27 taps for 8 output channels, and
- * the point GEMM M[tile][p] = V[p][tile] . U[p] of a block of tiles. Notation in winograd.h. */
+/* The point GEMM both Winograd tile sizes share at the AVX2 level (AVX2 + FMA; compiled for
+ * it only, the backend checks the CPU first): M[tile][p] = V[p][tile] . U[p] for a block of
+ * tiles, 4 tiles x 24 channels per register tile. Notation in winograd.h. */
 #include "kernels/cpu/winograd/winograd.h"
 #include "kernels/cpu/isa.h"
-
-#include <string.h>
-
-#include "kernels/cpu/bf16.h"
-
-/* n <= 8 bfloat16 values at element `at` of w (which holds bfloat16) as float32 (the bits
- * moved to the top half: exact); lanes past n are 0. */
-SWIN_AVX2_INLINE __m256 widen_bf16(const float *w, size_t at, int n)
-{
-    const swin_bf16 *src = (const swin_bf16 *)(const void *)w + at;
-    swin_bf16 part[8] = {0};
-    if (n < 8) {
-        memcpy(part, src, (size_t)n * sizeof *src);
-        src = part;
-    }
-    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)src));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
-}
-
-SWIN_AVX2 void swin_cpu_winograd_avx2_taps(const struct wino_task *t, int ci, int co0, int n, __m256 *g)
-{
-    const int cin = t->in.c, cout = t->out.c;
-    const __m256i mk = swin_cpu_lanes(n);
-    const bool full = n >= 8;
-    for (int i = 0; i < 27; i++) {   /* tap i = (kz * 3 + ky) * 3 + kx */
-        const size_t at = ((size_t)i * cin + ci) * cout + co0;
-        if (t->w_bf16)
-            g[i] = widen_bf16(t->w, at, full ? 8 : cout - co0);
-        else
-            g[i] = full ? _mm256_loadu_ps(t->w + at) : _mm256_maskload_ps(t->w + at, mk);
-    }
-}
 
 /* M rows [r0, r0 + 4) of one point: C (4 x 8NV) = A (4 x K, lda) . B (K x 8NV, ldb).
  * Per k: NV loads of B, then row by row one broadcast of A and its NV FMAs, so that the

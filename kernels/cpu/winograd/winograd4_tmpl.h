@@ -1,0 +1,239 @@
+/* Winograd F(4x4x4, 3x3x3), written once for every level: the weight transform, the input and
+ * output transforms, VW channels per vector. Compiled by winograd4_avx2.c and
+ * winograd4_avx512.c, each after its level's vec_*.h and with WINO_KERNELS (the table's name),
+ * WINO_GEMM (the level's point GEMM) and WINO_PANEL (U's panel width) defined; the schedule
+ * is winograd_driver.c's. Notation in winograd.h.
+ *
+ * Interpolation points 0, 1, -1, 2, -1/2 and infinity (a Cook-Toom construction; the
+ * pair 2, -1/2 instead of the usual +-2 keeps the constants of A^T between 1/8 and 8 and
+ * halves the float32 error of the usual points, bench/ops/winograd_error.py):
+ *   B^T = [ 1  3/2   -2  -3/2    1  0 ]      G = [    1     0     0 ]
+ *         [ 0   -1 -5/2  -1/2    1  0 ]          [ -1/3  -1/3  -1/3 ]
+ *         [ 0    1  1/2  -5/2    1  0 ]          [  1/3  -1/3   1/3 ]
+ *         [ 0 -1/2   -1   1/2    1  0 ]          [ 1/15  2/15  4/15 ]
+ *         [ 0    2   -1    -2    1  0 ]          [-16/15 8/15 -4/15 ]
+ *         [ 0    1  3/2    -2 -3/2  1 ]          [    0     0     1 ]
+ *   A^T = [ 1 1  1 1    1 0 ]
+ *         [ 0 1 -1 2 -1/2 0 ]
+ *         [ 0 1  1 4  1/4 0 ]
+ *         [ 0 1 -1 8 -1/8 1 ]
+ * B^T and A^T are exact in float32 (dyadic); G's thirds and fifteenths round once per
+ * product. Each output tile of 4x4x4 voxels reads the 6x6x6 patch at (4tz - 1, 4ty - 1,
+ * 4tx - 1) and takes 216 GEMM points: 3.375 multiplies per output and (ci, co) pair
+ * against F(2x2x2)'s 8 and the direct conv's 27. */
+#include "kernels/cpu/winograd/winograd.h"
+#include "kernels/cpu/winograd/winograd_taps_tmpl.h"
+
+#define NP 216
+/* Channels per pass of the input and output transforms: one cache line of a voxel. */
+#define CHUNK 16
+/* How far ahead along x the input transform prefetches, in tiles. */
+#define PREFETCH_TILES 2
+
+/* G along one axis: 3 values at stride si of g[] -> 6 at stride so of o[]. */
+#define G6(g, i0, si, o, o0, so)                                                               \
+    {                                                                                          \
+        const vf g0 = g[i0], g1 = g[i0 + (si)], g2 = g[i0 + 2 * (si)];                     \
+        const vf s = v_add(g0, g2), third = v_set1(1.0f / 3.0f);           \
+        const vf fifteenth = v_set1(1.0f / 15.0f);                                 \
+        o[o0] = g0;                                                                            \
+        o[o0 + (so)] = v_mul(v_add(s, g1), v_set1(-1.0f / 3.0f));      \
+        o[o0 + 2 * (so)] = v_mul(v_sub(s, g1), third);                         \
+        o[o0 + 3 * (so)] = v_mul(                                                      \
+            v_fmadd(v_set1(4.0f), g2, v_fmadd(v_set1(2.0f), g1, g0)), fifteenth); \
+        o[o0 + 4 * (so)] = v_mul(                                                      \
+            v_fmadd(v_set1(-4.0f), g2,                                        \
+                            v_fmadd(v_set1(8.0f), g1, v_mul(v_set1(-16.0f), g0))), \
+            fifteenth);                                                                        \
+        o[o0 + 5 * (so)] = g2;                                                                 \
+    }
+
+/* U[p][ci][co0, co0 + VW) for one input channel (n: the channels left from co0; lanes past
+ * them are stored as the zero padding of coutp). */
+V_FN static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
+{
+    vf g[27], a[54], b[108], u[NP];
+    wino_taps(t, ci, co0, n, g);
+    for (int r = 0; r < 9; r++) G6(g, 3 * r, 1, a, 6 * r, 1)               /* along x: a[kz][ky][c] */
+    for (int z = 0; z < 3; z++)
+        for (int c = 0; c < 6; c++) G6(a, 18 * z + c, 6, b, 36 * z + c, 6) /* along y: b[kz][b][c] */
+    for (int r = 0; r < 36; r++) G6(b, r, 36, u, r, 36)                    /* along z: u[a][b][c] */
+    /* the points are cin coutp floats apart (swin_cpu_wino_u_at) */
+    float *dst = t->u + swin_cpu_wino_u_at(t, 0, ci, co0);
+    const size_t pstride = (size_t)t->in.c * t->coutp;
+    for (int p = 0; p < NP; p++) v_store(dst + p * pstride, u[p]);
+}
+
+/* B^T along one axis: 6 values at stride s of v[] in place. */
+#define BT6(v, i0, s)                                                                             \
+    {                                                                                             \
+        const vf d0 = v[i0], d1 = v[i0 + (s)], d2 = v[i0 + 2 * (s)], d3 = v[i0 + 3 * (s)];    \
+        const vf d4 = v[i0 + 4 * (s)], d5 = v[i0 + 5 * (s)];                                  \
+        const vf h = v_set1(0.5f), mh = v_set1(-0.5f);                        \
+        const vf c15 = v_set1(1.5f), m2 = v_set1(-2.0f), m25 = v_set1(-2.5f); \
+        const vf t13 = v_sub(d1, d3), e = v_sub(d4, d2);                      \
+        v[i0] = v_fmadd(c15, t13, v_fmadd(m2, d2, v_add(d0, d4)));        \
+        v[i0 + (s)] = v_fmadd(m25, d2, v_fmadd(mh, d3, v_sub(d4, d1)));   \
+        v[i0 + 2 * (s)] = v_fmadd(h, d2, v_fmadd(m25, d3, v_add(d4, d1))); \
+        v[i0 + 3 * (s)] = v_fmadd(mh, t13, e);                                            \
+        v[i0 + 4 * (s)] = v_fmadd(v_set1(2.0f), t13, e);                          \
+        v[i0 + 5 * (s)] = v_fmadd(c15, v_sub(d2, d4), v_fmadd(m2, d3, v_add(d5, d1))); \
+    }
+
+/* One pass of a transform in place: six vectors at stride s from p, T (BT6 or AT6) in
+ * registers, the first nout stored back at the same stride. */
+#define IN_PLACE6(p, s, T, nout)                                                   \
+    {                                                                              \
+        float *p6_ = (p);                                                          \
+        vf c6_[6];                                                             \
+        for (int i_ = 0; i_ < 6; i_++) c6_[i_] = v_load(p6_ + i_ * (s));    \
+        T(c6_, 0, 1)                                                               \
+        for (int i_ = 0; i_ < (nout); i_++) v_store(p6_ + i_ * (s), c6_[i_]); \
+    }
+
+/* Input transform of tile `tile` (global index), all channels, into V[slot][p][..] (point p's
+ * cinp values at v + slot * v_tstride + p * v_pstride), CHUNK channels at a time through a
+ * buffer on the stack that stays in L1, in three passes of six vectors in registers:
+ *   1. B^T along x for each of the 36 input rows (z, y): six voxels contiguous in memory,
+ *      each of their lines in the chunk read once;
+ *   2. B^T along y, in place;
+ *   3. B^T along z, stored to V.
+ * Reading the patch a column at a time per 8 channels instead touched 216 lines per group,
+ * 18 of them in each of 12 L1 sets (the input's planes are a multiple of 4 KiB apart), each
+ * line fetched again for the next group; and a 6x6 plane transformed at once does not fit
+ * the 16 ymm registers, so the compiler ran it through memory. Tiles past the end are zero
+ * rows. */
+V_FN static void input_tile(const struct wino_task *t, long tile, int slot, float *v)
+{
+    const struct swin_vol in = t->in;
+    const int cin = in.c, cinp = t->cinp;
+    const long ps = t->v_pstride;                     /* floats between points */
+    float *vt = v + (size_t)slot * t->v_tstride;
+    const vf zero = v_zero();
+    if (tile >= t->ntiles) {
+        for (int p = 0; p < NP; p++)
+            for (int c0 = 0; c0 < cinp; c0 += VW) v_store(vt + p * ps + c0, zero);
+        return;
+    }
+    const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
+    const int z0 = 4 * tz - 1, y0 = 4 * ty - 1, x0 = 4 * tx - 1;
+    int xlo = 0, xhi = 6;                             /* the row's voxels inside the input */
+    while (x0 + xlo < 0) xlo++;
+    while (x0 + xhi > in.w) xhi--;
+    const bool inner = xlo == 0 && xhi == 6;
+    /* the voxels of each row the tile PREFETCH_TILES ahead along x reads first */
+    const int pf0 = 4 * PREFETCH_TILES + 2, pf1 = x0 + pf0 + 4 <= in.w ? pf0 + 4 : in.w - x0;
+    const vmask tail = v_mask(cin % VW ? cin % VW : VW);
+    const int cfull = cin / VW * VW;                    /* channels loaded with plain loads */
+    _Alignas(VALIGN) float buf[NP * CHUNK];               /* buf[((z * 6 + y) * 6 + x) * CHUNK + c] */
+    for (int k0 = 0; k0 < cinp; k0 += CHUNK) {
+        const int kn = cinp - k0 < CHUNK ? cinp - k0 : CHUNK;
+        for (int z = 0; z < 6; z++)
+            for (int y = 0; y < 6; y++) {
+                float *row = buf + (z * 6 + y) * 6 * CHUNK;
+                const int iz = z0 + z, iy = y0 + y;
+                if (iz < 0 || iz >= in.d || iy < 0 || iy >= in.h) {
+                    for (int i = 0; i < 6 * CHUNK; i += VW) v_store(row + i, zero);
+                    continue;
+                }
+                const float *src = swin_vol_f32(in) + (((long)iz * in.h + iy) * in.w + x0) * in.pitch + k0;
+                for (int x = pf0; x < pf1; x++) _mm_prefetch((const char *)(src + x * in.pitch), _MM_HINT_T0);
+                for (int g = 0; g < kn; g += VW) {
+                    vf c[6];
+                    if (inner && k0 + g < cfull)
+                        for (int x = 0; x < 6; x++) c[x] = v_loadu(src + x * in.pitch + g);
+                    else
+                        for (int x = 0; x < 6; x++)
+                            c[x] = x < xlo || x >= xhi ? zero
+                                   : k0 + g < cfull    ? v_loadu(src + x * in.pitch + g)
+                                                       : v_maskload(src + x * in.pitch + g, tail);
+                    BT6(c, 0, 1)
+                    for (int x = 0; x < 6; x++) v_store(row + x * CHUNK + g, c[x]);
+                }
+            }
+        /* along y, in place: buf stride 6 CHUNK between y */
+        for (int z = 0; z < 6; z++)
+            for (int x = 0; x < 6; x++)
+                for (int g = 0; g < kn; g += VW) IN_PLACE6(buf + (z * 36 + x) * CHUNK + g, 6 * CHUNK, BT6, 6)
+        /* along z, into V */
+        for (int i = 0; i < 36; i++)
+            for (int g = 0; g < kn; g += VW) {
+                vf c[6];
+                for (int z = 0; z < 6; z++) c[z] = v_load(buf + (z * 36 + i) * CHUNK + g);
+                BT6(c, 0, 1)
+                float *dst = vt + i * ps + k0 + g;
+                for (int z = 0; z < 6; z++) v_store(dst + (size_t)z * 36 * ps, c[z]);
+            }
+    }
+}
+
+/* A^T along one axis: 6 values at stride s of v[] -> 4 at i0, i0 + s, i0 + 2s, i0 + 3s. */
+#define AT6(v, i0, s)                                                                            \
+    {                                                                                            \
+        const vf m0 = v[i0], m1 = v[i0 + (s)], m2 = v[i0 + 2 * (s)], m3 = v[i0 + 3 * (s)];   \
+        const vf m4 = v[i0 + 4 * (s)], m5 = v[i0 + 5 * (s)];                                 \
+        const vf sp = v_add(m1, m2), sm = v_sub(m1, m2);                     \
+        v[i0] = v_add(v_add(m0, sp), v_add(m3, m4));                     \
+        v[i0 + (s)] = v_fmadd(v_set1(-0.5f), m4, v_fmadd(v_set1(2.0f), m3, sm)); \
+        v[i0 + 2 * (s)] = v_fmadd(v_set1(0.25f), m4, v_fmadd(v_set1(4.0f), m3, sp)); \
+        v[i0 + 3 * (s)] = v_add(                                                         \
+            v_fmadd(v_set1(-0.125f), m4, v_fmadd(v_set1(8.0f), m3, sm)), m5); \
+    }
+
+/* Output transform of tiles [tile0, tile0 + ntile) for channels [co0, co0 + nco): Y = A^T M A + bias,
+ * stored for the voxels inside the output. Per tile, CHUNK channels at a time through a
+ * buffer on the stack, as the input transform: A^T along x for each of M's 36 rows (z, y)
+ * (six points contiguous in M), then along y, then along z with the bias and the stores,
+ * each pass six vectors in registers; a voxel's CHUNK channels are stored together. */
+V_FN static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
+{
+    const struct swin_vol out = t->out;
+    const int ncop = (nco + VW - 1) / VW * VW;
+    const vmask tail = v_mask(nco % VW ? nco % VW : VW);
+    _Alignas(VALIGN) float buf[36 * 4 * CHUNK];           /* buf[((z * 6 + y) * 4 + x) * CHUNK + c] */
+    for (int slot = 0; slot < ntile && tile0 + slot < t->ntiles; slot++) {
+        const long tile = tile0 + slot;
+        const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
+        const int nz = out.d - 4 * tz < 4 ? out.d - 4 * tz : 4, ny = out.h - 4 * ty < 4 ? out.h - 4 * ty : 4;
+        const int nx = out.w - 4 * tx < 4 ? out.w - 4 * tx : 4;
+        const float *mt = m + (size_t)slot * NP * t->cob;
+        for (int k0 = 0; k0 < ncop; k0 += CHUNK) {
+            const int kn = ncop - k0 < CHUNK ? ncop - k0 : CHUNK;
+            for (int r = 0; r < 36; r++)                                  /* along x */
+                for (int g = 0; g < kn; g += VW) {
+                    const float *src = mt + (size_t)r * 6 * t->cob + k0 + g;
+                    vf c[6];
+                    for (int x = 0; x < 6; x++) c[x] = v_load(src + (size_t)x * t->cob);
+                    AT6(c, 0, 1)
+                    for (int x = 0; x < 4; x++) v_store(buf + (r * 4 + x) * CHUNK + g, c[x]);
+                }
+            for (int z = 0; z < 6; z++)                                   /* along y */
+                for (int x = 0; x < 4; x++)
+                    for (int g = 0; g < kn; g += VW) IN_PLACE6(buf + (z * 24 + x) * CHUNK + g, 4 * CHUNK, AT6, 4)
+            for (int y = 0; y < ny; y++)                                  /* along z, + bias, out */
+                for (int x = 0; x < nx; x++)
+                    for (int g = 0; g < kn; g += VW) {
+                        const int j = k0 + g;
+                        const bool full = nco - j >= VW;
+                        const vf b = !t->bias ? v_zero()
+                                         : full   ? v_loadu(t->bias + co0 + j)
+                                                  : v_maskload(t->bias + co0 + j, tail);
+                        vf c[6];
+                        for (int z = 0; z < 6; z++) c[z] = v_load(buf + ((z * 6 + y) * 4 + x) * CHUNK + g);
+                        AT6(c, 0, 1)
+                        float *dst = swin_vol_f32(out) + (((long)(4 * tz) * out.h + 4 * ty + y) * out.w + 4 * tx + x) * out.pitch + co0 + j;
+                        const long zstep = (long)out.h * out.w * out.pitch;
+                        for (int z = 0; z < nz; z++) {
+                            const vf yv = v_add(c[z], b);
+                            if (full) v_storeu(dst + z * zstep, yv);
+                            else v_maskstore(dst + z * zstep, tail, yv);
+                        }
+                    }
+        }
+    }
+}
+
+const struct wino_kernels WINO_KERNELS = {
+    .lanes = VW, .panel = WINO_PANEL, .weights = weights_ci, .weights_claim = 2, .input = input_tile,
+    .gemm = WINO_GEMM, .output = output_tiles,
+};
