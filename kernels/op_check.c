@@ -96,7 +96,7 @@ int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, void
     if (stats && !o->conv3d_stats_bytes(be, out))
         return fail(o, be, SWIN_ERR_ARG, "conv3d: stats given, but backend %s keeps no statistics (conv3d_stats_bytes 0)",
                     o->name);
-    rc = check_ws(o, be, "conv3d", o->conv3d_ws(be, out, in, k, stats != NULL), ws, ws_bytes);
+    rc = check_ws(o, be, "conv3d", o->conv3d_ws(be, out, in, w, k, stride, pad, stats != NULL), ws, ws_bytes);
     return rc ? rc : o->conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
 }
 

@@ -72,8 +72,10 @@ struct swin_ops {
      * for them). */
     int (*conv3d)(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
                   const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
-    /* stats: whether the call passes stats. */
-    size_t (*conv3d_ws)(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats);
+    /* The workspace of the call with these arguments (w: the weights it will get, whose
+     * precision may pick the kernel); stats: whether the call passes stats. */
+    size_t (*conv3d_ws)(void *be, struct swin_vol out, struct swin_vol in, const float *w, int k, int stride, int pad,
+                        bool stats);
     /* Bytes of conv3d's stats for out; 0 when the backend computes the statistics in
      * instnorm_act anyway (stats must then stay NULL). */
     size_t (*conv3d_stats_bytes)(void *be, struct swin_vol out);

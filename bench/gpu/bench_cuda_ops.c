@@ -176,7 +176,7 @@ static void op_workspace(struct op *b)
 {
     size_t ws = 0;
     if (b->kind == CONV || b->kind == CONV_IN || b->kind == CONV_IN_KEPT)
-        ws = swin_cuda_ops.conv3d_ws(b->be, b->out, b->in, b->k, b->kind == CONV_IN_KEPT);
+        ws = swin_cuda_ops.conv3d_ws(b->be, b->out, b->in, b->w, b->k, b->stride, b->pad, b->kind == CONV_IN_KEPT);
     b->stats = b->kind == CONV_IN_KEPT ? dalloc(swin_cuda_ops.conv3d_stats_bytes(b->be, b->out)) : NULL;
     if (b->kind == ATTN) ws = swin_cuda_ops.swin_attention_ws(b->be, b->in, &b->g);
     if (b->kind == MLP) ws = swin_cuda_ops.swin_mlp_ws(b->be, b->in, b->hidden);

@@ -1,8 +1,8 @@
-/* bench_gemm_f32: the CPU backend's unpacked AVX2 float32 GEMM (kernels/cpu/gemm_f32.h)
- * against OpenBLAS's cblas_sgemm, one thread each, on the weight GEMM shapes of Swin UNETR
- * f=48 (m rows of activations, W k x n): GFLOP/s of each, best of 7 alternating rounds,
- * their ratio and whether swin_cpu_sgemm_avx2_fits picks the AVX2 kernel. A markdown table
- * on stdout. Exit: 0 ok, 1 this CPU has no AVX2 + FMA. */
+/* bench_gemm_f32: the CPU backend's float32 weight GEMMs (kernels/cpu/gemm/gemm_f32.h: the
+ * AVX2 and the AVX-512 kernel, where this CPU has them) against OpenBLAS's cblas_sgemm, one
+ * thread each, on the weight GEMM shapes of Swin UNETR f=48 (m rows of activations, W k x n):
+ * GFLOP/s of each, best of 7 alternating rounds, and each kernel's speed relative to
+ * OpenBLAS. A markdown table on stdout. Exit: 0 ok, 1 this CPU has no AVX2 + FMA. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +45,17 @@ int main(void)
         {343, 288, 96, 288, true, "attention qkv, stage 1"},
         {512, 96, 384, 96, false, "patch merge 48^3 -> 24^3"},
         {256, 768, 192, 768, true, "MLP fc1, stage 2"},
+        {256, 192, 768, 192, true, "MLP fc2, stage 2"},
+        {216, 1536, 384, 1536, true, "MLP fc1, stage 3"},
+        {216, 384, 1536, 384, true, "MLP fc2, stage 3"},
+        {216, 1152, 384, 1152, true, "attention qkv, stage 3"},
+        {216, 384, 3072, 768, false, "patch merge 6^3 -> 3^3 (m 27 in the model)"},
+        {6, 384, 768, 768, false, "conv_transpose2 6^3 768->384, one line and tap"},
+        {512, 96, 192, 96, false, "1x1 conv 192->96 (decoder3 residual)"},
     };
-    printf("| shape | m x n x k | OpenBLAS GFLOP/s | AVX2 GFLOP/s | AVX2 / OpenBLAS speed | fits picks AVX2 |\n");
-    printf("|---|---|---|---|---|---|\n");
+    const bool avx512 = swin_cpu_simd_of_cpu() >= SWIN_CPU_SIMD_AVX512;
+    printf("| shape | m x n x k | OpenBLAS GFLOP/s | AVX2 GFLOP/s | AVX2 / OpenBLAS | AVX-512 GFLOP/s | AVX-512 / "
+           "OpenBLAS |\n|---|---|---|---|---|---|---|\n");
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const struct shape sh = shapes[s];
         float *a = malloc(sizeof(float) * (size_t)sh.m * sh.k), *w = malloc(sizeof(float) * (size_t)sh.k * sh.n);
@@ -57,12 +65,13 @@ int main(void)
         for (size_t i = 0; i < (size_t)sh.m * sh.ldc; i++) c[i] = 0.0f;
         const double flop = 2.0 * sh.m * sh.n * sh.k;
         const long calls = (long)(2e8 / flop) + 1;
-        double best[2] = {1e9, 1e9};
+        double best[3] = {1e9, 1e9, 1e9};
         for (int round = 0; round < 7; round++)
-            for (int v = 0; v < 2; v++) {
+            for (int v = 0; v < (avx512 ? 3 : 2); v++) {
                 const double t0 = now();
                 for (long q = 0; q < calls; q++) {
-                    if (v) swin_cpu_sgemm_avx2(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
+                    if (v == 2) swin_cpu_sgemm_avx512(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
+                    else if (v == 1) swin_cpu_sgemm_avx2(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
                     else
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sh.m, sh.n, sh.k, 1.0f, a, sh.k, w, sh.n,
                                     sh.acc ? 1.0f : 0.0f, c, sh.ldc);
@@ -70,8 +79,10 @@ int main(void)
                 const double t = (now() - t0) / (double)calls;
                 if (t < best[v]) best[v] = t;
             }
-        printf("| %s | %d x %d x %d | %.1f | %.1f | %.2fx | %s |\n", sh.what, sh.m, sh.n, sh.k, flop / best[0] * 1e-9,
-               flop / best[1] * 1e-9, best[0] / best[1], swin_cpu_sgemm_avx2_fits(sh.n, sh.k) ? "yes" : "no");
+        printf("| %s | %d x %d x %d | %.1f | %.1f | %.2fx |", sh.what, sh.m, sh.n, sh.k, flop / best[0] * 1e-9,
+               flop / best[1] * 1e-9, best[0] / best[1]);
+        if (avx512) printf(" %.1f | %.2fx |\n", flop / best[2] * 1e-9, best[0] / best[2]);
+        else printf(" - | - |\n");
         free(a), free(w), free(c);
     }
     return 0;

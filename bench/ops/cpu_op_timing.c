@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernels/cpu/conv/conv3d_internal.h"
 #include "kernels/cpu/winograd/winograd.h"
 #include "kernels/ops.h"
 
@@ -161,15 +162,16 @@ void bench_conv3d(struct bench *b, int Lin, int cin, int cout, int k, int stride
     struct swin_vol in = vol(Lin, cin, 1), out = vol(Lout, cout, 0);
     float *w = rnd((size_t)k * k * k * cin * cout, -0.05f, 0.05f), *bias = rnd((size_t)cout, -0.1f, 0.1f);
     void *ws = NULL, *wws = NULL;
-    const int taps_runs = swin_cpu_conv3d_runs_taps(b->be, out, w, k);
-    const int wino_runs = !taps_runs && k == 3 && stride == 1 && swin_cpu_winograd_wins(b->be, out, in);
+    const struct conv_choice picked = swin_cpu_conv3d_choose(b->be, out, in, false, k, stride, pad);
+    const int taps_runs = picked.kernel == CONV_TAPS, wino_runs = picked.kernel == CONV_WINOGRAD;
     struct row r = {.op = "conv3d", .formula = "2 k^3 cin cout Vout", .picked = !wino_runs && !taps_runs,
                     .flops = 2.0 * k * k * k * (double)cin * cout * Lout * Lout * Lout};
     snprintf(r.shape, sizeof r.shape, "k%d s%d %d^3 %d->%d %s", k, stride, Lin, cin, cout, where);
     if (wanted(b, r.op)) {
         r.ws = swin_cpu_conv3d_direct_ws(b->be, out, in, k);
         ws = ws_alloc(r.ws);
-        TIMED(b, &r, swin_cpu_conv3d_direct(b->be, out, in, w, bias, k, stride, pad, ws, r.ws));
+        const bool implicit = swin_cpu_conv3d_implicit_wins(b->be, out, false, k, stride, pad);
+        TIMED(b, &r, swin_cpu_conv3d_direct(b->be, out, in, w, bias, k, stride, pad, implicit, ws));
         report(b, &r, out.data, vol_floats(out));
     }
     r.op = "conv3d_taps";

@@ -90,20 +90,17 @@ int swin_cpu_copy(void *be, struct swin_vol out, struct swin_vol in);
 int swin_cpu_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
 int swin_cpu_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
-size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats);
+size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, const float *w, int k, int stride,
+                          int pad, bool stats);
 /* 0: instnorm_act's statistics pass reads the volume anyway, so conv3d keeps none. */
 size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out);
-/* The direct kernel whatever the Winograd rule says (benchmarks compare the two). */
-int swin_cpu_conv3d_direct(void *be, struct swin_vol out, struct swin_vol in, const float *w,
-                           const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
+/* The im2col + GEMM workspace (conv3d_direct.c), and the per-tap GEMMs whatever the shape rule
+ * says with their workspace (conv3d_taps.c; SWIN_ERR_ARG below the AVX2 level or with a short
+ * workspace). */
 size_t swin_cpu_conv3d_direct_ws(void *be, struct swin_vol out, struct swin_vol in, int k);
-/* The per-tap GEMMs whatever the shape rule says, and their workspace; SWIN_ERR_ARG below
- * the AVX2 level, with bfloat16 weights or a short workspace. Whether conv3d runs them for
- * these arguments. */
 int swin_cpu_conv3d_taps(void *be, struct swin_vol out, struct swin_vol in, const float *w, const float *bias, int k,
                          int stride, int pad, void *ws, size_t ws_bytes);
 size_t swin_cpu_conv3d_taps_ws(void *be, struct swin_vol out, struct swin_vol in);
-bool swin_cpu_conv3d_runs_taps(const struct swin_cpu_backend *be, struct swin_vol out, const float *w, int k);
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cpu_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                           const float *beta, const struct swin_residual *residual, bool lrelu);

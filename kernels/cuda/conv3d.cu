@@ -59,8 +59,10 @@ template <class T> struct Im2colA {
 
 using namespace swin_cuda;
 
-extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats)
+extern "C" size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, const float *w, int k,
+                                      int stride, int pad, bool stats)
 {
+    (void)w, (void)stride, (void)pad;
     const long long M = (long long)swin_vol_voxels(out);
     const int splits = gemm_splits(M, out.c, k * k * k * in.c);
     if (splits > 1) return SWIN_CUDA_ALIGN + swin_cuda_round((size_t)splits * M * out.c * sizeof(float));

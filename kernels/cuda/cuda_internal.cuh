@@ -151,7 +151,8 @@ int swin_cuda_unpack_output(void *be, float *host_cdhw, struct swin_vol in);
 int swin_cuda_copy(void *be, struct swin_vol out, struct swin_vol in);
 int swin_cuda_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w,
                      const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
-size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, int k, bool stats);
+size_t swin_cuda_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, const float *w, int k, int stride,
+                           int pad, bool stats);
 size_t swin_cuda_conv3d_stats_bytes(void *be, struct swin_vol out);
 int swin_cuda_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cuda_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,

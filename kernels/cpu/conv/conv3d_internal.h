@@ -1,5 +1,5 @@
-/* Shared between conv3d.c (entry point, im2col + OpenBLAS path) and the implicit-GEMM
- * kernels conv3d_avx512.c and conv3d_avx2.c: the task and the tap geometry of a tile. */
+/* Shared by the conv3d files: the kernel choice (conv3d.c), the task the kernels run and the
+ * tap geometry of a tile. */
 #ifndef SWIN_CPU_CONV3D_INTERNAL_H
 #define SWIN_CPU_CONV3D_INTERNAL_H
 
@@ -21,6 +21,27 @@ struct conv_task {
     atomic_long next;
 };
 
+/* Which kernel a convolution runs (conv3d.c), the workspace it needs and its name. */
+enum conv_kernel { CONV_TAPS, CONV_WINOGRAD, CONV_IMPLICIT, CONV_GEMM };
+struct conv_choice {
+    enum conv_kernel kernel;
+    int tile;                   /* CONV_WINOGRAD: 2 or 4 */
+    bool rounds_input;          /* bfloat16 weights: the input rounded to bfloat16 too (a bfloat16 GEMM);
+                                   else it stays float32 and the weights are widened */
+    size_t ws;
+    const char *name;
+};
+struct conv_choice swin_cpu_conv3d_choose(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in,
+                                          bool w_bf16, int k, int stride, int pad);
+
+/* Whether the implicit GEMM beats im2col + GEMM for a conv that is neither per-tap nor Winograd. */
+bool swin_cpu_conv3d_implicit_wins(const struct swin_cpu_backend *be, struct swin_vol out, bool w_bf16, int k,
+                                   int stride, int pad);
+/* The implicit-GEMM kernels (implicit) or im2col + weight GEMM (conv3d_direct.c); ws holds
+ * swin_cpu_conv3d_direct_ws bytes. */
+int swin_cpu_conv3d_direct(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
+                           const float *bias, int k, int stride, int pad, bool implicit, void *ws);
+
 /* This thread's share of the whole convolution, bias included, with AVX-512 FMA (fp32
  * accumulation in the order taps, then input channels); claims work items from *next.
  * zero: >= in.c floats of 0 (the padding row). */
@@ -31,11 +52,12 @@ void swin_cpu_conv3d_avx2_run(const struct conv_task *t, atomic_long *next, cons
  * per work item; needs no zero row). */
 void swin_cpu_conv3d_c1_avx2_run(const struct conv_task *t, atomic_long *next);
 
-/* The whole convolution as one accumulating GEMM per tap (conv3d_taps_avx2.c), AVX2 + FMA,
- * float32 weights; claims chunks of TAPS_CHUNK output channels from *next. pack: this
- * thread's cin TAPS_CHUNK floats (a tap's weights for the chunk, repacked). */
+/* The whole convolution as one accumulating GEMM per tap (conv3d_taps_tmpl.h) at the AVX2 and
+ * the AVX-512 level; claims chunks of TAPS_CHUNK output channels from *next. pack: this
+ * thread's cin TAPS_CHUNK floats (a tap's weights for the chunk, repacked as float32). */
 #define TAPS_CHUNK 96
 void swin_cpu_conv3d_taps_avx2_run(const struct conv_task *t, atomic_long *next, float *pack);
+void swin_cpu_conv3d_taps_avx512_run(const struct conv_task *t, atomic_long *next, float *pack);
 
 /* A tile is up to CONV_TILE_MAX consecutive output voxels. Where they start in the input:
  * (z, y, x) of tap (0, 0, 0), computed once per tile. */

@@ -1,26 +1,17 @@
 /* conv_transpose2: ConvTranspose3d kernel 2, stride 2, no bias (torch.nn.ConvTranspose3d).
  *   in  (D, H, W, cin), w (2, 2, 2, cin, cout), out (2D, 2H, 2W, cout)
  *   out(2i+a, 2j+b, 2k+g, :) = in(i, j, k, :) . w[a][b][g]     (outputs never overlap)
- * Per input line (i, j) and tap (a, b, g): one sgemm (W x cin) . (cin x cout) whose rows
- * land every second output voxel of line (2i+a, 2j+b), i.e. ldc = 2 * out.pitch.
- * Threads claim input lines dynamically. No workspace.
- * At the AVX2 level with float32 weights, lines of at most UNPACKED_MAX_W voxels take the
- * unpacked AVX2 GEMM (gemm_f32.h) whatever the weights' size: OpenBLAS packs the whole
- * cin x cout matrix on every call, 8 calls per line of a few rows (measured per shape:
- * bench/results/gemm_f32_cpu.md, "conv_transpose2 on short lines"); at lines of 24 and 48
- * the weights fit the AVX2 rule anyway. */
+ * Per input line (i, j) and tap (a, b, g): one weight GEMM (W x cin) . (cin x cout)
+ * (gemm_bf16.h: the level's own kernel, which reads the weights in place) whose rows land
+ * every second output voxel of line (2i+a, 2j+b), i.e. ldc = 2 * out.pitch.
+ * Threads claim input lines dynamically. No workspace. */
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
-#include "kernels/cpu/gemm/gemm_f32.h"
-
-#define UNPACKED_MAX_W 12
-
 
 struct convt_task {
     struct swin_vol out, in;
     const float *w;
     struct swin_cpu_wgemm gemm;
-    bool unpacked;
     atomic_long next;
 };
 
@@ -41,8 +32,7 @@ static void convt_run(void *p, int tid, int nth)
             const float *wt = t->gemm.bf16 ? (const float *)(const void *)((const swin_bf16 *)(const void *)t->w +
                                                                              (int64_t)tap * cin * cout)
                                            : t->w + (int64_t)tap * cin * cout;
-            if (t->unpacked) swin_cpu_sgemm_avx2(in.w, cout, cin, a_rows, in.pitch, wt, cout, false, c, 2 * out.pitch);
-            else swin_cpu_wgemm_run(t->gemm, in.w, cout, cin, a_rows, in.pitch, wt, cout, false, c, 2 * out.pitch);
+            swin_cpu_wgemm_run(t->gemm, in.w, cout, cin, a_rows, in.pitch, wt, cout, false, c, 2 * out.pitch);
         }
     }
 }
@@ -51,7 +41,6 @@ int swin_cpu_conv_transpose2(void *bev, struct swin_vol out, struct swin_vol in,
 {
     struct swin_cpu_backend *be = bev;
     struct convt_task t = {.out = out, .in = in, .w = w, .gemm = swin_cpu_wgemm_of(be, w)};
-    t.unpacked = !t.gemm.bf16 && t.gemm.simd == SWIN_CPU_SIMD_AVX2 && in.w <= UNPACKED_MAX_W;
     atomic_init(&t.next, 0);
     swin_cpu_run(be, convt_run, &t);
     return 0;

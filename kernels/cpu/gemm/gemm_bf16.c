@@ -28,11 +28,6 @@ void swin_cpu_gemm_bf16(enum swin_cpu_simd simd, int m, int n, int k, const floa
     else gemm_bf16_baseline(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
 }
 
-bool swin_cpu_wgemm_avx2(struct swin_cpu_wgemm g, int n, int k)
-{
-    return !g.bf16 && g.simd == SWIN_CPU_SIMD_AVX2 && swin_cpu_sgemm_avx2_fits(n, k);
-}
-
 void swin_cpu_wgemm_run(struct swin_cpu_wgemm g, int m, int n, int k, const float *a, int lda, const float *w,
                         int ldw, bool accumulate, float *c, int ldc)
 {
@@ -40,7 +35,11 @@ void swin_cpu_wgemm_run(struct swin_cpu_wgemm g, int m, int n, int k, const floa
         swin_cpu_gemm_bf16(g.simd, m, n, k, a, lda, (const swin_bf16 *)(const void *)w, ldw, accumulate, c, ldc);
         return;
     }
-    if (swin_cpu_wgemm_avx2(g, n, k)) {
+    if (g.simd >= SWIN_CPU_SIMD_AVX512) {
+        swin_cpu_sgemm_avx512(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
+        return;
+    }
+    if (g.simd == SWIN_CPU_SIMD_AVX2) {
         swin_cpu_sgemm_avx2(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
         return;
     }

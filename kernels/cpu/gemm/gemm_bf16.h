@@ -34,13 +34,9 @@ static inline struct swin_cpu_wgemm swin_cpu_wgemm_of(const struct swin_cpu_back
     return (struct swin_cpu_wgemm){.bf16 = p >= be->bf16_lo && p < be->bf16_hi, .simd = be->simd};
 }
 
-/* Whether swin_cpu_wgemm_run sends this weight GEMM (n columns, inner dimension k) to the
- * AVX2 kernel of gemm_f32.h: float32 weights, the AVX2 level, a shape it fits. */
-bool swin_cpu_wgemm_avx2(struct swin_cpu_wgemm g, int n, int k);
-
 /* The weight GEMM above with w typed as the model holds it: bfloat16 weights through
- * swin_cpu_gemm_bf16; float32 ones through the AVX2 kernel of gemm_f32.h where
- * swin_cpu_wgemm_avx2 says so, else cblas_sgemm. */
+ * swin_cpu_gemm_bf16; float32 ones through the level's kernel of gemm_f32.h (AVX2, AVX-512),
+ * or cblas_sgemm at the baseline level. */
 void swin_cpu_wgemm_run(struct swin_cpu_wgemm g, int m, int n, int k, const float *a, int lda, const float *w,
                         int ldw, bool accumulate, float *c, int ldc);
 

@@ -1,7 +1,9 @@
 /* The float32 weight GEMM with AVX2 + FMA (gemm_f32.h; compiled for avx2,fma only):
  *   C (m x n, ldc) = [C +] A (m x k, lda) . W (k x n, ldw)
  * Nothing is packed: the weight GEMMs of the model have k of 1 to a few hundred, where
- * packing A and W and zeroing C (OpenBLAS's route) cost as much as the products.
+ * packing A and W and zeroing C (OpenBLAS's route) cost as much as the products; k runs in
+ * blocks of KC rows (a 24-column panel of KC rows, 24 KiB, stays in L1 while every row of A
+ * passes), each block's sum added to C at its store (with accumulate, or after the first).
  * Columns in tiles of 24 (3 ymm, MR = 4 rows: 12 accumulators) or, for a last tile of 16
  * or fewer, 16 (2 ymm, 6 rows: 12 accumulators again, so that the two FMA pipes never
  * wait on their 4-cycle latency; 4 rows where the tile is partial) or 8 (6 rows). Per k:
@@ -16,6 +18,8 @@
 #include <string.h>
 
 #include "kernels/cpu/isa.h"
+
+#define KC 256
 
 
 /* tile_MRxNV: rows [0, rows) of the MR x 8NV tile at c (stride ldc), its columns [0, cols)
@@ -62,15 +66,16 @@ GEMM_TILE(6, 2)
 GEMM_TILE(4, 2)
 GEMM_TILE(6, 1)
 
-SWIN_AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool accumulate,
-                              float *c, int ldc)
+/* Every row for one block of k: columns in 24-wide tiles, the last 16 or fewer 8 or 16 wide. */
+SWIN_AVX2_INLINE void block(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool add_c, float *c,
+                            int ldc)
 {
     int j = 0;
     for (; n - j > 16; j += 24) {
         const int cols = n - j < 24 ? n - j : 24;
         for (int i = 0; i < m; i += 4)
             tile_4x3(a + (size_t)i * lda, lda, m - i < 4 ? m - i : 4, w + j, ldw, k, c + (size_t)i * ldc + j, ldc,
-                     cols, accumulate);
+                     cols, add_c);
     }
     if (j >= n) return;
     /* the last 16 or fewer columns; a partial 16 takes 4 rows, its mask needing the 16th
@@ -80,8 +85,17 @@ SWIN_AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda,
         const int rows = m - i < mr ? m - i : mr;
         const float *ai = a + (size_t)i * lda;
         float *ci = c + (size_t)i * ldc + j;
-        if (cols == 16) tile_6x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, accumulate);
-        else if (cols > 8) tile_4x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, accumulate);
-        else tile_6x1(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, accumulate);
+        if (cols == 16) tile_6x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, add_c);
+        else if (cols > 8) tile_4x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, add_c);
+        else tile_6x1(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, add_c);
+    }
+}
+
+SWIN_AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool accumulate,
+                                   float *c, int ldc)
+{
+    for (int k0 = 0; k0 == 0 || k0 < k; k0 += KC) { /* k = 0: one pass that stores C or 0 */
+        const int kc = k - k0 < KC ? k - k0 : KC;
+        block(m, n, kc, a + k0, lda, w + (size_t)k0 * ldw, ldw, accumulate || k0 > 0, c, ldc);
     }
 }

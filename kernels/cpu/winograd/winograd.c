@@ -8,7 +8,7 @@ static int round_up(int n, int to) { return (n + to - 1) / to * to; }
 /* Bytes of V and M of a block of the wide schedule, shared by all threads. */
 #define WINO_WIDE_BUDGET (8L << 20)
 
-bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be->simd == SWIN_CPU_SIMD_AVX2; }
+bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be->simd >= SWIN_CPU_SIMD_AVX2; }
 
 int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
 {
@@ -52,7 +52,8 @@ static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, st
 {
     t->m = tile;
     t->np = (tile + 2) * (tile + 2) * (tile + 2);
-    t->k = tile == 4 ? &swin_cpu_wino4_avx2 : &swin_cpu_wino2_avx2;
+    if (be->simd >= SWIN_CPU_SIMD_AVX512) t->k = tile == 4 ? &swin_cpu_wino4_avx512 : &swin_cpu_wino2_avx512;
+    else t->k = tile == 4 ? &swin_cpu_wino4_avx2 : &swin_cpu_wino2_avx2;
     t->panel = t->k->panel;
     t->cinp = round_up(in.c, t->k->lanes);
     t->coutp = round_up(out.c, t->k->lanes);

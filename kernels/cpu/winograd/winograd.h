@@ -102,8 +102,10 @@ struct wino_kernels {
     swin_wino_gemm_fn *gemm;
     swin_wino_output_fn *output;
 };
-/* F(2x2x2) and F(4x4x4) with AVX2 + FMA (winograd2_avx2.c, winograd4_avx2.c). */
+/* F(2x2x2) and F(4x4x4) at the AVX2 level (winograd2_avx2.c, winograd4_avx2.c) and the
+ * AVX-512 level (winograd2_avx512.c, winograd4_avx512.c). */
 extern const struct wino_kernels swin_cpu_wino2_avx2, swin_cpu_wino4_avx2;
+extern const struct wino_kernels swin_cpu_wino2_avx512, swin_cpu_wino4_avx512;
 
 /* U's layout: per point p (cin coutp floats apart), the output channels in panels of t->panel
  * (the last one coutp mod panel wide when that is not 0), each panel (cin, width) row-major, so
@@ -130,8 +132,11 @@ void swin_cpu_winograd_weights(struct wino_task *t);
 enum { WINO_WIDE_INPUT = 1, WINO_WIDE_GEMM, WINO_WIDE_OUTPUT };
 void swin_cpu_winograd_tiles(struct wino_task *t, int tid);
 
-/* The point GEMM of each level (swin_wino_gemm_fn), shared by both tile sizes: winograd_gemm_avx2.c. */
+/* The point GEMM of each level (swin_wino_gemm_fn), shared by both tile sizes:
+ * winograd_gemm_avx2.c, winograd_gemm_avx512.c. */
 void swin_cpu_winograd_avx2_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0, int j0,
                                        int j1);
+void swin_cpu_winograd_avx512_gemm_point(const struct wino_task *t, const float *v, float *m, int p, int co0, int j0,
+                                         int j1);
 
 #endif

@@ -4,7 +4,8 @@
  *     awkward shapes (1-row, tail columns, k across the kernel's panel of 256, lda/ldc
  *     wider than the matrix, accumulate on and off);
  *   - conv3d and conv_transpose2 with bfloat16 weights (inside the backend's bfloat16
- *     range) against the float64 loops on the bfloat16-rounded input and weights; conv3d
+ *     range) against the float64 loops on the bfloat16 weights and the input, rounded to
+ *     bfloat16 where the kernel that runs rounds it (its conv choice says so); conv3d
  *     with float32 weights outside that range against the float64 loop on the unrounded
  *     operands (the per-weight choice of precision BF16's float32 stem and head).
  * The products of two bfloat16 values are exact in float32, so the only error left is the
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/conv/conv3d_internal.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
 
 static bool check_rounding(void)
@@ -122,21 +124,26 @@ static bool conv_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int 
     swin_bf16 *wb = malloc(nw * sizeof *wb);
     for (size_t i = 0; i < nw; i++) wb[i] = swin_bf16_from_f32(wf[i]);
     float *bias = with_bias ? test_rand(&r, (size_t)cout, -1.0f, 1.0f) : NULL;
-    size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, k, false);
-    void *ws = ws_new(wsb);
     swin_cpu_backend_set_bf16(be, wb, nw * sizeof *wb);
+    const size_t wsb16 = swin_cpu_ops.conv3d_ws(be, ov, in.v, (const float *)(const void *)wb, k, s, p, false),
+                 wsb32 = swin_cpu_ops.conv3d_ws(be, ov, in.v, wf, k, s, p, false), wsb = wsb16 > wsb32 ? wsb16 : wsb32;
+    void *ws = ws_new(wsb);
+    /* the GEMM kernels round the input to bfloat16; the per-tap GEMMs and Winograd widen the
+     * weights and keep the input float32 */
+    const bool rounds = swin_cpu_conv3d_choose(be, ov, in.v, true, k, s, p).rounds_input;
     bool ok = check_true(name, swin_cpu_ops.conv3d(be, ov, NULL, in.v, (const float *)(const void *)wb, bias, k, s, p,
                                                    ws, wsb) == 0);
     /* the same conv with the float32 weights, outside the bfloat16 range: float32, unrounded */
     tvol out32 = tvol_new(od, oh, ow, concat_c, concat_c);
     struct swin_vol ov32 = tvol_slice(&out32, c0, cout);
     ok &= check_true(name, swin_cpu_ops.conv3d(be, ov32, NULL, in.v, wf, bias, k, s, p, ws, wsb) == 0);
-    bool worst_ok = true, unrounded_misses = false, f32_ok = true;
+    bool worst_ok = true, unrounded_misses = false, f32_ok = true, rounding_seen = false;
     for (int z = 0; z < od; z++)
         for (int y = 0; y < oh; y++)
             for (int x = 0; x < ow; x++)
                 for (int o = 0; o < cout; o++) {
                     double ref = bias ? bias[o] : 0.0, ref32 = ref, mag = fabs(ref), mag32 = mag;
+                    double ref_w16 = ref; /* bfloat16 weights, unrounded input */
                     for (int kz = 0; kz < k; kz++)
                         for (int ky = 0; ky < k; ky++)
                             for (int kx = 0; kx < k; kx++) {
@@ -145,14 +152,16 @@ static bool conv_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int 
                                 for (int ci = 0; ci < cin; ci++) {
                                     const size_t wi = (((size_t)(kz * k + ky) * k + kx) * cin + ci) * cout + o;
                                     const float av = *vol_at(in.v, iz, iy, ix, ci);
-                                    const double prod = rounded(av) * swin_bf16_to_f32(wb[wi]);
+                                    const double prod = (rounds ? rounded(av) : av) * swin_bf16_to_f32(wb[wi]);
                                     ref += prod, mag += fabs(prod);
+                                    ref_w16 += (double)av * swin_bf16_to_f32(wb[wi]);
                                     ref32 += (double)av * wf[wi], mag32 += fabs((double)av * wf[wi]);
                                 }
                             }
                     const double got = *vol_at(ov, z, y, x, o), tol = 1e-6 + 1.2e-7 * (k * k * k * cin + 2) * mag;
                     worst_ok &= fabs(got - ref) <= tol;
                     unrounded_misses |= !(fabs(got - ref32) <= tol);
+                    rounding_seen |= rounds ? !(fabs(got - ref_w16) <= tol) : true;
                     f32_ok &= fabs(*vol_at(ov32, z, y, x, o) - ref32) <= 1e-6 + 1.2e-7 * (k * k * k * cin + 2) * mag32;
                 }
     ok &= check_true(name, worst_ok);
@@ -160,6 +169,7 @@ static bool conv_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int 
     ok &= tvol_guard_ok(name, &out32, c0, cout);
     tvol_free(&out32);
     ok &= check_true("conv3d bf16: the unrounded float32 reference is rejected", unrounded_misses);
+    ok &= check_true("conv3d bf16: a kernel that rounds its input misses the reference that does not", rounding_seen);
     ok &= tvol_guard_ok(name, &out, c0, cout);
     ok &= ws_free(ws);
     free(wf), free(wb), free(bias);

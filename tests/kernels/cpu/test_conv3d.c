@@ -58,7 +58,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     struct swin_vol ov = tvol_slice(&out, c0, cout);
     float *wt = test_rand(&r, (size_t)k * k * k * cin * cout, -0.5f, 0.5f);
     float *bias = with_bias ? test_rand(&r, (size_t)cout, -1.0f, 1.0f) : NULL;
-    size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, k, false);
+    size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, wt, k, s, p, false);
     void *ws = ws_new(wsb);
     bool ok = check_true(name, swin_cpu_ops.conv3d(be, ov, NULL, in.v, wt, bias, k, s, p, ws, wsb) == 0);
     size_t n = (size_t)od * oh * ow * cout;

@@ -1,13 +1,13 @@
-/* The unpacked float32 weight GEMM (kernels/cpu/gemm_f32.h) where this CPU has AVX2 + FMA:
- *   - swin_cpu_sgemm_avx2 against a float64 loop on awkward shapes: 1 to 13 rows (past the
- *     4- and 6-row tiles), 8 to 50 columns (every tail of the 24- and 16-column tiles, 14
- *     of the default output conv), k from 1 to 97, lda and ldc wider than the matrix,
- *     accumulate on and off; columns past n and the row after m must stay untouched;
- *   - the shape rule (swin_cpu_sgemm_avx2_fits) on the shapes it was measured on.
- * Tolerance: (k + 2) eps32 sum |a w| (float32 sums in k order with FMA). Each case also
- * checks that a result one float32 step away from a reference near the tolerance fails,
- * so the comparison can fail. The ops that call it (conv3d 1x1, conv_transpose2,
- * swin_mlp, swin_attention, patch_merge) are tested against their own float64 loops. */
+/* The float32 weight GEMMs (kernels/cpu/gemm/gemm_f32.h) of every level this CPU has (AVX2,
+ * AVX-512; the test names the ones it skips), against a float64 loop on awkward shapes:
+ * 1 to 13 rows (past the 4-, 6- and 8-row tiles), 1 to 50 columns (every tail of the 24-,
+ * 16-, 48- and 32-column tiles, 14 of the default output conv) and 100 or 160 (several
+ * panels), k from 0 to 97 and past the k blocks (130, 300: 128 for AVX-512, 256 for AVX2),
+ * lda and ldc wider than the matrix, accumulate on and off; columns past n and the row after
+ * m must stay untouched. Tolerance: (k + 2) eps32 sum |a w| (float32 sums in k order with
+ * FMA, k blocks added to C). A sum missing one product fails it, so the comparison can fail.
+ * The ops that call them (conv3d, conv_transpose2, swin_mlp, swin_attention, patch_merge) are
+ * tested against their own float64 loops. */
 #include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
@@ -18,17 +18,21 @@
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/gemm/gemm_f32.h"
 
-static bool gemm_case(int m, int n, int k, int lda, int ldc, bool acc, test_rng *r)
+typedef void gemm_fn(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool accumulate, float *c,
+                     int ldc);
+
+static bool gemm_case(gemm_fn *gemm, const char *kname, int m, int n, int k, int lda, int ldc, bool acc,
+                      test_rng *r)
 {
     char name[160];
-    snprintf(name, sizeof name, "sgemm_avx2 m %d n %d k %d lda %d ldc %d acc %d", m, n, k, lda, ldc, acc);
+    snprintf(name, sizeof name, "%s m %d n %d k %d lda %d ldc %d acc %d", kname, m, n, k, lda, ldc, acc);
     const size_t csize = (size_t)m * ldc + 8;
-    float *a = test_rand(r, (size_t)m * lda, -2.0f, 2.0f);
-    float *w = test_rand(r, (size_t)k * n, -1.0f, 1.0f);
+    float *a = test_rand(r, (size_t)m * lda + 1, -2.0f, 2.0f);
+    float *w = test_rand(r, (size_t)k * n + 1, -1.0f, 1.0f);
     float *c = test_rand(r, csize, -1.0f, 1.0f);
     float *c0 = malloc(csize * sizeof(float));
     memcpy(c0, c, csize * sizeof(float));
-    swin_cpu_sgemm_avx2(m, n, k, a, lda, w, n, acc, c, ldc);
+    gemm(m, n, k, a, lda, w, n, acc, c, ldc);
     bool ok = true;
     double worst = 0.0;
     for (int i = 0; i < m; i++)
@@ -56,12 +60,12 @@ static bool gemm_case(int m, int n, int k, int lda, int ldc, bool acc, test_rng 
 }
 
 /* The comparison rejects a wrong result: one product left out of a 48-term sum. */
-static bool check_can_fail(test_rng *r)
+static bool check_can_fail(gemm_fn *gemm, const char *kname, test_rng *r)
 {
     const int k = 48, n = 24;
     float *a = test_rand(r, k, -2.0f, 2.0f), *w = test_rand(r, (size_t)k * n, -1.0f, 1.0f);
     float c[24];
-    swin_cpu_sgemm_avx2(1, n, k - 1, a, k, w, n, false, c, n);
+    gemm(1, n, k - 1, a, k, w, n, false, c, n);
     bool rejected = false;
     for (int j = 0; j < n; j++) {
         double ref = 0.0, mag = 0.0;
@@ -72,30 +76,41 @@ static bool check_can_fail(test_rng *r)
         rejected |= fabs(c[j] - ref) > 1e-6 + 1.2e-7 * (k + 2) * mag;
     }
     free(a), free(w);
-    return check_true("sgemm_avx2: a sum missing one product fails the tolerance", rejected);
+    char what[96];
+    snprintf(what, sizeof what, "%s: a sum missing one product fails the tolerance", kname);
+    return check_true(what, rejected);
+}
+
+static bool kernel_cases(gemm_fn *gemm, const char *kname, test_rng *r)
+{
+    bool ok = true;
+    const int ms[] = {1, 3, 4, 5, 6, 7, 9, 13}, ns[] = {1, 7, 8, 9, 14, 15, 16, 17, 23, 24, 25, 33, 40, 47, 48, 50, 100},
+              ks[] = {0, 1, 3, 48, 97};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+            for (size_t q = 0; q < sizeof ks / sizeof *ks; q++)
+                ok &= gemm_case(gemm, kname, ms[i], ns[j], ks[q], ks[q] + (int)(j % 3), ns[j] + (int)(i % 2) * 5,
+                                (i + j + q) % 2 == 0, r);
+    /* past the k blocks, several column panels */
+    const int kb[] = {127, 128, 129, 130, 255, 256, 257, 300};
+    for (size_t q = 0; q < sizeof kb / sizeof *kb; q++) {
+        ok &= gemm_case(gemm, kname, 11, 160, kb[q], kb[q] + 3, 161, q % 2 == 0, r);
+        ok &= gemm_case(gemm, kname, 2, 30, kb[q], kb[q], 30, q % 2 == 1, r);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s shapes", kname);
+    ok &= check_true(what, ok);
+    return ok & check_can_fail(gemm, kname, r);
 }
 
 int main(void)
 {
-    if (swin_cpu_simd_of_cpu() < SWIN_CPU_SIMD_AVX2) {
-        printf("note: this CPU has no AVX2 + FMA; the float32 AVX2 GEMM is not tested here\n");
-        return test_exit(true);
-    }
     test_rng r = {31ULL};
     bool ok = true;
-    const int ms[] = {1, 3, 4, 5, 6, 7, 13}, ns[] = {8, 9, 14, 15, 16, 17, 23, 24, 25, 40, 47, 48, 50},
-              ks[] = {1, 3, 48, 97};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
-            for (size_t q = 0; q < sizeof ks / sizeof *ks; q++)
-                ok &= gemm_case(ms[i], ns[j], ks[q], ks[q] + (int)(j % 3), ns[j] + (int)(i % 2) * 5,
-                                (i + j + q) % 2 == 0, &r);
-    ok &= check_true("sgemm_avx2 shapes", ok);
-    ok &= check_can_fail(&r);
-    ok &= check_true("fits: 48 x 48 (conv_transpose2, proj)", swin_cpu_sgemm_avx2_fits(48, 48));
-    ok &= check_true("fits: 96 -> 48 1x1 conv", swin_cpu_sgemm_avx2_fits(48, 96));
-    ok &= check_true("fits: 48 -> 14 output conv", swin_cpu_sgemm_avx2_fits(14, 48));
-    ok &= check_true("fits not: 96 x 384 (OpenBLAS faster)", !swin_cpu_sgemm_avx2_fits(384, 96));
-    ok &= check_true("fits not: fewer than 8 columns", !swin_cpu_sgemm_avx2_fits(5, 48));
+    const enum swin_cpu_simd cpu = swin_cpu_simd_of_cpu();
+    if (cpu >= SWIN_CPU_SIMD_AVX2) ok &= kernel_cases(swin_cpu_sgemm_avx2, "sgemm_avx2", &r);
+    else printf("note: this CPU has no AVX2 + FMA; the AVX2 GEMM is not tested here\n");
+    if (cpu >= SWIN_CPU_SIMD_AVX512) ok &= kernel_cases(swin_cpu_sgemm_avx512, "sgemm_avx512", &r);
+    else printf("note: this CPU has no AVX-512 level; the AVX-512 GEMM is not tested here\n");
     return test_exit(ok);
 }

@@ -67,7 +67,7 @@ static bool run_all(void)
     RESET_X;
     FOR_BE {
         y[i] = tvol_new(D, H, W, C, C);
-        size_t wsb = swin_cpu_ops.conv3d_ws(be[i], y[i].v, x[i].v, 3, false);
+        size_t wsb = swin_cpu_ops.conv3d_ws(be[i], y[i].v, x[i].v, win, 3, 1, 1, false);
         void *ws = ws_new(wsb);
         ok &= swin_cpu_ops.conv3d(be[i], y[i].v, NULL, x[i].v, win, bias, 3, 1, 1, ws, wsb) == 0;
         ok &= ws_free(ws);

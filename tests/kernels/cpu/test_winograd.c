@@ -134,7 +134,7 @@ static bool run_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int d
     /* 2. through conv3d: Winograd or direct by the shape rule */
     tvol out = tvol_new(d, h, w, concat_c, concat_c);
     struct swin_vol ov = tvol_slice(&out, c0, cout);
-    size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, 3, false);
+    size_t wsb = swin_cpu_ops.conv3d_ws(be, ov, in.v, wt, 3, 1, 1, false);
     void *ws = ws_new(wsb);
     ok &= check_true(name, swin_cpu_ops.conv3d(be, ov, NULL, in.v, wt, bias, 3, 1, 1, ws, wsb) == 0);
     ok &= compare(name, ov, ref, cin, cout, swin_cpu_winograd_tile(be, ov, in.v));
@@ -183,7 +183,7 @@ static bool bf16_case(enum swin_cpu_simd simd, int d, int h, int w, int cin, int
     for (int via = 0; via <= 4; via += 2) {
         tvol out = tvol_new(d, h, w, cout, cout);
         const int tile = via ? via : swin_cpu_winograd_tile(be, out.v, in.v);
-        size_t wsb = via ? swin_cpu_winograd_ws(be, out.v, in.v, via) : swin_cpu_ops.conv3d_ws(be, out.v, in.v, 3, false);
+        size_t wsb = via ? swin_cpu_winograd_ws(be, out.v, in.v, via) : swin_cpu_ops.conv3d_ws(be, out.v, in.v, wbf, 3, 1, 1, false);
         void *ws = ws_new(wsb);
         int rc = via ? swin_cpu_conv3d_winograd(be, out.v, in.v, wbf, bias, ws, wsb, via)
                      : swin_cpu_ops.conv3d(be, out.v, NULL, in.v, wbf, bias, 3, 1, 1, ws, wsb);

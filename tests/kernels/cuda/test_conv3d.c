@@ -27,8 +27,8 @@ static bool conv_case(ct_env *e, test_rng *r, const char *what, int d, int h, in
     cvol out = cvol_new(od, oh, ow, out_pitch, out_pitch, r, -1.0f, 1.0f);
     struct swin_vol oh_, od_;
     cvol_slice(&out, out_c0, cout, &oh_, &od_);
-    const size_t cws = swin_cpu_ops.conv3d_ws(e->cpu, oh_, in.host, k, false),
-                 gws = swin_cuda_ops.conv3d_ws(e->gpu, od_, in.dev, k, false);
+    const size_t cws = swin_cpu_ops.conv3d_ws(e->cpu, oh_, in.host, wt, k, stride, pad, false),
+                 gws = swin_cuda_ops.conv3d_ws(e->gpu, od_, in.dev, wt, k, stride, pad, false);
     void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws);
     ct_rc(what, swin_cpu_ops.conv3d(e->cpu, oh_, NULL, in.host, wt, bs, k, stride, pad, hw, cws), &swin_cpu_ops, e->cpu);
     ct_rc(what, swin_cuda_ops.conv3d(e->gpu, od_, NULL, in.dev, wt, bs, k, stride, pad, dw, gws), &swin_cuda_ops, e->gpu);

@@ -44,8 +44,8 @@ static bool conv_norm_case(ct_env *e, test_rng *r, const char *what, struct conv
     cvol res = cvol_new(od, oh, ow, s.cout, s.cout, r, -1.0f, 1.0f);
     struct swin_vol ov_h, ov_d;
     cvol_slice(&out, s.out_c0, s.cout, &ov_h, &ov_d);
-    const size_t cws = swin_cpu_ops.conv3d_ws(e->cpu, ov_h, in.host, s.k, false),
-                 gws = swin_cuda_ops.conv3d_ws(e->gpu, ov_d, in.dev, s.k, true),
+    const size_t cws = swin_cpu_ops.conv3d_ws(e->cpu, ov_h, in.host, wt, s.k, s.stride, s.pad, false),
+                 gws = swin_cuda_ops.conv3d_ws(e->gpu, ov_d, in.dev, wt, s.k, s.stride, s.pad, true),
                  sb = swin_cuda_ops.conv3d_stats_bytes(e->gpu, ov_d);
     void *hw = ct_host_ws(cws), *dw = ct_dev_ws(gws), *stats = ct_dev_ws(sb);
     ct_rc(what, swin_cpu_ops.conv3d(e->cpu, ov_h, NULL, in.host, wt, bs, s.k, s.stride, s.pad, hw, cws), &swin_cpu_ops,

@@ -37,7 +37,7 @@ static struct run run_ops(const struct ops_case *c, bool sync_check)
     ct_env_upload(c->e);
     const struct swin_ops *ops = swin_cuda_ops_for(ct_dtype());
     void *be = c->e->gpu;
-    const size_t ws_bytes = ops->conv3d_ws(be, c->out->dev, c->mid->dev, 3, false);
+    const size_t ws_bytes = ops->conv3d_ws(be, c->out->dev, c->mid->dev, c->w, 3, 1, 1, false);
     void *ws = ws_bytes ? ct_dev_ws(ws_bytes) : NULL;
     swin_error err = {0};
     if ((r.rc = swin_op_layernorm(ops, be, c->mid->dev, c->in->dev, c->g, c->b))) {

@@ -1,0 +1,8 @@
+/* Winograd F(2x2x2, 3x3x3) at the AVX-512 level (compiled for it only; the backend checks the
+ * CPU first): winograd2_tmpl.h with 16 lanes. */
+#include "kernels/cpu/vec_avx512.h"
+
+#define WINO_KERNELS swin_cpu_wino2_avx512
+#define WINO_GEMM swin_cpu_winograd_avx512_gemm_point
+#define WINO_PANEL 48
+#include "kernels/cpu/winograd/winograd2_tmpl.h"
