@@ -23,7 +23,6 @@
 #include "bench/ops/cpu_op_timing.h"
 #include "bench/ops/cpu_peak.h"
 
-static const char *const isa_names[] = {"baseline", "avx2", "avx512"}; /* by enum swin_cpu_simd */
 
 static void usage(FILE *o)
 {
@@ -36,8 +35,8 @@ static void usage(FILE *o)
             "  --feature-size F  f (default 48): stage channels f, 2f, 4f, 8f\n"
             "  --threads N       CPU backend threads (default 0 = every core)\n"
             "  --reps N          timed calls per op after one untimed call (default 3, at most 256)\n"
-            "  --isa LEVEL       highest kernel level: avx512 (default: the best the CPU has), avx2, baseline\n"
-            "                    (Winograd, the conv3d_wino2 and conv3d_wino4 rows, exists at avx2 only)\n"
+            "  --isa LEVEL       highest kernel level: avx512bf16, avx512, avx2, baseline (default: the best the\n"
+            "                    CPU has; Winograd, the conv3d_wino2 and conv3d_wino4 rows, from avx2 up)\n"
             "  --op SUBSTR       only ops whose name contains SUBSTR (conv3d, conv3d_taps, conv3d_wino2, conv3d_wino4, conv_transpose2,\n"
             "                    instnorm_act, layernorm, swin_attention, swin_mlp, patch_merge; also conv,\n"
             "                    norm, swin, merge, wino)\n"
@@ -100,7 +99,7 @@ int main(int argc, char **argv)
 {
     struct bench b = {.reps = 3};
     int L = 96, f = 48, threads = 0;
-    enum swin_cpu_simd isa = SWIN_CPU_SIMD_AVX512;
+    enum swin_cpu_simd isa = SWIN_CPU_SIMD_AVX512_BF16;
     const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -123,10 +122,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(o, "--reps")) {
             if (parse_int(argv[++i], 1, 256, &b.reps)) bad = "an integer 1..256";
         } else if (!strcmp(o, "--isa")) {
-            const char *v = argv[++i];
-            isa = !strcmp(v, "avx512") ? SWIN_CPU_SIMD_AVX512 : !strcmp(v, "avx2") ? SWIN_CPU_SIMD_AVX2
-                                                                                   : SWIN_CPU_SIMD_BASELINE;
-            if (strcmp(v, "avx512") && strcmp(v, "avx2") && strcmp(v, "baseline")) bad = "avx512, avx2 or baseline";
+            if (!swin_cpu_simd_parse(argv[++i], &isa)) bad = "avx512bf16, avx512, avx2 or baseline";
         } else if (!strcmp(o, "--op")) {
             b.filter = argv[++i];
         } else if (!strcmp(o, "--json")) {
@@ -156,7 +152,7 @@ int main(int argc, char **argv)
     const struct cpu_peak pk = cpu_peak_estimate(b.threads);
     b.peak_gflops = pk.gflops;
     printf("bench_cpu_ops: swinrun CPU ops, Swin UNETR f=%d on %d^3, %d thread(s), %s kernels (asked %s), "
-           "median of %d call(s)\n", f, L, b.threads, isa_names[level], isa_names[isa], b.reps);
+           "median of %d call(s)\n", f, L, b.threads, swin_cpu_simd_name(level), swin_cpu_simd_name(isa), b.reps);
     printf("CPU: %s\n", pk.cpu);
     printf("Peak ESTIMATE %.0f GFLOP/s fp32 = %s\n", pk.gflops, pk.basis);
     double m2 = 0, m5 = 0; /* best of 3 trials each */
@@ -181,7 +177,7 @@ int main(int argc, char **argv)
         fprintf(b.json, "{\"cube\": %d, \"feature_size\": %d, \"threads\": %d, \"reps\": %d, \"isa\": \"%s\", "
                         "\"cpu\": \"%s\", \"peak_gflops_estimate\": %.1f, \"peak_basis\": \"%s\", "
                         "\"measured_fma_gflops_avx2\": %.1f, \"measured_fma_gflops_avx512\": %.1f, \"ops\": [",
-                L, f, b.threads, b.reps, isa_names[level], pk.cpu, pk.gflops, pk.basis, m2, m5);
+                L, f, b.threads, b.reps, swin_cpu_simd_name(level), pk.cpu, pk.gflops, pk.basis, m2, m5);
 
     bench_model_shapes(&b, L, f);
 

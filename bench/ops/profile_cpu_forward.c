@@ -316,7 +316,8 @@ static void usage(FILE *o)
                "  --model PATH   any model swinrun loads (ONNX, checkpoint, bundle folder)\n"
                "  --cube D H W   window (default: the export cube, else 96 96 96)\n"
                "  --threads N    CPU threads (default 0 = every core)\n"
-               "  --isa LEVEL    highest kernel level: avx512, avx2 or baseline (default: the best the CPU has)\n"
+               "  --isa LEVEL    highest kernel level: avx512bf16, avx512, avx2 or baseline (default: the best the CPU\n"
+               "                 has)\n"
                "  --runs N       timed passes after one untimed (default 3)\n"
                "  --md FILE      the table as Markdown (default: stdout)\n"
                "  --json FILE    the rows as JSON\n"
@@ -327,7 +328,7 @@ int main(int argc, char **argv)
 {
     const char *model_path = NULL, *md_path = NULL, *json_path = NULL;
     int cube[3] = {0, 0, 0}, threads = 0, runs = 3;
-    enum swin_cpu_simd isa = SWIN_CPU_SIMD_AVX512;
+    enum swin_cpu_simd isa = SWIN_CPU_SIMD_AVX512_BF16;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
@@ -340,7 +341,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(o, "--isa") && i + 1 < argc) {
             if (!swin_cpu_simd_parse(argv[++i], &isa)) {
-                fprintf(stderr, "profile_cpu_forward: error: --isa %s: avx512, avx2 or baseline\n", argv[i]);
+                fprintf(stderr, "profile_cpu_forward: error: --isa %s: avx512bf16, avx512, avx2 or baseline\n", argv[i]);
                 return 2;
             }
         }

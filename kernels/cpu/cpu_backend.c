@@ -111,7 +111,7 @@ enum swin_cpu_simd swin_cpu_simd_of_cpu(void)
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-        return SWIN_CPU_SIMD_AVX512;
+        return __builtin_cpu_supports("avx512bf16") ? SWIN_CPU_SIMD_AVX512_BF16 : SWIN_CPU_SIMD_AVX512;
     return avx2 ? SWIN_CPU_SIMD_AVX2 : SWIN_CPU_SIMD_BASELINE;
 }
 
@@ -122,16 +122,16 @@ enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum s
     return be->simd;
 }
 
-static const char *const simd_names[] = {"baseline", "avx2", "avx512"}; /* by enum swin_cpu_simd */
+static const char *const simd_names[] = {"baseline", "avx2", "avx512", "avx512bf16"}; /* by enum swin_cpu_simd */
 
 const char *swin_cpu_simd_name(enum swin_cpu_simd level)
 {
-    return level >= SWIN_CPU_SIMD_BASELINE && level <= SWIN_CPU_SIMD_AVX512 ? simd_names[level] : "?";
+    return level >= SWIN_CPU_SIMD_BASELINE && level <= SWIN_CPU_SIMD_AVX512_BF16 ? simd_names[level] : "?";
 }
 
 bool swin_cpu_simd_parse(const char *name, enum swin_cpu_simd *level)
 {
-    for (int i = SWIN_CPU_SIMD_BASELINE; i <= SWIN_CPU_SIMD_AVX512; i++)
+    for (int i = SWIN_CPU_SIMD_BASELINE; i <= SWIN_CPU_SIMD_AVX512_BF16; i++)
         if (!strcmp(name, simd_names[i])) {
             *level = (enum swin_cpu_simd)i;
             return true;

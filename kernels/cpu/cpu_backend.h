@@ -43,11 +43,13 @@ enum swin_cpu_simd {
     SWIN_CPU_SIMD_BASELINE = 0,
     SWIN_CPU_SIMD_AVX2 = 1,
     SWIN_CPU_SIMD_AVX512 = 2,
+    SWIN_CPU_SIMD_AVX512_BF16 = 3,
 };
 /* Caps the level at `max` (tests run every level); returns the level now in use, which is
  * lower than max where the CPU lacks it. */
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
-/* The level's name ("baseline", "avx2", "avx512"), and the level of a name (false if none). */
+/* The level's name ("baseline", "avx2", "avx512", "avx512bf16"), and the level of a name
+ * (false if none). */
 const char *swin_cpu_simd_name(enum swin_cpu_simd level);
 bool swin_cpu_simd_parse(const char *name, enum swin_cpu_simd *level);
 

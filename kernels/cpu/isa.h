@@ -6,6 +6,7 @@
  * swin_cpu_simd in cpu_backend.h says what each level runs):
  *   SWIN_AVX2    AVX2 + FMA (Haswell, Zen 1 and later)
  *   SWIN_AVX512  AVX-512 F, BW, DQ and VL, with AVX2 + FMA (x86-64-v4: Skylake-SP, Zen 4 and later)
+ *   SWIN_AVX512BF16  the above + AVX512_BF16 (vdpbf16ps: Cooper Lake, Sapphire Rapids, Zen 4 and later)
  * SWIN_*_INLINE is the same attribute for a static helper that must inline into such a
  * function (a vector argument cannot cross a call between differently targeted functions
  * without inlining). */
@@ -19,6 +20,9 @@
 #define SWIN_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 #define SWIN_AVX512_INLINE \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"), always_inline)) static inline
+#define SWIN_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,fma")))
+#define SWIN_AVX512BF16_INLINE \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,fma"), always_inline)) static inline
 
 /* 8 lanes, the first n on (n >= 8: all, n <= 0: none): the mask of the AVX2 kernels' partial
  * vectors (maskload / maskstore). */

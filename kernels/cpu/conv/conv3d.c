@@ -47,7 +47,7 @@ bool swin_cpu_conv3d_implicit_wins(const struct swin_cpu_backend *be, struct swi
 struct conv_choice swin_cpu_conv3d_choose(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in,
                                           bool w_bf16, int k, int stride, int pad)
 {
-    const int lv = be->simd < SWIN_CPU_SIMD_AVX512 ? (int)be->simd : SWIN_CPU_SIMD_AVX512;
+    const int lv = be->simd < SWIN_CPU_SIMD_AVX512 ? (int)be->simd : SWIN_CPU_SIMD_AVX512; /* float32 kernels */
     const long vox = (long)swin_vol_voxels(out);
     const bool fast = be->simd != SWIN_CPU_SIMD_BASELINE, rows_are_a = k == 1 && stride == 1 && pad == 0;
     struct conv_choice c = {0};

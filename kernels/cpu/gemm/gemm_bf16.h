@@ -14,12 +14,17 @@
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/cpu_internal.h"
 
-/* accumulate: C += A.W, else C = A.W. simd picks the kernel (AVX512 runs the AVX2 one). */
+/* accumulate: C += A.W, else C = A.W. simd picks the kernel (AVX512 without BF16 runs the AVX2
+ * one). */
 void swin_cpu_gemm_bf16(enum swin_cpu_simd simd, int m, int n, int k, const float *a, int lda, const swin_bf16 *w,
                         int ldw, bool accumulate, float *c, int ldc);
-/* The AVX2 + FMA kernel (gemm_bf16_avx2.c); call only where the CPU has both. */
+/* The AVX2 + FMA kernel (gemm_bf16_avx2.c; bfloat16 widened to float32 for FMA); call only
+ * where the CPU has both. */
 void swin_cpu_gemm_bf16_avx2(int m, int n, int k, const float *a, int lda, const swin_bf16 *w, int ldw,
                              bool accumulate, float *c, int ldc);
+/* The vdpbf16ps kernel (gemm_bf16_avx512.c); call only at the AVX512_BF16 level. */
+void swin_cpu_gemm_bf16_avx512(int m, int n, int k, const float *a, int lda, const swin_bf16 *w, int ldw,
+                               bool accumulate, float *c, int ldc);
 
 /* How a backend runs its weight GEMMs. */
 struct swin_cpu_wgemm {

@@ -147,7 +147,7 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
     (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
     struct swin_cpu_backend *be = bev;
     struct in_task t = {.x = x, .res = residual ? &residual->v : NULL, .lrelu = lrelu, .red = be->red,
-                        .avx2 = be->simd == SWIN_CPU_SIMD_AVX2 || be->simd == SWIN_CPU_SIMD_AVX512};
+                        .avx2 = be->simd >= SWIN_CPU_SIMD_AVX2};
     for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
         t.c0 = c0;
         t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;

@@ -202,7 +202,7 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g), .qkv = swin_cpu_wgemm_of(be, blk->qkv_w),
                           .proj = swin_cpu_wgemm_of(be, blk->proj_w), .ln = swin_cpu_ln_row_of(be)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
-    t.head = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_attn_head_avx512
+    t.head = be->simd >= SWIN_CPU_SIMD_AVX512 ? swin_cpu_attn_head_avx512
              : be->simd == SWIN_CPU_SIMD_AVX2 ? swin_cpu_attn_head_avx2
                                               : NULL;
     char *base = swin_cpu_align_ptr(ws);

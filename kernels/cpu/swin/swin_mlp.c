@@ -77,7 +77,7 @@ int swin_cpu_swin_mlp(void *bev, struct swin_vol x, const struct swin_block_w *b
     struct swin_cpu_backend *be = bev;
     struct mlp_task t = {.x = x, .blk = blk, .hidden = hidden, .fc1 = swin_cpu_wgemm_of(be, blk->fc1_w),
                          .fc2 = swin_cpu_wgemm_of(be, blk->fc2_w), .ln = swin_cpu_ln_row_of(be),
-                         .gelu = be->simd == SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512
+                         .gelu = be->simd >= SWIN_CPU_SIMD_AVX512 ? swin_cpu_gelu_erf_avx512
                                  : be->simd == SWIN_CPU_SIMD_AVX2 ? swin_cpu_gelu_erf_avx2
                                                                   : swin_cpu_gelu_erf};
     t.rows = mlp_rows((long)swin_vol_voxels(x));

@@ -113,18 +113,10 @@ struct swin_cpu_backend *test_backend(int threads)
     return be;
 }
 
-const enum swin_cpu_simd test_simd_levels[TEST_SIMD_LEVELS] = {SWIN_CPU_SIMD_AVX512, SWIN_CPU_SIMD_AVX2,
-                                                              SWIN_CPU_SIMD_BASELINE};
+const enum swin_cpu_simd test_simd_levels[TEST_SIMD_LEVELS] = {SWIN_CPU_SIMD_AVX512_BF16, SWIN_CPU_SIMD_AVX512,
+                                                              SWIN_CPU_SIMD_AVX2, SWIN_CPU_SIMD_BASELINE};
 
-const char *test_simd_name(enum swin_cpu_simd level)
-{
-    switch (level) {
-    case SWIN_CPU_SIMD_AVX512: return "avx512";
-    case SWIN_CPU_SIMD_AVX2: return "avx2";
-    case SWIN_CPU_SIMD_BASELINE: return "baseline";
-    }
-    return "?";
-}
+const char *test_simd_name(enum swin_cpu_simd level) { return swin_cpu_simd_name(level); }
 
 bool test_simd_select(struct swin_cpu_backend *be, enum swin_cpu_simd level)
 {

@@ -47,7 +47,7 @@ bool ws_free(void *ws);
 
 /* The SIMD levels tests run every op at, best first; test_simd_select caps the backend at
  * levels[i] and returns false (with a note) where this CPU lacks that level. */
-#define TEST_SIMD_LEVELS 3
+#define TEST_SIMD_LEVELS 4
 extern const enum swin_cpu_simd test_simd_levels[TEST_SIMD_LEVELS];
 bool test_simd_select(struct swin_cpu_backend *be, enum swin_cpu_simd level);
 const char *test_simd_name(enum swin_cpu_simd level);

@@ -1,14 +1,16 @@
-/* bench_gemm_f32: the CPU backend's float32 weight GEMMs (kernels/cpu/gemm/gemm_f32.h: the
- * AVX2 and the AVX-512 kernel, where this CPU has them) against OpenBLAS's cblas_sgemm, one
- * thread each, on the weight GEMM shapes of Swin UNETR f=48 (m rows of activations, W k x n):
- * GFLOP/s of each, best of 7 alternating rounds, and each kernel's speed relative to
- * OpenBLAS. A markdown table on stdout. Exit: 0 ok, 1 this CPU has no AVX2 + FMA. */
+/* bench_gemm: the CPU backend's weight GEMMs against OpenBLAS's cblas_sgemm, one thread each,
+ * on the weight GEMM shapes of Swin UNETR f=48 (m rows of activations, W k x n): the float32
+ * kernels of gemm_f32.h (AVX2, AVX-512) and the bfloat16 one of AVX512_BF16 (gemm_bf16.h, W
+ * in bfloat16), where this CPU has them. GFLOP/s of each (2 m n k per call), best of 7
+ * alternating rounds, and each kernel's speed relative to OpenBLAS. A markdown table on
+ * stdout. Exit: 0 ok, 1 this CPU has no AVX2 + FMA. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "kernels/cpu/cpu_internal.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/gemm/gemm_f32.h"
 
 static double now(void)
@@ -27,7 +29,7 @@ struct shape {
 int main(void)
 {
     if (swin_cpu_simd_of_cpu() < SWIN_CPU_SIMD_AVX2) {
-        fprintf(stderr, "bench_gemm_f32: this CPU has no AVX2 + FMA\n");
+        fprintf(stderr, "bench_gemm: this CPU has no AVX2 + FMA\n");
         return 1;
     }
     openblas_set_num_threads(1);
@@ -54,8 +56,9 @@ int main(void)
         {512, 96, 192, 96, false, "1x1 conv 192->96 (decoder3 residual)"},
     };
     const bool avx512 = swin_cpu_simd_of_cpu() >= SWIN_CPU_SIMD_AVX512;
+    const bool bf16 = swin_cpu_simd_of_cpu() >= SWIN_CPU_SIMD_AVX512_BF16;
     printf("| shape | m x n x k | OpenBLAS GFLOP/s | AVX2 GFLOP/s | AVX2 / OpenBLAS | AVX-512 GFLOP/s | AVX-512 / "
-           "OpenBLAS |\n|---|---|---|---|---|---|---|\n");
+           "OpenBLAS | bf16 AVX512_BF16 GFLOP/s | bf16 / OpenBLAS |\n|---|---|---|---|---|---|---|---|---|\n");
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const struct shape sh = shapes[s];
         float *a = malloc(sizeof(float) * (size_t)sh.m * sh.k), *w = malloc(sizeof(float) * (size_t)sh.k * sh.n);
@@ -63,14 +66,18 @@ int main(void)
         for (size_t i = 0; i < (size_t)sh.m * sh.k; i++) a[i] = (float)(i % 17) * 0.01f - 0.08f;
         for (size_t i = 0; i < (size_t)sh.k * sh.n; i++) w[i] = (float)(i % 13) * 0.01f - 0.06f;
         for (size_t i = 0; i < (size_t)sh.m * sh.ldc; i++) c[i] = 0.0f;
+        swin_bf16 *wb = malloc(sizeof(swin_bf16) * (size_t)sh.k * sh.n);
+        for (size_t i = 0; i < (size_t)sh.k * sh.n; i++) wb[i] = swin_bf16_from_f32(w[i]);
         const double flop = 2.0 * sh.m * sh.n * sh.k;
         const long calls = (long)(2e8 / flop) + 1;
-        double best[3] = {1e9, 1e9, 1e9};
+        double best[4] = {1e9, 1e9, 1e9, 1e9};
         for (int round = 0; round < 7; round++)
-            for (int v = 0; v < (avx512 ? 3 : 2); v++) {
+            for (int v = 0; v < (bf16 ? 4 : avx512 ? 3 : 2); v++) {
                 const double t0 = now();
                 for (long q = 0; q < calls; q++) {
-                    if (v == 2) swin_cpu_sgemm_avx512(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
+                    if (v == 3)
+                        swin_cpu_gemm_bf16_avx512(sh.m, sh.n, sh.k, a, sh.k, wb, sh.n, sh.acc, c, sh.ldc);
+                    else if (v == 2) swin_cpu_sgemm_avx512(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
                     else if (v == 1) swin_cpu_sgemm_avx2(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
                     else
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sh.m, sh.n, sh.k, 1.0f, a, sh.k, w, sh.n,
@@ -81,9 +88,11 @@ int main(void)
             }
         printf("| %s | %d x %d x %d | %.1f | %.1f | %.2fx |", sh.what, sh.m, sh.n, sh.k, flop / best[0] * 1e-9,
                flop / best[1] * 1e-9, best[0] / best[1]);
-        if (avx512) printf(" %.1f | %.2fx |\n", flop / best[2] * 1e-9, best[0] / best[2]);
+        if (avx512) printf(" %.1f | %.2fx |", flop / best[2] * 1e-9, best[0] / best[2]);
+        else printf(" - | - |");
+        if (bf16) printf(" %.1f | %.2fx |\n", flop / best[3] * 1e-9, best[0] / best[3]);
         else printf(" - | - |\n");
-        free(a), free(w), free(c);
+        free(a), free(w), free(c), free(wb);
     }
     return 0;
 }
