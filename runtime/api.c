@@ -14,7 +14,7 @@
 #include "core/recipe.h"
 #include "weights/bundle.h"
 #include "weights/ckpt_loader.h"
-#include "weights/onnx_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 struct swin_context {
     const struct swin_model *model;

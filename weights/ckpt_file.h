@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "core/json.h"
-#include "weights/onnx_file.h"
+#include "weights/onnx/onnx_file.h"
 #include "weights/pickle.h"
 #include "weights/zip_reader.h"
 
@@ -57,7 +57,7 @@ void swin_ckpt_close(struct swin_ckpt_file *c);
 /* The entry of key (prefix stripped), NULL when absent. */
 const struct swin_ckpt_tensor *swin_ckpt_find(const struct swin_ckpt_file *c, const char *key);
 
-/* A tensor of a floating-point dtype as the layout code reads it (weights/layout.h): a
+/* A tensor of a floating-point dtype as the layout code reads it (weights/onnx/layout.h): a
  * contiguous one points at its bytes in the file; a strided one is gathered into *buf (the
  * caller frees it; it is never larger than the storage). f is the file as the layout code
  * sees it (swin_ckpt_as_onnx_file). */
@@ -68,7 +68,7 @@ swin_status swin_ckpt_read_i64(const struct swin_ckpt_file *c, const struct swin
 /* Its float elements as float32 (t->numel values). */
 swin_status swin_ckpt_read_f32(const struct swin_ckpt_file *c, const struct swin_ckpt_tensor *t, float *dst, swin_error *err);
 
-/* The file as weights/layout.c reads payloads from it: files[0] = the checkpoint. */
+/* The file as weights/onnx/layout.c reads payloads from it: files[0] = the checkpoint. */
 void swin_ckpt_as_onnx_file(const struct swin_ckpt_file *c, struct swin_onnx_file *f, struct swin_onnx_side_file *side);
 
 /* Used by torch_zip.c and safetensors.c: fill c->t, c->n, c->format, c->where. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "weights/bind.h"
+#include "weights/onnx/bind.h"
 #include "weights/ckpt_walk.h"
 
 #define BN_EPS 1e-5f   /* MONAI's BatchNorm3d default; a state dict does not store it */

@@ -1,7 +1,7 @@
 /* Loads a MONAI SwinUNETR from its trained weights as PyTorch and safetensors write them (a
  * state dict saved by torch.save, a training checkpoint holding one, a .safetensors file):
  * the configuration read from the weights' keys and shapes, every tensor bound to the
- * struct swin_model field the ONNX loader binds it to, in the same layouts (weights/layout.c),
+ * struct swin_model field the ONNX loader binds it to, in the same layouts (weights/onnx/layout.c),
  * float16 and bfloat16 widened to float32, batch norms folded into their convolutions. */
 #ifndef SWIN_WEIGHTS_CKPT_LOADER_H
 #define SWIN_WEIGHTS_CKPT_LOADER_H

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weights/window.h"
+#include "weights/onnx/window.h"
 
 struct cw {
     const struct swin_ckpt_file *c;

@@ -3,12 +3,12 @@
  * output conv, depths by counting blocks, heads from the bias tables, the window from
  * relative_position_index or the table size, mlp widths, qkv bias, patch norm, use_v2,
  * batch or affine instance norm), every shape checked against it, one binding plan per
- * weight field (weights/walk.h), and every key of the state dict accounted for. */
+ * weight field (weights/onnx/walk.h), and every key of the state dict accounted for. */
 #ifndef SWIN_WEIGHTS_CKPT_WALK_H
 #define SWIN_WEIGHTS_CKPT_WALK_H
 
 #include "weights/ckpt_file.h"
-#include "weights/walk.h"
+#include "weights/onnx/walk.h"
 
 #define SWIN_CKPT_MAX_BN 32
 

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "weights/graph.h"
+#include "weights/onnx/graph.h"
 
 enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED, L_ATTN };
 

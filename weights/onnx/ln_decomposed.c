@@ -1,4 +1,4 @@
-#include "weights/ln_decomposed.h"
+#include "weights/onnx/ln_decomposed.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-#include "weights/pb_check.h"
+#include "weights/onnx/pb_check.h"
 
-#include "weights/wire.h"
+#include "weights/onnx/wire.h"
 
 /* The repeated scalar types protobuf-c unpacks as a packed run when they come length-delimited. */
 static int packable(ProtobufCType t)

@@ -1,4 +1,4 @@
-#include "weights/strmap.h"
+#include "weights/onnx/strmap.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
 #define SWIN_WEIGHTS_WALK_H
 
 #include "core/model.h"
-#include "weights/layers.h"
-#include "weights/layout.h"
+#include "weights/onnx/layers.h"
+#include "weights/onnx/layout.h"
 
 struct swin_bind_plan {
     const float **slot;               /* the struct swin_model field */

@@ -5,7 +5,7 @@
 #ifndef SWIN_WEIGHTS_LN_DECOMPOSED_H
 #define SWIN_WEIGHTS_LN_DECOMPOSED_H
 
-#include "weights/layers.h"
+#include "weights/onnx/layers.h"
 
 /* 1: node `div` ends a decomposed LayerNormalization; *l is an L_LN layer (w, b: gamma,
  * beta, NULL when not affine) and reduce_means[0..1] the two ReduceMean nodes it uses.

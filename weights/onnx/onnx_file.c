@@ -1,4 +1,4 @@
-#include "weights/onnx_file.h"
+#include "weights/onnx/onnx_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "weights/pb_check.h"
-#include "weights/wire.h"
+#include "weights/onnx/pb_check.h"
+#include "weights/onnx/wire.h"
 
 /* Field numbers from onnx.proto. */
 enum { MODEL_IR_VERSION = 1, MODEL_PRODUCER = 2, MODEL_PRODUCER_VERSION = 3, MODEL_GRAPH = 7, MODEL_OPSET = 8,
@@ -91,7 +91,7 @@ static void pb_free(void *unused, void *p)
 
 static ProtobufCAllocator pb_allocator = {.alloc = pb_alloc, .free = pb_free};
 
-/* protobuf-c unpacks only bytes swin_pb_check has accepted (weights/pb_check.h); NULL when either
+/* protobuf-c unpacks only bytes swin_pb_check has accepted (weights/onnx/pb_check.h); NULL when either
  * refuses them, with *why saying what swin_pb_check found (NULL when protobuf-c refused), or
  * when memory ran out (then ix->out_of_memory is set). */
 static void *unpack(struct indexer *ix, const ProtobufCMessageDescriptor *d, const unsigned char *b, size_t n,

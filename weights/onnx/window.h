@@ -4,7 +4,7 @@
 #ifndef SWIN_WEIGHTS_WINDOW_H
 #define SWIN_WEIGHTS_WINDOW_H
 
-#include "weights/graph.h"
+#include "weights/onnx/graph.h"
 
 /* table_node: the Gather that reads the bias table; rows: the table's row count. */
 swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_node, int64_t rows, int window[3], swin_error *err);

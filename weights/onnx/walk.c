@@ -1,4 +1,4 @@
-#include "weights/walk.h"
+#include "weights/onnx/walk.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weights/mask.h"
-#include "weights/merge.h"
-#include "weights/window.h"
+#include "weights/onnx/mask.h"
+#include "weights/onnx/merge.h"
+#include "weights/onnx/window.h"
 
 struct walker {
     const struct swin_onnx_index *g;

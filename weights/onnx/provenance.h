@@ -4,8 +4,8 @@
 #define SWIN_WEIGHTS_PROVENANCE_H
 
 #include "core/model.h"
-#include "weights/graph.h"
-#include "weights/walk.h"
+#include "weights/onnx/graph.h"
+#include "weights/onnx/walk.h"
 
 void swin_provenance_detect(const struct swin_onnx_index *g, const struct swin_walk_out *w, struct swin_source *out);
 

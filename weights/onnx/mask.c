@@ -1,4 +1,4 @@
-#include "weights/mask.h"
+#include "weights/onnx/mask.h"
 
 #include <stdlib.h>
 

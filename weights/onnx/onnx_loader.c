@@ -1,4 +1,4 @@
-#include "weights/onnx_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -6,13 +6,13 @@
 #include <malloc.h>
 #endif
 
-#include "weights/graph.h"
-#include "weights/layers.h"
-#include "weights/merge.h"
-#include "weights/onnx_file.h"
-#include "weights/provenance.h"
-#include "weights/walk.h"
-#include "weights/bind.h"
+#include "weights/onnx/graph.h"
+#include "weights/onnx/layers.h"
+#include "weights/onnx/merge.h"
+#include "weights/onnx/onnx_file.h"
+#include "weights/onnx/provenance.h"
+#include "weights/onnx/walk.h"
+#include "weights/onnx/bind.h"
 
 /* Weights that come from Constant nodes (rare: exporters put parameters in initializers)
  * point into the unpacked nodes; copy them out so the nodes can be freed before the flat

@@ -1,4 +1,4 @@
-#include "weights/order.h"
+#include "weights/onnx/order.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "weights/bind.h"
+#include "weights/onnx/bind.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "weights/onnx_file.h"
-#include "weights/strmap.h"
+#include "weights/onnx/onnx_file.h"
+#include "weights/onnx/strmap.h"
 
 struct swin_onnx_index {
     struct swin_onnx_file *f;

@@ -1,4 +1,4 @@
-#include "weights/wire.h"
+#include "weights/onnx/wire.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "weights/window.h"
+#include "weights/onnx/window.h"
 
 #include <stdlib.h>
 #include <stdio.h>

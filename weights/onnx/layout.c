@@ -1,6 +1,6 @@
-#include "weights/layout.h"
+#include "weights/onnx/layout.h"
 
-#include "weights/window.h"
+#include "weights/onnx/window.h"
 
 #include <stdlib.h>
 #include <string.h>

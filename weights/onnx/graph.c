@@ -1,4 +1,4 @@
-#include "weights/graph.h"
+#include "weights/onnx/graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>

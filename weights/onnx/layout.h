@@ -3,7 +3,7 @@
 #ifndef SWIN_WEIGHTS_LAYOUT_H
 #define SWIN_WEIGHTS_LAYOUT_H
 
-#include "weights/onnx_file.h"
+#include "weights/onnx/onnx_file.h"
 
 enum layout_kind {
     LAYOUT_COPY,      /* as stored */

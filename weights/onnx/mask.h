@@ -5,7 +5,7 @@
 #define SWIN_WEIGHTS_MASK_H
 
 #include "core/model.h"
-#include "weights/onnx_file.h"
+#include "weights/onnx/onnx_file.h"
 
 /* Checks constant t against the mask of stage s (0-based) at the export cube: shape
  * (.., nW, .., n, n) up to leading/inserted 1s, values 0 within a region and -100 across.

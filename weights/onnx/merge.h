@@ -5,7 +5,7 @@
 #define SWIN_WEIGHTS_MERGE_H
 
 #include "core/model.h"
-#include "weights/graph.h"
+#include "weights/onnx/graph.h"
 
 /* ln_node: the merge's LayerNormalization (for messages), x: the value it normalises.
  * Fills *order. */

@@ -1,7 +1,7 @@
-#include "weights/layers.h"
+#include "weights/onnx/layers.h"
 
-#include "weights/ln_decomposed.h"
-#include "weights/order.h"
+#include "weights/onnx/ln_decomposed.h"
+#include "weights/onnx/order.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "weights/merge.h"
+#include "weights/onnx/merge.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "weights/provenance.h"
+#include "weights/onnx/provenance.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #ifndef SWIN_WEIGHTS_ORDER_H
 #define SWIN_WEIGHTS_ORDER_H
 
-#include "weights/graph.h"
+#include "weights/onnx/graph.h"
 
 /* *order: n node indices (nodes the outputs do not depend on are left out); free() it. */
 swin_status swin_onnx_dataflow_order(const struct swin_onnx_index *g, int **order, int *n, swin_error *err);
