@@ -13,7 +13,7 @@
 #include "core/model.h"
 #include "core/recipe.h"
 #include "weights/bundle.h"
-#include "weights/ckpt_loader.h"
+#include "weights/checkpoint/ckpt_loader.h"
 #include "weights/onnx/onnx_loader.h"
 
 struct swin_context {

@@ -9,7 +9,7 @@
 
 #include "core/model.h"
 #include "core/status.h"
-#include "weights/ckpt_loader.h"
+#include "weights/checkpoint/ckpt_loader.h"
 
 /* Whether path is a folder (so a bundle, not a model file). */
 bool swin_bundle_detect(const char *path);

@@ -8,7 +8,7 @@
 #include "core/recipe.h"
 #include "core/status.h"
 #include "weights/bundle_config.h"
-#include "weights/ckpt_loader.h"
+#include "weights/checkpoint/ckpt_loader.h"
 
 /* The network_def object (a SwinUNETR; anything else is refused). */
 swin_status swin_bundle_network_find(const struct swin_bundle_config *inf, const json_node **net, swin_error *err);

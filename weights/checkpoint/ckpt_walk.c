@@ -1,4 +1,4 @@
-#include "weights/ckpt_walk.h"
+#include "weights/checkpoint/ckpt_walk.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "weights/zip_reader.h"
+#include "weights/checkpoint/zip_reader.h"
 
 #include <errno.h>
 #include <stdbool.h>

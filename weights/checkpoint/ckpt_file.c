@@ -1,4 +1,4 @@
-#include "weights/ckpt_file.h"
+#include "weights/checkpoint/ckpt_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

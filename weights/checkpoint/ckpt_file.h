@@ -11,8 +11,8 @@
 
 #include "core/json.h"
 #include "weights/onnx/onnx_file.h"
-#include "weights/pickle.h"
-#include "weights/zip_reader.h"
+#include "weights/checkpoint/pickle.h"
+#include "weights/checkpoint/zip_reader.h"
 
 struct swin_ckpt_tensor {
     const char *key;              /* with the prefix stripped */

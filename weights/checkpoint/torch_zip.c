@@ -1,7 +1,7 @@
 /* The zip torch.save writes (PyTorch >= 1.6): ARCHIVE/data.pkl (the pickled object),
  * ARCHIVE/data/KEY (one storage each, raw little-endian elements), ARCHIVE/byteorder,
  * ARCHIVE/version. The state dict is found in the pickle's inert tree (pickle.h). */
-#include "weights/ckpt_file.h"
+#include "weights/checkpoint/ckpt_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>

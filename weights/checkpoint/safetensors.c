@@ -1,7 +1,7 @@
 /* .safetensors: an 8-byte little-endian header length N, N bytes of JSON
  * {"KEY": {"dtype": "F32", "shape": [...], "data_offsets": [BEGIN, END]}, "__metadata__": {...}},
  * then the data, each tensor contiguous at [BEGIN, END) of it. */
-#include "weights/ckpt_file.h"
+#include "weights/checkpoint/ckpt_file.h"
 
 #include <errno.h>
 #include <stdio.h>

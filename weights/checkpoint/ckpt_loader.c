@@ -1,11 +1,11 @@
-#include "weights/ckpt_loader.h"
+#include "weights/checkpoint/ckpt_loader.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "weights/onnx/bind.h"
-#include "weights/ckpt_walk.h"
+#include "weights/checkpoint/ckpt_walk.h"
 
 #define BN_EPS 1e-5f   /* MONAI's BatchNorm3d default; a state dict does not store it */
 

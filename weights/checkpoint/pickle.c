@@ -1,4 +1,4 @@
-#include "weights/pickle.h"
+#include "weights/checkpoint/pickle.h"
 
 #include <stdbool.h>
 #include <stdio.h>

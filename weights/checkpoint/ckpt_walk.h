@@ -7,7 +7,7 @@
 #ifndef SWIN_WEIGHTS_CKPT_WALK_H
 #define SWIN_WEIGHTS_CKPT_WALK_H
 
-#include "weights/ckpt_file.h"
+#include "weights/checkpoint/ckpt_file.h"
 #include "weights/onnx/walk.h"
 
 #define SWIN_CKPT_MAX_BN 32
