@@ -12,7 +12,7 @@
 #include "runtime/forward.h"
 #include "core/model.h"
 #include "core/recipe.h"
-#include "weights/bundle.h"
+#include "weights/bundle/bundle.h"
 #include "weights/checkpoint/ckpt_loader.h"
 #include "weights/onnx/onnx_loader.h"
 

@@ -1,4 +1,4 @@
-#include "weights/bundle_recipe.h"
+#include "weights/bundle/bundle_recipe.h"
 
 #include <math.h>
 #include <stdarg.h>

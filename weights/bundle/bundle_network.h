@@ -7,7 +7,7 @@
 #include "core/model.h"
 #include "core/recipe.h"
 #include "core/status.h"
-#include "weights/bundle_config.h"
+#include "weights/bundle/bundle_config.h"
 #include "weights/checkpoint/ckpt_loader.h"
 
 /* The network_def object (a SwinUNETR; anything else is refused). */

@@ -7,7 +7,7 @@
 
 #include "core/recipe.h"
 #include "core/status.h"
-#include "weights/bundle_config.h"
+#include "weights/bundle/bundle_config.h"
 
 /* SWIN_ERR_FORMAT only where a followed key has a value of the wrong kind (e.g. a roi_size
  * that is not 3 positive integers). */

@@ -1,6 +1,6 @@
-#include "weights/bundle_network.h"
+#include "weights/bundle/bundle_network.h"
 
-#include "weights/bundle_recipe.h"
+#include "weights/bundle/bundle_recipe.h"
 
 #include <math.h>
 #include <stdio.h>

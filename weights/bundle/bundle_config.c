@@ -1,4 +1,4 @@
-#include "weights/bundle_config.h"
+#include "weights/bundle/bundle_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "weights/bundle.h"
+#include "weights/bundle/bundle.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "core/recipe.h"
-#include "weights/bundle_config.h"
-#include "weights/bundle_network.h"
-#include "weights/bundle_recipe.h"
+#include "weights/bundle/bundle_config.h"
+#include "weights/bundle/bundle_network.h"
+#include "weights/bundle/bundle_recipe.h"
 
 bool swin_bundle_detect(const char *path)
 {
