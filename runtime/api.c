@@ -12,9 +12,9 @@
 #include "runtime/forward.h"
 #include "core/model.h"
 #include "core/recipe.h"
-#include "weights/bundle.h"
-#include "weights/ckpt_loader.h"
-#include "weights/onnx_loader.h"
+#include "weights/bundle/bundle.h"
+#include "weights/checkpoint/ckpt_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 struct swin_context {
     const struct swin_model *model;

@@ -1,11 +1,11 @@
-/* swin_pb_check (weights/pb_check.h) on hand-made NodeProto bytes: what it accepts protobuf-c
+/* swin_pb_check (weights/onnx/pb_check.h) on hand-made NodeProto bytes: what it accepts protobuf-c
  * unpacks, each kind of malformed input is refused with its own reason. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "weights/pb_check.h"
+#include "weights/onnx/pb_check.h"
 
 extern const ProtobufCMessageDescriptor swin_onnx__node_proto__descriptor;   /* the generated onnx.pb-c.c */
 

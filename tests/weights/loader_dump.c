@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weights/onnx_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 static const char *merge_kind_key(enum swin_merge_kind k)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "tests/common/check.h"
-#include "weights/onnx_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 static bool all_zero(const void *p, size_t n)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "weights/ckpt_loader.h"
+#include "weights/checkpoint/ckpt_loader.h"
 
 int main(int argc, char **argv)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "tests/common/check.h"
-#include "weights/onnx_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 int main(int argc, char **argv)
 {

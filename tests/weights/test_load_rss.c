@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "tests/common/check.h"
-#include "weights/onnx_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 #define ALLOWANCE_KB 4096
 

@@ -333,8 +333,8 @@ def check(root, readme):
 # to add a first line, new text)])
 PLANTS = [
     ("core includes runtime", ("of layer",), [("core/status.h", None, '#include "runtime/plan.h"')]),
-    ("the op table includes the loader", ("of layer",), [("kernels/ops.h", None, '#include "weights/onnx_loader.h"')]),
-    ("weights includes the public API", ("of layer",), [("weights/strmap.c", None, '#include "runtime/swinrun.h"')]),
+    ("the op table includes the loader", ("of layer",), [("kernels/ops.h", None, '#include "weights/onnx/onnx_loader.h"')]),
+    ("weights includes the public API", ("of layer",), [("weights/onnx/strmap.c", None, '#include "runtime/swinrun.h"')]),
     ("a production .cu includes the emulator", ("of layer",),
      [("kernels/cuda/pack.cu", None, '#include "tests/cuemu/cuemu_api.h"')]),
     ("one backend includes another", ("of layer",),

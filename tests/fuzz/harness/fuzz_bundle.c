@@ -10,7 +10,7 @@
 
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
-#include "weights/bundle.h"
+#include "weights/bundle/bundle.h"
 
 static char dir[4096];
 static size_t n; /* the length of fuzz_input's folder path, with its '/' */

@@ -5,7 +5,7 @@
 
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
-#include "weights/ckpt_loader.h"
+#include "weights/checkpoint/ckpt_loader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {

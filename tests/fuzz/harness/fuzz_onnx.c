@@ -8,7 +8,7 @@
 #include "core/model.h"
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
-#include "weights/onnx_loader.h"
+#include "weights/onnx/onnx_loader.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

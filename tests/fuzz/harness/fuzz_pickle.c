@@ -1,11 +1,11 @@
-/* libFuzzer harness: the pickle interpreter (weights/pickle.h) on the fuzzed bytes as data.pkl,
+/* libFuzzer harness: the pickle interpreter (weights/checkpoint/pickle.h) on the fuzzed bytes as data.pkl,
  * then a walk over what it built (every value reachable from the root, each once), as the state
  * dict search reads it. Nothing in the bytes may run, crash, leak or allocate beyond the budget. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "tests/fuzz/harness/fuzz_status.h"
-#include "weights/pickle.h"
+#include "weights/checkpoint/pickle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {

@@ -6,8 +6,8 @@
 
 #include "tests/fuzz/harness/fuzz_input.h"
 #include "tests/fuzz/harness/fuzz_status.h"
-#include "weights/graph.h"
-#include "weights/onnx_file.h"
+#include "weights/onnx/graph.h"
+#include "weights/onnx/onnx_file.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -1,0 +1,140 @@
+#include "weights/bundle/bundle.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/recipe.h"
+#include "weights/bundle/bundle_config.h"
+#include "weights/bundle/bundle_network.h"
+#include "weights/bundle/bundle_recipe.h"
+
+bool swin_bundle_detect(const char *path)
+{
+    struct stat s;
+    return stat(path, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+static bool join(char *out, size_t len, const char *dir, const char *name)
+{
+    int n = snprintf(out, len, "%s/%s", dir, name);
+    return n > 0 && (size_t)n < len;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat s;
+    return stat(path, &s) == 0 && S_ISREG(s.st_mode);
+}
+
+/* metadata.json's name, version and monai_version (each "" when absent). */
+struct bundle_meta {
+    char name[96], version[32], monai_version[32];
+};
+
+static void copy_text(const json_node *obj, const char *key, char *out, size_t len)
+{
+    const json_node *n = swin_json_get(obj, key);
+    snprintf(out, len, "%s", n && n->kind == JSON_STRING ? n->text : "");
+    for (char *c = out; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+}
+
+static swin_status read_meta(const char *dir, struct bundle_meta *m, struct swin_recipe *r, swin_error *err)
+{
+    char path[PATH_MAX];
+    memset(m, 0, sizeof *m);
+    if (!join(path, sizeof path, dir, "configs/metadata.json"))
+        return swin_error_set(err, SWIN_ERR_ARG, "%s: the path is too long", dir);
+    if (!is_file(path)) {
+        swin_recipe_warn(r, "configs/metadata.json: missing; the MONAI version (the patch-merging order) is not known");
+        return SWIN_OK;
+    }
+    struct swin_bundle_config meta;
+    swin_status st = swin_bundle_config_read(path, "configs/metadata.json", &meta, err);
+    if (st) return st;
+    copy_text(meta.root, "name", m->name, sizeof m->name);
+    copy_text(meta.root, "version", m->version, sizeof m->version);
+    copy_text(meta.root, "monai_version", m->monai_version, sizeof m->monai_version);
+    swin_bundle_config_free(&meta);
+    return SWIN_OK;
+}
+
+/* models/model.pt, else models/model.safetensors; a TorchScript-only bundle is refused. */
+static swin_status find_weights(const char *dir, char *path, size_t len, const char **name, swin_error *err)
+{
+    static const char *const names[] = {"models/model.pt", "models/model.safetensors"};
+    for (int i = 0; i < 2; i++)
+        if (join(path, len, dir, names[i]) && is_file(path)) {
+            *name = names[i];
+            return SWIN_OK;
+        }
+    if (join(path, len, dir, "models/model.ts") && is_file(path))
+        return swin_error_set(err, SWIN_ERR_MODEL,
+                              "%s: the bundle holds only models/model.ts (TorchScript), which swinrun does not read: "
+                              "put the state dict beside it as models/model.pt",
+                              dir);
+    return swin_error_set(err, SWIN_ERR_IO,
+                          "%s: no models/model.pt or models/model.safetensors: the bundle's weights are not downloaded "
+                          "(`swinrun fetch`, or the URL in its large_files.yml)",
+                          dir);
+}
+
+/* The folder's last path component, for a bundle without a metadata name. */
+static void base_name(const char *dir, char *out, size_t len)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && dir[b - 1] != '/') b--;
+    snprintf(out, len, "%.*s", (int)(n - b), dir + b);
+}
+
+swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *override, struct swin_model *out,
+                             swin_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct swin_recipe *r = calloc(1, sizeof *r);
+    if (!r) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    char path[PATH_MAX], weights[PATH_MAX], merge_why[112];
+    const char *weights_name = NULL;
+    struct bundle_meta meta;
+    struct swin_bundle_config inf = {0};
+    const json_node *net = NULL;
+    struct swin_ckpt_load_opts opts;
+    swin_status st = read_meta(dir, &meta, r, err);
+    if (!st && !join(path, sizeof path, dir, "configs/inference.json"))
+        st = swin_error_set(err, SWIN_ERR_ARG, "%s: the path is too long", dir);
+    if (!st) st = swin_bundle_config_read(path, "configs/inference.json", &inf, err);
+    if (!st) st = swin_bundle_network_find(&inf, &net, err);
+    if (!st) st = swin_bundle_network_opts(&inf, net, meta.monai_version, &opts, merge_why, sizeof merge_why, r, err);
+    if (!st) st = swin_bundle_recipe_read(&inf, r, err);
+    if (!st) st = find_weights(dir, weights, sizeof weights, &weights_name, err);
+    if (!st && override) {
+        if (override->merge != SWIN_MERGE_V15) {
+            opts.merge = override->merge;
+            snprintf(merge_why, sizeof merge_why, "as the caller set it");
+        }
+        if (override->no_normalize) opts.no_normalize = true;
+    }
+    if (!st) st = swin_ckpt_load(weights, &opts, out, err);
+    if (!st && (st = swin_bundle_network_check(&inf, net, &out->cfg, weights_name, err))) swin_model_release(out);
+    swin_bundle_config_free(&inf);
+    if (st) {
+        free(r);
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    for (int k = 0; k < 3; k++)
+        if (r->cube[k]) out->cfg.cube[k] = r->cube[k];
+    if (!meta.name[0]) base_name(dir, meta.name, sizeof meta.name);
+    snprintf(r->source, sizeof r->source, "bundle %s%s%s, configs/inference.json", meta.name,
+             meta.version[0] ? " " : "", meta.version);
+    snprintf(out->source.post, sizeof out->source.post, "bundle %.32s: normalize from network_def, %s", meta.name,
+             merge_why);
+    out->recipe = r;
+    return SWIN_OK;
+}

@@ -1,0 +1,84 @@
+#include "weights/checkpoint/ckpt_loader.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "weights/onnx/bind.h"
+#include "weights/checkpoint/ckpt_walk.h"
+
+#define BN_EPS 1e-5f   /* MONAI's BatchNorm3d default; a state dict does not store it */
+
+/* w' = w * gamma / sqrt(var + eps) per output channel (the fastest index of (k^3, cin, cout)),
+ * b = beta - mean * gamma / sqrt(var + eps): what the ONNX exporters do to an inference-mode batch norm. */
+static void fold_bn(const struct swin_bn_fold *b)
+{
+    float *w = (float *)*b->conv_w, *bias = (float *)*b->conv_b;
+    for (int o = 0; o < b->cout; o++) {
+        float s = b->gamma[o] / sqrtf(b->var[o] + BN_EPS);
+        bias[o] = b->beta[o] - b->mean[o] * s;
+        for (uint64_t r = 0; r < b->rows; r++) w[r * (uint64_t)b->cout + (uint64_t)o] *= s;
+    }
+}
+
+static void describe(const struct swin_ckpt_file *c, const struct swin_ckpt_walk_out *w, struct swin_model *m, bool normalize_given,
+                     bool merge_given)
+{
+    struct swin_source *src = &m->source;
+    snprintf(src->exporter, sizeof src->exporter, "%s, state dict at %s", c->format, c->where);
+    snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s (not in the weights); affine CNN norms "
+             "taken as instance norm (group norm has the same keys)", normalize_given ? "option" : "default",
+             merge_given ? "option" : "default");
+    bool seen[3] = {false};
+    for (int i = 0; i < w->plans.n_plans; i++) {
+        const struct swin_onnx_tensor *t = w->plans.plans[i].t;
+        if (t) seen[t->dtype == ONNX_FLOAT ? 0 : t->dtype == ONNX_FLOAT16 ? 1 : 2] = true;
+    }
+    static const char *const names[] = {"float32", "float16", "bfloat16"};
+    size_t o = 0;
+    src->weight_storage[0] = 0;
+    for (int k = 0; k < 3; k++)
+        if (seen[k]) o += (size_t)snprintf(src->weight_storage + o, sizeof src->weight_storage - o, "%s%s", o ? " and " : "", names[k]);
+    if (seen[1] || seen[2]) snprintf(src->weight_storage + o, sizeof src->weight_storage - o, ", widened to float32 at load");
+}
+
+bool swin_ckpt_detect(const char *path) { return swin_weights_kind_of(path) != SWIN_WEIGHTS_ONNX; }
+
+swin_status swin_ckpt_load(const char *path, const struct swin_ckpt_load_opts *opts, struct swin_model *out, swin_error *err)
+{
+    swin_error e = {SWIN_OK, ""};
+    if (!out) return swin_error_set(err, SWIN_ERR_ARG, "swin_ckpt_load: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!path) return swin_error_set(err, SWIN_ERR_ARG, "swin_ckpt_load: path is NULL");
+    struct swin_ckpt_file c;
+    struct swin_ckpt_walk_out w;
+    swin_status st = swin_ckpt_open(path, &c, &e);
+    if (!st) {
+        st = swin_ckpt_walk(&c, out, &w, &e);
+        if (!st) {
+            enum swin_merge_kind mk = opts ? opts->merge : SWIN_MERGE_V15;
+            const int (*order)[3] = mk == SWIN_MERGE_PRE15 ? swin_merge_order_pre15 : mk == SWIN_MERGE_V2 ? swin_merge_order_v2
+                                                                                                           : swin_merge_order_v15;
+            memcpy(out->cfg.merge_order, order, sizeof(swin_merge_order));
+            out->cfg.merge_kind = mk == SWIN_MERGE_PRE15 || mk == SWIN_MERGE_V2 ? mk : SWIN_MERGE_V15;
+            out->cfg.normalize = !opts || !opts->no_normalize;
+            describe(&c, &w, out, opts && opts->no_normalize, mk != SWIN_MERGE_V15);
+            struct swin_onnx_file f;
+            struct swin_onnx_side_file side;
+            swin_ckpt_as_onnx_file(&c, &f, &side);
+            st = swin_bind_plans(&f, &w.plans, out, &e);
+            for (int i = 0; !st && i < w.n_bn; i++) fold_bn(&w.bn[i]);
+            swin_ckpt_walk_free(&w);
+        }
+        swin_ckpt_close(&c);
+    }
+    if (st) {
+        swin_model_release(out);
+        memset(out, 0, sizeof *out);
+        if (e.status == SWIN_OK) swin_error_set(&e, st, "%s: load failed", path);
+        for (char *ch = e.msg; *ch; ch++)
+            if ((unsigned char)*ch < 0x20 || *ch == 0x7f) *ch = '?';
+        if (err) *err = e;
+    }
+    return st;
+}

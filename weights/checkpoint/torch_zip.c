@@ -1,0 +1,170 @@
+/* The zip torch.save writes (PyTorch >= 1.6): ARCHIVE/data.pkl (the pickled object),
+ * ARCHIVE/data/KEY (one storage each, raw little-endian elements), ARCHIVE/byteorder,
+ * ARCHIVE/version. The state dict is found in the pickle's inert tree (pickle.h). */
+#include "weights/checkpoint/ckpt_file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAIL(st, ...) swin_error_set(err, st, __VA_ARGS__)
+
+static bool has_tensors(const struct pk_value *d)
+{
+    if (!d || d->kind != PK_DICT) return false;
+    for (size_t i = 1; i < d->n; i += 2)
+        if (d->items[i]->kind == PK_TENSOR) return true;
+    return false;
+}
+
+/* The state dict: the top level, or under one of the keys training code saves it as
+ * (one or two levels down, e.g. Lightning's {"state_dict": ...}, {"model": {"state_dict": ...}}). */
+static const struct pk_value *find_state_dict(const struct pk_value *root, char *where, size_t cap)
+{
+    static const char *const keys[] = {"state_dict", "model", "network", "net", "module", "model_state_dict", "model_state",
+                                       "state"};
+    if (has_tensors(root)) {
+        snprintf(where, cap, "the top level");
+        return root;
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const struct pk_value *d = swin_pickle_dict_get(root, keys[i]);
+        if (has_tensors(d)) {
+            snprintf(where, cap, "['%s']", keys[i]);
+            return d;
+        }
+        for (size_t j = 0; d && j < sizeof keys / sizeof *keys; j++) {
+            const struct pk_value *e = swin_pickle_dict_get(d, keys[j]);
+            if (has_tensors(e)) {
+                snprintf(where, cap, "['%s']['%s']", keys[i], keys[j]);
+                return e;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* The first value of dict d (or of a dict under one of its keys) that is an unknown global
+ * or the placeholder of calling one, where a tensor of a state dict would be; its key in key. */
+static const struct pk_value *find_placeholder(const struct pk_value *d, const char **key, int depth)
+{
+    for (size_t i = 1; d && d->kind == PK_DICT && i < d->n; i += 2) {
+        const struct pk_value *v = d->items[i];
+        if (v->kind == PK_OBJECT || v->kind == PK_GLOBAL) {
+            *key = d->items[i - 1]->kind == PK_STR ? d->items[i - 1]->s : "?";
+            return v;
+        }
+        const struct pk_value *w = depth ? find_placeholder(v, key, depth - 1) : NULL;
+        if (w) return w;
+    }
+    return NULL;
+}
+
+static swin_status no_state_dict(const struct swin_ckpt_file *c, const struct pk_value *root, swin_error *err)
+{
+    if (root->kind == PK_OBJECT || root->kind == PK_GLOBAL)
+        return FAIL(SWIN_ERR_MODEL, "%s: holds a pickled '%s' object, not a state dict (swinrun runs nothing from a pickle): save "
+                    "model.state_dict() instead", c->path, root->s);
+    const char *key = NULL;
+    const struct pk_value *ph = find_placeholder(root, &key, 2);
+    if (ph)
+        return FAIL(SWIN_ERR_MODEL, "%s: '%s' holds a pickled '%s' %s where a state dict has tensors (swinrun runs nothing "
+                    "from a pickle): save model.state_dict() instead", c->path, key, ph->s,
+                    ph->kind == PK_OBJECT ? "call" : "global");
+    char keys[200] = "";
+    size_t o = 0;
+    for (size_t i = 0; root->kind == PK_DICT && i < root->n && o < sizeof keys - 1; i += 2)
+        if (root->items[i]->kind == PK_STR) o += (size_t)snprintf(keys + o, sizeof keys - o, "%s'%s'", i ? ", " : "", root->items[i]->s);
+    return FAIL(SWIN_ERR_MODEL, "%s: no state dict (a dict of tensors) at the top level or under 'state_dict', 'model', "
+                "'network', 'net' or 'module'%s%s%s", c->path, root->kind == PK_DICT ? " (top-level keys: " : "", keys,
+                root->kind == PK_DICT ? ")" : "");
+}
+
+static swin_status read_entry(const struct swin_ckpt_file *c, const struct swin_zip_entry *e, unsigned char **out, swin_error *err)
+{
+    unsigned char *b = malloc((size_t)(e->size ? e->size : 1));
+    if (!b) return FAIL(SWIN_ERR_NOMEM, "%s: out of host memory reading '%s'", c->path, e->name);
+    swin_status st = swin_zip_read(&c->zip, e, 0, (size_t)e->size, b, err);
+    if (st) free(b);
+    else *out = b;
+    return st;
+}
+
+swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
+{
+    swin_status st = swin_zip_open(c->path, c->fd, c->size, &c->zip, err);
+    if (st) return st;
+    const struct swin_zip_entry *pkl = NULL;
+    for (int i = 0; i < c->zip.n; i++) {
+        const char *nm = c->zip.entries[i].name, *sl = strchr(nm, '/');
+        if (sl && !strcmp(sl, "/data.pkl")) {
+            if (pkl) return FAIL(SWIN_ERR_FORMAT, "%s: a zip with two data.pkl records ('%s', '%s')", c->path, pkl->name, nm);
+            pkl = &c->zip.entries[i];
+        }
+    }
+    if (!pkl) return FAIL(SWIN_ERR_FORMAT, "%s: a zip archive without ARCHIVE/data.pkl: not a file torch.save wrote", c->path);
+    char prefix[512], name[600];
+    size_t pn = (size_t)(strchr(pkl->name, '/') - pkl->name) + 1;
+    if (pn >= sizeof prefix) return FAIL(SWIN_ERR_FORMAT, "%s: archive name too long", c->path);
+    memcpy(prefix, pkl->name, pn);
+    prefix[pn] = 0;
+    snprintf(name, sizeof name, "%sconstants.pkl", prefix);
+    bool script = swin_zip_find(&c->zip, name) != NULL;
+    for (int i = 0; i < c->zip.n && !script; i++)
+        script = !strncmp(c->zip.entries[i].name, prefix, pn) && !strncmp(c->zip.entries[i].name + pn, "code/", 5);
+    if (script)
+        return FAIL(SWIN_ERR_MODEL, "%s: a TorchScript archive (torch.jit.save): swinrun reads state dicts; save "
+                    "torch.jit.load(f).state_dict() with torch.save, or export to ONNX", c->path);
+    snprintf(name, sizeof name, "%sbyteorder", prefix);
+    const struct swin_zip_entry *bo = swin_zip_find(&c->zip, name);
+    if (bo) {
+        char b[8] = "";
+        if (bo->size > 7 || (st = swin_zip_read(&c->zip, bo, 0, (size_t)bo->size, b, err))) 
+            return st ? st : FAIL(SWIN_ERR_FORMAT, "%s: unreadable byteorder record", c->path);
+        if (strcmp(b, "little"))
+            return FAIL(SWIN_ERR_MODEL, "%s: saved on a big-endian machine (byteorder '%s'); swinrun reads little-endian checkpoints",
+                        c->path, b);
+    }
+
+    unsigned char *buf = NULL;
+    if ((st = read_entry(c, pkl, &buf, err))) return st;
+    char what[600];
+    snprintf(what, sizeof what, "%s: %s", c->path, pkl->name);
+    st = swin_pickle_load(buf, (size_t)pkl->size, what, &c->pk, err);
+    free(buf);
+    if (st) return st;
+    snprintf(c->format, sizeof c->format, "PyTorch checkpoint (torch.save zip)");
+    const struct pk_value *sd = find_state_dict(c->pk.root, c->where, sizeof c->where);
+    if (!sd) return no_state_dict(c, c->pk.root, err);
+
+    if (!(c->t = calloc(sd->n / 2 + 1, sizeof *c->t))) return FAIL(SWIN_ERR_NOMEM, "%s: out of host memory", c->path);
+    for (size_t i = 0; i + 1 < sd->n; i += 2) {
+        const struct pk_value *k = sd->items[i], *v = sd->items[i + 1];
+        if (k->kind != PK_STR) continue;
+        struct swin_ckpt_tensor *t = &c->t[c->n++];
+        t->key = k->s;
+        if (v->kind != PK_TENSOR) {
+            t->placeholder = v->kind == PK_OBJECT || v->kind == PK_GLOBAL ? v->s : "";
+            continue;
+        }
+        const struct pk_value *s = v->storage;
+        t->dtype = s->dtype;
+        t->ndim = v->ndim;
+        memcpy(t->size, v->size, sizeof t->size);
+        memcpy(t->stride, v->stride, sizeof t->stride);   /* PK_MAX_RANK each */
+        t->offset = v->offset;
+        snprintf(name, sizeof name, "%sdata/%s", prefix, s->s);
+        const struct swin_zip_entry *e = swin_zip_find(&c->zip, name);
+        if (!e) return FAIL(SWIN_ERR_FORMAT, "%s: tensor '%s' names storage '%s', which the archive lacks", c->path, t->key, s->s);
+        if (e->method)
+            return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' is compressed (method %d); torch.save stores entries uncompressed", c->path,
+                        s->s, e->method);
+        size_t es = swin_pickle_dtype_size(s->dtype);
+        if ((uint64_t)s->i > e->size / es)
+            return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' claims %lld %s elements but its record holds %llu bytes", c->path, s->s,
+                        (long long)s->i, swin_pickle_dtype_name(s->dtype), (unsigned long long)e->size);
+        t->storage_off = e->data_off;
+        t->storage_numel = (uint64_t)s->i;
+    }
+    return SWIN_OK;
+}

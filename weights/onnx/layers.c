@@ -1,0 +1,305 @@
+#include "weights/onnx/layers.h"
+
+#include "weights/onnx/ln_decomposed.h"
+#include "weights/onnx/order.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Operators that carry no weights and may appear in TorchScript or dynamo exports of a
+ * Swin UNETR (shape arithmetic, window partition, roll, mask construction, GELU, ...). */
+static const char *const plain_ops[] = {
+    "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Erf", "Neg", "Abs", "Mod", "Floor", "Ceil", "Min", "Max",
+    "Reshape", "Transpose", "Slice", "Concat", "Split", "Shape", "Size", "Unsqueeze", "Squeeze", "Flatten",
+    "Expand", "Tile", "Cast", "CastLike", "ConstantOfShape", "Range", "ScatterND", "ScatterElements",
+    "Gather", "GatherND", "GatherElements", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+    "Not", "And", "Or", "Where", "Pad", "Softmax", "LeakyRelu", "Identity", "Constant", "Einsum", "Trilu",
+};
+
+static const char *const kind_names[] = {"Conv", "ConvTranspose", "Linear", "LayerNormalization",
+                                         "InstanceNormalization", "bias-table Gather", "folded constant Add",
+                                         "Attention"};
+
+const char *swin_layer_kind_name(enum layer_kind k) { return kind_names[k]; }
+
+static bool is_plain(const char *op)
+{
+    for (size_t k = 0; k < sizeof plain_ops / sizeof plain_ops[0]; k++)
+        if (!strcmp(op, plain_ops[k])) return true;
+    return false;
+}
+
+/* An If whose branches only do shape plumbing (the TorchScript exporter emits one for a
+ * data-dependent squeeze in non-cubic exports); NULL when fine, else the offending op. */
+static const char *if_branch_op(const SwinOnnx__NodeProto *n, int depth)
+{
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const SwinOnnx__GraphProto *g = n->attribute[a]->g;
+        if (!g) continue;
+        if (g->n_initializer) return "initializer";
+        for (size_t i = 0; i < g->n_node; i++) {
+            const char *op = g->node[i]->op_type ? g->node[i]->op_type : "";
+            if (!strcmp(op, "If") && depth < 4) {
+                const char *bad = if_branch_op(g->node[i], depth + 1);
+                if (bad) return bad;
+            } else if (!is_plain(op)) {
+                return op;
+            }
+        }
+    }
+    return NULL;
+}
+
+static swin_status node_err(const struct swin_onnx_index *g, int i, swin_status st, const char *what, swin_error *err)
+{
+    char d[300];
+    return swin_error_set(err, st, "%s: %s: %s", g->f->path, swin_onnx_node_desc(g, i, d, sizeof d), what);
+}
+
+static bool is_float_const(const struct swin_onnx_tensor *t, int rank)
+{
+    return t && onnx_dtype_is_float(t->dtype) && t->ndim == rank;
+}
+
+/* Cubic kernel, equal strides, equal pads, unit dilation, group 1. */
+static swin_status conv_attrs(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l, swin_error *err)
+{
+    const SwinOnnx__NodeProto *n = g->f->nodes[i];
+    const int64_t *v;
+    int k = swin_onnx_node_attr_ints(n, "kernel_shape", &v);
+    l->kernel = (int)(k == 3 && v[0] == v[1] && v[1] == v[2] ? v[0] : (k < 0 ? l->w->dims[2] : -1));
+    k = swin_onnx_node_attr_ints(n, "strides", &v);
+    l->stride = (int)(k < 0 ? 1 : (k == 3 && v[0] == v[1] && v[1] == v[2] ? v[0] : -1));
+    k = swin_onnx_node_attr_ints(n, "pads", &v);
+    l->pad = (int)(k < 0 ? 0 : (k == 6 && v[0] == v[1] && v[1] == v[2] && v[2] == v[3] && v[3] == v[4] && v[4] == v[5] ? v[0] : -1));
+    bool ok = l->kernel > 0 && l->stride > 0 && l->pad >= 0 && swin_onnx_node_attr_int(n, "group", 1) == 1 &&
+              l->w->dims[2] == l->kernel && l->w->dims[3] == l->kernel && l->w->dims[4] == l->kernel;
+    k = swin_onnx_node_attr_ints(n, "dilations", &v);
+    for (int j = 0; j < k; j++) ok = ok && v[j] == 1;
+    k = swin_onnx_node_attr_ints(n, "output_padding", &v);
+    for (int j = 0; j < k; j++) ok = ok && v[j] == 0;
+    ok = ok && swin_onnx_node_attr_str_is(n, "auto_pad", "NOTSET", true);
+    if (!ok)
+        return node_err(g, i, SWIN_ERR_MODEL,
+                        "expected a 3-D convolution with a cubic kernel, equal strides and pads, no dilation, group 1", err);
+    return SWIN_OK;
+}
+
+static bool eps_ok(const SwinOnnx__NodeProto *n)
+{
+    return fabsf(swin_onnx_node_attr_float(n, "epsilon", 1e-5f) - 1e-5f) <= 1e-7f;
+}
+
+/* Recognises node i; *l->kind is set and 1 returned when it carries weights, 0 when it is a
+ * plain operator, -1 on error. rm: the ReduceMean nodes a decomposed LayerNorm ending here
+ * uses (else left alone). */
+static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l, int rm[2], swin_error *err)
+{
+    const SwinOnnx__NodeProto *n = g->f->nodes[i];
+    const char *op = n->op_type ? n->op_type : "";
+    memset(l, 0, sizeof *l);
+    l->node = i;
+    if (n->domain && !strncmp(n->domain, "com.microsoft", 13)) {
+        node_err(g, i, SWIN_ERR_MODEL,
+                 "an ONNX Runtime fused operator: this file was saved by ONNX Runtime at the extended or all optimisation "
+                 "level, which only ONNX Runtime can run; re-save it at the basic level "
+                 "(SessionOptions.graph_optimization_level = ORT_ENABLE_BASIC) or use the original export",
+                 err);
+        return -1;
+    }
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx")) {
+        node_err(g, i, SWIN_ERR_MODEL, "operator from a custom domain; a Swin UNETR export uses only standard ONNX operators", err);
+        return -1;
+    }
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) {
+        bool t = op[4] == 'T';
+        l->kind = t ? L_CONVT : L_CONV;
+        l->w = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
+        l->b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 2));
+        if (is_float_const(l->w, 4)) {
+            node_err(g, i, SWIN_ERR_MODEL, "a 2-D convolution: a 2-D Swin UNETR (spatial_dims=2)? swinrun runs the 3-D model", err);
+            return -1;
+        }
+        if (!is_float_const(l->w, 5)) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant 5-D float weight (3-D convolution)", err);
+            return -1;
+        }
+        if (swin_onnx_node_in(n, 2)[0] && !is_float_const(l->b, 1)) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant 1-D float bias", err);
+            return -1;
+        }
+        return conv_attrs(g, i, l, err) ? -1 : 1;
+    }
+    if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) {
+        const struct swin_onnx_tensor *b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
+        if (!b || swin_onnx_index_tensor(g, swin_onnx_node_in(n, 0))) return 0;   /* activation x activation (attention) */
+        if (!is_float_const(b, 2)) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected a constant 2-D float weight for a Linear layer", err);
+            return -1;
+        }
+        l->kind = L_LINEAR;
+        l->w = b;
+        if (op[0] == 'G') {
+            if (swin_onnx_node_attr_int(n, "transA", 0) || swin_onnx_node_attr_float(n, "alpha", 1) != 1 || swin_onnx_node_attr_float(n, "beta", 1) != 1) {
+                node_err(g, i, SWIN_ERR_MODEL, "expected Gemm with transA=0, alpha=1, beta=1", err);
+                return -1;
+            }
+            l->w_out_in = swin_onnx_node_attr_int(n, "transB", 0) != 0;
+            l->b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 2));
+            if (swin_onnx_node_in(n, 2)[0] && !is_float_const(l->b, 1)) {
+                node_err(g, i, SWIN_ERR_MODEL, "expected a constant 1-D float Gemm bias", err);
+                return -1;
+            }
+            return 1;
+        }
+        /* MatMul: the bias is the other input of the one Add that consumes the product. */
+        const int *c;
+        int nc = swin_onnx_index_consumers(g, swin_onnx_node_out(n, 0), &c);
+        if (nc == 1 && !strcmp(g->f->nodes[c[0]]->op_type, "Add")) {
+            const SwinOnnx__NodeProto *a = g->f->nodes[c[0]];
+            const struct swin_onnx_tensor *bt = swin_onnx_index_tensor(g, swin_onnx_node_in(a, 0));
+            if (!bt) bt = swin_onnx_index_tensor(g, swin_onnx_node_in(a, 1));
+            if (is_float_const(bt, 1)) l->b = bt;
+        }
+        return 1;
+    }
+    if (!strcmp(op, "LayerNormalization") || !strcmp(op, "InstanceNormalization")) {
+        l->kind = op[0] == 'L' ? L_LN : L_IN;
+        l->x = swin_onnx_node_in(n, 0);
+        l->w = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
+        l->b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 2));
+        if (!is_float_const(l->w, 1) || (swin_onnx_node_in(n, 2)[0] && !is_float_const(l->b, 1))) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected constant 1-D float scale and bias", err);
+            return -1;
+        }
+        if (!eps_ok(n)) {
+            node_err(g, i, SWIN_ERR_MODEL, "epsilon differs from MONAI's 1e-5", err);
+            return -1;
+        }
+        if (l->kind == L_LN && swin_onnx_node_attr_int(n, "axis", -1) != -1) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected normalisation over the last axis (axis=-1)", err);
+            return -1;
+        }
+        if (l->b && l->b->numel != l->w->numel) {
+            node_err(g, i, SWIN_ERR_SHAPE, "scale and bias have different lengths", err);
+            return -1;
+        }
+        /* an affine applied by separate Mul/Add nodes would be silently lost: refuse it */
+        const int *c;
+        int nc = swin_onnx_index_consumers(g, swin_onnx_node_out(n, 0), &c);
+        for (int k = 0; k < nc; k++) {
+            const SwinOnnx__NodeProto *u = g->f->nodes[c[k]];
+            if (strcmp(u->op_type, "Mul") && strcmp(u->op_type, "Add")) continue;
+            for (int x = 0; x < 2; x++) {
+                const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(u, x));
+                if (t && onnx_dtype_is_float(t->dtype) && t->numel > 1) {
+                    node_err(g, c[k], SWIN_ERR_MODEL,
+                             "a normalisation's affine applied as a separate Mul/Add of a constant is not supported; expected it in the normalisation's scale and bias",
+                             err);
+                    return -1;
+                }
+            }
+        }
+        return 1;
+    }
+    if (!strcmp(op, "Gather") || !strcmp(op, "GatherND")) {
+        const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 0));
+        if (!t || !onnx_dtype_is_float(t->dtype)) return 0;
+        if (t->ndim != 2 || (!strcmp(op, "Gather") && swin_onnx_node_attr_int(n, "axis", 0) != 0)) {
+            node_err(g, i, SWIN_ERR_MODEL, "a Gather from a float constant must be a bias-table lookup: 2-D table, axis 0", err);
+            return -1;
+        }
+        l->kind = L_TABLE;
+        l->w = t;
+        return 1;
+    }
+    if (!strcmp(op, "Add")) {
+        for (int k = 0; k < 2; k++) {
+            const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(n, k));
+            if (t && onnx_dtype_is_float(t->dtype) && t->ndim >= 3 && t->ndim <= 5 && t->dims[t->ndim - 1] > 1 &&
+                t->dims[t->ndim - 1] == t->dims[t->ndim - 2] && !swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1 - k))) {
+                l->kind = L_FOLDED;
+                l->w = t;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (!strcmp(op, "Attention")) {
+        /* opset 23's attention (torch's scaled_dot_product_attention, MONAI's use_flash_attention):
+         * softmax(scale q k^T + mask) v with the bias and shift mask as the additive mask */
+        if (n->n_input > 4 || swin_onnx_node_attr_int(n, "is_causal", 0) != 0 || swin_onnx_node_attr_float(n, "softcap", 0) != 0) {
+            node_err(g, i, SWIN_ERR_MODEL,
+                     "expected plain attention (no past key/value, not causal, no softcap) with an additive mask", err);
+            return -1;
+        }
+        l->kind = L_ATTN;
+        l->scale = swin_onnx_node_attr_float(n, "scale", 0);
+        return 1;
+    }
+    if (!strcmp(op, "Div")) return swin_ln_decomposed_match(g, i, l, rm, err);
+    if (!strcmp(op, "ReduceMean")) return 0;   /* checked in swin_layers_find: part of a decomposed LayerNorm */
+    if (!strcmp(op, "BatchNormalization")) {
+        node_err(g, i, SWIN_ERR_MODEL,
+                 "a batch norm left as its own node: swinrun reads norm_name='batch' models whose batch norms the exporter "
+                 "folded into the convolutions (torch.onnx's default; keep do_constant_folding on)",
+                 err);
+        return -1;
+    }
+    if (!strcmp(op, "Tanh") || (!strcmp(op, "Gelu") && !swin_onnx_node_attr_str_is(n, "approximate", "none", true))) {
+        node_err(g, i, SWIN_ERR_MODEL, "tanh-approximated GELU is not supported; MONAI's Swin UNETR uses the exact erf GELU", err);
+        return -1;
+    }
+    if (!strcmp(op, "Gelu")) return 0;   /* opset 20's exact GELU, in place of Div/Erf/Add/Mul */
+    if (!strcmp(op, "If")) {
+        const char *bad = if_branch_op(n, 0);
+        if (!bad) return 0;
+        char m[160];
+        snprintf(m, sizeof m, "a branch of this If contains %s; expected only shape operations", bad);
+        node_err(g, i, SWIN_ERR_MODEL, m, err);
+        return -1;
+    }
+    if (is_plain(op)) return 0;
+    node_err(g, i, SWIN_ERR_MODEL, "operator not expected in a Swin UNETR graph", err);
+    return -1;
+}
+
+swin_status swin_layers_find(const struct swin_onnx_index *g, struct swin_onnx_layer_list *out, swin_error *err)
+{
+    int nn = g->f->n_nodes, *order = NULL, n_order = 0;
+    out->n = 0;
+    out->v = malloc(((size_t)nn + 1) * sizeof *out->v);
+    struct swin_onnx_layer *by_node = malloc(((size_t)nn + 1) * sizeof *by_node);
+    unsigned char *has = calloc((size_t)nn + 1, 1), *in_ln = calloc((size_t)nn + 1, 1);
+    swin_status st = out->v && by_node && has && in_ln ? SWIN_OK : swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory", g->f->path);
+    /* every node is checked, in file order, so errors name the first offender as listed */
+    for (int i = 0; i < nn && !st; i++) {
+        int rm[2] = {-1, -1};
+        int r = recognise(g, i, &by_node[i], rm, err);
+        if (r < 0) st = err->status;
+        else has[i] = (unsigned char)r;
+        for (int k = 0; k < 2; k++)
+            if (rm[k] >= 0) in_ln[rm[k]] = 1;
+    }
+    for (int i = 0; i < nn && !st; i++)
+        if (!strcmp(g->f->nodes[i]->op_type, "ReduceMean") && !in_ln[i])
+            st = node_err(g, i, SWIN_ERR_MODEL, "a ReduceMean that is not part of a decomposed LayerNormalization (mean, centre, variance, divide)", err);
+    if (!st) st = swin_onnx_dataflow_order(g, &order, &n_order, err);
+    for (int k = 0; k < n_order && !st; k++)
+        if (has[order[k]]) out->v[out->n++] = by_node[order[k]];
+    free(order);
+    free(by_node);
+    free(has);
+    free(in_ln);
+    if (st) swin_layers_free(out);
+    return st;
+}
+
+void swin_layers_free(struct swin_onnx_layer_list *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}

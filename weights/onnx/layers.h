@@ -1,0 +1,36 @@
+/* Layer recognition: one pass over the nodes that turns every node carrying
+ * weights into a `struct swin_onnx_layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
+ * LayerNormalization, InstanceNormalization, bias-table Gather, a constant (.., n, n)
+ * added to attention logits: a folded bias or mask, and opset 23's fused Attention, which
+ * carries none but whose scale is checked), listed in the canonical dataflow
+ * order of order.h, and rejects operators a Swin UNETR export never contains. */
+#ifndef SWIN_WEIGHTS_LAYERS_H
+#define SWIN_WEIGHTS_LAYERS_H
+
+#include <stdbool.h>
+
+#include "weights/onnx/graph.h"
+
+enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED, L_ATTN };
+
+struct swin_onnx_layer {
+    enum layer_kind kind;
+    int node;                          /* the Conv / MatMul / Gemm / LN / IN / Gather / Add node */
+    const struct swin_onnx_tensor *w;       /* weight, LN/IN scale, bias table, folded constant */
+    const struct swin_onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
+    bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
+    int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
+    const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
+    float scale;                       /* Attention (opset 23): the logits' scale, 0 when the default 1/sqrt(head dim) */
+};
+
+struct swin_onnx_layer_list {
+    struct swin_onnx_layer *v;
+    int n;
+};
+
+swin_status swin_layers_find(const struct swin_onnx_index *g, struct swin_onnx_layer_list *out, swin_error *err);
+void swin_layers_free(struct swin_onnx_layer_list *l);
+const char *swin_layer_kind_name(enum layer_kind k);
+
+#endif

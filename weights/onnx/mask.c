@@ -1,0 +1,79 @@
+#include "weights/onnx/mask.h"
+
+#include <stdlib.h>
+
+/* Stage geometry on one axis: effective window, shift, padded length (the `<=` shrink rule). */
+struct axis { int w, sh, p; };
+
+static struct axis axis_of(int len, int win)
+{
+    struct axis a;
+    a.w = len <= win ? len : win;
+    a.sh = len <= win ? 0 : win / 2;
+    a.p = (len + a.w - 1) / a.w * a.w;
+    return a;
+}
+
+/* Region label of padded position p (rolled frame); one region when there is no shift. */
+static int region(const struct axis *a, int p)
+{
+    if (!a->sh) return 0;
+    return p < a->p - a->w ? 0 : (p < a->p - a->sh ? 1 : 2);
+}
+
+/* MONAI's region number 9 r_d + 3 r_h + r_w of token `tok` of window a. */
+static int label(const struct axis ax[3], const int a[3], uint64_t tok)
+{
+    int t0 = (int)(tok / (uint64_t)(ax[1].w * ax[2].w)), t1 = (int)(tok / (uint64_t)ax[2].w % (uint64_t)ax[1].w),
+        t2 = (int)(tok % (uint64_t)ax[2].w);
+    return 9 * region(&ax[0], a[0] * ax[0].w + t0) + 3 * region(&ax[1], a[1] * ax[1].w + t1) + region(&ax[2], a[2] * ax[2].w + t2);
+}
+
+static swin_status mismatch(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, int s, const char *what, swin_error *err)
+{
+    return swin_error_set(err, SWIN_ERR_MODEL, "%s: constant '%s' added to stage %d's attention logits is not its shifted-window mask: %s",
+                          f->path, t->name, s + 1, what);
+}
+
+swin_status swin_attn_mask_check(const struct swin_onnx_file *f, const struct swin_config *cfg, int s, const struct swin_onnx_tensor *t,
+                       swin_error *err)
+{
+    struct axis ax[3];
+    bool known = cfg->cube[0] && cfg->cube[1] && cfg->cube[2];
+    uint64_t n = 1, nw = 1;
+    for (int k = 0; k < 3 && known; k++) {
+        ax[k] = axis_of(cfg->cube[k] >> (s + 1), cfg->window[k]);
+        n *= (uint64_t)ax[k].w;
+        nw *= (uint64_t)(ax[k].p / ax[k].w);
+    }
+    if (known && t->numel != nw * n * n) return mismatch(f, t, s, "its size is not windows x tokens x tokens", err);
+    float *buf = malloc((size_t)(known ? n : 4096) * sizeof *buf);
+    if (!buf) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory checking '%s'", f->path, t->name);
+    swin_status st = SWIN_OK;
+    uint64_t row = known ? n : 4096;
+    for (uint64_t r0 = 0; r0 < t->numel && !st; r0 += row) {
+        uint64_t cnt = t->numel - r0 < row ? t->numel - r0 : row;
+        if ((st = swin_onnx_tensor_read_f32(f, t, r0, cnt, buf, err))) break;
+        if (!known) {
+            for (uint64_t k = 0; k < cnt && !st; k++)
+                if (buf[k] != 0.0f && buf[k] != -100.0f) st = mismatch(f, t, s, "it holds values other than 0 and -100", err);
+            continue;
+        }
+        /* row r0/n is (window omega, query token i); window index W fastest, token (d, h, w) */
+        uint64_t omega = r0 / n / n, i = r0 / n % n;
+        int a[3], nwin[3] = {ax[0].p / ax[0].w, ax[1].p / ax[1].w, ax[2].p / ax[2].w};
+        a[2] = (int)(omega % (uint64_t)nwin[2]);
+        a[1] = (int)(omega / (uint64_t)nwin[2] % (uint64_t)nwin[1]);
+        a[0] = (int)(omega / (uint64_t)nwin[2] / (uint64_t)nwin[1]);
+        int li = label(ax, a, i);
+        for (uint64_t k = 0; k < cnt; k++) {
+            float want = label(ax, a, k) == li ? 0.0f : -100.0f;
+            if (buf[k] != want) {
+                st = mismatch(f, t, s, "an entry differs from the standard mask", err);
+                break;
+            }
+        }
+    }
+    free(buf);
+    return st;
+}

@@ -1,0 +1,34 @@
+/* The structural walk: matches the recognised layers, in dataflow order (order.h), against the Swin
+ * UNETR layer sequence, detecting the configuration as it goes (feature size from the
+ * patch embedding, depths by counting blocks, heads and window from the bias tables,
+ * merge order from the Slice/Concat pattern, ...), checking every shape against it, and
+ * producing one binding plan per struct swin_model weight field. */
+#ifndef SWIN_WEIGHTS_WALK_H
+#define SWIN_WEIGHTS_WALK_H
+
+#include "core/model.h"
+#include "weights/onnx/layers.h"
+#include "weights/onnx/layout.h"
+
+struct swin_bind_plan {
+    const float **slot;               /* the struct swin_model field */
+    const struct swin_onnx_tensor *t;      /* source; NULL for LAYOUT_ZERO */
+    enum layout_kind layout;
+    uint64_t d0, d1, k;               /* source dims as the layout sees them (see layout.h);
+                                         folded bias: d0 = heads, d1 = n tokens */
+    bool unfold_bias;                 /* source is a folded (heads, n, n) bias: swin_layout_unfold_bias */
+    uint64_t out_numel;               /* floats written to the slot */
+    int node;                         /* the node it was bound at, for messages */
+    bool in_affine;                   /* a CNN-block InstanceNorm gamma/beta: dropped unless cfg.instnorm_affine */
+};
+
+struct swin_walk_out {
+    struct swin_bind_plan *plans;
+    int n_plans;
+};
+
+/* Fills m->cfg and out->plans (the caller frees out->plans). */
+swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_onnx_layer_list *layers, struct swin_model *m,
+                       struct swin_walk_out *out, swin_error *err);
+
+#endif
