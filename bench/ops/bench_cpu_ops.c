@@ -157,7 +157,7 @@ int main(int argc, char **argv)
     printf("Peak ESTIMATE %.0f GFLOP/s fp32 = %s\n", pk.gflops, pk.basis);
     double m2 = 0, m5 = 0; /* best of 3 trials each */
     for (int trial = 0; trial < 3; trial++) {
-        double v2 = cpu_fma_gflops(b.threads, 0), v5 = cpu_fma_gflops(b.threads, 1);
+        double v2 = cpu_unit_gflops(b.threads, CPU_FMA256), v5 = cpu_unit_gflops(b.threads, CPU_FMA512);
         m2 = v2 > m2 ? v2 : m2;
         m5 = v5 > m5 ? v5 : m5;
     }

@@ -1,6 +1,7 @@
 #include "bench/ops/cpu_peak.h"
 
 #include <immintrin.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,39 +90,71 @@ __attribute__((target("avx512f"))) static float fma_loop_avx512(long iters)
     return _mm512_reduce_add_ps(s);
 }
 
-struct fma_arg {
-    int avx512;
+__attribute__((target("avx512f,avx512bf16"))) static float dpbf16_loop(long iters)
+{
+    const __m512bh m = (__m512bh)_mm512_set1_epi32(0x3f803f80), c = (__m512bh)_mm512_set1_epi32(0x33d633d6);
+    __m512 a0 = _mm512_set1_ps(0), a1 = _mm512_set1_ps(1), a2 = _mm512_set1_ps(2), a3 = _mm512_set1_ps(3),
+           a4 = _mm512_set1_ps(4), a5 = _mm512_set1_ps(5), a6 = _mm512_set1_ps(6), a7 = _mm512_set1_ps(7),
+           a8 = _mm512_set1_ps(8), a9 = _mm512_set1_ps(9);
+#define DPBF16(acc, x, y) _mm512_dpbf16_ps(acc, x, y)
+    for (long n = 0; n < iters; n++) {
+        a0 = DPBF16(a0, m, c), a1 = DPBF16(a1, m, c), a2 = DPBF16(a2, m, c), a3 = DPBF16(a3, m, c);
+        a4 = DPBF16(a4, m, c), a5 = DPBF16(a5, m, c), a6 = DPBF16(a6, m, c), a7 = DPBF16(a7, m, c);
+        a8 = DPBF16(a8, m, c), a9 = DPBF16(a9, m, c);
+    }
+#undef DPBF16
+    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(_mm512_add_ps(a6, a7), _mm512_add_ps(a8, a9))));
+    return _mm512_reduce_add_ps(s);
+}
+
+static const struct {
+    const char *name;
+    double flops_per_instr;
     long iters;
+} units[CPU_UNITS] = {
+    [CPU_FMA256] = {"fma256", 16, FMA_ITERS},
+    [CPU_FMA512] = {"fma512", 32, FMA_ITERS / 2},
+    [CPU_DPBF16] = {"dpbf16", 64, FMA_ITERS / 4},
+};
+
+const char *cpu_unit_name(enum cpu_unit u) { return u >= 0 && u < CPU_UNITS ? units[u].name : "?"; }
+
+struct unit_arg {
+    enum cpu_unit unit;
     float sink;
 };
 
-static void *fma_thread(void *p)
+static void *unit_thread(void *p)
 {
-    struct fma_arg *a = p;
-    a->sink = a->avx512 ? fma_loop_avx512(a->iters) : fma_loop_avx2(a->iters);
+    struct unit_arg *a = p;
+    const long n = units[a->unit].iters;
+    a->sink = a->unit == CPU_DPBF16 ? dpbf16_loop(n) : a->unit == CPU_FMA512 ? fma_loop_avx512(n) : fma_loop_avx2(n);
     return NULL;
 }
 
-double cpu_fma_gflops(int nthreads, int avx512)
+double cpu_unit_gflops(int nthreads, enum cpu_unit u)
 {
     __builtin_cpu_init();
-    if (avx512 ? !__builtin_cpu_supports("avx512f") : !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
-        return 0.0;
+    const bool has = __builtin_cpu_supports("fma") &&
+                     (u == CPU_FMA256   ? __builtin_cpu_supports("avx2")
+                      : u == CPU_FMA512 ? __builtin_cpu_supports("avx512f")
+                      : u == CPU_DPBF16 ? __builtin_cpu_supports("avx512bf16")
+                                        : false);
+    if (!has) return 0.0;
     pthread_t th[256];
-    struct fma_arg args[256];
+    struct unit_arg args[256];
     if (nthreads > 256) nthreads = 256;
-    long iters = FMA_ITERS / (avx512 ? 2 : 1);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < nthreads; i++) {
-        args[i] = (struct fma_arg){avx512, iters, 0};
-        pthread_create(&th[i], NULL, fma_thread, &args[i]);
+        args[i] = (struct unit_arg){.unit = u};
+        pthread_create(&th[i], NULL, unit_thread, &args[i]);
     }
     for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double t = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    double lanes = avx512 ? 16 : 8;
-    return (double)nthreads * iters * 10 * lanes * 2 / t * 1e-9;
+    return (double)nthreads * units[u].iters * 10 * units[u].flops_per_instr / t * 1e-9;
 }
 
 #define STREAM_FLOATS (32L << 20) /* 128 MiB per buffer and thread */

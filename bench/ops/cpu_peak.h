@@ -15,9 +15,18 @@ struct cpu_peak {
 
 struct cpu_peak cpu_peak_estimate(int threads);
 
-/* GFLOP/s of nthreads threads each running independent AVX2 (avx512 = 0) or AVX-512 FMA
- * chains; 0 where the CPU lacks the instruction set. */
-double cpu_fma_gflops(int nthreads, int avx512);
+/* The instructions a kernel's products run on, each with its own peak. */
+enum cpu_unit {
+    CPU_FMA256,  /* vfmadd 8 x float32 (AVX2 + FMA): 16 FLOP per instruction */
+    CPU_FMA512,  /* vfmadd 16 x float32 (AVX-512): 32 FLOP */
+    CPU_DPBF16,  /* vdpbf16ps 16 x 2 bfloat16 products into float32 (AVX512_BF16): 64 FLOP */
+    CPU_UNITS,
+};
+const char *cpu_unit_name(enum cpu_unit u);
+
+/* GFLOP/s (2 per multiply-add) of nthreads threads each running independent chains of the
+ * unit's instruction in registers; 0 where the CPU lacks it. */
+double cpu_unit_gflops(int nthreads, enum cpu_unit u);
 
 /* Memory bandwidth in GB/s (1e9 bytes) of nthreads threads, each streaming its own 128 MiB
  * (far past the caches) with AVX2: `copy` reads one buffer and writes another (bytes read +

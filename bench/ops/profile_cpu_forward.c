@@ -1,7 +1,8 @@
 /* profile_cpu_forward: where one forward pass of the CPU backend spends its time, op by op,
  * against this machine's measured FMA throughput and memory bandwidth.
  *
- *   profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--isa LEVEL] [--runs N] [--md FILE] [--json FILE]
+ *   profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--isa LEVEL] [--precision fp32|bf16]
+ *                       [--runs N] [--md FILE] [--json FILE]
  *
  * The model runs through the library's own forward() and planner (runtime/forward.h) on the
  * CPU backend, whose op table is wrapped here: every call is timed (CLOCK_MONOTONIC around
@@ -17,9 +18,14 @@
  *   swin_attention       2 Np 4C^2 + 4 Np W C  (qkv + proj, QK^T + AV; Np padded tokens, W per window)
  *   swin_mlp             4 V C hidden
  *   patch_merge          2 Vout 8C 2C
+ * Each row's products run on one unit (cpu_peak.h): vdpbf16ps where its weights are bfloat16
+ * at the AVX512_BF16 level, else the level's FMA (512- or 256-bit); the attention's QK^T and
+ * PV products stay float32 FMA. "of peak" divides a row's GFLOP/s by its unit's peak on all
+ * threads; the floor of the pass adds each row's executed FLOPs (Winograd: its GEMMs' (m + 2)^3
+ * products per m^3 outputs, not the direct count) over its unit's peak.
  * Bytes per call (the memory-bound ops, float32): instnorm_act reads x twice (statistics,
  * then the pass) and writes it, plus the residual; layernorm, copy, pack and unpack read
- * and write once. Peaks: cpu_peak.h (FMA chains in registers; 128 MiB streams). */
+ * and write once. Peaks: cpu_peak.h (instruction chains in registers; 128 MiB streams). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,8 @@
 
 #include "bench/ops/cpu_peak.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
+#include "runtime/model_bf16.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "runtime/swinrun.h"
@@ -36,12 +44,15 @@
 struct prof_row {
     char op[24], shape[64];
     const char *kernel;
+    enum cpu_unit unit;           /* what its GEMM products run on */
     long calls;
     double seconds, flops, bytes; /* totals over the timed runs */
+    double exec[CPU_UNITS];       /* FLOPs executed on each unit, totals */
 };
 
 static struct {
     struct swin_cpu_backend *be;
+    enum swin_cpu_simd level;
     int timing;                   /* 0 during the untimed pass and the plan */
     struct prof_row rows[MAX_ROWS];
     int n;
@@ -54,7 +65,16 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void record(const char *op, const char *shape, const char *kernel, double t0, double flops, double bytes)
+/* The unit of a GEMM whose weights are w (NULL: float32 products). */
+static enum cpu_unit unit_of(const float *w)
+{
+    if (w && swin_cpu_wgemm_of(prof.be, w).bf16 && prof.level >= SWIN_CPU_SIMD_AVX512_BF16) return CPU_DPBF16;
+    return prof.level >= SWIN_CPU_SIMD_AVX512 ? CPU_FMA512 : CPU_FMA256;
+}
+
+/* exec: FLOPs executed per unit by this call. */
+static void record(const char *op, const char *shape, const char *kernel, enum cpu_unit unit, double t0, double flops,
+                   const double exec[CPU_UNITS], double bytes)
 {
     if (!prof.timing) return;
     const double dt = now_s() - t0;
@@ -68,11 +88,13 @@ static void record(const char *op, const char *shape, const char *kernel, double
         snprintf(r->op, sizeof r->op, "%s", op);
         snprintf(r->shape, sizeof r->shape, "%s", shape);
         r->kernel = kernel;
+        r->unit = unit;
     }
     r->calls++;
     r->seconds += dt;
     r->flops += flops;
     r->bytes += bytes;
+    for (int u = 0; exec && u < CPU_UNITS; u++) r->exec[u] += exec[u];
 }
 
 static double vox(struct swin_vol v) { return (double)swin_vol_voxels(v); }
@@ -89,7 +111,7 @@ static int p_pack_input(void *be, struct swin_vol out, const float *host)
     int rc = swin_cpu_ops.pack_input(be, out, host);
     char s[64];
     grid(s, sizeof s, out);
-    record("pack_input", s, "", t0, 0, 8.0 * vox(out) * out.c);
+    record("pack_input", s, "", CPU_FMA256, t0, 0, NULL, 8.0 * vox(out) * out.c);
     return rc;
 }
 
@@ -99,7 +121,7 @@ static int p_unpack_output(void *be, float *host, struct swin_vol in)
     int rc = swin_cpu_ops.unpack_output(be, host, in);
     char s[64];
     grid(s, sizeof s, in);
-    record("unpack_output", s, "", t0, 0, 8.0 * vox(in) * in.c);
+    record("unpack_output", s, "", CPU_FMA256, t0, 0, NULL, 8.0 * vox(in) * in.c);
     return rc;
 }
 
@@ -110,7 +132,7 @@ static int p_copy(void *be, struct swin_vol out, struct swin_vol in)
     char s[64], g[32];
     grid(g, sizeof g, in);
     snprintf(s, sizeof s, "%s x %d", g, in.c);
-    record("copy", s, "", t0, 0, 8.0 * vox(in) * in.c);
+    record("copy", s, "", CPU_FMA256, t0, 0, NULL, 8.0 * vox(in) * in.c);
     return rc;
 }
 
@@ -118,12 +140,19 @@ static int p_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol 
                     int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     const char *kernel = swin_cpu_conv3d_kernel(prof.be, out, in, w, k, stride, pad);
+    const enum cpu_unit unit = unit_of(w);
     double t0 = now_s();
     int rc = swin_cpu_ops.conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
     char s[64], g[32];
     grid(g, sizeof g, out);
     snprintf(s, sizeof s, "%s %d->%d k%d s%d", g, in.c, out.c, k, stride);
-    record("conv3d", s, kernel, t0, 2.0 * k * k * k * in.c * out.c * vox(out), 0);
+    const double flops = 2.0 * k * k * k * in.c * out.c * vox(out);
+    double exec[CPU_UNITS] = {0};
+    /* Winograd: (m + 2)^3 products per m^3 outputs instead of 27 */
+    exec[unit] = !strncmp(kernel, "Winograd F(2", 12)   ? flops * 64.0 / (27.0 * 8.0)
+                 : !strncmp(kernel, "Winograd F(4", 12) ? flops * 216.0 / (27.0 * 64.0)
+                                                        : flops;
+    record("conv3d", s, kernel, unit, t0, flops, exec, 0);
     return rc;
 }
 
@@ -134,7 +163,9 @@ static int p_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, 
     char s[64], g[32];
     grid(g, sizeof g, out);
     snprintf(s, sizeof s, "%s %d->%d", g, in.c, out.c);
-    record("conv_transpose2", s, "", t0, 16.0 * in.c * out.c * vox(in), 0);
+    double exec[CPU_UNITS] = {0};
+    exec[unit_of(w)] = 16.0 * in.c * out.c * vox(in);
+    record("conv_transpose2", s, "", unit_of(w), t0, exec[unit_of(w)], exec, 0);
     return rc;
 }
 
@@ -148,7 +179,7 @@ static int p_instnorm_act(void *be, struct swin_vol x, const void *stats, bool n
     snprintf(s, sizeof s, "%s x %d%s%s", g, x.c, !residual ? "" : residual->normalize ? " +IN(res)" : " +res",
              normalize ? "" : " (no norm)");
     const double passes = (normalize ? 3.0 : 2.0) + (!residual ? 0.0 : residual->normalize ? 2.0 : 1.0);
-    record("instnorm_act", s, "", t0, 0, 4.0 * passes * vox(x) * x.c);
+    record("instnorm_act", s, "", CPU_FMA256, t0, 0, NULL, 4.0 * passes * vox(x) * x.c);
     return rc;
 }
 
@@ -159,7 +190,7 @@ static int p_layernorm(void *be, struct swin_vol out, struct swin_vol in, const 
     char s[64], g[32];
     grid(g, sizeof g, in);
     snprintf(s, sizeof s, "%s x %d", g, in.c);
-    record("layernorm", s, "", t0, 0, 8.0 * vox(in) * in.c);
+    record("layernorm", s, "", CPU_FMA256, t0, 0, NULL, 8.0 * vox(in) * in.c);
     return rc;
 }
 
@@ -174,7 +205,10 @@ static int p_swin_attention(void *be, struct swin_vol x, const struct swin_block
     snprintf(s, sizeof s, "%s x %d, %d heads%s", gs, x.c, g->heads, shifted ? ", shifted" : "");
     const double np = (double)g->padded[0] * g->padded[1] * g->padded[2];
     const double wt = (double)g->win[0] * g->win[1] * g->win[2], c = x.c;
-    record("swin_attention", s, "", t0, 8.0 * np * c * c + 4.0 * np * wt * c, 0);
+    double exec[CPU_UNITS] = {0};
+    exec[unit_of(blk->qkv_w)] += 8.0 * np * c * c; /* qkv and proj */
+    exec[unit_of(NULL)] += 4.0 * np * wt * c;        /* QK^T and PV, float32 */
+    record("swin_attention", s, "", unit_of(blk->qkv_w), t0, 8.0 * np * c * c + 4.0 * np * wt * c, exec, 0);
     return rc;
 }
 
@@ -186,7 +220,9 @@ static int p_swin_mlp(void *be, struct swin_vol x, const struct swin_block_w *bl
     char s[64], g[32];
     grid(g, sizeof g, x);
     snprintf(s, sizeof s, "%s x %d, hidden %d", g, x.c, hidden);
-    record("swin_mlp", s, "", t0, 4.0 * vox(x) * x.c * hidden, 0);
+    double exec[CPU_UNITS] = {0};
+    exec[unit_of(blk->fc1_w)] = 4.0 * vox(x) * x.c * hidden;
+    record("swin_mlp", s, "", unit_of(blk->fc1_w), t0, exec[unit_of(blk->fc1_w)], exec, 0);
     return rc;
 }
 
@@ -198,7 +234,9 @@ static int p_patch_merge(void *be, struct swin_vol out, struct swin_vol in, cons
     char s[64], g[32];
     grid(g, sizeof g, in);
     snprintf(s, sizeof s, "%s x %d -> x %d", g, in.c, out.c);
-    record("patch_merge", s, "", t0, 32.0 * vox(out) * in.c * in.c, 0);
+    double exec[CPU_UNITS] = {0};
+    exec[unit_of(red_w)] = 32.0 * vox(out) * in.c * in.c;
+    record("patch_merge", s, "", unit_of(red_w), t0, exec[unit_of(red_w)], exec, 0);
     return rc;
 }
 
@@ -226,35 +264,57 @@ static int by_time(const void *a, const void *b)
 }
 
 struct peaks {
-    double fma1, fma_all, read1, read_all, copy1, copy_all;
+    double unit1[CPU_UNITS], unit_all[CPU_UNITS]; /* GFLOP/s, 1 thread and all */
+    double read1, read_all, copy1, copy_all;
 };
 
-static void write_md(FILE *o, const char *model, const int cube[3], enum swin_cpu_simd level, int threads, int runs,
-                     const double *pass_s,
-                     double pass_med, const struct peaks *pk, const struct swin_cpu_wino_phases *ph,
-                     double wino_gemm_flops)
+/* Seconds the pass would take with every row's executed FLOPs at its unit's peak. */
+static double floor_seconds(int runs, const struct peaks *pk)
 {
-    double op_total = 0;
-    for (int i = 0; i < prof.n; i++) op_total += prof.rows[i].seconds / runs;
-    fprintf(o, "Model %s, cube %dx%dx%d, CPU backend at the %s level, %d threads, %d timed passes after 1 "
+    double f = 0;
+    for (int i = 0; i < prof.n; i++)
+        for (int u = 0; u < CPU_UNITS; u++)
+            if (prof.rows[i].exec[u] > 0 && pk->unit_all[u] > 0) f += prof.rows[i].exec[u] / runs / (pk->unit_all[u] * 1e9);
+    return f;
+}
+
+static void write_md(FILE *o, const char *model, const int cube[3], const char *precision, int threads, int runs,
+                     const double *pass_s, double pass_med, const struct peaks *pk,
+                     const struct swin_cpu_wino_phases *ph, double wino_gemm_flops, enum cpu_unit wino_unit)
+{
+    double op_total = 0, exec_total = 0;
+    for (int i = 0; i < prof.n; i++) {
+        op_total += prof.rows[i].seconds / runs;
+        for (int u = 0; u < CPU_UNITS; u++) exec_total += prof.rows[i].exec[u] / runs;
+    }
+    fprintf(o, "Model %s, cube %dx%dx%d, CPU backend at the %s level, %s, %d threads, %d timed passes after 1 "
                "untimed.\n\n",
-            model, cube[0], cube[1], cube[2], swin_cpu_simd_name(level), threads, runs);
+            model, cube[0], cube[1], cube[2], swin_cpu_simd_name(prof.level), precision, threads, runs);
     fprintf(o, "Forward pass, wall: median %.3f s (passes:", pass_med);
     for (int r = 0; r < runs; r++) fprintf(o, " %.3f", pass_s[r]);
     fprintf(o, "); in the ops %.3f s per pass (%.1f %%), the rest is forward()'s own work between ops.\n\n",
             op_total, 100.0 * op_total / pass_med);
-    fprintf(o, "Measured peaks (bench/ops/cpu_peak.c): FMA %.1f GFLOP/s on 1 thread, %.1f on %d; memory read "
-               "%.1f GB/s on 1 thread, %.1f on %d; copy (read + write) %.1f GB/s on 1, %.1f on %d.\n\n",
-            pk->fma1, pk->fma_all, threads, pk->read1, pk->read_all, threads, pk->copy1, pk->copy_all, threads);
-    fprintf(o, "| op | shape | kernel | calls/pass | ms/pass | share | GFLOP/s | of FMA peak | GB/s | of copy peak |\n");
-    fprintf(o, "|---|---|---|---|---|---|---|---|---|---|\n");
+    const double fl = floor_seconds(runs, pk);
+    fprintf(o, "Floor of the pass: %.3f s (%.1f executed GFLOP, each row's at the peak of its unit on %d threads); "
+               "the median pass reaches %.1f %% of it.\n\n",
+            fl, exec_total * 1e-9, threads, 100.0 * fl / pass_med);
+    fprintf(o, "Measured peaks (bench/ops/cpu_peak.c), GFLOP/s on 1 / %d threads:", threads);
+    for (int u = 0; u < CPU_UNITS; u++)
+        fprintf(o, " %s %.1f / %.1f%s", cpu_unit_name((enum cpu_unit)u), pk->unit1[u], pk->unit_all[u],
+                u + 1 < CPU_UNITS ? "," : ";");
+    fprintf(o, " memory read %.1f GB/s on 1 thread, %.1f on %d; copy (read + write) %.1f GB/s on 1, %.1f on %d "
+               "(0: the CPU lacks the unit).\n\n",
+            pk->read1, pk->read_all, threads, pk->copy1, pk->copy_all, threads);
+    fprintf(o, "| op | shape | kernel | unit | calls/pass | ms/pass | share | GFLOP/s | of unit peak | GB/s | of copy "
+               "peak |\n");
+    fprintf(o, "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < prof.n; i++) {
         const struct prof_row *r = &prof.rows[i];
         const double s = r->seconds / runs;
-        fprintf(o, "| %s | %s | %s | %.0f | %.1f | %.1f %% |", r->op, r->shape, r->kernel, (double)r->calls / runs,
-                1e3 * s, 100.0 * s / pass_med);
+        fprintf(o, "| %s | %s | %s | %s | %.0f | %.1f | %.1f %% |", r->op, r->shape, r->kernel,
+                r->flops > 0 ? cpu_unit_name(r->unit) : "-", (double)r->calls / runs, 1e3 * s, 100.0 * s / pass_med);
         if (r->flops > 0) fprintf(o, " %.1f | %.0f %% |", r->flops / r->seconds * 1e-9,
-                                  100.0 * r->flops / r->seconds * 1e-9 / pk->fma_all);
+                                  100.0 * r->flops / r->seconds * 1e-9 / pk->unit_all[r->unit]);
         else fprintf(o, " - | - |");
         if (r->bytes > 0) fprintf(o, " %.1f | %.0f %% |\n", r->bytes / r->seconds * 1e-9,
                                   100.0 * r->bytes / r->seconds * 1e-9 / pk->copy_all);
@@ -266,24 +326,32 @@ static void write_md(FILE *o, const char *model, const int cube[3], enum swin_cp
                    "time):\n\n| phase | thread-s/pass | share | rate |\n|---|---|---|---|\n");
         fprintf(o, "| weight transform | %.3f | %.1f %% | |\n", ph->weights_s / runs, 100 * ph->weights_s / wt);
         fprintf(o, "| input transform | %.3f | %.1f %% | |\n", ph->input_s / runs, 100 * ph->input_s / wt);
-        fprintf(o, "| GEMMs | %.3f | %.1f %% | %.1f GFLOP/s per thread (%.0f %% of 1-thread FMA peak) |\n",
+        fprintf(o, "| GEMMs | %.3f | %.1f %% | %.1f GFLOP/s per thread (%.0f %% of 1-thread %s peak) |\n",
                 ph->gemm_s / runs, 100 * ph->gemm_s / wt, wino_gemm_flops / ph->gemm_s * 1e-9,
-                100 * wino_gemm_flops / ph->gemm_s * 1e-9 / pk->fma1);
+                100 * wino_gemm_flops / ph->gemm_s * 1e-9 / pk->unit1[wino_unit], cpu_unit_name(wino_unit));
         fprintf(o, "| output transform | %.3f | %.1f %% | |\n", ph->output_s / runs, 100 * ph->output_s / wt);
     }
 }
 
-static void write_json(FILE *o, int runs, double pass_med, const struct peaks *pk)
+static void write_json(FILE *o, const char *precision, int runs, double pass_med, const struct peaks *pk)
 {
-    fprintf(o, "{\"pass_seconds_median\": %.6f, \"peaks\": {\"fma1\": %.3f, \"fma_all\": %.3f, \"read1\": %.3f, "
-               "\"read_all\": %.3f, \"copy1\": %.3f, \"copy_all\": %.3f}, \"rows\": [",
-            pass_med, pk->fma1, pk->fma_all, pk->read1, pk->read_all, pk->copy1, pk->copy_all);
+    fprintf(o, "{\"level\": \"%s\", \"precision\": \"%s\", \"pass_seconds_median\": %.6f, "
+               "\"floor_seconds\": %.6f, \"peaks\": {",
+            swin_cpu_simd_name(prof.level), precision, pass_med, floor_seconds(runs, pk));
+    for (int u = 0; u < CPU_UNITS; u++)
+        fprintf(o, "\"%s1\": %.3f, \"%s_all\": %.3f, ", cpu_unit_name((enum cpu_unit)u), pk->unit1[u],
+                cpu_unit_name((enum cpu_unit)u), pk->unit_all[u]);
+    fprintf(o, "\"read1\": %.3f, \"read_all\": %.3f, \"copy1\": %.3f, \"copy_all\": %.3f}, \"rows\": [",
+            pk->read1, pk->read_all, pk->copy1, pk->copy_all);
     for (int i = 0; i < prof.n; i++) {
         const struct prof_row *r = &prof.rows[i];
-        fprintf(o, "%s\n {\"op\": \"%s\", \"shape\": \"%s\", \"kernel\": \"%s\", \"calls_per_pass\": %.3f, "
-                   "\"seconds_per_pass\": %.6f, \"flops_per_pass\": %.6g, \"bytes_per_pass\": %.6g}",
-                i ? "," : "", r->op, r->shape, r->kernel, (double)r->calls / runs, r->seconds / runs,
-                r->flops / runs, r->bytes / runs);
+        double ex = 0;
+        for (int u = 0; u < CPU_UNITS; u++) ex += r->exec[u];
+        fprintf(o, "%s\n {\"op\": \"%s\", \"shape\": \"%s\", \"kernel\": \"%s\", \"unit\": \"%s\", "
+                   "\"calls_per_pass\": %.3f, \"seconds_per_pass\": %.6f, \"flops_per_pass\": %.6g, "
+                   "\"executed_flops_per_pass\": %.6g, \"bytes_per_pass\": %.6g}",
+                i ? "," : "", r->op, r->shape, r->kernel, cpu_unit_name(r->unit), (double)r->calls / runs,
+                r->seconds / runs, r->flops / runs, ex / runs, r->bytes / runs);
     }
     fprintf(o, "\n]}\n");
 }
@@ -311,13 +379,15 @@ static void usage(FILE *o)
 {
     fprintf(o, "profile_cpu_forward: per-op times of one CPU forward pass against measured FMA and bandwidth peaks\n"
                "\n"
-               "Usage: profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--isa LEVEL] [--runs N] [--md FILE]\n"
-               "                           [--json FILE]\n"
+               "Usage: profile_cpu_forward --model PATH [--cube D H W] [--threads N] [--isa LEVEL]\n"
+               "                           [--precision fp32|bf16] [--runs N] [--md FILE] [--json FILE]\n"
                "  --model PATH   any model swinrun loads (ONNX, checkpoint, bundle folder)\n"
                "  --cube D H W   window (default: the export cube, else 96 96 96)\n"
                "  --threads N    CPU threads (default 0 = every core)\n"
                "  --isa LEVEL    highest kernel level: avx512bf16, avx512, avx2 or baseline (default: the best the CPU\n"
                "                 has)\n"
+               "  --precision P  fp32 (default) or bf16: the GEMM and conv weights bfloat16 (the stem and the head\n"
+               "                 kept float32), as swinrun --precision bf16 runs them\n"
                "  --runs N       timed passes after one untimed (default 3)\n"
                "  --md FILE      the table as Markdown (default: stdout)\n"
                "  --json FILE    the rows as JSON\n"
@@ -326,7 +396,7 @@ static void usage(FILE *o)
 
 int main(int argc, char **argv)
 {
-    const char *model_path = NULL, *md_path = NULL, *json_path = NULL;
+    const char *model_path = NULL, *md_path = NULL, *json_path = NULL, *precision = "fp32";
     int cube[3] = {0, 0, 0}, threads = 0, runs = 3;
     enum swin_cpu_simd isa = SWIN_CPU_SIMD_AVX512_BF16;
     for (int i = 1; i < argc; i++) {
@@ -345,7 +415,13 @@ int main(int argc, char **argv)
                 return 2;
             }
         }
-        else if (!strcmp(o, "--cube") && i + 3 < argc)
+        else if (!strcmp(o, "--precision") && i + 1 < argc) {
+            precision = argv[++i];
+            if (strcmp(precision, "fp32") && strcmp(precision, "bf16")) {
+                fprintf(stderr, "profile_cpu_forward: error: --precision %s: fp32 or bf16\n", precision);
+                return 2;
+            }
+        } else if (!strcmp(o, "--cube") && i + 3 < argc)
             for (int k = 0; k < 3; k++) cube[k] = atoi(argv[++i]);
         else {
             fprintf(stderr, "profile_cpu_forward: error: bad argument %s (try --help)\n", o);
@@ -369,13 +445,23 @@ int main(int argc, char **argv)
         return 1;
     }
     threads = swin_cpu_backend_threads(prof.be);
-    const enum swin_cpu_simd level = swin_cpu_backend_set_simd(prof.be, isa);
+    prof.level = swin_cpu_backend_set_simd(prof.be, isa);
+    struct swin_model *bf16 = NULL;
+    if (!strcmp(precision, "bf16")) {
+        size_t bf16_bytes = 0;
+        if (swin_model_bf16_copy(m, SWIN_BF16_KEEP_DEFAULT, &bf16, &bf16_bytes, &err)) {
+            fprintf(stderr, "profile_cpu_forward: %s\n", err.msg);
+            return 1;
+        }
+        swin_cpu_backend_set_bf16(prof.be, bf16->flat, bf16_bytes);
+    }
+    const struct swin_model *run_model = bf16 ? bf16 : m;
     struct swin_cpu_wino_phases phases = {0};
     const struct swin_ops ops = profiled_ops();
     struct swin_plan plan;
     swin_plan_init(&plan);
     struct swin_exec e = {.plan = &plan, .planning = true, .ops = &ops, .be = prof.be, .err = &err};
-    swin_status st = swin_forward(&e, m, cube, NULL, NULL);
+    swin_status st = swin_forward(&e, run_model, cube, NULL, NULL);
     if (!st) st = swin_plan_solve(&plan, &err);
     const size_t nin = (size_t)m->cfg.in_channels * cube[0] * cube[1] * cube[2];
     const size_t nout = (size_t)m->cfg.out_channels * cube[0] * cube[1] * cube[2];
@@ -385,9 +471,12 @@ int main(int argc, char **argv)
     if (!st && (!in || !out || !arena)) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && i < nin; i++) in[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
     /* the peaks first, on an idle process (the passes' pages are not yet touched) */
-    struct peaks pk = {.fma1 = cpu_fma_gflops(1, 0), .fma_all = cpu_fma_gflops(threads, 0),
-                       .read1 = cpu_stream_gbps(1, 0), .read_all = cpu_stream_gbps(threads, 0),
+    struct peaks pk = {.read1 = cpu_stream_gbps(1, 0), .read_all = cpu_stream_gbps(threads, 0),
                        .copy1 = cpu_stream_gbps(1, 1), .copy_all = cpu_stream_gbps(threads, 1)};
+    for (int u = 0; u < CPU_UNITS; u++) {
+        pk.unit1[u] = cpu_unit_gflops(1, (enum cpu_unit)u);
+        pk.unit_all[u] = cpu_unit_gflops(threads, (enum cpu_unit)u);
+    }
     double pass_s[100];
     for (int r = 0; !st && r <= runs; r++) {
         prof.timing = r > 0;
@@ -395,7 +484,7 @@ int main(int argc, char **argv)
         swin_plan_rewind(&plan);
         e = (struct swin_exec){.plan = &plan, .arena = arena, .ops = &ops, .be = prof.be, .err = &err};
         const double t0 = now_s();
-        st = swin_forward(&e, m, cube, in, out);
+        st = swin_forward(&e, run_model, cube, in, out);
         if (r > 0) pass_s[r - 1] = now_s() - t0;
     }
     if (st) {
@@ -413,7 +502,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "profile_cpu_forward: cannot write %s\n", md_path);
         return 1;
     }
-    write_md(md, model_path, cube, level, threads, runs, pass_s, med, &pk, &phases, wino_flops);
+    write_md(md, model_path, cube, precision, threads, runs, pass_s, med, &pk, &phases, wino_flops, unit_of(NULL));
     if (md != stdout) fclose(md);
     if (json_path) {
         FILE *j = fopen(json_path, "w");
@@ -421,7 +510,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "profile_cpu_forward: cannot write %s\n", json_path);
             return 1;
         }
-        write_json(j, runs, med, &pk);
+        write_json(j, precision, runs, med, &pk);
         fclose(j);
     }
     free(arena);
@@ -429,6 +518,7 @@ int main(int argc, char **argv)
     free(out);
     swin_plan_release(&plan);
     swin_cpu_backend_free(prof.be);
+    swin_model_bf16_free(bf16);
     swin_model_free(m);
     return 0;
 }
