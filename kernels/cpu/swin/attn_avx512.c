@@ -1,118 +1,116 @@
-/* One head of window attention with AVX-512 (compiled for avx512f only), fused per block of
- * 8 query rows so that the block's logits stay in L1:
+/* One head of window attention at the AVX-512 level (compiled for it only), fused per block of
+ * 12 query rows so that the block's logits stay in L1:
  *
- *   once per head: k and v transposed into kt, vt ((hd or hd4), npad), zero padded
- *   per block of 8 query rows i0 .. i0+7:
- *     s (8, n) = q k^T     8 rows x 48 keys per tile: for every e < hd, 8 broadcasts of
- *                          q_i[e] times 3 rows of kt into 24 accumulators
- *     softmax of each row with its bias row and mask (swin_cpu_softmax_row_avx512)
- *     o rows = s v         4 rows x 4 columns per tile: 16 accumulators of 16-lane partial
- *                          dot products over t, reduced across lanes at the end
- * Rows past n repeat a valid row and are not stored; keys past n are masked; columns past hd
- * are computed from zero rows of vt and not stored. fp32 accumulation in an order that
- * differs from OpenBLAS (the portable path): results agree to rounding, not bit for bit. */
+ *   once per head: kt (hd, npad) = k transposed, vp (n, hd16) = v with its columns padded to
+ *                  hd16 = hd rounded up to 16, both zero padded
+ *   per block of 12 query rows i0 .. i0+11:
+ *     s (12, npad) = q k^T two groups of 6 rows, 64 keys per tile (48, 32 or 16 for the last):
+ *                          for every e < hd, 4 rows of kt times 6 broadcasts of q_i[e] into 24
+ *                          accumulators; keys past n come from zero columns of kt
+ *     softmax of each of the 12 rows over its n keys, with its bias row and mask, left
+ *     unnormalised (swin_cpu_softmax_exp_row_avx512)
+ *     o rows = s vp        12 rows x 32 columns per tile (16 for the last): for every key t < n,
+ *                          the vectors of vp row t times 12 broadcasts of s_i[t] into 24
+ *                          accumulators, then times the row's 1 / sum (hd products instead of n)
+ * attn_avx2.c's algorithm at 16 lanes. The logit block has row stride npad
+ * (swin_cpu_attn_sblk_floats). Rows past n repeat a real row and are not stored; columns
+ * past hd come from zero columns of vp and are not stored. float32 accumulation in an order
+ * that differs from the portable path: results agree to rounding, not bit for bit. */
 #include "kernels/cpu/swin/attn_head.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/vmath/cpu_rowops.h"
 
 #include <immintrin.h>
-#include <stddef.h>
 #include <string.h>
 
-static inline __mmask16 lanes_upto(int avail)
-{
-    return avail >= 16 ? (__mmask16)0xFFFF : (avail <= 0 ? (__mmask16)0 : (__mmask16)((1u << avail) - 1u));
-}
+#define BLOCK 12
 
-#define QK_DECL(i) __m512 a##i##0 = z, a##i##1 = z, a##i##2 = z;
-#define QK_STEP(i)                                                         \
-    {                                                                      \
-        const __m512 b = _mm512_set1_ps(q##i[e]);                          \
-        a##i##0 = _mm512_fmadd_ps(b, k0, a##i##0);                         \
-        a##i##1 = _mm512_fmadd_ps(b, k1, a##i##1);                         \
-        a##i##2 = _mm512_fmadd_ps(b, k2, a##i##2);                         \
-    }
-#define QK_STORE(i)                                                        \
-    {                                                                      \
-        float *row = s + (size_t)(i) * n + t0;                             \
-        _mm512_mask_storeu_ps(row, m0, a##i##0);                           \
-        _mm512_mask_storeu_ps(row + 16, m1, a##i##1);                      \
-        _mm512_mask_storeu_ps(row + 32, m2, a##i##2);                      \
-    }
-
-/* s (8, n): rows i0 .. i0+7 of q k^T (rows past n repeat row i0; s holds 8 rows). */
-SWIN_AVX512
-static void qk_block(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad)
+/* s rows 0..5 (stride lds), keys t0 .. t0 + 16 KW - 1, of q rows qr[] times kt. */
+SWIN_AVX512_INLINE void qk_tile(float *s, int lds, const float *const qr[6], int hd, const float *kt, int npad, int t0,
+                                const int KW)
 {
-    const __m512 z = _mm512_setzero_ps();
-    const float *qr[8];
-    for (int i = 0; i < 8; i++) qr[i] = q + (size_t)(i0 + i < n ? i0 + i : i0) * ld;
-    const float *q0 = qr[0], *q1 = qr[1], *q2 = qr[2], *q3 = qr[3], *q4 = qr[4], *q5 = qr[5], *q6 = qr[6],
-                *q7 = qr[7];
-    for (int t0 = 0; t0 < n; t0 += 48) {
-        const __mmask16 m0 = lanes_upto(n - t0), m1 = lanes_upto(n - t0 - 16), m2 = lanes_upto(n - t0 - 32);
-        QK_DECL(0) QK_DECL(1) QK_DECL(2) QK_DECL(3) QK_DECL(4) QK_DECL(5) QK_DECL(6) QK_DECL(7)
-        for (int e = 0; e < hd; e++) {
-            const float *kr = kt + (size_t)e * npad + t0;
-            const __m512 k0 = _mm512_maskz_loadu_ps(m0, kr), k1 = _mm512_maskz_loadu_ps(m1, kr + 16),
-                         k2 = _mm512_maskz_loadu_ps(m2, kr + 32);
-            QK_STEP(0) QK_STEP(1) QK_STEP(2) QK_STEP(3) QK_STEP(4) QK_STEP(5) QK_STEP(6) QK_STEP(7)
+    __m512 acc[6][4];
+    for (int i = 0; i < 6; i++)
+        for (int w = 0; w < KW; w++) acc[i][w] = _mm512_setzero_ps();
+    for (int e = 0; e < hd; e++) {
+        const float *kr = kt + (size_t)e * npad + t0;
+        __m512 kv[4];
+        for (int w = 0; w < KW; w++) kv[w] = _mm512_loadu_ps(kr + 16 * w);
+        for (int i = 0; i < 6; i++) {
+            const __m512 b = _mm512_set1_ps(qr[i][e]);
+            for (int w = 0; w < KW; w++) acc[i][w] = _mm512_fmadd_ps(b, kv[w], acc[i][w]);
         }
-        QK_STORE(0) QK_STORE(1) QK_STORE(2) QK_STORE(3) QK_STORE(4) QK_STORE(5) QK_STORE(6) QK_STORE(7)
     }
+    for (int i = 0; i < 6; i++)
+        for (int w = 0; w < KW; w++) _mm512_storeu_ps(s + (size_t)i * lds + t0 + 16 * w, acc[i][w]);
 }
 
-#define PV_DECL(i) __m512 c##i##0 = z, c##i##1 = z, c##i##2 = z, c##i##3 = z;
-#define PV_STEP(i)                                                         \
-    {                                                                      \
-        const __m512 a = _mm512_maskz_loadu_ps(m, p##i + t);               \
-        c##i##0 = _mm512_fmadd_ps(a, w0, c##i##0);                         \
-        c##i##1 = _mm512_fmadd_ps(a, w1, c##i##1);                         \
-        c##i##2 = _mm512_fmadd_ps(a, w2, c##i##2);                         \
-        c##i##3 = _mm512_fmadd_ps(a, w3, c##i##3);                         \
-    }
-#define PV_STORE(i)                                                                       \
-    if (i < rows) {                                                                       \
-        float *row = o + (size_t)(i) * ldo + e0;                                          \
-        const float r[4] = {_mm512_reduce_add_ps(c##i##0), _mm512_reduce_add_ps(c##i##1), \
-                            _mm512_reduce_add_ps(c##i##2), _mm512_reduce_add_ps(c##i##3)}; \
-        for (int j = 0; j < 4 && e0 + j < hd; j++) row[j] = r[j];                         \
-    }
-
-/* o rows [0, rows) (rows <= 4, stride ldo) = p rows (stride n) . v, v given as vt. */
-SWIN_AVX512
-static void pv_tile(float *o, int ldo, const float *p, int rows, int n, int hd, const float *vt, int npad)
+/* s rows 0..5 (stride npad) = q rows i0 .. i0 + 5 (rows past n repeat row i0) times kt. */
+SWIN_AVX512_INLINE void qk_rows6(float *s, const float *q, int ld, int i0, int n, int hd, const float *kt, int npad)
 {
-    const __m512 z = _mm512_setzero_ps();
-    const float *p0 = p, *p1 = rows > 1 ? p + n : p, *p2 = rows > 2 ? p + 2 * (size_t)n : p,
-                *p3 = rows > 3 ? p + 3 * (size_t)n : p;
-    for (int e0 = 0; e0 < hd; e0 += 4) {
-        const float *v0 = vt + (size_t)e0 * npad, *v1 = v0 + npad, *v2 = v1 + npad, *v3 = v2 + npad;
-        PV_DECL(0) PV_DECL(1) PV_DECL(2) PV_DECL(3)
-        for (int t = 0; t < n; t += 16) {
-            const __mmask16 m = lanes_upto(n - t);
-            const __m512 w0 = _mm512_loadu_ps(v0 + t), w1 = _mm512_loadu_ps(v1 + t), w2 = _mm512_loadu_ps(v2 + t),
-                         w3 = _mm512_loadu_ps(v3 + t);
-            PV_STEP(0) PV_STEP(1) PV_STEP(2) PV_STEP(3)
+    const float *qr[6];
+    for (int i = 0; i < 6; i++) qr[i] = q + (size_t)(i0 + i < n ? i0 + i : i0) * ld;
+    int t0 = 0;
+    for (; t0 + 64 <= npad; t0 += 64) qk_tile(s, npad, qr, hd, kt, npad, t0, 4);
+    /* npad is a multiple of 16 */
+    if (npad - t0 == 48) qk_tile(s, npad, qr, hd, kt, npad, t0, 3);
+    else if (npad - t0 == 32) qk_tile(s, npad, qr, hd, kt, npad, t0, 2);
+    else if (npad - t0 == 16) qk_tile(s, npad, qr, hd, kt, npad, t0, 1);
+}
+
+/* o rows [0, rows) (rows <= 12, stride ldo), columns [e0, e0 + 16 NV) of hd = (p rows (stride
+ * npad, n keys) . vp) times inv[i]. */
+SWIN_AVX512_INLINE void pv_tile(float *o, int ldo, const float *p, int npad, int rows, int n, int hd, const float *vp,
+                                int hd16, int e0, const float *inv, const int NV)
+{
+    const float *pr[BLOCK];
+    for (int i = 0; i < BLOCK; i++) pr[i] = p + (size_t)(i < rows ? i : 0) * npad;
+    __m512 acc[BLOCK][2];
+    for (int i = 0; i < BLOCK; i++)
+        for (int j = 0; j < NV; j++) acc[i][j] = _mm512_setzero_ps();
+    for (int t = 0; t < n; t++) {
+        const float *vr = vp + (size_t)t * hd16 + e0;
+        __m512 w[2];
+        for (int j = 0; j < NV; j++) w[j] = _mm512_loadu_ps(vr + 16 * j);
+        for (int i = 0; i < BLOCK; i++) {
+            const __m512 b = _mm512_set1_ps(pr[i][t]);
+            for (int j = 0; j < NV; j++) acc[i][j] = _mm512_fmadd_ps(b, w[j], acc[i][j]);
         }
-        PV_STORE(0) PV_STORE(1) PV_STORE(2) PV_STORE(3)
+    }
+    for (int i = 0; i < BLOCK; i++) {
+        if (i >= rows) continue;
+        float *row = o + (size_t)i * ldo + e0;
+        const __m512 s = _mm512_set1_ps(inv[i]);
+        for (int j = 0; j < NV; j++) {
+            const int left = hd - e0 - 16 * j;
+            const __mmask16 m = (__mmask16)(left >= 16 ? 0xffffu : (1u << left) - 1u);
+            _mm512_mask_storeu_ps(row + 16 * j, m, _mm512_mul_ps(acc[i][j], s));
+        }
     }
 }
 
-SWIN_AVX512
-void swin_cpu_attn_head_avx512(float *o, int ldo, const float *q, const float *k, const float *v, int ld, int n,
-                               int hd, const float *bias, const int *label, const int *label_all, float *kt,
-                               float *vt, float *sblk)
+SWIN_AVX512 void swin_cpu_attn_head_avx512(float *o, int ldo, const float *q, const float *k, const float *v, int ld,
+                                           int n, int hd, const float *bias, const int *label, const int *label_all,
+                                           float *kt, float *vt, float *sblk)
 {
-    const int npad = swin_cpu_attn_npad(n), hd4 = (hd + 3) / 4 * 4;
+    const int npad = swin_cpu_attn_npad(n), hd16 = (hd + 15) / 16 * 16;
     swin_cpu_attn_transpose_pad(kt, hd, npad, k, ld, n, hd);
-    swin_cpu_attn_transpose_pad(vt, hd4, npad, v, ld, n, hd);
-    for (int i0 = 0; i0 < n; i0 += 8) {
-        const int rows = n - i0 < 8 ? n - i0 : 8;
-        qk_block(sblk, q, ld, i0, n, hd, kt, npad);
+    float *vp = vt;
+    for (int t = 0; t < n; t++) {
+        float *row = vp + (size_t)t * hd16;
+        memcpy(row, v + (size_t)t * ld, (size_t)hd * sizeof(float));
+        memset(row + hd, 0, (size_t)(hd16 - hd) * sizeof(float));
+    }
+    for (int i0 = 0; i0 < n; i0 += BLOCK) {
+        const int rows = n - i0 < BLOCK ? n - i0 : BLOCK;
+        for (int g = 0; g < rows; g += 6) qk_rows6(sblk + (size_t)g * npad, q, ld, i0 + g, n, hd, kt, npad);
+        float inv[BLOCK];
         for (int i = 0; i < rows; i++)
-            swin_cpu_softmax_row_avx512(sblk + (size_t)i * n, bias + (size_t)(i0 + i) * n, label, label_all[i0 + i], n);
-        pv_tile(o + (size_t)i0 * ldo, ldo, sblk, rows < 4 ? rows : 4, n, hd, vt, npad);
-        if (rows > 4) pv_tile(o + (size_t)(i0 + 4) * ldo, ldo, sblk + 4 * (size_t)n, rows - 4, n, hd, vt, npad);
+            inv[i] = swin_cpu_softmax_exp_row_avx512(sblk + (size_t)i * npad, bias + (size_t)(i0 + i) * n, label,
+                                                     label_all[i0 + i], n);
+        int e0 = 0;
+        for (; hd16 - e0 >= 32; e0 += 32)
+            pv_tile(o + (size_t)i0 * ldo, ldo, sblk, npad, rows, n, hd, vp, hd16, e0, inv, 2);
+        if (e0 < hd16) pv_tile(o + (size_t)i0 * ldo, ldo, sblk, npad, rows, n, hd, vp, hd16, e0, inv, 1);
     }
 }

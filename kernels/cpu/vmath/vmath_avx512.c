@@ -1,10 +1,12 @@
-/* 16-lane AVX-512 versions of the row functions of cpu_rowops.h (compiled for avx512f only;
- * the backend calls them only where the CPU has it):
- *   swin_cpu_softmax_row_avx512  the attention softmax (bias and mask added first), same
- *                                algorithm as vexp.c (max-subtracted, Cephes expf clamped at -87)
- *   swin_cpu_gelu_erf_avx512     exact-erf GELU, same algorithm as gelu.c
- * with fused multiply-adds in the polynomials, so they agree with the portable versions to
- * ~1 ulp, not bit for bit. Tails use masked loads and stores. */
+/* 16-lane AVX-512 versions of the row functions of cpu_rowops.h (compiled for the AVX-512
+ * level only; the backend calls them only where the CPU has it):
+ *   swin_cpu_softmax_exp_row_avx512  the attention softmax (bias and mask added first, left
+ *                                    unnormalised: the head scales its outputs), as
+ *                                    vmath_avx2.c's, 16 lanes
+ *   swin_cpu_gelu_erf_avx512         exact-erf GELU, same algorithm as gelu.c
+ * The exp is vmath_avx2.c's 2^f form (exp16_nonpos); fused multiply-adds in the polynomials,
+ * so they agree with the portable versions to ~1 ulp, not bit for bit. Tails use masked loads
+ * and stores (AVX-512 masks cost no more than plain moves). */
 #include "kernels/cpu/vmath/cpu_rowops.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/vmath/vmath_coef.h"
@@ -12,19 +14,20 @@
 #include <immintrin.h>
 #include <math.h>
 
+/* exp(x) for x <= 0 as 2^(x log2e), n = round(x log2e) by the 1.5 * 2^23 shift, f exact in
+ * [-0.5, 0.5], 2^f by swin_exp2_p, 2^n in the exponent field (vmath_avx2.c's exp8_nonpos).
+ * Clamped at -87. */
 SWIN_AVX512_INLINE __m512 exp16_nonpos(__m512 x)
 {
-    const __m512 cx = _mm512_max_ps(x, _mm512_set1_ps(SWIN_EXP_MIN));
-    /* n = round(x / ln 2) */
-    const __m512 fn = _mm512_roundscale_ps(_mm512_mul_ps(cx, _mm512_set1_ps(SWIN_EXP_LOG2E)),
-                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(SWIN_EXP_LN2_HI), cx);
-    r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(SWIN_EXP_LN2_LO), r);
-    __m512 p = _mm512_set1_ps(swin_exp_p[0]);
-    for (int i = 1; i < SWIN_EXP_P_TERMS; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(swin_exp_p[i]));
-    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    /* 2^n, n in [-126, 0], built in the exponent field */
-    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fn), _mm512_set1_epi32(127)), 23);
+    const __m512 shift = _mm512_set1_ps(12582912.0f);
+    const __m512 x2 = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(SWIN_EXP_MIN)), _mm512_set1_ps(SWIN_EXP_LOG2E));
+    const __m512 t = _mm512_add_ps(x2, shift);
+    const __m512 f = _mm512_sub_ps(x2, _mm512_sub_ps(t, shift));
+    __m512 p = _mm512_set1_ps(swin_exp2_p[0]);
+    for (int i = 1; i < SWIN_EXP2_P_TERMS; i++) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(swin_exp2_p[i]));
+    /* 2^n, n in [-126, 0] */
+    const __m512i n = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_castps_si512(shift));
+    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
 }
 
@@ -40,37 +43,51 @@ SWIN_AVX512_INLINE __m512 biased(const float *r, const float *bias, const int *l
     return v;
 }
 
-SWIN_AVX512
-void swin_cpu_softmax_row_avx512(float *r, const float *bias, const int *label, int label_i, int n)
+SWIN_AVX512 float swin_cpu_softmax_exp_row_avx512(float *r, const float *bias, const int *label, int label_i, int n)
 {
-    const int n16 = n / 16 * 16;
+    /* two vectors per step with their own max and sum: one step's exp chain overlaps the other's */
+    const int n16 = n / 16 * 16, n32 = n / 32 * 32;
     const __mmask16 all = 0xFFFF, tail = (__mmask16)((1u << (n - n16)) - 1u);
-    __m512 vm = _mm512_set1_ps(-INFINITY);
-    for (int j = 0; j < n16; j += 16) {
+    __m512 vm0 = _mm512_set1_ps(-INFINITY), vm1 = vm0;
+    int j = 0;
+    for (; j < n32; j += 32) {
+        const __m512 v0 = biased(r, bias, label, label_i, j, all), v1 = biased(r, bias, label, label_i, j + 16, all);
+        _mm512_storeu_ps(r + j, v0);
+        _mm512_storeu_ps(r + j + 16, v1);
+        vm0 = _mm512_max_ps(vm0, v0);
+        vm1 = _mm512_max_ps(vm1, v1);
+    }
+    if (j < n16) {
         const __m512 v = biased(r, bias, label, label_i, j, all);
         _mm512_storeu_ps(r + j, v);
-        vm = _mm512_max_ps(vm, v);
+        vm0 = _mm512_max_ps(vm0, v);
     }
     if (tail) {
         const __m512 v = biased(r, bias, label, label_i, n16, tail);
         _mm512_mask_storeu_ps(r + n16, tail, v);
-        vm = _mm512_mask_max_ps(vm, tail, vm, v);
+        vm1 = _mm512_mask_max_ps(vm1, tail, vm1, v);
     }
-    const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(vm));
-    __m512 acc = _mm512_setzero_ps();
-    for (int j = 0; j < n16; j += 16) {
+    const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(_mm512_max_ps(vm0, vm1)));
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    for (j = 0; j < n32; j += 32) {
+        const __m512 v0 = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j), mx));
+        const __m512 v1 = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j + 16), mx));
+        _mm512_storeu_ps(r + j, v0);
+        _mm512_storeu_ps(r + j + 16, v1);
+        acc0 = _mm512_add_ps(acc0, v0);
+        acc1 = _mm512_add_ps(acc1, v1);
+    }
+    if (j < n16) {
         const __m512 v = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j), mx));
         _mm512_storeu_ps(r + j, v);
-        acc = _mm512_add_ps(acc, v);
+        acc0 = _mm512_add_ps(acc0, v);
     }
     if (tail) {
         const __m512 v = exp16_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, r + n16), mx));
         _mm512_mask_storeu_ps(r + n16, tail, v);
-        acc = _mm512_mask_add_ps(acc, tail, acc, v);
+        acc1 = _mm512_mask_add_ps(acc1, tail, acc1, v);
     }
-    const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(acc));
-    for (int j = 0; j < n16; j += 16) _mm512_storeu_ps(r + j, _mm512_mul_ps(_mm512_loadu_ps(r + j), inv));
-    if (tail) _mm512_mask_storeu_ps(r + n16, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, r + n16), inv));
+    return 1.0f / _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
 
 /* erf(x), N. Juffa's erff algorithm as in gelu.c: x + x P(x^2) for |x| <= 0.921875, else

@@ -1,9 +1,10 @@
 /* The attention softmax rows (cpu_rowops.h) against double: swin_cpu_softmax_row (portable,
- * normalised), its AVX-512 twin, and swin_cpu_softmax_exp_row_avx2 (unnormalised exp(v - max)
- * and 1 / sum). Rows of 7 (a tail only), 16 (whole vectors), 343 (a 7^3 window: whole
+ * normalised), and swin_cpu_softmax_exp_row_avx2 and _avx512 (unnormalised exp(v - max) and
+ * 1 / sum), each where the CPU has its level. Rows of 7 (a tail only), 16 (whole vectors), 343 (a 7^3 window: whole
  * vectors, an 8-lane step and a tail) and 1000 keys; logits spread so that v - max runs from
  * 0 down past the clamp at -87; a bias row; a mask on every third key. A reference without
  * the mask must fail the same check. */
+#include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/vmath/cpu_rowops.h"
 #include "tests/common/check.h"
 #include "tests/kernels/cpu/op_test.h"
@@ -51,7 +52,6 @@ static bool run_row(int n, bool masked)
         bool cpu_has;
     } paths[] = {
         {"softmax_row (portable)", swin_cpu_softmax_row, true},
-        {"softmax_row_avx512", swin_cpu_softmax_row_avx512, __builtin_cpu_supports("avx512f")},
     };
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         snprintf(name, sizeof name, "%s, %d keys, mask %d", paths[p].name, n, masked);
@@ -68,20 +68,34 @@ static bool run_row(int n, bool masked)
             ok &= check_true("a reference without the mask is rejected (the test can fail)", bad > 0);
         }
     }
-    /* AVX2: exp(v - max) <= 1 unnormalised, the same bounds: the float sum v = r + bias rounds
-     * by up to ulp(7) / 2 = 2.4e-7 (exact in the double reference), then 2.2e-8 absolute from
-     * rounding v log2e and 7.9e-8 relative from the polynomial; 1 / sum to 3e-7 relative */
-    snprintf(name, sizeof name, "softmax_exp_row_avx2, %d keys, mask %d", n, masked);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    /* AVX2 and AVX-512: exp(v - max) <= 1 unnormalised, the same bounds: the float sum v = r +
+     * bias rounds by up to ulp(7) / 2 = 2.4e-7 (exact in the double reference), then 2.2e-8
+     * absolute from rounding v log2e and 7.9e-8 relative from the polynomial; 1 / sum to 3e-7
+     * relative */
+    const enum swin_cpu_simd cpu = swin_cpu_simd_of_cpu();
+    const struct {
+        const char *name;
+        float (*row)(float *, const float *, const int *, int, int);
+        bool cpu_has;
+    } exp_paths[] = {
+        {"softmax_exp_row_avx2", swin_cpu_softmax_exp_row_avx2, cpu >= SWIN_CPU_SIMD_AVX2},
+        {"softmax_exp_row_avx512", swin_cpu_softmax_exp_row_avx512, cpu >= SWIN_CPU_SIMD_AVX512},
+    };
+    for (size_t p = 0; p < sizeof exp_paths / sizeof exp_paths[0]; p++) {
+        snprintf(name, sizeof name, "%s, %d keys, mask %d", exp_paths[p].name, n, masked);
+        if (!exp_paths[p].cpu_has) {
+            fprintf(stderr, "note: this CPU lacks the instructions of %s; not tested here\n", name);
+            continue;
+        }
         for (int j = 0; j < n; j++) {
             got[j] = r[j];
             want[j] = (float)ref[j];
         }
-        const float inv = swin_cpu_softmax_exp_row_avx2(got, bias, lab, 0, n);
+        const float inv = exp_paths[p].row(got, bias, lab, 0, n);
         ok &= check_close(name, got, want, (size_t)n, 1e-7, 3e-7);
-        ok &= check_true("softmax_exp_row_avx2: 1 / sum within 3e-7", fabs(inv * sum - 1.0) <= 3e-7);
-    } else {
-        fprintf(stderr, "note: this CPU lacks the instructions of %s; not tested here\n", name);
+        char what[128];
+        snprintf(what, sizeof what, "%s: 1 / sum within 3e-7", name);
+        ok &= check_true(what, fabs(inv * sum - 1.0) <= 3e-7);
     }
     free(r); free(bias); free(got); free(want); free(nomask); free(ref); free(label);
     return ok;
