@@ -40,7 +40,7 @@
 #include "runtime/forward.h"
 #include "runtime/plan.h"
 #include "tests/common/check.h"
-#include "tests/kernels/cuda/random_model.h"
+#include "tests/common/random_model.h"
 
 /* Plans and runs forward() on one backend; the arena comes from alloc_arena. With
  * `freeze`, device allocations are an error during the run (emulator switch). The

@@ -1,5 +1,5 @@
 /* Random-weight SwinUNETR models for the tests and benches (random_model.h). */
-#include "tests/kernels/cuda/random_model.h"
+#include "tests/common/random_model.h"
 
 #include <math.h>
 #include <stdio.h>
