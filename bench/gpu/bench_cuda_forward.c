@@ -30,7 +30,7 @@
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "runtime/plan.h"
-#include "tests/kernels/cuda/random_model.h"
+#include "tests/common/random_model.h"
 
 static double now_ms(void)
 {

@@ -76,7 +76,7 @@ int main(void)
                 const double t0 = now();
                 for (long q = 0; q < calls; q++) {
                     if (v == 3)
-                        swin_cpu_gemm_bf16_avx512(sh.m, sh.n, sh.k, a, sh.k, wb, sh.n, sh.acc, c, sh.ldc);
+                        swin_cpu_gemm_bf16_avx512bf16(sh.m, sh.n, sh.k, a, sh.k, wb, sh.n, sh.acc, c, sh.ldc);
                     else if (v == 2) swin_cpu_sgemm_avx512(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
                     else if (v == 1) swin_cpu_sgemm_avx2(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
                     else

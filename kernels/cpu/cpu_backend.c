@@ -157,12 +157,13 @@ void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size
 
 const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be)
 {
+    if (be->simd >= SWIN_CPU_SIMD_AVX512_BF16)
+        return "bfloat16 GEMMs on vdpbf16ps (AVX512_BF16); Winograd and per-tap convs widen the weights for FMA";
     __builtin_cpu_init();
-    const bool native = __builtin_cpu_supports("avx512bf16");
     if (be->simd >= SWIN_CPU_SIMD_AVX2)
-        return native ? "bfloat16 widened to float32 for AVX2 FMA (this CPU has AVX512_BF16; swinrun has no "
-                        "vdpbf16ps kernel)"
-                      : "bfloat16 widened to float32 for AVX2 FMA (this CPU has no AVX512_BF16 dot products)";
+        return __builtin_cpu_supports("avx512bf16")
+                   ? "bfloat16 widened to float32 for FMA (the level is capped below this CPU's AVX512_BF16)"
+                   : "bfloat16 widened to float32 for FMA (this CPU has no AVX512_BF16 dot products)";
     return "bfloat16 widened to float32, scalar loops (this CPU has no AVX2)";
 }
 

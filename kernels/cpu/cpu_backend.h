@@ -30,14 +30,17 @@ void swin_cpu_backend_free(struct swin_cpu_backend *be);
 /* Threads the backend runs ops on (including the caller). */
 int swin_cpu_backend_threads(const struct swin_cpu_backend *be);
 
-/* Instruction sets the kernels may use. By default the backend uses the best the CPU has:
- *   AVX512    conv3d: 8 voxels x 48 channels implicit GEMM; softmax and GELU: 16 lanes
- *   AVX2      conv3d: 4 voxels x 24 channels implicit GEMM (AVX2 + FMA); 3x3x3 stride-1 convs
- *             as Winograd, F(4x4x4, 3x3x3) on grids of at least 24 per axis, F(2x2x2, 3x3x3)
- *             on grids of 6 to 23 (weights transformed per call in the workspace,
- *             kernels/cpu/winograd.h); the rest as BASELINE
- *   BASELINE  conv3d: im2col + OpenBLAS sgemm (OpenBLAS picks its own kernels at run time);
- *             softmax and GELU: 4-lane SSE2 vectors
+/* Instruction sets the kernels may use (kernels/cpu/README.md). By default the backend uses the
+ * best the CPU has:
+ *   AVX512_BF16  AVX512's kernels, and the bfloat16 weight GEMMs on vdpbf16ps
+ *   AVX512       (F, BW, DQ, VL) every kernel of AVX2 at 16 lanes: Winograd, the per-tap and the
+ *                implicit-GEMM convs, the weight GEMMs, the attention head, softmax and GELU
+ *   AVX2         (AVX2 + FMA) conv3d as Winograd (3x3x3 stride-1 convs: F(4x4x4, 3x3x3) on grids
+ *                of at least 24 per axis, F(2x2x2, 3x3x3) on grids of 6 to 23), per-tap GEMMs
+ *                (small grids) or an implicit GEMM; the project's own weight GEMMs (no
+ *                OpenBLAS); the fused attention head; 8-lane rows
+ *   BASELINE     conv3d: im2col + OpenBLAS sgemm (OpenBLAS picks its own kernels at run time);
+ *                softmax and GELU: 4-lane SSE2 vectors
  * Results agree across levels to fp32 rounding (different summation orders), not bit for bit. */
 enum swin_cpu_simd {
     SWIN_CPU_SIMD_BASELINE = 0,
@@ -69,11 +72,12 @@ void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu
  * conv_transpose2 w, qkv_w, proj_w, fc1_w, fc2_w, patch_merge red_w) whose address lies in
  * [lo, lo + bytes) is read as bfloat16 (runtime/model_bf16.h puts a model copy's bfloat16
  * tensors there) and its GEMM rounds the other operand to bfloat16 and accumulates in
- * float32 (gemm_bf16.h); conv3d then runs im2col + that GEMM at every SIMD level. Weights
- * outside the range run float32 GEMMs on unrounded inputs. Norms, softmax, GELU, biases and
- * the attention's QK^T and PV products stay float32. Workspace queries do not depend on it.
- * Default: no bfloat16 weights. The Winograd 3x3x3 convs widen bfloat16 weights exactly and
- * keep their input float32 (winograd.h). */
+ * float32 (gemm_bf16.h: vdpbf16ps at the AVX512_BF16 level, else bfloat16 widened for FMA).
+ * Weights outside the range run float32 GEMMs on unrounded inputs. Norms, softmax, GELU,
+ * biases and the attention's QK^T and PV products stay float32. The Winograd 3x3x3 convs and
+ * the per-tap GEMMs widen bfloat16 weights exactly and keep their input float32; the other
+ * convs run im2col + the bfloat16 GEMM (conv3d_ws learns the weights' precision from w).
+ * Default: no bfloat16 weights. */
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes);
 /* What BF16 runs on this CPU, for the plan ("bfloat16 widened to float32, AVX2 FMA ..."). */
 const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be);

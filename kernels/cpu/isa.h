@@ -1,7 +1,7 @@
 /* The instruction sets of the CPU kernels, and the attributes that compile a function for one.
  *
  * The library is built for baseline x86-64. A kernel file named for its level (*_avx2.c,
- * *_avx512.c, *_bf16.c, *_amx.c) marks each of its functions with that level's attribute,
+ * *_avx512.c, *_avx512bf16.c) marks each of its functions with that level's attribute,
  * and the backend calls it only at a level the CPU has (cpuid at creation; enum
  * swin_cpu_simd in cpu_backend.h says what each level runs):
  *   SWIN_AVX2    AVX2 + FMA (Haswell, Zen 1 and later)

@@ -24,7 +24,7 @@ void swin_cpu_gemm_bf16(enum swin_cpu_simd simd, int m, int n, int k, const floa
                         int ldw, bool accumulate, float *c, int ldc)
 {
     if (m <= 0 || n <= 0) return;
-    if (simd >= SWIN_CPU_SIMD_AVX512_BF16) swin_cpu_gemm_bf16_avx512(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
+    if (simd >= SWIN_CPU_SIMD_AVX512_BF16) swin_cpu_gemm_bf16_avx512bf16(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
     else if (simd >= SWIN_CPU_SIMD_AVX2) swin_cpu_gemm_bf16_avx2(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
     else gemm_bf16_baseline(m, n, k, a, lda, w, ldw, accumulate, c, ldc);
 }

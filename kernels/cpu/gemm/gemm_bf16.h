@@ -22,8 +22,8 @@ void swin_cpu_gemm_bf16(enum swin_cpu_simd simd, int m, int n, int k, const floa
  * where the CPU has both. */
 void swin_cpu_gemm_bf16_avx2(int m, int n, int k, const float *a, int lda, const swin_bf16 *w, int ldw,
                              bool accumulate, float *c, int ldc);
-/* The vdpbf16ps kernel (gemm_bf16_avx512.c); call only at the AVX512_BF16 level. */
-void swin_cpu_gemm_bf16_avx512(int m, int n, int k, const float *a, int lda, const swin_bf16 *w, int ldw,
+/* The vdpbf16ps kernel (gemm_bf16_avx512bf16.c); call only at the AVX512_BF16 level. */
+void swin_cpu_gemm_bf16_avx512bf16(int m, int n, int k, const float *a, int lda, const swin_bf16 *w, int ldw,
                                bool accumulate, float *c, int ldc);
 
 /* How a backend runs its weight GEMMs. */

@@ -109,7 +109,7 @@ SWIN_AVX512BF16_INLINE void panel(int m, int cols, int kc, const float *a, int l
     }
 }
 
-SWIN_AVX512BF16 void swin_cpu_gemm_bf16_avx512(int m, int n, int k, const float *a, int lda, const swin_bf16 *w,
+SWIN_AVX512BF16 void swin_cpu_gemm_bf16_avx512bf16(int m, int n, int k, const float *a, int lda, const swin_bf16 *w,
                                                int ldw, bool accumulate, float *c, int ldc)
 {
     _Alignas(64) uint16_t wp[KC / 2 * PW * 2];
