@@ -24,7 +24,8 @@ if(SWIN_DICOM)
   string(APPEND SWIN_STATIC_PC " -ldcmdata -ldcmjpeg -ldcmjpls -loflog -lofstd -lopenjp2 -lstdc++")
 endif()
 # The headers a user's #include <swinrun.h> reaches, relative to the source root.
-set(SWIN_PUBLIC_HEADERS runtime/swinrun.h core/status.h)
+set(SWIN_PUBLIC_HEADERS runtime/swinrun.h core/status.h core/version.h core/plan_info.h core/segment_params.h
+    core/segment_report.h)
 
 set(_whole)
 foreach(a ${SWIN_INSTALL_ARCHIVES})

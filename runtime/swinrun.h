@@ -26,13 +26,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/plan_info.h"
+#include "core/segment_params.h"
+#include "core/segment_report.h"
 #include "core/status.h"
+#include "core/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SWINRUN_VERSION "0.1.0"
 
 /* Limits the library enforces (and the CLI's validators quote). Three different things are
  * called "window" in this field; swinrun names them apart:
@@ -44,40 +46,9 @@ extern "C" {
 #define SWIN_CUBE_MAX 1024
 #define SWIN_THREADS_MAX 4096     /* swin_context_params.threads: 0..this, 0 = every core */
 #define SWIN_DEVICE_MAX 64        /* swin_context_params.device: 0..this */
-#define SWIN_SPACING_MIN_MM 0.01  /* swin_segment_params.spacing_mm, each axis */
-#define SWIN_SPACING_MAX_MM 100.0
-#define SWIN_OVERLAP_MAX 0.99     /* swin_segment_params.overlap: 0..this */
-#define SWIN_CLASSES_MAX 65535    /* output channels a segmentation supports (uint16 labels) */
 
 typedef struct swin_model swin_model_t;
 typedef struct swin_context swin_context_t;
-
-typedef enum swin_backend {
-    SWIN_BACKEND_CPU = 0,
-    SWIN_BACKEND_CUDA = 1,
-    SWIN_BACKEND_AUTO = 2,  /* CUDA when a GPU is usable, else CPU (the default) */
-} swin_backend;
-
-/* Storage and arithmetic of a context (swin_context_params.precision):
- *   FP32  float32 weights and activations, float32 arithmetic (both backends).
- *   FP16  CUDA only: weights and activations stored as float16, float32 arithmetic, half
- *         the device bytes; logits agree with float32 to about 1e-2 relative. A run whose
- *         float16 activations overflow (non-finite logits) fails with SWIN_ERR_BACKEND.
- *         The CPU backend refuses it; AUTO falling back to the CPU runs FP32.
- *   BF16  CPU only: the GEMM and convolution weights stored as bfloat16 (about half the
- *         weight bytes), their inputs rounded to bfloat16 (round to nearest even), products
- *         accumulated in float32; the convs reading the image (patch embedding, encoder1's
- *         first and 1x1x1 convs) and the output conv stay float32 with unrounded inputs
- *         (under 0.1 % of the weight bytes); norms, softmax, GELU, biases, the residual
- *         stream and the logits stay float32, and activations are stored as float32. Runs on every CPU:
- *         with AVX2 + FMA the bfloat16 values are widened to float32 for FMA (the same
- *         numerics as a bfloat16 dot-product unit up to summation order). The CUDA backend
- *         refuses it; AUTO picks the CPU for it. */
-typedef enum swin_precision {
-    SWIN_PRECISION_FP32 = 0,
-    SWIN_PRECISION_FP16 = 1,
-    SWIN_PRECISION_BF16 = 2,
-} swin_precision;
 
 /* "fp32", "fp16", "bf16" (the CLI's names); "?" for a value outside the enum. */
 const char *swin_precision_name(swin_precision p);
@@ -106,23 +77,6 @@ typedef struct swin_model_info {
     const char *recipe_warnings; /* keys of the recipe that would change the result and that
                                     swinrun does not follow, one per line; "" when none */
 } swin_model_info;
-
-/* Exact memory of one context, known before anything is allocated. */
-typedef struct swin_plan_info {
-    int cube[3];
-    swin_backend backend;   /* the backend the plan is for: CPU or CUDA, never AUTO */
-    swin_precision precision; /* what the context runs (AUTO falling back to the CPU: FP32) */
-    const char *precision_note; /* how the CPU runs BF16 (which kernels, and why); "" otherwise */
-    size_t weight_bytes;    /* weights (the backend's copy, in the precision's storage) */
-    size_t arena_bytes;     /* every activation and op workspace, one allocation */
-    size_t lower_bound;     /* largest sum of simultaneously live bytes in the plan */
-    size_t context_bytes;   /* the backend's fixed scratch (CUDA: staging, reductions; CPU: 0) */
-    size_t total_bytes;     /* weight_bytes + arena_bytes + context_bytes: all device (or host) bytes */
-    int tensors;            /* activations and workspaces planned */
-    int cpu_threads;        /* CPU backend: the threads its ops run on (also the pipeline's
-                               around the forward pass); CUDA: 0 (the pipeline takes every core) */
-    char backend_reason[160]; /* why this backend, e.g. "auto: no usable CUDA device (...)" */
-} swin_plan_info;
 
 typedef struct swin_context_params {
     swin_backend backend;
@@ -201,84 +155,6 @@ SWIN_API void swin_context_free(swin_context_t *ctx);
  * A MONAI bundle's recipe: swin_model_segment_params. Host memory is planned
  * up front (report .pipeline_bytes): the sliding windows stream, holding one slab of logits. */
 
-typedef enum swin_blend {
-    SWIN_BLEND_CONSTANT = 0,  /* every cube's logits weigh the same */
-    SWIN_BLEND_GAUSSIAN = 1,  /* weighted by a gaussian centred on the cube (sigma_scale * side) */
-} swin_blend;
-
-typedef enum swin_stage {
-    SWIN_STAGE_READ = 0,        /* reading the input file (file form only) */
-    SWIN_STAGE_PREPROCESS = 1,  /* reorientation, resampling, intensity range */
-    SWIN_STAGE_INFER = 2,       /* the sliding cubes through the model */
-    SWIN_STAGE_WRITE = 3,       /* labels (and probabilities) back on the input grid */
-    SWIN_STAGE_DONE = 4,        /* reported once, with fraction 1, when the run succeeded */
-} swin_stage;
-
-/* fraction: of the whole segmentation, 0..1, never decreasing; 1 once, with SWIN_STAGE_DONE.
- * The cubes take the fractions 0.05..0.95 in proportion to the cubes run. */
-typedef void (*swin_progress_fn)(void *user, swin_stage stage, double fraction);
-/* Polled between cubes and stages: returning true stops the run with SWIN_ERR_CANCELLED,
- * leaving no output behind. */
-typedef bool (*swin_cancel_fn)(void *user);
-
-/* What a label means, for the DICOM outputs (SEG segments, RTSTRUCT ROIs): a name, the
- * SNOMED CT (or other scheme's) type code, an optional laterality modifier (SCT), a colour. */
-typedef struct swin_dicom_class {
-    int label;
-    const char *name;                         /* SegmentLabel / ROIName */
-    const char *type_code, *type_scheme, *type_meaning;
-    const char *modifier_code, *modifier_meaning; /* NULL when none */
-    unsigned char rgb[3];                     /* recommended display colour */
-} swin_dicom_class;
-
-/* SWIN_SEG_BINARY: Segmentation Storage, one 1-bit frame per segment per slice where the
- * segment has voxels (read by every SEG reader). SWIN_SEG_LABELMAP: Label Map Segmentation
- * Storage (DICOM 2024c, Supplement 243), one 8- or 16-bit frame per slice with voxels, each
- * pixel its segment's number (0 background): fewer frames and attributes for many organs,
- * read by newer readers only (highdicom >= 0.24). */
-typedef enum swin_seg_type { SWIN_SEG_BINARY = 0, SWIN_SEG_LABELMAP = 1 } swin_seg_type;
-
-/* How the result comes back onto the input grid (MONAI Invertd's nearest_interp). */
-typedef enum swin_invert {
-    SWIN_INVERT_NEAREST = 0, /* argmax on the preprocessed grid, the labels back by nearest neighbour */
-    SWIN_INVERT_LINEAR = 1,  /* softmax probabilities back by trilinear interpolation, argmax on the
-                                input grid (nearest_interp: false, as the BTCV bundle's recipe) */
-} swin_invert;
-
-typedef struct swin_segment_params {
-    bool reorient;              /* to RAS before resampling (default true) */
-    bool resample;              /* to spacing_mm (default true) */
-    double spacing_mm[3];       /* along R, A, S: default 1.5 1.5 2.0 */
-    bool intensity_clip;        /* map intensity_range to [0, 1], clipped (default true) */
-    float intensity_range[2];   /* the HU window: default -175 250 */
-    double overlap;             /* of neighbouring cubes, 0..SWIN_OVERLAP_MAX (default 0.5) */
-    swin_blend blend;           /* default constant */
-    double sigma_scale;         /* gaussian blending: sigma = sigma_scale * cube side (default 0.125) */
-    swin_progress_fn progress;  /* may be NULL */
-    swin_cancel_fn cancel;      /* may be NULL */
-    void *user;                 /* passed to progress and cancel */
-    /* swin_segment_file only: the class probabilities (float32, one volume per class, on
-     * the input grid) and a PNG preview (three orthogonal slices with the labels); NULL = none. */
-    const char *probabilities_path;
-    const char *preview_path;
-    /* DICOM input only (swin_segment_file on a series folder, swin_segment_dicom): an RT
-     * Structure Set written beside the main output; NULL = none. */
-    const char *rtstruct_path;
-    /* The meaning of the labels for SEG / RTSTRUCT; NULL = the 13 BTCV organs (label 1..13).
-     * Labels the table lacks become "Label N" (SNOMED CT Tissue). */
-    const swin_dicom_class *dicom_classes;
-    int dicom_nclasses;
-    /* DICOM input: the series to read when the inputs hold several (a study folder, a
-     * DICOMDIR): its SeriesInstanceUID, or its SeriesNumber when one series has it. NULL (the
-     * default): the only CT series, else the axial CT series with the most slices; two such
-     * series of as many slices are refused (SWIN_ERR_FORMAT), naming the series. */
-    const char *dicom_series;
-    /* The DICOM SEG's form (default SWIN_SEG_BINARY). */
-    swin_seg_type seg_type;
-    /* The labels' way back to the input grid (default SWIN_INVERT_NEAREST). */
-    swin_invert invert;
-} swin_segment_params;
-
 typedef enum swin_voxel_type { SWIN_VOXELS_F32 = 0, SWIN_VOXELS_I16 = 1 } swin_voxel_type;
 
 /* A 3D scalar volume in memory, in NIfTI order: voxel (i, j, k) at i + nx * (j + ny * k). */
@@ -288,51 +164,6 @@ typedef struct swin_volume {
     long long dim[3];           /* nx, ny, nz */
     double affine[4][4];        /* voxel (i, j, k, 1) -> world RAS+ mm (NIfTI's sform), row-major */
 } swin_volume;
-
-/* Per label present (not 0), on the input's own grid: what TotalSegmentator's --statistics
- * gives. */
-#define SWIN_STATS_MAX 256
-typedef struct swin_label_stats {
-    int label;
-    long long voxels;
-    double volume_ml;                     /* voxels x |det| of the affine's 3x3 part / 1000 */
-    double hu_mean, hu_std;               /* of the input's intensities there (population std) */
-} swin_label_stats;
-
-typedef struct swin_segment_report {
-    long long input_dim[3], grid_dim[3];  /* the input, and the preprocessed grid the model saw */
-    char input_axcodes[4];                /* e.g. "LPS" */
-    double input_spacing[3], grid_spacing[3];
-    long long cubes;                      /* sliding cubes run (forward passes) */
-    int classes;                          /* the model's output channels */
-    size_t pipeline_bytes;                /* host bytes the pipeline planned (besides the context) */
-    swin_plan_info plan;                  /* the context's plan: bytes, backend chosen and why */
-    double seconds_read, seconds_preprocess, seconds_infer, seconds_write;
-    /* of seconds_infer: cutting the cubes out of the volume, the forward passes, blending
-     * their logits, and averaging the finished planes into labels (argmax; the softmax for
-     * probabilities and the linear way back, when asked for) */
-    double seconds_cut, seconds_forward, seconds_blend, seconds_argmax;
-    int labels_present;                   /* labels other than 0 with at least one voxel */
-    bool dicom_input;                     /* the input was a DICOM series */
-    bool dicom_written;                   /* a SEG (and RTSTRUCT) was written: false when no organ was found */
-    double seconds_seg, seconds_rtstruct; /* of seconds_write: building and writing each DICOM output */
-    int nstats;                           /* entries of stats: the labels present, ascending, at most
-                                             SWIN_STATS_MAX (labels_present says how many there are) */
-    swin_label_stats stats[SWIN_STATS_MAX];
-    /* DICOM input: the series read and why ("the only CT series", "asked for by its UID",
-     * "the axial CT series with the most slices (...)"); on a refusal for want of a choice,
-     * dicom_series_uid is "" and dicom_series_reason says why. */
-    int dicom_series_found;               /* series in the inputs */
-    char dicom_series_uid[65];
-    char dicom_series_reason[256];
-    int dicom_skipped;                    /* DICOM files not read as slices: localizers, non-image
-                                             objects (dose reports, secondary captures, ...), other series */
-    char dicom_skipped_what[192];         /* e.g. "2 localizer images in the series; 3 files of 1 other series" */
-    /* DICOM outputs whose study, CT series or frame of reference UID the CT left blank or
-     * invalid (an anonymised series): which, and that new UIDs were generated, so that the
-     * outputs will not file into the source study; "" when the outputs use the CT's own. */
-    char dicom_notice[256];
-} swin_segment_report;
 
 SWIN_API swin_segment_params swin_segment_default_params(void);
 /* The segmentation parameters of a model loaded from a bundle: its inference.json's recipe, MONAI's

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/version.h"
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
 #include "formats/dicom/classes.h"
