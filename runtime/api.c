@@ -1,5 +1,5 @@
-/* The public C API (runtime/swinrun.h): models, plans and contexts. */
-#include "runtime/swinrun.h"
+/* The public C API of runtime/api.h: models, plans and contexts. */
+#include "runtime/api.h"
 
 #include <math.h>
 #include <stdio.h>
