@@ -27,7 +27,7 @@ endif()
 # the same folders under include/swinrun/ (swinrun.h at its top). Past swinrun.h they include
 # each other relative to themselves ("../core/status.h"), so that <swinrun/swinrun.h> with the
 # include directory above finds them as well as <swinrun.h> does.
-set(SWIN_PUBLIC_HEADERS runtime/swinrun.h runtime/api.h core/status.h core/version.h core/plan_info.h
+set(SWIN_PUBLIC_HEADERS pipeline/swinrun.h runtime/api.h core/status.h core/version.h core/plan_info.h
     core/segment_params.h core/segment_report.h)
 
 set(_whole)

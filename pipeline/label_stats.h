@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 /* Accumulates planes of intensities and labels (uint16), n voxels at a time. */
 struct swin_stats_acc {

@@ -17,7 +17,7 @@
 
 #include "formats/format.h"
 #include "pipeline/sliding.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 struct swin_pipeline {
     swin_segment_params params;    /* the public options */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 enum cli_verb {
     CLI_INFO = 0,

@@ -12,7 +12,7 @@
 
 #include <curl/curl.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 /* What one transfer's callbacks share. */
 struct transfer {

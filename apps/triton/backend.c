@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <time.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 #include "apps/triton/config.h"
 #include "apps/triton/request.h"
 #include "apps/triton/triton_api.h"

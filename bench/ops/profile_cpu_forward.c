@@ -29,7 +29,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 #define MAX_ROWS 256
 

@@ -22,7 +22,7 @@
 
 #include <nifti2_io.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 #include "tests/common/check.h"
 
 enum { NX = 40, NY = 30, NZ = 20, N = NX * NY * NZ };

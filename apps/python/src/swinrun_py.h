@@ -8,7 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 #define SWINPY_MODEL_CAPSULE "swinrun.model"
 #define SWINPY_CONTEXT_CAPSULE "swinrun.context"
