@@ -5,6 +5,10 @@
 
 #include <stdbool.h>
 
+#ifdef __cplusplus
+extern "C" { /* the callbacks' function types */
+#endif
+
 /* Limits the library enforces (and the CLI's validators quote). */
 #define SWIN_SPACING_MIN_MM 0.01  /* swin_segment_params.spacing_mm, each axis */
 #define SWIN_SPACING_MAX_MM 100.0
@@ -88,5 +92,9 @@ typedef struct swin_segment_params {
     /* The labels' way back to the input grid (default SWIN_INVERT_NEAREST). */
     swin_invert invert;
 } swin_segment_params;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

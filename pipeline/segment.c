@@ -11,6 +11,7 @@
 #include "pipeline/label_stats.h"
 #include "pipeline/preview.h"
 #include "pipeline/resample.h"
+#include "pipeline/segment_params.h"
 #include "pipeline/cubes.h"
 
 struct swin_pipeline swin_pipeline_defaults(void)

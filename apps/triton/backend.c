@@ -1,5 +1,5 @@
 /* libtriton_swinrun.so: the Triton Inference Server backend API (1.19) over swinrun's public
- * API (runtime/swinrun.h). One swin_model_t per Triton model, one swin_context_t per model
+ * API (pipeline/swinrun.h). One swin_model_t per Triton model, one swin_context_t per model
  * instance; requests run one after another on the instance's context, so the forward pass
  * allocates nothing. Modes and parameters: apps/triton/README.md. */
 #include <malloc.h>

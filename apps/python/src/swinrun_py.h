@@ -1,4 +1,4 @@
-/* The extension module swinrun._swinrun: thin functions over runtime/swinrun.h that the Python
+/* The extension module swinrun._swinrun: thin functions over pipeline/swinrun.h that the Python
  * package (apps/python/swinrun) wraps. Models and contexts travel as capsules; arrays as
  * buffers (the caller allocates outputs); statuses become the exception classes the package
  * registers with _set_errors. Every forward pass and segmentation runs without the GIL. */
