@@ -32,7 +32,7 @@ const char *swin_precision_name(swin_precision p);
 /* Storage name of the weights in a precision: "float32", "float16", "bfloat16". */
 const char *swin_precision_storage(swin_precision p);
 
-/* What the loader read from the ONNX graph. */
+/* What the loader read from the model: the ONNX graph, the checkpoint or the bundle. */
 typedef struct swin_model_info {
     int in_channels, out_channels, feature_size;
     int depths[4], heads[4], window[3];
@@ -66,14 +66,14 @@ typedef struct swin_context_params {
     swin_precision precision; /* FP32 (default), FP16 (CUDA), BF16 (CPU): see swin_precision */
 } swin_context_params;
 
-/* onnx_path: an ONNX export, or the trained weights themselves: a PyTorch checkpoint
+/* model_path: an ONNX export, or the trained weights themselves: a PyTorch checkpoint
  * (torch.save's zip: a state dict, or a training checkpoint holding one) or a .safetensors
  * file, told apart by content; a checkpoint's configuration is read from its weights, with
  * MONAI's defaults for what they cannot tell (normalize=True, 'merging' in the >= 1.5 order).
  * Or a MONAI bundle folder (configs/inference.json, configs/metadata.json, models/model.pt):
  * the weights, what they cannot tell from network_def and the MONAI version, and the recipe
  * (swin_model_segment_params; the cube, roi_size, as the model's cube) (docs/bundles.md). */
-SWIN_API swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err);
+SWIN_API swin_status swin_model_load(const char *model_path, swin_model_t **out, swin_error *err);
 
 /* What a checkpoint's weights cannot tell; zero is MONAI's default. */
 typedef enum swin_merge_order_choice {
@@ -89,8 +89,8 @@ typedef struct swin_model_load_params {
 } swin_model_load_params;
 
 /* swin_model_load with params (NULL: all defaults). */
-SWIN_API swin_status swin_model_load_ex(const char *path, const swin_model_load_params *params, swin_model_t **out,
-                                        swin_error *err);
+SWIN_API swin_status swin_model_load_ex(const char *model_path, const swin_model_load_params *params,
+                                        swin_model_t **out, swin_error *err);
 SWIN_API void swin_model_free(swin_model_t *model);
 SWIN_API void swin_model_get_info(const swin_model_t *model, swin_model_info *out);
 
