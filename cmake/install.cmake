@@ -23,8 +23,12 @@ if(SWIN_DICOM)
   list(APPEND SWIN_STATIC_DEPS dcmdata dcmjpeg dcmjpls oflog ofstd openjp2 stdc++)
   string(APPEND SWIN_STATIC_PC " -ldcmdata -ldcmjpeg -ldcmjpls -loflog -lofstd -lopenjp2 -lstdc++")
 endif()
-# The headers a user's #include <swinrun.h> reaches, relative to the source root.
-set(SWIN_PUBLIC_HEADERS runtime/swinrun.h core/status.h)
+# The headers a user's #include <swinrun.h> reaches, relative to the source root, installed in
+# the same folders under include/swinrun/ (swinrun.h at its top). Past swinrun.h they include
+# each other relative to themselves ("../core/status.h"), so that <swinrun/swinrun.h> with the
+# include directory above finds them as well as <swinrun.h> does.
+set(SWIN_PUBLIC_HEADERS pipeline/swinrun.h runtime/api.h pipeline/segment_params.h pipeline/segment_api.h
+    core/status.h core/version.h core/plan_info.h core/segment_params.h core/segment_report.h)
 
 set(_whole)
 foreach(a ${SWIN_INSTALL_ARCHIVES})

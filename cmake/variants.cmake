@@ -1,5 +1,5 @@
 # swin_runtime_variant(<suffix>) defines one build of the library and the CLI:
-#   swinrun_lib<suffix>    the public API (runtime/swinrun.h) over forward(), the loader and
+#   swinrun_lib<suffix>    the runtime's public API (runtime/api.h) over forward(), the loader and
 #                          the backends, with fileio/;
 #   swin_pipeline<suffix>  the CT pipeline (pipeline/) and its formats (formats/) on top of it;
 #   swinrun<suffix>        the CLI (apps/cli/), in the build root (not with SWIN_LIBRARY_ONLY).

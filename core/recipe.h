@@ -1,5 +1,5 @@
 /* A MONAI bundle's inference recipe (configs/inference.json) as plain values: what the
- * segmentation parameters (runtime/swinrun.h swin_segment_params) and the context's cube take
+ * segmentation parameters (core/segment_params.h swin_segment_params) and the context's cube take
  * from it. weights/bundle/bundle_recipe.c fills it; the public API maps it. */
 #ifndef SWIN_CORE_RECIPE_H
 #define SWIN_CORE_RECIPE_H

@@ -14,7 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/swinrun.h"
+#include "core/segment_params.h"
+#include "core/segment_report.h"
+#include "core/series_list.h"
+#include "core/status.h"
 
 /* Limits on a volume, in every format and on the pipeline's grids: they reject absurd
  * headers before anything large is allocated. */
@@ -29,30 +32,6 @@ struct swin_format_input {
     const float *hu;        /* nx * ny * nz intensities (HU), until release */
     size_t read_peak;       /* the host bytes reading held at its largest */
     void *state;            /* the format's own */
-};
-
-/* One series of a study (a folder of several series, a DICOMDIR): what `swinrun dicom-ls`
- * prints, from a format's list(). */
-struct swin_series_row {
-    char uid[65], description[65], modality[17], image_type[65];
-    char sop_class[65];         /* the class of most of its images (of its files when it has none) */
-    char sop_class_name[65];    /* e.g. "CT Image Storage"; the UID when swinrun does not know it */
-    char orientation[12];       /* axial, coronal, sagittal (normal within 30 degrees of the axis),
-                                   oblique, mixed; "" without images */
-    double off_axis_deg;        /* angle of the slice normal from that axis */
-    double thickness_mm;        /* SliceThickness of its first image; 0 when absent */
-    int number;                 /* SeriesNumber; -1 when absent */
-    int files, slices;          /* its files; its image slices (frames), localizers not counted */
-    int localizers, non_images; /* files a run skips: ImageType LOCALIZER, objects that are no image */
-};
-
-/* A study's series and the one a run would read. */
-struct swin_series_list {
-    struct swin_series_row *rows; /* n, in the order of their first file; free(rows) */
-    int n;
-    int files, not_dicom;       /* files found; of them, not DICOM (ignored) */
-    int chosen;                 /* the row a run reads (the one asked for, else the default); -1 when none */
-    char reason[256];           /* why that row, or why none */
 };
 
 struct swin_format {

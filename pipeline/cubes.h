@@ -13,7 +13,8 @@
 
 #include <stdint.h>
 
-#include "runtime/swinrun.h" /* swin_blend */
+#include "core/segment_params.h" /* swin_blend */
+#include "core/status.h"
 
 
 struct swin_cubes {

@@ -1,11 +1,11 @@
-/* Organ statistics of a label map over the intensities it was made from (swinrun.h's
+/* Organ statistics of a label map over the intensities it was made from (core/segment_report.h's
  * swin_label_stats): voxel count, volume in mL, mean and standard deviation of HU. */
 #ifndef SWIN_PIPELINE_LABEL_STATS_H
 #define SWIN_PIPELINE_LABEL_STATS_H
 
 #include <stdint.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/segment_api.h"
 
 /* Accumulates planes of intensities and labels (uint16), n voxels at a time. */
 struct swin_stats_acc {

@@ -3,26 +3,20 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
 #include "pipeline/invert_linear.h"
 #include "pipeline/label_stats.h"
 #include "pipeline/preview.h"
 #include "pipeline/resample.h"
+#include "pipeline/segment_params.h"
 #include "pipeline/cubes.h"
 
 struct swin_pipeline swin_pipeline_defaults(void)
 {
     return (struct swin_pipeline){.params = swin_segment_default_params(), .in_channels = 1};
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static swin_status check_params(const struct swin_pipeline *p, swin_error *err)
@@ -349,12 +343,12 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     struct swin_format_input in = {0};
     void *outs = NULL;
     struct swin_atomic_file preview = {0};
-    double t0 = now();
+    double t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_READ, 0);
     if ((st = poll_cancel(&j.ctl, err)) || (st = f->read(paths, npaths, o, &in, rep, err))) return st;
-    rep->seconds_read = now() - t0;
+    rep->seconds_read = swin_clock_seconds() - t0;
 
-    t0 = now();
+    t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_PREPROCESS, 0.02);
     swin_mat4 affine;
     memcpy(affine.m, in.affine, sizeof affine.m);
@@ -367,15 +361,15 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
         (st = job_preprocess(&j, in.hu, in.dim, err)))
         goto done;
     f->release(&in);
-    rep->seconds_preprocess = now() - t0;
+    rep->seconds_preprocess = swin_clock_seconds() - t0;
 
-    t0 = now();
+    t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
     if ((st = job_infer(&j, o->probabilities_path, in.dim[0] * in.dim[1] * in.dim[2], NULL, err))) goto done;
-    rep->seconds_infer = now() - t0;
+    rep->seconds_infer = swin_clock_seconds() - t0;
     infer_times(&j, rep);
 
-    t0 = now();
+    t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
     if ((st = poll_cancel(&j.ctl, err)) || (st = f->open_outputs(&in, out_path, o, p->out_channels, &outs, err)) ||
         (st = put_labels(f, &in, outs, &j, rep, err)))
@@ -390,7 +384,7 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     outs = NULL;
     if (!st && preview.tmp[0]) st = swin_atomic_file_publish(&preview, err);
     if (st) goto done;
-    rep->seconds_write = now() - t0;
+    rep->seconds_write = swin_clock_seconds() - t0;
     report(&j.ctl, SWIN_STAGE_DONE, 1.0);
 done:
     if (outs) f->discard(outs);
@@ -434,7 +428,7 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
     struct job j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .lb = 2}};
     float *converted = NULL;
     const float *data = v->voxels;
-    double t0 = now();
+    double t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_PREPROCESS, 0.02);
     if (v->type == SWIN_VOXELS_F32) {
         for (int64_t i = 0; i < n_in; i++)
@@ -458,15 +452,15 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
         goto done;
     free(converted);
     converted = NULL;
-    rep->seconds_preprocess = now() - t0;
+    rep->seconds_preprocess = swin_clock_seconds() - t0;
 
-    t0 = now();
+    t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
     if ((st = job_infer(&j, probs, n_in, labels, err))) goto done;
-    rep->seconds_infer = now() - t0;
+    rep->seconds_infer = swin_clock_seconds() - t0;
     infer_times(&j, rep);
 
-    t0 = now();
+    t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
     if ((st = poll_cancel(&j.ctl, err))) goto done;
     const int64_t nx = dim[0], ny = dim[1], plane = nx * ny;
@@ -475,7 +469,7 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
     for (int c = 0; probs && c < j.sk.co; c++)
         for (int64_t k = 0; k < dim[2]; k++)
             swin_plane_trilinear(&j.inv, j.sk.probs + c * j.sk.n, nx, ny, k, probs + c * n_in + k * plane);
-    rep->seconds_write = now() - t0;
+    rep->seconds_write = swin_clock_seconds() - t0;
     report(&j.ctl, SWIN_STAGE_DONE, 1.0);
 done:
     free(converted);

@@ -1,4 +1,4 @@
-/* The whole CT pipeline behind swin_segment / swin_segment_file (runtime/swinrun.h), one
+/* The whole CT pipeline behind swin_segment / swin_segment_file (pipeline/segment_api.h), one
  * volume: intensities + affine -> RAS + spacing + intensity range -> streaming sliding
  * cubes (a predictor callback runs each cube) -> labels back on the input's grid (argmax then
  * nearest, or softmax then trilinear then argmax: params.invert) -> memory, or a format's
@@ -17,7 +17,7 @@
 
 #include "formats/format.h"
 #include "pipeline/sliding.h"
-#include "runtime/swinrun.h"
+#include "pipeline/segment_api.h"
 
 struct swin_pipeline {
     swin_segment_params params;    /* the public options */

@@ -2,8 +2,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "pipeline/parallel.h"
 
 int swin_sliding_axis(const struct swin_cubes *w)
@@ -150,13 +150,6 @@ static void finalise(const struct swin_sliding *s, struct ring *r, int64_t lo, i
     }
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err)
 {
     const struct swin_cubes *w = s->layout;
@@ -186,25 +179,25 @@ swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swi
                 p[ax] = w->starts[ax][i];
                 p[o1] = w->starts[o1][j];
                 p[o2] = w->starts[o2][k];
-                t0 = now_s();
+                t0 = swin_clock_seconds();
                 gather(w, vol, p, in);
-                tm.gather += now_s() - t0;
-                t0 = now_s();
+                tm.gather += swin_clock_seconds() - t0;
+                t0 = swin_clock_seconds();
                 if ((st = s->predict(s->predict_user, in, out, err))) goto done;
-                tm.predict += now_s() - t0;
-                t0 = now_s();
+                tm.predict += swin_clock_seconds() - t0;
+                t0 = swin_clock_seconds();
                 struct blend_job bj = {.s = s, .r = &r, .p = p, .out = out};
                 swin_parallel_for(threads, w->roi[0], accumulate_rows, &bj);
-                tm.blend += now_s() - t0;
+                tm.blend += swin_clock_seconds() - t0;
                 if (s->progress) s->progress(s->progress_user, ++done_n, total);
             }
         /* no later window reaches below the next start */
         int64_t upto = i + 1 < w->n[ax] ? w->starts[ax][i + 1] - w->pad_lo[ax] : w->size[ax];
         if (upto > w->size[ax]) upto = w->size[ax];
         if (upto > finished) {
-            t0 = now_s();
+            t0 = swin_clock_seconds();
             finalise(s, &r, finished, upto, avg, threads);
-            tm.finalise += now_s() - t0;
+            tm.finalise += swin_clock_seconds() - t0;
             finished = upto;
         }
     }

@@ -1,5 +1,5 @@
-/* The public C API (runtime/swinrun.h): models, plans and contexts. */
-#include "runtime/swinrun.h"
+/* The public C API of runtime/api.h: models, plans and contexts. */
+#include "runtime/api.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,15 +25,16 @@ struct swin_context {
     swin_plan_info info;
 };
 
-swin_status swin_model_load(const char *onnx_path, swin_model_t **out, swin_error *err)
+swin_status swin_model_load(const char *model_path, swin_model_t **out, swin_error *err)
 {
-    return swin_model_load_ex(onnx_path, NULL, out, err);
+    return swin_model_load_ex(model_path, NULL, out, err);
 }
 
-swin_status swin_model_load_ex(const char *onnx_path, const swin_model_load_params *p, swin_model_t **out, swin_error *err)
+swin_status swin_model_load_ex(const char *model_path, const swin_model_load_params *p, swin_model_t **out,
+                               swin_error *err)
 {
     *out = NULL;
-    if (!onnx_path) return swin_error_set(err, SWIN_ERR_ARG, "no model path given");
+    if (!model_path) return swin_error_set(err, SWIN_ERR_ARG, "no model path given");
     swin_merge_order_choice mo = p ? p->merge_order : SWIN_MERGE_ORDER_DEFAULT;
     if (mo < SWIN_MERGE_ORDER_DEFAULT || mo > SWIN_MERGE_ORDER_V2)
         return swin_error_set(err, SWIN_ERR_ARG, "merge_order %d is not a swin_merge_order_choice", (int)mo);
@@ -44,9 +45,9 @@ swin_status swin_model_load_ex(const char *onnx_path, const swin_model_load_para
     /* by content: a PyTorch checkpoint or safetensors file, else ONNX */
     struct swin_ckpt_load_opts co = {.merge = kinds[mo], .no_normalize = p && p->no_normalize};
     struct swin_onnx_load_opts oo = {.merge_order = orders[mo]};
-    swin_status st = swin_bundle_detect(onnx_path) ? swin_bundle_load(onnx_path, &co, m, err)
-                     : swin_ckpt_detect(onnx_path) ? swin_ckpt_load(onnx_path, &co, m, err)
-                                                   : swin_onnx_load_opts(onnx_path, &oo, m, err);
+    swin_status st = swin_bundle_detect(model_path) ? swin_bundle_load(model_path, &co, m, err)
+                     : swin_ckpt_detect(model_path) ? swin_ckpt_load(model_path, &co, m, err)
+                                                   : swin_onnx_load_opts(model_path, &oo, m, err);
     if (st) {
         free(m);
         return st;

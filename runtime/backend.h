@@ -6,7 +6,7 @@
 
 #include "kernels/ops.h"
 #include "core/model.h"
-#include "runtime/swinrun.h"
+#include "runtime/api.h"
 
 struct swin_backend_ctx {
     swin_backend kind;           /* SWIN_BACKEND_CPU or SWIN_BACKEND_CUDA */

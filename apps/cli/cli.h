@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 enum cli_verb {
     CLI_INFO = 0,
@@ -91,7 +91,7 @@ int cli_data_path(char *buf, size_t n, const char *rel);
 int cli_print_series(FILE *f, const char *const *inputs, int ninputs, const char *pick, const char *indent);
 
 #ifdef SWINRUN_EMULATED_CUDA
-/* swinrun_emu (apps/cli/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's
+/* swinrun_emu (tests/cuemu/swinrun_emu/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's
  * high-water mark equals p->total_bytes; prints one line on stderr when it does. */
 swin_status cli_emu_check_device_bytes(const swin_plan_info *p, swin_error *err);
 #endif

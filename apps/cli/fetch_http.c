@@ -7,12 +7,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 
-#include "runtime/swinrun.h"
+#include "core/clock.h"
+#include "pipeline/swinrun.h"
 
 /* What one transfer's callbacks share. */
 struct transfer {
@@ -32,13 +32,6 @@ struct transfer {
     int tty, line_open, last_step;
     double last_draw;
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 swin_status fetch_http_init(swin_error *err)
 {
@@ -60,7 +53,7 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     double have = (double)(t->offset + dlnow), total = dltotal > 0 ? (double)(t->offset + dltotal) : 0;
     int step = total > 0 ? (int)(10.0 * have / total) : (int)(have / (64 * MiB));
     if (t->tty) {
-        double tn = now();
+        double tn = swin_clock_seconds();
         if (tn - t->last_draw < 0.2 && have < total) return 0;
         t->last_draw = tn;
         if (total > 0)

@@ -5,7 +5,7 @@
 
 #include "apps/cli/cli.h"
 #include "formats/format.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 /* swinrun_emu (SWINRUN_EMULATED_CUDA) is the same CLI with the CUDA backend built against
  * the CUDA emulator; it says so in --help and --version. */

@@ -1,7 +1,8 @@
 /* The one option grammar of every swinrun verb: a table of options (name, alias, values,
  * the verbs that take it, a validator that stores it, a help line). Parsing, the error
  * messages and each verb's --help are generated from it, so they cannot disagree. Limits
- * come from runtime/swinrun.h, which the library enforces as well. */
+ * come from the public headers (runtime/api.h, core/segment_params.h), which the library enforces
+ * as well. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>

@@ -9,10 +9,10 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "apps/cli/cli.h"
+#include "core/clock.h"
 #include "fileio/atomic_file.h"
 #include "fileio/tempfiles.h"
 #include "formats/format.h"
@@ -29,13 +29,6 @@ static const char *find_model(const struct cli_args *a, char *buf, size_t n)
     if (!cli_data_path(buf, n, "swinrun/bundles/" CLI_DEFAULT_BUNDLE) && stat(buf, &sb) == 0) return buf;
     cli_data_path(buf, n, "swinrun/model.onnx");
     return buf;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void on_signal(int sig)
@@ -65,7 +58,7 @@ static void progress(void *user, swin_stage stage, double fraction)
         fflush(stderr);
         return;
     }
-    double el = now() - b->t0, eta = fraction > 0.05 ? el / (fraction - 0.05) * (0.95 - fraction) : 0;
+    double el = swin_clock_seconds() - b->t0, eta = fraction > 0.05 ? el / (fraction - 0.05) * (0.95 - fraction) : 0;
     int w = 30, fill = (int)(w * (fraction - 0.05) / 0.9);
     char bar[32];
     for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
@@ -210,7 +203,7 @@ int cli_segment(const struct cli_args *a)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     struct bar bar = {.on = !a->quiet && isatty(2)};
-    double t_start = now();
+    double t_start = swin_clock_seconds();
 
     char mbuf[4096];
     const char *model_path;
@@ -236,7 +229,7 @@ int cli_segment(const struct cli_args *a)
         swin_model_free(m);
         return crc;
     }
-    double t_model = now() - t_start;
+    double t_model = swin_clock_seconds() - t_start;
     swin_context_t *ctx = NULL;
     if ((st = swin_context_create(m, &a->ctx, &ctx, &err))) {
         fprintf(stderr, "swinrun: %s\n", err.msg);
@@ -300,9 +293,9 @@ int cli_segment(const struct cli_args *a)
         }
         const char *base = strrchr(in, '/');
         bar.name = base ? base + 1 : in;
-        bar.t0 = now();
+        bar.t0 = swin_clock_seconds();
         swin_segment_report rep;
-        double t0 = now();
+        double t0 = swin_clock_seconds();
         st = file_list ? swin_segment_dicom(ctx, (const char *const *)a->pos, a->npos - 1, out, &sp, &rep, &err)
                        : swin_segment_file(ctx, in, out, &sp, &rep, &err);
         if (rep.pipeline_bytes > planned_max) planned_max = rep.pipeline_bytes;
@@ -327,17 +320,18 @@ int cli_segment(const struct cli_args *a)
             if (rep.dicom_input && !rep.labels_present && wants_dicom)
                 fprintf(stderr, "swinrun: no organ found in %s: no DICOM SEG or RT Structure Set written\n", in);
             if (rep.dicom_written && rep.dicom_notice[0]) fprintf(stderr, "swinrun: %s: %s\n", in, rep.dicom_notice);
-            if (bar.on) fprintf(stderr, "%s -> %s: %lld cubes, %.1f s\n", bar.name, out, rep.cubes, now() - t0);
+            if (bar.on)
+                fprintf(stderr, "%s -> %s: %lld cubes, %.1f s\n", bar.name, out, rep.cubes, swin_clock_seconds() - t0);
         }
         if (jf) {
-            json_volume(jf, in, out, st, &err, &rep, now() - t0);
+            json_volume(jf, in, out, st, &err, &rep, swin_clock_seconds() - t0);
             fprintf(jf, "%s\n", i + 1 < ninputs ? "," : "");
         }
     }
     if (jf) {
         fprintf(jf, " ],\n \"classes\": %d, \"planned_pipeline_bytes\": %zu, \"planned_total_bytes\": %zu, "
                     "\"peak_rss_bytes\": %zu, \"total_seconds\": %.3f}\n",
-                classes, planned_max, planned_max + plan.total_bytes, peak_rss(), now() - t_start);
+                classes, planned_max, planned_max + plan.total_bytes, peak_rss(), swin_clock_seconds() - t_start);
         swin_status js = cli_json_commit(json, &err);
         if (js) {
             fprintf(stderr, "swinrun: %s\n", err.msg);

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "apps/cli/cli.h"
+#include "core/clock.h"
 #include "fileio/atomic_file.h"
 #include "fileio/npy.h"
 
@@ -185,13 +185,6 @@ int cli_plan(const struct cli_args *a)
     return 0;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Per-run wall times: the JSON report with --json, one line each on stderr. */
 static swin_status report_runs(const struct cli_args *a, const swin_context_t *ctx, const double *secs,
                                swin_error *err)
@@ -272,9 +265,9 @@ int cli_forward(const struct cli_args *a)
     double *secs = NULL;
     if (!st && !(secs = calloc((size_t)a->runs, sizeof *secs))) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of host memory");
     for (int r = 0; r < a->runs && !st; r++) {
-        double t0 = now_seconds();
+        double t0 = swin_clock_seconds();
         st = swin_context_run(ctx, x.data, y, &err);
-        secs[r] = now_seconds() - t0;
+        secs[r] = swin_clock_seconds() - t0;
     }
 #ifdef SWINRUN_EMULATED_CUDA
     swin_plan_info used;

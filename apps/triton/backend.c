@@ -1,5 +1,5 @@
 /* libtriton_swinrun.so: the Triton Inference Server backend API (1.19) over swinrun's public
- * API (runtime/swinrun.h). One swin_model_t per Triton model, one swin_context_t per model
+ * API (pipeline/swinrun.h). One swin_model_t per Triton model, one swin_context_t per model
  * instance; requests run one after another on the instance's context, so the forward pass
  * allocates nothing. Modes and parameters: apps/triton/README.md. */
 #include <malloc.h>
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <time.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
+#include "core/clock.h"
 #include "apps/triton/config.h"
 #include "apps/triton/request.h"
 #include "apps/triton/triton_api.h"
@@ -30,12 +30,6 @@ typedef struct instance_state {
     float *staging_out;         /* one window's logits, when the output buffer is unaligned */
     char name[SWT_NAME_MAX];
 } instance_state;
-
-static uint64_t now_ns(void) {
-    struct timespec ts;  /* Triton's timestamps are steady_clock: CLOCK_MONOTONIC */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 __attribute__((format(printf, 2, 3)))
 static TRITONSERVER_Error *error_new(TRITONSERVER_Error_Code code, const char *fmt, ...) {
@@ -397,7 +391,7 @@ static TRITONSERVER_Error *run_window(instance_state *st, TRITONBACKEND_Request 
         if (mt != TRITONSERVER_MEMORY_GPU && size == v.bytes && (uintptr_t)buf % sizeof(float) == 0) whole = buf;
     }
     bool out_aligned = (uintptr_t)obuf % sizeof(float) == 0;
-    t->compute_start = now_ns();
+    t->compute_start = swin_clock_ns();
     for (int64_t w = 0; w < windows; w++) {
         const float *in = whole ? whole + (size_t)w * in_n : st->staging_in;
         if (!whole && (e = gather(v.in, v.buffers, (uint64_t)w * in_n * sizeof(float), in_n * sizeof(float), st->staging_in)))
@@ -408,7 +402,7 @@ static TRITONSERVER_Error *run_window(instance_state *st, TRITONBACKEND_Request 
             return error_new(code_of(err.status), "window %lld of %lld: %s", (long long)w, (long long)windows, err.msg);
         if (!out_aligned) memcpy((char *)obuf + (size_t)w * out_n * sizeof(float), out, out_n * sizeof(float));
     }
-    t->compute_end = now_ns();
+    t->compute_end = swin_clock_ns();
     t->batch = windows;
     return NULL;
 }
@@ -455,9 +449,9 @@ static TRITONSERVER_Error *run_segment(instance_state *st, TRITONBACKEND_Request
     sp.cancel = request_cancelled;
     sp.user = r;
     swin_error err;
-    t->compute_start = now_ns();
+    t->compute_start = swin_clock_ns();
     swin_status s = swin_segment(st->ctx, &v, &sp, labels, NULL, NULL, &err);
-    t->compute_end = now_ns();
+    t->compute_end = swin_clock_ns();
     if (labels != lbuf) {
         if (!s) memcpy(lbuf, labels, voxels * sizeof(uint16_t));
         free(labels);
@@ -474,11 +468,11 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     TRITONSERVER_Error *e = TRITONBACKEND_ModelInstanceState(instance, &p);
     if (e) return e;  /* Triton answers every request with this error and keeps ownership */
     instance_state *st = p;
-    uint64_t exec_start = now_ns(), first_compute = 0, last_compute = 0;
+    uint64_t exec_start = swin_clock_ns(), first_compute = 0, last_compute = 0;
     int64_t batch = 0;
     for (uint32_t i = 0; i < count; i++) {
         TRITONBACKEND_Request *r = requests[i];
-        uint64_t start = now_ns();
+        uint64_t start = swin_clock_ns();
         run_times t = {0};
         TRITONBACKEND_Response *resp = NULL;
         e = TRITONBACKEND_ResponseNew(&resp, r);
@@ -487,8 +481,8 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
             TRITONSERVER_Error *se = TRITONBACKEND_ResponseSend(resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL, e);
             if (se) TRITONSERVER_ErrorDelete(se);
         }
-        if (!t.compute_start) t.compute_start = t.compute_end = now_ns();
-        uint64_t end = now_ns();
+        if (!t.compute_start) t.compute_start = t.compute_end = swin_clock_ns();
+        uint64_t end = swin_clock_ns();
         TRITONSERVER_Error *re =
             TRITONBACKEND_ModelInstanceReportStatistics(instance, r, e == NULL, start, t.compute_start, t.compute_end, end);
         if (re) TRITONSERVER_ErrorDelete(re);
@@ -504,7 +498,7 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     }
     if (batch > 0) {
         e = TRITONBACKEND_ModelInstanceReportBatchStatistics(instance, (uint64_t)batch, exec_start, first_compute,
-                                                             last_compute, now_ns());
+                                                             last_compute, swin_clock_ns());
         if (e) TRITONSERVER_ErrorDelete(e);
     }
     return NULL;

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 #define SWT_NAME_MAX 128
 #define SWT_DIMS_MAX 8

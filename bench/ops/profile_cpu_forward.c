@@ -37,7 +37,7 @@
 #include "runtime/model_bf16.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 #define MAX_ROWS 256
 

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "fileio/npy.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 static double now_seconds(void)
 {

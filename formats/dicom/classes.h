@@ -2,7 +2,7 @@
 #ifndef SWIN_DICOM_CLASSES_H
 #define SWIN_DICOM_CLASSES_H
 
-#include "runtime/swinrun.h"
+#include "core/segment_params.h"
 
 const swin_dicom_class *swin_dicom_btcv_classes(int *n);
 /* The table's entry for label, or "Label N" (SNOMED CT Tissue) written into name. */

@@ -9,10 +9,11 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
-extern "C" { /* status.h, included by swinrun.h, declares C functions without saying so */
+extern "C" { /* status.h declares C functions without saying so */
 #endif
 
-#include "runtime/swinrun.h"
+#include "core/segment_params.h"
+#include "core/status.h"
 
 #define SWIN_UID_MAX 65 /* 64 characters + NUL */
 #define SWIN_CT_IMAGE_STORAGE "1.2.840.10008.5.1.4.1.1.2"

@@ -7,21 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
+#include "core/clock.h"
+#include "core/version.h"
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
 #include "formats/dicom/classes.h"
 #include "formats/dicom/series.h"
 #include "formats/dicom/study.h"
 #include "formats/nifti/nifti_io.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int is_dcm_name(const char *path)
 {
@@ -248,17 +242,17 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
         if (!is_dcm_name(o->out)) {
             st = write_nifti(o->out, s, o->labels, classes > 256, &o->nifti, err);
         } else if (np > 0) {
-            double t = now();
+            double t = swin_clock_seconds();
             st = write_dcm(&o->seg, o->out, swin_dcm_write_seg, &ref, &content, err);
             o->seg_open = !st;
-            rep->seconds_seg = now() - t;
+            rep->seconds_seg = swin_clock_seconds() - t;
         }
     }
     if (!st && np > 0 && o->rtstruct) {
-        double t = now();
+        double t = swin_clock_seconds();
         st = write_dcm(&o->rt, o->rtstruct, swin_dcm_write_rtstruct, &ref, &content, err);
         o->rt_open = !st;
-        rep->seconds_rtstruct = now() - t;
+        rep->seconds_rtstruct = swin_clock_seconds() - t;
     }
     free(seen);
     free(present);

@@ -3,7 +3,7 @@
 #ifndef SWIN_DICOM_FILES_H
 #define SWIN_DICOM_FILES_H
 
-#include "runtime/swinrun.h"
+#include "core/status.h"
 
 #define SWIN_DCM_MAX_FILES 100000
 #define SWIN_DCM_MAX_DEPTH 16 /* folders below an input folder */

@@ -1,4 +1,4 @@
-/* The public segmentation API (runtime/swinrun.h) on an in-memory volume:
+/* The public segmentation API (pipeline/segment_api.h) on an in-memory volume:
  *   - swin_segment's labels equal, voxel for voxel, those the CLI writes for the same volume
  *     saved as NIfTI (`swinrun CT.nii.gz OUT.nii.gz --model M`, run here as a child process);
  *     the label map must hold more than one class, so that agreement means something;
@@ -22,7 +22,7 @@
 
 #include <nifti2_io.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 #include "tests/common/check.h"
 
 enum { NX = 40, NY = 30, NZ = 20, N = NX * NY * NZ };

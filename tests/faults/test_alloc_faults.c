@@ -31,7 +31,7 @@
 
 #include "fileio/npy.h"
 #include "pipeline/segment.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 #include "tests/faults/alloc_fault.h"
 
 #define MAX_SITES 8192

@@ -2,7 +2,8 @@
 # cmake --install into a temporary prefix, then build a small C program against the
 # installed tree three ways (find_package with the shared and the static library,
 # pkg-config with the shared one), run each on a model, and check that the shared library
-# exports exactly the functions the public headers mark SWIN_API, all prefixed swin_.
+# exports exactly the functions the public headers mark SWIN_API, all prefixed swin_, and that
+# <swinrun/swinrun.h> compiles with the include directory above include/swinrun/ too.
 #   test_install.sh BUILD_DIR SOURCE_DIR MODEL.onnx WORK_DIR
 set -eu
 build="$1" src="$2" model="$3" work="$4"
@@ -34,6 +35,11 @@ cmake --build "$work/consumer" >> "$work/consumer.log"
 if ldd "$work/consumer/consumer_static" | grep -q libswinrun; then echo "FAIL: consumer_static links libswinrun.so"; exit 1; fi
 "$work/consumer/consumer_static" "$model"
 echo "ok   find_package(swinrun): shared and static consumers run"
+
+# the headers find each other whichever of the two include directories a program names
+printf '#include <swinrun/swinrun.h>\nint main(void) { return swin_context_default_params().backend != SWIN_BACKEND_AUTO; }\n' |
+    cc -std=c11 -Wall -Werror -x c - -I"$prefix/include" -fsyntax-only
+echo "ok   <swinrun/swinrun.h> with -I PREFIX/include compiles"
 
 # pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"

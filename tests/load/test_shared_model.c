@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 #define CONTEXTS 4
 #define RUNS 2 /* per context: the second run reuses the arena the first one left behind */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 #define WINDOWS 100
 #define EARLY 10

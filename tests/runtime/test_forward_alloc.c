@@ -21,7 +21,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/forward.h"
 #include "runtime/model_bf16.h"
-#include "runtime/swinrun.h"
+#include "runtime/api.h"
 #include "tests/common/check.h"
 
 void *__libc_malloc(size_t n);

@@ -17,7 +17,7 @@
 #include "core/model.h"
 #include "runtime/model_bf16.h"
 #include "fileio/npy.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 #include "tests/common/check.h"
 
 /* The copy under test and the length of its bfloat16 range. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/model.h"
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 #include "tests/common/check.h"
 #include "tests/common/default_config.h"
 

@@ -28,13 +28,19 @@ The rules, each violation reported as file:line:
 5. The README's layer table, between <!-- layers:begin --> and <!-- layers:end -->, with the
    columns | layer | folder | may include |, has one row per layer of rule 1 and the same
    allowed layers ("nothing" for none).
+6. Declarations. A product header declares only functions that a product source of its own
+   layer, or of a layer rule 1 lets it include, defines (c_functions.py finds the file-scope,
+   non-static ones): a call through a header declared below the layer that defines the
+   function reaches up (or across) unseen by rule 1, e.g. a runtime header declaring
+   swin_segment, which the pipeline defines.
 
 Outside the layers: the CUDA emulator tests/cuemu/ (cuemu) includes nothing of the project;
-tests/ (the emulator's own tests tests/cuemu/selftest/ among them), bench/, tools/,
-apps/triton/tests/ and apps/triton/fuzz/ may include anything; apps/cli/emu_device.c is
-compiled into the emulated CLI only and may include the emulator. Only quoted includes of a
-path under one of these folders are checked (system headers and generated ones are not the
-project's); a quoted include without a folder is read relative to the including file.
+tests/ (the emulator's own tests tests/cuemu/selftest/ and the emulated CLI's glue
+tests/cuemu/swinrun_emu/ among them), bench/, tools/, apps/triton/tests/ and
+apps/triton/fuzz/ may include anything. Only quoted includes of a path under one of these
+folders are checked (system headers and generated ones are not the project's); a quoted
+include without a folder, or one starting ./ or ../, is read relative to the including file
+(the public headers include each other so, cmake/install.cmake).
 """
 import argparse
 import collections
@@ -44,6 +50,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+from c_functions import file_scope_functions
 
 # (folder prefix, layer); the longest matching prefix wins. A prefix ending in "/*"
 # matches the files directly in that folder only.
@@ -64,12 +72,11 @@ FOLDERS = [
     ("apps/triton/fuzz/", "tooling"),
     ("tests/cuemu/", "emu"),
     ("tests/cuemu/selftest/", "tooling"),
+    ("tests/cuemu/swinrun_emu/", "tooling"),
     ("tests/", "tooling"),
     ("bench/", "tooling"),
     ("tools/", "tooling"),
 ]
-FILES = {"apps/cli/emu_device.c": "tooling"}
-
 ALLOWED = {
     "core": set(),
     "ops": {"core"},
@@ -78,11 +85,11 @@ ALLOWED = {
     "cuda": {"core", "ops"},
     "runtime": {"core", "ops", "weights", "cpu", "cuda"},
     "fileio": {"core"},
-    "formats": {"core", "fileio", "runtime"},
+    "formats": {"core", "fileio"},
     "pipeline": {"core", "fileio", "formats", "runtime"},
     "cli": {"core", "fileio", "formats", "pipeline", "runtime"},
     "triton": {"core", "fileio", "pipeline", "runtime"},
-    "python": {"core", "runtime"},
+    "python": {"core", "pipeline", "runtime"},
     "emu": set(),
     "tooling": None,  # anything
 }
@@ -100,8 +107,6 @@ Include = collections.namedtuple("Include", "path line target")
 
 
 def layer_of(path):
-    if path in FILES:
-        return FILES[path]
     best, best_len = None, -1
     for prefix, layer in FOLDERS:
         if prefix.endswith("/*"):
@@ -141,8 +146,8 @@ def includes_of(root, path):
             if not m:
                 continue
             target = m.group(1)
-            if "/" not in target:
-                target = os.path.join(os.path.dirname(path), target).replace(os.sep, "/")
+            if "/" not in target or target.startswith(("./", "../")):
+                target = os.path.normpath(os.path.join(os.path.dirname(path), target)).replace(os.sep, "/")
             if layer_of(target) is not None:
                 yield lineno, target
 
@@ -155,6 +160,27 @@ def layer_violations(includes):
             continue
         yield (f"{i.path}:{i.line}: layer '{src}' includes \"{i.target}\" of layer '{dst}' "
                f"(allowed: {', '.join(sorted(allowed)) or 'nothing'})")
+
+
+def declaration_violations(root, paths):
+    """A product header's functions defined by a product source of a layer its own may not include."""
+    declared, defined = [], collections.defaultdict(set)
+    for p in paths:
+        if not is_product(p):
+            continue
+        with open(os.path.join(root, p), encoding="utf-8", errors="replace") as f:
+            decls, defs = file_scope_functions(f.read())
+        if p.endswith(HEADER_EXT):
+            declared += [(p, line, name) for name, line in decls]
+        else:
+            for name, _ in defs:
+                defined[name].add(p)
+    for h, line, name in declared:
+        mine, allowed = layer_of(h), ALLOWED[layer_of(h)]
+        for d in sorted(defined[name]):
+            if layer_of(d) != mine and layer_of(d) not in allowed:
+                yield (f"{h}:{line}: layer '{mine}' declares {name}, which {d} of layer '{layer_of(d)}' defines "
+                       f"(allowed: {', '.join(sorted(allowed)) or 'nothing'})")
 
 
 def sees_formats(layer):
@@ -309,6 +335,9 @@ def check(root, readme):
         ("source(s) in no layer", unlayered),
         ("include(s) reach up a layer or across: move the shared type down (into core/), or the code up",
          list(layer_violations(includes))),
+        ("function(s) declared by a layer below (or beside) the one defining them: a call through such a header "
+         "reaches that layer unseen by the includes; declare each in a header of the layer that defines it",
+         list(declaration_violations(root, paths))),
         ("include(s) of a format's folder from outside it: go through formats/format.h",
          list(format_violations(includes))),
         ("include(s) close a cycle between folders", list(cycle_violations(folder_edges(includes), "folder"))),
@@ -333,8 +362,10 @@ def check(root, readme):
 # to add a first line, new text)])
 PLANTS = [
     ("core includes runtime", ("of layer",), [("core/status.h", None, '#include "runtime/plan.h"')]),
+    ("core includes runtime relative to itself", ("of layer",),
+     [("core/json.h", None, '#include "../runtime/plan.h"')]),
     ("the op table includes the loader", ("of layer",), [("kernels/ops.h", None, '#include "weights/onnx/onnx_loader.h"')]),
-    ("weights includes the public API", ("of layer",), [("weights/onnx/strmap.c", None, '#include "runtime/swinrun.h"')]),
+    ("weights includes the public API", ("of layer",), [("weights/onnx/strmap.c", None, '#include "pipeline/swinrun.h"')]),
     ("a production .cu includes the emulator", ("of layer",),
      [("kernels/cuda/pack.cu", None, '#include "tests/cuemu/cuemu_api.h"')]),
     ("one backend includes another", ("of layer",),
@@ -342,6 +373,13 @@ PLANTS = [
     ("runtime includes the pipeline", ("of layer",), [("runtime/plan.c", None, '#include "pipeline/sliding.h"')]),
     ("the pipeline includes the CLI", ("of layer",), [("pipeline/png.c", None, '#include "apps/cli/cli.h"')]),
     ("the emulator includes the project", ("of layer",), [("tests/cuemu/half.c", None, '#include "core/status.h"')]),
+    ("the CLI includes the emulator", ("of layer",), [("apps/cli/main.c", None, '#include "tests/cuemu/cuemu_api.h"')]),
+    ("a runtime header declares what the pipeline defines: a call back up", ("declares",),
+     [("runtime/api.h", None, "SWIN_API swin_segment_params swin_segment_default_params(void);")]),
+    ("a pipeline header declares what the pipeline and core define", (),
+     [("pipeline/png.h", None, "swin_status swin_segment_file(swin_context_t *, const char *, const char *, "
+       "const swin_segment_params *, swin_segment_report *, swin_error *);"),
+      ("pipeline/preview.h", None, "swin_status swin_error_set(swin_error *, swin_status, const char *, ...);")]),
     ("the pipeline names DICOM", ("of the format folder",),
      [("pipeline/segment.c", None, '#include "formats/dicom/series.h"')]),
     ("the CLI names NIfTI", ("of the format folder",),
@@ -369,8 +407,7 @@ PLANTS = [
     ("two runtime modules include each other", ("module cycle",),
      [("runtime/plan.c", None, '#include "runtime/exec.h"'), ("runtime/exec.c", None, '#include "runtime/plan.h"')]),
     ("the README's table lets formats include the pipeline", ("layer table",),
-     [("README.md", "| formats | formats/ | core, fileio, runtime |",
-       "| formats | formats/ | core, fileio, pipeline, runtime |")]),
+     [("README.md", "| formats | formats/ | core, fileio |", "| formats | formats/ | core, fileio, pipeline |")]),
 ]
 
 

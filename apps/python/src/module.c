@@ -91,7 +91,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_swinrun",
-    .m_doc = "swinrun's C library (runtime/swinrun.h) for the swinrun package.",
+    .m_doc = "swinrun's C library (pipeline/swinrun.h) for the swinrun package.",
     .m_size = -1,
     .m_methods = methods,
 };

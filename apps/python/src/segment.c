@@ -1,4 +1,4 @@
-/* segment and segment_file: the whole pipeline (runtime/swinrun.h swin_segment*) without the
+/* segment and segment_file: the whole pipeline (pipeline/segment_api.h swin_segment*) without the
  * GIL; progress and cancel callbacks take the GIL back for the Python callables and for
  * pending signals (Ctrl-C cancels the run through the library's cancel callback). */
 #include <string.h>

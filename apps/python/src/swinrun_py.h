@@ -1,4 +1,4 @@
-/* The extension module swinrun._swinrun: thin functions over runtime/swinrun.h that the Python
+/* The extension module swinrun._swinrun: thin functions over pipeline/swinrun.h that the Python
  * package (apps/python/swinrun) wraps. Models and contexts travel as capsules; arrays as
  * buffers (the caller allocates outputs); statuses become the exception classes the package
  * registers with _set_errors. Every forward pass and segmentation runs without the GIL. */
@@ -8,7 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "runtime/swinrun.h"
+#include "pipeline/swinrun.h"
 
 #define SWINPY_MODEL_CAPSULE "swinrun.model"
 #define SWINPY_CONTEXT_CAPSULE "swinrun.context"

@@ -1,0 +1,80 @@
+/* The segmentation API (pipeline/segment_api.c); a program includes swinrun.h, which includes this. */
+#ifndef SWIN_PIPELINE_SEGMENT_API_H
+#define SWIN_PIPELINE_SEGMENT_API_H
+
+#include <stdint.h>
+
+#include "../core/segment_params.h"
+#include "../core/segment_report.h"
+#include "../core/status.h"
+#include "../runtime/api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Segmentation: a CT volume in, a label map on the same grid out ----------------------
+ *
+ *     swin_segment_params sp = swin_segment_default_params();   // RAS, 1.5x1.5x2 mm, [-175, 250] HU
+ *     uint16_t *labels = malloc(nx * ny * nz * sizeof *labels);
+ *     swin_volume v = {.voxels = hu, .type = SWIN_VOXELS_I16, .dim = {nx, ny, nz}, .affine = {...}};
+ *     swin_segment(ctx, &v, &sp, labels, NULL, &report, &err);
+ *
+ * The pipeline is MONAI's usual inference recipe, reproduced to the voxel: Orientation to RAS,
+ * Spacing to spacing_mm (trilinear), ScaleIntensityRange of the intensity range to [0, 1]
+ * (clipped), sliding_window_inference with the context's cube as roi_size, and the result
+ * brought back onto the input grid as Invertd does: by default argmax, then the labels by
+ * nearest neighbour; with params->invert SWIN_INVERT_LINEAR the softmax probabilities by
+ * trilinear interpolation, then argmax (streamed: a few planes of probabilities at a time).
+ * A MONAI bundle's recipe: swin_model_segment_params. Host memory is planned
+ * up front (report .pipeline_bytes): the sliding windows stream, holding one slab of logits. */
+
+typedef enum swin_voxel_type { SWIN_VOXELS_F32 = 0, SWIN_VOXELS_I16 = 1 } swin_voxel_type;
+
+/* A 3D scalar volume in memory, in NIfTI order: voxel (i, j, k) at i + nx * (j + ny * k). */
+typedef struct swin_volume {
+    const void *voxels;         /* nx * ny * nz values of `type`: intensities (HU for CT) */
+    swin_voxel_type type;
+    long long dim[3];           /* nx, ny, nz */
+    double affine[4][4];        /* voxel (i, j, k, 1) -> world RAS+ mm (NIfTI's sform), row-major */
+} swin_volume;
+
+
+/* Segments a volume in memory with ctx's model (in_channels 1). labels: nx * ny * nz values
+ * on the input grid (the argmax class). probabilities: NULL, or classes * nx * ny * nz floats,
+ * class c's volume at c * nx * ny * nz (softmax, on the input grid). report may be NULL. */
+SWIN_API swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
+                                  uint16_t *labels, float *probabilities, swin_segment_report *report,
+                                  swin_error *err);
+
+/* NIfTI-1/2 (.nii, .nii.gz) in, the label map (uint8, uint16 beyond 256 classes) out on the
+ * input's grid with its header geometry. Every output appears, complete, only when the run
+ * succeeds (written under a temporary name and renamed); a failure or a cancel leaves none. */
+SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
+                                       const swin_segment_params *params, swin_segment_report *report,
+                                       swin_error *err);
+
+/* ---- DICOM: a CT series in, DICOM SEG / RT Structure Set / NIfTI out --------------------
+ *
+ * inputs: folders (read recursively, or through the DICOMDIR they hold), DICOMDIR files and
+ * DICOM files (CT Image Storage, Enhanced CT, Legacy Converted Enhanced CT; uncompressed,
+ * deflate, RLE, JPEG baseline / extended / lossless, JPEG-LS, JPEG 2000, HTJ2K). Of several
+ * series, params->dicom_series picks one, else the default (report .dicom_series_reason says
+ * which and why); localizers and non-image objects are skipped (.dicom_skipped). The slices are ordered by ImagePositionPatient along the slice
+ * normal; a series with mixed geometry, duplicate positions, uneven spacing,
+ * gantry tilt or a blank SOPInstanceUID is refused (SWIN_ERR_FORMAT, one line that says
+ * where); blank study, series or frame of reference UIDs get new ones (report .dicom_notice). The volume goes
+ * through swin_segment; the labels on the CT's grid are written to output_path: .nii /
+ * .nii.gz a NIfTI label map, .dcm a DICOM SEG (and params->rtstruct_path an RT Structure
+ * Set). Without any label other than 0 no DICOM output is written (report .dicom_written
+ * false; SWIN_OK). Outputs appear together, whole, or not at all. swin_segment_file calls
+ * this for a folder or a DICOM file. Builds without DCMTK return SWIN_ERR_ARG. */
+SWIN_API swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, int ninputs,
+                                        const char *output_path, const swin_segment_params *params,
+                                        swin_segment_report *report, swin_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
