@@ -4,8 +4,15 @@ One 3x3x3 stride-1 pad-1 convolution on a random L^3 grid (inputs N(0, 1), weigh
 He-scaled), computed in float64 (the reference), directly in float32, and as Winograd with
 every transform stage rounded to float32 (weights transformed in float64, rounded once).
 Prints max|err| / max|ref| and the RMS ratio per method. F(4,3) twice: with the points
-0, +-1, 2, -1/2 of kernels/cpu/winograd4_avx2.c, and with the usual 0, +-1, +-2 (Lavin &
-Gray), whose constants 4, 5, 8 and 1/24 double the error.
+0, +-1, 2, -1/2 of kernels/cpu/winograd/winograd4_tmpl.h, and with the usual 0, +-1, +-2
+(Lavin & Gray), whose constants 4, 5, 8 and 1/24 double the error.
+
+--bf16: the choices of precision BF16 instead, all against the float64 conv with the
+unrounded weights: the direct conv with weights and input rounded to bfloat16 (what a
+bfloat16 GEMM computes), with the weights alone rounded (what Winograd and the per-tap GEMMs
+run on bfloat16 weights: widened, the input float32), and F(2,3) and F(4,3) with their
+transformed input V and weights U rounded to bfloat16 (what a vdpbf16ps point GEMM would
+need), products summed exactly.
 
     python bench/ops/winograd_error.py [--cin 48 192] [--cout 16] [--size 12]
     python bench/ops/winograd_error.py --model-shapes [--feature-size 48]   (every 3x3x3
@@ -66,6 +73,46 @@ def direct(xp, w, L):
     return out
 
 
+def bf16(x):
+    """x rounded to the nearest bfloat16 (ties to even), as float32."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7fff + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+def winograd_bf16(xp, w, m, L):
+    """Winograd with V and U rounded to bfloat16 and the point products summed in float64."""
+    bt, g, at = matrices(m)
+    a, n = m + 2, L // m
+    u = bf16(np.einsum('ai,bj,ck,ijkxo->abcxo', g, g, g, w)).astype(np.float64)
+    idx = np.arange(n)[:, None] * m + np.arange(a)[None, :]
+    p = xp[idx][:, :, idx][:, :, :, :, idx].transpose(0, 2, 4, 1, 3, 5, 6).astype(np.float32)
+    v = np.einsum('ai,tuvijkx->tuvajkx', bt, p).astype(np.float32)
+    v = np.einsum('bj,tuvajkx->tuvabkx', bt, v).astype(np.float32)
+    v = bf16(np.einsum('ck,tuvabkx->tuvabcx', bt, v)).astype(np.float64)
+    mm = np.einsum('tuvabcx,abcxo->tuvabco', v, u).astype(np.float32)
+    y = np.einsum('ia,tuvabco->tuvibco', at, mm)
+    y = np.einsum('jb,tuvibco->tuvijco', at, y)
+    y = np.einsum('kc,tuvijco->tuvijko', at, y)
+    return y.transpose(0, 3, 1, 4, 2, 5, 6).reshape(L, L, L, -1)
+
+
+def measure_bf16(rng, L, cin, cout, label):
+    xp = np.zeros((L + 2, L + 2, L + 2, cin))
+    xp[1:-1, 1:-1, 1:-1] = rng.standard_normal((L, L, L, cin))
+    w = rng.standard_normal((3, 3, 3, cin, cout)) * np.sqrt(2 / (27 * cin))
+    ref = direct(xp, w, L)
+    wb = bf16(w).astype(np.float64)
+    runs = {'direct, input and weights bf16': direct(bf16(xp).astype(np.float64), wb, L),
+            'direct, weights bf16 (widened)': direct(xp, wb, L),
+            'F(2,3), V and U bf16': winograd_bf16(xp, w, 2, L),
+            'F(4,3), V and U bf16': winograd_bf16(xp, w, 4, L)}
+    for k, y in runs.items():
+        e = np.abs(y.astype(np.float64) - ref)
+        print(f'| {label} | {k} | {e.max() / np.abs(ref).max():.2e} | {np.sqrt((e ** 2).mean() / (ref ** 2).mean()):.2e} |',
+              flush=True)
+
+
 def measure(rng, L, cin, cout, label):
     xp = np.zeros((L + 2, L + 2, L + 2, cin))
     xp[1:-1, 1:-1, 1:-1] = rng.standard_normal((L, L, L, cin))
@@ -88,8 +135,10 @@ def main():
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--model-shapes', action='store_true')
     ap.add_argument('--feature-size', type=int, default=48)
+    ap.add_argument('--bf16', action='store_true', help='the bfloat16 choices instead of float32 (above)')
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
+    run = measure_bf16 if a.bf16 else measure
     print('| conv (cin -> cout, grid) | method | max|err| / max|ref| | rms(err) / rms(ref) |')
     print('|---|---|---|---|')
     if a.model_shapes:
@@ -100,10 +149,10 @@ def main():
                   (8 * f, 4 * f, '12^3 decoder4 conv1'), (16 * f, 8 * f, '6^3 decoder5 conv1'),
                   (8 * f, 8 * f, '6^3 decoder5 conv2')]
         for cin, cout, where in shapes:
-            measure(rng, 12 if cin >= 8 * f else 24, cin, min(cout, a.cout), f'{cin} -> {cout} ({where})')
+            run(rng, 12 if cin >= 8 * f else 24, cin, min(cout, a.cout), f'{cin} -> {cout} ({where})')
         return
     for cin in a.cin:
-        measure(rng, a.size, cin, a.cout, f'{cin} -> {a.cout}, {a.size}^3')
+        run(rng, a.size, cin, a.cout, f'{cin} -> {a.cout}, {a.size}^3')
 
 
 if __name__ == '__main__':
