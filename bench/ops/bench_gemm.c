@@ -76,9 +76,9 @@ int main(void)
                 const double t0 = now();
                 for (long q = 0; q < calls; q++) {
                     if (v == 3)
-                        swin_cpu_gemm_bf16_avx512bf16(sh.m, sh.n, sh.k, a, sh.k, wb, sh.n, sh.acc, c, sh.ldc);
-                    else if (v == 2) swin_cpu_sgemm_avx512(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
-                    else if (v == 1) swin_cpu_sgemm_avx2(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, sh.acc, c, sh.ldc);
+                        swin_cpu_gemm_bf16_avx512bf16(sh.m, sh.n, sh.k, a, sh.k, wb, sh.n, NULL, sh.acc, c, sh.ldc);
+                    else if (v == 2) swin_cpu_sgemm_avx512(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, NULL, sh.acc, c, sh.ldc);
+                    else if (v == 1) swin_cpu_sgemm_avx2(sh.m, sh.n, sh.k, a, sh.k, w, sh.n, NULL, sh.acc, c, sh.ldc);
                     else
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sh.m, sh.n, sh.k, 1.0f, a, sh.k, w, sh.n,
                                     sh.acc ? 1.0f : 0.0f, c, sh.ldc);

@@ -83,11 +83,10 @@ static void conv_run(void *p, int tid, int nth)
         const long slab = item / ncb, b = slab * t->rows, e = b + t->rows < nout ? b + t->rows : nout, m = e - b;
         const int c0 = (int)(item % ncb) * t->col_block, nc = cout - c0 < t->col_block ? cout - c0 : t->col_block;
         float *c = swin_vol_f32(out) + b * out.pitch + c0;
-        if (t->bias)
-            for (long r = 0; r < m; r++) memcpy(c + r * out.pitch, t->bias + c0, (size_t)nc * sizeof(float));
+        const float *bias = t->bias ? t->bias + c0 : NULL;
         if (t->rows_are_a) {
             swin_cpu_wgemm_run(t->gemm, (int)m, nc, in.c, swin_vol_f32(in) + b * in.pitch, in.pitch, weight_cols(t, c0),
-                               cout, t->bias != NULL, c, out.pitch);
+                               cout, bias, false, c, out.pitch);
             continue;
         }
         if (slab != built) {
@@ -97,8 +96,8 @@ static void conv_run(void *p, int tid, int nth)
             }
             built = slab;
         }
-        swin_cpu_wgemm_run(t->gemm, (int)m, nc, (int)t->kdim, a, (int)t->kdim, weight_cols(t, c0), cout,
-                           t->bias != NULL, c, out.pitch);
+        swin_cpu_wgemm_run(t->gemm, (int)m, nc, (int)t->kdim, a, (int)t->kdim, weight_cols(t, c0), cout, bias, false,
+                           c, out.pitch);
     }
 }
 

@@ -32,7 +32,7 @@ static void convt_run(void *p, int tid, int nth)
             const float *wt = t->gemm.bf16 ? (const float *)(const void *)((const swin_bf16 *)(const void *)t->w +
                                                                              (int64_t)tap * cin * cout)
                                            : t->w + (int64_t)tap * cin * cout;
-            swin_cpu_wgemm_run(t->gemm, in.w, cout, cin, a_rows, in.pitch, wt, cout, false, c, 2 * out.pitch);
+            swin_cpu_wgemm_run(t->gemm, in.w, cout, cin, a_rows, in.pitch, wt, cout, NULL, false, c, 2 * out.pitch);
         }
     }
 }

@@ -8,7 +8,8 @@
  * last odd row and the columns past n paired with zeros), then per tile of 8 rows (4 for a
  * last group of 4 or fewer) the tile's A is rounded to bfloat16 into a second buffer (pairs
  * along k come out adjacent as A is row-major) and 8 x 3 zmm accumulators run over the pairs.
- * The block's sum is added to C at the store (with accumulate, or after the first block).
+ * The first block's sum gets the bias, then C (with accumulate) at the store; each later
+ * block's is added to C.
  * Products of two bfloat16 are exact in float32; the sums are float32 in pair order, each
  * pair's two products added together first: the same numbers as the other levels' bfloat16
  * GEMMs up to float32 summation order. vcvtne2ps2bf16 rounds to nearest even, as
@@ -62,8 +63,8 @@ SWIN_AVX512BF16_INLINE void pack_a(uint16_t *ap, int kp, const float *a, int lda
 }
 
 /* Rows [0, rows) of the R x 16NV tile at c, columns [0, cols): kp pairs of ap against wp. */
-SWIN_AVX512BF16_INLINE void tile(const uint16_t *ap, int kp, const uint16_t *wp, int rows, float *c, int ldc, int cols,
-                                 bool add_c, const int R, const int NV)
+SWIN_AVX512BF16_INLINE void tile(const uint16_t *ap, int kp, const uint16_t *wp, int rows, const float *bias, float *c,
+                                 int ldc, int cols, bool add_c, const int R, const int NV)
 {
     __m512 acc[8][3];
     for (int r = 0; r < R; r++)
@@ -85,6 +86,7 @@ SWIN_AVX512BF16_INLINE void tile(const uint16_t *ap, int kp, const uint16_t *wp,
         for (int j = 0; j < NV; j++) {
             const __mmask16 mk = j == NV - 1 ? last : (__mmask16)0xffffu;
             __m512 y = acc[r][j];
+            if (bias) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, bias + 16 * j));
             if (add_c) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, row + 16 * j));
             _mm512_mask_storeu_ps(row + 16 * j, mk, y);
         }
@@ -92,8 +94,8 @@ SWIN_AVX512BF16_INLINE void tile(const uint16_t *ap, int kp, const uint16_t *wp,
 }
 
 /* Every row of one panel (cols <= PW columns) for one block of k. */
-SWIN_AVX512BF16_INLINE void panel(int m, int cols, int kc, const float *a, int lda, const uint16_t *wp, bool add_c,
-                                  float *c, int ldc, const int NV)
+SWIN_AVX512BF16_INLINE void panel(int m, int cols, int kc, const float *a, int lda, const uint16_t *wp,
+                                  const float *bias, bool add_c, float *c, int ldc, const int NV)
 {
     const int kp = (kc + 1) / 2;
     _Alignas(64) uint16_t ap[8 * KC];
@@ -101,28 +103,28 @@ SWIN_AVX512BF16_INLINE void panel(int m, int cols, int kc, const float *a, int l
     for (; m - i > 4; i += 8) {
         const int rows = m - i < 8 ? m - i : 8;
         pack_a(ap, kp, a + (size_t)i * lda, lda, rows, kc, 8);
-        tile(ap, kp, wp, rows, c + (size_t)i * ldc, ldc, cols, add_c, 8, NV);
+        tile(ap, kp, wp, rows, bias, c + (size_t)i * ldc, ldc, cols, add_c, 8, NV);
     }
     if (i < m) {
         pack_a(ap, kp, a + (size_t)i * lda, lda, m - i, kc, 4);
-        tile(ap, kp, wp, m - i, c + (size_t)i * ldc, ldc, cols, add_c, 4, NV);
+        tile(ap, kp, wp, m - i, bias, c + (size_t)i * ldc, ldc, cols, add_c, 4, NV);
     }
 }
 
 SWIN_AVX512BF16 void swin_cpu_gemm_bf16_avx512bf16(int m, int n, int k, const float *a, int lda, const swin_bf16 *w,
-                                               int ldw, bool accumulate, float *c, int ldc)
+                                                   int ldw, const float *bias, bool accumulate, float *c, int ldc)
 {
     _Alignas(64) uint16_t wp[KC / 2 * PW * 2];
-    for (int k0 = 0; k0 == 0 || k0 < k; k0 += KC) { /* k = 0: one pass that stores C or 0 */
+    for (int k0 = 0; k0 == 0 || k0 < k; k0 += KC) { /* k = 0: one pass that stores C, bias or 0 */
         const int kc = k - k0 < KC ? k - k0 : KC;
         const bool add_c = accumulate || k0 > 0;
         for (int j = 0; j < n; j += PW) {
             const int cols = n - j < PW ? n - j : PW;
             pack_w(wp, w + (size_t)k0 * ldw + j, ldw, kc, cols);
-            const float *ak = a + k0;
-            if (cols > 32) panel(m, cols, kc, ak, lda, wp, add_c, c + j, ldc, 3);
-            else if (cols > 16) panel(m, cols, kc, ak, lda, wp, add_c, c + j, ldc, 2);
-            else panel(m, cols, kc, ak, lda, wp, add_c, c + j, ldc, 1);
+            const float *ak = a + k0, *bj = bias && k0 == 0 ? bias + j : NULL;
+            if (cols > 32) panel(m, cols, kc, ak, lda, wp, bj, add_c, c + j, ldc, 3);
+            else if (cols > 16) panel(m, cols, kc, ak, lda, wp, bj, add_c, c + j, ldc, 2);
+            else panel(m, cols, kc, ak, lda, wp, bj, add_c, c + j, ldc, 1);
         }
     }
 }

@@ -3,7 +3,8 @@
  * Nothing is packed: the weight GEMMs of the model have k of 1 to a few hundred, where
  * packing A and W and zeroing C (OpenBLAS's route) cost as much as the products; k runs in
  * blocks of KC rows (a 24-column panel of KC rows, 24 KiB, stays in L1 while every row of A
- * passes), each block's sum added to C at its store (with accumulate, or after the first).
+ * passes); the first block's sum gets the bias, then C (with accumulate) at the store, each
+ * later block's is added to C.
  * Columns in tiles of 24 (3 ymm, MR = 4 rows: 12 accumulators) or, for a last tile of 16
  * or fewer, 16 (2 ymm, 6 rows: 12 accumulators again, so that the two FMA pipes never
  * wait on their 4-cycle latency; 4 rows where the tile is partial) or 8 (6 rows). Per k:
@@ -26,8 +27,8 @@
  * (cols > 8 (NV - 1)). One function per shape, its accumulator array of exactly MR x NV:
  * a larger one, partly used, made gcc keep it on the stack. */
 #define GEMM_TILE(MR, NV)                                                                                       \
-    SWIN_AVX2_INLINE void tile_##MR##x##NV(const float *a, int lda, int rows, const float *w, int ldw, int k, float *c,  \
-                                      int ldc, int cols, bool accumulate)                                       \
+    SWIN_AVX2_INLINE void tile_##MR##x##NV(const float *a, int lda, int rows, const float *w, int ldw, int k,        \
+                                           const float *bias, float *c, int ldc, int cols, bool accumulate)     \
     {                                                                                                           \
         __m256 acc[MR][NV];                                                                                     \
         for (int r = 0; r < MR; r++)                                                                            \
@@ -50,14 +51,19 @@
             if (r >= rows) continue;                                                                            \
             float *row = c + (size_t)r * ldc;                                                                   \
             if (full) {                                                                                         \
-                for (int j = 0; j < NV; j++)                                                                    \
-                    _mm256_storeu_ps(row + 8 * j, accumulate ? _mm256_add_ps(acc[r][j], _mm256_loadu_ps(row + 8 * j)) \
-                                                             : acc[r][j]);                                      \
+                for (int j = 0; j < NV; j++) {                                                                  \
+                    __m256 y = bias ? _mm256_add_ps(acc[r][j], _mm256_loadu_ps(bias + 8 * j)) : acc[r][j];      \
+                    if (accumulate) y = _mm256_add_ps(y, _mm256_loadu_ps(row + 8 * j));                         \
+                    _mm256_storeu_ps(row + 8 * j, y);                                                           \
+                }                                                                                               \
                 continue;                                                                                       \
             }                                                                                                   \
             float tmp[8 * NV];                                                                                  \
             for (int j = 0; j < NV; j++) _mm256_storeu_ps(tmp + 8 * j, acc[r][j]);                              \
-            for (int i = 0; i < cols; i++) row[i] = accumulate ? row[i] + tmp[i] : tmp[i];                      \
+            for (int i = 0; i < cols; i++) {                                                                    \
+                const float y = bias ? tmp[i] + bias[i] : tmp[i];                                               \
+                row[i] = accumulate ? y + row[i] : y;                                                           \
+            }                                                                                                   \
         }                                                                                                       \
     }
 
@@ -67,35 +73,36 @@ GEMM_TILE(4, 2)
 GEMM_TILE(6, 1)
 
 /* Every row for one block of k: columns in 24-wide tiles, the last 16 or fewer 8 or 16 wide. */
-SWIN_AVX2_INLINE void block(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool add_c, float *c,
-                            int ldc)
+SWIN_AVX2_INLINE void block(int m, int n, int k, const float *a, int lda, const float *w, int ldw, const float *bias,
+                            bool add_c, float *c, int ldc)
 {
     int j = 0;
     for (; n - j > 16; j += 24) {
         const int cols = n - j < 24 ? n - j : 24;
         for (int i = 0; i < m; i += 4)
-            tile_4x3(a + (size_t)i * lda, lda, m - i < 4 ? m - i : 4, w + j, ldw, k, c + (size_t)i * ldc + j, ldc,
-                     cols, add_c);
+            tile_4x3(a + (size_t)i * lda, lda, m - i < 4 ? m - i : 4, w + j, ldw, k, bias ? bias + j : NULL,
+                     c + (size_t)i * ldc + j, ldc, cols, add_c);
     }
     if (j >= n) return;
     /* the last 16 or fewer columns; a partial 16 takes 4 rows, its mask needing the 16th
      * register */
     const int cols = n - j, mr = cols == 16 ? 6 : cols > 8 ? 4 : 6;
+    const float *bj = bias ? bias + j : NULL;
     for (int i = 0; i < m; i += mr) {
         const int rows = m - i < mr ? m - i : mr;
         const float *ai = a + (size_t)i * lda;
         float *ci = c + (size_t)i * ldc + j;
-        if (cols == 16) tile_6x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, add_c);
-        else if (cols > 8) tile_4x2(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, add_c);
-        else tile_6x1(ai, lda, rows, w + j, ldw, k, ci, ldc, cols, add_c);
+        if (cols == 16) tile_6x2(ai, lda, rows, w + j, ldw, k, bj, ci, ldc, cols, add_c);
+        else if (cols > 8) tile_4x2(ai, lda, rows, w + j, ldw, k, bj, ci, ldc, cols, add_c);
+        else tile_6x1(ai, lda, rows, w + j, ldw, k, bj, ci, ldc, cols, add_c);
     }
 }
 
-SWIN_AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda, const float *w, int ldw, bool accumulate,
-                                   float *c, int ldc)
+SWIN_AVX2 void swin_cpu_sgemm_avx2(int m, int n, int k, const float *a, int lda, const float *w, int ldw,
+                                   const float *bias, bool accumulate, float *c, int ldc)
 {
-    for (int k0 = 0; k0 == 0 || k0 < k; k0 += KC) { /* k = 0: one pass that stores C or 0 */
+    for (int k0 = 0; k0 == 0 || k0 < k; k0 += KC) { /* k = 0: one pass that stores C, bias or 0 */
         const int kc = k - k0 < KC ? k - k0 : KC;
-        block(m, n, kc, a + k0, lda, w + (size_t)k0 * ldw, ldw, accumulate || k0 > 0, c, ldc);
+        block(m, n, kc, a + k0, lda, w + (size_t)k0 * ldw, ldw, k0 == 0 ? bias : NULL, accumulate || k0 > 0, c, ldc);
     }
 }

@@ -4,8 +4,9 @@
  * accumulators, 3 W vectors and the broadcast of A), 4 rows for a last group of 4 or fewer;
  * the last columns 32 or 16 wide, a partial vector masked (AVX-512 masks cost nothing extra).
  * k runs in blocks of KC rows so that a tile's panel of W (KC x 48 floats, 24 KiB) stays in L1
- * while every 8 rows of A pass: within a block k is summed in order in registers, and the
- * block's sum is added to C at the store (with accumulate, or after the first block). */
+ * while every 8 rows of A pass: within a block k is summed in order in registers; the first
+ * block's sum gets the bias, then C (with accumulate) at the store, each later block's is
+ * added to C. */
 #include "kernels/cpu/gemm/gemm_f32.h"
 
 #include "kernels/cpu/isa.h"
@@ -14,8 +15,8 @@
 
 /* Rows [0, rows) of the R x 16NV tile at c, columns [0, cols) (cols > 16 (NV - 1)); rows past
  * `rows` read the last real row and are not stored. */
-SWIN_AVX512_INLINE void tile(const float *a, int lda, int rows, const float *w, int ldw, int k, float *c, int ldc,
-                             int cols, bool add_c, const int R, const int NV)
+SWIN_AVX512_INLINE void tile(const float *a, int lda, int rows, const float *w, int ldw, int k, const float *bias,
+                             float *c, int ldc, int cols, bool add_c, const int R, const int NV)
 {
     __m512 acc[8][3];
     for (int r = 0; r < R; r++)
@@ -39,6 +40,7 @@ SWIN_AVX512_INLINE void tile(const float *a, int lda, int rows, const float *w, 
         for (int j = 0; j < NV; j++) {
             const __mmask16 mk = j == NV - 1 ? last : (__mmask16)0xffffu;
             __m512 y = acc[r][j];
+            if (bias) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, bias + 16 * j));
             if (add_c) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, row + 16 * j));
             _mm512_mask_storeu_ps(row + 16 * j, mk, y);
         }
@@ -46,27 +48,29 @@ SWIN_AVX512_INLINE void tile(const float *a, int lda, int rows, const float *w, 
 }
 
 /* Columns [0, cols) (at most 48) of every row, for one block of k. */
-SWIN_AVX512_INLINE void panel(int m, int cols, int k, const float *a, int lda, const float *w, int ldw, bool add_c,
-                              float *c, int ldc, const int NV)
+SWIN_AVX512_INLINE void panel(int m, int cols, int k, const float *a, int lda, const float *w, int ldw,
+                              const float *bias, bool add_c, float *c, int ldc, const int NV)
 {
     int i = 0;
     for (; m - i > 4; i += 8)
-        tile(a + (size_t)i * lda, lda, m - i < 8 ? m - i : 8, w, ldw, k, c + (size_t)i * ldc, ldc, cols, add_c, 8, NV);
-    if (i < m) tile(a + (size_t)i * lda, lda, m - i, w, ldw, k, c + (size_t)i * ldc, ldc, cols, add_c, 4, NV);
+        tile(a + (size_t)i * lda, lda, m - i < 8 ? m - i : 8, w, ldw, k, bias, c + (size_t)i * ldc, ldc, cols, add_c, 8,
+             NV);
+    if (i < m) tile(a + (size_t)i * lda, lda, m - i, w, ldw, k, bias, c + (size_t)i * ldc, ldc, cols, add_c, 4, NV);
 }
 
 SWIN_AVX512 void swin_cpu_sgemm_avx512(int m, int n, int k, const float *a, int lda, const float *w, int ldw,
-                                       bool accumulate, float *c, int ldc)
+                                       const float *bias, bool accumulate, float *c, int ldc)
 {
-    for (int k0 = 0; k0 == 0 || k0 < k; k0 += KC) { /* k = 0: one pass that stores C or 0 */
+    for (int k0 = 0; k0 == 0 || k0 < k; k0 += KC) { /* k = 0: one pass that stores C, bias or 0 */
         const int kc = k - k0 < KC ? k - k0 : KC;
         const bool add_c = accumulate || k0 > 0;
-        const float *ak = a + k0, *wk = w + (size_t)k0 * ldw;
+        const float *ak = a + k0, *wk = w + (size_t)k0 * ldw, *b = k0 == 0 ? bias : NULL;
         for (int j = 0; j < n; j += 48) {
             const int cols = n - j < 48 ? n - j : 48;
-            if (cols > 32) panel(m, cols, kc, ak, lda, wk + j, ldw, add_c, c + j, ldc, 3);
-            else if (cols > 16) panel(m, cols, kc, ak, lda, wk + j, ldw, add_c, c + j, ldc, 2);
-            else panel(m, cols, kc, ak, lda, wk + j, ldw, add_c, c + j, ldc, 1);
+            const float *bj = b ? b + j : NULL;
+            if (cols > 32) panel(m, cols, kc, ak, lda, wk + j, ldw, bj, add_c, c + j, ldc, 3);
+            else if (cols > 16) panel(m, cols, kc, ak, lda, wk + j, ldw, bj, add_c, c + j, ldc, 2);
+            else panel(m, cols, kc, ak, lda, wk + j, ldw, bj, add_c, c + j, ldc, 1);
         }
     }
 }

@@ -50,7 +50,7 @@ static void merge_run(void *p, int tid, int nth)
             }
             t->ln(row, row, c8, t->norm_w, t->norm_b);
         }
-        swin_cpu_wgemm_run(t->gemm, (int)(e - b), out.c, c8, a, c8, t->red_w, out.c, false,
+        swin_cpu_wgemm_run(t->gemm, (int)(e - b), out.c, c8, a, c8, t->red_w, out.c, NULL, false,
                            swin_vol_f32(out) + b * out.pitch, out.pitch);
     }
 }

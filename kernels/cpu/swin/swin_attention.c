@@ -144,11 +144,7 @@ static void attn_run(void *p, int tid, int nth)
         bool mixed = false;
         for (int i = 1; i < n && t->masked; i++) mixed |= label[i] != label[0];
         /* qkv = tok . qkv_w + qkv_b, then q *= scale (MONAI scales q before q k^T) */
-        for (int i = 0; i < n; i++) {
-            if (w->qkv_b) memcpy(qkv + (size_t)i * c3, w->qkv_b, (size_t)c3 * sizeof(float));
-            else memset(qkv + (size_t)i * c3, 0, (size_t)c3 * sizeof(float));
-        }
-        swin_cpu_wgemm_run(t->qkv, n, c3, c, tok, c, w->qkv_w, c3, true, qkv, c3);
+        swin_cpu_wgemm_run(t->qkv, n, c3, c, tok, c, w->qkv_w, c3, w->qkv_b, false, qkv, c3);
         for (int i = 0; i < n; i++)
             for (int j = 0; j < c; j++) qkv[(size_t)i * c3 + j] *= scale;
         for (int h = 0; h < heads; h++) {
@@ -165,8 +161,7 @@ static void attn_run(void *p, int tid, int nth)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, n, 1.0f, s, n, v, c3, 0.0f, o + h * hd, c);
         }
         /* tok = o . proj_w + proj_b, scattered onto the real positions */
-        for (int i = 0; i < n; i++) memcpy(tok + (size_t)i * c, w->proj_b, (size_t)c * sizeof(float));
-        swin_cpu_wgemm_run(t->proj, n, c, c, o, c, w->proj_w, c, true, tok, c);
+        swin_cpu_wgemm_run(t->proj, n, c, c, o, c, w->proj_w, c, w->proj_b, false, tok, c);
         for (int i = 0; i < n; i++) {
             if (src[i] < 0) continue;
             float *dst = swin_vol_f32(x) + src[i] * x.pitch;

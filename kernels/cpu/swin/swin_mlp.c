@@ -5,7 +5,8 @@
  * tokens (mlp_rows) so the hidden activations exist for R tokens only. Per thread workspace:
  *   a (R, C)       LN2 of the chunk
  *   h (R, hidden)  fc1 + bias, then GELU in place
- * fc2 accumulates straight into x (beta = 1) after x += fc2_b. Threads claim chunks. */
+ * fc1 and fc2 add their biases as they store; fc2 accumulates straight into x. Threads claim
+ * chunks. */
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/vmath/cpu_rowops.h"
@@ -59,15 +60,10 @@ static void mlp_run(void *p, int tid, int nth)
     while (swin_cpu_claim(&t->next, n, t->rows, &b, &e)) {
         const int m = (int)(e - b);
         float *xr = swin_vol_f32(x) + b * x.pitch;
-        for (int r = 0; r < m; r++) {
-            t->ln(a + (size_t)r * c, xr + (size_t)r * x.pitch, c, w->norm2_w, w->norm2_b);
-            memcpy(h + (size_t)r * hid, w->fc1_b, (size_t)hid * sizeof(float));
-        }
-        swin_cpu_wgemm_run(t->fc1, m, hid, c, a, c, w->fc1_w, hid, true, h, hid);
+        for (int r = 0; r < m; r++) t->ln(a + (size_t)r * c, xr + (size_t)r * x.pitch, c, w->norm2_w, w->norm2_b);
+        swin_cpu_wgemm_run(t->fc1, m, hid, c, a, c, w->fc1_w, hid, w->fc1_b, false, h, hid);
         t->gelu(h, (size_t)m * hid);
-        for (int r = 0; r < m; r++)
-            for (int i = 0; i < c; i++) xr[(size_t)r * x.pitch + i] += w->fc2_b[i];
-        swin_cpu_wgemm_run(t->fc2, m, c, hid, h, hid, w->fc2_w, c, true, xr, x.pitch);
+        swin_cpu_wgemm_run(t->fc2, m, c, hid, h, hid, w->fc2_w, c, w->fc2_b, true, xr, x.pitch);
     }
 }
 

@@ -47,11 +47,12 @@ static bool check_rounding(void)
 
 static double rounded(float x) { return (double)swin_bf16_round(x); }
 
-static bool gemm_case(enum swin_cpu_simd simd, int m, int n, int k, int lda, int ldc, bool acc, test_rng *r)
+static bool gemm_case(enum swin_cpu_simd simd, int m, int n, int k, int lda, int ldc, bool acc, bool with_bias,
+                      test_rng *r)
 {
     char name[160];
-    snprintf(name, sizeof name, "gemm_bf16[%s] m %d n %d k %d lda %d ldc %d acc %d", test_simd_name(simd), m, n, k,
-             lda, ldc, acc);
+    snprintf(name, sizeof name, "gemm_bf16[%s] m %d n %d k %d lda %d ldc %d acc %d bias %d", test_simd_name(simd), m,
+             n, k, lda, ldc, acc, with_bias);
     float *a = test_rand(r, (size_t)m * lda, -2.0f, 2.0f);
     float *wf = test_rand(r, (size_t)k * n, -1.0f, 1.0f);
     float *c = test_rand(r, (size_t)m * ldc + 8, -1.0f, 1.0f);
@@ -59,7 +60,8 @@ static bool gemm_case(enum swin_cpu_simd simd, int m, int n, int k, int lda, int
     memcpy(c0, c, ((size_t)m * ldc + 8) * sizeof(float));
     swin_bf16 *w = malloc((size_t)k * n * sizeof *w + 16);
     for (size_t i = 0; i < (size_t)k * n; i++) w[i] = swin_bf16_from_f32(wf[i]);
-    swin_cpu_gemm_bf16(simd, m, n, k, a, lda, w, n, acc, c, ldc);
+    float *bias = with_bias ? test_rand(r, (size_t)n, -1.0f, 1.0f) : NULL;
+    swin_cpu_gemm_bf16(simd, m, n, k, a, lda, w, n, bias, acc, c, ldc);
     bool ok = true, unrounded_misses = false;
     double worst = 0.0;
     for (int i = 0; i < m && ok; i++)
@@ -69,7 +71,7 @@ static bool gemm_case(enum swin_cpu_simd simd, int m, int n, int k, int lda, int
                 ok &= got == c0[(size_t)i * ldc + j];
                 continue;
             }
-            double ref = acc ? c0[(size_t)i * ldc + j] : 0.0, ref32 = ref, mag = fabs(ref);
+            double ref = (acc ? c0[(size_t)i * ldc + j] : 0.0) + (bias ? bias[j] : 0.0), ref32 = ref, mag = fabs(ref);
             for (int p = 0; p < k; p++) {
                 const double prod = rounded(a[(size_t)i * lda + p]) * swin_bf16_to_f32(w[(size_t)p * n + j]);
                 ref += prod;
@@ -88,7 +90,7 @@ static bool gemm_case(enum swin_cpu_simd simd, int m, int n, int k, int lda, int
      * with k >= 8 and 16 or more outputs, some output leaves the bound */
     if (k >= 8 && m * n >= 16) ok &= check_true("gemm_bf16: the unrounded float32 reference is rejected (the test can fail)",
                                  unrounded_misses);
-    free(a), free(wf), free(c), free(c0), free(w);
+    free(a), free(wf), free(c), free(c0), free(w), free(bias);
     return ok;
 }
 
@@ -101,7 +103,7 @@ static bool gemm_cases(enum swin_cpu_simd simd)
         for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
             for (size_t q = 0; q < sizeof ks / sizeof *ks; q++)
                 ok &= gemm_case(simd, ms[i], ns[j], ks[q], ks[q] + (int)(j % 3), ns[j] + (int)(i % 2) * 5,
-                                (i + j + q) % 2 == 0, &r);
+                                (i + j + q) % 2 == 0, (i + 2 * j + q) % 3 == 0, &r);
     ok &= check_true("gemm_bf16 shapes", ok);
     return ok;
 }
