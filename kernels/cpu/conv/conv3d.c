@@ -22,6 +22,7 @@ enum { LEVELS = SWIN_CPU_SIMD_AVX512 + 1 };
 
 static const char *const taps_names[LEVELS] = {"", "per-tap GEMMs avx2", "per-tap GEMMs avx512"};
 static const char *const implicit_names[LEVELS] = {"", "implicit GEMM avx2", "implicit GEMM avx512"};
+static const char *const c1_names[LEVELS] = {"", "one-channel direct avx2", "one-channel direct avx512"};
 /* [tile 4][wide][level] */
 static const char *const wino_names[2][2][LEVELS] = {
     {{"", "Winograd F(2x2x2,3x3x3) avx2", "Winograd F(2x2x2,3x3x3) avx512"},
@@ -67,7 +68,7 @@ struct conv_choice swin_cpu_conv3d_choose(const struct swin_cpu_backend *be, str
     c.ws = swin_cpu_conv3d_direct_ws((void *)be, out, in, k);
     if (swin_cpu_conv3d_implicit_wins(be, out, w_bf16, k, stride, pad)) {
         c.kernel = CONV_IMPLICIT;
-        c.name = in.c == 1 ? "one-channel direct avx2" : implicit_names[lv];
+        c.name = in.c == 1 ? c1_names[lv] : implicit_names[lv];
         return c;
     }
     c.kernel = CONV_GEMM;

@@ -71,7 +71,8 @@ static void conv_run(void *p, int tid, int nth)
     if (t->implicit) {
         /* the slice's first cin floats are the zero row of the padding */
         memset(a, 0, (size_t)in.c * sizeof(float));
-        if (in.c == 1) swin_cpu_conv3d_c1_avx2_run(t, &t->next);
+        if (in.c == 1 && t->simd >= SWIN_CPU_SIMD_AVX512) swin_cpu_conv3d_c1_avx512_run(t, &t->next);
+        else if (in.c == 1) swin_cpu_conv3d_c1_avx2_run(t, &t->next);
         else if (t->simd >= SWIN_CPU_SIMD_AVX512) swin_cpu_conv3d_avx512_run(t, &t->next, a);
         else swin_cpu_conv3d_avx2_run(t, &t->next, a);
         return;

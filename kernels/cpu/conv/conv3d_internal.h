@@ -51,6 +51,8 @@ void swin_cpu_conv3d_avx2_run(const struct conv_task *t, atomic_long *next, cons
 /* The same for one input channel with AVX2 + FMA (conv3d_c1_avx2.c: a line of output voxels
  * per work item; needs no zero row). */
 void swin_cpu_conv3d_c1_avx2_run(const struct conv_task *t, atomic_long *next);
+/* The same at the AVX-512 level (conv3d_c1_avx512.c: 4 voxels x 48 channels per tile). */
+void swin_cpu_conv3d_c1_avx512_run(const struct conv_task *t, atomic_long *next);
 
 /* The whole convolution as one accumulating GEMM per tap (conv3d_taps_tmpl.h) at the AVX2 and
  * the AVX-512 level; claims chunks of TAPS_CHUNK output channels from *next. pack: this
