@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "runtime/model_bf16.h"
+#include "kernels/cpu/model_bf16.h"
 #include "runtime/plan.h"
 #ifdef SWIN_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"

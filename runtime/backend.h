@@ -12,7 +12,7 @@ struct swin_backend_ctx {
     swin_backend kind;           /* SWIN_BACKEND_CPU or SWIN_BACKEND_CUDA */
     swin_precision precision;    /* FP16: CUDA half mode (ops->act_dtype == SWIN_F16); BF16: CPU */
     const char *precision_note;  /* plan info's precision_note */
-    struct swin_model *weights;  /* BF16: the backend's copy of the model (runtime/model_bf16.h)
+    struct swin_model *weights;  /* BF16: the backend's copy of the model (kernels/cpu/model_bf16.h)
                                     that forward() runs; NULL otherwise (the caller's model) */
     const struct swin_ops *ops;
     void *be;                    /* the backend context; NULL for a CUDA plan without a device */

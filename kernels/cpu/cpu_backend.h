@@ -62,7 +62,7 @@ void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu
 
 /* Precision BF16 (runtime/swinrun.h): every GEMM weight the ops receive (conv3d and
  * conv_transpose2 w, qkv_w, proj_w, fc1_w, fc2_w, patch_merge red_w) whose address lies in
- * [lo, lo + bytes) is read as bfloat16 (runtime/model_bf16.h puts a model copy's bfloat16
+ * [lo, lo + bytes) is read as bfloat16 (kernels/cpu/model_bf16.h puts a model copy's bfloat16
  * tensors there) and its GEMM rounds the other operand to bfloat16 and accumulates in
  * float32 (gemm_bf16.h); conv3d then runs im2col + that GEMM at every SIMD level. Weights
  * outside the range run float32 GEMMs on unrounded inputs. Norms, softmax, GELU, biases and
