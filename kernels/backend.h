@@ -64,7 +64,8 @@ struct swin_backend_iface {
      * answers), opening nothing; true for a backend without devices. */
     bool (*usable)(int device);
 
-    /* Lifecycle. create fills *b plan-only; start starts it; free releases it (either state). */
+    /* Lifecycle. create fills *b plan-only (on failure there is nothing to free); start
+     * starts it, once (after a failed start, only free); free releases it (either state). */
     swin_status (*create)(const struct swin_backend_params *p, struct swin_backend_inst *b, swin_error *err);
     swin_status (*start)(struct swin_backend_inst *b, swin_error *err);
     void (*free)(struct swin_backend_inst *b);
