@@ -1,16 +1,13 @@
-# swin_runtime_variant(<suffix>) defines one build of the library and the CLI:
+# swin_runtime_variant(<suffix> <backend library>...) defines one build of the library and the CLI:
 #   swinrun_lib<suffix>    the runtime's public API (runtime/api.h) over forward(), the loader and
-#                          the backends, with fileio/;
+#                          the backends given (its registry, cmake/backends.cmake), with fileio/;
 #   swin_pipeline<suffix>  the CT pipeline (pipeline/) and its formats (formats/) on top of it;
 #   swinrun<suffix>        the CLI (apps/cli/), in the build root (not with SWIN_LIBRARY_ONLY).
-# The caller links the CUDA backend it wants into swinrun_lib<suffix> (with SWIN_HAVE_CUDA),
-# or none. Variants never share a link: each executable links exactly one of them. The
-# top-level CMakeLists.txt defines the default variant (empty suffix) and swinrun_emu (the
-# CUDA backend emulated on the CPU).
+# Variants never share a link: each executable links exactly one of them. The top-level
+# CMakeLists.txt defines the default variant (empty suffix, the backends of SWIN_BACKENDS) and
+# swinrun_emu (the CUDA backend emulated on the CPU).
 function(swin_runtime_variant suffix)
-  add_library(swinrun_lib${suffix} STATIC ${CMAKE_SOURCE_DIR}/runtime/backend.c $<TARGET_OBJECTS:swinrun_lib_objs>
-              $<TARGET_OBJECTS:swin_fileio_objs>)
-  target_link_libraries(swinrun_lib${suffix} PUBLIC swin_forward swin_weights swin_cpu swin_core)
+  swin_runtime_library("${suffix}" ${ARGN})
 
   add_library(swin_pipeline${suffix} STATIC $<TARGET_OBJECTS:swin_pipeline_objs> $<TARGET_OBJECTS:swin_formats_objs>
               $<TARGET_OBJECTS:swin_nifti_objs> $<TARGET_OBJECTS:swin_dicom_objs>)
@@ -25,4 +22,12 @@ function(swin_runtime_variant suffix)
   target_link_libraries(swinrun${suffix} PRIVATE swinrun_lib${suffix} swin_pipeline${suffix} ${SWIN_CLI_LIBS})
   target_compile_definitions(swinrun${suffix} PRIVATE ${SWIN_CLI_DEFINES})
   set_target_properties(swinrun${suffix} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endfunction()
+
+# swin_runtime_library(<suffix> <backend library>...): swinrun_lib<suffix> alone (a test's
+# library with a backend of its own, tests/planted_backend).
+function(swin_runtime_library suffix)
+  add_library(swinrun_lib${suffix} STATIC $<TARGET_OBJECTS:swinrun_lib_objs> $<TARGET_OBJECTS:swin_fileio_objs>)
+  swin_backend_registry(swinrun_lib${suffix} ${ARGN})
+  target_link_libraries(swinrun_lib${suffix} PUBLIC swin_forward swin_weights swin_core)
 endfunction()

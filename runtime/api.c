@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_backend.h"
 #include "runtime/backend.h"
+#include "runtime/context.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "core/model.h"
@@ -109,6 +109,17 @@ swin_context_params swin_context_default_params(void)
 
 static swin_status check_bias_coverage(const struct swin_model *m, const int cube[3], swin_error *err);
 
+/* Whether m runs on cube: each side in range, the attention windows within the export's bias. */
+static swin_status check_cube(const struct swin_model *m, const int cube[3], swin_error *err)
+{
+    for (int k = 0; k < 3; k++)
+        if (cube[k] < SWIN_CUBE_MIN || cube[k] % SWIN_CUBE_MULTIPLE || cube[k] > SWIN_CUBE_MAX)
+            return swin_error_set(err, SWIN_ERR_ARG,
+                                  "cube %d x %d x %d: every side must be a multiple of %d between %d and %d",
+                                  cube[0], cube[1], cube[2], SWIN_CUBE_MULTIPLE, SWIN_CUBE_MIN, SWIN_CUBE_MAX);
+    return check_bias_coverage(m, cube, err);
+}
+
 static swin_status resolve_cube(const struct swin_model *m, const swin_context_params *p, int cube[3],
                                 swin_error *err)
 {
@@ -120,12 +131,7 @@ static swin_status resolve_cube(const struct swin_model *m, const swin_context_p
                                     "(--cube D H W, each a multiple of 32)"
                                   : "a checkpoint does not say which cube the model runs on: give it (--cube D H W, "
                                     "each a multiple of 32; MONAI's Swin UNETR recipes use 96 96 96)");
-    for (int k = 0; k < 3; k++)
-        if (cube[k] < SWIN_CUBE_MIN || cube[k] % SWIN_CUBE_MULTIPLE || cube[k] > SWIN_CUBE_MAX)
-            return swin_error_set(err, SWIN_ERR_ARG,
-                                  "cube %d x %d x %d: every side must be a multiple of %d between %d and %d",
-                                  cube[0], cube[1], cube[2], SWIN_CUBE_MULTIPLE, SWIN_CUBE_MIN, SWIN_CUBE_MAX);
-    return check_bias_coverage(m, cube, err);
+    return check_cube(m, cube, err);
 }
 
 /* An export whose bias tables were recovered from constant-folded (h, n, n) biases only
@@ -149,13 +155,14 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
     return SWIN_OK;
 }
 
-/* Runs forward() in plan mode and solves the plan. */
-static swin_status make_plan(const struct swin_model *m, const int cube[3], const struct swin_backend_ctx *b,
-                             struct swin_plan *plan, swin_plan_info *info, swin_error *err)
+/* Runs forward() in plan mode on b (open, started or not) and solves the plan. */
+static swin_status make_plan(const int cube[3], const struct swin_backend_ctx *b, struct swin_plan *plan,
+                             swin_plan_info *info, swin_error *err)
 {
-    struct swin_exec e = {.plan = plan, .planning = true, .ops = b->ops, .be = b->be, .err = err};
+    const struct swin_backend_inst *in = &b->inst;
+    struct swin_exec e = {.plan = plan, .planning = true, .ops = in->ops, .be = in->be, .err = err};
     swin_plan_init(plan);
-    swin_status st = swin_forward(&e, m, cube, NULL, NULL);
+    swin_status st = swin_forward(&e, in->model, cube, NULL, NULL);
     if (!st) st = swin_plan_solve(plan, err);
     if (st) {
         swin_plan_release(plan);
@@ -163,13 +170,23 @@ static swin_status make_plan(const struct swin_model *m, const int cube[3], cons
     }
     *info = (swin_plan_info){
         .cube = {cube[0], cube[1], cube[2]}, .backend = b->kind, .precision = b->precision,
-        .precision_note = b->precision_note, .weight_bytes = b->weight_bytes,
-        .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = b->context_bytes,
-        .total_bytes = b->weight_bytes + plan->arena_bytes + b->context_bytes, .tensors = plan->n,
-        .cpu_threads = b->kind == SWIN_BACKEND_CPU && b->be ? swin_cpu_backend_threads(b->be) : 0,
+        .precision_note = in->precision_note, .weight_bytes = in->weight_bytes,
+        .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = in->context_bytes,
+        .total_bytes = in->weight_bytes + plan->arena_bytes + in->context_bytes, .tensors = plan->n,
+        .cpu_threads = in->threads,
     };
     snprintf(info->backend_reason, sizeof info->backend_reason, "%s", b->reason);
     return SWIN_OK;
+}
+
+/* The plan info of cube on b, the plan itself released. */
+static swin_status plan_info_of(const int cube[3], const struct swin_backend_ctx *b, swin_plan_info *info,
+                                swin_error *err)
+{
+    struct swin_plan plan;
+    swin_status st = make_plan(cube, b, &plan, info, err);
+    if (!st) swin_plan_release(&plan);
+    return st;
 }
 
 /* Refuses a plan over the limit, naming what would fit: the limit it needs, and the
@@ -185,40 +202,26 @@ static swin_status check_limit(const swin_plan_info *i, size_t limit, const char
                           i->arena_bytes / mib, i->context_bytes / mib, limit / mib, i->total_bytes / mib, fits);
 }
 
-/* The plan of p's window and backend, without a device and without the limit check. */
-static swin_status plan_only(const struct swin_model *m, const swin_context_params *p, swin_plan_info *out,
-                             swin_error *err)
-{
-    int cube[3];
-    struct swin_backend_ctx b = {0};
-    struct swin_plan plan;
-    swin_status st = resolve_cube(m, p, cube, err);
-    if (!st) st = swin_backend_open(m, p, false, &b, err);
-    if (!st) st = make_plan(m, cube, &b, &plan, out, err);
-    if (!st) swin_plan_release(&plan);
-    swin_backend_close(&b);
-    return st;
-}
-
-/* The largest window (each axis min(its size, s), s a multiple of 32) whose plan under q
- * fits q->mem_limit, as " or a DxHxW window (X MiB)" (prefixed by `flag`); "" when none
- * does. (The window is --cube for plan and segment, the input's size for forward.) Fails
- * only when memory runs out: a window that cannot be planned otherwise does not fit. */
-static swin_status fitting_cube(const struct swin_model *m, const swin_context_params *q, const int cube[3],
-                                const char *flag, char *out, size_t cap, swin_error *err)
+/* The largest window (each axis min(its size, s), s a multiple of 32) whose plan on b fits
+ * `limit`, as " or a DxHxW window (X MiB)" (prefixed by `flag`); "" when none does. (The
+ * window is --cube for plan and segment, the input's size for forward.) Fails only when
+ * memory runs out: a window that cannot be planned otherwise does not fit. */
+static swin_status fitting_cube(const struct swin_model *m, const struct swin_backend_ctx *b, const int cube[3],
+                                size_t limit, const char *flag, char *out, size_t cap, swin_error *err)
 {
     out[0] = 0;
     int s = cube[0] > cube[1] ? cube[0] : cube[1];
     s = s > cube[2] ? s : cube[2];
     for (s = s / 32 * 32; s >= 32; s -= 32) {
-        swin_context_params t = *q;
+        int t[3];
+        for (int k = 0; k < 3; k++) t[k] = cube[k] < s ? cube[k] : s;
         swin_plan_info i;
-        for (int k = 0; k < 3; k++) t.cube[k] = cube[k] < s ? cube[k] : s;
         swin_error why;
-        swin_status st = plan_only(m, &t, &i, &why);
+        swin_status st = check_cube(m, t, &why);
+        if (!st) st = plan_info_of(t, b, &i, &why);
         if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s", why.msg);
-        if (st == SWIN_OK && i.total_bytes <= q->mem_limit) {
-            snprintf(out, cap, " or %sa %dx%dx%d cube (%.1f MiB)", flag, t.cube[0], t.cube[1], t.cube[2],
+        if (st == SWIN_OK && i.total_bytes <= limit) {
+            snprintf(out, cap, " or %sa %dx%dx%d cube (%.1f MiB)", flag, t[0], t[1], t[2],
                      i.total_bytes / (1024.0 * 1024.0));
             return SWIN_OK;
         }
@@ -226,46 +229,104 @@ static swin_status fitting_cube(const struct swin_model *m, const swin_context_p
     return SWIN_OK;
 }
 
+/* On CUDA float32, what fp16 would fit in `limit` (alone or with a smaller window), as
+ * " or --half (X MiB)" or " or --half with a DxHxW cube (X MiB)"; "" when nothing does. */
+static swin_status fitting_half(const struct swin_model *m, const swin_context_params *p, const int cube[3], char *out,
+                                size_t cap, swin_error *err)
+{
+    out[0] = 0;
+    swin_context_params q = *p;
+    q.precision = SWIN_PRECISION_FP16;
+    q.backend = SWIN_BACKEND_CUDA;
+    struct swin_backend_ctx h;
+    swin_plan_info i;
+    swin_error why;
+    swin_status st = swin_backend_open(m, &q, &h, &why);
+    if (st == SWIN_OK) st = plan_info_of(cube, &h, &i, &why);
+    if (st == SWIN_ERR_NOMEM) {
+        swin_backend_close(&h);
+        return swin_error_set(err, st, "%s", why.msg);
+    }
+    if (st == SWIN_OK && i.total_bytes <= p->mem_limit)
+        snprintf(out, cap, " or --half (%.1f MiB)", i.total_bytes / (1024.0 * 1024.0));
+    else if (h.iface) st = fitting_cube(m, &h, cube, p->mem_limit, "--half with ", out, cap, err);
+    else st = SWIN_OK; /* no CUDA to plan fp16 on */
+    swin_backend_close(&h);
+    return st;
+}
+
+/* Plans cube on b into *plan and *info. Over p->mem_limit it releases the plan and refuses,
+ * naming what would fit: a smaller window, and on CUDA float32, fp16 (alone or with one);
+ * each alternative planned once on a backend that starts nothing. */
+static swin_status plan_in_limit(const struct swin_model *m, const swin_context_params *p, const int cube[3],
+                                 const struct swin_backend_ctx *b, struct swin_plan *plan, swin_plan_info *info,
+                                 swin_error *err)
+{
+    swin_status st = make_plan(cube, b, plan, info, err);
+    if (st || !p->mem_limit || info->total_bytes <= p->mem_limit) return st;
+    swin_plan_release(plan);
+    char fits[256], smaller[96], half[96] = "";
+    if ((st = fitting_cube(m, b, cube, p->mem_limit, "", smaller, sizeof smaller, err))) return st;
+    if (info->backend == SWIN_BACKEND_CUDA && info->precision == SWIN_PRECISION_FP32 &&
+        (st = fitting_half(m, p, cube, half, sizeof half, err)))
+        return st;
+    snprintf(fits, sizeof fits, "%s%s", smaller, half);
+    if (!fits[0]) snprintf(fits, sizeof fits, " (no smaller window fits either)");
+    return check_limit(info, p->mem_limit, fits, err);
+}
+
 swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p, swin_plan_info *out,
                             swin_error *err)
 {
-    swin_status st = plan_only(m, p, out, err);
-    if (st || !p->mem_limit || out->total_bytes <= p->mem_limit) return st;
-    /* What would fit: a smaller window, and on CUDA float32, fp16 (alone or with one). */
-    char fits[256], smaller[96], half[96] = "";
-    if ((st = fitting_cube(m, p, out->cube, "", smaller, sizeof smaller, err))) return st;
-    if (out->backend == SWIN_BACKEND_CUDA && out->precision == SWIN_PRECISION_FP32) {
-        swin_context_params q = *p;
-        swin_plan_info h;
-        q.precision = SWIN_PRECISION_FP16;
-        q.backend = SWIN_BACKEND_CUDA;
-        swin_error why;
-        st = plan_only(m, &q, &h, &why);
-        if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s", why.msg);
-        if (st == SWIN_OK && h.total_bytes <= p->mem_limit)
-            snprintf(half, sizeof half, " or --half (%.1f MiB)", h.total_bytes / (1024.0 * 1024.0));
-        else if ((st = fitting_cube(m, &q, out->cube, "--half with ", half, sizeof half, err)))
-            return st;
-    }
-    snprintf(fits, sizeof fits, "%s%s", smaller, half);
-    if (!fits[0]) snprintf(fits, sizeof fits, " (no smaller window fits either)");
-    return check_limit(out, p->mem_limit, fits, err);
+    int cube[3];
+    struct swin_backend_ctx b = {0};
+    struct swin_plan plan;
+    swin_status st = resolve_cube(m, p, cube, err);
+    if (!st) st = swin_backend_open(m, p, &b, err);
+    if (!st) st = plan_in_limit(m, p, cube, &b, &plan, out, err);
+    if (!st) swin_plan_release(&plan);
+    swin_backend_close(&b);
+    return st;
 }
 
-swin_status swin_context_create(const swin_model_t *m, const swin_context_params *p, swin_context_t **out,
-                                swin_error *err)
+/* Starts the context's planned backend. When AUTO's CUDA does not start, the CPU takes its
+ * place: planned anew and checked against the limit (no alternatives: it is the last
+ * choice), then started. */
+static swin_status start_backend(struct swin_context *ctx, const swin_context_params *p, swin_error *err)
+{
+    swin_error why = {0};
+    swin_status st = swin_backend_start(&ctx->backend, &why);
+    if (st && !ctx->backend.may_fall_back) {
+        if (err) *err = why;
+        return st;
+    }
+    if (!st) return SWIN_OK;
+    swin_plan_release(&ctx->plan);
+    st = swin_backend_fall_back(&ctx->backend, why.msg, err);
+    if (!st) st = make_plan(ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
+    if (!st) st = check_limit(&ctx->info, p->mem_limit, "", err);
+    if (!st) st = swin_backend_start(&ctx->backend, err);
+    return st;
+}
+
+swin_status swin_context_create_on(const swin_model_t *m, const swin_context_params *p, const int cube[3],
+                                   struct swin_backend_ctx *b, swin_context_t **out, swin_error *err)
 {
     *out = NULL;
     struct swin_context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    if (!ctx) {
+        swin_backend_close(b);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    }
     ctx->model = m;
-    /* The limit is checked on a device-free plan first: a refused plan allocates nothing. */
-    swin_status st = p->mem_limit ? swin_model_plan(m, p, &ctx->info, err) : SWIN_OK;
-    if (!st) st = resolve_cube(m, p, ctx->cube, err);
-    if (!st) st = swin_backend_open(m, p, true, &ctx->backend, err);
-    if (!st && ctx->backend.weights) ctx->model = ctx->backend.weights;
-    if (!st) st = make_plan(ctx->model, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
-    if (!st) st = check_limit(&ctx->info, p->mem_limit, "", err);
+    memcpy(ctx->cube, cube, sizeof ctx->cube);
+    ctx->backend = *b;
+    *b = (struct swin_backend_ctx){0};
+    /* A plan over the limit is refused before the backend starts: no thread, no device
+     * memory, no weight copy. */
+    swin_status st = plan_in_limit(m, p, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
+    if (!st) st = start_backend(ctx, p, err);
+    if (!st) ctx->model = ctx->backend.inst.model;
     if (!st) st = swin_backend_arena_alloc(&ctx->backend, ctx->plan.arena_bytes, (void **)&ctx->arena, err);
     if (st) {
         swin_context_free(ctx);
@@ -273,6 +334,17 @@ swin_status swin_context_create(const swin_model_t *m, const swin_context_params
     }
     *out = ctx;
     return SWIN_OK;
+}
+
+swin_status swin_context_create(const swin_model_t *m, const swin_context_params *p, swin_context_t **out,
+                                swin_error *err)
+{
+    *out = NULL;
+    int cube[3];
+    struct swin_backend_ctx b;
+    swin_status st = resolve_cube(m, p, cube, err);
+    if (!st) st = swin_backend_open(m, p, &b, err);
+    return st ? st : swin_context_create_on(m, p, cube, &b, out, err);
 }
 
 void swin_context_plan(const swin_context_t *ctx, swin_plan_info *out)
@@ -304,8 +376,8 @@ swin_status swin_context_run(swin_context_t *ctx, const float *input, float *log
 {
     if (!input || !logits) return swin_error_set(err, SWIN_ERR_ARG, "input and logits buffers are required");
     swin_plan_rewind(&ctx->plan);
-    struct swin_exec e = {.plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->backend.ops, .be = ctx->backend.be,
-                          .err = err};
+    struct swin_exec e = {
+        .plan = &ctx->plan, .arena = ctx->arena, .ops = ctx->backend.inst.ops, .be = ctx->backend.inst.be, .err = err};
     swin_status st = swin_forward(&e, ctx->model, ctx->cube, input, logits);
     if (!st && ctx->info.precision == SWIN_PRECISION_FP16) st = check_half_finite(ctx, logits, err);
     return st;

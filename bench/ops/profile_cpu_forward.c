@@ -34,7 +34,7 @@
 #include "bench/ops/cpu_peak.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
-#include "runtime/model_bf16.h"
+#include "kernels/cpu/model_bf16.h"
 #include "runtime/exec.h"
 #include "runtime/forward.h"
 #include "pipeline/swinrun.h"

@@ -176,44 +176,48 @@ static void pool_stop(struct swin_cpu_backend *be)
     for (int i = 0; i < be->started; i++) pthread_join(be->workers[i], NULL);
 }
 
-swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, swin_error *err)
+swin_status swin_cpu_backend_create_for_plan(int threads, struct swin_cpu_backend **out, swin_error *err)
 {
     if (!out) return swin_error_set(err, SWIN_ERR_ARG, "swin_cpu_backend_create: out is NULL");
     *out = NULL;
-    if (threads < 0 || threads > 1024)
-        return swin_error_set(err, SWIN_ERR_ARG,
-                              "swin_cpu_backend_create: threads %d out of range (0 = all cores, max 1024)", threads);
+    if (threads < 0)
+        return swin_error_set(err, SWIN_ERR_ARG, "swin_cpu_backend_create: threads %d is negative (0 = all cores)",
+                              threads);
     if (threads == 0) {
         /* the CPUs this process may run on (a container's cpuset), else all online ones */
         cpu_set_t set;
         long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
+        threads = n < 1 ? 1 : (int)n;
     }
     struct swin_cpu_backend *be = calloc(1, sizeof *be);
-    struct swin_cpu_worker *slots = calloc((size_t)threads, sizeof *slots);
-    if (be) {
-        be->workers = calloc((size_t)threads, sizeof *be->workers);
-        be->red = calloc((size_t)SWIN_CPU_RED_SLOTS * SWIN_CPU_RED_CH, sizeof *be->red);
-    }
-    if (!be || !slots || !be->workers || !be->red) {
-        if (be) { free(be->workers); free(be->red); }
-        free(be);
-        free(slots);
-        return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cpu_backend_create: out of host memory");
-    }
+    if (!be) return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cpu_backend_create: out of host memory");
     be->nthreads = threads;
     pthread_mutex_init(&be->mu, NULL);
     pthread_cond_init(&be->wake, NULL);
     pthread_cond_init(&be->done, NULL);
+    be->simd = swin_cpu_simd_of_cpu();
+    be->conv_choice = SWIN_CPU_CONV_BY_SHAPE;
+    *out = be;
+    return SWIN_OK;
+}
+
+swin_status swin_cpu_backend_start(struct swin_cpu_backend *be, swin_error *err)
+{
+    const int threads = be->nthreads;
+    struct swin_cpu_worker *slots = calloc((size_t)threads, sizeof *slots);
+    be->workers = calloc((size_t)threads, sizeof *be->workers);
+    be->red = calloc((size_t)SWIN_CPU_RED_SLOTS * SWIN_CPU_RED_CH, sizeof *be->red);
+    if (!slots || !be->workers || !be->red) {
+        free(slots);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cpu_backend_create: out of host memory");
+    }
     /* slots[0] is unused: tid 0 is the caller. */
     for (int i = 1; i < threads; i++) {
         slots[i].be = be;
         slots[i].tid = i;
         if (pthread_create(&be->workers[i - 1], NULL, worker_main, &slots[i]) != 0) {
             pool_stop(be);
-            free(be->workers);
-            free(be->red);
-            free(be);
+            be->started = 0; /* joined: swin_cpu_backend_free joins none again */
             free(slots);
             return swin_error_set(err, SWIN_ERR_BACKEND,
                                   "swin_cpu_backend_create: could not start worker thread %d of %d", i, threads);
@@ -221,12 +225,19 @@ swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, 
         be->started++;
     }
     be->slots = slots;
-    be->simd = swin_cpu_simd_of_cpu();
-    be->conv_choice = SWIN_CPU_CONV_BY_SHAPE;
     /* The pool splits the work; each GEMM call runs on the thread that makes it. */
     openblas_set_num_threads(1);
-    *out = be;
     return SWIN_OK;
+}
+
+swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, swin_error *err)
+{
+    swin_status st = swin_cpu_backend_create_for_plan(threads, out, err);
+    if (!st && (st = swin_cpu_backend_start(*out, err))) {
+        swin_cpu_backend_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 void swin_cpu_backend_free(struct swin_cpu_backend *be)

@@ -8,8 +8,11 @@
  *
  * The backend owns a persistent thread pool created here; ops never create threads and
  * never allocate (scratch comes from the caller's `ws`, sized by the *_ws queries, which
- * depend on the shapes and on this backend's thread count). One backend context must be
- * used by one caller thread at a time; two contexts may run concurrently.
+ * depend on the shapes and on this backend's thread count). A plan needs no pool:
+ * swin_cpu_backend_create_for_plan makes a context that answers the *_ws queries, and
+ * swin_cpu_backend_start starts its pool when it is to run (swin_cpu_backend_create is the
+ * two). One backend context must be used by one caller thread at a time; two contexts may
+ * run concurrently.
  *
  * BLAS: the GEMMs go to OpenBLAS, which is set to one thread per call at create time
  * (openblas_set_num_threads(1), process-wide) because the pool already splits the work. */
@@ -25,6 +28,11 @@ struct swin_cpu_backend;
 
 /* threads: worker count including the calling thread; 0 = all online cores. */
 swin_status swin_cpu_backend_create(int threads, struct swin_cpu_backend **out, swin_error *err);
+/* The context without its pool: it answers the *_ws queries and the getters and setters
+ * below, starts no thread and allocates nothing but itself. Its ops run only once
+ * swin_cpu_backend_start has started the pool (once; after a failed start, only free). */
+swin_status swin_cpu_backend_create_for_plan(int threads, struct swin_cpu_backend **out, swin_error *err);
+swin_status swin_cpu_backend_start(struct swin_cpu_backend *be, swin_error *err);
 /* Joins the pool and frees the context. NULL-safe. */
 void swin_cpu_backend_free(struct swin_cpu_backend *be);
 /* Threads the backend runs ops on (including the caller). */
@@ -70,7 +78,7 @@ void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu
 
 /* Precision BF16 (core/plan_info.h): every GEMM weight the ops receive (conv3d and
  * conv_transpose2 w, qkv_w, proj_w, fc1_w, fc2_w, patch_merge red_w) whose address lies in
- * [lo, lo + bytes) is read as bfloat16 (runtime/model_bf16.h puts a model copy's bfloat16
+ * [lo, lo + bytes) is read as bfloat16 (kernels/cpu/model_bf16.h puts a model copy's bfloat16
  * tensors there) and its GEMM rounds the other operand to bfloat16 and accumulates in
  * float32 (gemm_bf16.h: vdpbf16ps at the AVX512_BF16 level, else bfloat16 widened for FMA).
  * Weights outside the range run float32 GEMMs on unrounded inputs. Norms, softmax, GELU,

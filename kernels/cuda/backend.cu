@@ -122,14 +122,20 @@ static swin_status cuda_error(swin_error *err, swin_status st, const char *what,
                           cudaGetErrorString(e));
 }
 
+/* Device bytes of a float32 weight buffer of flat_bytes stored as dtype. */
+static size_t weight_bytes(size_t flat_bytes, enum swin_dtype dtype)
+{
+    return flat_bytes / sizeof(float) * swin_dtype_bytes(dtype);
+}
+
 extern "C" bool swin_cuda_device_usable(int device)
 {
     int count = 0;
     return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
 }
 
-extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_model *m, enum swin_dtype dtype,
-                                                struct swin_cuda_backend **out, swin_error *err)
+extern "C" swin_status swin_cuda_backend_create_for_plan(int device, const struct swin_model *m, enum swin_dtype dtype,
+                                                         struct swin_cuda_backend **out, swin_error *err)
 {
     if (!out) return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: out is NULL");
     *out = NULL;
@@ -137,17 +143,6 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
         return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: model has no weight buffer");
     if (dtype != SWIN_F32 && dtype != SWIN_F16)
         return swin_error_set(err, SWIN_ERR_ARG, "swin_cuda_backend_create: storage type %d unknown", (int)dtype);
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-        return swin_error_set(err, SWIN_ERR_BACKEND,
-                              "no CUDA device is available (%s): use the CPU backend (--backend cpu)",
-                              e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
-    if (device < 0 || device >= count)
-        return swin_error_set(err, SWIN_ERR_ARG, "CUDA device %d does not exist (this machine has %d)", device, count);
-    e = cudaSetDevice(device);
-    if (e != cudaSuccess) return cuda_error(err, SWIN_ERR_BACKEND, "cudaSetDevice", e);
-
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)calloc(1, sizeof *be);
     if (!be) return swin_error_set(err, SWIN_ERR_NOMEM, "swin_cuda_backend_create: out of host memory");
     be->device = device;
@@ -162,6 +157,25 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
         free(be);
         return st;
     }
+    *out = be;
+    return SWIN_OK;
+}
+
+extern "C" swin_status swin_cuda_backend_start(struct swin_cuda_backend *be, swin_error *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+        return swin_error_set(err, SWIN_ERR_BACKEND,
+                              "no CUDA device is available (%s): use the CPU backend (--backend cpu)",
+                              e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    if (be->device < 0 || be->device >= count)
+        return swin_error_set(err, SWIN_ERR_ARG, "CUDA device %d does not exist (this machine has %d)", be->device,
+                              count);
+    e = cudaSetDevice(be->device);
+    if (e != cudaSuccess) return cuda_error(err, SWIN_ERR_BACKEND, "cudaSetDevice", e);
+    be->started = true;
+    swin_status st = SWIN_OK;
     const char *what = NULL;
     if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         what = "cudaStreamCreate";
@@ -174,34 +188,41 @@ extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_mo
                (e = cudaMalloc((void **)&be->shift, 2 * SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess) {
         what = "cudaMalloc of the backend scratch";
         st = SWIN_ERR_NOMEM;
-    } else if ((e = cudaMalloc((void **)&be->dev_flat, swin_cuda_weight_bytes(m, dtype))) != cudaSuccess) {
+    } else if ((e = cudaMalloc((void **)&be->dev_flat, weight_bytes(be->flat_bytes, be->dtype))) != cudaSuccess) {
         what = "cudaMalloc of the model weights";
         st = SWIN_ERR_NOMEM;
-    } else if ((e = swin_cuda_upload(be, be->dev_flat, (const float *)m->flat, m->flat_bytes / sizeof(float))) !=
+    } else if ((e = swin_cuda_upload(be, be->dev_flat, (const float *)be->host_flat, be->flat_bytes / sizeof(float))) !=
                cudaSuccess) {
         what = "upload of the model weights";   /* (through the stage in half mode) */
         st = e == cudaErrorMemoryAllocation ? SWIN_ERR_NOMEM : SWIN_ERR_BACKEND;
     }
-    if (st) {
-        cuda_error(err, st, what, e);
-        swin_cuda_backend_free(be);
-        return st;
+    return st ? cuda_error(err, st, what, e) : SWIN_OK;
+}
+
+extern "C" swin_status swin_cuda_backend_create(int device, const struct swin_model *m, enum swin_dtype dtype,
+                                                struct swin_cuda_backend **out, swin_error *err)
+{
+    swin_status st = swin_cuda_backend_create_for_plan(device, m, dtype, out, err);
+    if (!st && (st = swin_cuda_backend_start(*out, err))) {
+        swin_cuda_backend_free(*out);
+        *out = NULL;
     }
-    *out = be;
-    return SWIN_OK;
+    return st;
 }
 
 extern "C" void swin_cuda_backend_free(struct swin_cuda_backend *be)
 {
     if (!be) return;
-    if (be->stream) cudaStreamSynchronize(be->stream);
-    cudaFree(be->dev_flat);
-    cudaFree(be->stage);
-    cudaFree(be->red);
-    cudaFree(be->mean);
-    cudaFree(be->scale);
-    cudaFree(be->shift);
-    if (be->stream) cudaStreamDestroy(be->stream);
+    if (be->started) {
+        if (be->stream) cudaStreamSynchronize(be->stream);
+        cudaFree(be->dev_flat);
+        cudaFree(be->stage);
+        cudaFree(be->red);
+        cudaFree(be->mean);
+        cudaFree(be->scale);
+        cudaFree(be->shift);
+        if (be->stream) cudaStreamDestroy(be->stream);
+    }
     free(be);
 }
 
@@ -227,7 +248,7 @@ extern "C" void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena)
 
 extern "C" size_t swin_cuda_weight_bytes(const struct swin_model *m, enum swin_dtype dtype)
 {
-    return m->flat_bytes / sizeof(float) * swin_dtype_bytes(dtype);
+    return weight_bytes(m->flat_bytes, dtype);
 }
 
 extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be)

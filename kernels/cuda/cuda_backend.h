@@ -51,6 +51,14 @@ struct swin_cuda_backend;
  * usable device; SWIN_ERR_NOMEM when the weights or scratch do not fit. */
 swin_status swin_cuda_backend_create(int device, const struct swin_model *m, enum swin_dtype dtype,
                                      struct swin_cuda_backend **out, swin_error *err);
+/* swin_cuda_backend_create in two steps. create_for_plan makes a host-only context: it
+ * answers the *_ws queries (with the chunk budget below, from the environment too) and
+ * touches no device; m must outlive it. start then does the rest of create (device,
+ * stream, scratch, weight upload), once; after a failed start, only free. Ops and arenas
+ * need a started context. */
+swin_status swin_cuda_backend_create_for_plan(int device, const struct swin_model *m, enum swin_dtype dtype,
+                                              struct swin_cuda_backend **out, swin_error *err);
+swin_status swin_cuda_backend_start(struct swin_cuda_backend *be, swin_error *err);
 /* Whether CUDA device `device` exists and the driver works, without creating a context's
  * buffers (what --backend auto plans with). */
 bool swin_cuda_device_usable(int device);
@@ -65,7 +73,7 @@ void swin_cuda_arena_free(struct swin_cuda_backend *be, void *arena);
 /* Device bytes of the weight copy of m in `dtype` (m->flat_bytes, or half of it). */
 size_t swin_cuda_weight_bytes(const struct swin_model *m, enum swin_dtype dtype);
 /* Device bytes of the context's fixed scratch (staging + reductions), the same for every
- * context: be may be NULL (planning without a device). */
+ * context: be may be NULL. */
 size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be);
 
 /* Waits for every op issued so far; SWIN_ERR_BACKEND with the CUDA error if one failed. */
@@ -83,7 +91,8 @@ void *swin_cuda_backend_stream(struct swin_cuda_backend *be);
  * when set at swin_cuda_backend_create (which refuses a value it cannot read or outside
  * [1, SWIN_CUDA_CHUNK_BYTES_MAX] with SWIN_ERR_ARG). The *_ws queries depend on it: plan
  * after changing it (an op handed a smaller workspace than its query refuses to run). A
- * plan without a context (be NULL, `swinrun plan`) assumes the default. Tests and device
+ * context made for planning (swin_cuda_backend_create_for_plan, `swinrun plan`) reads the
+ * environment too; queries without a context (be NULL) assume the default. Tests and device
  * checks use it to run the ops over several chunks; the results do not depend on it. */
 #define SWIN_CUDA_CHUNK_BYTES_DEFAULT ((size_t)32 << 20)
 #define SWIN_CUDA_CHUNK_BYTES_MAX ((size_t)1 << 40)

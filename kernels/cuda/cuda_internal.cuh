@@ -28,6 +28,8 @@
 
 struct swin_cuda_backend {
     int device;
+    bool started;                 /* swin_cuda_backend_start selected the device: the
+                                     buffers below are device memory (or NULL) */
     enum swin_dtype dtype;        /* storage of activations and of the weight copy */
     cudaStream_t stream;
     const char *host_flat;        /* model->flat (float32) */
@@ -68,8 +70,7 @@ inline bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const
  * weights, at backend creation (pack.cu). */
 cudaError_t swin_cuda_upload(struct swin_cuda_backend *be, void *dst, const float *host, size_t count);
 
-/* The chunked ops' workspace budget: be's, or the default without a context (a plan
- * without a device). */
+/* The chunked ops' workspace budget: be's, or the default without a context. */
 static inline size_t swin_cuda_chunk_bytes(const void *be)
 {
     return be ? ((const struct swin_cuda_backend *)be)->chunk_bytes : SWIN_CUDA_CHUNK_BYTES_DEFAULT;

@@ -20,7 +20,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/forward.h"
-#include "runtime/model_bf16.h"
+#include "kernels/cpu/model_bf16.h"
 #include "runtime/api.h"
 #include "tests/common/check.h"
 

@@ -1,4 +1,4 @@
-/* The bfloat16 copy of a model (runtime/model_bf16.c) on a real export (test-data f12_c32_ts),
+/* The bfloat16 copy of a model (kernels/cpu/model_bf16.c) on a real export (test-data f12_c32_ts),
  * with no class kept in float32 and with the default keep mask: its size is what the plan
  * counts and about half the float32 weights; every GEMM weight (checked element by element:
  * patch embedding, qkv, proj, fc1, fc2, merge reduction, the encoder/decoder convs, the
@@ -15,7 +15,7 @@
 
 #include "kernels/cpu/bf16.h"
 #include "core/model.h"
-#include "runtime/model_bf16.h"
+#include "kernels/cpu/model_bf16.h"
 #include "fileio/npy.h"
 #include "pipeline/swinrun.h"
 #include "tests/common/check.h"

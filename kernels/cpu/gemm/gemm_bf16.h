@@ -1,7 +1,7 @@
 /* Weight GEMMs of the CPU backend, in float32 (OpenBLAS or gemm_f32.h) or bfloat16
  * (precision BF16):
  *   C (m x n, ldc) = A (m x k, lda, float32) . W (k x n, ldw) [+ bias] [+ C]
- * bfloat16: W holds bfloat16 (runtime/model_bf16.h), each element of A is rounded to
+ * bfloat16: W holds bfloat16 (kernels/cpu/model_bf16.h), each element of A is rounded to
  * bfloat16 (nearest even) as it is read, the products (exact in float32: 8-bit x 8-bit
  * significands) are accumulated in float32 in k order. Every SIMD level computes the same
  * products; AVX2 fuses multiply and add (FMA), the baseline rounds the product first, so

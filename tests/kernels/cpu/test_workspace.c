@@ -20,7 +20,7 @@
 #include "kernels/cpu/conv/conv3d_internal.h"
 #include "kernels/cpu/winograd/winograd.h"
 #include "runtime/forward.h"
-#include "runtime/model_bf16.h"
+#include "kernels/cpu/model_bf16.h"
 #include "tests/common/random_model.h"
 
 #define MAX_CALLS 256

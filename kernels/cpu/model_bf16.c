@@ -1,4 +1,4 @@
-/* The bfloat16 copy of a model (runtime/model_bf16.h).
+/* The bfloat16 copy of a model (kernels/cpu/model_bf16.h).
  *
  * Tensor extents: the loader packs every tensor into m->flat at increasing, aligned
  * offsets with zero padding between them, so a tensor extends from its pointer to the
@@ -6,7 +6,7 @@
  * bfloat16 tensors first (half their extent's bytes), then the float32 ones (their
  * extent's bytes), each group in that order, each tensor at a SWIN_BF16_ALIGN-aligned
  * offset: the CPU backend tells a bfloat16 weight from a float32 one by that range. */
-#include "runtime/model_bf16.h"
+#include "kernels/cpu/model_bf16.h"
 
 #include <stdbool.h>
 #include <stdint.h>
