@@ -23,10 +23,11 @@ typedef enum swin_backend {
  *         accumulated in float32; the convs reading the image (patch embedding, encoder1's
  *         first and 1x1x1 convs) and the output conv stay float32 with unrounded inputs
  *         (under 0.1 % of the weight bytes); norms, softmax, GELU, biases, the residual
- *         stream and the logits stay float32, and activations are stored as float32. Runs on every CPU:
- *         with AVX2 + FMA the bfloat16 values are widened to float32 for FMA (the same
- *         numerics as a bfloat16 dot-product unit up to summation order). The CUDA backend
- *         refuses it; AUTO picks the CPU for it. */
+ *         stream and the logits stay float32, and activations are stored as float32. The 3x3x3
+ *         convs that run Winograd or per-tap GEMMs keep their input float32 and widen the
+ *         weights. Runs on every CPU: with AVX512_BF16 on vdpbf16ps, elsewhere the bfloat16
+ *         values widened to float32 for FMA (the same numerics up to summation order). The
+ *         CUDA backend refuses it; AUTO picks the CPU for it. */
 typedef enum swin_precision {
     SWIN_PRECISION_FP32 = 0,
     SWIN_PRECISION_FP16 = 1,
@@ -47,6 +48,9 @@ typedef struct swin_plan_info {
     int tensors;            /* activations and workspaces planned */
     int cpu_threads;        /* CPU backend: the threads its ops run on (also the pipeline's
                                around the forward pass); CUDA: 0 (the pipeline takes every core) */
+    const char *cpu_isa;    /* CPU backend: the instruction-set level its kernels run at ("avx512bf16",
+                               "avx512", "avx2", "baseline"); "" for CUDA */
+    const char *cpu_isa_best; /* CPU backend: the best level this CPU has (cpu_isa is lower when capped) */
     char backend_reason[160]; /* why this backend, e.g. "auto: no usable CUDA device (...)" */
 } swin_plan_info;
 

@@ -40,6 +40,9 @@ struct swin_backend_params {
     enum swin_numerics numerics;    /* one that supports_precision accepts */
     int threads;                    /* host threads its ops may use; 0 = every core */
     int device;                     /* device index, for a backend with devices */
+    const char *isa;                /* the highest instruction-set level its kernels may use, by the
+                                       backend's own name for it (CPU: "avx2", ...; a backend without
+                                       levels ignores it); NULL: its best */
 };
 
 /* One instance: create fills it, start may change `model` (to the backend's own copy). */
@@ -52,6 +55,7 @@ struct swin_backend_inst {
     size_t context_bytes;              /* its fixed scratch besides weights and arena */
     int threads;                       /* host threads its ops run on; 0: they run on a device */
     const char *precision_note;        /* how it runs params.numerics, for the plan; "" if nothing to say */
+    const char *isa, *isa_best;        /* the level its kernels run at, and the best the host has; "" if none */
     void *own;                         /* what else the backend keeps (e.g. its weight copy) */
 };
 

@@ -174,6 +174,8 @@ static swin_status make_plan(const int cube[3], const struct swin_backend_ctx *b
         .arena_bytes = plan->arena_bytes, .lower_bound = plan->lower_bound, .context_bytes = in->context_bytes,
         .total_bytes = in->weight_bytes + plan->arena_bytes + in->context_bytes, .tensors = plan->n,
         .cpu_threads = in->threads,
+        .cpu_isa = in->isa ? in->isa : "",
+        .cpu_isa_best = in->isa_best ? in->isa_best : "",
     };
     snprintf(info->backend_reason, sizeof info->backend_reason, "%s", b->reason);
     return SWIN_OK;

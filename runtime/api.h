@@ -55,6 +55,18 @@ typedef struct swin_model_info {
                                     swinrun does not follow, one per line; "" when none */
 } swin_model_info;
 
+/* The highest instruction-set level the CPU backend's kernels may use
+ * (swin_context_params.cpu_isa). AUTO: the best the CPU has, capped by the environment
+ * variable SWINRUN_CPU_ISA when it is set (baseline, avx2, avx512 or avx512bf16). A level the
+ * CPU lacks runs the best one below it; swin_plan_info.cpu_isa says which. */
+typedef enum swin_cpu_isa {
+    SWIN_CPU_ISA_AUTO = 0,
+    SWIN_CPU_ISA_BASELINE = 1,   /* x86-64, OpenBLAS GEMMs */
+    SWIN_CPU_ISA_AVX2 = 2,       /* AVX2 + FMA */
+    SWIN_CPU_ISA_AVX512 = 3,     /* AVX-512 F, BW, DQ, VL */
+    SWIN_CPU_ISA_AVX512_BF16 = 4 /* AVX-512 with AVX512_BF16 (vdpbf16ps for precision BF16) */
+} swin_cpu_isa;
+
 typedef struct swin_context_params {
     swin_backend backend;
     int threads;            /* CPU threads; 0 = every core */
@@ -64,6 +76,7 @@ typedef struct swin_context_params {
                                0 = the export cube */
     size_t mem_limit;       /* refuse plans whose total exceeds this many bytes; 0 = none */
     swin_precision precision; /* FP32 (default), FP16 (CUDA), BF16 (CPU): see swin_precision */
+    swin_cpu_isa cpu_isa;   /* the CPU backend's highest kernel level; AUTO (default): see swin_cpu_isa */
 } swin_context_params;
 
 /* model_path: an ONNX export, or the trained weights themselves: a PyTorch checkpoint

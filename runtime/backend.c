@@ -1,6 +1,8 @@
 #include "runtime/backend.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "runtime/backend_registry.h"
 #include "runtime/plan.h"
@@ -30,14 +32,50 @@ static enum swin_numerics numerics_of(swin_precision p)
                                       : SWIN_NUMERICS_FP32;
 }
 
+/* The CPU backend's names of the levels of swin_cpu_isa (AUTO: none, its best). */
+static const char *const cpu_isa_names[] = {
+    [SWIN_CPU_ISA_AUTO] = NULL,         [SWIN_CPU_ISA_BASELINE] = "baseline",       [SWIN_CPU_ISA_AVX2] = "avx2",
+    [SWIN_CPU_ISA_AVX512] = "avx512", [SWIN_CPU_ISA_AVX512_BF16] = "avx512bf16",
+};
+enum { CPU_ISA_LEVELS = sizeof cpu_isa_names / sizeof *cpu_isa_names };
+
+/* The cap the CPU backend gets: p->cpu_isa, or with AUTO the environment's SWINRUN_CPU_ISA
+ * when set (NULL: none). */
+static swin_status cpu_isa_cap(const swin_context_params *p, const char **isa, swin_error *err)
+{
+    *isa = NULL;
+    if ((int)p->cpu_isa < SWIN_CPU_ISA_AUTO || (int)p->cpu_isa >= CPU_ISA_LEVELS)
+        return swin_error_set(err, SWIN_ERR_ARG, "unknown CPU instruction-set level %d", (int)p->cpu_isa);
+    if (p->cpu_isa != SWIN_CPU_ISA_AUTO) {
+        *isa = cpu_isa_names[p->cpu_isa];
+        return SWIN_OK;
+    }
+    const char *env = getenv("SWINRUN_CPU_ISA");
+    if (!env || !env[0]) return SWIN_OK;
+    for (int i = SWIN_CPU_ISA_BASELINE; i < CPU_ISA_LEVELS; i++)
+        if (!strcmp(env, cpu_isa_names[i])) {
+            *isa = cpu_isa_names[i];
+            return SWIN_OK;
+        }
+    return swin_error_set(err, SWIN_ERR_ARG,
+                          "SWINRUN_CPU_ISA=%.40s: the levels are baseline, avx2, avx512 and avx512bf16 (or unset it)",
+                          env);
+}
+
 static swin_status open_iface(const struct swin_backend_iface *iface, swin_backend kind, swin_precision precision,
                               const struct swin_model *m, const swin_context_params *p, struct swin_backend_ctx *b,
                               swin_error *err)
 {
-    const struct swin_backend_params bp = {
-        .model = m, .numerics = numerics_of(precision), .threads = p->threads, .device = p->device};
+    const char *isa = NULL;
+    swin_status st = cpu_isa_cap(p, &isa, err);
+    if (st) return st;
+    const struct swin_backend_params bp = {.model = m,
+                                           .numerics = numerics_of(precision),
+                                           .threads = p->threads,
+                                           .device = p->device,
+                                           .isa = isa};
     *b = (struct swin_backend_ctx){.iface = iface, .kind = kind, .precision = precision};
-    swin_status st = iface->create(&bp, &b->inst, err);
+    st = iface->create(&bp, &b->inst, err);
     if (st) *b = (struct swin_backend_ctx){0};
     return st;
 }
@@ -128,7 +166,9 @@ swin_status swin_backend_start(struct swin_backend_ctx *b, swin_error *err)
 swin_status swin_backend_fall_back(struct swin_backend_ctx *b, const char *why, swin_error *err)
 {
     const struct swin_backend_params bp = b->inst.params;
-    const swin_context_params p = {.threads = bp.threads, .device = bp.device};
+    swin_context_params p = {.threads = bp.threads, .device = bp.device};
+    for (int i = SWIN_CPU_ISA_BASELINE; i < CPU_ISA_LEVELS; i++)
+        if (bp.isa && !strcmp(bp.isa, cpu_isa_names[i])) p.cpu_isa = (swin_cpu_isa)i;
     char reason[160];
     snprintf(reason, sizeof reason, "auto: CUDA device %d did not open (%.120s)", bp.device, why);
     swin_backend_close(b);

@@ -56,6 +56,7 @@ cmake --build build -j "$jobs"
 
 step "tests"
 (cd build && ctest --output-on-failure -j "$jobs" "${skip_slow[@]}" "$@")
+tools/ci/isa_levels.sh build/swinrun "$repo/test-data/f12_c32_ts/model.onnx"
 
 if [ -d tests/cuemu ]; then
     step "CUDA emulator, unit, fault-injection and load tests under AddressSanitizer + UBSan"

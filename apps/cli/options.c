@@ -156,6 +156,22 @@ static const char *st_precision(struct cli_args *a, char **v)
     return "fp32, fp16 (CUDA) or bf16 (CPU)";
 }
 
+static const char *st_isa(struct cli_args *a, char **v)
+{
+    static const struct {
+        const char *name;
+        swin_cpu_isa isa;
+    } levels[] = {{"auto", SWIN_CPU_ISA_AUTO},     {"baseline", SWIN_CPU_ISA_BASELINE},
+                  {"avx2", SWIN_CPU_ISA_AVX2},     {"avx512", SWIN_CPU_ISA_AVX512},
+                  {"avx512bf16", SWIN_CPU_ISA_AVX512_BF16}};
+    for (size_t i = 0; i < sizeof levels / sizeof *levels; i++)
+        if (!strcmp(v[0], levels[i].name)) {
+            a->ctx.cpu_isa = levels[i].isa;
+            return NULL;
+        }
+    return "auto, baseline, avx2, avx512 or avx512bf16";
+}
+
 static const char *st_cube(struct cli_args *a, char **v)
 {
     for (int k = 0; k < 3; k++)
@@ -239,6 +255,11 @@ static const struct cli_option options[] = {
      "to bfloat16, float32 accumulation; norms, softmax, GELU, residual stream and\n"
      "logits float32; auto runs it on the CPU"},
     {"--half", NULL, 0, NULL, V_CONTEXT, st_half, "the same as --precision fp16"},
+    {"--isa", NULL, 1, "LEVEL", V_CONTEXT, st_isa,
+     "the CPU backend's highest instruction-set level: auto (default: the best the\n"
+     "CPU has, capped by $SWINRUN_CPU_ISA when set) | baseline | avx2 | avx512 |\n"
+     "avx512bf16; a level the CPU lacks runs the best one below it (printed and in\n"
+     "--json as cpu_isa)"},
     {"--mem-limit", NULL, 1, "SIZE", V_CONTEXT, st_mem_limit,
      "refuse a plan (weights + activations + scratch) above SIZE (2G, 512M,\n"
      "bytes) before allocating anything, naming a cube (or fp16) that fits"},

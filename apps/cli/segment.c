@@ -266,6 +266,8 @@ int cli_segment(const struct cli_args *a)
         json_string(jf, plan.backend_reason);
         fprintf(jf, ", \"precision\": \"%s\", \"precision_note\": ", swin_precision_name(plan.precision));
         json_string(jf, plan.precision_note ? plan.precision_note : "");
+        fprintf(jf, ", \"cpu_isa\": \"%s\", \"cpu_isa_best\": \"%s\"", plan.cpu_isa ? plan.cpu_isa : "",
+                plan.cpu_isa_best ? plan.cpu_isa_best : "");
         fprintf(
             jf,
             ", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, \"blend\": \"%s\",\n"

@@ -133,6 +133,8 @@ static void json_plan(FILE *f, const swin_plan_info *p)
     json_string(f, p->backend_reason);
     fprintf(f, ", \"precision\": \"%s\", \"precision_note\": ", swin_precision_name(p->precision));
     json_string(f, p->precision_note ? p->precision_note : "");
+    fprintf(f, ", \"cpu_isa\": \"%s\", \"cpu_isa_best\": \"%s\"", p->cpu_isa ? p->cpu_isa : "",
+            p->cpu_isa_best ? p->cpu_isa_best : "");
     fprintf(f,
             ", \"dtype\": \"%s\", \"weight_bytes\": %zu, \"arena_bytes\": %zu, \"lower_bound\": %zu, \"ratio\": %.4f, "
             "\"context_bytes\": %zu, \"total_bytes\": %zu, \"tensors\": %d",
@@ -147,6 +149,9 @@ static void print_plan(FILE *f, const swin_plan_info *p)
     fprintf(f, "backend        %s (%s; %s)\n", cli_backend_name(p->backend), cli_dtype_name(p), p->backend_reason);
     fprintf(f, "precision      %s (weights %s)%s%s\n", swin_precision_name(p->precision), cli_dtype_name(p),
             p->precision_note && p->precision_note[0] ? ": " : "", p->precision_note ? p->precision_note : "");
+    if (p->cpu_isa && p->cpu_isa[0])
+        fprintf(f, "cpu kernels    %s%s%s%s\n", p->cpu_isa, strcmp(p->cpu_isa, p->cpu_isa_best) ? " (capped; this CPU has " : "",
+                strcmp(p->cpu_isa, p->cpu_isa_best) ? p->cpu_isa_best : "", strcmp(p->cpu_isa, p->cpu_isa_best) ? ")" : "");
     fprintf(f, "weights        %12zu bytes  %9.1f MiB\n", p->weight_bytes, p->weight_bytes / MiB);
     fprintf(f, "arena          %12zu bytes  %9.1f MiB  (%d activations and workspaces)\n", p->arena_bytes,
             p->arena_bytes / MiB, p->tensors);

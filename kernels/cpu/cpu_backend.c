@@ -149,6 +149,8 @@ void swin_cpu_backend_set_wino_phases(struct swin_cpu_backend *be, struct swin_c
     be->wino_phases = p;
 }
 
+void swin_cpu_backend_plan_bf16(struct swin_cpu_backend *be) { be->bf16_planned = true; }
+
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes)
 {
     be->bf16_lo = (uintptr_t)lo;

@@ -56,6 +56,8 @@ enum swin_cpu_simd {
     SWIN_CPU_SIMD_AVX512 = 2,
     SWIN_CPU_SIMD_AVX512_BF16 = 3,
 };
+/* The best level this CPU supports (cpuid). */
+enum swin_cpu_simd swin_cpu_simd_of_cpu(void);
 /* Caps the level at `max` (tests run every level); returns the level now in use, which is
  * lower than max where the CPU lacks it. */
 enum swin_cpu_simd swin_cpu_backend_set_simd(struct swin_cpu_backend *be, enum swin_cpu_simd max);
@@ -87,6 +89,11 @@ void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu
  * convs run im2col + the bfloat16 GEMM (conv3d_ws learns the weights' precision from w).
  * Default: no bfloat16 weights. */
 void swin_cpu_backend_set_bf16(struct swin_cpu_backend *be, const void *lo, size_t bytes);
+/* The backend will hold bfloat16 weights (precision BF16) though their range is not set yet:
+ * a plan made before the bfloat16 copy exists, on the float32 weights. From now on the
+ * workspace queries whose kernel depends on the weights' precision (conv3d_ws) return the
+ * larger of the float32 and the bfloat16 kernel's workspace. */
+void swin_cpu_backend_plan_bf16(struct swin_cpu_backend *be);
 /* What BF16 runs on this CPU, for the plan ("bfloat16 widened to float32, AVX2 FMA ..."). */
 const char *swin_cpu_bf16_note(const struct swin_cpu_backend *be);
 

@@ -21,10 +21,16 @@ static bool cpu_usable(int device)
 
 static swin_status cpu_create(const struct swin_backend_params *p, struct swin_backend_inst *b, swin_error *err)
 {
+    enum swin_cpu_simd cap = SWIN_CPU_SIMD_AVX512_BF16;
+    if (p->isa && p->isa[0] && !swin_cpu_simd_parse(p->isa, &cap))
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "CPU instruction set \"%s\": the levels are baseline, avx2, avx512 and avx512bf16", p->isa);
     struct swin_cpu_backend *cpu = NULL;
     swin_status st = swin_cpu_backend_create_for_plan(p->threads, &cpu, err);
     if (st) return st;
+    const enum swin_cpu_simd level = swin_cpu_backend_set_simd(cpu, cap);
     const bool bf16 = p->numerics == SWIN_NUMERICS_BF16;
+    if (bf16) swin_cpu_backend_plan_bf16(cpu);
     *b = (struct swin_backend_inst){
         .params = *p,
         .be = cpu,
@@ -33,6 +39,8 @@ static swin_status cpu_create(const struct swin_backend_params *p, struct swin_b
         .weight_bytes = bf16 ? swin_model_bf16_bytes(p->model, SWIN_BF16_KEEP_DEFAULT) : p->model->flat_bytes,
         .threads = swin_cpu_backend_threads(cpu),
         .precision_note = bf16 ? swin_cpu_bf16_note(cpu) : "",
+        .isa = swin_cpu_simd_name(level),
+        .isa_best = swin_cpu_simd_name(swin_cpu_simd_of_cpu()),
     };
     return SWIN_OK;
 }

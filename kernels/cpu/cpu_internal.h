@@ -44,14 +44,14 @@ struct swin_cpu_backend {
     double *red;                  /* (SWIN_CPU_RED_SLOTS, SWIN_CPU_RED_CH) reduction partials */
     enum swin_cpu_simd simd;      /* kernels in use: the CPU's best unless capped */
     enum swin_cpu_conv_choice conv_choice; /* swin_cpu_backend_set_conv_choice */
+    bool bf16_planned;            /* swin_cpu_backend_plan_bf16: workspace queries cover bfloat16 weights
+                                     whatever the range says */
     uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16
                                      (swin_cpu_backend_set_bf16); lo == hi: none */
     struct swin_cpu_wino_phases *wino_phases; /* swin_cpu_backend_set_wino_phases; NULL: not timed */
     char err[SWIN_ERROR_MSG_MAX];
 };
 
-/* The best level this CPU supports (cpuid, once per backend creation). */
-enum swin_cpu_simd swin_cpu_simd_of_cpu(void);
 
 /* Runs fn on all threads and returns when every thread has finished. */
 void swin_cpu_run(struct swin_cpu_backend *be, swin_cpu_task_fn fn, void *arg);

@@ -82,7 +82,11 @@ size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, co
 {
     (void)stats;
     struct swin_cpu_backend *be = bev;
-    return swin_cpu_conv3d_choose(be, out, in, swin_cpu_wgemm_of(be, w).bf16, k, stride, pad).ws;
+    const size_t ws = swin_cpu_conv3d_choose(be, out, in, swin_cpu_wgemm_of(be, w).bf16, k, stride, pad).ws;
+    if (!be->bf16_planned) return ws;
+    /* planned before the bfloat16 copy exists: whichever precision w will have */
+    const size_t ws16 = swin_cpu_conv3d_choose(be, out, in, true, k, stride, pad).ws;
+    return ws16 > ws ? ws16 : ws;
 }
 
 size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out)
