@@ -34,10 +34,11 @@ SWIN_AVX512_INLINE void tile(const float *a, int lda, int rows, const float *w, 
             for (int j = 0; j < NV; j++) acc[r][j] = _mm512_fmadd_ps(x, wv[j], acc[r][j]);
         }
     }
-    for (int r = 0; r < R; r++) {
+    /* constant trip counts, unrolled: acc is indexed by constants and stays in registers */
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
         if (r >= rows) continue;
         float *row = c + (size_t)r * ldc;
-        for (int j = 0; j < NV; j++) {
+        _Pragma("GCC unroll 3") for (int j = 0; j < NV; j++) {
             const __mmask16 mk = j == NV - 1 ? last : (__mmask16)0xffffu;
             __m512 y = acc[r][j];
             if (bias) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, bias + 16 * j));
