@@ -15,8 +15,12 @@
 
 /* Output voxels up to which a conv with an im2col step runs the GEMM, not the implicit one. */
 #define SMALL_GRID (24L * 24 * 24)
-/* Output voxels up to which a conv with k > 1 runs the per-tap GEMMs (6^3). */
+/* Output voxels up to which a conv with k > 1 runs the per-tap GEMMs: 6^3; at the AVX-512
+ * level 8^3 where cin cout reaches TAPS_WIDE (F(2x2x2)'s U, 64 cin cout floats, then costs more
+ * than its 8^3 / 8 tiles save). */
 #define TAPS_MAX_VOXELS (6L * 6 * 6)
+#define TAPS_MAX_VOXELS_WIDE (8L * 8 * 8)
+#define TAPS_WIDE (384L * 192)
 
 enum { LEVELS = SWIN_CPU_SIMD_AVX512 + 1 };
 
@@ -52,8 +56,10 @@ struct conv_choice swin_cpu_conv3d_choose(const struct swin_cpu_backend *be, str
     const long vox = (long)swin_vol_voxels(out);
     const bool fast = be->simd != SWIN_CPU_SIMD_BASELINE, rows_are_a = k == 1 && stride == 1 && pad == 0;
     struct conv_choice c = {0};
+    const long taps_max = be->simd >= SWIN_CPU_SIMD_AVX512 && (long)in.c * out.c >= TAPS_WIDE ? TAPS_MAX_VOXELS_WIDE
+                                                                                             : TAPS_MAX_VOXELS;
     if (fast && (be->conv_choice == SWIN_CPU_CONV_TAPS_ONLY ||
-                 (be->conv_choice == SWIN_CPU_CONV_BY_SHAPE && k > 1 && vox <= TAPS_MAX_VOXELS))) {
+                 (be->conv_choice == SWIN_CPU_CONV_BY_SHAPE && k > 1 && vox <= taps_max))) {
         c.kernel = CONV_TAPS;
         c.ws = swin_cpu_conv3d_taps_ws((void *)be, out, in);
         c.name = taps_names[lv];

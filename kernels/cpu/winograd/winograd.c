@@ -13,16 +13,17 @@ bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be-
 int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
 {
     if (!swin_cpu_winograd_available(be)) return 0;
-    /* The rule at the AVX2 level (each crossover measured per shape, weight transform
-     * included: bench/results/winograd_cpu.md): one input channel runs the direct kernel of
-     * conv3d_c1_avx2.c (Winograd would transform 8 lanes of which 7 are padding); F(4x4x4)
-     * on grids of at least 24 per axis, F(2x2x2) on grids of 6 to 23; below 6 the transformed
-     * weights cost more than the few tiles save. conv3d (conv3d.c) asks only for grids above
-     * 6^3 voxels: the per-tap GEMMs take the smaller ones. */
+    /* The rule, each crossover measured per shape and level, weight transform included
+     * (bench/results/winograd_cpu.md): one input channel runs the direct kernels of
+     * conv3d_c1_*.c (Winograd would transform vectors of which all lanes but one are padding);
+     * F(4x4x4) on grids of at least 24 per axis at the AVX2 level and 16 at the AVX-512 level
+     * (its 16-lane transforms and GEMM pay for U sooner), F(2x2x2) on smaller grids down to 6;
+     * below 6 the transformed weights cost more than the few tiles save. conv3d (conv3d.c)
+     * asks only for grids its per-tap GEMMs do not take. */
     if (in.c == 1) return 0;
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
-    if (lmin >= 24) return 4;
+    if (lmin >= (be->simd >= SWIN_CPU_SIMD_AVX512 ? 16 : 24)) return 4;
     return lmin >= 6 ? 2 : 0;
 }
 
