@@ -44,7 +44,8 @@ struct swin_format {
      * each refusal one line saying what to do. */
     swin_status (*check)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                          swin_error *err);
-    swin_status (*read)(const char *const *paths, int npaths, const swin_segment_params *p,
+    /* out: the output path check() took (what the reader must make referable depends on it). */
+    swin_status (*read)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                         struct swin_format_input *in, swin_segment_report *rep, swin_error *err);
     /* The pipeline is done with in->hu; the format may free it (hu_plane gets it back). */
     void (*release)(struct swin_format_input *in);

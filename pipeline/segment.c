@@ -345,7 +345,7 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     struct swin_atomic_file preview = {0};
     double t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_READ, 0);
-    if ((st = poll_cancel(&j.ctl, err)) || (st = f->read(paths, npaths, o, &in, rep, err))) return st;
+    if ((st = poll_cancel(&j.ctl, err)) || (st = f->read(paths, npaths, out_path, o, &in, rep, err))) return st;
     rep->seconds_read = swin_clock_seconds() - t0;
 
     t0 = swin_clock_seconds();

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "apps/cli/cli.h"
 #include "formats/format.h"
@@ -100,6 +101,13 @@ int main(int argc, char **argv)
     if (looks_like_input(argv[1])) return run(CLI_SEGMENT, argc, argv, 1);
     for (int v = 0; v < CLI_VERBS; v++)
         if (!strcmp(argv[1], cli_verb_name((enum cli_verb)v))) return run((enum cli_verb)v, argc, argv, 2);
+    /* a path as users mistype it: more arguments follow, or it reads like a file name */
+    struct stat sb;
+    if ((argc > 2 || strpbrk(argv[1], "/.")) && stat(argv[1], &sb) != 0) {
+        fprintf(stderr, "swinrun: %s: no such file or folder%s (try swinrun --help)\n", argv[1],
+                strpbrk(argv[1], "/.") ? "" : ", and no command of that name");
+        return 2;
+    }
     fprintf(stderr, "swinrun: unknown command '%s' (try swinrun --help)\n", argv[1]);
     return 2;
 }

@@ -138,11 +138,15 @@ static void batch_name(char *buf, size_t n, const char *dir, const char *in, con
     snprintf(buf, n, "%s/%.*s%s", dir, (int)len, base, suffix);
 }
 
-/* What must hold before the model's context is made: the form's arguments, the batch
- * folder, the JSON report's folder. */
+/* What must hold before the model's context is made: the form's arguments, the inputs of
+ * the one-volume form, the batch folder, the JSON report's folder. */
 static swin_status check_form(const struct cli_args *a, swin_error *err)
 {
     struct stat sb;
+    for (int i = 0; !a->out_dir && i + 1 < a->npos; i++)
+        if (stat(a->pos[i], &sb) != 0)
+            return swin_error_set(err, SWIN_ERR_IO, "%s: %s", a->pos[i],
+                                  errno == ENOENT ? "no such file or folder" : strerror(errno));
     if (a->out_dir) {
         if (a->probs || a->preview)
             return swin_error_set(err, SWIN_ERR_ARG,

@@ -161,6 +161,9 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slice
     get_str(d, DCM_SOPClassUID, s->sop_class, sizeof s->sop_class);
     if (!s->sop_class[0]) get_str(m, DCM_MediaStorageSOPClassUID, s->sop_class, sizeof s->sop_class);
     get_str(d, DCM_SOPInstanceUID, s->sop_instance, sizeof s->sop_instance);
+    // anonymisers blank the dataset's UID and keep the meta's (as a C-STORE carries it apart)
+    if (!s->sop_instance[0])
+        get_str(m, DCM_MediaStorageSOPInstanceUID, s->sop_instance, sizeof s->sop_instance);
     get_str(d, DCM_SeriesInstanceUID, s->series_uid, sizeof s->series_uid);
     get_str(d, DCM_FrameOfReferenceUID, s->frame_of_ref, sizeof s->frame_of_ref);
     get_str(d, DCM_SeriesDescription, s->series_description, sizeof s->series_description);

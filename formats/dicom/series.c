@@ -72,13 +72,6 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
                                   "Converted Enhanced CT (%s): swinrun segments CT series only",
                                   s->path, s->sop_class[0] ? s->sop_class : "(none)", SWIN_CT_IMAGE_STORAGE,
                                   SWIN_ENHANCED_CT_IMAGE_STORAGE, SWIN_LEGACY_ENHANCED_CT_IMAGE_STORAGE);
-        if (!swin_dcm_uid_valid(s->sop_instance))
-            return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "%s: SOPInstanceUID %s%s%s: the SEG and the RT Structure Set could not "
-                                  "reference this slice; re-export the series with its instance UIDs kept (or "
-                                  "replaced consistently)",
-                                  s->path, s->sop_instance[0] ? "\"" : "", s->sop_instance,
-                                  s->sop_instance[0] ? "\" is not a valid UID" : "is blank");
         if (!s->has_position || !s->has_orientation || !s->has_spacing)
             return swin_error_set(err, SWIN_ERR_FORMAT,
                                   "%s: no %s: the slice cannot be placed in patient space", name_of(s, 1).s,
@@ -228,6 +221,21 @@ static swin_status read_pixels(struct swin_dcm_series *s, swin_error *err)
     free(by_file);
     free(out);
     return st;
+}
+
+swin_status swin_dcm_series_check_references(const struct swin_dcm_series *s, swin_error *err)
+{
+    for (int64_t k = 0; k < s->dim[2]; k++) {
+        const struct swin_dcm_slice *sl = &s->slices[k];
+        if (!swin_dcm_uid_valid(sl->sop_instance))
+            return swin_error_set(err, SWIN_ERR_FORMAT,
+                                  "%s: SOPInstanceUID %s%s%s (in the dataset and the file meta): the SEG and the "
+                                  "RT Structure Set could not reference this slice; re-export the series with its "
+                                  "instance UIDs kept (or replaced consistently), or write a NIfTI label map",
+                                  sl->path, sl->sop_instance[0] ? "\"" : "", sl->sop_instance,
+                                  sl->sop_instance[0] ? "\" is not a valid UID" : "is blank");
+    }
+    return SWIN_OK;
 }
 
 void swin_dcm_series_free(struct swin_dcm_series *s)

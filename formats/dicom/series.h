@@ -41,6 +41,10 @@ int swin_dcm_is_dicom_input(const char *path);
  * with_pixels false: only the checks and geometry (hu NULL). */
 swin_status swin_dcm_series_read(const char *const *paths, int npaths, const char *pick, int with_pixels,
                                  struct swin_dcm_series *s, swin_error *err);
+/* What the DICOM outputs need beyond the volume: every slice's SOPInstanceUID (the dataset's,
+ * else the file meta's) a valid UID, as the SEG and the RT Structure Set reference each slice
+ * by it. A NIfTI label map needs none. */
+swin_status swin_dcm_series_check_references(const struct swin_dcm_series *s, swin_error *err);
 void swin_dcm_series_free(struct swin_dcm_series *s);
 
 #endif

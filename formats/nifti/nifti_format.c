@@ -45,7 +45,7 @@ static swin_status nifti_check(const char *const *paths, int npaths, const char 
     return SWIN_OK;
 }
 
-static swin_status nifti_read(const char *const *paths, int npaths, const swin_segment_params *p,
+static swin_status nifti_read(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                               struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
 {
     struct nifti_state *s = calloc(1, sizeof *s);

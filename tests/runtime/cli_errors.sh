@@ -54,6 +54,11 @@ expect "missing output dir" 2 "no such directory"    "" -- forward "$model" "$in
 expect "model as input"     2 "not a .npy"           "$work/o2.npy" -- forward "$model" "$model" "$work/o2.npy"
 expect "limit before alloc" 1 "raise --mem-limit"    "$work/o3.npy" -- forward "$model" "$in" "$work/o3.npy" --mem-limit 2M
 expect "unknown command"    2 "unknown command"      "" -- frobnicate
+# paths as users mistype them: the missing input named first, before any model is looked for
+expect "missing folder"     2 "missing_folder: no such file or folder, and no command" "" -- missing_folder "$work/o4.nii.gz"
+expect "missing path"       2 "nodir/ct: no such file or folder (try" "" -- "$work/nodir/ct" "$work/o5.nii.gz"
+expect "missing input file" 2 "none.nii.gz: no such file or folder" "$work/o6.nii.gz" -- "$work/none.nii.gz" "$work/o6.nii.gz"
+expect "missing series file" 2 "none.dcm: no such file or folder" "$work/o7.dcm" -- segment "$work/none.dcm" "$work/trunc.npy" "$work/o7.dcm"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -10,7 +10,12 @@ make_series.py's helpers, against dciodvfy, highdicom and numpy.
             the CT instances as CT Image Storage, and give the label map back (highdicom, the
             test's own rasteriser); swinrun says in one line, and in the report, that the
             outputs will not file into the source study.
-  nosop     one slice's SOPInstanceUID blank: exit 2, one line, nothing written.
+  nosop     one slice's SOPInstanceUID blank in the dataset, its file meta's kept (as
+            anonymisers leave it): the SEG and the RT Structure Set reference that slice by
+            the meta's UID (pydicom reads both).
+  nouid     one slice's SOPInstanceUID blank in the dataset and the file meta: a SEG (or RT
+            Structure Set) is refused, exit 2, one line, nothing written; a NIfTI label map,
+            which references no instance, is written.
   pixels    RescaleSlope / RescaleIntercept different on every slice, and PixelPaddingValue
             (stored 0xF830, 63536: 62512 HU if taken as a pixel) outside a circle: the label
             map agrees with the NIfTI route on the test's copy, where the padding is -1024 HU
@@ -142,12 +147,40 @@ def case_anon(a, series, env, out):
 
 
 def case_nosop(a, series, env, out):
+    ct = os.path.join(series, "nosop")
+    blank = os.path.join(ct, sorted(os.listdir(ct))[2])
+    meta_uid = pydicom.dcmread(blank).file_meta.MediaStorageSOPInstanceUID
+    seg, rt = os.path.join(out, "nosop.dcm"), os.path.join(out, "nosop_rt.dcm")
+    r = td.run([a.swinrun, ct, seg, "--rtstruct", rt], env=env)
+    if not td.check("nosop: a SOPInstanceUID blank in the dataset only: exit 0", r.returncode == 0,
+                    f"rc {r.returncode}: {r.stderr.strip()[:200]}"):
+        return
+    d_seg, d_rt = pydicom.dcmread(seg), pydicom.dcmread(rt)
+    seg_refs = {i.ReferencedSOPInstanceUID for i in d_seg.ReferencedSeriesSequence[0].ReferencedInstanceSequence}
+    rt_refs = {i.ReferencedSOPInstanceUID for i in d_rt.ReferencedFrameOfReferenceSequence[0]
+               .RTReferencedStudySequence[0].RTReferencedSeriesSequence[0].ContourImageSequence}
+    td.check("nosop: the SEG and the RT Structure Set reference that slice by its file meta's UID",
+             meta_uid in seg_refs and meta_uid in rt_refs and "" not in seg_refs | rt_refs,
+             f"{meta_uid} in SEG {meta_uid in seg_refs}, in RTSTRUCT {meta_uid in rt_refs}")
+
+
+def case_nouid(a, series, env, out):
+    ct = os.path.join(series, "nouid")
     before = set(os.listdir(out))
-    r = td.run([a.swinrun, os.path.join(series, "nosop"), os.path.join(out, "nosop.dcm"), "--rtstruct",
-                os.path.join(out, "nosop_rt.dcm")], env=env)
+    r = td.run([a.swinrun, ct, os.path.join(out, "nouid.dcm"), "--rtstruct", os.path.join(out, "nouid_rt.dcm")],
+               env=env)
     lines = r.stderr.strip().splitlines()
-    td.check("nosop: a blank SOPInstanceUID: exit 2, one line, nothing written",
-             r.returncode == 2 and len(lines) == 1 and "SOPInstanceUID" in r.stderr and set(os.listdir(out)) == before,
+    td.check("nouid: a SOPInstanceUID blank in the dataset and the file meta, a SEG asked: exit 2, one line "
+             "naming the file, nothing written",
+             r.returncode == 2 and len(lines) == 1 and "SOPInstanceUID" in r.stderr and "slice0002.dcm" in r.stderr
+             and set(os.listdir(out)) == before, f"rc {r.returncode}: {r.stderr.strip()[:160]}")
+    r = td.run([a.swinrun, ct, os.path.join(out, "rt_only_nouid.nii.gz"), "--rtstruct",
+                os.path.join(out, "nouid_rt.dcm")], env=env)
+    td.check("nouid: an RT Structure Set alone asked: refused too", r.returncode == 2 and "SOPInstanceUID" in r.stderr,
+             f"rc {r.returncode}: {r.stderr.strip()[:160]}")
+    lab = os.path.join(out, "nouid.nii.gz")
+    r = td.run([a.swinrun, ct, lab], env=env)
+    td.check("nouid: a NIfTI label map asked: written", r.returncode == 0 and os.path.exists(lab),
              f"rc {r.returncode}: {r.stderr.strip()[:160]}")
 
 
@@ -179,12 +212,15 @@ def make(series):
     f = os.path.join(series, "anon")
     ms.write_series(f, axial, vol, rng=rng)
     edit_files(f, anonymise)
-    f = os.path.join(series, "nosop")
-    ms.write_series(f, axial, vol[:, :, :6], rng=rng, shuffle=False)
-    first = os.path.join(f, sorted(os.listdir(f))[2])
-    ds = pydicom.dcmread(first)
-    ds.SOPInstanceUID = ""
-    ds.save_as(first, enforce_file_format=True)
+    for name in ("nosop", "nouid"):
+        f = os.path.join(series, name)
+        ms.write_series(f, axial, vol, rng=rng, shuffle=False)
+        third = os.path.join(f, sorted(os.listdir(f))[2])
+        ds = pydicom.dcmread(third)
+        ds.SOPInstanceUID = ""
+        if name == "nouid":
+            ds.file_meta.MediaStorageSOPInstanceUID = ""
+        ds.save_as(third, enforce_file_format=name == "nosop")
     # per-slice rescale (exact on integer HU) and padding outside a circle
     f = os.path.join(series, "pixels")
     os.makedirs(f)
@@ -224,6 +260,7 @@ def main():
     env = dict(os.environ, SWINRUN_MODEL=a.model)
     case_anon(a, series, env, out)
     case_nosop(a, series, env, out)
+    case_nouid(a, series, env, out)
     case_pixels(a, series, env, out)
     print("PASS" if td.ok else "FAIL")
     return 0 if td.ok else 1

@@ -2,8 +2,8 @@
  * one file of a folder: DCMTK's parse of the header, the attribute checks, then the pixel
  * decoding (uncompressed, deflate, RLE, JPEG, JPEG-LS with DCMTK; JPEG 2000 and HTJ2K with
  * OpenJPEG, formats/dicom/j2k_decode.c) of its first and last frame, and the whole reader on
- * the folder (which refuses a one-slice series after its checks); then the same bytes as a
- * DICOMDIR (its records, the files they name). */
+ * the folder (which refuses a one-slice series after its checks) with the references the
+ * DICOM outputs need; then the same bytes as a DICOMDIR (its records, the files they name). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     struct swin_dcm_series series;
     st = swin_dcm_series_read(&in, 1, NULL, 1, &series, &err);
     fuzz_check_error(st, &err);
-    if (!st) swin_dcm_series_free(&series);
+    if (!st) {
+        st = swin_dcm_series_check_references(&series, &err);
+        fuzz_check_error(st, &err);
+        swin_dcm_series_free(&series);
+    }
     const char *dicomdir = fuzz_input_write("DICOMDIR", bytes, size);
     st = swin_dcm_series_read(&dicomdir, 1, NULL, 0, &series, &err);
     fuzz_check_error(st, &err);
