@@ -91,6 +91,11 @@ typedef struct swin_segment_params {
     swin_seg_type seg_type;
     /* The labels' way back to the input grid (default SWIN_INVERT_NEAREST). */
     swin_invert invert;
+    /* The DICOM outputs' series and instance UIDs: NULL (the default) new ones each run; else
+     * derived from this text and the CT's SeriesInstanceUID (UUID-derived, 2.25.N, from their
+     * SHA-256), so that the same series with the same seed (e.g. the model's digest) gives the
+     * same UIDs again and a receiver replaces what it holds rather than adding a copy. */
+    const char *dicom_uid_seed;
 } swin_segment_params;
 
 #ifdef __cplusplus

@@ -98,6 +98,8 @@ struct swin_dcm_content {
     const uint16_t *labels;                 /* cols * rows * nz, the CT's own order */
     const char *software_version;
     swin_seg_type seg_type;                 /* the SEG's form */
+    const char *uid_seed;                   /* NULL: new series and instance UIDs; else derived
+                                               (swin_segment_params.dicom_uid_seed) */
 };
 
 /* DICOM SEG (binary: one segment per class, frames only where the segment has voxels;

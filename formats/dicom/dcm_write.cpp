@@ -63,6 +63,15 @@ std::string uid(const char *root)
     return buf;
 }
 
+// An output's UID: new under root, or derived from the seed and the CT series (what names it).
+std::string out_uid(const swin_dcm_ref *ref, const swin_dcm_content *c, const char *root, const std::string &what)
+{
+    if (!c->uid_seed) return uid(root);
+    char buf[SWIN_UID_MAX];
+    swin_dcm_uid_derived(c->uid_seed, ref->series_uid, what.c_str(), buf);
+    return buf;
+}
+
 // Decimal string of at most 16 characters (DS), as precise as fits.
 std::string ds(double v)
 {
@@ -136,11 +145,11 @@ void common(DcmDataset *d, const swin_dcm_ref *ref, const swin_dcm_content *c, c
     put(d, DCM_FrameOfReferenceUID, ref->frame_of_ref);
     now_str now;
     put(d, DCM_SOPClassUID, sop_class);
-    put(d, DCM_SOPInstanceUID, uid(SITE_INSTANCE_UID_ROOT));
+    put(d, DCM_SOPInstanceUID, out_uid(ref, c, SITE_INSTANCE_UID_ROOT, std::string(sop_class) + " instance"));
     put(d, DCM_InstanceCreationDate, now.date);
     put(d, DCM_InstanceCreationTime, now.time);
     put(d, DCM_Modality, modality);
-    put(d, DCM_SeriesInstanceUID, uid(SITE_SERIES_UID_ROOT));
+    put(d, DCM_SeriesInstanceUID, out_uid(ref, c, SITE_SERIES_UID_ROOT, std::string(sop_class) + " series"));
     put(d, DCM_SeriesNumber, "901");
     put(d, DCM_SeriesDescription, series_description);
     put(d, DCM_InstanceNumber, "1");
@@ -360,7 +369,7 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         for (int i = 0; i < c->nclasses; i++) segment_item(d, i + 1, c->classes[i]);
 
         // dimensions: segment number (binary form), then position
-        std::string dim_uid = uid(SITE_INSTANCE_UID_ROOT);
+        std::string dim_uid = out_uid(ref, c, SITE_INSTANCE_UID_ROOT, "dimension organization");
         DcmItem *org = new_item(d, DCM_DimensionOrganizationSequence);
         put(org, DCM_DimensionOrganizationUID, dim_uid);
         put(d, DCM_DimensionOrganizationType, "3D");

@@ -237,7 +237,8 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     o->present = np;
     struct swin_dcm_ref ref = {.slices = s->order, .nz = (int)s->dim[2]};
     struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = o->labels,
-                                       .software_version = SWINRUN_VERSION, .seg_type = o->p->seg_type};
+                                       .software_version = SWINRUN_VERSION, .seg_type = o->p->seg_type,
+                                       .uid_seed = o->p->dicom_uid_seed};
     if (!st && np > 0 && (is_dcm_name(o->out) || o->rtstruct))
         st = swin_dcm_ref_identity(&ref, rep->dicom_notice, sizeof rep->dicom_notice, err);
     if (!st) {

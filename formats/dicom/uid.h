@@ -12,6 +12,11 @@ extern "C" {
  * leading zero (but "0" itself). */
 bool swin_dcm_uid_valid(const char *uid);
 
+/* A UID repeatable from its inputs: "2.25." and the first 128 bits of
+ * SHA-256(seed NUL series_uid NUL what) as a decimal integer (PS3.5 B.2, a UUID-derived UID;
+ * at most 44 characters). what names the attribute, e.g. "1.2.840.10008.5.1.4.1.1.66.4 series". */
+void swin_dcm_uid_derived(const char *seed, const char *series_uid, const char *what, char out[65]);
+
 #ifdef __cplusplus
 }
 #endif
