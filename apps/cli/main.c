@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "apps/cli/cli.h"
+#include "apps/node/serve.h"
 #include "formats/format.h"
 #include "pipeline/swinrun.h"
 
@@ -42,6 +43,8 @@ static void usage(FILE *o)
             "      exact bytes a run will use, before anything is allocated\n"
             "  swinrun forward MODEL.onnx IN.npy OUT.npy [--backend B] [--precision P] [--runs N]\n"
             "      one cube through the model, .npy in and out\n"
+            "  swinrun serve CONFIG.json [--check | --status]\n"
+            "      a DICOM node: CT studies in by C-STORE, SEG and RT Structure Set out to the PACS\n"
             "  swinrun fetch [NAME] [--version V] [--dest DIR]\n"
             "      download MONAI's model-zoo bundle (default " CLI_DEFAULT_BUNDLE "), checked, where\n"
             "      segment looks for its default model\n"
@@ -101,6 +104,7 @@ int main(int argc, char **argv)
     if (looks_like_input(argv[1])) return run(CLI_SEGMENT, argc, argv, 1);
     for (int v = 0; v < CLI_VERBS; v++)
         if (!strcmp(argv[1], cli_verb_name((enum cli_verb)v))) return run((enum cli_verb)v, argc, argv, 2);
+    if (!strcmp(argv[1], "serve")) return node_serve_main(argc - 1, argv + 1);
     /* a path as users mistype it: more arguments follow, or it reads like a file name */
     struct stat sb;
     if ((argc > 2 || strpbrk(argv[1], "/.")) && stat(argv[1], &sb) != 0) {

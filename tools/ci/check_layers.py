@@ -9,8 +9,8 @@ The rules, each violation reported as file:line:
 1. Layers. A source includes project headers of its own layer and of the layers ALLOWED (below)
    lists for it, nothing else; FOLDERS says which folder is which layer. Bottom up: core; ops
    (kernels/ own files); weights, cpu (kernels/cpu/), cuda (kernels/cuda/); runtime; fileio;
-   formats (formats/ and its format folders); pipeline; cli (apps/cli/), triton (apps/triton/),
-   python (apps/python/).
+   formats (formats/ and its format folders); pipeline; node (apps/node/); cli (apps/cli/),
+   triton (apps/triton/), python (apps/python/).
 2. Formats. A format is one folder under formats/ (formats/nifti, formats/dicom) implementing
    the interface in formats/ own files (formats/format.h). A format's folder is included only
    by itself, by the sources of formats/ (formats/registry.c, the table of the formats) and
@@ -66,6 +66,7 @@ FOLDERS = [
     ("formats/", "formats"),
     ("pipeline/", "pipeline"),
     ("apps/cli/", "cli"),
+    ("apps/node/", "node"),
     ("apps/triton/", "triton"),
     ("apps/python/", "python"),
     ("apps/triton/tests/", "tooling"),
@@ -87,7 +88,8 @@ ALLOWED = {
     "fileio": {"core"},
     "formats": {"core", "fileio"},
     "pipeline": {"core", "fileio", "formats", "runtime"},
-    "cli": {"core", "fileio", "formats", "pipeline", "runtime"},
+    "cli": {"core", "fileio", "formats", "pipeline", "runtime", "node"},
+    "node": {"core", "fileio", "pipeline", "runtime"},
     "triton": {"core", "fileio", "pipeline", "runtime"},
     "python": {"core", "pipeline", "runtime"},
     "emu": set(),

@@ -1,0 +1,84 @@
+/* The DICOM node's configuration: one JSON file (docs/node.md), read whole and checked before
+ * the node starts; every refusal is one line naming the key, what it takes and what it got.
+ * Unknown keys are refused too (a misspelt limit must not fall back to its default). */
+#ifndef SWIN_NODE_CONFIG_H
+#define SWIN_NODE_CONFIG_H
+
+#ifdef __cplusplus
+extern "C" { /* core/status.h declares C functions without saying so */
+#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/status.h"
+
+#define NODE_CONFIG_MAX_BYTES (1u << 20)
+#define NODE_MAX_CALLERS 64
+#define NODE_MAX_DESTS 8
+#define NODE_MAX_WORKERS 16
+#define NODE_AE_MAX 17    /* 16 characters + NUL */
+#define NODE_HOST_MAX 256
+
+struct node_caller {
+    char ae[NODE_AE_MAX];
+    char host[NODE_HOST_MAX]; /* "" = any host */
+};
+
+struct node_dest {
+    char name[33]; /* [A-Za-z0-9_-]: it names the delivered markers on disk */
+    char ae[NODE_AE_MAX];
+    char host[NODE_HOST_MAX];
+    int port;
+};
+
+enum node_backend { NODE_BACKEND_AUTO, NODE_BACKEND_CPU, NODE_BACKEND_CUDA };
+enum node_precision { NODE_FP32, NODE_FP16, NODE_BF16 };
+enum node_seg { NODE_SEG_BINARY, NODE_SEG_LABELMAP, NODE_SEG_NONE };
+
+struct node_config {
+    char ae[NODE_AE_MAX]; /* the node's own AE title */
+    int port;
+    char spool[4096]; /* the node's folder: spool, journal, outbox, dead letters, status */
+    char log[4096];   /* JSON lines of study events; "-" (the default): stderr */
+    /* the model and its contexts */
+    char model[4096];
+    int cube[3]; /* 0 0 0: the export cube */
+    enum node_backend backend;
+    enum node_precision precision;
+    int threads;      /* per worker; 0 = every core */
+    size_t mem_limit; /* for all workers' contexts together; 0 = none */
+    int workers;
+    /* outputs */
+    enum node_seg seg;
+    bool rtstruct, report;
+    /* receiving */
+    double stable_age_s; /* a study is complete when nothing arrived for this long */
+    struct node_caller callers[NODE_MAX_CALLERS];
+    int ncallers;
+    /* delivering */
+    struct node_dest dests[NODE_MAX_DESTS];
+    int ndests;
+    int attempts;        /* per destination, the first included */
+    double first_delay_s; /* before the second attempt; doubled each time */
+    double max_delay_s;
+    int timeout_s;       /* network timeouts of one attempt */
+    /* limits */
+    int max_associations;
+    size_t instance_bytes;
+    int instances_per_study;
+    size_t spool_bytes; /* 0 = the disk's free space only */
+    int queued_studies;
+};
+
+/* Parses len bytes of JSON; name is the file's name for the messages. */
+swin_status node_config_parse(const char *text, size_t len, const char *name, struct node_config *c,
+                              swin_error *err);
+/* Reads and parses the file at path. */
+swin_status node_config_load(const char *path, struct node_config *c, swin_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
