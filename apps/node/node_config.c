@@ -230,8 +230,8 @@ static swin_status callers(struct ctx *c, const json_node *a, struct node_config
 
 static swin_status destinations(struct ctx *c, const json_node *a, struct node_config *cfg)
 {
-    if (a->kind != JSON_ARRAY || swin_json_len(a) > NODE_MAX_DESTS)
-        return bad(c, a, "a list of at most 8 {\"name\", \"ae_title\", \"host\", \"port\"} objects");
+    if (a->kind != JSON_ARRAY || !a->child || swin_json_len(a) > NODE_MAX_DESTS)
+        return bad(c, a, "a list of 1 to 8 {\"name\", \"ae_title\", \"host\", \"port\"} objects");
     swin_status st = SWIN_OK;
     int i = 0;
     for (const json_node *e = a->child; e && !st; e = e->next, i++) {
@@ -266,8 +266,9 @@ static swin_status cube(struct ctx *c, const json_node *n, int out[3])
     const char *takes = "three multiples of 32 in 32..1024, [D, H, W]";
     if (swin_json_len(n) != 3) return bad(c, n, takes);
     for (int k = 0; k < 3; k++) {
-        swin_status st = integer(c, swin_json_at(n, (size_t)k), 32, 1024, &out[k], takes);
-        if (st || out[k] % 32) return st ? st : bad(c, n, takes);
+        const json_node *e = swin_json_at(n, (size_t)k);
+        swin_status st = integer(c, e, 32, 1024, &out[k], takes);
+        if (st || out[k] % 32) return st ? st : bad(c, e, takes);
     }
     return SWIN_OK;
 }
@@ -328,7 +329,8 @@ swin_status node_config_parse(const char *text_in, size_t len, const char *name,
     }
     swin_json_free(root);
     const char *missing = !cfg->ae[0] ? "ae_title" : !cfg->port ? "port" : !cfg->spool[0] ? "spool"
-                        : !cfg->model[0] ? "model" : !cfg->ncallers ? "callers" : NULL;
+                        : !cfg->model[0] ? "model" : !cfg->ncallers ? "callers" : !cfg->ndests ? "destinations"
+                                                                                        : NULL;
     if (!st && missing)
         st = swin_error_set(err, SWIN_ERR_ARG, "%s: \"%s\" is required (docs/node.md)", name, missing);
     if (!st && cfg->seg == NODE_SEG_NONE && !cfg->rtstruct)

@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "apps/node/durable.h"
@@ -68,7 +69,8 @@ Uint16 node_receive(struct node_spool *s, DcmDataset *received, E_TransferSyntax
     get(ds, DCM_SeriesInstanceUID, series, sizeof series);
     char k[SPOOL_KEY_LEN + 1];
     spool_key(study, series, k);
-    if (spool_admit(s, k, bytes, why, why_size)) return NODE_STORE_OUT_OF_RESOURCES;
+    const uint64_t encoded = ds->calcElementLength(xfer, EET_ExplicitLength); // about the file's size
+    if (spool_admit(s, k, encoded > bytes ? encoded : bytes, why, why_size)) return NODE_STORE_OUT_OF_RESOURCES;
 
     // the file meta from the request: MediaStorageSOP*UID filled before DCMTK would copy blanks
     DcmMetaInfo *meta = ff.getMetaInfo();
@@ -95,7 +97,9 @@ Uint16 node_receive(struct node_spool *s, DcmDataset *received, E_TransferSyntax
         std::snprintf(why, why_size, "writing the instance failed: %s (%s)", c.text(), e ? std::strerror(e) : "");
         return NODE_STORE_OUT_OF_RESOURCES; // a full disk, most likely
     }
-    if (durable_sync_file(tmp, &err) || spool_commit(s, k, tmp, sop_instance, bytes, &err)) {
+    struct stat sb;
+    const uint64_t size = stat(tmp, &sb) == 0 ? (uint64_t)sb.st_size : encoded;
+    if (durable_sync_file(tmp, &err) || spool_commit(s, k, tmp, sop_instance, size, &err)) {
         unlink(tmp);
         return refuse(NODE_STORE_OUT_OF_RESOURCES, why, why_size, "%.200s", err.msg);
     }

@@ -58,7 +58,7 @@ class NodeSCP : public DcmThreadSCP {
         if (called == g_cfg->ae) return OFTrue;
         char why[80];
         std::snprintf(why, sizeof why, "called AE title is not this node's (%s)", g_cfg->ae);
-        log_refused("", called, getPeerIP(), why);
+        log_refused(getPeerAETitle(), called, getPeerIP(), why);
         return OFFalse;
     }
 

@@ -2,12 +2,15 @@
  * SIGTERM. Threads: the main one listens (scp.h); a signal thread; a scheduler that moves
  * complete studies to the queue and writes the status every second; the workers
  * (process.h); the delivery thread (deliver.h). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "apps/node/deliver.h"
 #include "apps/node/node_config.h"
@@ -100,17 +103,26 @@ static void *scheduler(void *arg)
     return NULL;
 }
 
-/* SIGTERM / SIGINT: the first drains, the second cancels the segmentations running. */
+/* SIGTERM / SIGINT through a pipe (a handler, not a signal mask: libraries such as OpenBLAS
+ * start threads of their own before main, with every signal open): the first drains, the
+ * second cancels the segmentations running. */
+static int signal_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    unsigned char b = (unsigned char)sig;
+    ssize_t w = write(signal_pipe[1], &b, 1); /* async-signal-safe */
+    (void)w;
+}
+
 static void *signals(void *arg)
 {
     struct node *n = arg;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
     for (;;) {
-        int sig;
-        if (sigwait(&set, &sig)) continue;
+        unsigned char sig;
+        ssize_t r = read(signal_pipe[0], &sig, 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r != 1) return NULL;
         pthread_mutex_lock(&n->lock);
         int count = ++n->signals;
         if (!strcmp(n->state, "running")) n->state = "draining";
@@ -120,7 +132,6 @@ static void *signals(void *arg)
         node_scp_stop();
         if (count > 1) node_proc_cancel();
     }
-    return NULL;
 }
 
 /* --check and the start share this: config, spool, model, contexts. */
@@ -164,12 +175,6 @@ int node_serve_main(int argc, char **argv)
         }
         return node_status_print(n.cfg.spool, stdout);
     }
-    /* the signals go to the signal thread only: blocked before any thread starts */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN); /* a peer gone mid-write is an error of that association only */
     if (open_node(&n, config, &err)) {
         fprintf(stderr, "swinrun serve: %s\n", err.msg);
@@ -184,6 +189,14 @@ int node_serve_main(int argc, char **argv)
     }
     pthread_mutex_init(&n.lock, NULL);
     pthread_cond_init(&n.tick, NULL);
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    if (pipe2(signal_pipe, O_CLOEXEC) != 0) {
+        fprintf(stderr, "swinrun serve: cannot make a pipe: %s\n", strerror(errno));
+        return 1;
+    }
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     n.state = "running";
     n.proc.segmented = node_deliver_wake;
     n.proc.user = &n.deliver;

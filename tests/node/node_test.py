@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""swinrun serve, the DICOM node, against Orthanc (Debian's, on loopback ports, its own storage),
+DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest test:
+
+  e2e           Orthanc holds a CT series and sends it to the node (REST /modalities/.../store);
+                the SEG and RT Structure Set arrive in Orthanc in the CT's study, referencing the
+                CT series and every slice; highdicom reads the SEG back equal to the CLI's SEG of
+                the same series; the output UIDs are the ones derived from the series and the
+                model's SHA-256 (computed here); the series sent again gives Orthanc no new
+                instance; storescu as a scanner gets its study segmented too; the log holds no
+                StudyInstanceUID or PatientID; the spool is 0700; status.json and --status count
+                what happened; SIGTERM exits 0. Prints the time from the last instance sent to the
+                SEG in Orthanc, and the node's peak RSS.
+  kill_receiving  kill -9 while storescu sends (after some instances were acknowledged); restart,
+                the scanner sends again: one SEG and one RT Structure Set in Orthanc, the SEG
+                referencing every slice.
+  kill_working  kill -9 while one study is segmented and another waits in the queue; restart:
+                both delivered, each once.
+  kill_delivering  kill -9 while the outputs are being sent (the second destination, a storescp
+                that sleeps 2 s after each store); restart: Orthanc (the first, already marked) gets
+                nothing twice, the second gets both outputs.
+  pacs_down     the PACS refuses connections: with 2 tries the job goes to the dead letters with
+                the reason; with more, the PACS started after two failed tries gets the outputs.
+  full_spool    over the spool's quota each C-STORE is answered 0xA700 and the node keeps
+                answering; every instance it kept is whole, tmp/ is empty; an instance over
+                limits.instance_bytes ends its association and nothing of it is kept.
+  refused       an unknown calling AE title, an allowed one from another host, a wrong called AE
+                title: each refused at association, the reason logged, nothing received.
+  malformed     a study whose series has a slice of another size goes to the dead letters with
+                the reason; a good study sent alongside is delivered.
+  drain         SIGTERM during a segmentation: no new association, the segmentation finishes, exit
+                0; after a restart the study is delivered once.
+  config        bad configuration files: exit 2 and one line naming the key; a good one --check 0.
+
+    node_test.py SWINRUN MODEL WORK --only CASE"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pydicom
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import node_harness as nh  # noqa: E402
+from node_harness import check, wait_for  # noqa: E402
+
+
+def delivered_to(orthanc, study, n=2):
+    """Orthanc holds the study's SEG and RTSTRUCT (n instances besides the CT)."""
+    s = orthanc.study(study)
+    return s if len(s.get("SEG", [])) + len(s.get("RTSTRUCT", [])) >= n else None
+
+
+def seg_pixels(path_or_ds, sops):
+    import highdicom as hd
+    seg = hd.seg.segread(path_or_ds) if isinstance(path_or_ds, str) else hd.seg.Segmentation.from_dataset(path_or_ds)
+    return seg.get_pixels_by_source_instance(source_sop_instance_uids=sops, combine_segments=True, relabel=False)
+
+
+def case_e2e(a, work):
+    ct = os.path.join(work, "ct")
+    study, series, sops = nh.make_series(ct)
+    node_port = nh.free_port()
+    orthanc = nh.Orthanc(os.path.join(work, "orthanc"), {"swinrun": ("SWINRUN", node_port)})
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, port=node_port,
+                   destinations=[{"name": "pacs", "ae_title": "ORTHANC", "host": "127.0.0.1", "port": orthanc.dicom}])
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        orthanc.upload(ct)
+        ct_series = orthanc.study(study)["CT"]
+        check("Orthanc holds the CT series", len(ct_series) == len(sops), f"{len(ct_series)} instances")
+        series_id = orthanc.post("/tools/lookup", series.encode(), raw=True)[0]["ID"]
+        t_sent = time.monotonic()
+        r = orthanc.post("/modalities/swinrun/store", {"Resources": [series_id], "Synchronous": True})
+        t_last = time.monotonic()
+        check("Orthanc sent the series to the node", r.get("InstancesCount") == len(sops) and not r.get("FailedInstancesCount"), str(r)[:120])
+        got = wait_for("SEG and RT Structure Set in Orthanc", lambda: delivered_to(orthanc, study), timeout=60, step=0.05)
+        latency = time.monotonic() - t_last
+        if not got:
+            return
+        print(f"measured: {len(sops)} instances sent by Orthanc in {t_last - t_sent:.2f} s; last instance to SEG and "
+              f"RTSTRUCT in Orthanc {latency:.2f} s (stable_age_s 1)")
+        check("one SEG and one RT Structure Set, in the CT's study", len(got["SEG"]) == 1 and len(got["RTSTRUCT"]) == 1
+              and len(got["CT"]) == len(sops), str({k: len(v) for k, v in got.items()}))
+        d_seg, d_rt = orthanc.instance(got["SEG"][0]), orthanc.instance(got["RTSTRUCT"][0])
+        refs = [i.ReferencedSOPInstanceUID for i in d_seg.ReferencedSeriesSequence[0].ReferencedInstanceSequence]
+        check("the SEG references the CT series and every slice",
+              d_seg.StudyInstanceUID == study and d_seg.ReferencedSeriesSequence[0].SeriesInstanceUID == series
+              and sorted(refs) == sorted(sops))
+        rt_series = (d_rt.ReferencedFrameOfReferenceSequence[0].RTReferencedStudySequence[0]
+                     .RTReferencedSeriesSequence[0])
+        check("the RT Structure Set references the CT series and every slice",
+              d_rt.StudyInstanceUID == study and rt_series.SeriesInstanceUID == series
+              and sorted(i.ReferencedSOPInstanceUID for i in rt_series.ContourImageSequence) == sorted(sops))
+        seed = nh.model_seed(a.model)
+        want = {k: nh.derived_uid(seed, series, f"{d.SOPClassUID} {k}") for d in (d_seg,) for k in ("instance", "series")}
+        want_rt = {k: nh.derived_uid(seed, series, f"{d_rt.SOPClassUID} {k}") for k in ("instance", "series")}
+        check("SEG and RTSTRUCT UIDs derived from the series and the model's SHA-256",
+              d_seg.SOPInstanceUID == want["instance"] and d_seg.SeriesInstanceUID == want["series"]
+              and d_rt.SOPInstanceUID == want_rt["instance"] and d_rt.SeriesInstanceUID == want_rt["series"],
+              d_seg.SOPInstanceUID)
+        # the CLI on the same series: highdicom reads both SEGs to the same pixels
+        cli_seg = os.path.join(work, "cli_seg.dcm")
+        r = subprocess.run([a.swinrun, ct + "/", cli_seg, "--model", a.model, "--backend", "cpu"], capture_output=True,
+                           text=True)
+        if check("swinrun CT_DIR/ seg.dcm (the CLI)", r.returncode == 0, r.stderr[-200:]):
+            mine, cli = seg_pixels(d_seg, sops), seg_pixels(cli_seg, sops)
+            check("highdicom: the node's SEG = the CLI's SEG, voxel for voxel", mine.shape == cli.shape
+                  and np.array_equal(mine, cli) and int(mine.max()) > 0,
+                  f"{int(np.sum(mine != cli)) if mine.shape == cli.shape else 'shapes differ'} voxels differ")
+            c = pydicom.dcmread(cli_seg)
+            check("the same segments (labels and codes)", [s.SegmentLabel for s in c.SegmentSequence]
+                  == [s.SegmentLabel for s in d_seg.SegmentSequence])
+        # the series again: the same outputs, which Orthanc already holds
+        before = sum(len(v) for v in orthanc.study(study).values())
+        orthanc.post("/modalities/swinrun/store", {"Resources": [series_id], "Synchronous": True})
+        wait_for("the repeat delivered", lambda: len(node.events("done")) >= 2, timeout=60)
+        after = sum(len(v) for v in orthanc.study(study).values())
+        check("sent again: delivered again, and Orthanc holds no new instance", after == before,
+              f"{before} -> {after} instances")
+        # a scanner: storescu
+        ct2 = os.path.join(work, "ct2")
+        study2, _, sops2 = nh.make_series(ct2, seed=5)
+        check("echoscu as SCANNER", nh.echo(node.port))
+        r = nh.storescu(node.port, nh.files_of(ct2))
+        check("storescu as SCANNER: every instance stored", r.returncode == 0, r.stdout[-200:])
+        got2 = wait_for("the scanner's study segmented into Orthanc", lambda: delivered_to(orthanc, study2), timeout=60)
+        check("its SEG and RTSTRUCT in Orthanc", got2 and len(got2["SEG"]) == 1 and len(got2["RTSTRUCT"]) == 1)
+        wait_for("status.json: idle, 3 delivered", lambda: node.idle() and node.status()["delivered"] == 3, timeout=10)
+        st = node.status()
+        check("status.json: 3 delivered, 0 failed, nothing queued", st and st["delivered"] == 3 and st["failed"] == 0,
+              json.dumps(st)[:160])
+        r = subprocess.run([a.swinrun, "serve", node.cfg, "--status"], capture_output=True, text=True)
+        check("swinrun serve CONFIG --status", r.returncode == 0 and '"delivered": 3' in r.stdout
+              and "running" in r.stdout.splitlines()[-1], r.stdout[-100:])
+        with open(node.log) as f:
+            text = f.read()
+        events = node.events()
+        patient = pydicom.dcmread(nh.files_of(ct)[0]).PatientID
+        check("the log: JSON lines; no StudyInstanceUID, SeriesInstanceUID or PatientID in it",
+              all(study not in text and s not in text for s in (series, study2, patient)) and events,
+              f"{len(events)} lines")
+        kinds = [e["event"] for e in events if e.get("study") == events[-1].get("study")]
+        check("the log: received, queued, segmented, delivered, done for a study",
+              all(k in kinds for k in ("received", "queued", "segmented", "delivered", "done")), str(kinds))
+        modes = {p: stat.S_IMODE(os.stat(os.path.join(node.spool, p)).st_mode) for p in ("", "incoming", "outbox")}
+        check("the spool and its folders are 0700", all(m == 0o700 for m in modes.values()), str(modes))
+        with open(f"/proc/{node.proc.pid}/status") as f:
+            hwm = [line.split()[1] for line in f if line.startswith("VmHWM")][0]
+        print(f"measured: node peak RSS {int(hwm) / 1024:.0f} MiB (f=12 test model, 1 worker, 2 threads)")
+        rc = node.terminate()
+        check("SIGTERM: exit 0, 'stopped' logged", rc == 0 and node.events("stopped"), f"rc {rc}")
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+# the big studies: the untrained test model's RT Structure Set of a 96 x 96 x 32 study is tens
+# of MB of contours, which Orthanc takes longer to store than a test should wait
+SEG_ONLY = {"seg": "binary", "rtstruct": False}
+
+
+def pacs_and_node(a, work, more_destinations=(), **keys):
+    """Orthanc as the PACS, the node's first destination (then more_destinations)."""
+    orthanc = nh.Orthanc(os.path.join(work, "orthanc"), {})
+    dests = [{"name": "pacs", "ae_title": "ORTHANC", "host": "127.0.0.1", "port": orthanc.dicom}]
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, destinations=dests + list(more_destinations),
+                   **keys)
+    return orthanc, node
+
+
+def exactly_once(orthanc, node, studies, what, kinds=("SEG", "RTSTRUCT")):
+    wait_for("the node idle", node.idle, timeout=90)
+    time.sleep(1.5)  # a second delivery, were there one, would land now
+    counts = [orthanc.study(s) for s in studies]
+    check(f"{what}: each study's {' and '.join(kinds)} in Orthanc exactly once",
+          all(len(c.get(k, [])) == 1 for c in counts for k in kinds),
+          str([{k: len(v) for k, v in c.items()} for c in counts]))
+    return counts
+
+
+def case_kill_receiving(a, work):
+    ct = os.path.join(work, "ct")
+    study, series, sops = nh.make_series(ct)
+    orthanc, node = pacs_and_node(a, work)
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        sender = nh.storescu(node.port, nh.files_of(ct), wait=False)
+        incoming = lambda: sum(len(f) for _, _, f in os.walk(os.path.join(node.spool, "incoming")))  # noqa: E731
+        wait_for("some instances acknowledged", lambda: incoming() >= 5, timeout=30, step=0.01)
+        node.kill9()
+        kept = incoming()
+        sender.wait()
+        check("killed while receiving: the sender saw the failure", sender.returncode != 0 and 5 <= kept < len(sops),
+              f"{kept} of {len(sops)} instances on disk")
+        if not node.start():
+            return
+        r = nh.storescu(node.port, nh.files_of(ct))  # the scanner sends again what failed (here: all)
+        check("sent again", r.returncode == 0, r.stdout[-200:])
+        counts = exactly_once(orthanc, node, [study], "kill -9 while receiving")
+        if counts[0].get("SEG"):
+            d = orthanc.instance(counts[0]["SEG"][0])
+            refs = [i.ReferencedSOPInstanceUID for i in d.ReferencedSeriesSequence[0].ReferencedInstanceSequence]
+            check("the SEG references all slices", sorted(refs) == sorted(sops), f"{len(refs)} of {len(sops)}")
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+def case_kill_working(a, work):
+    big, small = os.path.join(work, "big"), os.path.join(work, "small")
+    study_a, _, _ = nh.make_series(big, big=True)
+    study_b, _, _ = nh.make_series(small, seed=7, slices=4)
+    orthanc, node = pacs_and_node(a, work, threads=1, outputs=SEG_ONLY)
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        nh.storescu(node.port, nh.files_of(big))
+        outbox = os.path.join(node.spool, "outbox")
+        wait_for("the big study segmenting", lambda: [n for n in os.listdir(outbox) if n.startswith(".")], timeout=60,
+                 step=0.02)
+        nh.storescu(node.port, nh.files_of(small))  # queued 1 s after it arrived, the big one still running
+
+        def busy_and_queued():
+            running = [n for n in os.listdir(outbox) if n.startswith(".")]
+            return running and len(node.jobs("queue")) == 2 and not node.events("segmented")
+        caught = wait_for("one study segmenting, the other queued", busy_and_queued, timeout=60, step=0.02)
+        node.kill9()
+        check("killed with one study in inference and one queued", caught and len(node.jobs("queue")) == 2,
+              str(node.jobs("queue")))
+        if not node.start():
+            return
+        exactly_once(orthanc, node, [study_a, study_b], "kill -9 during inference and in the queue", ("SEG",))
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+def case_kill_delivering(a, work):
+    ct = os.path.join(work, "ct")
+    study, _, _ = nh.make_series(ct)
+    slow_port, recv = nh.free_port(), os.path.join(work, "slow")
+    os.makedirs(recv)
+    orthanc, node = pacs_and_node(a, work, [{"name": "archive", "ae_title": "ARCHIVE", "host": "127.0.0.1",
+                                             "port": slow_port}])
+    slow = subprocess.Popen(["storescp", "--fork", "-aet", "ARCHIVE", "--sleep-after", "2", "-od", recv, str(slow_port)])
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        nh.storescu(node.port, nh.files_of(ct))
+        sending = wait_for("delivered to the PACS, the archive being sent to",
+                           lambda: node.events("delivered") and os.listdir(os.path.join(node.spool, "outbox")),
+                           timeout=60, step=0.02)
+        time.sleep(0.5)
+        node.kill9()
+        check("killed during delivery (the PACS done, the archive not)", sending and len(os.listdir(recv)) < 2,
+              f"archive holds {len(os.listdir(recv))} files")
+        if not node.start():
+            return
+        exactly_once(orthanc, node, [study], "kill -9 during delivery")
+        sops = {pydicom.dcmread(os.path.join(recv, n)).SOPInstanceUID for n in os.listdir(recv)}
+        check("the archive got both outputs after the restart", len(sops) == 2, f"{len(sops)} distinct instances")
+        to_pacs = [e for e in node.events("delivered") if e["destination"] == "pacs"]
+        check("the PACS, marked done before the kill, was not sent to again", len(to_pacs) == 1, f"{len(to_pacs)}")
+    finally:
+        node.stop()
+        orthanc.stop()
+        slow.terminate()
+        slow.wait()
+
+
+def case_pacs_down(a, work):
+    ct, ct2 = os.path.join(work, "ct"), os.path.join(work, "ct2")
+    nh.make_series(ct)
+    study2, _, _ = nh.make_series(ct2, seed=9)
+    orthanc, node = pacs_and_node(a, work, delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2,
+                                                    "timeout_s": 5})
+    try:
+        if not node.start():
+            return
+        nh.storescu(node.port, nh.files_of(ct))
+        dead = wait_for("the job in the dead letters", lambda: node.jobs("dead"), timeout=60)
+        if dead:
+            with open(os.path.join(node.spool, "dead", dead[0], "reason.txt")) as f:
+                reason = f.read()
+            check("after 2 tries: dead/JOB/reason.txt says why", "not delivered after 2 tries" in reason
+                  and "ORTHANC" in reason and os.path.exists(os.path.join(node.spool, "dead", dead[0], "seg.dcm")),
+                  reason.strip()[:160])
+        node.terminate()
+        with open(node.cfg) as f:
+            cfg = json.load(f)
+        cfg["delivery"] = {"attempts": 50, "first_delay_s": 0.3, "max_delay_s": 0.5, "timeout_s": 5}
+        with open(node.cfg, "w") as f:
+            json.dump(cfg, f)
+        if not node.start():
+            return
+        nh.storescu(node.port, nh.files_of(ct2))
+        wait_for("two failed tries", lambda: len(node.events("delivery_failed")) >= 4, timeout=60)
+        if not orthanc.start():
+            return
+        got = wait_for("delivered once the PACS is back", lambda: delivered_to(orthanc, study2), timeout=60)
+        check("the PACS back: SEG and RTSTRUCT delivered", got and len(got["SEG"]) == 1 and len(got["RTSTRUCT"]) == 1)
+        check("the dead letter stays dead (not sent)", len(orthanc.get("/studies") or []) == 1)
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+def case_full_spool(a, work):
+    ct = os.path.join(work, "ct")
+    nh.make_series(ct)
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, limits={"spool_bytes": 40000},
+                   destinations=[{"name": "pacs", "ae_title": "PACS", "host": "127.0.0.1", "port": nh.free_port()}])
+    try:
+        if not node.start():
+            return
+        r = nh.storescu(node.port, nh.files_of(ct))
+        refused = r.stdout.count("Received Store Response (Refused: OutOfResources)")
+        kept = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(node.spool, "incoming")) for f in fs]
+        check("over the quota: C-STORE answered Out of Resources (0xA700)", refused > 0 and len(kept) < 16,
+              f"{len(kept)} kept, {refused} refusal lines from storescu")
+        whole = all(len(pydicom.dcmread(p).pixel_array.ravel()) == 48 * 40 for p in kept)
+        check("every instance kept is whole; tmp/ empty", whole and not os.listdir(os.path.join(node.spool, "tmp")))
+        logged = node.events("store_refused")
+        check("refusals logged with status 0xA700 and the quota", logged and logged[0]["status"] == "0xA700"
+              and "quota" in logged[0]["reason"], str(logged[:1])[:160])
+        check("the node still answers", nh.echo(node.port) and node.proc.poll() is None)
+        node.terminate()
+        # an instance over limits.instance_bytes: its association ends, nothing of it kept
+        shutil.rmtree(node.spool)
+        with open(node.cfg) as f:
+            cfg = json.load(f)
+        cfg["limits"] = {"instance_bytes": 2000}
+        with open(node.cfg, "w") as f:
+            json.dump(cfg, f)
+        if not node.start():
+            return
+        r = nh.storescu(node.port, nh.files_of(ct)[:1])
+        kept = [f for _, _, fs in os.walk(os.path.join(node.spool, "incoming")) for f in fs]
+        check("over limits.instance_bytes: refused, nothing kept, still answering",
+              r.returncode != 0 and not kept and nh.echo(node.port), r.stdout.strip()[-120:])
+    finally:
+        node.stop()
+
+
+def case_refused(a, work):
+    ct = os.path.join(work, "ct")
+    nh.make_series(ct)
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model,
+                   callers=[{"ae_title": "SCANNER"}, {"ae_title": "REMOTE", "host": "10.11.12.13"}],
+                   destinations=[{"name": "pacs", "ae_title": "PACS", "host": "127.0.0.1", "port": nh.free_port()}])
+    try:
+        if not node.start():
+            return
+        cases = [("INTRUDER", "SWINRUN", "not on the allow-list"), ("REMOTE", "SWINRUN", "allowed from 10.11.12.13"),
+                 ("SCANNER", "OTHERNODE", "called AE title")]
+        for calling, called, reason in cases:
+            r = nh.storescu(node.port, nh.files_of(ct)[:2], aet=calling, called=called)
+            logged = [e for e in node.events("association_refused") if reason in e["reason"]]
+            check(f"{calling} -> {called}: refused at association, '{reason}' logged",
+                  r.returncode != 0 and "Association Rejected" in r.stdout and logged, r.stdout.strip()[-80:])
+        kept = [f for _, _, fs in os.walk(os.path.join(node.spool, "incoming")) for f in fs]
+        check("nothing received", not kept)
+    finally:
+        node.stop()
+
+
+def case_malformed(a, work):
+    bad, good = os.path.join(work, "bad"), os.path.join(work, "good")
+
+    def shrink(name, ds):  # one slice of another size: not one volume
+        if name.endswith("0005.dcm"):
+            ds.Rows, ds.Columns = 20, 48
+            ds.PixelData = ds.PixelData[: 20 * 48 * 2]
+    nh.make_series(bad, edit=shrink)
+    study_good, _, _ = nh.make_series(good, seed=11)
+    orthanc, node = pacs_and_node(a, work)
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        nh.storescu(node.port, nh.files_of(bad))
+        nh.storescu(node.port, nh.files_of(good))
+        dead = wait_for("the malformed study in the dead letters", lambda: node.jobs("dead"), timeout=60)
+        if dead:
+            with open(os.path.join(node.spool, "dead", dead[0], "reason.txt")) as f:
+                reason = f.read()
+            check("dead/JOB/reason.txt names the problem", "mixed geometry" in reason, reason.strip()[:160])
+            failed = node.events("failed")
+            check("the failure logged (UIDs hashed)", failed and "mixed geometry" in failed[0]["reason"])
+        got = wait_for("the good study delivered", lambda: delivered_to(orthanc, study_good), timeout=60)
+        check("the good study unharmed: its SEG and RTSTRUCT in Orthanc", got and len(got["SEG"]) == 1)
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+def case_drain(a, work):
+    big = os.path.join(work, "big")
+    study, _, _ = nh.make_series(big, big=True)
+    orthanc, node = pacs_and_node(a, work, threads=1, outputs=SEG_ONLY)
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        nh.storescu(node.port, nh.files_of(big))
+        outbox = os.path.join(node.spool, "outbox")
+        wait_for("a segmentation running", lambda: [n for n in os.listdir(outbox) if n.startswith(".")], timeout=60,
+                 step=0.02)
+        node.proc.send_signal(signal.SIGTERM)
+        time.sleep(1.5)  # the listening loop looks at the stop every second
+        refused = not nh.echo(node.port)
+        try:
+            rc = node.proc.wait(120)
+        except subprocess.TimeoutExpired:
+            rc = None
+        kinds = [e["event"] for e in node.events()]
+        check("SIGTERM: no new association; the segmentation finished; exit 0",
+              refused and rc == 0 and kinds.index("draining") < kinds.index("segmented") < kinds.index("stopped"),
+              f"rc {rc}, {kinds[-5:]}")
+        if not node.start():
+            return
+        exactly_once(orthanc, node, [study], "drained, then restarted", ("SEG",))
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+def case_config(a, work):
+    base = {"ae_title": "SWINRUN", "port": 11112, "spool": os.path.join(work, "spool"), "model": a.model,
+            "callers": [{"ae_title": "SCANNER"}],
+            "destinations": [{"name": "pacs", "ae_title": "PACS", "host": "127.0.0.1", "port": 4242}]}
+    bad = [("not JSON", "{\"port\": ", "not JSON"),
+           ("unknown key", dict(base, prot=1), "unknown key \"prot\""),
+           ("port", dict(base, port=70000), "port takes a port 1..65535, not 70000"),
+           ("AE title", dict(base, ae_title="A" * 17), "ae_title takes an AE title"),
+           ("no callers", {k: v for k, v in base.items() if k != "callers"}, "\"callers\" is required"),
+           ("size", dict(base, limits={"spool_bytes": "12Q"}), "limits.spool_bytes takes a size"),
+           ("destination", dict(base, destinations=[{"name": "x", "ae_title": "P", "host": "h"}]),
+            "destinations[0] needs name, ae_title, host and port"),
+           ("caller host", dict(base, callers=[{"ae_title": "S", "host": "a b"}]), "callers[0].host takes a host"),
+           ("cube", dict(base, cube=[96, 96, 100]), "cube takes three multiples of 32"),
+           ("nothing to send", dict(base, outputs={"seg": "none", "rtstruct": False}), "nothing to send"),
+           ("no model", dict(base, model=os.path.join(work, "none.onnx")), "none.onnx"),
+           ("memory limit", dict(base, mem_limit="1M"), "mem")]
+    for what, cfg, want in bad:
+        p = os.path.join(work, "bad.json")
+        with open(p, "w") as f:
+            f.write(cfg if isinstance(cfg, str) else json.dumps(cfg))
+        r = subprocess.run([a.swinrun, "serve", p, "--check"], capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(f"config {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and want in r.stderr,
+              r.stderr.strip()[:140])
+    p = os.path.join(work, "good.json")
+    with open(p, "w") as f:
+        json.dump(base, f)
+    r = subprocess.run([a.swinrun, "serve", p, "--check"], capture_output=True, text=True)
+    check("a good configuration: --check exits 0", r.returncode == 0 and "ready" in r.stdout, r.stderr[-160:])
+    r = subprocess.run([a.swinrun, "serve", "--help"], capture_output=True, text=True)
+    check("swinrun serve --help", r.returncode == 0 and "--check" in r.stdout and "--status" in r.stdout)
+
+
+CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("swinrun")
+    ap.add_argument("model")
+    ap.add_argument("work")
+    ap.add_argument("--only", choices=sorted(CASES), required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    t0 = time.monotonic()
+    CASES[a.only](a, a.work)
+    print(f"{a.only}: {time.monotonic() - t0:.1f} s")
+    print("PASS" if nh.ok else "FAIL")
+    return 0 if nh.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
