@@ -34,13 +34,13 @@ static int waiting(void *user, const char *job)
     return t && t->next > swin_clock_seconds();
 }
 
-static void log_attempt(const char *job, const char *dest, int tries, const struct node_config *cfg,
-                        const char *why)
+static void log_attempt(const char *job, const char *dest, int tries, const struct node_config *cfg, const char *why)
 {
     char s[800], w[1000];
-    node_log_event("delivery_failed", job + 17, "\"job\": \"%s\", \"destination\": \"%s\", \"try\": %d, "
-                   "\"tries\": %d, \"reason\": %s", job, dest, tries, cfg->attempts,
-                   node_log_str(node_log_scrub(why, s, sizeof s), w, sizeof w));
+    node_log_event("delivery_failed", job + 17,
+                   "\"job\": \"%s\", \"destination\": \"%s\", \"try\": %d, "
+                   "\"tries\": %d, \"reason\": %s",
+                   job, dest, tries, cfg->attempts, node_log_str(node_log_scrub(why, s, sizeof s), w, sizeof w));
 }
 
 /* The job's wall-clock age: its name starts with the ns it was queued at. */
@@ -96,8 +96,9 @@ static void deliver_job(struct node_deliver *d, const char *job)
             snprintf(reason, sizeof reason, "not delivered after %d tries: %s", tries, err.msg);
             swin_error e2;
             if (jobs_dead(d->spool, "outbox", job, reason, &e2)) log_attempt(job, dest->name, tries, cfg, e2.msg);
-            else node_log_event("failed", job + 17, "\"job\": \"%s\", \"stage\": \"delivery\", \"destination\": \"%s\"",
-                                job, dest->name);
+            else
+                node_log_event("failed", job + 17, "\"job\": \"%s\", \"stage\": \"delivery\", \"destination\": \"%s\"",
+                               job, dest->name);
             pthread_mutex_lock(&d->lock);
             forget(d, job);
             pthread_mutex_unlock(&d->lock);
@@ -107,8 +108,9 @@ static void deliver_job(struct node_deliver *d, const char *job)
     char record[256];
     snprintf(record, sizeof record, "{\"job\": \"%s\", \"delivered_to\": %d, \"files\": %d}\n", job, cfg->ndests, n);
     if (jobs_done(d->spool, "outbox", job, record, &err)) log_attempt(job, "-", 0, cfg, err.msg);
-    else node_log_event("done", job + 17, "\"job\": \"%s\", \"seconds_since_queued\": %.3f", job,
-                        seconds_since_queued(job));
+    else
+        node_log_event("done", job + 17, "\"job\": \"%s\", \"seconds_since_queued\": %.3f", job,
+                       seconds_since_queued(job));
     pthread_mutex_lock(&d->lock);
     forget(d, job);
     pthread_mutex_unlock(&d->lock);

@@ -196,8 +196,10 @@ static swin_status limits(struct ctx *c, const json_node *o, struct node_config 
         else if (!strcmp(m->key, "spool_bytes")) st = size(c, m, &cfg->spool_bytes);
         else if (!strcmp(m->key, "queued_studies"))
             st = integer(c, m, 1, 100000, &cfg->queued_studies, "an integer 1..100000");
-        else st = unknown(c, "limits", m, "associations, instance_bytes, instances_per_study, spool_bytes, "
-                                          "queued_studies");
+        else
+            st = unknown(c, "limits", m,
+                         "associations, instance_bytes, instances_per_study, spool_bytes, "
+                         "queued_studies");
     }
     if (!st && cfg->instance_bytes < 1024)
         st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: limits.instance_bytes %zu: below 1K no CT slice fits", c->file,
@@ -312,10 +314,19 @@ static swin_status member(struct ctx *c, const json_node *m, struct node_config 
 swin_status node_config_parse(const char *text_in, size_t len, const char *name, struct node_config *cfg,
                               swin_error *err)
 {
-    *cfg = (struct node_config){.log = "-", .workers = 1, .rtstruct = true, .report = true, .stable_age_s = 10,
-                                .attempts = 6, .first_delay_s = 5, .max_delay_s = 600, .timeout_s = 30,
-                                .max_associations = 8, .instance_bytes = (size_t)256 << 20,
-                                .instances_per_study = 20000, .queued_studies = 1000};
+    *cfg = (struct node_config){.log = "-",
+                                .workers = 1,
+                                .rtstruct = true,
+                                .report = true,
+                                .stable_age_s = 10,
+                                .attempts = 6,
+                                .first_delay_s = 5,
+                                .max_delay_s = 600,
+                                .timeout_s = 30,
+                                .max_associations = 8,
+                                .instance_bytes = (size_t)256 << 20,
+                                .instances_per_study = 20000,
+                                .queued_studies = 1000};
     struct ctx c = {.file = name, .err = err};
     char why[160];
     json_node *root = swin_json_parse(text_in, len, why, sizeof why);
@@ -328,11 +339,14 @@ swin_status node_config_parse(const char *text_in, size_t len, const char *name,
         if (!st) st = member(&c, m, cfg);
     }
     swin_json_free(root);
-    const char *missing = !cfg->ae[0] ? "ae_title" : !cfg->port ? "port" : !cfg->spool[0] ? "spool"
-                        : !cfg->model[0] ? "model" : !cfg->ncallers ? "callers" : !cfg->ndests ? "destinations"
-                                                                                        : NULL;
-    if (!st && missing)
-        st = swin_error_set(err, SWIN_ERR_ARG, "%s: \"%s\" is required (docs/node.md)", name, missing);
+    const char *missing = !cfg->ae[0]      ? "ae_title"
+                          : !cfg->port     ? "port"
+                          : !cfg->spool[0] ? "spool"
+                          : !cfg->model[0] ? "model"
+                          : !cfg->ncallers ? "callers"
+                          : !cfg->ndests   ? "destinations"
+                                           : NULL;
+    if (!st && missing) st = swin_error_set(err, SWIN_ERR_ARG, "%s: \"%s\" is required (docs/node.md)", name, missing);
     if (!st && cfg->seg == NODE_SEG_NONE && !cfg->rtstruct)
         st = swin_error_set(err, SWIN_ERR_ARG, "%s: outputs: no SEG and no RT Structure Set: nothing to send", name);
     if (!st && cfg->max_delay_s < cfg->first_delay_s)
@@ -349,8 +363,8 @@ swin_status node_config_load(const char *path, struct node_config *c, swin_error
     size_t n = buf ? fread(buf, 1, NODE_CONFIG_MAX_BYTES + 1, f) : 0;
     int failed = ferror(f);
     fclose(f);
-    swin_status st = !buf         ? swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory")
-                     : failed     ? swin_error_set(err, SWIN_ERR_IO, "%s: cannot read it", path)
+    swin_status st = !buf                        ? swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory")
+                     : failed                    ? swin_error_set(err, SWIN_ERR_IO, "%s: cannot read it", path)
                      : n > NODE_CONFIG_MAX_BYTES ? swin_error_set(err, SWIN_ERR_ARG, "%s: larger than 1 MiB", path)
                                                  : node_config_parse(buf, n, path, c, err);
     free(buf);

@@ -17,7 +17,7 @@ extern "C" { /* core/status.h declares C functions without saying so */
 #define NODE_MAX_CALLERS 64
 #define NODE_MAX_DESTS 8
 #define NODE_MAX_WORKERS 16
-#define NODE_AE_MAX 17    /* 16 characters + NUL */
+#define NODE_AE_MAX 17 /* 16 characters + NUL */
 #define NODE_HOST_MAX 256
 
 struct node_caller {
@@ -59,10 +59,10 @@ struct node_config {
     /* delivering */
     struct node_dest dests[NODE_MAX_DESTS];
     int ndests;
-    int attempts;        /* per destination, the first included */
+    int attempts;         /* per destination, the first included */
     double first_delay_s; /* before the second attempt; doubled each time */
     double max_delay_s;
-    int timeout_s;       /* network timeouts of one attempt */
+    int timeout_s; /* network timeouts of one attempt */
     /* limits */
     int max_associations;
     size_t instance_bytes;
@@ -72,8 +72,7 @@ struct node_config {
 };
 
 /* Parses len bytes of JSON; name is the file's name for the messages. */
-swin_status node_config_parse(const char *text, size_t len, const char *name, struct node_config *c,
-                              swin_error *err);
+swin_status node_config_parse(const char *text, size_t len, const char *name, struct node_config *c, swin_error *err);
 /* Reads and parses the file at path. */
 swin_status node_config_load(const char *path, struct node_config *c, swin_error *err);
 

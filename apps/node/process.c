@@ -101,9 +101,10 @@ static void report_json(const char *job, const swin_segment_report *r, double se
                      r->input_dim[1], r->input_dim[2], r->dicom_series_found, r->dicom_skipped);
     for (int i = 0; i < r->nstats && n < (int)size - 160; i++) {
         const swin_label_stats *x = &r->stats[i];
-        n += snprintf(out + n, size - (size_t)n,
-                      "%s\n  {\"label\": %d, \"voxels\": %lld, \"volume_ml\": %.6g, \"hu_mean\": %.6g, \"hu_std\": %.6g}",
-                      i ? "," : "", x->label, x->voxels, x->volume_ml, x->hu_mean, x->hu_std);
+        n += snprintf(
+            out + n, size - (size_t)n,
+            "%s\n  {\"label\": %d, \"voxels\": %lld, \"volume_ml\": %.6g, \"hu_mean\": %.6g, \"hu_std\": %.6g}",
+            i ? "," : "", x->label, x->voxels, x->volume_ml, x->hu_mean, x->hu_std);
     }
     snprintf(out + n, size - (size_t)n, "]}\n");
 }
@@ -167,7 +168,8 @@ static void run_job(struct node_proc *p, int w, const char *job)
         /* no organ found: no SEG, no RT Structure Set, nothing to deliver */
         st = durable_remove_tree(dir, &err);
         if (!st) st = jobs_done(p->spool, "queue", job, report, &err);
-        if (!st) node_log_event("done", job + 17, "\"job\": \"%s\", \"result\": \"no organ found: nothing to send\"", job);
+        if (!st)
+            node_log_event("done", job + 17, "\"job\": \"%s\", \"result\": \"no organ found: nothing to send\"", job);
     }
     if (st) log_failed(job, "outbox", err.msg);
     else if (rep.dicom_written && p->segmented) p->segmented(p->user);

@@ -46,7 +46,8 @@ bool host_is(const char *host, const OFString &peer)
 void log_refused(const OFString &calling, const OFString &called, const OFString &peer, const char *reason)
 {
     char a[64], b[64], h[300], r[300];
-    node_log_event("association_refused", nullptr, "\"calling_ae\": %s, \"called_ae\": %s, \"host\": %s, \"reason\": %s",
+    node_log_event("association_refused", nullptr,
+                   "\"calling_ae\": %s, \"called_ae\": %s, \"host\": %s, \"reason\": %s",
                    node_log_str(calling.c_str(), a, sizeof a), node_log_str(called.c_str(), b, sizeof b),
                    node_log_str(peer.c_str(), h, sizeof h), node_log_str(reason, r, sizeof r));
 }
@@ -141,14 +142,19 @@ class NodeSCP : public DcmThreadSCP {
 };
 
 // The transfer syntaxes of the reader that DCMTK 3.6.7's network layer knows (not HTJ2K).
-const char *const syntaxes[] = {
-    UID_LittleEndianExplicitTransferSyntax, UID_LittleEndianImplicitTransferSyntax,
-    UID_BigEndianExplicitTransferSyntax,    UID_DeflatedExplicitVRLittleEndianTransferSyntax,
-    UID_RLELosslessTransferSyntax,          UID_JPEGProcess1TransferSyntax,
-    UID_JPEGProcess2_4TransferSyntax,       UID_JPEGProcess14TransferSyntax,
-    UID_JPEGProcess14SV1TransferSyntax,     UID_JPEGLSLosslessTransferSyntax,
-    UID_JPEGLSLossyTransferSyntax,          UID_JPEG2000LosslessOnlyTransferSyntax,
-    UID_JPEG2000TransferSyntax};
+const char *const syntaxes[] = {UID_LittleEndianExplicitTransferSyntax,
+                                UID_LittleEndianImplicitTransferSyntax,
+                                UID_BigEndianExplicitTransferSyntax,
+                                UID_DeflatedExplicitVRLittleEndianTransferSyntax,
+                                UID_RLELosslessTransferSyntax,
+                                UID_JPEGProcess1TransferSyntax,
+                                UID_JPEGProcess2_4TransferSyntax,
+                                UID_JPEGProcess14TransferSyntax,
+                                UID_JPEGProcess14SV1TransferSyntax,
+                                UID_JPEGLSLosslessTransferSyntax,
+                                UID_JPEGLSLossyTransferSyntax,
+                                UID_JPEG2000LosslessOnlyTransferSyntax,
+                                UID_JPEG2000TransferSyntax};
 
 } // namespace
 

@@ -18,8 +18,8 @@ struct out_file {
 swin_status describe(const char *path, out_file &f, swin_error *err)
 {
     DcmFileFormat ff;
-    OFCondition c = ff.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, ERM_fileOnly,
-                                        DCM_PixelData);
+    OFCondition c =
+        ff.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, ERM_fileOnly, DCM_PixelData);
     OFString k, x;
     if (c.bad() || ff.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPClassUID, k).bad() ||
         ff.getMetaInfo()->findAndGetOFString(DCM_TransferSyntaxUID, x).bad())

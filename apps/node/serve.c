@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,23 +26,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage:\n"
-            "swinrun serve CONFIG.json [--check | --status]\n"
-            "    a DICOM node: a Storage SCP that takes CT studies by C-STORE from the callers CONFIG\n"
-            "    allows, segments each study once nothing new arrived for stable_age_s, and sends the\n"
-            "    DICOM SEG and RT Structure Set to its destinations by C-STORE. Every instance is on disk\n"
-            "    before its C-STORE is answered; after a crash or kill -9 the node resumes where it was.\n"
-            "    SIGTERM (or SIGINT): no new association, the running segmentations and deliveries\n"
-            "    finish, then exit 0; a second one stops the segmentations (they stay queued).\n"
-            "    CONFIG is one JSON file (docs/node.md lists its keys).\n"
-            "\nOptions:\n"
-            "  --check                 read CONFIG, load the model and plan every worker's context\n"
-            "                          (limits included), then exit: 0 when the node would start\n"
-            "  --status                print the running node's status (SPOOL/status.json) and exit\n"
-            "  --help, -h              this text\n"
-            "\nExit status: 0 stopped cleanly (or checked), 1 a failure while running, 2 a bad\n"
-            "configuration, model or port.\n");
+    fprintf(f, "Usage:\n"
+               "swinrun serve CONFIG.json [--check | --status]\n"
+               "    a DICOM node: a Storage SCP that takes CT studies by C-STORE from the callers CONFIG\n"
+               "    allows, segments each study once nothing new arrived for stable_age_s, and sends the\n"
+               "    DICOM SEG and RT Structure Set to its destinations by C-STORE. Every instance is on disk\n"
+               "    before its C-STORE is answered; after a crash or kill -9 the node resumes where it was.\n"
+               "    SIGTERM (or SIGINT): no new association, the running segmentations and deliveries\n"
+               "    finish, then exit 0; a second one stops the segmentations (they stay queued).\n"
+               "    CONFIG is one JSON file (docs/node.md lists its keys).\n"
+               "\nOptions:\n"
+               "  --check                 read CONFIG, load the model and plan every worker's context\n"
+               "                          (limits included), then exit: 0 when the node would start\n"
+               "  --status                print the running node's status (SPOOL/status.json) and exit\n"
+               "  --help, -h              this text\n"
+               "\nExit status: 0 stopped cleanly (or checked), 1 a failure while running, 2 a bad\n"
+               "configuration, model or port.\n");
 }
 
 struct node {
@@ -176,6 +176,7 @@ int node_serve_main(int argc, char **argv)
         return node_status_print(n.cfg.spool, stdout);
     }
     signal(SIGPIPE, SIG_IGN); /* a peer gone mid-write is an error of that association only */
+    umask(077);               /* what the node writes is the service user's alone */
     if (open_node(&n, config, &err)) {
         fprintf(stderr, "swinrun serve: %s\n", err.msg);
         return 2;
@@ -208,8 +209,8 @@ int node_serve_main(int argc, char **argv)
     if (!st && (errno = pthread_create(&sched_thread, NULL, scheduler, &n)))
         st = swin_error_set(&err, SWIN_ERR_IO, "cannot start a thread: %s", strerror(errno));
     if (!st) {
-        node_log_event("started", NULL, "\"ae_title\": \"%s\", \"port\": %d, \"workers\": %d, \"queued\": %d",
-                       n.cfg.ae, n.cfg.port, n.cfg.workers, n.spool.queued);
+        node_log_event("started", NULL, "\"ae_title\": \"%s\", \"port\": %d, \"workers\": %d, \"queued\": %d", n.cfg.ae,
+                       n.cfg.port, n.cfg.workers, n.spool.queued);
         st = node_scp_run(&n.cfg, &n.spool, &err);
     }
     int rc = 0;

@@ -246,9 +246,8 @@ static uint64_t next_seq(struct node_spool *s)
     return s->last_seq;
 }
 
-void spool_promote(struct node_spool *s, double now, void (*done)(void *user, const struct spool_study *st,
-                                                                  const char *job),
-                   void *user)
+void spool_promote(struct node_spool *s, double now,
+                   void (*done)(void *user, const struct spool_study *st, const char *job), void *user)
 {
     for (;;) {
         struct spool_study moved;

@@ -44,8 +44,8 @@ struct node_spool {
     pthread_mutex_t lock; /* the incoming table, the counters, and every move out of incoming/ */
     struct spool_study *studies;
     int nstudies, cap;
-    int queued;           /* folders in queue/ */
-    uint64_t used;        /* bytes under root at the last rescan, plus those received since */
+    int queued;    /* folders in queue/ */
+    uint64_t used; /* bytes under root at the last rescan, plus those received since */
     uint64_t last_seq;
     unsigned long tmp_counter;
 };
@@ -74,9 +74,8 @@ swin_status spool_commit(struct node_spool *s, const char *key, const char *tmp,
 
 /* Each study with nothing new for stable_age_s moves to queue/JOB; done(user, study, job) for
  * each (the lock is not held then). */
-void spool_promote(struct node_spool *s, double now, void (*done)(void *user, const struct spool_study *st,
-                                                                  const char *job),
-                   void *user);
+void spool_promote(struct node_spool *s, double now,
+                   void (*done)(void *user, const struct spool_study *st, const char *job), void *user);
 /* The bytes used, counted again. */
 void spool_rescan(struct node_spool *s);
 

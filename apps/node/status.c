@@ -22,8 +22,7 @@ void node_status_write(struct node_spool *s, const struct node_counts *c)
     int queued = s->queued;
     pthread_mutex_unlock(&s->lock);
     struct statvfs fs;
-    unsigned long long free_bytes =
-        statvfs(s->root, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
+    unsigned long long free_bytes = statvfs(s->root, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
     char when[32];
     time_t now = time(NULL);
     struct tm tm;

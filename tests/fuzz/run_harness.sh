@@ -3,7 +3,7 @@
 #   run_harness.sh HARNESS SECONDS SEEDS WORK [CORPUS_DIR...]
 # HARNESS  a fuzz_* binary (tests/fuzz/harness); which seeds it takes follows from its name
 # SEEDS    the folder tools/ci/fuzz_seeds.py made (onnx/ and its onnx_data/, nifti/, nifti_gz/, npy/, dicom/,
-#          ckpt/, pickle/, bundle/, large_files/)
+#          ckpt/, pickle/, bundle/, large_files/, node_config/)
 # WORK     keeps what the run found: corpus/ (inputs with new coverage, kept between runs),
 #          findings/ (crash-*, leak-*, timeout-*, oom-*; earlier runs' stay, only this run's
 #          count), log.txt (libFuzzer's output)
@@ -24,6 +24,8 @@ case "$name" in
     fuzz_large_files)    kind=large_files max_len=65536 ;;
     fuzz_triton)         kind=triton max_len=65536 ;;  # apps/triton/fuzz, its seeds committed there
     fuzz_dicom)          kind=dicom max_len=16384 ;;
+    fuzz_node_store)     kind=dicom max_len=16384 ;;  # the same files, as C-STORE data sets
+    fuzz_node_config)    kind=node_config max_len=16384 ;;
     *) echo "run_harness.sh: unknown harness $name" >&2; exit 2 ;;
 esac
 [ -d "$seeds/$kind" ] || { echo "run_harness.sh: no seeds in $seeds/$kind (run tools/ci/fuzz_seeds.py)" >&2; exit 2; }

@@ -17,7 +17,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 seconds=1200 parallel=1 out="$repo/build-fuzz/fuzz/long"
-all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_large_files)
+all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_large_files fuzz_node_config)
 harnesses=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -36,9 +36,9 @@ py="${SWIN_PYTHON:-$HOME/.cache/swinrun/venv/bin/python}"
 
 cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSWIN_PYTHON="$py" \
     -DSWIN_TEST_DATA="$test_data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
-# the DICOM reader's harness exists when CMake found DCMTK
+# the DICOM reader's and the node's C-STORE handler's harnesses exist when CMake found DCMTK
 if [ $default_set -eq 1 ] && grep -q '\.\.\. fuzz_dicom$' <<< "$(cmake --build build-fuzz --target help)"; then
-    harnesses+=(fuzz_dicom)
+    harnesses+=(fuzz_dicom fuzz_node_store)
 fi
 cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"
 seeds="$repo/build-fuzz/fuzz/seeds"

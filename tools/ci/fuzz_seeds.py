@@ -15,7 +15,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
        uncompressed and RLE, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
        and a safetensors file with a SwinUNETR's keys), pickle/ (data.pkl of each TEST_DATA/ckpt case) and
-       large_files/ (large_files.yml files in the forms swinrun fetch reads, and a metadata.json).
+       large_files/ (large_files.yml files in the forms swinrun fetch reads, and a metadata.json),
+       node_config/ (swinrun serve's configuration: the smallest accepted, and one with every key).
 """
 import contextlib
 import gzip
@@ -263,6 +264,25 @@ def large_files_seeds(out):
             f.write(text)
 
 
+def node_config_seeds(out):
+    """swinrun serve's configuration files: the smallest accepted, and one with every key."""
+    d = os.path.join(out, "node_config")
+    os.makedirs(d)
+    small = {"ae_title": "SWINRUN", "port": 11112, "spool": "/var/lib/swinrun", "model": "/opt/model.onnx",
+             "callers": [{"ae_title": "SCANNER"}],
+             "destinations": [{"name": "pacs", "ae_title": "PACS", "host": "10.0.0.5", "port": 104}]}
+    full = dict(small, log="/var/log/swinrun/node.jsonl", cube=[96, 96, 96], backend="cpu", precision="bf16",
+                threads=4, mem_limit="6G", workers=2, stable_age_s=10,
+                outputs={"seg": "labelmap", "rtstruct": True, "report": True},
+                callers=[{"ae_title": "SCANNER"}, {"ae_title": "ORTHANC", "host": "pacs.example.org"}],
+                delivery={"attempts": 6, "first_delay_s": 5, "max_delay_s": 600, "timeout_s": 30},
+                limits={"associations": 8, "instance_bytes": "256M", "instances_per_study": 20000,
+                        "spool_bytes": 50000000000, "queued_studies": 1000})
+    for name, cfg in (("small.json", small), ("full.json", full)):
+        with open(os.path.join(d, name), "w") as f:
+            json.dump(cfg, f, indent=1)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -276,6 +296,7 @@ def main():
     ckpt_seeds(test_data, out)
     bundle_seeds(out)
     large_files_seeds(out)
+    node_config_seeds(out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+/* libFuzzer harness: the DICOM node's configuration reader (apps/node/node_config.h) on the
+ * fuzzed bytes as the JSON file. A refusal must be one line with its status; whatever it
+ * accepts must hold every value within the range its key documents. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/node/node_config.h"
+#include "tests/fuzz/harness/fuzz_status.h"
+
+static int ae_ok(const char *ae)
+{
+    size_t n = strlen(ae);
+    return n >= 1 && n <= 16 && !strchr(ae, '\\');
+}
+
+static void check_accepted(const struct node_config *c)
+{
+    int bad = !ae_ok(c->ae) || c->port < 1 || c->port > 65535 || !c->spool[0] || !c->model[0] || c->workers < 1 ||
+              c->workers > NODE_MAX_WORKERS || c->ncallers < 1 || c->ncallers > NODE_MAX_CALLERS || c->ndests < 1 ||
+              c->ndests > NODE_MAX_DESTS || c->attempts < 1 || !(c->stable_age_s >= 0.1) ||
+              !(c->first_delay_s <= c->max_delay_s) || c->instance_bytes < 1024 || c->max_associations < 1;
+    for (int i = 0; i < c->ncallers; i++) bad |= !ae_ok(c->callers[i].ae);
+    for (int i = 0; i < c->ndests; i++)
+        bad |= !ae_ok(c->dests[i].ae) || !c->dests[i].host[0] || c->dests[i].port < 1 || c->dests[i].port > 65535 ||
+               !c->dests[i].name[0] ||
+               strspn(c->dests[i].name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_-") != strlen(c->dests[i].name);
+    for (int k = 0; k < 3; k++) bad |= c->cube[k] % 32 != 0 || c->cube[k] < 0 || c->cube[k] > 1024;
+    if (bad) {
+        fprintf(stderr, "fuzz harness: the configuration reader accepted an out-of-range value\n");
+        abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
+{
+    static struct node_config c;
+    swin_error err = {SWIN_OK, ""};
+    swin_status st = node_config_parse((const char *)bytes, size, "config.json", &c, &err);
+    fuzz_check_error(st, &err);
+    if (!st) check_accepted(&c);
+    return 0;
+}
