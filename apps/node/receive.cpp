@@ -1,5 +1,6 @@
 // One C-STORE data set into the spool (receive.h).
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
@@ -33,9 +34,13 @@ static void get(DcmDataset *ds, const DcmTagKey &t, char *out, size_t n)
     for (size_t len = std::strlen(out); len && out[len - 1] == ' '; len--) out[len - 1] = 0;
 }
 
-static Uint16 refuse(Uint16 status, char *why, size_t size, const char *fmt, const char *arg)
+__attribute__((format(printf, 4, 5))) static Uint16 refuse(Uint16 status, char *why, size_t size, const char *fmt,
+                                                            ...)
 {
-    std::snprintf(why, size, fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(why, size, fmt, ap);
+    va_end(ap);
     return status;
 }
 
@@ -44,7 +49,7 @@ Uint16 node_receive(struct node_spool *s, DcmDataset *received, E_TransferSyntax
 {
     key[0] = 0;
     why[0] = 0;
-    if (!received) return refuse(NODE_STORE_CANNOT_UNDERSTAND, why, why_size, "%sno data set", "");
+    if (!received) return refuse(NODE_STORE_CANNOT_UNDERSTAND, why, why_size, "no data set");
     DcmFileFormat ff(received, OFFalse); // owns the data set from here
     DcmDataset *ds = ff.getDataset();
     bool ct = false;
@@ -76,7 +81,7 @@ Uint16 node_receive(struct node_spool *s, DcmDataset *received, E_TransferSyntax
     DcmMetaInfo *meta = ff.getMetaInfo();
     if (meta->putAndInsertString(DCM_MediaStorageSOPClassUID, sop_class).bad() ||
         meta->putAndInsertString(DCM_MediaStorageSOPInstanceUID, sop_instance).bad())
-        return refuse(NODE_STORE_OUT_OF_RESOURCES, why, why_size, "%sout of memory for the file meta", "");
+        return refuse(NODE_STORE_OUT_OF_RESOURCES, why, why_size, "out of memory for the file meta");
     char tmp[PATH_MAX];
     spool_tmp_name(s, tmp, sizeof tmp);
     OFCondition c = EC_IllegalCall;

@@ -141,6 +141,23 @@ class NodeSCP : public DcmThreadSCP {
     bool too_big_ = false, acknowledged_ = false;
 };
 
+// The pool refuses an association itself when all its workers are busy (and drops one whose
+// request could not be read): this is where both end.
+class NodePool : public DcmBaseSCPPool {
+  protected:
+    void dropAndDestroyAssociation(T_ASC_Association *assoc) override
+    {
+        if (assoc && assoc->params) {
+            char why[120];
+            std::snprintf(why, sizeof why, "all %d associations busy (limits.associations), or an unreadable request",
+                          g_cfg->max_associations);
+            const DUL_ASSOCIATESERVICEPARAMETERS &p = assoc->params->DULparams;
+            log_refused(p.callingAPTitle, p.calledAPTitle, p.callingPresentationAddress, why);
+        }
+        DcmBaseSCPPool::dropAndDestroyAssociation(assoc);
+    }
+};
+
 // The transfer syntaxes of the reader that DCMTK 3.6.7's network layer knows (not HTJ2K).
 const char *const syntaxes[] = {UID_LittleEndianExplicitTransferSyntax,
                                 UID_LittleEndianImplicitTransferSyntax,
@@ -173,7 +190,7 @@ extern "C" swin_status node_scp_run(const struct node_config *cfg, struct node_s
 {
     g_cfg = cfg;
     g_spool = spool;
-    DcmSCPPool<NodeSCP> pool;
+    DcmSCPPool<NodeSCP, NodePool> pool;
     DcmSCPConfig &c = pool.getConfig();
     c.setPort((Uint16)cfg->port);
     c.setAETitle(cfg->ae);

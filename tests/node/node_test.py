@@ -25,7 +25,8 @@ DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest
                 answering; every instance it kept is whole, tmp/ is empty; an instance over
                 limits.instance_bytes ends its association and nothing of it is kept.
   refused       an unknown calling AE title, an allowed one from another host, a wrong called AE
-                title: each refused at association, the reason logged, nothing received.
+                title: each refused at association, the reason logged, nothing received; a second
+                association beyond limits.associations refused while the first completes.
   malformed     a study whose series has a slice of another size goes to the dead letters with
                 the reason; a good study sent alongside is delivered.
   drain         SIGTERM during a segmentation: no new association, the segmentation finishes, exit
@@ -355,7 +356,9 @@ def case_full_spool(a, work):
 def case_refused(a, work):
     ct = os.path.join(work, "ct")
     nh.make_series(ct)
-    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model,
+    many = os.path.join(work, "many")
+    nh.make_series(many, slices=40, seed=13)
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, limits={"associations": 1},
                    callers=[{"ae_title": "SCANNER"}, {"ae_title": "REMOTE", "host": "10.11.12.13"}],
                    destinations=[{"name": "pacs", "ae_title": "PACS", "host": "127.0.0.1", "port": nh.free_port()}])
     try:
@@ -370,6 +373,15 @@ def case_refused(a, work):
                   r.returncode != 0 and "Association Rejected" in r.stdout and logged, r.stdout.strip()[-80:])
         kept = [f for _, _, fs in os.walk(os.path.join(node.spool, "incoming")) for f in fs]
         check("nothing received", not kept)
+        # limits.associations 1: a second association while storescu sends is refused
+        sender = nh.storescu(node.port, nh.files_of(many), wait=False)
+        wait_for("the first association receiving", lambda: os.listdir(os.path.join(node.spool, "incoming")),
+                 timeout=20, step=0.02)
+        second = nh.echo(node.port)
+        sender.wait()
+        logged = [e for e in node.events("association_refused") if "associations busy" in e["reason"]]
+        check("a second association over limits.associations 1: refused, logged; the first completes",
+              not second and logged and sender.returncode == 0, f"storescu rc {sender.returncode}")
     finally:
         node.stop()
 
