@@ -79,6 +79,8 @@ static swin_mat4 normalise(const int64_t n[3])
     return m;
 }
 
+static swin_status nearest_tables(struct swin_inverse *v);
+
 swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
 {
     memset(inv, 0, sizeof *inv);
@@ -105,12 +107,19 @@ swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *in
             inv->base[a][i] = v * (double)(n - 1) / (double)n;
         }
     }
+    if (nearest_tables(inv)) {
+        swin_inverse_free(inv);
+        return SWIN_ERR_NOMEM;
+    }
     return SWIN_OK;
 }
 
 void swin_inverse_free(struct swin_inverse *inv)
 {
-    for (int a = 0; a < 3; a++) free(inv->base[a]);
+    for (int a = 0; a < 3; a++) {
+        free(inv->base[a]);
+        free(inv->nearest[a]);
+    }
     memset(inv, 0, sizeof *inv);
 }
 
@@ -141,18 +150,61 @@ static inline int64_t nearest_index(const struct swin_inverse *v, int64_t i, int
     return ((int64_t)nearbyint(u[0]) * d[1] + (int64_t)nearbyint(u[1])) * d[2] + (int64_t)nearbyint(u[2]);
 }
 
+/* The separable nearest (swin_inverse.nearest), when theta's 3x3 part is diagonal: with the
+ * other products exactly zero, grid_coords' sums add zeros to one term, so u[a] depends on RAS
+ * axis a alone, and RAS axis a on one input axis (in_to_ras is a permutation). Each table is
+ * grid_coords itself along one input axis, the other two at 0. */
+static swin_status nearest_tables(struct swin_inverse *v)
+{
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            if (a != b && v->theta[a][b] != 0) return SWIN_OK;
+    const int64_t stride[3] = {v->grid_dim[1] * v->grid_dim[2], v->grid_dim[2], 1};
+    for (int t = 0; t < 3; t++) {
+        int a = 0; /* the RAS (and grid) axis input axis t runs along */
+        for (int r = 1; r < 3; r++)
+            if (v->in_to_ras.m[r][t] != 0) a = r;
+        const int64_t n = v->ras_dim[a];
+        if (!(v->nearest[t] = malloc((size_t)n * sizeof *v->nearest[t]))) return SWIN_ERR_NOMEM;
+        for (int64_t x = 0; x < n; x++) {
+            int64_t idx[3] = {0, 0, 0};
+            double u[3];
+            idx[t] = x;
+            grid_coords(v, idx[0], idx[1], idx[2], u);
+            v->nearest[t][x] = (int64_t)nearbyint(u[a]) * stride[a];
+        }
+    }
+    return SWIN_OK;
+}
+
 void swin_plane_nearest_u8(const struct swin_inverse *v, const uint8_t *src, int64_t nx, int64_t ny, int64_t k,
                            uint8_t *plane)
 {
-    for (int64_t j = 0; j < ny; j++)
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+    if (!v->nearest[0]) {
+        for (int64_t j = 0; j < ny; j++)
+            for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+        return;
+    }
+    const int64_t *ni = v->nearest[0];
+    for (int64_t j = 0; j < ny; j++) {
+        const uint8_t *row = src + v->nearest[2][k] + v->nearest[1][j];
+        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = row[ni[i]];
+    }
 }
 
 void swin_plane_nearest_u16(const struct swin_inverse *v, const uint16_t *src, int64_t nx, int64_t ny, int64_t k,
                             uint16_t *plane)
 {
-    for (int64_t j = 0; j < ny; j++)
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+    if (!v->nearest[0]) {
+        for (int64_t j = 0; j < ny; j++)
+            for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+        return;
+    }
+    const int64_t *ni = v->nearest[0];
+    for (int64_t j = 0; j < ny; j++) {
+        const uint16_t *row = src + v->nearest[2][k] + v->nearest[1][j];
+        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = row[ni[i]];
+    }
 }
 
 void swin_inverse_lerp(const struct swin_inverse *v, int64_t i, int64_t j, int64_t k, struct swin_lerp *l)
