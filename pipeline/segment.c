@@ -9,6 +9,7 @@
 #include "formats/format.h"
 #include "pipeline/invert_linear.h"
 #include "pipeline/label_stats.h"
+#include "pipeline/parallel.h"
 #include "pipeline/preview.h"
 #include "pipeline/resample.h"
 #include "pipeline/segment_params.h"
@@ -153,6 +154,8 @@ struct job_outputs {
     bool probs, preview;
     bool file;         /* the file form: the labels go out plane by plane through a format */
     size_t input_peak; /* the bytes the input held at its largest (file: reading and converting) */
+    size_t input_kept; /* the bytes the format holds from release to close */
+    bool hu_kept;      /* they are the intensities themselves (held from the start) */
 };
 
 /* Host bytes of the write stage of the file form: put_labels' planes and statistics, then
@@ -195,8 +198,8 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
      * largest of the three stages (preprocessing, the cubes, writing) */
     size_t in_n = (size_t)(dim[0] * dim[1] * dim[2]), n = (size_t)j->sk.n, co = (size_t)p->out_channels;
     size_t held = n * 4 + (j->grid_labels ? n * (size_t)j->sk.lb : 0) + (out->probs ? n * co * 4 : 0) +
-                  (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0);
-    size_t prep_peak = in_n * 4 + n * 4;
+                  (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0) + out->input_kept;
+    size_t prep_peak = in_n * 4 + n * 4 + (out->hu_kept ? 0 : out->input_kept);
     size_t run_peak = held + swin_sliding_bytes(&j->win, p->out_channels, p->threads) +
                       (j->linear ? swin_invert_linear_bytes(&j->lin) : 0);
     size_t write_peak = held + (out->file ? write_bytes(j, dim, out->probs) : 0);
@@ -355,8 +358,8 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     if ((st = poll_cancel(&j.ctl, err)) ||
         (st = job_plan(
              &j, in.dim, affine, in.name,
-             &(struct job_outputs){
-                 .probs = o->probabilities_path, .preview = o->preview_path, .file = true, .input_peak = in.read_peak},
+             &(struct job_outputs){.probs = o->probabilities_path, .preview = o->preview_path, .file = true,
+                                   .input_peak = in.read_peak, .input_kept = in.kept_bytes, .hu_kept = in.hu_kept},
              rep, err)) ||
         (st = job_preprocess(&j, in.hu, in.dim, err)))
         goto done;
@@ -371,7 +374,7 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
 
     t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
-    if ((st = poll_cancel(&j.ctl, err)) || (st = f->open_outputs(&in, out_path, o, p->out_channels, &outs, err)) ||
+    if ((st = poll_cancel(&j.ctl, err)) || (st = f->open_outputs(&in, out_path, o, p->out_channels, swin_parallel_threads(p->threads), &outs, err)) ||
         (st = put_labels(f, &in, outs, &j, rep, err)))
         goto done;
     if (o->probabilities_path && (st = put_probs(f, &in, outs, &j, err))) goto done;
