@@ -32,40 +32,49 @@ struct resample_job {
     float *out;
 };
 
-/* Planes u0 in [b, e) of the grid. */
-static void resample_planes(void *user, int tid, int64_t b, int64_t e)
+/* The grid is resampled in tiles of TILE^3 voxels: a tile reads a small box of the input
+ * (about TILE times the scale per axis) that stays in cache while its voxels use it, whichever
+ * grid axis runs along the input's fastest one, and writes whole rows of TILE values. */
+enum { TILE = 16 };
+
+/* Slabs [b, e) of TILE planes u0 of the grid, tile by tile. */
+static void resample_slabs(void *user, int tid, int64_t b, int64_t e)
 {
     (void)tid;
     const struct resample_job *j = user;
     const struct swin_grid *g = j->g;
-    const int64_t *in_dim = j->in_dim;
+    const int64_t *in_dim = j->in_dim, *d = g->dim;
     /* the input is stored i fastest: view it as (k, j, i) with i the fastest axis */
     const int64_t rev[3] = {in_dim[2], in_dim[1], in_dim[0]};
     const swin_mat4 *m = &g->to_in;
     const struct swin_intensity win = j->win;
     float scale = win.hi - win.lo;
-    for (int64_t u0 = b; u0 < e; u0++)
-        for (int64_t u1 = 0; u1 < g->dim[1]; u1++) {
-            float *row = j->out + (u0 * g->dim[1] + u1) * g->dim[2];
-            for (int64_t u2 = 0; u2 < g->dim[2]; u2++) {
-                double x[3];
-                for (int r = 0; r < 3; r++)
-                    x[r] = m->m[r][0] * (double)u0 + m->m[r][1] * (double)u1 + m->m[r][2] * (double)u2 + m->m[r][3];
-                float v = (float)trilinear(j->in, rev, in_dim[0] * in_dim[1], in_dim[0], x[2], x[1], x[0]);
-                if (win.enabled) { /* float32, in MONAI's order of operations */
-                    v = (v - win.lo) / scale;
-                    v = v < 0 ? 0 : (v > 1 ? 1 : v);
-                }
-                row[u2] = v;
-            }
-        }
+    for (int64_t t0 = b * TILE; t0 < e * TILE && t0 < d[0]; t0 += TILE)
+        for (int64_t t1 = 0; t1 < d[1]; t1 += TILE)
+            for (int64_t t2 = 0; t2 < d[2]; t2 += TILE)
+                for (int64_t u0 = t0; u0 < t0 + TILE && u0 < d[0]; u0++)
+                    for (int64_t u1 = t1; u1 < t1 + TILE && u1 < d[1]; u1++) {
+                        float *row = j->out + (u0 * d[1] + u1) * d[2];
+                        for (int64_t u2 = t2; u2 < t2 + TILE && u2 < d[2]; u2++) {
+                            double x[3];
+                            for (int r = 0; r < 3; r++)
+                                x[r] = m->m[r][0] * (double)u0 + m->m[r][1] * (double)u1 + m->m[r][2] * (double)u2 +
+                                       m->m[r][3];
+                            float v = (float)trilinear(j->in, rev, in_dim[0] * in_dim[1], in_dim[0], x[2], x[1], x[0]);
+                            if (win.enabled) { /* float32, in MONAI's order of operations */
+                                v = (v - win.lo) / scale;
+                                v = v < 0 ? 0 : (v > 1 ? 1 : v);
+                            }
+                            row[u2] = v;
+                        }
+                    }
 }
 
 void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
                       struct swin_intensity win, float *out, int threads)
 {
     struct resample_job j = {.in = in, .in_dim = in_dim, .g = g, .win = win, .out = out};
-    swin_parallel_for(threads, g->dim[0], resample_planes, &j);
+    swin_parallel_for(threads, (g->dim[0] + TILE - 1) / TILE, resample_slabs, &j);
 }
 
 /* monai.networks.utils.normalize_transform(shape, align_corners=False): voxel -> [-1, 1] */

@@ -55,15 +55,15 @@ static swin_status band_predict(void *user, const float *in, float *out, swin_er
 }
 
 /* The phases of one run, in the CLI's --json names. */
-enum { P_READ, P_PREP, P_CUT, P_FORWARD, P_BLEND, P_ARGMAX, P_WRITE, P_HOST, P_TOTAL, NPHASE };
-static const char *const PHASE[NPHASE] = {"read",  "preprocess", "cut",  "forward", "blend",
-                                          "argmax", "write",     "host", "total"};
+enum { P_READ, P_PREP, P_CUT, P_FORWARD, P_BLEND, P_ARGMAX, P_WRITE, P_OVERLAP, P_HOST, P_TOTAL, NPHASE };
+static const char *const PHASE[NPHASE] = {"read",   "preprocess", "cut",     "forward", "blend",
+                                          "argmax", "write",      "write_overlapped", "host", "total"};
 
 static void phases(const swin_segment_report *r, double total, double s[NPHASE])
 {
     s[P_READ] = r->seconds_read, s[P_PREP] = r->seconds_preprocess, s[P_CUT] = r->seconds_cut;
     s[P_FORWARD] = r->seconds_forward, s[P_BLEND] = r->seconds_blend, s[P_ARGMAX] = r->seconds_argmax;
-    s[P_WRITE] = r->seconds_write;
+    s[P_WRITE] = r->seconds_write, s[P_OVERLAP] = r->seconds_write_overlapped;
     s[P_HOST] = r->seconds_read + r->seconds_preprocess + r->seconds_cut + r->seconds_write;
     s[P_TOTAL] = total;
 }
@@ -122,16 +122,16 @@ int main(int argc, char **argv)
     printf("%s: %lld x %lld x %lld -> grid %lld x %lld x %lld, %lld cubes of %d^3, %d classes, %d threads, %d runs\n",
            ct, rep->input_dim[0], rep->input_dim[1], rep->input_dim[2], rep->grid_dim[0], rep->grid_dim[1],
            rep->grid_dim[2], rep->cubes, cube, classes, threads, runs);
-    printf("%-11s %8s %8s %8s\n", "phase (s)", "median", "min", "max");
+    printf("%-16s %8s %8s %8s\n", "phase (s)", "median", "min", "max");
     double med[NPHASE];
     for (int k = 0; k < NPHASE; k++) {
         double v[100];
         for (int r = 0; r < runs; r++) v[r] = s[r][k];
         qsort(v, (size_t)runs, sizeof *v, cmp_double);
         med[k] = runs % 2 ? v[runs / 2] : (v[runs / 2 - 1] + v[runs / 2]) / 2;
-        printf("%-11s %8.3f %8.3f %8.3f\n", PHASE[k], med[k], v[0], v[runs - 1]);
+        printf("%-16s %8.3f %8.3f %8.3f\n", PHASE[k], med[k], v[0], v[runs - 1]);
     }
-    printf("host = read + preprocess + cut + write\n");
+    printf("host = read + preprocess + cut + write (write_overlapped: the label planes written while the cubes ran)\n");
     if (json) {
         FILE *f = fopen(json, "w");
         if (!f) {

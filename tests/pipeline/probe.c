@@ -9,7 +9,8 @@
  *                                               averaged logits (channels, d0, d1, d2) of fake()
  *   probe segment IN.nii OUT.nii.gz [key=value...]  the whole pipeline with fake() as the model;
  *                                               prints the report's organ statistics, one line each:
- *                                               stat LABEL VOXELS ML HU_MEAN HU_STD
+ *                                               stat LABEL VOXELS ML HU_MEAN HU_STD, and
+ *                                               "overlapped SECONDS" (seconds_write_overlapped)
  *   probe segment_mem IN.nii LABELS.npy [PROBS.npy] [key=value...]   its memory form
  *                                               (swin_pipeline_volume): labels (nz, ny, nx) and
  *                                               probabilities (channels, nz, ny, nx), float32;
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < r.nstats; i++)
             printf("stat %d %lld %.17g %.17g %.17g\n", r.stats[i].label, r.stats[i].voxels, r.stats[i].volume_ml,
                    r.stats[i].hu_mean, r.stats[i].hu_std);
+        printf("overlapped %.6f\n", r.seconds_write_overlapped);
         return 0;
     }
     if (!strcmp(cmd, "segment_mem") && argc >= 4) {
