@@ -10,8 +10,9 @@ include(CMakePackageConfigHelpers)
 
 # The layers, top first (the static archive and the link order both follow it).
 set(SWIN_INSTALL_ARCHIVES swin_pipeline swinrun_lib swin_forward swin_weights swin_cpu swin_ops swin_core)
-set(SWIN_STATIC_DEPS ${NIFTI2_LIBRARY} ${ZNZ_LIBRARY} ${SWIN_PROTOBUF_C_LIB} ${SWIN_OPENBLAS_LIB} z m Threads::Threads)
-set(SWIN_STATIC_PC "-lnifti2 -lznz -lprotobuf-c -lopenblas -lz -lm -lpthread")
+set(SWIN_STATIC_DEPS ${NIFTI2_LIBRARY} ${ZNZ_LIBRARY} ${LIBDEFLATE_LIBRARY} ${SWIN_PROTOBUF_C_LIB} ${SWIN_OPENBLAS_LIB} z m
+    Threads::Threads)
+set(SWIN_STATIC_PC "-lnifti2 -lznz -ldeflate -lprotobuf-c -lopenblas -lz -lm -lpthread")
 if(TARGET swin_cuda)
   list(INSERT SWIN_INSTALL_ARCHIVES 2 swin_cuda)
   find_package(CUDAToolkit REQUIRED)  # its imported targets are per directory

@@ -31,6 +31,10 @@ typedef struct swin_segment_report {
      * their logits, and averaging the finished planes into labels (argmax; the softmax for
      * probabilities and the linear way back, when asked for) */
     double seconds_cut, seconds_forward, seconds_blend, seconds_argmax;
+    /* the file form's label map written plane by plane on a thread of its own while the cubes
+     * ran (pipeline/label_writer.h): the seconds that thread worked, beside seconds_infer and
+     * not in seconds_write; 0 when the planes were written after the cubes */
+    double seconds_write_overlapped;
     int labels_present;                   /* labels other than 0 with at least one voxel */
     bool dicom_input;                     /* the input was a DICOM series */
     bool dicom_written;                   /* a SEG (and RTSTRUCT) was written: false when no organ was found */

@@ -11,6 +11,7 @@
 #ifndef SWIN_FORMATS_FORMAT_H
 #define SWIN_FORMATS_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ struct swin_format_input {
     double affine[4][4];    /* voxel (i, j, k) -> RAS+ mm */
     const float *hu;        /* nx * ny * nz intensities (HU), until release */
     size_t read_peak;       /* the host bytes reading held at its largest */
+    size_t kept_bytes;      /* the host bytes the format holds from release to close (hu_plane's) */
+    bool hu_kept;           /* release keeps hu itself (then kept_bytes counts it) */
     void *state;            /* the format's own */
 };
 
@@ -47,13 +50,15 @@ struct swin_format {
     /* out: the output path check() took (what the reader must make referable depends on it). */
     swin_status (*read)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                         struct swin_format_input *in, swin_segment_report *rep, swin_error *err);
-    /* The pipeline is done with in->hu; the format may free it (hu_plane gets it back). */
+    /* The pipeline is done with in->hu; the format may free it (hu_plane gets its planes back
+     * from what the format keeps: kept_bytes). */
     void (*release)(struct swin_format_input *in);
     /* Intensities of plane k (for the organ statistics), valid until the next call. */
     swin_status (*hu_plane)(struct swin_format_input *in, int64_t k, const float **plane, swin_error *err);
-    /* classes: the label values run 0..classes-1. *outputs: the format's open outputs. */
+    /* classes: the label values run 0..classes-1; threads: how many the format may use on the
+     * outputs (compression), at least 1. *outputs: the format's open outputs. */
     swin_status (*open_outputs)(struct swin_format_input *in, const char *out, const swin_segment_params *p,
-                                int classes, void **outputs, swin_error *err);
+                                int classes, int threads, void **outputs, swin_error *err);
     swin_status (*put_labels)(void *outputs, int64_t k, const uint16_t *plane, swin_error *err);
     swin_status (*put_probs)(void *outputs, int c, int64_t k, const float *plane, swin_error *err);
     swin_status (*finish)(void *outputs, swin_segment_report *rep, swin_error *err);

@@ -32,40 +32,49 @@ struct resample_job {
     float *out;
 };
 
-/* Planes u0 in [b, e) of the grid. */
-static void resample_planes(void *user, int tid, int64_t b, int64_t e)
+/* The grid is resampled in tiles of TILE^3 voxels: a tile reads a small box of the input
+ * (about TILE times the scale per axis) that stays in cache while its voxels use it, whichever
+ * grid axis runs along the input's fastest one, and writes whole rows of TILE values. */
+enum { TILE = 16 };
+
+/* Slabs [b, e) of TILE planes u0 of the grid, tile by tile. */
+static void resample_slabs(void *user, int tid, int64_t b, int64_t e)
 {
     (void)tid;
     const struct resample_job *j = user;
     const struct swin_grid *g = j->g;
-    const int64_t *in_dim = j->in_dim;
+    const int64_t *in_dim = j->in_dim, *d = g->dim;
     /* the input is stored i fastest: view it as (k, j, i) with i the fastest axis */
     const int64_t rev[3] = {in_dim[2], in_dim[1], in_dim[0]};
     const swin_mat4 *m = &g->to_in;
     const struct swin_intensity win = j->win;
     float scale = win.hi - win.lo;
-    for (int64_t u0 = b; u0 < e; u0++)
-        for (int64_t u1 = 0; u1 < g->dim[1]; u1++) {
-            float *row = j->out + (u0 * g->dim[1] + u1) * g->dim[2];
-            for (int64_t u2 = 0; u2 < g->dim[2]; u2++) {
-                double x[3];
-                for (int r = 0; r < 3; r++)
-                    x[r] = m->m[r][0] * (double)u0 + m->m[r][1] * (double)u1 + m->m[r][2] * (double)u2 + m->m[r][3];
-                float v = (float)trilinear(j->in, rev, in_dim[0] * in_dim[1], in_dim[0], x[2], x[1], x[0]);
-                if (win.enabled) { /* float32, in MONAI's order of operations */
-                    v = (v - win.lo) / scale;
-                    v = v < 0 ? 0 : (v > 1 ? 1 : v);
-                }
-                row[u2] = v;
-            }
-        }
+    for (int64_t t0 = b * TILE; t0 < e * TILE && t0 < d[0]; t0 += TILE)
+        for (int64_t t1 = 0; t1 < d[1]; t1 += TILE)
+            for (int64_t t2 = 0; t2 < d[2]; t2 += TILE)
+                for (int64_t u0 = t0; u0 < t0 + TILE && u0 < d[0]; u0++)
+                    for (int64_t u1 = t1; u1 < t1 + TILE && u1 < d[1]; u1++) {
+                        float *row = j->out + (u0 * d[1] + u1) * d[2];
+                        for (int64_t u2 = t2; u2 < t2 + TILE && u2 < d[2]; u2++) {
+                            double x[3];
+                            for (int r = 0; r < 3; r++)
+                                x[r] = m->m[r][0] * (double)u0 + m->m[r][1] * (double)u1 + m->m[r][2] * (double)u2 +
+                                       m->m[r][3];
+                            float v = (float)trilinear(j->in, rev, in_dim[0] * in_dim[1], in_dim[0], x[2], x[1], x[0]);
+                            if (win.enabled) { /* float32, in MONAI's order of operations */
+                                v = (v - win.lo) / scale;
+                                v = v < 0 ? 0 : (v > 1 ? 1 : v);
+                            }
+                            row[u2] = v;
+                        }
+                    }
 }
 
 void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
                       struct swin_intensity win, float *out, int threads)
 {
     struct resample_job j = {.in = in, .in_dim = in_dim, .g = g, .win = win, .out = out};
-    swin_parallel_for(threads, g->dim[0], resample_planes, &j);
+    swin_parallel_for(threads, (g->dim[0] + TILE - 1) / TILE, resample_slabs, &j);
 }
 
 /* monai.networks.utils.normalize_transform(shape, align_corners=False): voxel -> [-1, 1] */
@@ -78,6 +87,8 @@ static swin_mat4 normalise(const int64_t n[3])
     }
     return m;
 }
+
+static swin_status nearest_tables(struct swin_inverse *v);
 
 swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *inv)
 {
@@ -105,12 +116,19 @@ swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *in
             inv->base[a][i] = v * (double)(n - 1) / (double)n;
         }
     }
+    if (nearest_tables(inv)) {
+        swin_inverse_free(inv);
+        return SWIN_ERR_NOMEM;
+    }
     return SWIN_OK;
 }
 
 void swin_inverse_free(struct swin_inverse *inv)
 {
-    for (int a = 0; a < 3; a++) free(inv->base[a]);
+    for (int a = 0; a < 3; a++) {
+        free(inv->base[a]);
+        free(inv->nearest[a]);
+    }
     memset(inv, 0, sizeof *inv);
 }
 
@@ -141,18 +159,61 @@ static inline int64_t nearest_index(const struct swin_inverse *v, int64_t i, int
     return ((int64_t)nearbyint(u[0]) * d[1] + (int64_t)nearbyint(u[1])) * d[2] + (int64_t)nearbyint(u[2]);
 }
 
+/* The separable nearest (swin_inverse.nearest), when theta's 3x3 part is diagonal: with the
+ * other products exactly zero, grid_coords' sums add zeros to one term, so u[a] depends on RAS
+ * axis a alone, and RAS axis a on one input axis (in_to_ras is a permutation). Each table is
+ * grid_coords itself along one input axis, the other two at 0. */
+static swin_status nearest_tables(struct swin_inverse *v)
+{
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            if (a != b && v->theta[a][b] != 0) return SWIN_OK;
+    const int64_t stride[3] = {v->grid_dim[1] * v->grid_dim[2], v->grid_dim[2], 1};
+    for (int t = 0; t < 3; t++) {
+        int a = 0; /* the RAS (and grid) axis input axis t runs along */
+        for (int r = 1; r < 3; r++)
+            if (v->in_to_ras.m[r][t] != 0) a = r;
+        const int64_t n = v->ras_dim[a];
+        if (!(v->nearest[t] = malloc((size_t)n * sizeof *v->nearest[t]))) return SWIN_ERR_NOMEM;
+        for (int64_t x = 0; x < n; x++) {
+            int64_t idx[3] = {0, 0, 0};
+            double u[3];
+            idx[t] = x;
+            grid_coords(v, idx[0], idx[1], idx[2], u);
+            v->nearest[t][x] = (int64_t)nearbyint(u[a]) * stride[a];
+        }
+    }
+    return SWIN_OK;
+}
+
 void swin_plane_nearest_u8(const struct swin_inverse *v, const uint8_t *src, int64_t nx, int64_t ny, int64_t k,
                            uint8_t *plane)
 {
-    for (int64_t j = 0; j < ny; j++)
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+    if (!v->nearest[0]) {
+        for (int64_t j = 0; j < ny; j++)
+            for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+        return;
+    }
+    const int64_t *ni = v->nearest[0];
+    for (int64_t j = 0; j < ny; j++) {
+        const uint8_t *row = src + v->nearest[2][k] + v->nearest[1][j];
+        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = row[ni[i]];
+    }
 }
 
 void swin_plane_nearest_u16(const struct swin_inverse *v, const uint16_t *src, int64_t nx, int64_t ny, int64_t k,
                             uint16_t *plane)
 {
-    for (int64_t j = 0; j < ny; j++)
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+    if (!v->nearest[0]) {
+        for (int64_t j = 0; j < ny; j++)
+            for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
+        return;
+    }
+    const int64_t *ni = v->nearest[0];
+    for (int64_t j = 0; j < ny; j++) {
+        const uint16_t *row = src + v->nearest[2][k] + v->nearest[1][j];
+        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = row[ni[i]];
+    }
 }
 
 void swin_inverse_lerp(const struct swin_inverse *v, int64_t i, int64_t j, int64_t k, struct swin_lerp *l)

@@ -35,6 +35,13 @@ struct swin_inverse {
     swin_mat4 in_to_ras;  /* input voxel -> RAS voxel, exact integers */
     double theta[3][4];   /* normalised RAS coordinates -> normalised grid coordinates */
     double *base[3];      /* per RAS axis: torch.linspace(-1, 1, n) * (n - 1) / n */
+    /* The nearest grid voxel, separable when each normalised grid coordinate depends on its
+     * own RAS axis alone (theta's 3x3 part diagonal, as Spacing makes it unless rounding
+     * leaves crumbs off the diagonal): input voxel (i, j, k) reads the grid at
+     * nearest[0][i] + nearest[1][j] + nearest[2][k], each the share of one input axis in
+     * the grid index, computed by the same float operations as the general path. NULL
+     * otherwise. */
+    int64_t *nearest[3];
 };
 
 /* SWIN_ERR_SHAPE: a singular affine; SWIN_ERR_NOMEM. Sets no message. */

@@ -8,7 +8,8 @@
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
 #include "pipeline/invert_linear.h"
-#include "pipeline/label_stats.h"
+#include "pipeline/label_writer.h"
+#include "pipeline/parallel.h"
 #include "pipeline/preview.h"
 #include "pipeline/resample.h"
 #include "pipeline/segment_params.h"
@@ -53,7 +54,8 @@ static swin_status check_params(const struct swin_pipeline *p, swin_error *err)
 /* Progress, cancel and the predictor of one run. */
 struct run_ctl {
     const struct swin_pipeline *p;
-    double fraction; /* last reported */
+    double fraction;                  /* last reported */
+    struct swin_label_stream *stream; /* the labels written while the cubes run, or NULL */
 };
 
 static void report(struct run_ctl *c, swin_stage stage, double fraction)
@@ -81,6 +83,7 @@ static swin_status cube_predict(void *user, const float *in, float *out, swin_er
 {
     struct run_ctl *c = user;
     swin_status st = poll_cancel(c, err);
+    if (!st && c->stream) st = swin_label_stream_poll(c->stream, err);
     return st ? st : c->p->predict(c->p->predict_user, in, out, err);
 }
 
@@ -92,6 +95,7 @@ struct sink {
     int lb;                         /* bytes per label: 1 or 2 */
     float *probs;                   /* out_channels planes of n voxels, or NULL */
     struct swin_invert_linear *lin; /* or NULL */
+    struct swin_label_stream *stream; /* told of each finished plane, or NULL */
     int64_t n;
     int co;
 };
@@ -119,6 +123,7 @@ static void sink_plane(void *user, int64_t plane)
 {
     struct sink *s = user;
     if (s->lin) swin_invert_linear_plane_done(s->lin, plane);
+    if (s->stream) swin_label_stream_planes_done(s->stream, plane + 1);
 }
 
 /* One volume between its input grid and the model: the preprocessed grid and volume, the
@@ -132,6 +137,7 @@ struct job {
     struct sink sk;
     bool linear;                   /* SWIN_INVERT_LINEAR */
     bool grid_labels;              /* the argmax on the preprocessed grid is kept */
+    bool stream;                   /* file form: the labels can be written while the cubes run */
     struct swin_invert_linear lin; /* linear: the streaming way back */
     void *in_labels;               /* linear, file form: the label map on the input grid */
     struct swin_sliding_times times;
@@ -153,6 +159,8 @@ struct job_outputs {
     bool probs, preview;
     bool file;         /* the file form: the labels go out plane by plane through a format */
     size_t input_peak; /* the bytes the input held at its largest (file: reading and converting) */
+    size_t input_kept; /* the bytes the format holds from release to close */
+    bool hu_kept;      /* they are the intensities themselves (held from the start) */
 };
 
 /* Host bytes of the write stage of the file form: put_labels' planes and statistics, then
@@ -195,10 +203,12 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
      * largest of the three stages (preprocessing, the cubes, writing) */
     size_t in_n = (size_t)(dim[0] * dim[1] * dim[2]), n = (size_t)j->sk.n, co = (size_t)p->out_channels;
     size_t held = n * 4 + (j->grid_labels ? n * (size_t)j->sk.lb : 0) + (out->probs ? n * co * 4 : 0) +
-                  (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0);
-    size_t prep_peak = in_n * 4 + n * 4;
+                  (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0) + out->input_kept;
+    size_t prep_peak = in_n * 4 + n * 4 + (out->hu_kept ? 0 : out->input_kept);
+    j->stream = out->file && swin_label_stream_possible(&j->inv, j->linear, swin_sliding_axis(&j->win));
     size_t run_peak = held + swin_sliding_bytes(&j->win, p->out_channels, p->threads) +
-                      (j->linear ? swin_invert_linear_bytes(&j->lin) : 0);
+                      (j->linear ? swin_invert_linear_bytes(&j->lin) : 0) +
+                      (j->stream ? write_bytes(j, dim, false) : 0);
     size_t write_peak = held + (out->file ? write_bytes(j, dim, out->probs) : 0);
     rep->pipeline_bytes = out->input_peak > prep_peak ? out->input_peak : prep_peak;
     if (run_peak > rep->pipeline_bytes) rep->pipeline_bytes = run_peak;
@@ -219,11 +229,11 @@ static swin_status job_preprocess(struct job *j, const float *data, const int64_
     return SWIN_OK;
 }
 
-/* The cubes, and what the sink makes of them. in_labels: the linear way back's label map on
- * the input grid (in_n voxels of the sink's label bytes); NULL: the job allocates it. */
-static swin_status job_infer(struct job *j, bool probs, int64_t in_n, void *in_labels, swin_error *err)
+/* What the sink fills: the labels on the grid, the probabilities, the linear way back's
+ * label map on the input grid (in_n voxels of the sink's label bytes; NULL: the job
+ * allocates it). */
+static swin_status job_sinks(struct job *j, bool probs, int64_t in_n, void *in_labels, swin_error *err)
 {
-    const struct swin_pipeline *p = j->ctl.p;
     struct sink *s = &j->sk;
     bool ok = true;
     if (j->grid_labels) ok &= (s->labels = malloc((size_t)s->n * (size_t)s->lb)) != NULL;
@@ -236,6 +246,13 @@ static swin_status job_infer(struct job *j, bool probs, int64_t in_n, void *in_l
     if (!ok)
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the labels%s",
                               probs ? " and probabilities" : "");
+    return SWIN_OK;
+}
+
+/* The cubes, and what the sink makes of them. */
+static swin_status job_infer(struct job *j, swin_error *err)
+{
+    const struct swin_pipeline *p = j->ctl.p;
     struct swin_sliding sl = {.layout = &j->win,
                               .out_channels = p->out_channels,
                               .predict = cube_predict,
@@ -260,47 +277,13 @@ static void infer_times(const struct job *j, swin_segment_report *rep)
 
 /* ---- file form ---------------------------------------------------------------------- */
 
-/* The label map on the input grid, plane by plane, into the format's outputs, and the organ
- * statistics of each plane over the input's intensities into rep: sampled (nearest) from the
- * labels on the preprocessed grid, or (linear) the label map the cubes already made. */
-static swin_status put_labels(const struct swin_format *f, struct swin_format_input *in, void *outs,
-                              const struct job *j, swin_segment_report *rep, swin_error *err)
+/* What the label writer makes the label map from. */
+static struct swin_label_planes label_planes(const struct swin_format *f, struct swin_format_input *in, void *outs,
+                                             const struct job *j)
 {
-    const struct sink *s = &j->sk;
-    const int64_t nx = in->dim[0], ny = in->dim[1];
-    const size_t np = (size_t)(nx * ny);
-    struct swin_stats_acc acc = {0};
-    const bool sample8 = !j->linear && s->lb == 1, widen = !j->linear || s->lb == 1; /* planes to fill */
-    uint8_t *plane8 = sample8 ? malloc(np) : NULL;
-    uint16_t *plane = widen ? malloc(np * sizeof *plane) : NULL;
-    swin_status st = SWIN_OK;
-    if ((widen && !plane) || (sample8 && !plane8))
-        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
-    if (!st) st = swin_stats_begin(&acc, s->co, err);
-    for (int64_t k = 0; k < in->dim[2] && !st; k++) {
-        const uint16_t *out = plane;
-        if (j->linear && s->lb == 1) {
-            const uint8_t *src = (const uint8_t *)j->in_labels + (size_t)k * np;
-            for (size_t i = 0; i < np; i++) plane[i] = src[i];
-        } else if (j->linear) {
-            out = (const uint16_t *)j->in_labels + (size_t)k * np;
-        } else if (s->lb == 1) {
-            swin_plane_nearest_u8(&j->inv, s->labels, nx, ny, k, plane8);
-            for (size_t i = 0; i < np; i++) plane[i] = plane8[i];
-        } else {
-            swin_plane_nearest_u16(&j->inv, s->labels, nx, ny, k, plane);
-        }
-        const float *hu;
-        if (!(st = f->hu_plane(in, k, &hu, err))) {
-            swin_stats_add(&acc, SWIN_VOXELS_F32, hu, out, np);
-            st = f->put_labels(outs, k, out, err);
-        }
-    }
-    if (!st) swin_stats_end(&acc, swin_voxel_mm3((const double(*)[4])in->affine), rep);
-    swin_stats_free(&acc);
-    free(plane);
-    free(plane8);
-    return st;
+    return (struct swin_label_planes){.f = f, .in = in, .outs = outs, .inv = &j->inv,
+                                      .grid_labels = j->linear ? NULL : j->sk.labels, .in_labels = j->in_labels,
+                                      .lb = j->sk.lb, .classes = j->sk.co};
 }
 
 /* The class probabilities on the input grid: softmax, trilinear back, class by class. */
@@ -355,8 +338,8 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     if ((st = poll_cancel(&j.ctl, err)) ||
         (st = job_plan(
              &j, in.dim, affine, in.name,
-             &(struct job_outputs){
-                 .probs = o->probabilities_path, .preview = o->preview_path, .file = true, .input_peak = in.read_peak},
+             &(struct job_outputs){.probs = o->probabilities_path, .preview = o->preview_path, .file = true,
+                                   .input_peak = in.read_peak, .input_kept = in.kept_bytes, .hu_kept = in.hu_kept},
              rep, err)) ||
         (st = job_preprocess(&j, in.hu, in.dim, err)))
         goto done;
@@ -365,15 +348,30 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
 
     t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
-    if ((st = job_infer(&j, o->probabilities_path, in.dim[0] * in.dim[1] * in.dim[2], NULL, err))) goto done;
+    const int threads = swin_parallel_threads(p->threads);
+    if ((st = job_sinks(&j, o->probabilities_path, in.dim[0] * in.dim[1] * in.dim[2], NULL, err))) goto done;
+    if (j.stream) { /* the outputs open before the cubes: label planes go out while they run */
+        if ((st = f->open_outputs(&in, out_path, o, p->out_channels, threads, &outs, err))) goto done;
+        struct swin_label_planes lp = label_planes(f, &in, outs, &j);
+        if ((st = swin_label_stream_start(&j.ctl.stream, &lp, swin_sliding_axis(&j.win), err))) goto done;
+        j.sk.stream = j.ctl.stream;
+    }
+    if ((st = job_infer(&j, err))) goto done;
     rep->seconds_infer = swin_clock_seconds() - t0;
     infer_times(&j, rep);
 
     t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
-    if ((st = poll_cancel(&j.ctl, err)) || (st = f->open_outputs(&in, out_path, o, p->out_channels, &outs, err)) ||
-        (st = put_labels(f, &in, outs, &j, rep, err)))
-        goto done;
+    if ((st = poll_cancel(&j.ctl, err))) goto done;
+    if (j.ctl.stream) {
+        st = swin_label_stream_finish(j.ctl.stream, rep, err);
+        j.ctl.stream = j.sk.stream = NULL;
+    } else {
+        if (!outs && (st = f->open_outputs(&in, out_path, o, p->out_channels, threads, &outs, err))) goto done;
+        struct swin_label_planes lp = label_planes(f, &in, outs, &j);
+        st = swin_label_planes_write(&lp, rep, err);
+    }
+    if (st) goto done;
     if (o->probabilities_path && (st = put_probs(f, &in, outs, &j, err))) goto done;
     if ((st = f->finish(outs, rep, err))) goto done;
     if (o->preview_path && (st = swin_preview_finish(&preview, o->preview_path, j.vol, j.sk.labels, j.sk.lb, j.g.dim,
@@ -387,6 +385,7 @@ swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const 
     rep->seconds_write = swin_clock_seconds() - t0;
     report(&j.ctl, SWIN_STAGE_DONE, 1.0);
 done:
+    swin_label_stream_abort(j.ctl.stream); /* before the outputs it writes into go */
     if (outs) f->discard(outs);
     swin_atomic_file_abort(&preview);
     if (f->close) f->close(&in);
@@ -456,7 +455,7 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
 
     t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_INFER, 0.05);
-    if ((st = job_infer(&j, probs, n_in, labels, err))) goto done;
+    if ((st = job_sinks(&j, probs, n_in, labels, err)) || (st = job_infer(&j, err))) goto done;
     rep->seconds_infer = swin_clock_seconds() - t0;
     infer_times(&j, rep);
 

@@ -94,7 +94,7 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             "     \"grid_dim\": [%lld, %lld, %lld], \"grid_spacing\": [%g, %g, %g], \"windows\": %lld, "
             "\"classes\": %d,\n"
             "     \"seconds\": {\"read\": %.3f, \"preprocess\": %.3f, \"windows\": %.3f, \"cut\": %.3f, "
-            "\"forward\": %.3f, \"blend\": %.3f, \"argmax\": %.3f, \"write\": %.3f, "
+            "\"forward\": %.3f, \"blend\": %.3f, \"argmax\": %.3f, \"write\": %.3f, \"write_overlapped\": %.3f, "
             "\"seg\": %.3f, \"rtstruct\": %.3f, \"total\": %.3f},\n"
             "     \"planned_pipeline_bytes\": %zu, \"labels_present\": %d, \"dicom_input\": %s, "
             "\"dicom_written\": %s, \"dicom_notice\": ",
@@ -103,7 +103,7 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             r->grid_dim[2], r->grid_spacing[0], r->grid_spacing[1],
             r->grid_spacing[2], (long long)r->cubes, r->classes, r->seconds_read, r->seconds_preprocess,
             r->seconds_infer, r->seconds_cut, r->seconds_forward, r->seconds_blend, r->seconds_argmax,
-            r->seconds_write, r->seconds_seg, r->seconds_rtstruct, total, r->pipeline_bytes, r->labels_present,
+            r->seconds_write, r->seconds_write_overlapped, r->seconds_seg, r->seconds_rtstruct, total, r->pipeline_bytes, r->labels_present,
             r->dicom_input ? "true" : "false", r->dicom_written ? "true" : "false");
     json_string(f, r->dicom_notice);
     if (r->dicom_input) {

@@ -47,13 +47,13 @@ static nifti_image *grid_header(const struct swin_dcm_series *s)
 }
 
 static swin_status write_nifti(const char *path, const struct swin_dcm_series *s, const uint16_t *labels, int wide,
-                               struct swin_nifti_writer **done, swin_error *err)
+                               int threads, struct swin_nifti_writer **done, swin_error *err)
 {
     nifti_image *like = grid_header(s);
     if (!like) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     struct swin_nifti_writer *w;
     swin_status st = swin_nifti_writer_open(&w, path, like, wide ? DT_UINT16 : DT_UINT8, 1, NIFTI_INTENT_LABEL,
-                                            "swinrun labels", err);
+                                            "swinrun labels", threads, err);
     nifti_image_free(like);
     if (st) return st;
     size_t plane = (size_t)(s->dim[0] * s->dim[1]);
@@ -128,7 +128,7 @@ struct dicom_outputs {
     const struct swin_dcm_series *s;
     uint16_t *labels; /* the whole label map on the series' grid */
     size_t plane_n;
-    int classes;
+    int classes, threads;
     struct swin_nifti_writer *nifti;
     struct swin_atomic_file seg, rt;
     bool seg_open, rt_open;
@@ -158,6 +158,8 @@ static swin_status dicom_read(const char *const *paths, int npaths, const char *
     memcpy(in->dim, s->dim, sizeof in->dim);
     memcpy(in->affine, s->affine, sizeof in->affine);
     in->read_peak = (size_t)(s->dim[0] * s->dim[1] * s->dim[2]) * sizeof *s->hu;
+    in->kept_bytes = in->read_peak; /* the intensities stay for the statistics */
+    in->hu_kept = true;
     return SWIN_OK;
 }
 
@@ -185,13 +187,13 @@ static void dicom_discard(void *outputs)
 }
 
 static swin_status dicom_open_outputs(struct swin_format_input *in, const char *out, const swin_segment_params *p,
-                                      int classes, void **outputs, swin_error *err)
+                                      int classes, int threads, void **outputs, swin_error *err)
 {
     const struct swin_dcm_series *s = in->state;
     struct dicom_outputs *o = calloc(1, sizeof *o);
     if (!o) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     *o = (struct dicom_outputs){.out = out, .rtstruct = p->rtstruct_path, .p = p, .s = s, .classes = classes,
-                                .plane_n = (size_t)(s->dim[0] * s->dim[1])};
+                                .threads = threads, .plane_n = (size_t)(s->dim[0] * s->dim[1])};
     if (!(o->labels = malloc(o->plane_n * (size_t)s->dim[2] * sizeof *o->labels))) {
         free(o);
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the label map");
@@ -243,7 +245,7 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
         st = swin_dcm_ref_identity(&ref, rep->dicom_notice, sizeof rep->dicom_notice, err);
     if (!st) {
         if (!is_dcm_name(o->out)) {
-            st = write_nifti(o->out, s, o->labels, classes > 256, &o->nifti, err);
+            st = write_nifti(o->out, s, o->labels, classes > 256, o->threads, &o->nifti, err);
         } else if (np > 0) {
             double t = swin_clock_seconds();
             st = write_dcm(&o->seg, o->out, swin_dcm_write_seg, &ref, &content, err);

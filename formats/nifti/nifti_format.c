@@ -1,10 +1,12 @@
 /* NIfTI as a format (formats/format.h): one .nii / .nii.gz volume in; out the label map on
  * its grid (uint8 up to 256 classes, else uint16; its header's geometry and codes) and, when
- * asked, the class probabilities as a 4D float32 image (x, y, z, class). The intensities are
- * freed once the pipeline has resampled them and read again for the statistics, so that the
- * inference never holds both. */
+ * asked, the class probabilities as a 4D float32 image (x, y, z, class). Once the pipeline has
+ * resampled the intensities, the float32 copy is freed when the file's own values are
+ * narrower (they stay, and give the statistics their planes again); otherwise the float32
+ * copy itself stays. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
@@ -12,8 +14,8 @@
 
 struct nifti_state {
     const char *path;
-    struct swin_image img; /* the input's header; data until release */
-    struct swin_image ct;  /* read again for hu_plane */
+    struct swin_image img; /* the input's header, its values; the float32 copy until release if they stay */
+    float *plane;          /* hu_plane's, from the kept values */
 };
 
 struct nifti_outputs {
@@ -51,24 +53,34 @@ static swin_status nifti_read(const char *const *paths, int npaths, const char *
     struct nifti_state *s = calloc(1, sizeof *s);
     if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     s->path = paths[0];
-    swin_status st = swin_image_read(s->path, &s->img, err);
+    swin_status st = swin_image_read_keep(s->path, &s->img, err);
+    const size_t n = st ? 0 : (size_t)(s->img.dim[0] * s->img.dim[1] * s->img.dim[2]);
+    const size_t np = st ? 0 : (size_t)(s->img.dim[0] * s->img.dim[1]);
+    if (!st && s->img.raw && !(s->plane = malloc(np * sizeof *s->plane)))
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of %s", s->path);
     if (st) {
+        swin_image_free(&s->img);
         free(s);
         return st;
     }
     *in = (struct swin_format_input){.name = s->path, .hu = s->img.data, .state = s};
     memcpy(in->dim, s->img.dim, sizeof in->dim);
     memcpy(in->affine, s->img.affine.m, sizeof in->affine);
-    size_t n = (size_t)(s->img.dim[0] * s->img.dim[1] * s->img.dim[2]);
-    /* the file's values and their float32 conversion, side by side while converting */
-    in->read_peak = n * ((size_t)s->img.hdr->nbyper + (s->img.hdr->datatype == DT_FLOAT32 ? 0 : 4));
+    /* the file's values and their float32 conversion side by side, and a .gz file mapped */
+    const size_t nbyper = (size_t)s->img.hdr->nbyper;
+    struct stat sb;
+    const size_t mapped = nifti_is_gzfile(s->img.hdr->iname) && !stat(s->img.hdr->iname, &sb) ? (size_t)sb.st_size : 0;
+    in->read_peak = n * (nbyper + 4) + mapped;
+    in->hu_kept = !s->img.raw;
+    in->kept_bytes = s->img.raw ? n * nbyper + np * sizeof *s->plane : n * sizeof(float);
     return SWIN_OK;
 }
 
 static void nifti_release(struct swin_format_input *in)
 {
     struct nifti_state *s = in->state;
-    free(s->img.data); /* only the header is needed from here on */
+    if (!s->img.raw) return; /* the float32 copy is what hu_plane reads */
+    free(s->img.data);
     s->img.data = NULL;
     in->hu = NULL;
 }
@@ -76,11 +88,12 @@ static void nifti_release(struct swin_format_input *in)
 static swin_status nifti_hu_plane(struct swin_format_input *in, int64_t k, const float **plane, swin_error *err)
 {
     struct nifti_state *s = in->state;
-    if (!s->ct.data) {
-        swin_status st = swin_image_read(s->path, &s->ct, err);
-        if (st) return st;
+    if (s->img.raw) {
+        swin_image_plane(&s->img, k, s->plane);
+        *plane = s->plane;
+    } else {
+        *plane = s->img.data + (size_t)k * (size_t)(in->dim[0] * in->dim[1]);
     }
-    *plane = s->ct.data + (size_t)k * (size_t)(in->dim[0] * in->dim[1]);
     return SWIN_OK;
 }
 
@@ -95,7 +108,7 @@ static void nifti_discard(void *outputs)
 }
 
 static swin_status nifti_open_outputs(struct swin_format_input *in, const char *out, const swin_segment_params *p,
-                                      int classes, void **outputs, swin_error *err)
+                                      int classes, int threads, void **outputs, swin_error *err)
 {
     struct nifti_state *s = in->state;
     struct nifti_outputs *o = calloc(1, sizeof *o);
@@ -107,10 +120,10 @@ static swin_status nifti_open_outputs(struct swin_format_input *in, const char *
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
     if (!st)
         st = swin_nifti_writer_open(&o->labels, out, s->img.hdr, o->wide ? DT_UINT16 : DT_UINT8, 1, NIFTI_INTENT_LABEL,
-                                    "swinrun labels", err);
+                                    "swinrun labels", threads, err);
     if (!st && p->probabilities_path)
         st = swin_nifti_writer_open(&o->probs, p->probabilities_path, s->img.hdr, DT_FLOAT32, classes,
-                                    NIFTI_INTENT_NONE, "swinrun class probabilities", err);
+                                    NIFTI_INTENT_NONE, "swinrun class probabilities", threads, err);
     if (st) {
         nifti_discard(o);
         return st;
@@ -159,7 +172,7 @@ static void nifti_close(struct swin_format_input *in)
     struct nifti_state *s = in->state;
     if (!s) return;
     swin_image_free(&s->img);
-    swin_image_free(&s->ct);
+    free(s->plane);
     free(s);
     in->state = NULL;
     in->hu = NULL;

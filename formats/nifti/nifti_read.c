@@ -1,10 +1,17 @@
-/* Reading a NIfTI-1/2 scalar volume into float32 with scaling applied (nifti_clib). */
+/* Reading a NIfTI-1/2 scalar volume into float32 with scaling applied: the header through
+ * swinrun's check and nifti_clib, the voxel data through formats/gzip_read.h (.gz) or read(). */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/gzip_read.h"
 
 #include "formats/nifti/nifti_header.h"
 #include "formats/nifti/nifti_io.h"
@@ -57,66 +64,98 @@ static bool same_header(const nifti_image *n, const struct swin_nifti_header *h)
            n->nx == h->nx && n->ny == h->ny && n->nz == h->nz;
 }
 
-/* The voxel data in chunks, each swapped to our byte order and converted to float32
- * (v * slope + inter) as it arrives. Not nifti_image_load: it silently replaces NaN and
- * infinite floats with 0, and those must be reported. When the size of the data was
- * checked against the file's (`exact`), *out is allocated whole; a gzip stream can end
- * before the header's voxel count, so then *out grows with what the stream delivers
- * (doubling), never beyond twice that. */
-static swin_status load_voxels(const char *path, const nifti_image *n, int64_t nvox, double slope, double inter,
-                               bool exact, float **out, swin_error *err)
+/* The bytes of the voxel data (nbytes from the data file's byte offset), into *block: from a
+ * .gz file through formats/gzip_read.h, the whole compressed file mapped; else straight from
+ * the file. *data points into *block. The size was checked against the file's before: for a
+ * .gz file at most its 1032:1 bound, which a hostile file may claim and not deliver. */
+static swin_status read_bytes(const char *path, const nifti_image *n, size_t nbytes, unsigned char **block,
+                              unsigned char **data, swin_error *err)
 {
-    enum { CHUNK = 1 << 20 };
-    const int64_t per = CHUNK / n->nbyper;
-    int64_t cap = exact || nvox < per ? nvox : per, done = 0;
-    unsigned char *buf = malloc(CHUNK);
-    float *f = malloc((size_t)cap * sizeof *f);
-    znzFile fp = NULL;
-    swin_status st = SWIN_OK;
-    if (!buf || !f) {
-        st = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %lld voxels", path, (long long)nvox);
-        goto done;
+    const bool gz = nifti_is_gzfile(n->iname);
+    const size_t offset = (size_t)n->iname_offset, want = gz ? offset + nbytes : nbytes;
+    *block = NULL;
+    int fd = open(n->iname, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        if (fd >= 0) close(fd);
+        return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the voxel data %s", path, n->iname);
     }
-    fp = znzopen(n->iname, "rb", nifti_is_gzfile(n->iname));
-    if (znz_isnull(fp)) {
-        st = swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the voxel data %s", path, n->iname);
-        goto done;
+    unsigned char *b = malloc(want ? want : 1);
+    if (!b) {
+        close(fd);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %zu bytes of voxel data", path, nbytes);
     }
-    bool at_data = znzseek(fp, (znz_off_t)n->iname_offset, SEEK_SET) >= 0;
-    while (done < nvox) {
-        int64_t want = nvox - done < per ? nvox - done : per;
-        size_t bytes = (size_t)want * (size_t)n->nbyper, got = at_data ? znzread(buf, 1, bytes, fp) : 0;
-        if (got != bytes) {   /* short, or znzread's -1 on a corrupt gzip stream */
-            st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: the voxel data are truncated or corrupt (%llu of %llu bytes read)",
-                                path, (unsigned long long)done * (unsigned long long)n->nbyper + (got < bytes ? got : 0),
-                                (unsigned long long)nvox * (unsigned long long)n->nbyper);
-            goto done;
+    size_t got = 0;
+    bool corrupt = false;
+    if (gz) {
+        const size_t size = (size_t)sb.st_size;
+        void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+        if (size && map == MAP_FAILED) {
+            close(fd);
+            free(b);
+            return swin_error_set(err, SWIN_ERR_IO, "%s: cannot map %s: %s", path, n->iname, strerror(errno));
         }
-        if (n->swapsize > 1 && n->byteorder != nifti_short_order()) nifti_swap_Nbytes(want, n->swapsize, buf);
-        if (done + want > cap) {
-            cap = 2 * cap < nvox ? 2 * cap : nvox;
-            float *g = realloc(f, (size_t)cap * sizeof *f);
-            if (!g) {
-                st = swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %lld voxels", path, (long long)nvox);
-                goto done;
-            }
-            f = g;
+        enum swin_gz_result r = swin_gz_read(map, size, b, want, &got);
+        if (size) munmap(map, size);
+        if (r == SWIN_GZ_NOMEM) {
+            close(fd);
+            free(b);
+            return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for the decompressor", path);
         }
-        if (!to_float(buf, n->datatype, want, slope, inter, f + done)) {   /* the datatype was checked before */
-            st = swin_error_set(err, SWIN_ERR_INTERNAL, "%s: datatype %d slipped through", path, n->datatype);
-            goto done;
+        corrupt = r == SWIN_GZ_CORRUPT;
+        got = got > offset ? got - offset : 0;
+    } else {
+        while (got < nbytes) {
+            ssize_t r = pread(fd, b + got, nbytes - got, (off_t)(offset + got));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += (size_t)r;
         }
-        done += want;
     }
-done:
-    if (fp) znzclose(fp);
-    free(buf);
-    if (st) free(f);
-    else *out = f;
-    return st;
+    close(fd);
+    if (got < nbytes || corrupt) {
+        free(b);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the voxel data are truncated or corrupt (%zu of %zu bytes read)",
+                              path, got < nbytes ? got : nbytes, nbytes);
+    }
+    if (gz && offset % 8) memmove(b, b + offset, nbytes); /* the typed reads need the data aligned */
+    *block = b;
+    *data = gz && !(offset % 8) ? b + offset : b;
+    return SWIN_OK;
 }
 
-swin_status swin_image_read(const char *path, struct swin_image *img, swin_error *err)
+/* The voxel data swapped to our byte order and converted to float32 (v * slope + inter).
+ * Not nifti_image_load: it silently replaces NaN and infinite floats with 0, and those must
+ * be reported. keep: the file's values stay (img->raw) when narrower than float32. */
+static swin_status load_voxels(const char *path, const nifti_image *n, int64_t nvox, bool keep, struct swin_image *img,
+                               swin_error *err)
+{
+    unsigned char *block, *data = NULL;
+    const size_t nbytes = (size_t)nvox * (size_t)n->nbyper;
+    swin_status st = read_bytes(path, n, nbytes, &block, &data, err);
+    if (st) return st;
+    if (n->swapsize > 1 && n->byteorder != nifti_short_order()) nifti_swap_Nbytes((size_t)nvox, n->swapsize, data);
+    float *f = malloc((size_t)nvox * sizeof *f);
+    if (!f) {
+        free(block);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for %lld voxels", path, (long long)nvox);
+    }
+    if (!to_float(data, n->datatype, nvox, img->slope, img->inter, f)) { /* the datatype was checked before */
+        free(block);
+        free(f);
+        return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: datatype %d slipped through", path, n->datatype);
+    }
+    img->data = f;
+    if (keep && n->nbyper < (int)sizeof(float)) {
+        img->raw = data;
+        img->raw_block = block;
+    } else {
+        free(block);
+    }
+    return SWIN_OK;
+}
+
+static swin_status image_read(const char *path, bool keep, struct swin_image *img, swin_error *err)
 {
     memset(img, 0, sizeof *img);
     nifti_set_debug_level(0); /* the library reports through swin_error, never on stderr */
@@ -134,7 +173,6 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
     }
     if (h.version == 2) n->nifti_type = NIFTI_FTYPE_NIFTI2_1; /* nifti_clib says 1 for any single file */
     int64_t nvox = h.nx * h.ny * h.nz;
-    bool gz = nifti_is_gzfile(n->iname);
     /* a one-file image's data were checked with its header; a .hdr/.img pair's are here */
     if (!h.one_file && (st = swin_nifti_data_fits(path, n->iname, n->iname_offset, (uint64_t)nvox * (uint64_t)h.nbyper, err)))
         goto fail;
@@ -154,32 +192,55 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
                                 sp[0], sp[1], sp[2]);
             goto fail;
         }
-    double slope = n->scl_slope, inter = n->scl_inter;
-    if (!(isfinite(slope) && slope != 0)) slope = 1, inter = 0; /* slope 0: no scaling (the standard) */
-    if (!isfinite(inter)) inter = 0;
-    float *f;
-    if ((st = load_voxels(path, n, nvox, slope, inter, !gz, &f, err))) goto fail;
+    img->slope = n->scl_slope, img->inter = n->scl_inter;
+    if (!(isfinite(img->slope) && img->slope != 0)) img->slope = 1, img->inter = 0; /* slope 0: no scaling (the standard) */
+    if (!isfinite(img->inter)) img->inter = 0;
+    if ((st = load_voxels(path, n, nvox, keep, img, err))) goto fail;
+    const float *f = img->data;
     for (int64_t v = 0; v < nvox; v++)
         if (!isfinite(f[v])) {
             st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: voxel (%lld, %lld, %lld) is %s; swinrun needs finite intensities",
                                 path, (long long)(v % n->nx), (long long)(v / n->nx % n->ny),
                                 (long long)(v / (n->nx * n->ny)), isnan(f[v]) ? "NaN" : "infinite");
-            free(f);
             goto fail;
         }
     img->hdr = n;
     img->dim[0] = n->nx, img->dim[1] = n->ny, img->dim[2] = n->nz;
-    img->data = f;
     return SWIN_OK;
 fail:
     nifti_image_free(n);
+    free(img->data);
+    free(img->raw_block);
     memset(img, 0, sizeof *img);
     return st;
+}
+
+swin_status swin_image_read(const char *path, struct swin_image *img, swin_error *err)
+{
+    return image_read(path, false, img, err);
+}
+
+swin_status swin_image_read_keep(const char *path, struct swin_image *img, swin_error *err)
+{
+    return image_read(path, true, img, err);
+}
+
+void swin_image_plane(const struct swin_image *img, int64_t k, float *out)
+{
+    const int64_t np = img->dim[0] * img->dim[1];
+    if (!img->raw) {
+        memcpy(out, img->data + k * np, (size_t)np * sizeof *out);
+        return;
+    }
+    const size_t nbyper = (size_t)img->hdr->nbyper;
+    to_float((const unsigned char *)img->raw + (size_t)(k * np) * nbyper, img->hdr->datatype, np, img->slope,
+             img->inter, out);
 }
 
 void swin_image_free(struct swin_image *img)
 {
     if (img->hdr) nifti_image_free(img->hdr);
     free(img->data);
+    free(img->raw_block);
     memset(img, 0, sizeof *img);
 }

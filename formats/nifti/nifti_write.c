@@ -1,19 +1,18 @@
 /* Streaming NIfTI-1/NIfTI-2 single-file writer (.nii, .nii.gz): the header comes from
  * nifti_clib's own conversion of a copy of the input's nifti_image, the data are streamed
- * (deflated for .gz) into a temporary file renamed over the destination when published. */
+ * (for .gz, as gzip members compressed by threads: formats/gzip_members.h) into a temporary
+ * file renamed over the destination when published. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "fileio/atomic_file.h"
+#include "formats/gzip_members.h"
 #include "formats/nifti/nifti_io.h"
 
 struct swin_nifti_writer {
     struct swin_atomic_file af;
-    int gz;
-    z_stream z;
-    unsigned char out[1 << 16];
+    struct swin_gz_members *gz; /* NULL: a plain .nii */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -29,46 +28,15 @@ int swin_nifti_output_name_ok(const char *path)
     return (ends_with(base, ".nii") && strlen(base) > 4) || (ends_with(base, ".nii.gz") && strlen(base) > 7);
 }
 
-/* zlib's state comes from this library's allocator, as everything else here */
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+static swin_status put(struct swin_nifti_writer *w, const void *data, size_t bytes, swin_error *err)
 {
-    return calloc(items, size);
-}
-
-static void z_free(voidpf opaque, voidpf p)
-{
-    free(p);
-}
-
-static swin_status put(struct swin_nifti_writer *w, const void *data, size_t bytes, int flush, swin_error *err)
-{
-    if (!w->gz) {
-        if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes) return swin_atomic_file_write_failed(&w->af, errno, err);
-        return SWIN_OK;
-    }
-    const unsigned char *p = data;
-    do { /* zlib counts in uInt: feed at most 1 GiB at a time */
-        size_t chunk = bytes > (1u << 30) ? (1u << 30) : bytes;
-        w->z.next_in = (unsigned char *)p;
-        w->z.avail_in = (uInt)chunk;
-        int last = flush && chunk == bytes;
-        int rc;
-        do {
-            w->z.next_out = w->out;
-            w->z.avail_out = sizeof w->out;
-            rc = deflate(&w->z, last ? Z_FINISH : Z_NO_FLUSH);
-            if (rc == Z_STREAM_ERROR) return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: zlib deflate failed", w->af.dest);
-            size_t have = sizeof w->out - w->z.avail_out;
-            if (have && fwrite(w->out, 1, have, w->af.f) != have) return swin_atomic_file_write_failed(&w->af, errno, err);
-        } while (w->z.avail_out == 0 || (last && rc != Z_STREAM_END));
-        p += chunk;
-        bytes -= chunk;
-    } while (bytes);
+    if (w->gz) return swin_gz_members_write(w->gz, data, bytes, err);
+    if (bytes && fwrite(data, 1, bytes, w->af.f) != bytes) return swin_atomic_file_write_failed(&w->af, errno, err);
     return SWIN_OK;
 }
 
 swin_status swin_nifti_writer_open(struct swin_nifti_writer **out, const char *path, const nifti_image *like,
-                                   int datatype, int64_t volumes, int intent_code, const char *descrip,
+                                   int datatype, int64_t volumes, int intent_code, const char *descrip, int threads,
                                    swin_error *err)
 {
     *out = NULL;
@@ -120,16 +88,12 @@ swin_status swin_nifti_writer_open(struct swin_nifti_writer **out, const char *p
         free(w);
         return st;
     }
-    w->gz = ends_with(path, ".gz");
-    w->z.zalloc = z_alloc;
-    w->z.zfree = z_free;
-    if (w->gz && deflateInit2(&w->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        w->gz = 0;
+    if (ends_with(path, ".gz") && (st = swin_gz_members_open(&w->gz, &w->af, SWIN_GZ_LEVEL, threads, err))) {
         swin_nifti_writer_abort(w);
-        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for the compressor", path);
+        return st;
     }
     static const char extender[4] = {0, 0, 0, 0}; /* no extensions follow */
-    if ((st = put(w, &h, hbytes, 0, err)) || (st = put(w, extender, 4, 0, err))) {
+    if ((st = put(w, &h, hbytes, err)) || (st = put(w, extender, 4, err))) {
         swin_nifti_writer_abort(w);
         return st;
     }
@@ -139,14 +103,14 @@ swin_status swin_nifti_writer_open(struct swin_nifti_writer **out, const char *p
 
 swin_status swin_nifti_writer_write(struct swin_nifti_writer *w, const void *data, size_t bytes, swin_error *err)
 {
-    return put(w, data, bytes, 0, err);
+    return put(w, data, bytes, err);
 }
 
 swin_status swin_nifti_writer_finish(struct swin_nifti_writer *w, swin_error *err)
 {
-    swin_status st = w->gz ? put(w, NULL, 0, 1, err) : SWIN_OK;
-    if (w->gz) deflateEnd(&w->z);
-    w->gz = 0;
+    swin_status st = w->gz ? swin_gz_members_finish(w->gz, err) : SWIN_OK;
+    swin_gz_members_free(w->gz);
+    w->gz = NULL;
     if (st) {
         swin_atomic_file_abort(&w->af);
         return st;
@@ -174,7 +138,7 @@ swin_status swin_nifti_writer_commit(struct swin_nifti_writer *w, swin_error *er
 void swin_nifti_writer_abort(struct swin_nifti_writer *w)
 {
     if (!w) return;
-    if (w->gz) deflateEnd(&w->z);
+    swin_gz_members_free(w->gz);
     swin_atomic_file_abort(&w->af);
     free(w);
 }

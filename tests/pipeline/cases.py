@@ -57,7 +57,9 @@ def synthetic_cases(work):
 
 def resolution_cases(work):
     """name -> path: a CT finer than the default model spacing (1.5 x 1.5 x 2 mm) on every axis,
-    LPS like a DICOM export, and one coarser on every axis, oblique: both ways of the way back."""
+    LPS like a DICOM export, and one coarser on every axis, oblique: both ways of the way back;
+    and a long LPS one whose slices run along the cubes' slab axis, so that its label planes
+    are written while the cubes run (pipeline/label_writer.h)."""
     rng = np.random.default_rng(11)
     os.makedirs(work, exist_ok=True)
     out = {}
@@ -67,6 +69,8 @@ def resolution_cases(work):
     a = np.eye(4); a[:3, :3] = np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ np.diag([3.1, 2.9, 4.0])
     a[:3, 3] = [-30, 20, 10]
     out["ct_coarse_oblique"] = _save(os.path.join(work, "ct_coarse_oblique.nii.gz"), _smooth_hu((23, 21, 13), rng), a)
+    a = np.diag([-0.8, -0.8, 1.25, 1.0]); a[:3, 3] = [20, 25, -60]
+    out["ct_long_lps"] = _save(os.path.join(work, "ct_long_lps.nii.gz"), _smooth_hu((48, 44, 80), rng), a)
     return out
 
 

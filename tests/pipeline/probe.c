@@ -2,11 +2,15 @@
  * (the Python scripts beside it). Every output is a file; nothing here decides pass or fail.
  *
  *   probe read IN.nii OUT.npy AFFINE.txt        float32 data (nz, ny, nx) and the affine
- *   probe write IN.nii OUT.nii[.gz] u8|u16|f32 V  the data cast to a type (V volumes) on IN's grid
+ *   probe write IN.nii OUT.nii[.gz] u8|u16|f32 V [THREADS]  the data cast to a type (V volumes) on
+ *                                               IN's grid, .gz compressed by THREADS threads (2)
  *   probe prep IN.nii OUT.npy GRID.txt [key=value...]   the preprocessed volume (d0, d1, d2)
  *   probe sliding VOL.npy OUT.npy roi0 roi1 roi2 overlap constant|gaussian channels
  *                                               averaged logits (channels, d0, d1, d2) of fake()
- *   probe segment IN.nii OUT.nii.gz [key=value...]  the whole pipeline with fake() as the model
+ *   probe segment IN.nii OUT.nii.gz [key=value...]  the whole pipeline with fake() as the model;
+ *                                               prints the report's organ statistics, one line each:
+ *                                               stat LABEL VOXELS ML HU_MEAN HU_STD, and
+ *                                               "overlapped SECONDS" (seconds_write_overlapped)
  *   probe segment_mem IN.nii LABELS.npy [PROBS.npy] [key=value...]   its memory form
  *                                               (swin_pipeline_volume): labels (nz, ny, nx) and
  *                                               probabilities (channels, nz, ny, nx), float32;
@@ -111,13 +115,13 @@ int main(int argc, char **argv)
         swin_image_free(&img);
         return 0;
     }
-    if (!strcmp(cmd, "write") && argc == 6) {
+    if (!strcmp(cmd, "write") && (argc == 6 || argc == 7)) {
         struct swin_image img;
         if (swin_image_read(argv[2], &img, &e)) return fail(&e);
         int dt = !strcmp(argv[4], "u8") ? DT_UINT8 : !strcmp(argv[4], "u16") ? DT_UINT16 : DT_FLOAT32;
         int64_t vols = atoi(argv[5]), n = img.dim[0] * img.dim[1] * img.dim[2];
         struct swin_nifti_writer *w;
-        if (swin_nifti_writer_open(&w, argv[3], img.hdr, dt, vols, NIFTI_INTENT_LABEL, "probe", &e)) return fail(&e);
+        if (swin_nifti_writer_open(&w, argv[3], img.hdr, dt, vols, NIFTI_INTENT_LABEL, "probe", argc == 7 ? atoi(argv[6]) : 2, &e)) return fail(&e);
         for (int64_t v = 0; v < vols; v++)
             for (int64_t i = 0; i < n; i++) {
                 float x = img.data[i] + (float)v;
@@ -193,6 +197,10 @@ int main(int argc, char **argv)
         if (swin_pipeline_file(argv[2], argv[3], &pl, &r, &e)) return fail(&e);
         printf("windows %lld grid %lld %lld %lld bytes %zu\n", r.cubes, r.grid_dim[0], r.grid_dim[1], r.grid_dim[2],
                r.pipeline_bytes);
+        for (int i = 0; i < r.nstats; i++)
+            printf("stat %d %lld %.17g %.17g %.17g\n", r.stats[i].label, r.stats[i].voxels, r.stats[i].volume_ml,
+                   r.stats[i].hu_mean, r.stats[i].hu_std);
+        printf("overlapped %.6f\n", r.seconds_write_overlapped);
         return 0;
     }
     if (!strcmp(cmd, "segment_mem") && argc >= 4) {

@@ -99,6 +99,7 @@ def main():
                 print(f"{name} {vname}: swinrun failed: {r.stderr.strip()}")
                 ok = False
                 continue
+            seg_stdout = r.stdout
             got_img = nib.load(out)
             got = np.asarray(got_img.dataobj)
             det = {"want_probabilities": bool(probs)}
@@ -161,6 +162,10 @@ def main():
             if vname == "invert_linear" and (name, "default") in ran:  # how much the way back matters here
                 n_got = np.asarray(nib.load(nearest).dataobj)
                 pmsg += f"; {100 * float(np.mean(n_got != got)):.3f} % differ from --invert nearest"
+            if mode == "fake" and name == "ct_long_lps":  # its label planes went out while the cubes ran
+                over = [float(l.split()[1]) for l in seg_stdout.splitlines() if l.startswith("overlapped ")]
+                pgood &= bool(over and over[0] > 0)
+                pmsg += f"; label planes written while the cubes ran: {over[0] if over else 'no'} s"
             # classes300: the C and torch fake models round differently (float32) at logits near 300
             good = same_geom and frac >= (0.999 if vname == "classes300" else need) and pgood and bool(pmsg_dtype)
             print(f"{name:24s} {vname:18s} input {inp.shape[:3]} grid {prep_shape}: {100 * frac:.4f} % identical, "

@@ -2,7 +2,8 @@
 """Outputs that cannot be written, through the CLI (segment and forward), with a real model:
   - a full disk: each output in turn (label map, --probabilities, --preview, --json,
     forward's .npy) on a full filesystem (a tmpfs filled to the brim), and RLIMIT_FSIZE
-    (SIGXFSZ ignored: writes fail with EFBIG) for the label map and the .npy;
+    (SIGXFSZ ignored: writes fail with EFBIG) for the label map (written after the cubes, and
+    written while they run), the probabilities and the .npy;
   - a read-only output folder (a read-only tmpfs; root ignores permission bits);
   - an output path that is a directory.
 Each must exit 2 with a one-line message, leave no output of the volume (a label map is not
@@ -96,6 +97,12 @@ def main():
     # RLIMIT_FSIZE: needs nothing but setrlimit
     expect_refusal("file size limit: label map (.nii, 24 kB over an 8 kB limit)",
                    [a, os.path.join(disk, "o.nii"), "--model", model], [disk], "File too large",
+                   preexec=file_size_limit(8192))
+    # a long CT whose label planes go out while the cubes run (pipeline/label_writer.h): the
+    # write fails on the label writer's thread, the cubes stop, nothing is published
+    long_ct = save(os.path.join(work, "long.nii.gz"), (30, 28, 90), (1.5, 1.5, 2.0))
+    expect_refusal("file size limit: label map written while the cubes run (.nii)",
+                   [long_ct, os.path.join(disk, "o.nii"), "--model", model], [disk], "File too large",
                    preexec=file_size_limit(8192))
     expect_refusal("file size limit: probabilities (the label map not published)",
                    [*seg[:1], out, *seg[1:], "--probabilities", os.path.join(disk, "p.nii.gz")], [disk],

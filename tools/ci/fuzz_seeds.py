@@ -10,7 +10,7 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
            external-data file OUT/onnx_data/CASE.data, which the ONNX harnesses link next
            to their input: the fuzzed bytes are the graph alone), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
-       extension), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
+       extension; gzipped also as many members and with bytes past the data), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
        uncompressed and RLE, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
@@ -131,6 +131,13 @@ def nifti_seeds(out):
                 f.write(b)
             with open(os.path.join(gz, f"{name}_{order}.nii.gz"), "wb") as f:
                 f.write(gzip.compress(b, mtime=0))
+        # the reader's other paths (formats/gzip_read.c): members of 100 bytes (as swinrun
+        # writes its outputs, smaller), and one member holding bytes past the voxel data
+        b = nifti_bytes(img, False)
+        with open(os.path.join(gz, f"{name}_members.nii.gz"), "wb") as f:
+            f.write(b"".join(gzip.compress(b[i:i + 100], mtime=0) for i in range(0, len(b), 100)))
+        with open(os.path.join(gz, f"{name}_past_data.nii.gz"), "wb") as f:
+            f.write(gzip.compress(b + bytes(range(64)), mtime=0))
 
 
 def npy_seeds(out):

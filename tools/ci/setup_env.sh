@@ -16,7 +16,7 @@ venv="${SWINRUN_VENV:-$HOME/.cache/swinrun/venv}"
 py="$venv/bin/python"
 stamp="$venv/.swinrun-setup-stamp"
 
-APT_PKGS="libcurl4-openssl-dev libssl-dev ca-certificates libprotobuf-c-dev protobuf-c-compiler libonnx-dev libnifti2-dev libopenblas-dev libonnx-testdata cmake build-essential python3-venv clang libclang-rt-14-dev libdcmtk-dev dcmtk dicom3tools libopenjp2-7-dev openjph-tools orthanc"
+APT_PKGS="libcurl4-openssl-dev libssl-dev ca-certificates libprotobuf-c-dev protobuf-c-compiler libonnx-dev libnifti2-dev libdeflate-dev libopenblas-dev libonnx-testdata cmake build-essential python3-venv clang libclang-rt-14-dev libdcmtk-dev dcmtk dicom3tools libopenjp2-7-dev openjph-tools orthanc"
 # orthanc: the PACS of the DICOM node's tests (tests/node), run by them as `Orthanc config.json`
 # on loopback ports; the package's own service is not used
 # nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm: the CUDA binary utilities of bench/sass/sass_census.py

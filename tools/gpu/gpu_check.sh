@@ -6,7 +6,7 @@
 # Here (registries reachable, no GPU needed):
 #   tools/gpu/gpu_check.sh prepare   fill the git-ignored .gpu_carry/ with what the GPU image lacks:
 #                                the .deb files of the build's C libraries (protobuf-c and protoc-c,
-#                                NIfTI, OpenBLAS, zlib's headers), the MONAI wheel, the f12_c32_ts
+#                                NIfTI, libdeflate, OpenBLAS, zlib's headers), the MONAI wheel, the f12_c32_ts
 #                                case with its ONNX Runtime CPU logits, and MANIFEST (sha256);
 #                                prints the size of tree + carry (a call carries at most 64 MiB)
 #   tools/gpu/gpu_check.sh size      prints the size of tree + carry against the 56 MiB budget
@@ -62,12 +62,14 @@ declare -A LIMIT=([machine]=60 [env]=120 [build]=480 [tests]=300 [agree]=120 [ex
                   [synccheck]=300)
 # The build's C libraries the GPU image may lack, by group: the file whose absence means the
 # group is missing, then the Debian packages that supply it (with the libraries they need).
-LIB_GROUPS="protobuf nifti zlib openblas"
+LIB_GROUPS="protobuf nifti zlib deflate openblas"
 declare -A PROBE=([protobuf]="/usr/include/protobuf-c/protobuf-c.h" [nifti]="/usr/include/nifti/nifti2_io.h"
-                  [zlib]="/usr/include/zlib.h" [openblas]="/usr/include/x86_64-linux-gnu/cblas.h")
+                  [zlib]="/usr/include/zlib.h" [deflate]="/usr/include/libdeflate.h"
+                  [openblas]="/usr/include/x86_64-linux-gnu/cblas.h")
 declare -A DEBS=([protobuf]="protobuf-c-compiler libprotoc32 libprotobuf32 libprotobuf-c-dev libprotobuf-c1"
                  [nifti]="libnifti2-dev libniftiio-dev libznz-dev libnifti2-2 libznz3"
                  [zlib]="zlib1g-dev zlib1g"
+                 [deflate]="libdeflate-dev libdeflate0"
                  [openblas]="libopenblas-pthread-dev libopenblas0-pthread libgfortran5 libquadmath0")
 CASE=f12_c32_ts
 CASE_FILES="model.onnx input.npy logits.npy cmdline.txt"
@@ -190,6 +192,8 @@ step_env() {
         # the pipeline links -lz by name and includes <zlib.h> through the NIfTI headers
         cmake_args="$cmake_args -DCMAKE_C_FLAGS=-I$pre/include -DCMAKE_CXX_FLAGS=-I$pre/include"
         cmake_args="$cmake_args -DCMAKE_EXE_LINKER_FLAGS=-L$mt -DCMAKE_SHARED_LINKER_FLAGS=-L$mt" ;; esac
+    case " $need " in *" libdeflate-dev "*)
+        cmake_args="$cmake_args -DLIBDEFLATE_INCLUDE_DIR=$pre/include -DLIBDEFLATE_LIBRARY=$mt/libdeflate.so" ;; esac
     case " $need " in *" libopenblas-pthread-dev "*)
         cmake_args="$cmake_args -DSWIN_CBLAS_INCLUDE=$pre/include/x86_64-linux-gnu/openblas-pthread"
         cmake_args="$cmake_args -DSWIN_OPENBLAS_LIB=$mt/openblas-pthread/libopenblas.so" ;; esac

@@ -8,8 +8,8 @@
 #
 # What is hidden (docs/gpu_check.md says what is known of the image and why):
 #   - every file of the Debian packages the image does not have: libonnx-dev (onnx.proto),
-#     protobuf-c and protoc-c, NIfTI, OpenBLAS and the BLAS/LAPACK alternatives, gfortran's
-#     runtime, zlib's headers, DCMTK, Debian's cmake and make. The image has pip's cmake (the
+#     protobuf-c and protoc-c, NIfTI, libdeflate, OpenBLAS and the BLAS/LAPACK alternatives,
+#     gfortran's runtime, zlib's headers, DCMTK, Debian's cmake and make. The image has pip's cmake (the
 #     simulation installs the same wheel into ~/.cache/swinrun/gpu-sim-cmake) and ninja;
 #   - MONAI in the Python that plays the image's python3 (the project's venv: numpy, torch,
 #     onnx, onnxruntime as there; it is Python 3.11 where the image has 3.12: a debootstrap
@@ -33,7 +33,7 @@ HIDE_PKGS="libonnx-dev libonnx1 libonnxifi protobuf-c-compiler libprotoc32 libpr
   libprotobuf-c1 libnifti2-dev libnifti2-2 libniftiio-dev libniftiio2 libznz-dev libznz3 libnifticdf-dev
   libnifticdf2 libopenblas-dev libopenblas-pthread-dev libopenblas0 libopenblas0-pthread libblas-dev libblas3
   liblapack-dev liblapack3 gfortran gfortran-12 libgfortran-12-dev libgfortran5 libquadmath0 zlib1g-dev
-  libdcmtk-dev libdcmtk17 dcmtk cmake cmake-data make"
+  libdcmtk-dev libdcmtk17 dcmtk cmake cmake-data make libdeflate-dev libdeflate0"
 # The alternatives' links that no package lists as its own.
 HIDE_GLOBS="/usr/include/x86_64-linux-gnu/cblas.h /usr/include/x86_64-linux-gnu/openblas_config.h
   /usr/lib/x86_64-linux-gnu/libblas.* /usr/lib/x86_64-linux-gnu/liblapack.* /usr/lib/x86_64-linux-gnu/libopenblas*"
@@ -91,7 +91,7 @@ for t in protoc-c make; do ! command -v \$t >/dev/null || { echo "\$t still visi
 echo "cmake here: \$(command -v cmake) (\$(cmake --version | head -1))" >&2
 check=$repo/tools/gpu/gpu_check.sh
 \$check run machine env
-grep -q '"unpacked": ".*protobuf-c-compiler.*libnifti2-dev.*zlib1g-dev.*libopenblas-pthread-dev' $sim/state/env.json \
+grep -q '"unpacked": ".*protobuf-c-compiler.*libnifti2-dev.*zlib1g-dev.*libdeflate-dev.*libopenblas-pthread-dev' $sim/state/env.json \
     || { echo "env did not unpack every group: \$(cat $sim/state/env.json)" >&2; exit 1; }
 grep -q 'carried wheel' $sim/state/env.json || { echo "env did not install the carried MONAI wheel" >&2; exit 1; }
 # A device command killed at its limit: SIGKILL to the whole process tree (a PID namespace
