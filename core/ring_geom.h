@@ -1,0 +1,54 @@
+/* The ring of a sliding-window run as a backend blends it in its own memory (the device
+ * path of pipeline/sliding.h; the ops ring_* of kernels/ops.h): the volume, the layout of
+ * the cubes along each axis, the planes held along the slab axis, and what each finished
+ * plane gives back. Here, at the bottom, because the pipeline fills it, the runtime plans
+ * with it and the backends compute with it.
+ *
+ * Glossary: (d0, d1, d2) the volume, d2 fastest; ax the slab axis, o1 < o2 the other two;
+ * a plane is the d_o1 x d_o2 voxels with one coordinate along ax.
+ *
+ * Cubes: the volume is padded with zeros to at least the cube (pad_lo before it); along
+ * axis k, cube start i (0 <= i < n[k], padded coordinates) is min(i * interval[k],
+ * padded[k] - roi[k]) (MONAI's dense_patch_slices, pipeline/cubes.h). Cubes run in the
+ * order of their starts (i along ax, then along o1, then along o2), and every voxel adds
+ * the cubes that reach it in that order. */
+#ifndef SWIN_CORE_RING_GEOM_H
+#define SWIN_CORE_RING_GEOM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct swin_ring_geom {
+    int64_t size[3];     /* the volume */
+    int roi[3];          /* the cube */
+    int64_t padded[3];   /* max(size, roi) */
+    int64_t pad_lo[3];   /* zeros before the volume: (padded - size) / 2 */
+    int64_t interval[3]; /* between consecutive cube starts (>= 1) */
+    int n[3];            /* cube starts per axis */
+    int ax;              /* the slab axis */
+    int classes;         /* logits per voxel: the model's output channels */
+    int label_bytes;     /* a finished plane's labels: 1 (uint8, classes <= 256) or 2 (uint16) */
+    bool probs;          /* finished planes give back softmax probabilities too */
+};
+
+/* The two axes other than the slab axis, in order. */
+static inline int swin_ring_o1(const struct swin_ring_geom *g) { return g->ax == 0 ? 1 : 0; }
+static inline int swin_ring_o2(const struct swin_ring_geom *g) { return g->ax == 2 ? 1 : 2; }
+/* Planes held along the slab axis: one cube deep, or the whole volume when it is thinner. */
+static inline int64_t swin_ring_depth(const struct swin_ring_geom *g)
+{
+    return g->roi[g->ax] < g->size[g->ax] ? g->roi[g->ax] : g->size[g->ax];
+}
+/* Voxels of one plane: d_o1 * d_o2. */
+static inline int64_t swin_ring_plane_voxels(const struct swin_ring_geom *g)
+{
+    return g->size[swin_ring_o1(g)] * g->size[swin_ring_o2(g)];
+}
+/* Start i along axis k, padded coordinates. */
+static inline int64_t swin_ring_start(const struct swin_ring_geom *g, int k, int64_t i)
+{
+    const int64_t s = i * g->interval[k], last = g->padded[k] - g->roi[k];
+    return s < last ? s : last;
+}
+
+#endif
