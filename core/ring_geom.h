@@ -31,6 +31,16 @@ struct swin_ring_geom {
     bool probs;          /* finished planes give back softmax probabilities too */
 };
 
+/* The slab axis for a volume and a cube: the axis with the most volume per cube (the first
+ * of equals), so that the ring, one cube deep along it, holds the least. */
+static inline int swin_ring_slab_axis(const int64_t size[3], const int roi[3])
+{
+    int best = 0;
+    for (int k = 1; k < 3; k++) /* maximise size / roi: the slab is roi * (volume / size) */
+        if ((double)size[k] / roi[k] > (double)size[best] / roi[best]) best = k;
+    return best;
+}
+
 /* The two axes other than the slab axis, in order. */
 static inline int swin_ring_o1(const struct swin_ring_geom *g) { return g->ax == 0 ? 1 : 0; }
 static inline int swin_ring_o2(const struct swin_ring_geom *g) { return g->ax == 2 ? 1 : 2; }

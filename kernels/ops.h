@@ -124,7 +124,9 @@ struct swin_ops {
      * pipeline/sliding.h, geometry in core/ring_geom.h). Optional: NULL on a backend whose
      * logits come back to the host, where the pipeline blends them (the CPU's).
      * A ring is ring_bytes(be, g) bytes of the memory the backend's arena comes from,
-     * 256-byte aligned, laid out as the backend likes; ring_bytes is a pure function of g.
+     * 256-byte aligned, laid out as the backend likes; ring_bytes is a pure function of g's
+     * size, roi, ax, classes, label_bytes and probs (not of the cubes' starts: a plan knows
+     * the bytes before it knows the overlap).
      * The arithmetic is the host ring's (pipeline/sliding.c) to the bit: float32, each
      * voxel adding its cubes in their run order, products and sums rounded one by one (no
      * fused multiply-add), the average a float32 division, the label the first maximum. */
