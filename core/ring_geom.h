@@ -11,12 +11,21 @@
  * axis k, cube start i (0 <= i < n[k], padded coordinates) is min(i * interval[k],
  * padded[k] - roi[k]) (MONAI's dense_patch_slices, pipeline/cubes.h). Cubes run in the
  * order of their starts (i along ax, then along o1, then along o2), and every voxel adds
- * the cubes that reach it in that order. */
+ * the cubes that reach it in that order.
+ *
+ * Rows: the d_o2 voxels of one plane a and one index b along o1. A row is open from the
+ * first cube that reaches it to the last; it is final once the cubes of the slab row i_last(a)
+ * and their sub-row j_last(b) along o1 have all run. swin_ring_layout_of says where a backend
+ * keeps the open rows (core/ring_geom.c). */
 #ifndef SWIN_CORE_RING_GEOM_H
 #define SWIN_CORE_RING_GEOM_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct swin_ring_geom {
     int64_t size[3];     /* the volume */
@@ -54,11 +63,46 @@ static inline int64_t swin_ring_plane_voxels(const struct swin_ring_geom *g)
 {
     return g->size[swin_ring_o1(g)] * g->size[swin_ring_o2(g)];
 }
+/* MONAI's scan interval along an axis (monai.inferers.utils._get_scan_interval: the cube when
+ * it is the whole padded size, else int(roi * (1 - overlap)), at least 1) and the number of
+ * starts (dense_patch_slices: up to the first that reaches the end). */
+static inline int64_t swin_ring_interval(int64_t padded, int roi, double overlap)
+{
+    const int64_t i = roi == padded ? roi : (int64_t)((double)roi * (1.0 - overlap));
+    return i > 0 ? i : 1;
+}
+static inline int swin_ring_starts(int64_t padded, int roi, int64_t interval)
+{
+    return padded <= roi ? 1 : (int)((padded - roi + interval - 1) / interval) + 1;
+}
+
+/* Where the open rows live: plane a's row b in slot a % slots, at position
+ * (b + (a / slots) * d_o1) % span of the slot; a backend's ring holds slots * span rows.
+ *   - the plain ring: slots = depth, span = d_o1 (every row of `depth` planes);
+ *   - the sliding ring: span = d_o1 + roi[o1], and the fewest slots such that two planes
+ *     of one slot are open together only while the older one is in its last slab row and
+ *     the newer in its first. The older one's open rows are then b >= t_j (those no earlier
+ *     sub-row finished), the newer one's b < t_j + roi[o1] (those some cube reached), t_j the
+ *     current sub-row's start along o1 in volume coordinates; shifted by d_o1 against each
+ *     other on a span of d_o1 + roi[o1], they never meet. A row's position is freed (zeroed
+ *     by the finish) before its next owner's first cube, since rows finish after their last
+ *     sub-row and before the next one runs.
+ * The smaller of the two; at overlap 0.5, 96^3 cubes and a 267 x 267 plane, the sliding
+ * ring holds 48 x 363 rows against the plain ring's 96 x 267 (68 %). */
+struct swin_ring_layout {
+    int64_t slots, span;
+};
+void swin_ring_layout_of(const struct swin_ring_geom *g, struct swin_ring_layout *out);
+
 /* Start i along axis k, padded coordinates. */
 static inline int64_t swin_ring_start(const struct swin_ring_geom *g, int k, int64_t i)
 {
     const int64_t s = i * g->interval[k], last = g->padded[k] - g->roi[k];
     return s < last ? s : last;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -56,7 +56,7 @@ typedef struct swin_segment_report {
      * the host when the backend could have blended ("" otherwise). */
     bool blended_on_device;
     size_t ring_bytes;
-    char blend_note[160];
+    char blend_note[256];
 } swin_segment_report;
 
 #endif

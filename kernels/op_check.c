@@ -279,15 +279,20 @@ int swin_op_ring_add(const struct swin_ops *o, void *be, void *ring, const struc
 }
 
 int swin_op_ring_finish(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
-                        int64_t plane, void *labels, float *probs, long long *nonfinite)
+                        int64_t plane, int64_t row_lo, int64_t row_hi, void *labels, float *probs,
+                        long long *nonfinite)
 {
     int rc = check_ring(o, be, "ring_finish", ring, g);
     if (rc) return rc;
     if (plane < 0 || plane >= g->size[g->ax])
         return fail(o, be, SWIN_ERR_SHAPE, "ring_finish: plane %lld outside the %lld planes along axis %d",
                     (long long)plane, (long long)g->size[g->ax], g->ax);
+    const int64_t rows = g->size[swin_ring_o1(g)];
+    if (row_lo < 0 || row_lo > row_hi || row_hi > rows)
+        return fail(o, be, SWIN_ERR_SHAPE, "ring_finish: rows [%lld, %lld) outside the %lld rows of a plane",
+                    (long long)row_lo, (long long)row_hi, (long long)rows);
     if (probs && !g->probs)
         return fail(o, be, SWIN_ERR_ARG, "ring_finish: probabilities asked for, but the ring was planned without");
     if (!nonfinite) return fail(o, be, SWIN_ERR_ARG, "ring_finish: nonfinite is NULL");
-    return o->ring_finish(be, ring, g, plane, labels, probs, nonfinite);
+    return o->ring_finish(be, ring, g, plane, row_lo, row_hi, labels, probs, nonfinite);
 }

@@ -39,6 +39,7 @@ int swin_op_ring_start(const struct swin_ops *o, void *be, void *ring, const str
 int swin_op_ring_add(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
                      struct swin_vol logits, const int64_t start[3]);
 int swin_op_ring_finish(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
-                        int64_t plane, void *labels, float *probs, long long *nonfinite);
+                        int64_t plane, int64_t row_lo, int64_t row_hi, void *labels, float *probs,
+                        long long *nonfinite);
 
 #endif

@@ -124,9 +124,8 @@ struct swin_ops {
      * pipeline/sliding.h, geometry in core/ring_geom.h). Optional: NULL on a backend whose
      * logits come back to the host, where the pipeline blends them (the CPU's).
      * A ring is ring_bytes(be, g) bytes of the memory the backend's arena comes from,
-     * 256-byte aligned, laid out as the backend likes; ring_bytes is a pure function of g's
-     * size, roi, ax, classes, label_bytes and probs (not of the cubes' starts: a plan knows
-     * the bytes before it knows the overlap).
+     * 256-byte aligned, laid out as the backend likes (the open rows where
+     * swin_ring_layout_of says); ring_bytes is a pure function of g.
      * The arithmetic is the host ring's (pipeline/sliding.c) to the bit: float32, each
      * voxel adding its cubes in their run order, products and sums rounded one by one (no
      * fused multiply-add), the average a float32 division, the label the first maximum. */
@@ -140,14 +139,15 @@ struct swin_ops {
      * logits of the whole cube that are not finite. */
     int (*ring_add)(void *be, void *ring, const struct swin_ring_geom *g, struct swin_vol logits,
                     const int64_t start[3]);
-    /* Plane `plane` along ax, which every cube reaching it has been added to: the average
-     * (sum / weight) of each voxel reduced to its label into host `labels` (NULL: none;
-     * d_o1 x d_o2, o2 fastest, label_bytes each) and, when g->probs, its softmax (in double,
-     * as float32) into host `probs` (NULL: none; classes x d_o1 x d_o2); the plane's slot is
-     * cleared for plane + depth. Waits for the results. *nonfinite: the logits counted by
-     * ring_add since ring_start. */
-    int (*ring_finish)(void *be, void *ring, const struct swin_ring_geom *g, int64_t plane, void *labels,
-                       float *probs, long long *nonfinite);
+    /* Rows [row_lo, row_hi) along o1 of plane `plane`, final (every cube reaching them has
+     * been added): the average (sum / weight) of each voxel reduced to its label into host
+     * `labels` (NULL: none; (row_hi - row_lo) x d_o2, o2 fastest, label_bytes each) and, when
+     * g->probs, its softmax (in double, as float32) into host `probs` (NULL: none; the same
+     * voxels x classes, classes fastest); the rows' places are cleared for the rows that take
+     * them next. Waits for the results. *nonfinite: the logits counted by ring_add since
+     * ring_start. */
+    int (*ring_finish)(void *be, void *ring, const struct swin_ring_geom *g, int64_t plane, int64_t row_lo,
+                       int64_t row_hi, void *labels, float *probs, long long *nonfinite);
 };
 
 #endif

@@ -119,23 +119,21 @@ static void sink_voxel(void *user, int64_t v, const float *x)
 }
 
 /* The device path: plane `plane` along the slab axis, as sink_voxel fills it voxel by voxel,
- * from its labels and probabilities (o2 fastest; sliding.h). */
+ * from its labels and probabilities (o2 fastest, classes fastest; sliding.h). */
 static void sink_plane_result(void *user, int64_t plane, const void *labels, const float *probs)
 {
     struct sink *s = user;
     const int ax = s->ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
-    const int64_t stride[3] = {s->dim[1] * s->dim[2], s->dim[2], 1}, pn = s->dim[o1] * s->dim[o2];
+    const int64_t stride[3] = {s->dim[1] * s->dim[2], s->dim[2], 1};
     for (int64_t u1 = 0, u = 0; u1 < s->dim[o1]; u1++)
         for (int64_t u2 = 0; u2 < s->dim[o2]; u2++, u++) {
             const int64_t v = plane * stride[ax] + u1 * stride[o1] + u2 * stride[o2];
             if (s->labels && s->lb == 1) ((uint8_t *)s->labels)[v] = ((const uint8_t *)labels)[u];
             else if (s->labels) ((uint16_t *)s->labels)[v] = ((const uint16_t *)labels)[u];
             if (!probs) continue;
-            float *lin = s->lin ? swin_invert_linear_voxel(s->lin, v) : NULL;
-            for (int c = 0; c < s->co; c++) {
-                if (lin) lin[c] = probs[c * pn + u];
-                if (s->probs) s->probs[c * s->n + v] = probs[c * pn + u];
-            }
+            const float *p = probs + u * s->co;
+            if (s->lin) memcpy(swin_invert_linear_voxel(s->lin, v), p, (size_t)s->co * sizeof *p);
+            for (int c = 0; s->probs && c < s->co; c++) s->probs[c * s->n + v] = p[c];
         }
 }
 

@@ -45,7 +45,7 @@ static swin_status device_begin(void *user, const struct swin_cubes *w, int ax, 
         return SWIN_OK;
     }
     if (d->params->blend_on == SWIN_BLEND_ON_AUTO && (st == SWIN_ERR_MEM_LIMIT || st == SWIN_ERR_NOMEM)) {
-        snprintf(info->note, sizeof info->note, "%.159s", why.msg); /* the host path takes the volume */
+        snprintf(info->note, sizeof info->note, "%.255s", why.msg); /* the host path takes the volume */
         return SWIN_OK;
     }
     if (err) *err = why;
@@ -61,9 +61,11 @@ static swin_status device_predict_blend(void *user, const float *in, const int64
     return swin_context_run_ring(d->ctx, in, p, err);
 }
 
-static swin_status device_finish(void *user, int64_t plane, void *labels, float *probs, swin_error *err)
+static swin_status device_finish_rows(void *user, int64_t plane, int64_t row_lo, int64_t row_hi, void *labels,
+                                      float *probs, swin_error *err)
 {
-    return swin_context_ring_finish(((struct device_predictor *)user)->ctx, plane, labels, probs, err);
+    return swin_context_ring_finish(((struct device_predictor *)user)->ctx, plane, row_lo, row_hi, labels, probs,
+                                    err);
 }
 
 static void device_end(void *user)
@@ -86,7 +88,7 @@ static swin_status device_for(swin_context_t *ctx, const swin_segment_params *pa
                               "(use --blend-on auto or host, or --backend cuda)");
     *d = (struct device_predictor){.ctx = ctx, .params = &p->params, .classes = p->out_channels,
                                    .dev = {.user = d, .begin = device_begin, .predict_blend = device_predict_blend,
-                                           .finish = device_finish, .end = device_end}};
+                                           .finish_rows = device_finish_rows, .end = device_end}};
     p->device = blends && params->blend_on != SWIN_BLEND_ON_HOST ? &d->dev : NULL;
     return SWIN_OK;
 }

@@ -11,6 +11,8 @@ swin_status swin_segment_plan(const swin_model_t *model, const swin_context_para
 {
     if (!model || !cp || !sp || !dim || !out)
         return swin_error_set(err, SWIN_ERR_ARG, "a model, its parameters, a volume size and a plan are required");
+    if (!(sp->overlap >= 0 && sp->overlap <= SWIN_OVERLAP_MAX))
+        return swin_error_set(err, SWIN_ERR_ARG, "overlap %g: it must be 0..%g", sp->overlap, SWIN_OVERLAP_MAX);
     struct swin_ring_request rq = {0};
     for (int k = 0; k < 3; k++) {
         if (dim[k] < 1 || dim[k] > SWIN_VOLUME_MAX_DIM)
@@ -37,6 +39,7 @@ swin_status swin_segment_plan(const swin_model_t *model, const swin_context_para
     swin_model_get_info(model, &mi);
     rq.label_bytes = mi.out_channels <= 256 ? 1 : 2; /* the file form's */
     rq.probs = sp->probabilities_path || sp->invert == SWIN_INVERT_LINEAR;
+    rq.overlap = sp->overlap;
     if (sp->blend_on != SWIN_BLEND_ON_HOST) return swin_model_plan_ring(model, cp, &rq, out, err);
     swin_status st = swin_model_plan(model, cp, out, err);
     for (int k = 0; !st && k < 3; k++) out->grid[k] = rq.grid[k];

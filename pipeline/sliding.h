@@ -7,10 +7,12 @@
  *
  * Two paths, one order. The host path: the predictor hands each cube's logits back and the
  * ring above is host memory. The device path (struct swin_device_blend): the predictor keeps
- * the logits on its device and adds them into a ring there (kernels/ops.h ring_*), and each
- * finished plane comes back reduced to labels (and probabilities when asked for). This file
- * decides, for both, the order of the cubes and when each plane is final; the device's
- * arithmetic is the host ring's to the bit, so the labels are the same. */
+ * the logits on its device and adds them into a ring there (kernels/ops.h ring_*), and the
+ * rows of the planes come back reduced to labels (and probabilities when asked for) as soon as
+ * they are final, after the cubes of their last sub-row along o1, which lets the device's
+ * ring hold fewer rows than the host's (core/ring_geom.h); whole planes go to the sink. This
+ * file decides, for both, the order of the cubes and when each row and plane is final; the
+ * device's arithmetic is the host ring's to the bit, so the labels are the same. */
 #ifndef SWIN_PIPELINE_SLIDING_H
 #define SWIN_PIPELINE_SLIDING_H
 
@@ -42,7 +44,7 @@ struct swin_sliding_times {
 struct swin_blend_info {
     bool on_device;    /* the device path ran */
     size_t ring_bytes; /* the device bytes of its ring */
-    char note[160];    /* why a device that blends left it to the host ("" otherwise) */
+    char note[256];    /* why a device that blends left it to the host ("" otherwise) */
 };
 
 /* A predictor that blends on its device: the cubes' logits never leave it. */
@@ -57,16 +59,18 @@ struct swin_device_blend {
     /* The cube `in` (as swin_predict_fn takes it) whose padded start is p: run, and its
      * logits added into the ring. */
     swin_status (*predict_blend)(void *user, const float *in, const int64_t p[3], swin_error *err);
-    /* Plane `plane` along ax is final (every cube that reaches it was added): its labels
-     * into `labels` (NULL: not wanted; d_o1 x d_o2 with o2 fastest, where o1 < o2 are the
-     * axes other than ax), its probabilities into `probs` (NULL: not wanted; classes x d_o1
-     * x d_o2). */
-    swin_status (*finish)(void *user, int64_t plane, void *labels, float *probs, swin_error *err);
+    /* Rows [row_lo, row_hi) along o1 of plane `plane` along ax are final (every cube that
+     * reaches them was added; o1 < o2 are the axes other than ax): their labels into `labels`
+     * (NULL: not wanted; (row_hi - row_lo) x d_o2, o2 fastest), their probabilities into
+     * `probs` (NULL: not wanted; the same voxels x classes, classes fastest). */
+    swin_status (*finish_rows)(void *user, int64_t plane, int64_t row_lo, int64_t row_hi, void *labels, float *probs,
+                               swin_error *err);
     /* After begin put the ring on the device: the run is over (or failed). */
     void (*end)(void *user);
 };
-/* The device path's sink: plane `plane`'s labels and probabilities (layouts as finish's;
- * NULL when not wanted), once per plane in increasing order, before plane_done. */
+/* The device path's sink: plane `plane`'s labels and probabilities (layouts as finish_rows'
+ * for the rows of the whole plane; NULL when not wanted), once per plane in increasing order,
+ * before plane_done. */
 typedef void (*swin_plane_result_sink)(void *user, int64_t plane, const void *labels, const float *probs);
 
 struct swin_sliding {
@@ -97,7 +101,8 @@ struct swin_sliding {
 int swin_sliding_axis(const struct swin_cubes *w);
 size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels, int threads);
 
-/* Host bytes of the device path: one window's input and one plane of what comes back. */
+/* Host bytes of the device path: one window's input, and what comes back of the planes that
+ * finish together (those of one slab row). */
 size_t swin_sliding_device_bytes(const struct swin_cubes *w, int out_channels, int label_bytes, bool probs);
 
 /* vol: (d0, d1, d2) float32, the layout's size. */

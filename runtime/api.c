@@ -147,7 +147,7 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
 }
 
 /* The device bytes of rq's ring on b for cube: 0 without a request or on a backend that
- * blends on the host. The starts along each axis do not matter (kernels/ops.h ring_bytes). */
+ * blends on the host. */
 static size_t ring_bytes_of(const struct swin_backend_ctx *b, const int cube[3], const struct swin_ring_request *rq)
 {
     const struct swin_ops *o = b->inst.ops;
@@ -159,8 +159,8 @@ static size_t ring_bytes_of(const struct swin_backend_ctx *b, const int cube[3],
         g.roi[k] = cube[k];
         g.padded[k] = g.size[k] > cube[k] ? g.size[k] : cube[k];
         g.pad_lo[k] = (g.padded[k] - g.size[k]) / 2;
-        g.interval[k] = cube[k];
-        g.n[k] = (int)((g.padded[k] + cube[k] - 1) / cube[k]);
+        g.interval[k] = swin_ring_interval(g.padded[k], cube[k], rq->overlap);
+        g.n[k] = swin_ring_starts(g.padded[k], cube[k], g.interval[k]);
     }
     g.ax = swin_ring_slab_axis(g.size, g.roi);
     return o->ring_bytes(b->inst.be, &g);

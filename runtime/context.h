@@ -22,10 +22,11 @@ struct swin_context {
     size_t ring_bytes;
 };
 
-/* A volume's ring for a plan: the grid its cubes slide over and what its finished planes give
- * back (core/ring_geom.h). */
+/* A volume's ring for a plan: the grid its cubes slide over, their overlap, and what its
+ * finished planes give back (core/ring_geom.h). */
 struct swin_ring_request {
     int64_t grid[3];
+    double overlap;
     int label_bytes;
     bool probs;
 };

@@ -65,12 +65,13 @@ swin_status swin_context_run_ring(swin_context_t *ctx, const float *input, const
     return swin_forward(&e, ctx->model, ctx->cube, input, NULL);
 }
 
-swin_status swin_context_ring_finish(swin_context_t *ctx, int64_t plane, void *labels, float *probs, swin_error *err)
+swin_status swin_context_ring_finish(swin_context_t *ctx, int64_t plane, int64_t row_lo, int64_t row_hi, void *labels,
+                                     float *probs, swin_error *err)
 {
     if (!ctx->ring) return swin_error_set(err, SWIN_ERR_ARG, "no ring: call swin_context_ring_begin first");
     long long nonfinite = 0;
     int rc = swin_op_ring_finish(ctx->backend.inst.ops, ctx->backend.inst.be, ctx->ring, &ctx->ring_geom, plane,
-                                 labels, probs, &nonfinite);
+                                 row_lo, row_hi, labels, probs, &nonfinite);
     if (rc) return ring_op_failed(ctx, rc, "ring_finish", err);
     /* half mode stores activations as float16 (largest finite value 65504): said, not passed on */
     if (nonfinite && ctx->info.precision == SWIN_PRECISION_FP16)

@@ -4,7 +4,7 @@
  *
  *   if (swin_context_blends(ctx) && !swin_context_ring_begin(ctx, &g, importance, &err)) {
  *       for each cube in run order: swin_context_run_ring(ctx, in, start, &err);
- *       for each finished plane:    swin_context_ring_finish(ctx, plane, labels, probs, &err);
+ *       for each final row block:   swin_context_ring_finish(ctx, plane, row_lo, row_hi, labels, probs, &err);
  *       swin_context_ring_end(ctx);
  *   }
  *
@@ -29,9 +29,11 @@ swin_status swin_context_ring_begin(swin_context_t *ctx, const struct swin_ring_
                                     swin_error *err);
 /* swin_context_run with the logits added into the ring as the cube at padded start `start`. */
 swin_status swin_context_run_ring(swin_context_t *ctx, const float *input, const int64_t start[3], swin_error *err);
-/* Plane `plane` of the ring, reduced (kernels/ops.h ring_finish). In half precision, fails
- * with SWIN_ERR_BACKEND when a cube's logits were not finite, as swin_context_run does. */
-swin_status swin_context_ring_finish(swin_context_t *ctx, int64_t plane, void *labels, float *probs, swin_error *err);
+/* Rows [row_lo, row_hi) of plane `plane` of the ring, reduced (kernels/ops.h ring_finish). In
+ * half precision, fails with SWIN_ERR_BACKEND when a cube's logits were not finite, as
+ * swin_context_run does. */
+swin_status swin_context_ring_finish(swin_context_t *ctx, int64_t plane, int64_t row_lo, int64_t row_hi, void *labels,
+                                     float *probs, swin_error *err);
 /* Frees the ring (none: nothing happens). */
 void swin_context_ring_end(swin_context_t *ctx);
 

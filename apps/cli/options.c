@@ -302,7 +302,7 @@ static const struct cli_option options[] = {
     {"--intensity-range", NULL, 2, "LO HI", V_SEGMENT, st_range,
      "the intensity (HU) range mapped to [0, 1], clipped (default -175 250)"},
     {"--no-intensity-clip", NULL, 0, NULL, V_SEGMENT, st_no_clip, "feed the intensities unchanged"},
-    {"--overlap", NULL, 1, "F", V_SEGMENT, st_overlap,
+    {"--overlap", NULL, 1, "F", V_PLAN | V_SEGMENT, st_overlap,
      "overlap of neighbouring cubes, 0.." XSTR(SWIN_OVERLAP_MAX) " (default 0.5)"},
     {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},
     {"--sigma-scale", NULL, 1, "F", V_SEGMENT, st_sigma, "gaussian blending: sigma = F * cube side (default 0.125)"},

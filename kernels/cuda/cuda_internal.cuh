@@ -172,8 +172,8 @@ size_t swin_cuda_ring_bytes(void *be, const struct swin_ring_geom *g);
 int swin_cuda_ring_start(void *be, void *ring, const struct swin_ring_geom *g, const float *importance);
 int swin_cuda_ring_add(void *be, void *ring, const struct swin_ring_geom *g, struct swin_vol logits,
                        const int64_t start[3]);
-int swin_cuda_ring_finish(void *be, void *ring, const struct swin_ring_geom *g, int64_t plane, void *labels,
-                          float *probs, long long *nonfinite);
+int swin_cuda_ring_finish(void *be, void *ring, const struct swin_ring_geom *g, int64_t plane, int64_t row_lo,
+                          int64_t row_hi, void *labels, float *probs, long long *nonfinite);
 }
 
 #endif

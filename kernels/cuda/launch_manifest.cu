@@ -91,6 +91,6 @@ int main()
     row("copy_channels<", 256, 0);
     row("stage_to_array<", 256, 0);
     row("ring_add<", 32 * 8, 0);
-    row("ring_finish_plane<", 32 * 8, 0);
+    row("ring_finish_rows<", 32 * 8, 0);
     return 0;
 }

@@ -10,7 +10,9 @@
  *
  * Geometries: LPS with anisotropic voxels and several slabs, a volume smaller than the cube
  * on every axis (one cube, padding), permuted axes, an oblique affine, gaussian weights, half
- * storage of the logits on the device; each with the nearest and the linear way back. */
+ * storage of the logits on the device; each with the nearest and the linear way back. The
+ * first and the last keep the open rows in the sliding ring (core/ring_geom.h), the others in
+ * the plain one. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,6 +60,7 @@ struct fake_device {
     struct swin_cuda_backend *be;
     const struct swin_ops *ops;
     struct swin_ring_geom g;
+    struct swin_ring_layout layout; /* where the ring kept the open rows */
     void *ring, *cube;
     float *logits; /* host, channels first */
 };
@@ -80,6 +83,7 @@ static swin_status dev_begin(void *user, const struct swin_cubes *w, int ax, int
         d->g.interval[k] = w->interval[k];
         d->g.n[k] = w->n[k];
     }
+    swin_ring_layout_of(&d->g, &d->layout);
     info->ring_bytes = d->ops->ring_bytes(d->be, &d->g);
     if (cudaMalloc(&d->ring, info->ring_bytes)) return swin_error_set(err, SWIN_ERR_NOMEM, "cudaMalloc of the ring");
     int rc = swin_op_ring_start(d->ops, d->be, d->ring, &d->g, w->importance);
@@ -98,11 +102,12 @@ static swin_status dev_predict_blend(void *user, const float *in, const int64_t 
     return rc ? fail(d, rc, err) : SWIN_OK;
 }
 
-static swin_status dev_finish(void *user, int64_t plane, void *labels, float *probs, swin_error *err)
+static swin_status dev_finish_rows(void *user, int64_t plane, int64_t row_lo, int64_t row_hi, void *labels,
+                                   float *probs, swin_error *err)
 {
     struct fake_device *d = user;
     long long nonfinite = 0;
-    int rc = swin_op_ring_finish(d->ops, d->be, d->ring, &d->g, plane, labels, probs, &nonfinite);
+    int rc = swin_op_ring_finish(d->ops, d->be, d->ring, &d->g, plane, row_lo, row_hi, labels, probs, &nonfinite);
     if (rc) return fail(d, rc, err);
     return nonfinite ? swin_error_set(err, SWIN_ERR_BACKEND, "%lld logits not finite", nonfinite) : SWIN_OK;
 }
@@ -165,7 +170,7 @@ static bool run_case(const struct dev_case *c, swin_invert invert, bool with_pro
               !cudaMalloc(&d.cube, cube * (size_t)c->co * 4);
     if (!ok) check_true("the CUDA backend and a device cube", false);
     const struct swin_device_blend dev = {.user = &d, .begin = dev_begin, .predict_blend = dev_predict_blend,
-                                          .finish = dev_finish, .end = dev_end};
+                                          .finish_rows = dev_finish_rows, .end = dev_end};
 
     swin_segment_report rep[2];
     for (int path = 0; path < 2 && ok; path++) { /* 0: host, 1: device */
@@ -188,9 +193,11 @@ static bool run_case(const struct dev_case *c, swin_invert invert, bool with_pro
         for (size_t i = 0; i < n; i++) differ += labels[0][i] != labels[1][i];
         char msg[320];
         const int64_t grid[3] = {rep[1].grid_dim[0], rep[1].grid_dim[1], rep[1].grid_dim[2]};
-        snprintf(msg, sizeof msg, "%s: %lld cubes over a %lldx%lldx%lld grid (slab axis %d), labels on the "
+        snprintf(msg, sizeof msg, "%s: %lld cubes over a %lldx%lldx%lld grid (slab axis %d, %s ring), labels on the "
                  "%lldx%lldx%lld input equal (%zu differ)", what, rep[1].cubes, rep[1].grid_dim[0], rep[1].grid_dim[1],
-                 rep[1].grid_dim[2], swin_ring_slab_axis(grid, c->roi), c->dim[0], c->dim[1], c->dim[2], differ);
+                 rep[1].grid_dim[2], swin_ring_slab_axis(grid, c->roi),
+                 d.layout.span > grid[swin_ring_o1(&d.g)] ? "sliding" : "plain", c->dim[0], c->dim[1], c->dim[2],
+                 differ);
         ok &= check_true(msg, differ == 0 && rep[0].cubes == rep[1].cubes);
         if (with_probs) {
             snprintf(msg, sizeof msg, "%s: probabilities", what);
@@ -215,7 +222,7 @@ int main(void)
     /* oblique: 12 degrees about z, then 5 about x, voxels 1.1 x 1.1 x 3.0 mm */
     const double rot[3][3] = {{c12, -s12 * c5, s12 * s5}, {s12, c12 * c5, -c12 * s5}, {0, s5, c5}};
     struct dev_case cases[] = {
-        {"LPS 0.9 x 0.9 x 2.5 mm, several slabs", {71, 63, 29},
+        {"LPS 0.9 x 0.9 x 2.5 mm, several slabs", {80, 63, 29},
          {{-0.9, 0, 0, 40}, {0, -0.9, 0, 30}, {0, 0, 2.5, -50}, {0, 0, 0, 1}}, {16, 16, 16}, 5, false, false},
         {"smaller than the cube on every axis", {12, 10, 9},
          {{1.5, 0, 0, 0}, {0, 1.5, 0, 0}, {0, 0, 2.0, 0}, {0, 0, 0, 1}}, {16, 16, 16}, 4, false, false},
