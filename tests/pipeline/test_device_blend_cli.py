@@ -14,7 +14,9 @@ for the preview, probability planes for the inversion and the output):
     swinrun_emu itself fails unless the emulated device's high-water mark equals the plan's
     total (context + ring);
   - the label maps, the probabilities and the previews of both runs are equal (the
-    probabilities to the bit: the emulator's device exp is the host's).
+    probabilities to the bit: the emulator's device exp is the host's);
+  - with --half, a CT of intensities around 3e4 fed unclipped overflows float16: blended on the
+    device the run fails as on the host (exit 1, saying to run without --half, no output).
 Exit status 0 when every check passes."""
 import json
 import os
@@ -89,6 +91,15 @@ def main():
           ph.shape == pd.shape and (ph == pd).all())
     check("previews equal", open(out["host"]["preview.png"], "rb").read() == open(out["device"]["preview.png"],
                                                                                      "rb").read())
+    if extra:
+        hot = os.path.join(work, "overflow.nii.gz")
+        img = nib.load(ct)
+        data = 3e4 + 1e4 * np.sin(np.arange(np.prod(SHAPE)).reshape(SHAPE) * 0.37).astype(np.float32)
+        nib.save(nib.Nifti1Image(data.astype(np.float32), img.affine), hot)
+        out_hot = os.path.join(work, "overflow_labels.nii.gz")
+        r = run([exe, hot, out_hot, *common, "--blend-on", "device", "--no-intensity-clip"])
+        check("half overflow blended on the device: exit 1, 'run without --half': " + r.stderr.strip()[-200:],
+              r.returncode == 1 and "run without --half" in r.stderr and not os.path.exists(out_hot))
     print("FAILED: %d" % len(failures) if failures else "PASS")
     return 1 if failures else 0
 
