@@ -44,7 +44,8 @@ typedef struct swin_plan_info {
     size_t arena_bytes;     /* every activation and op workspace, one allocation */
     size_t lower_bound;     /* largest sum of simultaneously live bytes in the plan */
     size_t context_bytes;   /* the backend's fixed scratch (CUDA: staging, reductions; CPU: 0) */
-    size_t total_bytes;     /* weight_bytes + arena_bytes + context_bytes: all device (or host) bytes */
+    size_t total_bytes;     /* weight_bytes + arena_bytes + context_bytes (+ ring_bytes): all device
+                               (or host) bytes */
     int tensors;            /* activations and workspaces planned */
     int cpu_threads;        /* CPU backend: the threads its ops run on (also the pipeline's
                                around the forward pass); CUDA: 0 (the pipeline takes every core) */
@@ -52,6 +53,12 @@ typedef struct swin_plan_info {
                                "avx512", "avx2", "baseline"); "" for CUDA */
     const char *cpu_isa_best; /* CPU backend: the best level this CPU has (cpu_isa is lower when capped) */
     char backend_reason[160]; /* why this backend, e.g. "auto: no usable CUDA device (...)" */
+    /* A plan for a volume (swin_segment_plan): the grid its cubes slide over, and the device
+     * bytes of the ring the CUDA backend blends them in (the open planes of the cubes' logits,
+     * float32, and one plane of results; pipeline/sliding.h), counted in total_bytes. 0 for a
+     * plan of the cube alone, and on the CPU backend (it blends on the host). */
+    long long grid[3];
+    size_t ring_bytes;
 } swin_plan_info;
 
 #endif

@@ -59,6 +59,18 @@ typedef enum swin_invert {
                                 input grid (nearest_interp: false, as the BTCV bundle's recipe) */
 } swin_invert;
 
+/* Where the cubes' logits are blended, averaged and reduced to labels. The CPU backend
+ * always blends on the host; the CUDA backend keeps the logits on the device in a ring of the
+ * planes still open and brings back only each finished plane's labels (and probabilities when
+ * they are asked for: --probabilities, SWIN_INVERT_LINEAR). The labels are the same either way. */
+typedef enum swin_blend_on {
+    SWIN_BLEND_ON_AUTO = 0,   /* on the device when its backend blends and the ring fits (the memory
+                                 limit, the device's memory); else on the host, the report saying why */
+    SWIN_BLEND_ON_HOST = 1,   /* every cube's logits come back to the host */
+    SWIN_BLEND_ON_DEVICE = 2, /* on the device, or fail (SWIN_ERR_MEM_LIMIT, SWIN_ERR_NOMEM, or
+                                 SWIN_ERR_ARG on a backend that blends on the host) */
+} swin_blend_on;
+
 typedef struct swin_segment_params {
     bool reorient;              /* to RAS before resampling (default true) */
     bool resample;              /* to spacing_mm (default true) */
@@ -96,6 +108,8 @@ typedef struct swin_segment_params {
      * SHA-256), so that the same series with the same seed (e.g. the model's digest) gives the
      * same UIDs again and a receiver replaces what it holds rather than adding a copy. */
     const char *dicom_uid_seed;
+    /* Where the cubes are blended (default SWIN_BLEND_ON_AUTO). */
+    swin_blend_on blend_on;
 } swin_segment_params;
 
 #ifdef __cplusplus

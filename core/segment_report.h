@@ -55,6 +55,12 @@ typedef struct swin_segment_report {
      * invalid (an anonymised series): which, and that new UIDs were generated, so that the
      * outputs will not file into the source study; "" when the outputs use the CT's own. */
     char dicom_notice[256];
+    /* Where the cubes were blended (swin_segment_params.blend_on): on the device, in a ring of
+     * ring_bytes device bytes (besides plan.total_bytes), or on the host; blend_note says why
+     * the host when the backend could have blended ("" otherwise). */
+    bool blended_on_device;
+    size_t ring_bytes;
+    char blend_note[256];
 } swin_segment_report;
 
 #endif

@@ -211,3 +211,88 @@ int swin_op_patch_merge(const struct swin_ops *o, void *be, struct swin_vol out,
     rc = check_ws(o, be, "patch_merge", o->patch_merge_ws(be, out, in), ws, ws_bytes);
     return rc ? rc : o->patch_merge(be, out, in, order, norm_w, norm_b, red_w, ws, ws_bytes);
 }
+
+/* ---- blending of the sliding cubes ---------------------------------------------------- */
+
+/* 0, or the status of the first inconsistency of g (core/ring_geom.h) and its description. */
+static int check_ring_geom(const struct swin_ring_geom *g, char *msg, size_t msg_size)
+{
+    if (g->ax < 0 || g->ax > 2 || g->classes < 1 || (g->label_bytes != 1 && g->label_bytes != 2) ||
+        (g->label_bytes == 1 && g->classes > 256)) {
+        snprintf(msg, msg_size, "slab axis %d, %d classes, %d-byte labels (need axis 0..2, classes >= 1, labels of "
+                 "1 byte up to 256 classes or 2)", g->ax, g->classes, g->label_bytes);
+        return SWIN_ERR_ARG;
+    }
+    for (int k = 0; k < 3; k++) {
+        const int64_t padded = g->size[k] > g->roi[k] ? g->size[k] : g->roi[k];
+        if (g->size[k] < 1 || g->roi[k] < 1 || g->padded[k] != padded || g->pad_lo[k] != (padded - g->size[k]) / 2 ||
+            g->interval[k] < 1 || g->n[k] < 1 || swin_ring_start(g, k, g->n[k] - 1) != padded - g->roi[k]) {
+            snprintf(msg, msg_size,
+                     "axis %d: size %lld, cube %d, padded %lld, pad %lld, interval %lld, %d starts inconsistent (need "
+                     "padded = max(size, cube), pad = (padded - size) / 2, interval >= 1, the last start at "
+                     "padded - cube)",
+                     k, (long long)g->size[k], g->roi[k], (long long)g->padded[k], (long long)g->pad_lo[k],
+                     (long long)g->interval[k], g->n[k]);
+            return SWIN_ERR_SHAPE;
+        }
+    }
+    return 0;
+}
+
+/* The ring's geometry, and that this backend blends at all. */
+static int check_ring(const struct swin_ops *o, void *be, const char *op, const void *ring,
+                      const struct swin_ring_geom *g)
+{
+    if (!o->ring_bytes || !o->ring_start || !o->ring_add || !o->ring_finish)
+        return fail(o, be, SWIN_ERR_ARG, "%s: the %s backend does not blend in its own memory (its logits come back "
+                    "to the host)", op, o->name);
+    if (!ring || !g) return fail(o, be, SWIN_ERR_ARG, "%s: the ring and its geometry are required", op);
+    char msg[SWIN_ERROR_MSG_MAX - 32];
+    int rc = check_ring_geom(g, msg, sizeof msg);
+    return rc ? fail(o, be, (swin_status)rc, "%s: %s", op, msg) : 0;
+}
+
+int swin_op_ring_start(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
+                       const float *importance)
+{
+    int rc = check_ring(o, be, "ring_start", ring, g);
+    if (rc) return rc;
+    if (!importance) return fail(o, be, SWIN_ERR_ARG, "ring_start: importance is NULL");
+    return o->ring_start(be, ring, g, importance);
+}
+
+int swin_op_ring_add(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
+                     struct swin_vol logits, const int64_t start[3])
+{
+    int rc = check_ring(o, be, "ring_add", ring, g);
+    if (!rc) rc = check_vol(o, be, "ring_add", "logits", logits);
+    if (rc) return rc;
+    if (logits.d != g->roi[0] || logits.h != g->roi[1] || logits.w != g->roi[2] || logits.c != g->classes)
+        return fail(o, be, SWIN_ERR_SHAPE, "ring_add: logits %dx%dx%dx%d, need the cube %dx%dx%d with %d classes",
+                    logits.d, logits.h, logits.w, logits.c, g->roi[0], g->roi[1], g->roi[2], g->classes);
+    if (!start) return fail(o, be, SWIN_ERR_ARG, "ring_add: start is NULL");
+    for (int k = 0; k < 3; k++)
+        if (start[k] < 0 || start[k] > g->padded[k] - g->roi[k])
+            return fail(o, be, SWIN_ERR_SHAPE, "ring_add: start %lld on axis %d leaves the padded volume of %lld",
+                        (long long)start[k], k, (long long)g->padded[k]);
+    return o->ring_add(be, ring, g, logits, start);
+}
+
+int swin_op_ring_finish(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
+                        int64_t plane, int64_t row_lo, int64_t row_hi, void *labels, float *probs,
+                        long long *nonfinite)
+{
+    int rc = check_ring(o, be, "ring_finish", ring, g);
+    if (rc) return rc;
+    if (plane < 0 || plane >= g->size[g->ax])
+        return fail(o, be, SWIN_ERR_SHAPE, "ring_finish: plane %lld outside the %lld planes along axis %d",
+                    (long long)plane, (long long)g->size[g->ax], g->ax);
+    const int64_t rows = g->size[swin_ring_o1(g)];
+    if (row_lo < 0 || row_lo > row_hi || row_hi > rows)
+        return fail(o, be, SWIN_ERR_SHAPE, "ring_finish: rows [%lld, %lld) outside the %lld rows of a plane",
+                    (long long)row_lo, (long long)row_hi, (long long)rows);
+    if (probs && !g->probs)
+        return fail(o, be, SWIN_ERR_ARG, "ring_finish: probabilities asked for, but the ring was planned without");
+    if (!nonfinite) return fail(o, be, SWIN_ERR_ARG, "ring_finish: nonfinite is NULL");
+    return o->ring_finish(be, ring, g, plane, row_lo, row_hi, labels, probs, nonfinite);
+}

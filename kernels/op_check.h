@@ -33,5 +33,13 @@ int swin_op_swin_mlp(const struct swin_ops *o, void *be, struct swin_vol x, cons
 int swin_op_patch_merge(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
                         const swin_merge_order order, const float *norm_w, const float *norm_b,
                         const float *red_w, void *ws, size_t ws_bytes);
+/* The ring ops also refuse a backend without them (the CPU's: it blends on the host). */
+int swin_op_ring_start(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
+                       const float *importance);
+int swin_op_ring_add(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
+                     struct swin_vol logits, const int64_t start[3]);
+int swin_op_ring_finish(const struct swin_ops *o, void *be, void *ring, const struct swin_ring_geom *g,
+                        int64_t plane, int64_t row_lo, int64_t row_hi, void *labels, float *probs,
+                        long long *nonfinite);
 
 #endif

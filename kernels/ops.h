@@ -29,6 +29,7 @@
 #include <stddef.h>
 
 #include "core/model.h"
+#include "core/ring_geom.h"
 #include "core/vol.h"
 #include "core/window_geom.h"
 
@@ -118,6 +119,35 @@ struct swin_ops {
                        const swin_merge_order order, const float *norm_w, const float *norm_b,
                        const float *red_w, void *ws, size_t ws_bytes);
     size_t (*patch_merge_ws)(void *be, struct swin_vol out, struct swin_vol in);
+
+    /* Blending of the sliding cubes in the backend's own memory (the device path of
+     * pipeline/sliding.h, geometry in core/ring_geom.h). Optional: NULL on a backend whose
+     * logits come back to the host, where the pipeline blends them (the CPU's).
+     * A ring is ring_bytes(be, g) bytes of the memory the backend's arena comes from,
+     * 256-byte aligned, laid out as the backend likes (the open rows where
+     * swin_ring_layout_of says); ring_bytes is a pure function of g.
+     * The arithmetic is the host ring's (pipeline/sliding.c) to the bit: float32, each
+     * voxel adding its cubes in their run order, products and sums rounded one by one (no
+     * fused multiply-add), the average a float32 division, the label the first maximum. */
+    size_t (*ring_bytes)(void *be, const struct swin_ring_geom *g);
+    /* Before a volume's first cube: the ring takes `importance` (host float32, roi[0] x
+     * roi[1] x roi[2], roi[2] fastest: the weight of each voxel of a cube) and zero sums. */
+    int (*ring_start)(void *be, void *ring, const struct swin_ring_geom *g, const float *importance);
+    /* The cube whose padded start is start[3], logits (roi dims, c == classes): each of
+     * its voxels inside the volume adds logit * importance per class, and its importance
+     * to the voxel's weight (kept implicitly: the weights are a function of g). Counts the
+     * logits of the whole cube that are not finite. */
+    int (*ring_add)(void *be, void *ring, const struct swin_ring_geom *g, struct swin_vol logits,
+                    const int64_t start[3]);
+    /* Rows [row_lo, row_hi) along o1 of plane `plane`, final (every cube reaching them has
+     * been added): the average (sum / weight) of each voxel reduced to its label into host
+     * `labels` (NULL: none; (row_hi - row_lo) x d_o2, o2 fastest, label_bytes each) and, when
+     * g->probs, its softmax (in double, as float32) into host `probs` (NULL: none; the same
+     * voxels x classes, classes fastest); the rows' places are cleared for the rows that take
+     * them next. Waits for the results. *nonfinite: the logits counted by ring_add since
+     * ring_start. */
+    int (*ring_finish)(void *be, void *ring, const struct swin_ring_geom *g, int64_t plane, int64_t row_lo,
+                       int64_t row_hi, void *labels, float *probs, long long *nonfinite);
 };
 
 #endif

@@ -4,17 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* monai.inferers.utils._get_scan_interval and monai.data.utils.dense_patch_slices, one axis */
-static int64_t *axis_starts(int64_t size, int roi, double overlap, int *count)
+#include "core/ring_geom.h"
+
+/* monai.inferers.utils._get_scan_interval and monai.data.utils.dense_patch_slices, one axis
+ * (the rules: core/ring_geom.h) */
+static int64_t *axis_starts(int64_t size, int roi, double overlap, int *count, int64_t *interval_out)
 {
-    int64_t interval = roi == size ? roi : (int64_t)((double)roi * (1.0 - overlap));
-    if (interval <= 0) interval = 1;
-    int64_t num = (size + interval - 1) / interval, n = 1;
-    for (int64_t d = 0; d < num; d++)
-        if (d * interval + roi >= size) {
-            n = d + 1;
-            break;
-        }
+    const int64_t interval = swin_ring_interval(size, roi, overlap);
+    const int n = swin_ring_starts(size, roi, interval);
     int64_t *s = malloc((size_t)n * sizeof *s);
     if (!s) return NULL;
     for (int64_t i = 0; i < n; i++) {
@@ -22,7 +19,8 @@ static int64_t *axis_starts(int64_t size, int roi, double overlap, int *count)
         int64_t over = start + roi - size;
         s[i] = start - (over > 0 ? over : 0);
     }
-    *count = (int)n;
+    *count = n;
+    *interval_out = interval;
     return s;
 }
 
@@ -42,7 +40,7 @@ swin_status swin_cubes_plan(const int64_t size[3], const int roi[3], double over
         w->size[k] = size[k];
         w->padded[k] = size[k] > roi[k] ? size[k] : roi[k];
         w->pad_lo[k] = (w->padded[k] - size[k]) / 2;
-        w->starts[k] = axis_starts(w->padded[k], roi[k], overlap, &w->n[k]);
+        w->starts[k] = axis_starts(w->padded[k], roi[k], overlap, &w->n[k], &w->interval[k]);
         if (!w->starts[k]) goto nomem;
     }
     size_t n = (size_t)roi[0] * roi[1] * roi[2];

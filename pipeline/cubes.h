@@ -23,6 +23,7 @@ struct swin_cubes {
     int64_t padded[3];     /* max(size, roi) */
     int64_t pad_lo[3];     /* zeros before the volume: (padded - size) / 2 */
     int n[3];              /* window positions per axis */
+    int64_t interval[3];   /* the scan interval: start i is min(i * interval, padded - roi) */
     int64_t *starts[3];    /* n[k] starts per axis, in padded coordinates, increasing */
     float *importance;     /* roi[0] * roi[1] * roi[2] weights, roi[2] fastest */
 };

@@ -1,6 +1,7 @@
 #include "pipeline/segment.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,8 @@ struct sink {
     struct swin_label_stream *stream; /* told of each finished plane, or NULL */
     int64_t n;
     int co;
+    const int64_t *dim;             /* the preprocessed grid (the device path's planes) */
+    int ax;                         /* the slab axis */
 };
 
 static void sink_voxel(void *user, int64_t v, const float *x)
@@ -117,6 +120,25 @@ static void sink_voxel(void *user, int64_t v, const float *x)
         if (lin) lin[c] = p;
         if (s->probs) s->probs[c * s->n + v] = p;
     }
+}
+
+/* The device path: plane `plane` along the slab axis, as sink_voxel fills it voxel by voxel,
+ * from its labels and probabilities (o2 fastest, classes fastest; sliding.h). */
+static void sink_plane_result(void *user, int64_t plane, const void *labels, const float *probs)
+{
+    struct sink *s = user;
+    const int ax = s->ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
+    const int64_t stride[3] = {s->dim[1] * s->dim[2], s->dim[2], 1};
+    for (int64_t u1 = 0, u = 0; u1 < s->dim[o1]; u1++)
+        for (int64_t u2 = 0; u2 < s->dim[o2]; u2++, u++) {
+            const int64_t v = plane * stride[ax] + u1 * stride[o1] + u2 * stride[o2];
+            if (s->labels && s->lb == 1) ((uint8_t *)s->labels)[v] = ((const uint8_t *)labels)[u];
+            else if (s->labels) ((uint16_t *)s->labels)[v] = ((const uint16_t *)labels)[u];
+            if (!probs) continue;
+            const float *p = probs + u * s->co;
+            if (s->lin) memcpy(swin_invert_linear_voxel(s->lin, v), p, (size_t)s->co * sizeof *p);
+            for (int c = 0; s->probs && c < s->co; c++) s->probs[c * s->n + v] = p[c];
+        }
 }
 
 static void sink_plane(void *user, int64_t plane)
@@ -141,6 +163,7 @@ struct job {
     struct swin_invert_linear lin; /* linear: the streaming way back */
     void *in_labels;               /* linear, file form: the label map on the input grid */
     struct swin_sliding_times times;
+    struct swin_blend_info blend;
 };
 
 static void job_free(struct job *j)
@@ -263,7 +286,15 @@ static swin_status job_infer(struct job *j, swin_error *err)
                               .progress = cube_progress,
                               .progress_user = &j->ctl,
                               .threads = p->threads,
-                              .times = &j->times};
+                              .times = &j->times,
+                              .device = p->device,
+                              .plane_result = sink_plane_result,
+                              .label_bytes = s->lb,
+                              .want_labels = s->labels != NULL,
+                              .want_probs = s->probs || s->lin,
+                              .blend = &j->blend};
+    s->dim = j->g.dim;
+    s->ax = swin_sliding_axis(&j->win);
     return swin_sliding_run(&sl, j->vol, err);
 }
 
@@ -273,6 +304,9 @@ static void infer_times(const struct job *j, swin_segment_report *rep)
     rep->seconds_forward = j->times.predict;
     rep->seconds_blend = j->times.blend;
     rep->seconds_argmax = j->times.finalise;
+    rep->blended_on_device = j->blend.on_device;
+    rep->ring_bytes = j->blend.ring_bytes;
+    snprintf(rep->blend_note, sizeof rep->blend_note, "%s", j->blend.note);
 }
 
 /* ---- file form ---------------------------------------------------------------------- */

@@ -25,6 +25,7 @@ struct swin_pipeline {
     int in_channels, out_channels; /* the predictor's */
     swin_predict_fn predict;
     void *predict_user;
+    const struct swin_device_blend *device; /* NULL, or the predictor blends on its device (sliding.h) */
     int threads;                   /* for the work around the predictor (0: every core) */
 };
 

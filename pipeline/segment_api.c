@@ -2,20 +2,102 @@
  * of segment.h with the context's forward pass as its predictor. */
 #include "pipeline/segment_api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/label_stats.h"
 #include "pipeline/segment.h"
+#include "runtime/context_ring.h"
 
 static swin_status predict(void *user, const float *in, float *out, swin_error *err)
 {
     return swin_context_run(user, in, out, err);
 }
 
-/* The pipeline of params with ctx's forward pass, ctx's plan, and the report zeroed. */
+/* ---- the context as a predictor that blends on its device (pipeline/sliding.h) ------- */
+
+struct device_predictor {
+    swin_context_t *ctx;
+    const swin_segment_params *params; /* blend_on, and cancel: polled before each cube */
+    int classes;
+    struct swin_device_blend dev;
+};
+
+static swin_status device_begin(void *user, const struct swin_cubes *w, int ax, int label_bytes, bool probs,
+                                struct swin_blend_info *info, swin_error *err)
+{
+    struct device_predictor *d = user;
+    struct swin_ring_geom g = {.ax = ax, .classes = d->classes, .label_bytes = label_bytes, .probs = probs};
+    for (int k = 0; k < 3; k++) {
+        g.size[k] = w->size[k];
+        g.roi[k] = w->roi[k];
+        g.padded[k] = w->padded[k];
+        g.pad_lo[k] = w->pad_lo[k];
+        g.interval[k] = w->interval[k];
+        g.n[k] = w->n[k];
+    }
+    swin_error why = {0};
+    swin_status st = swin_context_ring_begin(d->ctx, &g, w->importance, &why);
+    if (!st) {
+        info->on_device = true;
+        info->ring_bytes = swin_context_ring_bytes(d->ctx, &g);
+        return SWIN_OK;
+    }
+    if (d->params->blend_on == SWIN_BLEND_ON_AUTO && (st == SWIN_ERR_MEM_LIMIT || st == SWIN_ERR_NOMEM)) {
+        snprintf(info->note, sizeof info->note, "%.255s", why.msg); /* the host path takes the volume */
+        return SWIN_OK;
+    }
+    if (err) *err = why;
+    return st;
+}
+
+static swin_status device_predict_blend(void *user, const float *in, const int64_t p[3], swin_error *err)
+{
+    struct device_predictor *d = user;
+    const swin_segment_params *o = d->params;
+    if (o->cancel && o->cancel(o->user))
+        return swin_error_set(err, SWIN_ERR_CANCELLED, "segmentation cancelled by the caller");
+    return swin_context_run_ring(d->ctx, in, p, err);
+}
+
+static swin_status device_finish_rows(void *user, int64_t plane, int64_t row_lo, int64_t row_hi, void *labels,
+                                      float *probs, swin_error *err)
+{
+    return swin_context_ring_finish(((struct device_predictor *)user)->ctx, plane, row_lo, row_hi, labels, probs,
+                                    err);
+}
+
+static void device_end(void *user)
+{
+    swin_context_ring_end(((struct device_predictor *)user)->ctx);
+}
+
+/* p->device: d, when ctx's backend blends and params let it. */
+static swin_status device_for(swin_context_t *ctx, const swin_segment_params *params, struct device_predictor *d,
+                              struct swin_pipeline *p, swin_error *err)
+{
+    if (params->blend_on != SWIN_BLEND_ON_AUTO && params->blend_on != SWIN_BLEND_ON_HOST &&
+        params->blend_on != SWIN_BLEND_ON_DEVICE)
+        return swin_error_set(err, SWIN_ERR_ARG, "unknown place to blend the cubes %d (auto, host or device)",
+                              (int)params->blend_on);
+    const bool blends = swin_context_blends(ctx);
+    if (params->blend_on == SWIN_BLEND_ON_DEVICE && !blends)
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "the cubes cannot be blended on the device: this context's backend blends on the host "
+                              "(use --blend-on auto or host, or --backend cuda)");
+    *d = (struct device_predictor){.ctx = ctx, .params = &p->params, .classes = p->out_channels,
+                                   .dev = {.user = d, .begin = device_begin, .predict_blend = device_predict_blend,
+                                           .finish_rows = device_finish_rows, .end = device_end}};
+    p->device = blends && params->blend_on != SWIN_BLEND_ON_HOST ? &d->dev : NULL;
+    return SWIN_OK;
+}
+
+/* The pipeline of params with ctx's forward pass (blending on its device when it can: d),
+ * ctx's plan, and the report zeroed. */
 static swin_status pipeline_for(swin_context_t *ctx, const swin_segment_params *params, struct swin_pipeline *p,
-                                swin_plan_info *plan, swin_segment_report *rep, swin_error *err)
+                                struct device_predictor *d, swin_plan_info *plan, swin_segment_report *rep,
+                                swin_error *err)
 {
     memset(rep, 0, sizeof *rep);
     if (!ctx || !params) return swin_error_set(err, SWIN_ERR_ARG, "a context and parameters are required");
@@ -25,16 +107,17 @@ static swin_status pipeline_for(swin_context_t *ctx, const swin_segment_params *
     *p = (struct swin_pipeline){.params = *params, .in_channels = mi.in_channels, .out_channels = mi.out_channels,
                                 .predict = predict, .predict_user = ctx, .threads = plan->cpu_threads};
     memcpy(p->cube, plan->cube, sizeof p->cube);
-    return SWIN_OK;
+    return device_for(ctx, params, d, p, err);
 }
 
 swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
                          uint16_t *labels, float *probabilities, swin_segment_report *report, swin_error *err)
 {
     struct swin_pipeline p;
+    struct device_predictor d;
     swin_plan_info plan;
     swin_segment_report scratch, *rep = report ? report : &scratch;
-    swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
+    swin_status st = pipeline_for(ctx, params, &p, &d, &plan, rep, err);
     if (st) return st;
     st = swin_pipeline_volume(volume, &p, labels, probabilities, rep, err);
     if (!st) st = swin_stats_volume(volume, labels, p.out_channels, rep, err);
@@ -49,9 +132,10 @@ static swin_status segment_inputs(swin_context_t *ctx, const struct swin_format 
                                   swin_segment_report *report, swin_error *err)
 {
     struct swin_pipeline p;
+    struct device_predictor d;
     swin_plan_info plan;
     swin_segment_report scratch, *rep = report ? report : &scratch;
-    swin_status st = pipeline_for(ctx, params, &p, &plan, rep, err);
+    swin_status st = pipeline_for(ctx, params, &p, &d, &plan, rep, err);
     if (st) return st;
     if (!inputs || ninputs < 1 || !inputs[0] || !output_path)
         return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");

@@ -54,6 +54,18 @@ SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_pa
                                        const swin_segment_params *params, swin_segment_report *report,
                                        swin_error *err);
 
+/* The device (or host) bytes a segmentation of a volume of dim voxels (nx, ny, nz) of voxel_mm
+ * millimetres (NULL: the volume is already the grid the cubes slide over) would use on the
+ * context cp describes, before anything is allocated: swin_model_plan's, and on a backend
+ * that blends the cubes on its device (CUDA, params->blend_on not HOST) the ring of the grid
+ * params resamples the volume to (plan .grid and .ring_bytes, counted in .total_bytes), for
+ * the file form's labels and the probability planes params asks for (probabilities_path,
+ * SWIN_INVERT_LINEAR). cp->mem_limit refuses what does not fit, naming a smaller cube, fp16
+ * or blending on the host when one fits. */
+SWIN_API swin_status swin_segment_plan(const swin_model_t *model, const swin_context_params *cp,
+                                       const swin_segment_params *params, const long long dim[3],
+                                       const double voxel_mm[3], swin_plan_info *out, swin_error *err);
+
 /* ---- DICOM: a CT series in, DICOM SEG / RT Structure Set / NIfTI out --------------------
  *
  * inputs: folders (read recursively, or through the DICOMDIR they hold), DICOMDIR files and

@@ -8,10 +8,7 @@
 
 int swin_sliding_axis(const struct swin_cubes *w)
 {
-    int best = 0;
-    for (int k = 1; k < 3; k++) /* maximise size / roi: the slab is roi * (volume / size) */
-        if ((double)w->size[k] / w->roi[k] > (double)w->size[best] / w->roi[best]) best = k;
-    return best;
+    return swin_ring_slab_axis(w->size, w->roi);
 }
 
 /* Voxels in one ring buffer: the volume with the slab axis cut to min(roi, size). */
@@ -150,30 +147,51 @@ static void finalise(const struct swin_sliding *s, struct ring *r, int64_t lo, i
     }
 }
 
-swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err)
+/* What a path does with each cube, cut out into `in` at padded start p; with the rows
+ * [row_lo, row_hi) along o1 of the planes [lo, hi) along the slab axis once no later cube
+ * reaches them (may be NULL); and with the planes [lo, hi) once no later cube reaches them. */
+struct path {
+    void *ctx;
+    swin_status (*cube)(void *ctx, const float *in, const int64_t p[3], struct swin_sliding_times *tm,
+                        swin_error *err);
+    swin_status (*rows)(void *ctx, int64_t lo, int64_t hi, int64_t row_lo, int64_t row_hi, swin_error *err);
+    swin_status (*planes)(void *ctx, int64_t lo, int64_t hi, swin_error *err);
+};
+
+/* Along axis k, volume coordinates: no cube after start index i reaches below the next start. */
+static int64_t final_below(const struct swin_cubes *w, int k, int i)
+{
+    int64_t upto = i + 1 < w->n[k] ? w->starts[k][i + 1] - w->pad_lo[k] : w->size[k];
+    return upto < 0 ? 0 : upto > w->size[k] ? w->size[k] : upto;
+}
+
+/* The most planes that become final after one slab row. */
+static int64_t planes_final_together(const struct swin_cubes *w, int ax)
+{
+    int64_t most = 0, finished = 0;
+    for (int i = 0; i < w->n[ax]; i++) {
+        const int64_t upto = final_below(w, ax, i);
+        if (upto - finished > most) most = upto - finished;
+        if (upto > finished) finished = upto;
+    }
+    return most;
+}
+
+/* The order of both paths: the cubes along the slab axis ax, then o1, then o2; after each
+ * sub-row along o1, the rows below its next start of the planes that slab row finishes are
+ * final; after each slab row, the planes below the next row's start are. */
+static swin_status drive(const struct swin_sliding *s, int ax, const float *vol, float *in, const struct path *pa,
+                         struct swin_sliding_times *tm, swin_error *err)
 {
     const struct swin_cubes *w = s->layout;
-    int co = s->out_channels;
-    struct ring r = {.ax = swin_sliding_axis(w)};
-    r.n = ring_voxels(w, r.ax, r.ext);
-    size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
-    r.acc = calloc((size_t)co * (size_t)r.n, sizeof *r.acc);
-    r.wsum = calloc((size_t)r.n, sizeof *r.wsum);
-    float *in = malloc(win * sizeof *in), *out = malloc((size_t)co * win * sizeof *out);
-    const int threads = swin_parallel_threads(s->threads);
-    float *avg = malloc((size_t)threads * (size_t)co * sizeof *avg);
-    struct swin_sliding_times tm = {0};
-    double t0;
-    swin_status st = SWIN_OK;
-    if (!r.acc || !r.wsum || !in || !out || !avg) {
-        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the sliding-window buffers (%zu bytes)",
-                            swin_sliding_bytes(w, co, s->threads));
-        goto done;
-    }
-    int ax = r.ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the two other axes, in order */
+    const int o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the two other axes, in order */
     int64_t total = swin_cubes_count(w), done_n = 0, finished = 0; /* planes [0, finished) sunk */
+    swin_status st;
+    double t0;
     for (int i = 0; i < w->n[ax]; i++) {
-        for (int j = 0; j < w->n[o1]; j++)
+        const int64_t upto = final_below(w, ax, i);
+        int64_t rows_done = 0;
+        for (int j = 0; j < w->n[o1]; j++) {
             for (int k = 0; k < w->n[o2]; k++) {
                 int64_t p[3];
                 p[ax] = w->starts[ax][i];
@@ -181,32 +199,179 @@ swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swi
                 p[o2] = w->starts[o2][k];
                 t0 = swin_clock_seconds();
                 gather(w, vol, p, in);
-                tm.gather += swin_clock_seconds() - t0;
-                t0 = swin_clock_seconds();
-                if ((st = s->predict(s->predict_user, in, out, err))) goto done;
-                tm.predict += swin_clock_seconds() - t0;
-                t0 = swin_clock_seconds();
-                struct blend_job bj = {.s = s, .r = &r, .p = p, .out = out};
-                swin_parallel_for(threads, w->roi[0], accumulate_rows, &bj);
-                tm.blend += swin_clock_seconds() - t0;
+                tm->gather += swin_clock_seconds() - t0;
+                if ((st = pa->cube(pa->ctx, in, p, tm, err))) return st;
                 if (s->progress) s->progress(s->progress_user, ++done_n, total);
             }
-        /* no later window reaches below the next start */
-        int64_t upto = i + 1 < w->n[ax] ? w->starts[ax][i + 1] - w->pad_lo[ax] : w->size[ax];
-        if (upto > w->size[ax]) upto = w->size[ax];
+            const int64_t rows_upto = final_below(w, o1, j);
+            if (pa->rows && upto > finished && rows_upto > rows_done) {
+                t0 = swin_clock_seconds();
+                st = pa->rows(pa->ctx, finished, upto, rows_done, rows_upto, err);
+                tm->finalise += swin_clock_seconds() - t0;
+                if (st) return st;
+                rows_done = rows_upto;
+            }
+        }
         if (upto > finished) {
             t0 = swin_clock_seconds();
-            finalise(s, &r, finished, upto, avg, threads);
-            tm.finalise += swin_clock_seconds() - t0;
+            st = pa->planes(pa->ctx, finished, upto, err);
+            tm->finalise += swin_clock_seconds() - t0;
+            if (st) return st;
             finished = upto;
         }
     }
-done:
-    if (s->times) *s->times = tm;
-    free(r.acc);
-    free(r.wsum);
+    return SWIN_OK;
+}
+
+/* ---- the host path ------------------------------------------------------------------- */
+
+struct host_run {
+    const struct swin_sliding *s;
+    struct ring r;
+    float *out;  /* one window's logits */
+    float *avg;  /* out_channels floats per thread */
+    int threads;
+};
+
+static swin_status host_cube(void *ctx, const float *in, const int64_t p[3], struct swin_sliding_times *tm,
+                             swin_error *err)
+{
+    struct host_run *h = ctx;
+    double t0 = swin_clock_seconds();
+    swin_status st = h->s->predict(h->s->predict_user, in, h->out, err);
+    tm->predict += swin_clock_seconds() - t0;
+    if (st) return st;
+    t0 = swin_clock_seconds();
+    struct blend_job bj = {.s = h->s, .r = &h->r, .p = p, .out = h->out};
+    swin_parallel_for(h->threads, h->s->layout->roi[0], accumulate_rows, &bj);
+    tm->blend += swin_clock_seconds() - t0;
+    return SWIN_OK;
+}
+
+static swin_status host_planes(void *ctx, int64_t lo, int64_t hi, swin_error *err)
+{
+    struct host_run *h = ctx;
+    finalise(h->s, &h->r, lo, hi, h->avg, h->threads);
+    return SWIN_OK;
+}
+
+static swin_status run_host(const struct swin_sliding *s, const float *vol, struct swin_sliding_times *tm,
+                            swin_error *err)
+{
+    const struct swin_cubes *w = s->layout;
+    int co = s->out_channels;
+    struct host_run h = {.s = s, .r = {.ax = swin_sliding_axis(w)}, .threads = swin_parallel_threads(s->threads)};
+    h.r.n = ring_voxels(w, h.r.ax, h.r.ext);
+    size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
+    h.r.acc = calloc((size_t)co * (size_t)h.r.n, sizeof *h.r.acc);
+    h.r.wsum = calloc((size_t)h.r.n, sizeof *h.r.wsum);
+    float *in = malloc(win * sizeof *in);
+    h.out = malloc((size_t)co * win * sizeof *h.out);
+    h.avg = malloc((size_t)h.threads * (size_t)co * sizeof *h.avg);
+    swin_status st;
+    if (!h.r.acc || !h.r.wsum || !in || !h.out || !h.avg)
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the sliding-window buffers (%zu bytes)",
+                            swin_sliding_bytes(w, co, s->threads));
+    else
+        st = drive(s, h.r.ax, vol, in, &(struct path){.ctx = &h, .cube = host_cube, .planes = host_planes}, tm, err);
+    free(h.r.acc);
+    free(h.r.wsum);
     free(in);
-    free(out);
-    free(avg);
+    free(h.out);
+    free(h.avg);
+    return st;
+}
+
+/* ---- the device path ----------------------------------------------------------------- */
+
+struct device_run {
+    const struct swin_sliding *s;
+    int64_t plane, d2;  /* voxels of a plane, of a row */
+    void *labels;       /* the planes a slab row finishes, from its first: labels, or NULL */
+    float *probs;       /* and probabilities, or NULL */
+};
+
+static swin_status device_cube(void *ctx, const float *in, const int64_t p[3], struct swin_sliding_times *tm,
+                               swin_error *err)
+{
+    const struct device_run *d = ctx;
+    double t0 = swin_clock_seconds();
+    swin_status st = d->s->device->predict_blend(d->s->device->user, in, p, err);
+    tm->predict += swin_clock_seconds() - t0;
+    return st;
+}
+
+static swin_status device_rows(void *ctx, int64_t lo, int64_t hi, int64_t row_lo, int64_t row_hi, swin_error *err)
+{
+    const struct device_run *d = ctx;
+    const struct swin_sliding *s = d->s;
+    for (int64_t p = lo; p < hi; p++) {
+        const size_t at = (size_t)((p - lo) * d->plane + row_lo * d->d2);
+        swin_status st = s->device->finish_rows(
+            s->device->user, p, row_lo, row_hi, d->labels ? (char *)d->labels + at * (size_t)s->label_bytes : NULL,
+            d->probs ? d->probs + at * (size_t)s->out_channels : NULL, err);
+        if (st) return st;
+    }
+    return SWIN_OK;
+}
+
+static swin_status device_planes(void *ctx, int64_t lo, int64_t hi, swin_error *err)
+{
+    const struct device_run *d = ctx;
+    const struct swin_sliding *s = d->s;
+    for (int64_t p = lo; p < hi; p++) {
+        const size_t at = (size_t)((p - lo) * d->plane);
+        s->plane_result(s->sink_user, p, d->labels ? (char *)d->labels + at * (size_t)s->label_bytes : NULL,
+                        d->probs ? d->probs + at * (size_t)s->out_channels : NULL);
+        if (s->plane_done) s->plane_done(s->sink_user, p);
+    }
+    return SWIN_OK;
+}
+
+size_t swin_sliding_device_bytes(const struct swin_cubes *w, int out_channels, int label_bytes, bool probs)
+{
+    const int ax = swin_sliding_axis(w), o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
+    const size_t planes = (size_t)planes_final_together(w, ax) * (size_t)w->size[o1] * (size_t)w->size[o2];
+    return (size_t)w->roi[0] * w->roi[1] * w->roi[2] * sizeof(float) + planes * (size_t)label_bytes +
+           (probs ? planes * (size_t)out_channels * sizeof(float) : 0);
+}
+
+/* After the device's begin took the volume: the cubes blended there, the rows back. */
+static swin_status run_device(const struct swin_sliding *s, const float *vol, struct swin_sliding_times *tm,
+                              swin_error *err)
+{
+    const struct swin_cubes *w = s->layout;
+    const int ax = swin_sliding_axis(w), o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
+    struct device_run d = {.s = s, .plane = w->size[o1] * w->size[o2], .d2 = w->size[o2]};
+    const size_t planes = (size_t)planes_final_together(w, ax) * (size_t)d.plane;
+    float *in = malloc((size_t)w->roi[0] * w->roi[1] * w->roi[2] * sizeof *in);
+    if (s->want_labels) d.labels = malloc(planes * (size_t)s->label_bytes);
+    if (s->want_probs) d.probs = malloc(planes * (size_t)s->out_channels * sizeof *d.probs);
+    swin_status st;
+    if (!in || (s->want_labels && !d.labels) || (s->want_probs && !d.probs))
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a cube and the planes of a slab (%zu bytes)",
+                            swin_sliding_device_bytes(w, s->out_channels, s->label_bytes, s->want_probs));
+    else
+        st = drive(s, ax, vol, in,
+                   &(struct path){.ctx = &d, .cube = device_cube, .rows = device_rows, .planes = device_planes}, tm,
+                   err);
+    s->device->end(s->device->user);
+    free(in);
+    free(d.labels);
+    free(d.probs);
+    return st;
+}
+
+swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err)
+{
+    struct swin_sliding_times tm = {0};
+    struct swin_blend_info info = {0};
+    swin_status st = SWIN_OK;
+    if (s->device)
+        st = s->device->begin(s->device->user, s->layout, swin_sliding_axis(s->layout), s->label_bytes,
+                              s->want_probs, &info, err);
+    if (!st) st = info.on_device ? run_device(s, vol, &tm, err) : run_host(s, vol, &tm, err);
+    if (s->times) *s->times = tm;
+    if (s->blend) *s->blend = info;
     return st;
 }

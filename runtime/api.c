@@ -16,15 +16,6 @@
 #include "weights/checkpoint/ckpt_loader.h"
 #include "weights/onnx/onnx_loader.h"
 
-struct swin_context {
-    const struct swin_model *model;
-    int cube[3];
-    struct swin_plan plan;
-    char *arena;
-    struct swin_backend_ctx backend;
-    swin_plan_info info;
-};
-
 swin_status swin_model_load(const char *model_path, swin_model_t **out, swin_error *err)
 {
     return swin_model_load_ex(model_path, NULL, out, err);
@@ -155,9 +146,30 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
     return SWIN_OK;
 }
 
-/* Runs forward() in plan mode on b (open, started or not) and solves the plan. */
-static swin_status make_plan(const int cube[3], const struct swin_backend_ctx *b, struct swin_plan *plan,
-                             swin_plan_info *info, swin_error *err)
+/* The device bytes of rq's ring on b for cube: 0 without a request or on a backend that
+ * blends on the host. */
+static size_t ring_bytes_of(const struct swin_backend_ctx *b, const int cube[3], const struct swin_ring_request *rq)
+{
+    const struct swin_ops *o = b->inst.ops;
+    if (!rq || !o->ring_bytes) return 0;
+    struct swin_ring_geom g = {
+        .classes = b->inst.model->cfg.out_channels, .label_bytes = rq->label_bytes, .probs = rq->probs};
+    for (int k = 0; k < 3; k++) {
+        g.size[k] = rq->grid[k];
+        g.roi[k] = cube[k];
+        g.padded[k] = g.size[k] > cube[k] ? g.size[k] : cube[k];
+        g.pad_lo[k] = (g.padded[k] - g.size[k]) / 2;
+        g.interval[k] = swin_ring_interval(g.padded[k], cube[k], rq->overlap);
+        g.n[k] = swin_ring_starts(g.padded[k], cube[k], g.interval[k]);
+    }
+    g.ax = swin_ring_slab_axis(g.size, g.roi);
+    return o->ring_bytes(b->inst.be, &g);
+}
+
+/* Runs forward() in plan mode on b (open, started or not) and solves the plan; with rq, the
+ * ring of that volume is counted too. */
+static swin_status make_plan(const int cube[3], const struct swin_backend_ctx *b, const struct swin_ring_request *rq,
+                             struct swin_plan *plan, swin_plan_info *info, swin_error *err)
 {
     const struct swin_backend_inst *in = &b->inst;
     struct swin_exec e = {.plan = plan, .planning = true, .ops = in->ops, .be = in->be, .err = err};
@@ -178,15 +190,20 @@ static swin_status make_plan(const int cube[3], const struct swin_backend_ctx *b
         .cpu_isa_best = in->isa_best ? in->isa_best : "",
     };
     snprintf(info->backend_reason, sizeof info->backend_reason, "%s", b->reason);
+    if (rq) {
+        for (int k = 0; k < 3; k++) info->grid[k] = rq->grid[k];
+        info->ring_bytes = ring_bytes_of(b, cube, rq);
+        info->total_bytes += info->ring_bytes;
+    }
     return SWIN_OK;
 }
 
-/* The plan info of cube on b, the plan itself released. */
-static swin_status plan_info_of(const int cube[3], const struct swin_backend_ctx *b, swin_plan_info *info,
-                                swin_error *err)
+/* The plan info of cube on b (with rq's ring), the plan itself released. */
+static swin_status plan_info_of(const int cube[3], const struct swin_backend_ctx *b,
+                                const struct swin_ring_request *rq, swin_plan_info *info, swin_error *err)
 {
     struct swin_plan plan;
-    swin_status st = make_plan(cube, b, &plan, info, err);
+    swin_status st = make_plan(cube, b, rq, &plan, info, err);
     if (!st) swin_plan_release(&plan);
     return st;
 }
@@ -197,11 +214,15 @@ static swin_status check_limit(const swin_plan_info *i, size_t limit, const char
 {
     if (!limit || i->total_bytes <= limit) return SWIN_OK;
     const double mib = 1024.0 * 1024.0;
+    char ring[96] = "";
+    if (i->ring_bytes)
+        snprintf(ring, sizeof ring, " + the ring of a %lldx%lldx%lld grid %.1f", i->grid[0], i->grid[1], i->grid[2],
+                 i->ring_bytes / mib);
     return swin_error_set(err, SWIN_ERR_MEM_LIMIT,
-                          "cube %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f), over the limit "
+                          "cube %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f%s), over the limit "
                           "of %.1f MiB: raise --mem-limit to at least %.1f MiB%s",
                           i->cube[0], i->cube[1], i->cube[2], i->total_bytes / mib, i->weight_bytes / mib,
-                          i->arena_bytes / mib, i->context_bytes / mib, limit / mib, i->total_bytes / mib, fits);
+                          i->arena_bytes / mib, i->context_bytes / mib, ring, limit / mib, i->total_bytes / mib, fits);
 }
 
 /* The largest window (each axis min(its size, s), s a multiple of 32) whose plan on b fits
@@ -209,7 +230,8 @@ static swin_status check_limit(const swin_plan_info *i, size_t limit, const char
  * window is --cube for plan and segment, the input's size for forward.) Fails only when
  * memory runs out: a window that cannot be planned otherwise does not fit. */
 static swin_status fitting_cube(const struct swin_model *m, const struct swin_backend_ctx *b, const int cube[3],
-                                size_t limit, const char *flag, char *out, size_t cap, swin_error *err)
+                                const struct swin_ring_request *rq, size_t limit, const char *flag, char *out,
+                                size_t cap, swin_error *err)
 {
     out[0] = 0;
     int s = cube[0] > cube[1] ? cube[0] : cube[1];
@@ -220,7 +242,7 @@ static swin_status fitting_cube(const struct swin_model *m, const struct swin_ba
         swin_plan_info i;
         swin_error why;
         swin_status st = check_cube(m, t, &why);
-        if (!st) st = plan_info_of(t, b, &i, &why);
+        if (!st) st = plan_info_of(t, b, rq, &i, &why);
         if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s", why.msg);
         if (st == SWIN_OK && i.total_bytes <= limit) {
             snprintf(out, cap, " or %sa %dx%dx%d cube (%.1f MiB)", flag, t[0], t[1], t[2],
@@ -233,8 +255,8 @@ static swin_status fitting_cube(const struct swin_model *m, const struct swin_ba
 
 /* On CUDA float32, what fp16 would fit in `limit` (alone or with a smaller window), as
  * " or --half (X MiB)" or " or --half with a DxHxW cube (X MiB)"; "" when nothing does. */
-static swin_status fitting_half(const struct swin_model *m, const swin_context_params *p, const int cube[3], char *out,
-                                size_t cap, swin_error *err)
+static swin_status fitting_half(const struct swin_model *m, const swin_context_params *p, const int cube[3],
+                                const struct swin_ring_request *rq, char *out, size_t cap, swin_error *err)
 {
     out[0] = 0;
     swin_context_params q = *p;
@@ -244,35 +266,39 @@ static swin_status fitting_half(const struct swin_model *m, const swin_context_p
     swin_plan_info i;
     swin_error why;
     swin_status st = swin_backend_open(m, &q, &h, &why);
-    if (st == SWIN_OK) st = plan_info_of(cube, &h, &i, &why);
+    if (st == SWIN_OK) st = plan_info_of(cube, &h, rq, &i, &why);
     if (st == SWIN_ERR_NOMEM) {
         swin_backend_close(&h);
         return swin_error_set(err, st, "%s", why.msg);
     }
     if (st == SWIN_OK && i.total_bytes <= p->mem_limit)
         snprintf(out, cap, " or --half (%.1f MiB)", i.total_bytes / (1024.0 * 1024.0));
-    else if (h.iface) st = fitting_cube(m, &h, cube, p->mem_limit, "--half with ", out, cap, err);
+    else if (h.iface) st = fitting_cube(m, &h, cube, rq, p->mem_limit, "--half with ", out, cap, err);
     else st = SWIN_OK; /* no CUDA to plan fp16 on */
     swin_backend_close(&h);
     return st;
 }
 
-/* Plans cube on b into *plan and *info. Over p->mem_limit it releases the plan and refuses,
- * naming what would fit: a smaller window, and on CUDA float32, fp16 (alone or with one);
- * each alternative planned once on a backend that starts nothing. */
+/* Plans cube on b (with rq's ring) into *plan and *info. Over p->mem_limit it releases the
+ * plan and refuses, naming what would fit: a smaller window, on CUDA float32 fp16 (alone or
+ * with one), and with a ring the cubes blended on the host; each alternative planned once
+ * on a backend that starts nothing. */
 static swin_status plan_in_limit(const struct swin_model *m, const swin_context_params *p, const int cube[3],
-                                 const struct swin_backend_ctx *b, struct swin_plan *plan, swin_plan_info *info,
-                                 swin_error *err)
+                                 const struct swin_backend_ctx *b, const struct swin_ring_request *rq,
+                                 struct swin_plan *plan, swin_plan_info *info, swin_error *err)
 {
-    swin_status st = make_plan(cube, b, plan, info, err);
+    swin_status st = make_plan(cube, b, rq, plan, info, err);
     if (st || !p->mem_limit || info->total_bytes <= p->mem_limit) return st;
     swin_plan_release(plan);
-    char fits[256], smaller[96], half[96] = "";
-    if ((st = fitting_cube(m, b, cube, p->mem_limit, "", smaller, sizeof smaller, err))) return st;
+    char fits[352], smaller[96], half[96] = "", host[96] = "";
+    if ((st = fitting_cube(m, b, cube, rq, p->mem_limit, "", smaller, sizeof smaller, err))) return st;
     if (info->backend == SWIN_BACKEND_CUDA && info->precision == SWIN_PRECISION_FP32 &&
-        (st = fitting_half(m, p, cube, half, sizeof half, err)))
+        (st = fitting_half(m, p, cube, rq, half, sizeof half, err)))
         return st;
-    snprintf(fits, sizeof fits, "%s%s", smaller, half);
+    if (info->ring_bytes && info->total_bytes - info->ring_bytes <= p->mem_limit)
+        snprintf(host, sizeof host, " or the cubes blended on the host (--blend-on host: %.1f MiB)",
+                 (info->total_bytes - info->ring_bytes) / (1024.0 * 1024.0));
+    snprintf(fits, sizeof fits, "%s%s%s", smaller, half, host);
     if (!fits[0]) snprintf(fits, sizeof fits, " (no smaller window fits either)");
     return check_limit(info, p->mem_limit, fits, err);
 }
@@ -285,7 +311,21 @@ swin_status swin_model_plan(const swin_model_t *m, const swin_context_params *p,
     struct swin_plan plan;
     swin_status st = resolve_cube(m, p, cube, err);
     if (!st) st = swin_backend_open(m, p, &b, err);
-    if (!st) st = plan_in_limit(m, p, cube, &b, &plan, out, err);
+    if (!st) st = plan_in_limit(m, p, cube, &b, NULL, &plan, out, err);
+    if (!st) swin_plan_release(&plan);
+    swin_backend_close(&b);
+    return st;
+}
+
+swin_status swin_model_plan_ring(const swin_model_t *m, const swin_context_params *p, const struct swin_ring_request *rq,
+                                 swin_plan_info *out, swin_error *err)
+{
+    int cube[3];
+    struct swin_backend_ctx b = {0};
+    struct swin_plan plan;
+    swin_status st = resolve_cube(m, p, cube, err);
+    if (!st) st = swin_backend_open(m, p, &b, err);
+    if (!st) st = plan_in_limit(m, p, cube, &b, rq, &plan, out, err);
     if (!st) swin_plan_release(&plan);
     swin_backend_close(&b);
     return st;
@@ -305,7 +345,7 @@ static swin_status start_backend(struct swin_context *ctx, const swin_context_pa
     if (!st) return SWIN_OK;
     swin_plan_release(&ctx->plan);
     st = swin_backend_fall_back(&ctx->backend, why.msg, err);
-    if (!st) st = make_plan(ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
+    if (!st) st = make_plan(ctx->cube, &ctx->backend, NULL, &ctx->plan, &ctx->info, err);
     if (!st) st = check_limit(&ctx->info, p->mem_limit, "", err);
     if (!st) st = swin_backend_start(&ctx->backend, err);
     return st;
@@ -321,12 +361,13 @@ swin_status swin_context_create_on(const swin_model_t *m, const swin_context_par
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     }
     ctx->model = m;
+    ctx->mem_limit = p->mem_limit;
     memcpy(ctx->cube, cube, sizeof ctx->cube);
     ctx->backend = *b;
     *b = (struct swin_backend_ctx){0};
     /* A plan over the limit is refused before the backend starts: no thread, no device
      * memory, no weight copy. */
-    swin_status st = plan_in_limit(m, p, ctx->cube, &ctx->backend, &ctx->plan, &ctx->info, err);
+    swin_status st = plan_in_limit(m, p, ctx->cube, &ctx->backend, NULL, &ctx->plan, &ctx->info, err);
     if (!st) st = start_backend(ctx, p, err);
     if (!st) ctx->model = ctx->backend.inst.model;
     if (!st) st = swin_backend_arena_alloc(&ctx->backend, ctx->plan.arena_bytes, (void **)&ctx->arena, err);
@@ -388,6 +429,7 @@ swin_status swin_context_run(swin_context_t *ctx, const float *input, float *log
 void swin_context_free(swin_context_t *ctx)
 {
     if (!ctx) return;
+    swin_backend_arena_free(&ctx->backend, ctx->ring);
     swin_backend_arena_free(&ctx->backend, ctx->arena);
     swin_plan_release(&ctx->plan);
     swin_backend_close(&ctx->backend);

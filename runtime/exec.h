@@ -21,6 +21,11 @@ struct swin_exec {
     void *be;
     swin_error *err;
     swin_status status;          /* first failure; later ops are skipped */
+    /* Run mode, where the logits go: NULL, to forward()'s host_out; else added into this ring
+     * of the backend (ops ring_add) as the cube at padded start ring_start. */
+    void *ring;
+    const struct swin_ring_geom *ring_geom;
+    const int64_t *ring_start;
 };
 
 /* An activation: a channels-last volume plus its planner id. */

@@ -113,7 +113,8 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     if (!swin_exec_activation(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;
     swin_fwd_conv(e, logits.v, NULL, out.v, m->out_w, m->out_b, 1, 1, 0);
     swin_exec_release(e, out.id);
-    EXEC_OP(e, unpack_output, host_out, logits.v);
+    if (e->ring) EXEC_OP(e, ring_add, e->ring, e->ring_geom, logits.v, e->ring_start);
+    else EXEC_OP(e, unpack_output, host_out, logits.v);
     swin_exec_release(e, logits.id);
     return e->status;
 }

@@ -7,8 +7,9 @@
 #include "runtime/exec.h"
 #include "core/model.h"
 
-/* host_in: float32 (Ci, D, H, W); host_out: float32 (Co, D, H, W); cube = (D, H, W),
- * each a multiple of 32. Both host pointers may be NULL in plan mode. */
+/* host_in: float32 (Ci, D, H, W); host_out: float32 (Co, D, H, W), or NULL when e->ring
+ * takes the logits; cube = (D, H, W), each a multiple of 32. Both host pointers may be NULL
+ * in plan mode. */
 swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const int cube[3],
                          const float *host_in, float *host_out);
 

@@ -38,6 +38,8 @@ struct cli_args {
     int argc, first;
     const char *fetch_version, *fetch_dest, *fetch_from; /* fetch: --version, --dest, --from */
     int fetch_timeout;             /* fetch: --timeout seconds */
+    long long volume[3];           /* plan: --volume NX NY NZ (0 0 0: none) */
+    double voxel_mm[3];            /* plan: --voxel-size DX DY DZ (0 0 0: the volume is the grid) */
 };
 
 /* Parses argv[first..argc) for `verb` against the option table. Prints a one-line error and
@@ -92,8 +94,9 @@ int cli_print_series(FILE *f, const char *const *inputs, int ninputs, const char
 
 #ifdef SWINRUN_EMULATED_CUDA
 /* swinrun_emu (tests/cuemu/swinrun_emu/emu_device.c): SWIN_ERR_BACKEND unless the emulated device's
- * high-water mark equals p->total_bytes; prints one line on stderr when it does. */
-swin_status cli_emu_check_device_bytes(const swin_plan_info *p, swin_error *err);
+ * high-water mark equals p->total_bytes plus ring_bytes (the largest ring a segmentation
+ * blended in, besides the context); prints one line on stderr when it does. */
+swin_status cli_emu_check_device_bytes(const swin_plan_info *p, size_t ring_bytes, swin_error *err);
 #endif
 
 #endif

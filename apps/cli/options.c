@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fileio/atomic_file.h"
+#include "formats/format.h"
 #include "apps/cli/cli.h"
 
 #define V_INFO (1u << CLI_INFO)
@@ -227,6 +228,34 @@ static const char *st_invert(struct cli_args *a, char **v)
     return NULL;
 }
 
+static const char *st_blend_on(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "auto")) a->seg.blend_on = SWIN_BLEND_ON_AUTO;
+    else if (!strcmp(v[0], "host")) a->seg.blend_on = SWIN_BLEND_ON_HOST;
+    else if (!strcmp(v[0], "device")) a->seg.blend_on = SWIN_BLEND_ON_DEVICE;
+    else return "auto, host or device";
+    return NULL;
+}
+
+static const char *st_volume(struct cli_args *a, char **v)
+{
+    for (int k = 0; k < 3; k++) {
+        int n;
+        if (!integer(v[k], 1, SWIN_VOLUME_MAX_DIM, &n)) return "NX NY NZ, each 1.." XSTR(SWIN_VOLUME_MAX_DIM);
+        a->volume[k] = n;
+    }
+    return NULL;
+}
+
+static const char *st_voxel_size(struct cli_args *a, char **v)
+{
+    for (int k = 0; k < 3; k++)
+        if (!number(v[k], &a->voxel_mm[k]) ||
+            !(a->voxel_mm[k] >= SWIN_SPACING_MIN_MM && a->voxel_mm[k] <= SWIN_SPACING_MAX_MM))
+            return "three sizes in mm, each " XSTR(SWIN_SPACING_MIN_MM) ".." XSTR(SWIN_SPACING_MAX_MM);
+    return NULL;
+}
+
 static const char *st_sigma(struct cli_args *a, char **v)
 {
     double *s = &a->seg.sigma_scale;
@@ -267,22 +296,34 @@ static const struct cli_option options[] = {
      "the cube (sliding patch) one forward pass runs on: multiples of " XSTR(SWIN_CUBE_MULTIPLE) "\n"
      "in " XSTR(SWIN_CUBE_MIN) ".." XSTR(SWIN_CUBE_MAX) " (default: the export cube; required for a dynamic export)"},
     {"--runs", NULL, 1, "N", V_FORWARD, st_runs, "run the window N times and report each time (default 1)"},
-    {"--spacing", NULL, 3, "X Y Z", V_SEGMENT, st_spacing, "target spacing in mm along R, A, S (default 1.5 1.5 2.0)"},
-    {"--no-resample", NULL, 0, NULL, V_SEGMENT, st_no_resample, "keep the voxel grid (orientation and range still apply)"},
-    {"--no-reorient", NULL, 0, NULL, V_SEGMENT, st_no_reorient, "keep the axis order and directions of the file"},
+    {"--spacing", NULL, 3, "X Y Z", V_PLAN | V_SEGMENT, st_spacing, "target spacing in mm along R, A, S (default 1.5 1.5 2.0)"},
+    {"--no-resample", NULL, 0, NULL, V_PLAN | V_SEGMENT, st_no_resample, "keep the voxel grid (orientation and range still apply)"},
+    {"--no-reorient", NULL, 0, NULL, V_PLAN | V_SEGMENT, st_no_reorient, "keep the axis order and directions of the file"},
     {"--intensity-range", NULL, 2, "LO HI", V_SEGMENT, st_range,
      "the intensity (HU) range mapped to [0, 1], clipped (default -175 250)"},
     {"--no-intensity-clip", NULL, 0, NULL, V_SEGMENT, st_no_clip, "feed the intensities unchanged"},
-    {"--overlap", NULL, 1, "F", V_SEGMENT, st_overlap,
+    {"--overlap", NULL, 1, "F", V_PLAN | V_SEGMENT, st_overlap,
      "overlap of neighbouring cubes, 0.." XSTR(SWIN_OVERLAP_MAX) " (default 0.5)"},
     {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},
     {"--sigma-scale", NULL, 1, "F", V_SEGMENT, st_sigma, "gaussian blending: sigma = F * cube side (default 0.125)"},
-    {"--invert", NULL, 1, "M", V_SEGMENT, st_invert,
+    {"--invert", NULL, 1, "M", V_PLAN | V_SEGMENT, st_invert,
      "the labels' way back to the input grid: nearest (default): argmax on the\n"
      "resampled grid, labels sampled by nearest neighbour | linear: softmax\n"
      "probabilities interpolated trilinearly onto the input grid, argmax there\n"
      "(MONAI Invertd nearest_interp=False, as the BTCV bundle); holds the label map\n"
      "of the input grid and a few resampled planes of probabilities"},
+    {"--blend-on", NULL, 1, "W", V_PLAN | V_SEGMENT, st_blend_on,
+     "where the cubes' logits are blended into labels: auto (default): on the CUDA\n"
+     "device when its ring of open planes fits (--mem-limit, the device), else on the\n"
+     "host, saying why | host: every cube's logits come back | device: on the device\n"
+     "or fail. The labels are the same; the CPU backend blends on the host"},
+    {"--volume", NULL, 3, "NX NY NZ", V_PLAN, st_volume,
+     "plan the segmentation of a volume of this many voxels: its grid (after the\n"
+     "recipe's resampling, with --voxel-size) and the device ring its cubes are\n"
+     "blended in, counted in the total and in --mem-limit's refusal"},
+    {"--voxel-size", NULL, 3, "DX DY DZ", V_PLAN, st_voxel_size,
+     "--volume's voxel size in mm (default: the volume is already the grid the cubes\n"
+     "slide over)"},
     {"--probabilities", NULL, 1, "FILE", V_SEGMENT, st_probs,
      "also write softmax class probabilities, float32 4D (x, y, z, class) on\n"
      "the input grid; one float per class per resampled voxel in memory"},
@@ -304,7 +345,8 @@ static const struct cli_option options[] = {
      "[MODIFIER_CODE MODIFIER_MEANING], e.g. 1 Spleen 78961009 SCT Spleen 157,108,162"},
     {"--out-dir", NULL, 1, "DIR", V_SEGMENT, st_out_dir,
      "batch form: DIR/<name>_seg.nii.gz per input, the model loaded once"},
-    {"--with-probabilities", NULL, 0, NULL, V_SEGMENT, st_with_probs, "batch: DIR/<name>_probabilities.nii.gz too"},
+    {"--with-probabilities", NULL, 0, NULL, V_PLAN | V_SEGMENT, st_with_probs,
+     "batch: DIR/<name>_probabilities.nii.gz too; plan --volume: probabilities asked for"},
     {"--with-preview", NULL, 0, NULL, V_SEGMENT, st_with_preview, "batch: DIR/<name>_preview.png too"},
     {"--quiet", "-q", 0, NULL, V_SEGMENT, st_quiet, "no progress bar (there is none when stderr is not a terminal)"},
     {"--merge-order", NULL, 1, "O", V_ALL, st_merge_order,
@@ -395,7 +437,8 @@ static const char *const usage[CLI_VERBS] = {
     "    the configuration read from the graph, parameter count, weight bytes, export cube\n",
     "swinrun plan MODEL.onnx [options]\n"
     "    exact bytes a run will use (weights, activation arena, its lower bound, backend scratch)\n"
-    "    before anything is allocated, and the backend it would run on and why\n",
+    "    before anything is allocated, and the backend it would run on and why; with --volume,\n"
+    "    a segmentation of that volume, the device ring of its cubes included\n",
     "swinrun forward MODEL.onnx IN.npy OUT.npy [options]\n"
     "    one cube: IN.npy float32 (1, Ci, D, H, W) -> OUT.npy float32 logits (1, Co, D, H, W);\n"
     "    D, H, W are any multiples of 32, not only the export cube\n",

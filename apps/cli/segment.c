@@ -106,6 +106,9 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
             r->seconds_write, r->seconds_write_overlapped, r->seconds_seg, r->seconds_rtstruct, total, r->pipeline_bytes, r->labels_present,
             r->dicom_input ? "true" : "false", r->dicom_written ? "true" : "false");
     json_string(f, r->dicom_notice);
+    fprintf(f, ",\n     \"blended_on_device\": %s, \"ring_bytes\": %zu, \"blend_note\": ",
+            r->blended_on_device ? "true" : "false", r->ring_bytes);
+    json_string(f, r->blend_note);
     if (r->dicom_input) {
         fprintf(f, ",\n     \"dicom_series\": ");
         json_string(f, r->dicom_series_uid);
@@ -285,7 +288,7 @@ int cli_segment(const struct cli_args *a)
     char out_buf[4096], prob_buf[4096], prev_buf[4096];
     bool file_list = !a->out_dir && a->npos > 2; /* one DICOM series given as its files */
     int ninputs = a->out_dir ? a->npos : 1, failed = 0, worst = 0, classes = 0;
-    size_t planned_max = 0;
+    size_t planned_max = 0, ring_max = 0;
     for (int i = 0; i < ninputs; i++) {
         const char *in = a->pos[i], *out = a->out_dir ? out_buf : a->pos[a->npos - 1];
         sp.probabilities_path = a->probs;
@@ -305,6 +308,8 @@ int cli_segment(const struct cli_args *a)
         st = file_list ? swin_segment_dicom(ctx, (const char *const *)a->pos, a->npos - 1, out, &sp, &rep, &err)
                        : swin_segment_file(ctx, in, out, &sp, &rep, &err);
         if (rep.pipeline_bytes > planned_max) planned_max = rep.pipeline_bytes;
+        if (rep.ring_bytes > ring_max) ring_max = rep.ring_bytes;
+        if (rep.blend_note[0]) fprintf(stderr, "swinrun: %s: blended on the host: %s\n", in, rep.blend_note);
         if (rep.classes) classes = rep.classes;
         if (bar.open) fputc('\n', stderr);
         bar.open = false;
@@ -334,6 +339,13 @@ int cli_segment(const struct cli_args *a)
             fprintf(jf, "%s\n", i + 1 < ninputs ? "," : "");
         }
     }
+#ifdef SWINRUN_EMULATED_CUDA
+    if (!failed && plan.backend == SWIN_BACKEND_CUDA && (st = cli_emu_check_device_bytes(&plan, ring_max, &err))) {
+        fprintf(stderr, "swinrun: %s\n", err.msg);
+        failed++;
+        worst = worst > 1 ? worst : 1;
+    }
+#endif
     if (jf) {
         fprintf(jf, " ],\n \"classes\": %d, \"planned_pipeline_bytes\": %zu, \"planned_total_bytes\": %zu, "
                     "\"peak_rss_bytes\": %zu, \"total_seconds\": %.3f}\n",

@@ -140,6 +140,9 @@ static void json_plan(FILE *f, const swin_plan_info *p)
             "\"context_bytes\": %zu, \"total_bytes\": %zu, \"tensors\": %d",
             cli_dtype_name(p), p->weight_bytes, p->arena_bytes, p->lower_bound, ratio, p->context_bytes,
             p->total_bytes, p->tensors);
+    if (p->grid[0])
+        fprintf(f, ", \"grid\": [%lld, %lld, %lld], \"ring_bytes\": %zu", p->grid[0], p->grid[1], p->grid[2],
+                p->ring_bytes);
 }
 
 static void print_plan(FILE *f, const swin_plan_info *p)
@@ -161,6 +164,10 @@ static void print_plan(FILE *f, const swin_plan_info *p)
     if (p->context_bytes)
         fprintf(f, "scratch        %12zu bytes  %9.1f MiB  (backend staging and reductions)\n", p->context_bytes,
                 p->context_bytes / MiB);
+    if (p->grid[0])
+        fprintf(f, "ring           %12zu bytes  %9.1f MiB  (the cubes of a %lld x %lld x %lld grid blended %s)\n",
+                p->ring_bytes, p->ring_bytes / MiB, p->grid[0], p->grid[1], p->grid[2],
+                p->ring_bytes ? "on the device" : "on the host");
     fprintf(f, "total          %12zu bytes  %9.1f MiB\n", p->total_bytes, p->total_bytes / MiB);
 }
 
@@ -172,7 +179,17 @@ int cli_plan(const struct cli_args *a)
     if (!m) return rc;
     swin_plan_info p;
     swin_error err = {0};
-    swin_status st = swin_model_plan(m, &a->ctx, &p, &err);
+    swin_status st;
+    if (a->volume[0]) {
+        /* the segmentation's own options over the model's recipe, as segment takes them */
+        struct cli_args sa = *a;
+        const swin_segment_params recipe = swin_model_segment_params(m);
+        cli_seg_over(&sa, &recipe);
+        if (a->with_probs) sa.seg.probabilities_path = "(planned)";
+        st = swin_segment_plan(m, &a->ctx, &sa.seg, a->volume, a->voxel_mm[0] ? a->voxel_mm : NULL, &p, &err);
+    } else {
+        st = swin_model_plan(m, &a->ctx, &p, &err);
+    }
     swin_model_free(m);
     FILE *jf = NULL;
     struct cli_json *json = NULL;
@@ -277,7 +294,7 @@ int cli_forward(const struct cli_args *a)
 #ifdef SWINRUN_EMULATED_CUDA
     swin_plan_info used;
     if (!st) swin_context_plan(ctx, &used);
-    if (!st && used.backend == SWIN_BACKEND_CUDA) st = cli_emu_check_device_bytes(&used, &err);
+    if (!st && used.backend == SWIN_BACKEND_CUDA) st = cli_emu_check_device_bytes(&used, 0, &err);
 #endif
     if (!st) {
         size_t shape[5] = {1, (size_t)info.out_channels, (size_t)p.cube[0], (size_t)p.cube[1], (size_t)p.cube[2]};

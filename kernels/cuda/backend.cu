@@ -280,7 +280,8 @@ extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
     .instnorm_act = swin_cuda_instnorm_act, .layernorm = swin_cuda_layernorm,                                      \
     .swin_attention = swin_cuda_swin_attention, .swin_attention_ws = swin_cuda_swin_attention_ws,                  \
     .swin_mlp = swin_cuda_swin_mlp, .swin_mlp_ws = swin_cuda_swin_mlp_ws, .patch_merge = swin_cuda_patch_merge,   \
-    .patch_merge_ws = swin_cuda_patch_merge_ws
+    .patch_merge_ws = swin_cuda_patch_merge_ws, .ring_bytes = swin_cuda_ring_bytes,                             \
+    .ring_start = swin_cuda_ring_start, .ring_add = swin_cuda_ring_add, .ring_finish = swin_cuda_ring_finish
 
 extern "C" const struct swin_ops swin_cuda_ops = {.name = "cuda", .act_dtype = SWIN_F32, SWIN_CUDA_OP_ENTRIES};
 extern "C" const struct swin_ops swin_cuda_half_ops = {.name = "cuda-half", .act_dtype = SWIN_F16,

@@ -168,6 +168,12 @@ size_t swin_cuda_swin_mlp_ws(void *be, struct swin_vol x, int hidden);
 int swin_cuda_patch_merge(void *be, struct swin_vol out, struct swin_vol in, const swin_merge_order order,
                           const float *norm_w, const float *norm_b, const float *red_w, void *ws, size_t ws_bytes);
 size_t swin_cuda_patch_merge_ws(void *be, struct swin_vol out, struct swin_vol in);
+size_t swin_cuda_ring_bytes(void *be, const struct swin_ring_geom *g);
+int swin_cuda_ring_start(void *be, void *ring, const struct swin_ring_geom *g, const float *importance);
+int swin_cuda_ring_add(void *be, void *ring, const struct swin_ring_geom *g, struct swin_vol logits,
+                       const int64_t start[3]);
+int swin_cuda_ring_finish(void *be, void *ring, const struct swin_ring_geom *g, int64_t plane, int64_t row_lo,
+                          int64_t row_hi, void *labels, float *probs, long long *nonfinite);
 }
 
 #endif

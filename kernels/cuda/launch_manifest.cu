@@ -90,5 +90,7 @@ int main()
     row("volume_to_stage<", 256, 0);
     row("copy_channels<", 256, 0);
     row("stage_to_array<", 256, 0);
+    row("ring_add<", 32 * 8, 0);
+    row("ring_finish_rows<", 32 * 8, 0);
     return 0;
 }

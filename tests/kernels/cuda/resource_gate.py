@@ -59,6 +59,8 @@ HOT = {
     "copy_channels": "concatenations of every voxel",
     "stage_to_volume": "the input volume, every voxel",
     "volume_to_stage": "the output logits, every voxel",
+    "ring_add": "the sliding cubes' logits into the device ring, every voxel of every cube",
+    "ring_finish_rows": "averages, labels and probabilities of every voxel of the volume",
 }
 # Kernels allowed to spill or keep a stack frame: they do not run per voxel.
 EXEMPT = {
