@@ -284,6 +284,7 @@ static swin_status job_infer(struct job *j, swin_error *err)
                               .sink = sink_voxel,
                               .plane_done = sink_plane,
                               .sink_user = &j->sk,
+                              .planes_in_order = j->linear,
                               .progress = cube_progress,
                               .progress_user = &j->ctl,
                               .threads = p->threads,

@@ -19,13 +19,16 @@ static int64_t ring_voxels(const struct swin_cubes *w, int ax, int64_t ext[3])
     return ext[0] * ext[1] * ext[2];
 }
 
+/* Voxels of a run along the slab axis averaged together when that axis is the last. */
+enum { FINAL_TILE = 64 };
+
 size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels, int threads)
 {
     int64_t ext[3];
     size_t ring = (size_t)ring_voxels(w, swin_sliding_axis(w), ext);
     size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
     return ((size_t)out_channels + 1) * ring * sizeof(float) + (1 + (size_t)out_channels) * win * sizeof(float) +
-           (size_t)swin_parallel_threads(threads) * (size_t)out_channels * sizeof(float);
+           (size_t)swin_parallel_threads(threads) * FINAL_TILE * (size_t)out_channels * sizeof(float);
 }
 
 struct ring {
@@ -68,8 +71,9 @@ struct blend_job {
     struct ring *r;
     const int64_t *p;   /* accumulate: the window's padded start */
     const float *out;   /* accumulate: its logits */
-    int64_t plane;      /* finalise: the plane along the slab axis */
-    float *avg;         /* finalise: out_channels floats per thread */
+    int64_t plane;      /* finalise: the plane along the slab axis (the first of a run) */
+    int64_t plane_hi;   /* finalise_runs: one past the last */
+    float *avg;         /* finalise: FINAL_TILE x out_channels floats per thread */
 };
 
 /* Window rows a in [a0, a1): each voxel inside the volume adds its logits times the
@@ -134,12 +138,53 @@ static void finalise_rows(void *user, int tid, int64_t u0, int64_t u1)
         }
 }
 
-/* Planes [lo, hi) of the slab axis (volume coordinates) are final: one plane after the
- * other, its rows shared among the threads. */
+/* Rows x0 in [a0, a1) of planes [j->plane, j->plane_hi) when the slab axis is the last, the
+ * fastest in the ring and in the volume (an axial CT's): a run along it reads each class's
+ * sums contiguously, and a tile of up to FINAL_TILE voxels x out_channels (voxel-major)
+ * hands the sink each voxel's averages; the same division per value as finalise_rows. */
+static void finalise_runs(void *user, int tid, int64_t a0, int64_t a1)
+{
+    const struct blend_job *j = user;
+    const struct swin_sliding *s = j->s;
+    const struct swin_cubes *w = s->layout;
+    struct ring *r = j->r;
+    const int co = s->out_channels;
+    float *tile = j->avg + (size_t)co * FINAL_TILE * (size_t)tid;
+    for (int64_t x0 = a0; x0 < a1; x0++)
+        for (int64_t x1 = 0; x1 < w->size[1]; x1++)
+            for (int64_t x2 = j->plane; x2 < j->plane_hi;) {
+                int64_t len = j->plane_hi - x2;
+                const int64_t to_wrap = r->ext[2] - x2 % r->ext[2];
+                if (to_wrap < len) len = to_wrap;
+                if (len > FINAL_TILE) len = FINAL_TILE;
+                const int64_t ri = ring_index(r, x0, x1, x2);
+                const float *ws = r->wsum + ri;
+                for (int k = 0; k < co; k++) {
+                    float *acc = r->acc + k * r->n + ri;
+                    for (int64_t i = 0; i < len; i++) tile[i * co + k] = acc[i] / ws[i];
+                    memset(acc, 0, (size_t)len * sizeof *acc);
+                }
+                memset(r->wsum + ri, 0, (size_t)len * sizeof *r->wsum);
+                const int64_t v = (x0 * w->size[1] + x1) * w->size[2] + x2;
+                for (int64_t i = 0; i < len; i++) s->sink(s->sink_user, v + i, tile + i * co);
+                x2 += len;
+            }
+}
+
+/* Planes [lo, hi) of the slab axis (volume coordinates) are final. The slab axis last and the
+ * sink not bound to plane order: runs along it, rows x0 shared among the threads, then each
+ * plane announced in order; else one plane after the other, its rows shared among the threads. */
 static void finalise(const struct swin_sliding *s, struct ring *r, int64_t lo, int64_t hi, float *avg, int threads)
 {
     const int ax = r->ax, o1 = ax == 0 ? 1 : 0;
     struct blend_job j = {.s = s, .r = r, .avg = avg};
+    if (ax == 2 && !s->planes_in_order) {
+        j.plane = lo;
+        j.plane_hi = hi;
+        swin_parallel_for(threads, s->layout->size[0], finalise_runs, &j);
+        for (int64_t p = lo; p < hi && s->plane_done; p++) s->plane_done(s->sink_user, p);
+        return;
+    }
     for (int64_t p = lo; p < hi; p++) {
         j.plane = p;
         swin_parallel_for(threads, s->layout->size[o1], finalise_rows, &j);
@@ -229,7 +274,7 @@ struct host_run {
     const struct swin_sliding *s;
     struct ring r;
     float *out;  /* one window's logits */
-    float *avg;  /* out_channels floats per thread */
+    float *avg;  /* FINAL_TILE x out_channels floats per thread */
     int threads;
 };
 
@@ -267,7 +312,7 @@ static swin_status run_host(const struct swin_sliding *s, const float *vol, stru
     h.r.wsum = calloc((size_t)h.r.n, sizeof *h.r.wsum);
     float *in = malloc(win * sizeof *in);
     h.out = malloc((size_t)co * win * sizeof *h.out);
-    h.avg = malloc((size_t)h.threads * (size_t)co * sizeof *h.avg);
+    h.avg = malloc((size_t)h.threads * FINAL_TILE * (size_t)co * sizeof *h.avg);
     swin_status st;
     if (!h.r.acc || !h.r.wsum || !in || !h.out || !h.avg)
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the sliding-window buffers (%zu bytes)",

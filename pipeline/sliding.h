@@ -81,6 +81,10 @@ struct swin_sliding {
     swin_voxel_sink sink;
     swin_plane_sink plane_done;  /* may be NULL */
     void *sink_user;             /* passed to sink and plane_done */
+    /* The sink takes a plane's first voxel only after the plane before it was announced (a
+     * sink that holds a few planes, as the linear way back); else the planes a slab row
+     * finishes may be sunk together and announced after. */
+    bool planes_in_order;
     swin_cube_progress progress; /* may be NULL */
     void *progress_user;
     int threads;                 /* for blending and finalising (0: every core); the sink is

@@ -23,6 +23,8 @@ CASES = [  # volume shape, roi, overlap, mode, channels
     ((17, 19, 23), (32, 32, 32), 0.25, "constant", 2),  # smaller everywhere
     ((33, 97, 64), (32, 64, 32), 0.3, "gaussian", 4),   # non-cubic roi, odd sizes
     ((64, 64, 100), (32, 32, 32), 0.0, "constant", 2),  # no overlap, slab along the last axis
+    ((40, 36, 90), (32, 32, 32), 0.5, "gaussian", 3),   # slab along the last axis, runs across the ring's wrap
+    ((24, 20, 230), (16, 16, 96), 0.0, "constant", 2),  # runs along the last axis longer than a tile
     ((41, 37, 29), (32, 32, 32), 0.75, "gaussian", 2),
 ]
 
