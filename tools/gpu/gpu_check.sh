@@ -41,6 +41,10 @@
 #                  those logits (half criterion for half)
 #   forward   180  bench_cuda_forward_gpu: the whole f=48 96^3 window timed with CUDA events,
 #                  device memory (cudaMemGetInfo, context included) against the plan
+#   wholect   300  a 512 x 512 x 300 CT (tools/export/make_ct_phantom.py) segmented file to file
+#                  with the exported model on the device, float32 and half: each phase of the
+#                  run's --json report, the device's peak memory (nvidia-smi every 50 ms)
+#                  against swinrun plan --volume's total, labels of the two compared
 #   peers     300  bench/peers/swinbench.py: PyTorch + MONAI on the same weights (eager float32,
 #                  TF32, AMP) beside swinrun float32 and half, each in its own process, in
 #                  alternating rounds; ONNX Runtime CPU as the agreement reference
@@ -56,9 +60,9 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 carry="${GPU_CARRY:-$repo/.gpu_carry}"
 state="${GPU_CHECK_STATE:-$repo/.gpu_state}"
 out="${OUT:-$state/out}"
-STEPS="machine env build tests agree export agree48 forward peers bench memcheck racecheck initcheck synccheck"
+STEPS="machine env build tests agree export agree48 forward wholect peers bench memcheck racecheck initcheck synccheck"
 declare -A LIMIT=([machine]=60 [env]=120 [build]=480 [tests]=300 [agree]=120 [export]=300 [agree48]=300
-                  [forward]=180 [peers]=300 [bench]=420 [memcheck]=480 [racecheck]=480 [initcheck]=300
+                  [forward]=180 [wholect]=300 [peers]=300 [bench]=420 [memcheck]=480 [racecheck]=480 [initcheck]=300
                   [synccheck]=300)
 # The build's C libraries the GPU image may lack, by group: the file whose absence means the
 # group is missing, then the Debian packages that supply it (with the libraries they need).
@@ -74,6 +78,7 @@ declare -A DEBS=([protobuf]="protobuf-c-compiler libprotoc32 libprotobuf32 libpr
 CASE=f12_c32_ts
 CASE_FILES="model.onnx input.npy logits.npy cmdline.txt"
 MONAI_WHEEL="monai==1.6.1"
+NIBABEL_WHEEL="nibabel==5.4.2"  # the wholect step's phantom writer
 # The large model of export/agree48/peers: MONAI's BTCV configuration at its export cube.
 BIG_ARGS="${GPU_CHECK_BIG_ARGS:---feature-size 48 --out-channels 14 --size 96 96 96}"
 TRANSFER_LIMIT=$((56 * 1024 * 1024))
@@ -102,6 +107,8 @@ prepare() {
     for f in $CASE_FILES; do cp "$data/$CASE/$f" "$carry.new/case/" || die "missing $data/$CASE/$f"; done
     "$py" -m pip download -q --no-deps --only-binary=:all: -d "$carry.new/wheels" "$MONAI_WHEEL" >&2 \
         || die "pip download $MONAI_WHEEL failed"
+    "$py" -m pip download -q --no-deps --only-binary=:all: -d "$carry.new/wheels" "$NIBABEL_WHEEL" >&2 \
+        || die "pip download $NIBABEL_WHEEL failed"
     (cd "$carry.new" && find . -type f ! -name MANIFEST | sort | xargs sha256sum > MANIFEST)
     rm -rf "$carry" && mv "$carry.new" "$carry"
     transfer_size || die "tree + carry over $((TRANSFER_LIMIT / 1048576)) MiB: carry less"
@@ -205,6 +212,13 @@ step_env() {
         python3 -m pip install -q --no-index --no-deps --no-compile --target "$state/py" "$whl" >&2 \
             || { log "cannot install $whl"; return 1; }
         pypath="$state/py" monai_src="the carried wheel $(basename "$whl")"
+    fi
+    if have python3 && ! python3 -c "import nibabel" 2>/dev/null; then
+        local nwhl
+        nwhl=$(ls "$carry/wheels/"nibabel-*.whl 2>/dev/null | head -1)
+        # only the wholect step needs it: without it that step fails, the others run
+        if [ -n "$nwhl" ] && python3 -m pip install -q --no-index --no-deps --no-compile --target "$state/py" "$nwhl" >&2
+        then pypath="$state/py"; else log "no nibabel: the wholect step cannot write its CT"; fi
     fi
     local nvcc="" d
     for d in "${CUDA_HOME:-}" /usr/local/cuda /usr/local/cuda-*; do
@@ -366,6 +380,39 @@ step_forward() {
     f32=$("$b" --f 48 --cube 96 --runs 10) || return 1
     f16=$("$b" --f 48 --cube 96 --runs 10 --half) || return 1
     result forward "{\"nvidia_smi_used_before_mib\": ${base:-null}, \"f32\": $f32, \"f16\": $f16}"
+}
+
+step_wholect() {
+    load_env || return 1
+    local d="$state/big" ct="$state/ct512.nii.gz" exe="$state/build/swinrun" mode entries="" rc=0 base sampler
+    [ -f "$d/model.onnx" ] || { log "run the export step first"; return 1; }
+    if [ ! -f "$ct" ]; then
+        python3 "$repo/tools/export/make_ct_phantom.py" "$ct.tmp.nii.gz" --shape 512 512 300 --spacing 0.78 0.78 2.5 >&2 \
+            && mv "$ct.tmp.nii.gz" "$ct" || return 1
+    fi
+    for mode in fp32 fp16; do
+        "$exe" plan "$d/model.onnx" --backend cuda --precision $mode --volume 512 512 300 --voxel-size 0.78 0.78 2.5 \
+            --json "$state/wholect_plan_$mode.json" >&2 || return 1
+        base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+        echo "${base:-0}" > "$state/wholect_peak_$mode"
+        (while sleep 0.05; do
+             m=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+             [ "${m:-0}" -gt "$(cat "$state/wholect_peak_$mode")" ] && echo "$m" > "$state/wholect_peak_$mode"
+         done) &
+        sampler=$!
+        "$exe" "$ct" "$state/wholect_$mode.nii.gz" --model "$d/model.onnx" --backend cuda --precision $mode \
+            --blend-on device --json "$state/wholect_$mode.json" >&2 || rc=1
+        kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+        entries="$entries${entries:+, }\"$mode\": {\"plan\": $(cat "$state/wholect_plan_$mode.json" 2>/dev/null || echo null), \
+\"run\": $(cat "$state/wholect_$mode.json" 2>/dev/null || echo null), \"nvidia_smi_used_before_mib\": ${base:-null}, \
+\"nvidia_smi_peak_mib\": $(cat "$state/wholect_peak_$mode")}"
+    done
+    local same
+    same=$(python3 -c "import gzip, sys; a, b = (gzip.open(f).read()[352:] for f in sys.argv[1:]); \
+print(sum(x == y for x, y in zip(a, b)) / max(len(a), 1))" "$state/wholect_fp32.nii.gz" "$state/wholect_fp16.nii.gz" \
+           2>/dev/null || echo null)
+    result wholect "{$entries, \"labels_equal_fraction_fp16_vs_fp32\": $same}"
+    return $rc
 }
 
 step_peers() {  # bench/peers/swinbench.py on the exported model: the GPU peers, each in its own process

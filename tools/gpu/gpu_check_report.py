@@ -41,6 +41,42 @@ def forward_table(fw):
     return out
 
 
+def first_with(obj, key):
+    """The first dict in obj (depth first) that has key, or None."""
+    if isinstance(obj, dict):
+        if key in obj:
+            return obj
+        obj = list(obj.values())
+    if isinstance(obj, list):
+        for x in obj:
+            found = first_with(x, key)
+            if found is not None:
+                return found
+    return None
+
+
+def wholect_table(wc):
+    out = ["## A 512 x 512 x 300 CT on the device (f=48 export, random weights; the run's --json "
+           "seconds per phase; device memory: nvidia-smi's peak minus its reading before the run)", ""]
+    modes = [m for m in ("fp32", "fp16") if isinstance(wc.get(m), dict)]
+    runs = {m: first_with(wc[m].get("run"), "seconds") or {} for m in modes}
+    phases = [k for k in (runs[modes[0]].get("seconds", {}) if modes else {})]
+    out += ["| mode | " + " | ".join(phases) + " | cubes | on device | plan total (ring included) | ring | peak used - before |",
+            "|---|" + "---:|" * (len(phases) + 5)]
+    for m in modes:
+        r, plan = runs[m], first_with(wc[m].get("plan"), "total_bytes") or {}
+        secs = r.get("seconds", {})
+        peak = wc[m].get("nvidia_smi_peak_mib", 0) - (wc[m].get("nvidia_smi_used_before_mib") or 0)
+        out.append(f"| {m} | " + " | ".join(f"{secs.get(k, 0):.3f}" for k in phases) +
+                   f" | {r.get('windows', '')} | {r.get('blended_on_device', '')} | "
+                   f"{mib(plan.get('total_bytes', 0))} | {mib(plan.get('ring_bytes', 0))} | "
+                   f"{peak} MiB |")
+    if wc.get("labels_equal_fraction_fp16_vs_fp32") is not None:
+        out.append(f"\nLabels equal between half and float32: {100 * wc['labels_equal_fraction_fp16_vs_fp32']:.4f} % "
+                   "of the label map's bytes.")
+    return out
+
+
 def ms(v, digits=3):
     return "-" if v is None else f"{v:.{digits}f}"
 
@@ -124,7 +160,7 @@ def summary(step, v):
     r = v["result"]
     if r is None:
         return ""
-    if step in ("forward", "bench", "peers"):
+    if step in ("forward", "wholect", "bench", "peers"):
         return "below"
     if step in ("agree", "agree48"):
         return "; ".join(f"{k}: {'pass' if x['rc'] == 0 else 'FAIL'}" for k, x in r.items()
@@ -150,6 +186,9 @@ def markdown(state, d):
     fw = d.get("forward", {}).get("result")
     if isinstance(fw, dict):
         out += [""] + forward_table(fw)
+    wc = d.get("wholect", {}).get("result")
+    if isinstance(wc, dict):
+        out += [""] + wholect_table(wc)
     peers = read(os.path.join(state, "peers.txt"))
     if peers:
         out += ["", "## swinrun beside PyTorch + MONAI, same weights (bench/peers/swinbench.py)", "", peers]

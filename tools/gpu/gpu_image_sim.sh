@@ -77,8 +77,10 @@ for f in $( { dpkg -L $HIDE_PKGS 2>/dev/null || true; } | sed 's|^/lib/|/usr/lib
     whiteout /usr "$sim/usr_up" "$f"
     hidden=$((hidden + 1))
 done
-for f in "$site"/monai "$site"/monai-*.dist-info; do [ -e "$f" ] && whiteout "$site" "$sim/site_up" "$f"; done
-log "hiding $hidden files of the build machine's packages, and MONAI from $py"
+for f in "$site"/monai "$site"/monai-*.dist-info "$site"/nibabel "$site"/nibabel-*.dist-info; do
+    [ -e "$f" ] && whiteout "$site" "$sim/site_up" "$f"
+done
+log "hiding $hidden files of the build machine's packages, and MONAI and nibabel from $py"
 
 # The namespace's script: the mounts, then the check as on a cold GPU machine.
 cat > "$sim/inside.sh" <<EOF
@@ -87,13 +89,15 @@ mount -t overlay overlay -o lowerdir=/usr,upperdir=$sim/usr_up,workdir=$sim/usr_
 mount -t overlay overlay -o lowerdir=$site,upperdir=$sim/site_up,workdir=$sim/site_work $site
 export PATH="$cmake_dir/cmake/data/bin:$venv/bin:\$PATH" GPU_CHECK_STATE=$sim/state OUT=$sim/out GPU_CHECK_ARCH=90-real
 for t in protoc-c make; do ! command -v \$t >/dev/null || { echo "\$t still visible" >&2; exit 1; }; done
-[ ! -e /usr/include/onnx/onnx.proto ] && ! python3 -c "import monai" 2>/dev/null || { echo "hiding failed" >&2; exit 1; }
+[ ! -e /usr/include/onnx/onnx.proto ] && ! python3 -c "import monai" 2>/dev/null && ! python3 -c "import nibabel" 2>/dev/null \
+    || { echo "hiding failed" >&2; exit 1; }
 echo "cmake here: \$(command -v cmake) (\$(cmake --version | head -1))" >&2
 check=$repo/tools/gpu/gpu_check.sh
 \$check run machine env
 grep -q '"unpacked": ".*protobuf-c-compiler.*libnifti2-dev.*zlib1g-dev.*libdeflate-dev.*libopenblas-pthread-dev' $sim/state/env.json \
     || { echo "env did not unpack every group: \$(cat $sim/state/env.json)" >&2; exit 1; }
 grep -q 'carried wheel' $sim/state/env.json || { echo "env did not install the carried MONAI wheel" >&2; exit 1; }
+(. $sim/state/env.sh && python3 -c "import nibabel") || { echo "env did not install the carried nibabel wheel" >&2; exit 1; }
 # A device command killed at its limit: SIGKILL to the whole process tree (a PID namespace
 # whose init dies with its parent), in the middle of the build.
 timeout -s KILL $KILL_AFTER unshare -p -f --kill-child=SIGKILL \$check run build && { echo "the build was not killed" >&2; exit 1; }
