@@ -49,7 +49,8 @@ venv="$(dirname "$(dirname "$py")")"
 site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 
 t0=$SECONDS
-if ! (cd "$repo/.gpu_carry" 2>/dev/null && sha256sum --quiet -c MANIFEST >/dev/null 2>&1); then
+if ! (cd "$repo/.gpu_carry" 2>/dev/null && sha256sum --quiet -c MANIFEST >/dev/null 2>&1 && ls wheels/nibabel-*.whl) >/dev/null 2>&1
+then
     "$repo/tools/gpu/gpu_check.sh" prepare
 fi
 cmake_dir="$HOME/.cache/swinrun/gpu-sim-cmake"
