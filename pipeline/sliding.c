@@ -45,24 +45,43 @@ static inline int64_t ring_index(const struct ring *r, int64_t x0, int64_t x1, i
     return (x[0] * r->ext[1] + x[1]) * r->ext[2] + x[2];
 }
 
-/* in = the window at padded start p, zeros outside the volume */
-static void gather(const struct swin_cubes *w, const float *vol, const int64_t p[3], float *in)
+/* What the threads of one gather share: the window at padded start p into in. */
+struct gather_job {
+    const struct swin_cubes *w;
+    const float *vol;
+    const int64_t *p;
+    float *in;
+};
+
+/* Window planes a in [a0, a1): each row the volume's span it overlaps (a copy), zeros
+ * outside the volume. */
+static void gather_rows(void *user, int tid, int64_t a0, int64_t a1)
 {
-    const int64_t *sz = w->size;
-    for (int a = 0; a < w->roi[0]; a++)
+    (void)tid;
+    const struct gather_job *g = user;
+    const struct swin_cubes *w = g->w;
+    const int64_t *sz = w->size, *p = g->p;
+    const int64_t r2 = w->roi[2], c_lo = w->pad_lo[2] - p[2] > 0 ? w->pad_lo[2] - p[2] : 0;
+    const int64_t c_hi = sz[2] - p[2] + w->pad_lo[2] < r2 ? sz[2] - p[2] + w->pad_lo[2] : r2;
+    for (int64_t a = a0; a < a1; a++)
         for (int b = 0; b < w->roi[1]; b++) {
-            float *row = in + ((int64_t)a * w->roi[1] + b) * w->roi[2];
-            int64_t x0 = p[0] + a - w->pad_lo[0], x1 = p[1] + b - w->pad_lo[1];
-            if (x0 < 0 || x0 >= sz[0] || x1 < 0 || x1 >= sz[1]) {
-                memset(row, 0, (size_t)w->roi[2] * sizeof *row);
+            float *row = g->in + (a * w->roi[1] + b) * r2;
+            const int64_t x0 = p[0] + a - w->pad_lo[0], x1 = p[1] + b - w->pad_lo[1];
+            if (x0 < 0 || x0 >= sz[0] || x1 < 0 || x1 >= sz[1] || c_hi <= c_lo) {
+                memset(row, 0, (size_t)r2 * sizeof *row);
                 continue;
             }
-            const float *src = vol + (x0 * sz[1] + x1) * sz[2];
-            for (int c = 0; c < w->roi[2]; c++) {
-                int64_t x2 = p[2] + c - w->pad_lo[2];
-                row[c] = x2 >= 0 && x2 < sz[2] ? src[x2] : 0.0f;
-            }
+            const float *src = g->vol + (x0 * sz[1] + x1) * sz[2] + p[2] - w->pad_lo[2];
+            memset(row, 0, (size_t)c_lo * sizeof *row);
+            memcpy(row + c_lo, src + c_lo, (size_t)(c_hi - c_lo) * sizeof *row);
+            memset(row + c_hi, 0, (size_t)(r2 - c_hi) * sizeof *row);
         }
+}
+
+static void gather(const struct swin_cubes *w, const float *vol, const int64_t p[3], float *in, int threads)
+{
+    struct gather_job g = {.w = w, .vol = vol, .p = p, .in = in};
+    swin_parallel_for(threads, w->roi[0], gather_rows, &g);
 }
 
 /* What the threads of one accumulate or finalise call share. */
@@ -231,6 +250,7 @@ static swin_status drive(const struct swin_sliding *s, int ax, const float *vol,
     const struct swin_cubes *w = s->layout;
     const int o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the two other axes, in order */
     int64_t total = swin_cubes_count(w), done_n = 0, finished = 0; /* planes [0, finished) sunk */
+    const int threads = swin_parallel_threads(s->threads);
     swin_status st;
     double t0;
     for (int i = 0; i < w->n[ax]; i++) {
@@ -243,7 +263,7 @@ static swin_status drive(const struct swin_sliding *s, int ax, const float *vol,
                 p[o1] = w->starts[o1][j];
                 p[o2] = w->starts[o2][k];
                 t0 = swin_clock_seconds();
-                gather(w, vol, p, in);
+                gather(w, vol, p, in, threads);
                 tm->gather += swin_clock_seconds() - t0;
                 if ((st = pa->cube(pa->ctx, in, p, tm, err))) return st;
                 if (s->progress) s->progress(s->progress_user, ++done_n, total);
