@@ -161,6 +161,26 @@ extern "C" swin_status swin_cuda_backend_create_for_plan(int device, const struc
     return SWIN_OK;
 }
 
+/* The pinned buffers of pack_input and their events. */
+static void pinned_free(struct swin_cuda_backend *be)
+{
+    for (int b = 0; b < 2; b++) {
+        if (be->pinned[b]) cudaFreeHost(be->pinned[b]);
+        if (be->pinned_read[b]) cudaEventDestroy(be->pinned_read[b]);
+        be->pinned[b] = NULL;
+        be->pinned_read[b] = NULL;
+    }
+}
+
+static cudaError_t pinned_start(struct swin_cuda_backend *be)
+{
+    cudaError_t e = cudaSuccess;
+    for (int b = 0; b < 2 && e == cudaSuccess; b++)
+        if ((e = cudaMallocHost((void **)&be->pinned[b], SWIN_CUDA_PINNED_FLOATS * sizeof(float))) == cudaSuccess)
+            e = cudaEventCreateWithFlags(&be->pinned_read[b], cudaEventDisableTiming);
+    return e;
+}
+
 extern "C" swin_status swin_cuda_backend_start(struct swin_cuda_backend *be, swin_error *err)
 {
     int count = 0;
@@ -196,6 +216,10 @@ extern "C" swin_status swin_cuda_backend_start(struct swin_cuda_backend *be, swi
         what = "upload of the model weights";   /* (through the stage in half mode) */
         st = e == cudaErrorMemoryAllocation ? SWIN_ERR_NOMEM : SWIN_ERR_BACKEND;
     }
+    if (!st && (e = pinned_start(be)) != cudaSuccess) {
+        what = "cudaMallocHost of the input's two 4 MiB pinned upload buffers";
+        st = SWIN_ERR_NOMEM;
+    }
     return st ? cuda_error(err, st, what, e) : SWIN_OK;
 }
 
@@ -221,6 +245,7 @@ extern "C" void swin_cuda_backend_free(struct swin_cuda_backend *be)
         cudaFree(be->mean);
         cudaFree(be->scale);
         cudaFree(be->shift);
+        pinned_free(be);
         if (be->stream) cudaStreamDestroy(be->stream);
     }
     free(be);

@@ -20,6 +20,9 @@
 #define SWIN_CUDA_ALIGN 256
 /* Floats of the pack/unpack staging buffer (8 MiB). */
 #define SWIN_CUDA_STAGE_FLOATS (2u << 20)
+/* Floats of each of the two pinned host buffers the input goes up through (4 MiB: a 96^3
+ * cube of one channel in one copy). */
+#define SWIN_CUDA_PINNED_FLOATS (1u << 20)
 /* Instance norm: voxel partitions of the first reduction level, and channels per pass. */
 #define SWIN_CUDA_RED_PARTS 512
 #define SWIN_CUDA_RED_CH 256
@@ -36,6 +39,12 @@ struct swin_cuda_backend {
     char *dev_flat;               /* its device copy, converted to dtype */
     size_t flat_bytes;            /* host bytes of model->flat */
     float *stage;                 /* SWIN_CUDA_STAGE_FLOATS, pack/unpack staging */
+    /* pack_input's pinned host buffers (SWIN_CUDA_PINNED_FLOATS each), each refilled only
+     * after its event, recorded behind the copy out of it, has completed: the host fills
+     * one while the device runs on. */
+    float *pinned[2];
+    cudaEvent_t pinned_read[2];
+    int pinned_next;
     double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
     double *mean;                 /* (2, SWIN_CUDA_RED_CH): instnorm_act's x, then its residual */
     float *scale, *shift;         /* (2, SWIN_CUDA_RED_CH) */

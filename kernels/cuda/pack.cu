@@ -6,9 +6,13 @@
  * Kernels are grid-stride loops over (voxel, channel) with the channel fastest, so the
  * volume side is coalesced, without a division per element (grid_walk.cuh); 256 threads, no shared memory. The volume side is the
  * backend's storage type T (float, or __half in half mode); the stage is always float32.
- * swin_cuda_upload also converts the model weights through the stage (stage_to_array). */
+ * swin_cuda_upload also converts the model weights through the stage (stage_to_array).
+ * pack_input's chunks go up through two pinned host buffers in turn (upload_chunk), so that
+ * the host cuts the next cube while the device still runs this one. */
 #include "kernels/cuda/cuda_internal.cuh"
 #include "kernels/cuda/grid_walk.cuh"
+
+#include <string.h>
 
 namespace swin_cuda {
 
@@ -68,20 +72,37 @@ static int copy_error(struct swin_cuda_backend *be, const char *op, cudaError_t 
     return swin_cuda_fail(be, SWIN_ERR_BACKEND, "%s: host/device copy failed: %s", op, cudaGetErrorString(e));
 }
 
+/* Chunk [v0, v0 + nv) of the host's (C, vox) input into the stage as (C, nv), through a
+ * pinned buffer: the copy is queued behind the kernels before it and the host goes on (it
+ * waits only for the copy out of that buffer two chunks ago). From pageable memory the
+ * runtime may first wait for the stream, so a cube could not be cut while the last ran. */
+static cudaError_t upload_chunk(struct swin_cuda_backend *be, const float *host_cdhw, long long vox, int c,
+                                long long v0, long long nv)
+{
+    const int b = be->pinned_next;
+    be->pinned_next ^= 1;
+    cudaError_t e = cudaEventSynchronize(be->pinned_read[b]);
+    if (e != cudaSuccess) return e;
+    for (int ch = 0; ch < c; ch++)
+        memcpy(be->pinned[b] + ch * nv, host_cdhw + ch * vox + v0, (size_t)nv * sizeof(float));
+    if ((e = cudaMemcpyAsync(be->stage, be->pinned[b], (size_t)(nv * c) * sizeof(float), cudaMemcpyHostToDevice,
+                             be->stream)) != cudaSuccess)
+        return e;
+    return cudaEventRecord(be->pinned_read[b], be->stream);
+}
+
 extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float *host_cdhw)
 {
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
     int rc;
-    const long long vox = (long long)swin_vol_voxels(out), chunk = SWIN_CUDA_STAGE_FLOATS / out.c;
+    const long long vox = (long long)swin_vol_voxels(out);
+    const long long chunk = SWIN_CUDA_PINNED_FLOATS / out.c;
     if (chunk < 1)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: %d channels exceed the staging buffer", out.c);
     for (long long v0 = 0; v0 < vox; v0 += chunk) {
         const long long nv = vox - v0 < chunk ? vox - v0 : chunk;
-        for (int ch = 0; ch < out.c; ch++) {
-            cudaError_t e = cudaMemcpyAsync(be->stage + ch * nv, host_cdhw + ch * vox + v0, (size_t)nv * sizeof(float),
-                                            cudaMemcpyHostToDevice, be->stream);
-            if (e != cudaSuccess) return copy_error(be, "pack_input", e);
-        }
+        cudaError_t e = upload_chunk(be, host_cdhw, vox, out.c, v0, nv);
+        if (e != cudaSuccess) return copy_error(be, "pack_input", e);
         if (out.dtype == SWIN_F16)
             SWIN_LAUNCH(stage_to_volume<__half>, stride_grid(nv * out.c), dim3(256), 0, be->stream)(
                 (__half *)out.data, out.pitch, v0, nv, out.c, be->stage);

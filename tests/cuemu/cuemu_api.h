@@ -51,11 +51,15 @@ enum cuemu_detector {
     CUEMU_DET_ASYNC_COPY,         /* __pipeline_memcpy_async misuse: size, alignment, memory
                                      space, a copy not committed at a barrier or never
                                      waited for at exit, a destination still in flight */
-    CUEMU_DET_STREAM_ORDER        /* work on a non-blocking stream (kernel, copy, cuBLAS,
+    CUEMU_DET_STREAM_ORDER,       /* work on a non-blocking stream (kernel, copy, cuBLAS,
                                      cuDNN) while a legacy-stream cudaMemcpy/cudaMemset to
                                      device memory is not synchronised, or a cudaMemcpy from
                                      device memory while work on a non-blocking stream is
                                      not; the work still runs */
+    CUEMU_DET_PINNED_REUSE        /* a cudaMemcpyAsync out of pinned host memory whose last
+                                     asynchronous copy out of it (on a created stream) the
+                                     host has not waited for: the host rewrote a buffer the
+                                     device may still be reading; the copy still runs */
 };
 enum cuemu_detector cuemu_last_detector(void);
 unsigned cuemu_detector_hits(void);

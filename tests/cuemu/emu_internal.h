@@ -76,6 +76,11 @@ void cuemu_legacy_done(void);
 void cuemu_streams_done(void);
 void cuemu_stream_work(cudaStream_t s, const char *what);
 void cuemu_stream_read_check(const char *fn, const void *src, size_t bytes);
+/* A created stream's id and the work issued on it so far (0, 0 for the legacy streams),
+ * and whether the host has waited for the work up to `work` of stream `id` (true for a
+ * stream that no longer exists: its destruction waited). */
+void cuemu_stream_position(cudaStream_t s, unsigned long long *id, unsigned long long *work);
+int cuemu_stream_waited(unsigned long long id, unsigned long long work);
 
 /* Whether the stream handle is the default stream or a live stream. */
 int cuemu_stream_valid(cudaStream_t s);

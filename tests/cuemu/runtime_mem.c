@@ -12,6 +12,8 @@ struct alloc {
     char *p;
     size_t size;
     int host; /* cudaMallocHost memory: registered, but not device memory */
+    /* host: the stream (id, work count) of the last cudaMemcpyAsync out of it, 0 if none */
+    unsigned long long copy_stream, copy_work;
 };
 
 static struct alloc *allocs;
@@ -227,6 +229,22 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
     return err;
 }
 
+/* An asynchronous copy out of pinned memory: the last one out of the same allocation must
+ * have been waited for, or the host may have rewritten what the device still reads. */
+static void pinned_source(const void *src, cudaStream_t stream)
+{
+    struct alloc *a = containing(src);
+    if (!a || !a->host)
+        return;
+    if (a->copy_work && !cuemu_stream_waited(a->copy_stream, a->copy_work))
+        cuemu_detect(CUEMU_DET_PINNED_REUSE,
+                     "cudaMemcpyAsync out of pinned [%p, +%zu) while its last asynchronous copy is not waited for: "
+                     "on a GPU the host may have rewritten the buffer before the device read it; synchronise the "
+                     "event recorded behind that copy (or its stream) before refilling the buffer",
+                     (void *)a->p, a->size);
+    cuemu_stream_position(stream, &a->copy_stream, &a->copy_work);
+}
+
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream)
 {
@@ -235,6 +253,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
     if (cuemu_fault_sticky() != cudaSuccess)
         return cuemu_set_error(cuemu_fault_sticky());
     cuemu_stream_work(stream, "cudaMemcpyAsync");
+    pinned_source(src, stream);
     cudaError_t err = copy(dst, src, count, kind, "cudaMemcpyAsync");
     if (err == cudaSuccess && count && (uintptr_t)stream <= 1 && cuemu_mem_is_device_ptr(dst))
         cuemu_legacy_work("cudaMemcpyAsync", dst, count);

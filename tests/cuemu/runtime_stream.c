@@ -129,6 +129,21 @@ void cuemu_stream_read_check(const char *fn, const void *src, size_t bytes)
         }
 }
 
+void cuemu_stream_position(cudaStream_t s, unsigned long long *id, unsigned long long *work)
+{
+    const int created = (uintptr_t)s > 2;
+    *id = created ? s->id : 0;
+    *work = created ? s->work : 0;
+}
+
+int cuemu_stream_waited(unsigned long long id, unsigned long long work)
+{
+    for (const struct CUstream_st *s = streams; s; s = s->next)
+        if (s->id == id)
+            return s->synced >= work;
+    return 1;
+}
+
 void cuemu_streams_done(void)
 {
     for (struct CUstream_st *s = streams; s; s = s->next)

@@ -344,6 +344,47 @@ static bool test_stream_order(void)
     return ok;
 }
 
+/* Two pinned buffers copied up in turn, as pack_input does: quiet while each is refilled
+ * only after the event behind its last copy (or its stream) was waited for; reported when
+ * one is copied out again without that wait. */
+static bool test_pinned_reuse(void)
+{
+    int *dev = NULL, *pin[2] = {NULL, NULL};
+    cudaStream_t s;
+    cudaEvent_t read[2];
+    bool ok = CALL_IS(cudaMalloc((void **)&dev, sizeof(int)), cudaSuccess);
+    for (int b = 0; b < 2; b++) {
+        ok &= CALL_IS(cudaMallocHost((void **)&pin[b], sizeof(int)), cudaSuccess);
+        ok &= CALL_IS(cudaEventCreateWithFlags(&read[b], cudaEventDisableTiming), cudaSuccess);
+    }
+    ok &= CALL_IS(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    cuemu_set_detect_mode(CUEMU_DETECT_ERROR);
+    cuemu_clear_detector();
+    for (int i = 0; i < 4; i++) {
+        cudaEventSynchronize(read[i % 2]);
+        cudaMemcpyAsync(dev, pin[i % 2], sizeof(int), cudaMemcpyHostToDevice, s);
+        cudaEventRecord(read[i % 2], s);
+    }
+    ok &= check_true("two pinned buffers in turn, each after its event: quiet", cuemu_last_detector() == CUEMU_DET_NONE);
+    cudaMemcpyAsync(dev, pin[0], sizeof(int), cudaMemcpyHostToDevice, s);
+    ok &= check_true("a pinned buffer copied out again before its last copy was waited for: reported",
+                     cuemu_last_detector() == CUEMU_DET_PINNED_REUSE);
+    cuemu_clear_detector();
+    cudaStreamSynchronize(s);
+    cudaMemcpyAsync(dev, pin[0], sizeof(int), cudaMemcpyHostToDevice, s);
+    ok &= check_true("after the stream was synchronised: quiet", cuemu_last_detector() == CUEMU_DET_NONE);
+    cudaStreamSynchronize(s);
+    cuemu_set_detect_mode(CUEMU_DETECT_ABORT);
+    cuemu_clear_detector();
+    ok &= CALL_IS(cudaStreamDestroy(s), cudaSuccess);
+    for (int b = 0; b < 2; b++) {
+        ok &= CALL_IS(cudaEventDestroy(read[b]), cudaSuccess);
+        ok &= CALL_IS(cudaFreeHost(pin[b]), cudaSuccess);
+    }
+    ok &= CALL_IS(cudaFree(dev), cudaSuccess);
+    return ok;
+}
+
 /* Run with CUEMU_DEVICE_MEM=64M CUEMU_TARGET=sm_90: the environment configures the device. */
 static bool test_environment(void)
 {
@@ -374,6 +415,7 @@ int main(int argc, char **argv)
     ok &= test_symbols();
     ok &= test_faults();
     ok &= test_stream_order();
+    ok &= test_pinned_reuse();
     ok &= check_true("no device memory left", cuemu_mem_live_allocations() == 0);
     return test_exit(ok);
 }

@@ -3,7 +3,7 @@
  * wrong index (also in half mode, whose inputs are float16 values). Shapes: odd dims and
  * channels, pitch > c, copies into channel slices with 16-byte units and element
  * by element, and a volume larger than the staging
- * buffer (two chunks). */
+ * buffer (three chunks up through the two pinned buffers, the first refilled). */
 #include "tests/kernels/cuda/cuda_op_test.h"
 
 #include <stdlib.h>
@@ -58,7 +58,7 @@ int main(void)
     ct_env_upload(&e);   /* no weights: pack and copy use none */
     bool ok = pack_case(&e, &r, 3, 5, 7, 1, 1);
     ok &= pack_case(&e, &r, 5, 4, 3, 3, 5);
-    ok &= pack_case(&e, &r, 40, 40, 41, 33, 33);   /* 2.16 M floats: two staging chunks */
+    ok &= pack_case(&e, &r, 40, 40, 41, 33, 33);   /* 2.16 M floats: three upload chunks, two back down */
     ok &= copy_case(&e, &r, "copy into a channel slice (element copies)", 3, 5, 7, 3, 4, 2, 9);
     /* 16-byte units: c 16, pitches 24 and 32, slice at channel 8 (32 / 16 bytes in). */
     ok &= copy_case(&e, &r, "copy c 16 into a channel slice (16-byte copies)", 3, 5, 7, 16, 24, 8, 32);
