@@ -276,6 +276,7 @@ static swin_status job_sinks(struct job *j, bool probs, int64_t in_n, void *in_l
 static swin_status job_infer(struct job *j, swin_error *err)
 {
     const struct swin_pipeline *p = j->ctl.p;
+    struct sink *s = &j->sk;
     struct swin_sliding sl = {.layout = &j->win,
                               .out_channels = p->out_channels,
                               .predict = cube_predict,
