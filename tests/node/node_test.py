@@ -32,6 +32,11 @@ DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest
   drain         SIGTERM during a segmentation: no new association, the segmentation finishes, exit
                 0; after a restart the study is delivered once.
   config        bad configuration files: exit 2 and one line naming the key; a good one --check 0.
+  load          20 studies from 4 storescu senders at once, 2 workers: each study's SEG and RT
+                Structure Set in Orthanc exactly once, nothing failed; the node's peak RSS (VmHWM)
+                within the CLI's peak RSS of one such study plus one more worker's plan, every
+                association's instance and a margin (LOAD_MARGIN). Prints the peak RSS and the time
+                from the last instance sent to the last output in Orthanc.
 
     node_test.py SWINRUN MODEL WORK --only CASE"""
 import argparse
@@ -477,6 +482,73 @@ def case_config(a, work):
     check("a good configuration: --check exits 0", r.returncode == 0 and "ready" in r.stdout, r.stderr[-160:])
     r = subprocess.run([a.swinrun, "serve", "--help"], capture_output=True, text=True)
     check("swinrun serve --help", r.returncode == 0 and "--check" in r.stdout and "--status" in r.stdout)
+
+
+LOAD_STUDIES, LOAD_SENDERS, LOAD_WORKERS, LOAD_SLICES = 20, 4, 2, 32
+# What the node holds beyond the CLI's one segmentation: DCMTK's network buffers and a malloc
+# arena for each of its threads (receivers, workers, delivery, scheduler)
+LOAD_MARGIN = 64 << 20
+
+
+def vm(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        return int([line.split()[1] for line in f if line.startswith(key + ":")][0]) * 1024
+
+
+def case_load(a, work):
+    studies, folders = [], []
+    for i in range(LOAD_STUDIES):
+        folders.append(os.path.join(work, f"ct{i:02d}"))
+        studies.append(nh.make_series(folders[-1], seed=100 + i, slices=LOAD_SLICES)[0])
+    # the CLI on one of them: its peak RSS and plan, the reference of the node's bound
+    cli_json = os.path.join(work, "cli.json")
+    r = subprocess.run([a.swinrun, folders[0] + "/", os.path.join(work, "cli_seg.dcm"), "--rtstruct",
+                        os.path.join(work, "cli_rt.dcm"), "--model", a.model, "--backend", "cpu", "--threads", "1",
+                        "--json", cli_json], capture_output=True, text=True)
+    if not check("the CLI segments one study (the reference)", r.returncode == 0, r.stderr[-200:]):
+        return
+    with open(cli_json) as f:
+        cli = json.load(f)
+    r = subprocess.run([a.swinrun, "plan", a.model, "--backend", "cpu", "--threads", "1", "--json", "-"],
+                       capture_output=True, text=True)
+    plan = json.loads(r.stdout)
+    orthanc, node = pacs_and_node(a, work, threads=1, workers=LOAD_WORKERS)
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        per_sender = [folders[k::LOAD_SENDERS] for k in range(LOAD_SENDERS)]
+        t0 = time.monotonic()
+        senders = [nh.storescu(node.port, [f for d in mine for f in nh.files_of(d)], wait=False) for mine in per_sender]
+        rcs = [s.wait() for s in senders]
+        t_sent = time.monotonic()
+        check(f"{LOAD_SENDERS} storescu senders at once: every instance stored", rcs == [0] * LOAD_SENDERS, str(rcs))
+        want = 2 * LOAD_STUDIES
+
+        def outputs():
+            s = orthanc.get("/statistics")
+            return s and s["CountInstances"] >= want and time.monotonic()
+        t_done = wait_for(f"{want} outputs in Orthanc", outputs, timeout=90, step=0.1)
+        exactly_once(orthanc, node, studies, f"{LOAD_STUDIES} studies from {LOAD_SENDERS} senders")
+        st = orthanc.get("/statistics") or {}
+        check("Orthanc holds exactly those outputs; no job failed, none dead",
+              st.get("CountInstances") == want and st.get("CountStudies") == LOAD_STUDIES
+              and not node.events("failed") and not node.jobs("dead") and len(node.events("done")) == LOAD_STUDIES,
+              f"{st.get('CountInstances')} instances, {st.get('CountStudies')} studies, "
+              f"{len(node.events('done'))} done")
+        hwm = vm(node.proc.pid, "VmHWM")
+        job = plan["arena_bytes"] + plan.get("context_bytes", 0) + cli["planned_pipeline_bytes"]
+        assoc = LOAD_SENDERS * os.path.getsize(nh.files_of(folders[0])[0])
+        bound = cli["peak_rss_bytes"] + (LOAD_WORKERS - 1) * job + assoc + LOAD_MARGIN
+        mib = 1 << 20
+        print(f"measured: {LOAD_STUDIES} studies of 48 x 40 x {LOAD_SLICES}, {LOAD_SENDERS} senders, "
+              f"{LOAD_WORKERS} workers x 1 thread: sending {t_sent - t0:.1f} s, last instance sent to the last "
+              f"output in Orthanc {t_done - t_sent if t_done else float('nan'):.1f} s; node peak RSS "
+              f"{hwm / mib:.0f} MiB (bound {bound / mib:.0f} MiB: the CLI's peak {cli['peak_rss_bytes'] / mib:.0f} MiB "
+              f"+ {LOAD_WORKERS - 1} x {job / mib:.1f} MiB + {assoc / 1024:.0f} KiB + {LOAD_MARGIN // mib} MiB)")
+        check("the node's peak RSS within the bound", hwm <= bound, f"{hwm / mib:.0f} <= {bound / mib:.0f} MiB")
+    finally:
+        node.stop()
+        orthanc.stop()
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
