@@ -207,6 +207,33 @@ static swin_status limits(struct ctx *c, const json_node *o, struct node_config 
     return st;
 }
 
+/* {certificate, private_key, ca, verify_peer}; server: the listening side, which must have its
+ * own certificate. */
+static swin_status tls(struct ctx *c, const json_node *o, const char *parent, bool server, struct node_tls *t)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s%s%s", parent, parent[0] ? "." : "", "tls");
+    *t = (struct node_tls){.on = true, .verify_peer = true};
+    swin_status st = object(c, o);
+    for (const json_node *m = st ? NULL : o->child; m && !st; m = m->next) {
+        at(c, path, m->key, 0);
+        if (!strcmp(m->key, "certificate")) st = text(c, m, sizeof t->certificate, t->certificate, "a PEM file");
+        else if (!strcmp(m->key, "private_key")) st = text(c, m, sizeof t->private_key, t->private_key, "a PEM file");
+        else if (!strcmp(m->key, "ca")) st = text(c, m, sizeof t->ca, t->ca, "a PEM file of trusted certificates");
+        else if (!strcmp(m->key, "verify_peer")) st = boolean(c, m, &t->verify_peer);
+        else st = unknown(c, path, m, "certificate, private_key, ca, verify_peer");
+    }
+    if (st) return st;
+    if (server && (!t->certificate[0] || !t->private_key[0]))
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs certificate and private_key", c->file, path);
+    if (!t->certificate[0] != !t->private_key[0])
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s takes certificate and private_key together", c->file, path);
+    if (t->verify_peer && !t->ca[0])
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s.verify_peer needs ca (the trusted certificates)", c->file,
+                              path);
+    return SWIN_OK;
+}
+
 static swin_status callers(struct ctx *c, const json_node *a, struct node_config *cfg)
 {
     if (a->kind != JSON_ARRAY || !a->child || swin_json_len(a) > NODE_MAX_CALLERS)
@@ -252,7 +279,8 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
             } else if (!strcmp(m->key, "ae_title")) st = ae_title(c, m, d->ae);
             else if (!strcmp(m->key, "host")) st = host(c, m, d->host);
             else if (!strcmp(m->key, "port")) st = integer(c, m, 1, 65535, &d->port, "a port 1..65535");
-            else st = unknown(c, parent, m, "name, ae_title, host, port");
+            else if (!strcmp(m->key, "tls")) st = tls(c, m, parent, false, &d->tls);
+            else st = unknown(c, parent, m, "name, ae_title, host, port, tls");
         }
         if (!st && (!d->name[0] || !d->ae[0] || !d->host[0] || !d->port))
             st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs name, ae_title, host and port", c->file, parent);
@@ -306,8 +334,9 @@ static swin_status member(struct ctx *c, const json_node *m, struct node_config 
     if (!strcmp(k, "destinations")) return destinations(c, m, cfg);
     if (!strcmp(k, "delivery")) return delivery(c, m, cfg);
     if (!strcmp(k, "limits")) return limits(c, m, cfg);
+    if (!strcmp(k, "tls")) return tls(c, m, "", true, &cfg->tls);
     return unknown(c, "", m,
-                   "ae_title, port, spool, log, model, cube, backend, precision, threads, mem_limit, workers, "
+                   "ae_title, port, tls, spool, log, model, cube, backend, precision, threads, mem_limit, workers, "
                    "stable_age_s, outputs, callers, destinations, delivery, limits");
 }
 

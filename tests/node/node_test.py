@@ -32,6 +32,13 @@ DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest
   drain         SIGTERM during a segmentation: no new association, the segmentation finishes, exit
                 0; after a restart the study is delivered once.
   config        bad configuration files: exit 2 and one line naming the key; a good one --check 0.
+  tls           DICOM TLS both ways (certificates made here with openssl: a CA, the node's, a
+                scanner's, the archive's, and a scanner's from another CA): echoscu and storescu with
+                the CA's client certificate get through; no TLS, TLS without a certificate, and a
+                certificate of another CA are refused at the handshake (logged); a silent peer
+                holds the listener for timeout_s only; the study is delivered over TLS to a DCMTK
+                storescp +tls and not to one whose certificate another CA signed; a missing key, a key that is not the
+                certificate's and a file that is not a key: exit 2, one line naming the key.
   load          20 studies from 4 storescu senders at once, 2 workers: each study's SEG and RT
                 Structure Set in Orthanc exactly once, nothing failed; the node's peak RSS (VmHWM)
                 within the CLI's peak RSS of one such study plus one more worker's plan, every
@@ -44,6 +51,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -482,6 +490,121 @@ def case_config(a, work):
     check("a good configuration: --check exits 0", r.returncode == 0 and "ready" in r.stdout, r.stderr[-160:])
     r = subprocess.run([a.swinrun, "serve", "--help"], capture_output=True, text=True)
     check("swinrun serve --help", r.returncode == 0 and "--check" in r.stdout and "--status" in r.stdout)
+
+
+def openssl(work, *args):
+    subprocess.run(["openssl", *args], cwd=work, check=True, capture_output=True)
+
+
+def make_certificates(work):
+    """ca (signs node, scanner, archive) and rogue_ca (signs rogue): NAME.key / NAME.pem in work."""
+    for ca in ("ca", "rogue_ca"):
+        openssl(work, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", f"/CN=test {ca}",
+                "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    for name, ca in (("node", "ca"), ("scanner", "ca"), ("archive", "ca"), ("rogue", "rogue_ca")):
+        openssl(work, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={name}", "-keyout",
+                f"{name}.key", "-out", f"{name}.csr")
+        openssl(work, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+                "-CAcreateserial", "-sha256", "-days", "2", "-out", f"{name}.pem")
+    return lambda name: os.path.join(work, name)
+
+
+def tls_args(p, who):
+    return ["+tls", p(f"{who}.key"), p(f"{who}.pem"), "+cf", p("ca.pem")]
+
+
+def case_tls(a, work):
+    p = make_certificates(work)
+    ct = os.path.join(work, "ct")
+    study, _, _ = nh.make_series(ct)
+    archive_port, recv = nh.free_port(), os.path.join(work, "archive")
+    impostor_port, impostor_recv = nh.free_port(), os.path.join(work, "impostor")
+    os.makedirs(recv)
+    os.makedirs(impostor_recv)
+    node_tls = {"certificate": p("node.pem"), "private_key": p("node.key"), "ca": p("ca.pem"), "verify_peer": True}
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, tls=node_tls,
+                   delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
+                   destinations=[{"name": "archive", "ae_title": "ARCHIVE", "host": "127.0.0.1", "port": archive_port,
+                                  "tls": node_tls},
+                                 {"name": "impostor", "ae_title": "ARCHIVE", "host": "127.0.0.1",
+                                  "port": impostor_port, "tls": node_tls}])
+    archive = subprocess.Popen(["storescp", "-aet", "ARCHIVE", *tls_args(p, "archive"), "-od", recv,
+                                str(archive_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # a peer whose certificate the node's CA did not sign (it would take the node's: same CA file)
+    impostor = subprocess.Popen(["storescp", "-aet", "ARCHIVE", "+tls", p("rogue.key"), p("rogue.pem"), "+cf",
+                                 p("ca.pem"), "-od", impostor_recv, str(impostor_port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = ["-to", "5", "-aet", "SCANNER", "-aec", "SWINRUN"]
+
+    def echo(*tls):
+        return subprocess.run(["echoscu", *base, *tls, "127.0.0.1", str(node.port)], capture_output=True, text=True)
+    try:
+        node.err = open(os.path.join(node.work, "node.stderr"), "ab")
+        node.proc = subprocess.Popen([node.swinrun, "serve", node.cfg], stdout=node.err, stderr=subprocess.STDOUT)
+        up = wait_for("the node answers C-ECHO over TLS",
+                      lambda: node.proc.poll() is None and echo(*tls_args(p, "scanner")).returncode == 0, timeout=60)
+        if not check("echoscu +tls with a certificate of the CA: C-ECHO answered", up):
+            return
+        r = subprocess.run(["storescu", *base, *tls_args(p, "scanner"), "127.0.0.1", str(node.port),
+                            *nh.files_of(ct)], capture_output=True, text=True)
+        check("storescu +tls: every instance stored", r.returncode == 0, r.stderr.strip()[-160:])
+        refused_before = len(node.events("association_refused"))
+        plain, anonymous = echo(), echo("+tla", "+cf", p("ca.pem"))
+        rogue = echo("+tls", p("rogue.key"), p("rogue.pem"), "+cf", p("ca.pem"))
+        check("no TLS, TLS without a certificate, a certificate of another CA: each refused",
+              plain.returncode and anonymous.returncode and rogue.returncode,
+              f"rc {plain.returncode} {anonymous.returncode} {rogue.returncode}")
+        logged = [e for e in node.events("association_refused")[refused_before:] if "TLS" in e["reason"]]
+        check("the refused handshakes logged", len(logged) == 3, str([e["reason"] for e in logged])[:160])
+        check("still answering over TLS", echo(*tls_args(p, "scanner")).returncode == 0)
+        # the handshake runs in the listening thread: a silent peer holds it for timeout_s (5 s) only
+        with socket.create_connection(("127.0.0.1", node.port)):
+            t0 = time.monotonic()
+            held = echo("-to", "30", *tls_args(p, "scanner"))
+            took = time.monotonic() - t0
+        check("a peer connected and silent holds the listener for delivery.timeout_s, not DCMTK's 60 s",
+              held.returncode == 0 and took < 5 + 3, f"{took:.1f} s")
+        got = wait_for("SEG and RTSTRUCT in the archive over TLS", lambda: len(os.listdir(recv)) >= 2, timeout=60)
+        sent = [pydicom.dcmread(os.path.join(recv, n)) for n in os.listdir(recv)] if got else []
+        check("delivered over TLS to storescp +tls: the SEG and RT Structure Set of the study",
+              sorted(d.Modality for d in sent) == ["RTSTRUCT", "SEG"] and all(d.StudyInstanceUID == study for d in sent)
+              and node.events("delivered"), str([d.Modality for d in sent]))
+        wait_for("the impostor given up", lambda: node.jobs("dead"), timeout=30)
+        failed = [e for e in node.events("delivery_failed") if e["destination"] == "impostor"]
+        check("a peer whose certificate another CA signed: not sent to (2 failed tries, nothing received)",
+              len(failed) == 2 and not os.listdir(impostor_recv), str([e["reason"] for e in failed[:1]])[:160])
+        rc = node.terminate()
+        check("SIGTERM: exit 0", rc == 0, f"rc {rc}")
+    finally:
+        node.stop()
+        for peer in (archive, impostor):
+            peer.terminate()
+            peer.wait()
+    # the files, checked at start
+    with open(p("garbage.pem"), "w") as f:
+        f.write("not a key\n")
+    bad = [("a missing key", dict(node_tls, private_key=p("none.key")), "tls.private_key " + p("none.key") + ": No such"),
+           ("a key that is not the certificate's", dict(node_tls, private_key=p("scanner.key")), "is not private_key"),
+           ("not a key", dict(node_tls, private_key=p("garbage.pem")), "not an unencrypted PEM private key"),
+           ("a CA file without a certificate", dict(node_tls, ca=p("garbage.pem")), "tls.ca"),
+           ("verify_peer without ca", {k: v for k, v in node_tls.items() if k != "ca"}, "tls.verify_peer needs ca"),
+           ("a destination's missing certificate", None, "destinations[0].tls.certificate")]
+    with open(node.cfg) as f:
+        good = json.load(f)
+    for what, tls, want in bad:
+        cfg = json.loads(json.dumps(good))
+        if tls is None:
+            cfg["destinations"][0]["tls"]["certificate"] = p("none.pem")
+        else:
+            cfg["tls"] = tls
+        path = os.path.join(work, "bad.json")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        r = subprocess.run([a.swinrun, "serve", path, "--check"], capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(f"tls: {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and want in r.stderr,
+              r.stderr.strip()[:160])
 
 
 LOAD_STUDIES, LOAD_SENDERS, LOAD_WORKERS, LOAD_SLICES = 20, 4, 2, 32
