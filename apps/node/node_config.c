@@ -257,8 +257,47 @@ static swin_status callers(struct ctx *c, const json_node *a, struct node_config
     return st;
 }
 
+/* An http:// or https:// URL of printable ASCII without spaces, a host after the scheme; its
+ * trailing '/' dropped. */
+static swin_status url(struct ctx *c, const json_node *n, char *out)
+{
+    const char *takes = "an http:// or https:// URL";
+    size_t scheme = n->kind != JSON_STRING             ? 0
+                    : !strncmp(n->text, "http://", 7)  ? 7
+                    : !strncmp(n->text, "https://", 8) ? 8
+                                                       : 0;
+    if (!scheme || strlen(n->text) >= NODE_PATH_MAX || !n->text[scheme] || n->text[scheme] == '/')
+        return bad(c, n, takes);
+    for (const char *p = n->text; *p; p++)
+        if (*p <= 0x20 || *p > 0x7e) return bad(c, n, takes);
+    strcpy(out, n->text);
+    for (size_t k = strlen(out); k > scheme + 1 && out[k - 1] == '/'; k--) out[k - 1] = 0;
+    return SWIN_OK;
+}
+
+/* What a destination of its kind needs, and nothing of the other kind. */
+static swin_status dest_complete(struct ctx *c, const char *parent, const struct node_dest *d)
+{
+    if (d->kind == NODE_DEST_STOWRS) {
+        if (!d->name[0] || !d->url[0])
+            return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s (stowrs) needs name and url", c->file, parent);
+        if (d->ae[0] || d->host[0] || d->port || d->tls.on)
+            return swin_error_set(c->err, SWIN_ERR_ARG,
+                                  "%s: %s (stowrs) takes name and url only: ae_title, host, port and tls are for "
+                                  "DIMSE destinations",
+                                  c->file, parent);
+        return SWIN_OK;
+    }
+    if (d->url[0])
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s: url is for \"kind\": \"stowrs\"", c->file, parent);
+    if (!d->name[0] || !d->ae[0] || !d->host[0] || !d->port)
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs name, ae_title, host and port", c->file, parent);
+    return SWIN_OK;
+}
+
 static swin_status destinations(struct ctx *c, const json_node *a, struct node_config *cfg)
 {
+    static const char *const kinds[] = {"dimse", "stowrs"};
     if (a->kind != JSON_ARRAY || !a->child || swin_json_len(a) > NODE_MAX_DESTS)
         return bad(c, a, "a list of 1 to 8 {\"name\", \"ae_title\", \"host\", \"port\"} objects");
     swin_status st = SWIN_OK;
@@ -280,10 +319,13 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
             else if (!strcmp(m->key, "host")) st = host(c, m, d->host);
             else if (!strcmp(m->key, "port")) st = integer(c, m, 1, 65535, &d->port, "a port 1..65535");
             else if (!strcmp(m->key, "tls")) st = tls(c, m, parent, false, &d->tls);
-            else st = unknown(c, parent, m, "name, ae_title, host, port, tls");
+            else if (!strcmp(m->key, "kind")) {
+                int v = 0;
+                if (!(st = choice(c, m, kinds, 2, &v, "\"dimse\" or \"stowrs\""))) d->kind = (enum node_dest_kind)v;
+            } else if (!strcmp(m->key, "url")) st = url(c, m, d->url);
+            else st = unknown(c, parent, m, "name, kind, ae_title, host, port, tls, url");
         }
-        if (!st && (!d->name[0] || !d->ae[0] || !d->host[0] || !d->port))
-            st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs name, ae_title, host and port", c->file, parent);
+        if (!st) st = dest_complete(c, parent, d);
         for (int j = 0; !st && j + 1 < cfg->ndests; j++)
             if (!strcmp(cfg->dests[j].name, d->name))
                 st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: two destinations named \"%s\"", c->file, d->name);

@@ -37,8 +37,12 @@ struct node_caller {
     char host[NODE_HOST_MAX]; /* "" = any host */
 };
 
+enum node_dest_kind { NODE_DEST_DIMSE, NODE_DEST_STOWRS };
+
 struct node_dest {
     char name[33]; /* [A-Za-z0-9_-]: it names the delivered markers on disk */
+    enum node_dest_kind kind;
+    char url[NODE_PATH_MAX]; /* stowrs: the DICOMweb base; the node POSTs to URL/studies */
     char ae[NODE_AE_MAX];
     char host[NODE_HOST_MAX];
     int port;

@@ -39,6 +39,12 @@ DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest
                 holds the listener for timeout_s only; the study is delivered over TLS to a DCMTK
                 storescp +tls and not to one whose certificate another CA signed; a missing key, a key that is not the
                 certificate's and a file that is not a key: exit 2, one line naming the key.
+  stowrs        delivery by DICOMweb STOW-RS to Orthanc's DICOMweb plugin: the SEG and RT
+                Structure Set in Orthanc once, the node's UIDs; a second destination whose URL
+                answers 404 is tried, logged with the status, and the job ends in the dead letters
+                with the reason, the first destination not sent to again; a server answering 200
+                that lists one of the two instances as failed (a stub that reads the request's
+                parts with pydicom) is a failed try.
   load          20 studies from 4 storescu senders at once, 2 workers: each study's SEG and RT
                 Structure Set in Orthanc exactly once, nothing failed; the node's peak RSS (VmHWM)
                 within the CLI's peak RSS of one such study plus one more worker's plan, every
@@ -474,7 +480,11 @@ def case_config(a, work):
            ("cube", dict(base, cube=[96, 96, 100]), "cube takes three multiples of 32"),
            ("nothing to send", dict(base, outputs={"seg": "none", "rtstruct": False}), "nothing to send"),
            ("no model", dict(base, model=os.path.join(work, "none.onnx")), "none.onnx"),
-           ("memory limit", dict(base, mem_limit="1M"), "mem")]
+           ("memory limit", dict(base, mem_limit="1M"), "mem"),
+           ("STOW-RS URL", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "ftp://h/x"}]),
+            "destinations[0].url takes an http:// or https:// URL"),
+           ("STOW-RS with a port", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "http://h/x",
+                                                            "port": 104}]), "(stowrs) takes name and url only")]
     for what, cfg, want in bad:
         p = os.path.join(work, "bad.json")
         with open(p, "w") as f:
@@ -605,6 +615,109 @@ def case_tls(a, work):
         lines = r.stderr.strip().splitlines()
         check(f"tls: {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and want in r.stderr,
               r.stderr.strip()[:160])
+
+
+def case_stowrs(a, work):
+    if not os.path.exists(nh.DICOMWEB_PLUGIN):
+        check(f"Orthanc's DICOMweb plugin ({nh.DICOMWEB_PLUGIN}; Debian: orthanc-dicomweb)", False)
+        return
+    ct = os.path.join(work, "ct")
+    study, series, _ = nh.make_series(ct)
+    orthanc = nh.Orthanc(os.path.join(work, "orthanc"), {}, dicomweb=True)
+    web = f"http://127.0.0.1:{orthanc.http}"
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model,
+                   delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
+                   destinations=[{"name": "web", "kind": "stowrs", "url": web + "/dicom-web/"},
+                                 {"name": "wrong", "kind": "stowrs", "url": web + "/no-dicom-web"}])
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        nh.storescu(node.port, nh.files_of(ct))
+        dead = wait_for("the job in the dead letters (the wrong URL)", lambda: node.jobs("dead"), timeout=60)
+        got = delivered_to(orthanc, study)
+        check("STOW-RS to Orthanc's DICOMweb plugin: its SEG and RT Structure Set, once",
+              got and len(got.get("SEG", [])) == 1 and len(got.get("RTSTRUCT", [])) == 1,
+              str({k: len(v) for k, v in (got or {}).items()}))
+        if got:
+            d = orthanc.instance(got["SEG"][0])
+            want = nh.derived_uid(nh.model_seed(a.model), series, f"{d.SOPClassUID} instance")
+            check("the SEG stored is the node's (its derived SOPInstanceUID, the CT's study)",
+                  d.SOPInstanceUID == want and d.StudyInstanceUID == study)
+        failed = [e for e in node.events("delivery_failed") if e["destination"] == "wrong"]
+        to_web = [e for e in node.events("delivered") if e["destination"] == "web"]
+        check("a URL answering 404: 2 tries logged with the status; the first destination sent to once",
+              len(failed) == 2 and "HTTP 404" in failed[0]["reason"] and len(to_web) == 1,
+              str([e["reason"] for e in failed[:1]])[:160])
+        if dead:
+            with open(os.path.join(node.spool, "dead", dead[0], "reason.txt")) as f:
+                reason = f.read()
+            check("dead/JOB/reason.txt: the URL and the status", "no-dicom-web/studies" in reason
+                  and "HTTP 404" in reason, reason.strip()[:160])
+        node.terminate()
+        # a server that answers 200 but lists one instance as failed: not delivered
+        ct2 = os.path.join(work, "ct2")
+        nh.make_series(ct2, seed=8)
+        stub, got = partial_stow_server()
+        with open(node.cfg) as f:
+            cfg = json.load(f)
+        cfg["destinations"] = [{"name": "partial", "kind": "stowrs", "url": f"http://127.0.0.1:{stub.server_port}/dw"}]
+        with open(node.cfg, "w") as f:
+            json.dump(cfg, f)
+        if not node.start():
+            return
+        nh.storescu(node.port, nh.files_of(ct2))
+        wait_for("the partial server given up", lambda: len(node.jobs("dead")) == 2, timeout=60)
+        failed = [e for e in node.events("delivery_failed") if e["destination"] == "partial"]
+        check("HTTP 200 listing a failed instance: a failed try, 'FailureReason 0xA700' logged",
+              len(failed) == 2 and "1 of 2 instances stored, 1 failed (FailureReason 0xA700)" in failed[0]["reason"]
+              and not [e for e in node.events("delivered") if e["destination"] == "partial"],
+              str([e["reason"] for e in failed[:1]])[:160])
+        check("the request: multipart/related, one application/dicom part per output (SEG, RTSTRUCT)",
+              got and all(sorted(r) == ["RTSTRUCT", "SEG"] for r in got), str(got)[:120])
+        stub.shutdown()
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+def partial_stow_server():
+    """A STOW-RS server on a free port that reads each request's parts with pydicom and answers
+    200 with the first instance stored and the second failed (0xA700). Returns (server, the
+    modalities of each request's parts)."""
+    import http.server
+    import io
+    import threading
+    got = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            ctype = self.headers["Content-Type"]
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            boundary = ctype.split("boundary=")[1].strip('"').encode()
+            parts = [p for p in body.split(b"--" + boundary)[1:-1]]
+            dss = [pydicom.dcmread(io.BytesIO(p.split(b"\r\n\r\n", 1)[1][:-2])) for p in parts
+                   if b"Content-Type: application/dicom" in p.split(b"\r\n\r\n", 1)[0]]
+            got.append([d.Modality for d in dss])
+
+            def ref(d, extra=None):
+                item = {"00081150": {"vr": "UI", "Value": [str(d.SOPClassUID)]},
+                        "00081155": {"vr": "UI", "Value": [str(d.SOPInstanceUID)]}}
+                return dict(item, **(extra or {}))
+            answer = {"00081199": {"vr": "SQ", "Value": [ref(d) for d in dss[:1]]},
+                      "00081198": {"vr": "SQ", "Value": [ref(d, {"00081197": {"vr": "US", "Value": [0xA700]}})
+                                                         for d in dss[1:]]}}
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/dicom+json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, got
 
 
 LOAD_STUDIES, LOAD_SENDERS, LOAD_WORKERS, LOAD_SLICES = 20, 4, 2, 32

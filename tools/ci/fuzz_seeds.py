@@ -273,7 +273,7 @@ def large_files_seeds(out):
 
 def node_config_seeds(out):
     """swinrun serve's configuration files: the smallest accepted, and one with every key (TLS on both
-    sides included)."""
+    sides and a STOW-RS destination included)."""
     d = os.path.join(out, "node_config")
     os.makedirs(d)
     small = {"ae_title": "SWINRUN", "port": 11112, "spool": "/var/lib/swinrun", "model": "/opt/model.onnx",
@@ -291,7 +291,8 @@ def node_config_seeds(out):
                 destinations=[dict(small["destinations"][0], tls={"ca": "/etc/swinrun/ca.pem"}),
                               {"name": "archive", "ae_title": "ARCHIVE", "host": "10.0.0.6", "port": 2762,
                                "tls": {"certificate": "/etc/swinrun/node.pem", "private_key": "/etc/swinrun/node.key",
-                                       "verify_peer": False}}])
+                                       "verify_peer": False}},
+                              {"name": "web", "kind": "stowrs", "url": "https://pacs.example.org/dicom-web"}])
     for name, cfg in (("small.json", small), ("full.json", full)):
         with open(os.path.join(d, name), "w") as f:
             json.dump(cfg, f, indent=1)
