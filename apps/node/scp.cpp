@@ -200,9 +200,9 @@ extern "C" swin_status node_scp_run(const struct node_config *cfg, struct node_s
 {
     g_cfg = cfg;
     g_spool = spool;
-    std::unique_ptr<DcmTLSTransportLayer> tls;
-    if (cfg->tls.on && !(tls.reset(node_tls_layer(&cfg->tls, true, "the configuration", "tls", err)), tls))
-        return err->status;
+    std::unique_ptr<DcmTLSTransportLayer> tls(
+        cfg->tls.on ? node_tls_layer(&cfg->tls, true, "the configuration", "tls", err) : nullptr);
+    if (cfg->tls.on && !tls) return err->status;
     DcmSCPPool<NodeSCP, NodePool> pool;
     DcmSCPConfig &c = pool.getConfig();
     if (tls) c.setTransportLayer(tls.get());

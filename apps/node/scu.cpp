@@ -53,8 +53,10 @@ extern "C" swin_status node_send(const struct node_dest *d, const char *ae, int 
         swin_status st = describe(files[i], out[(size_t)i], err);
         if (st) return st;
     }
-    std::unique_ptr<DcmTLSTransportLayer> tls; // outlives the SCU, whose network refers to it
-    if (d->tls.on && !(tls.reset(node_tls_layer(&d->tls, false, d->name, "tls", err)), tls)) return err->status;
+    // the layer outlives the SCU, whose network refers to it
+    std::unique_ptr<DcmTLSTransportLayer> tls(d->tls.on ? node_tls_layer(&d->tls, false, d->name, "tls", err)
+                                                        : nullptr);
+    if (d->tls.on && !tls) return err->status;
     NodeSCU scu;
     scu.setAETitle(ae);
     scu.setPeerAETitle(d->ae);
