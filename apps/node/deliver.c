@@ -11,6 +11,7 @@
 #include "apps/node/jobs.h"
 #include "apps/node/node_log.h"
 #include "apps/node/scu.h"
+#include "apps/node/stow.h"
 #include "core/clock.h"
 
 static struct delivery_try *find(struct node_deliver *d, const char *job)
@@ -67,7 +68,8 @@ static void deliver_job(struct node_deliver *d, const char *job)
         const struct node_dest *dest = &cfg->dests[i];
         if (jobs_was_sent(d->spool, job, dest->name)) continue;
         double t0 = swin_clock_seconds();
-        swin_status st = node_send(dest, cfg->ae, cfg->timeout_s, files, n, &err);
+        swin_status st = dest->kind == NODE_DEST_STOWRS ? node_stow(dest, cfg->timeout_s, files, n, &err)
+                                                        : node_send(dest, cfg->ae, cfg->timeout_s, files, n, &err);
         if (!st && !(st = jobs_mark_sent(d->spool, job, dest->name, &err))) {
             node_log_event("delivered", job + 17,
                            "\"job\": \"%s\", \"destination\": \"%s\", \"files\": %d, \"seconds\": %.3f, "

@@ -207,6 +207,33 @@ static swin_status limits(struct ctx *c, const json_node *o, struct node_config 
     return st;
 }
 
+/* {certificate, private_key, ca, verify_peer}; server: the listening side, which must have its
+ * own certificate. */
+static swin_status tls(struct ctx *c, const json_node *o, const char *parent, bool server, struct node_tls *t)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s%s%s", parent, parent[0] ? "." : "", "tls");
+    *t = (struct node_tls){.on = true, .verify_peer = true};
+    swin_status st = object(c, o);
+    for (const json_node *m = st ? NULL : o->child; m && !st; m = m->next) {
+        at(c, path, m->key, 0);
+        if (!strcmp(m->key, "certificate")) st = text(c, m, sizeof t->certificate, t->certificate, "a PEM file");
+        else if (!strcmp(m->key, "private_key")) st = text(c, m, sizeof t->private_key, t->private_key, "a PEM file");
+        else if (!strcmp(m->key, "ca")) st = text(c, m, sizeof t->ca, t->ca, "a PEM file of trusted certificates");
+        else if (!strcmp(m->key, "verify_peer")) st = boolean(c, m, &t->verify_peer);
+        else st = unknown(c, path, m, "certificate, private_key, ca, verify_peer");
+    }
+    if (st) return st;
+    if (server && (!t->certificate[0] || !t->private_key[0]))
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs certificate and private_key", c->file, path);
+    if (!t->certificate[0] != !t->private_key[0])
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s takes certificate and private_key together", c->file, path);
+    if (t->verify_peer && !t->ca[0])
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s.verify_peer needs ca (the trusted certificates)", c->file,
+                              path);
+    return SWIN_OK;
+}
+
 static swin_status callers(struct ctx *c, const json_node *a, struct node_config *cfg)
 {
     if (a->kind != JSON_ARRAY || !a->child || swin_json_len(a) > NODE_MAX_CALLERS)
@@ -230,8 +257,47 @@ static swin_status callers(struct ctx *c, const json_node *a, struct node_config
     return st;
 }
 
+/* An http:// or https:// URL of printable ASCII without spaces, a host after the scheme; its
+ * trailing '/' dropped. */
+static swin_status url(struct ctx *c, const json_node *n, char *out)
+{
+    const char *takes = "an http:// or https:// URL";
+    size_t scheme = n->kind != JSON_STRING             ? 0
+                    : !strncmp(n->text, "http://", 7)  ? 7
+                    : !strncmp(n->text, "https://", 8) ? 8
+                                                       : 0;
+    if (!scheme || strlen(n->text) >= NODE_PATH_MAX || !n->text[scheme] || n->text[scheme] == '/')
+        return bad(c, n, takes);
+    for (const char *p = n->text; *p; p++)
+        if (*p <= 0x20 || *p > 0x7e) return bad(c, n, takes);
+    strcpy(out, n->text);
+    for (size_t k = strlen(out); k > scheme + 1 && out[k - 1] == '/'; k--) out[k - 1] = 0;
+    return SWIN_OK;
+}
+
+/* What a destination of its kind needs, and nothing of the other kind. */
+static swin_status dest_complete(struct ctx *c, const char *parent, const struct node_dest *d)
+{
+    if (d->kind == NODE_DEST_STOWRS) {
+        if (!d->name[0] || !d->url[0])
+            return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s (stowrs) needs name and url", c->file, parent);
+        if (d->ae[0] || d->host[0] || d->port || d->tls.on)
+            return swin_error_set(c->err, SWIN_ERR_ARG,
+                                  "%s: %s (stowrs) takes name and url only: ae_title, host, port and tls are for "
+                                  "DIMSE destinations",
+                                  c->file, parent);
+        return SWIN_OK;
+    }
+    if (d->url[0])
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s: url is for \"kind\": \"stowrs\"", c->file, parent);
+    if (!d->name[0] || !d->ae[0] || !d->host[0] || !d->port)
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs name, ae_title, host and port", c->file, parent);
+    return SWIN_OK;
+}
+
 static swin_status destinations(struct ctx *c, const json_node *a, struct node_config *cfg)
 {
+    static const char *const kinds[] = {"dimse", "stowrs"};
     if (a->kind != JSON_ARRAY || !a->child || swin_json_len(a) > NODE_MAX_DESTS)
         return bad(c, a, "a list of 1 to 8 {\"name\", \"ae_title\", \"host\", \"port\"} objects");
     swin_status st = SWIN_OK;
@@ -252,10 +318,14 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
             } else if (!strcmp(m->key, "ae_title")) st = ae_title(c, m, d->ae);
             else if (!strcmp(m->key, "host")) st = host(c, m, d->host);
             else if (!strcmp(m->key, "port")) st = integer(c, m, 1, 65535, &d->port, "a port 1..65535");
-            else st = unknown(c, parent, m, "name, ae_title, host, port");
+            else if (!strcmp(m->key, "tls")) st = tls(c, m, parent, false, &d->tls);
+            else if (!strcmp(m->key, "kind")) {
+                int v = 0;
+                if (!(st = choice(c, m, kinds, 2, &v, "\"dimse\" or \"stowrs\""))) d->kind = (enum node_dest_kind)v;
+            } else if (!strcmp(m->key, "url")) st = url(c, m, d->url);
+            else st = unknown(c, parent, m, "name, kind, ae_title, host, port, tls, url");
         }
-        if (!st && (!d->name[0] || !d->ae[0] || !d->host[0] || !d->port))
-            st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs name, ae_title, host and port", c->file, parent);
+        if (!st) st = dest_complete(c, parent, d);
         for (int j = 0; !st && j + 1 < cfg->ndests; j++)
             if (!strcmp(cfg->dests[j].name, d->name))
                 st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: two destinations named \"%s\"", c->file, d->name);
@@ -306,8 +376,9 @@ static swin_status member(struct ctx *c, const json_node *m, struct node_config 
     if (!strcmp(k, "destinations")) return destinations(c, m, cfg);
     if (!strcmp(k, "delivery")) return delivery(c, m, cfg);
     if (!strcmp(k, "limits")) return limits(c, m, cfg);
+    if (!strcmp(k, "tls")) return tls(c, m, "", true, &cfg->tls);
     return unknown(c, "", m,
-                   "ae_title, port, spool, log, model, cube, backend, precision, threads, mem_limit, workers, "
+                   "ae_title, port, tls, spool, log, model, cube, backend, precision, threads, mem_limit, workers, "
                    "stable_age_s, outputs, callers, destinations, delivery, limits");
 }
 

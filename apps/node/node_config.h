@@ -19,17 +19,34 @@ extern "C" { /* core/status.h declares C functions without saying so */
 #define NODE_MAX_WORKERS 16
 #define NODE_AE_MAX 17 /* 16 characters + NUL */
 #define NODE_HOST_MAX 256
+#define NODE_PATH_MAX 1024
+
+/* DICOM TLS (PS3.15 B.1, DCMTK's dcmtls): PEM files. The node's listening side needs its
+ * certificate and key; a destination needs them only when it asks the node for one. With
+ * verify_peer the peer must present a certificate signed by one in ca. */
+struct node_tls {
+    bool on;
+    char certificate[NODE_PATH_MAX];
+    char private_key[NODE_PATH_MAX];
+    char ca[NODE_PATH_MAX]; /* trusted certificates, one PEM file */
+    bool verify_peer;
+};
 
 struct node_caller {
     char ae[NODE_AE_MAX];
     char host[NODE_HOST_MAX]; /* "" = any host */
 };
 
+enum node_dest_kind { NODE_DEST_DIMSE, NODE_DEST_STOWRS };
+
 struct node_dest {
     char name[33]; /* [A-Za-z0-9_-]: it names the delivered markers on disk */
+    enum node_dest_kind kind;
+    char url[NODE_PATH_MAX]; /* stowrs: the DICOMweb base; the node POSTs to URL/studies */
     char ae[NODE_AE_MAX];
     char host[NODE_HOST_MAX];
     int port;
+    struct node_tls tls;
 };
 
 enum node_backend { NODE_BACKEND_AUTO, NODE_BACKEND_CPU, NODE_BACKEND_CUDA };
@@ -39,8 +56,9 @@ enum node_seg { NODE_SEG_BINARY, NODE_SEG_LABELMAP, NODE_SEG_NONE };
 struct node_config {
     char ae[NODE_AE_MAX]; /* the node's own AE title */
     int port;
-    char spool[4096]; /* the node's folder: spool, journal, outbox, dead letters, status */
-    char log[4096];   /* JSON lines of study events; "-" (the default): stderr */
+    struct node_tls tls; /* the listening side's */
+    char spool[4096];    /* the node's folder: spool, journal, outbox, dead letters, status */
+    char log[4096];      /* JSON lines of study events; "-" (the default): stderr */
     /* the model and its contexts */
     char model[4096];
     int cube[3]; /* 0 0 0: the export cube */

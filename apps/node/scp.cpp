@@ -2,19 +2,23 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include <netdb.h>
 #include <sys/socket.h>
 
 #include <dcmtk/config/osconfig.h>
+#include <dcmtk/dcmnet/dcmtrans.h>
 #include <dcmtk/dcmnet/scppool.h>
 #include <dcmtk/dcmnet/scpthrd.h>
+#include <dcmtk/dcmtls/tlslayer.h>
 #include <dcmtk/oflog/oflog.h>
 
 #include "apps/node/node_log.h"
 #include "apps/node/receive.h"
 #include "apps/node/scp.h"
+#include "apps/node/tls.h"
 
 namespace {
 
@@ -148,10 +152,16 @@ class NodePool : public DcmBaseSCPPool {
     void dropAndDestroyAssociation(T_ASC_Association *assoc) override
     {
         if (assoc && assoc->params) {
-            char why[120];
-            std::snprintf(why, sizeof why, "all %d associations busy (limits.associations), or an unreadable request",
-                          g_cfg->max_associations);
             const DUL_ASSOCIATESERVICEPARAMETERS &p = assoc->params->DULparams;
+            char why[120];
+            if (!p.callingAPTitle[0]) // no request read: the TLS handshake failed, or not DICOM
+                std::snprintf(why, sizeof why, "%s",
+                              g_cfg->tls.on ? "TLS handshake refused (no certificate, or not "
+                                              "signed by tls.ca), or not DICOM"
+                                            : "no association request read");
+            else
+                std::snprintf(why, sizeof why, "all %d associations busy (limits.associations)",
+                              g_cfg->max_associations);
             log_refused(p.callingAPTitle, p.calledAPTitle, p.callingPresentationAddress, why);
         }
         DcmBaseSCPPool::dropAndDestroyAssociation(assoc);
@@ -190,8 +200,12 @@ extern "C" swin_status node_scp_run(const struct node_config *cfg, struct node_s
 {
     g_cfg = cfg;
     g_spool = spool;
+    std::unique_ptr<DcmTLSTransportLayer> tls(
+        cfg->tls.on ? node_tls_layer(&cfg->tls, true, "the configuration", "tls", err) : nullptr);
+    if (cfg->tls.on && !tls) return err->status;
     DcmSCPPool<NodeSCP, NodePool> pool;
     DcmSCPConfig &c = pool.getConfig();
+    if (tls) c.setTransportLayer(tls.get());
     c.setPort((Uint16)cfg->port);
     c.setAETitle(cfg->ae);
     c.setHostLookupEnabled(OFFalse); // the peer as its address, for the allow-list
@@ -200,6 +214,10 @@ extern "C" swin_status node_scp_run(const struct node_config *cfg, struct node_s
     c.setDIMSEBlockingMode(DIMSE_NONBLOCKING);
     c.setDIMSETimeout((Uint32)cfg->timeout_s);
     c.setACSETimeout((Uint32)cfg->timeout_s);
+    // the TLS handshake runs in the listening thread: a peer that connects and stays silent
+    // holds it for the socket timeout (DCMTK's default: 60 s)
+    dcmSocketReceiveTimeout.set(cfg->timeout_s);
+    dcmSocketSendTimeout.set(cfg->timeout_s);
     OFList<OFString> all, plain;
     for (const char *s : syntaxes) all.push_back(s);
     plain.push_back(UID_LittleEndianExplicitTransferSyntax);

@@ -3,7 +3,8 @@
  * accepted only when it calls the node's AE title from a calling AE title (and host, when the
  * allow-list names one) on the allow-list; every refusal is logged with its reason. It answers
  * C-ECHO, and C-STORE of the CT image classes in the transfer syntaxes swinrun's reader
- * decodes (receive.h writes each instance to the spool before the response). */
+ * decodes (receive.h writes each instance to the spool before the response). With the
+ * configuration's tls the port speaks only DICOM TLS (tls.h). */
 #ifndef SWIN_NODE_SCP_H
 #define SWIN_NODE_SCP_H
 

@@ -1,13 +1,16 @@
 // Sending the outputs to a destination (scu.h).
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dctk.h>
 #include <dcmtk/dcmnet/scu.h>
+#include <dcmtk/dcmtls/tlslayer.h>
 
 #include "apps/node/scu.h"
+#include "apps/node/tls.h"
 
 namespace {
 
@@ -28,6 +31,12 @@ swin_status describe(const char *path, out_file &f, swin_error *err)
     return SWIN_OK;
 }
 
+// DCMTK 3.6.7 keeps DcmSCU's transport layer setter for its subclasses.
+class NodeSCU : public DcmSCU {
+  public:
+    using DcmSCU::useSecureConnection;
+};
+
 bool stored(Uint16 status)
 {
     // success, or PS3.4 B.2.3's warnings: coerced, elements discarded, data set does not match
@@ -44,7 +53,11 @@ extern "C" swin_status node_send(const struct node_dest *d, const char *ae, int 
         swin_status st = describe(files[i], out[(size_t)i], err);
         if (st) return st;
     }
-    DcmSCU scu;
+    // the layer outlives the SCU, whose network refers to it
+    std::unique_ptr<DcmTLSTransportLayer> tls(d->tls.on ? node_tls_layer(&d->tls, false, d->name, "tls", err)
+                                                        : nullptr);
+    if (d->tls.on && !tls) return err->status;
+    NodeSCU scu;
     scu.setAETitle(ae);
     scu.setPeerAETitle(d->ae);
     scu.setPeerHostName(d->host);
@@ -60,6 +73,7 @@ extern "C" swin_status node_send(const struct node_dest *d, const char *ae, int 
         scu.addPresentationContext(f.sop_class.c_str(), xs);
     }
     OFCondition c = scu.initNetwork();
+    if (c.good() && tls) c = scu.useSecureConnection(tls.get()); // on the network initNetwork made
     if (c.good()) c = scu.negotiateAssociation();
     if (c.bad())
         return swin_error_set(err, SWIN_ERR_IO, "%s (%s at %s:%d): no association: %s", d->name, d->ae, d->host,

@@ -1,5 +1,6 @@
 /* C-STORE SCU: the node's outputs to one destination (DCMTK's DcmSCU), all files in one
- * association, each offered in its own transfer syntax (and implicit VR little endian). */
+ * association, each offered in its own transfer syntax (and implicit VR little endian); over
+ * DICOM TLS when the destination has tls (tls.h). */
 #ifndef SWIN_NODE_SCU_H
 #define SWIN_NODE_SCU_H
 

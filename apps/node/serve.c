@@ -21,6 +21,8 @@
 #include "apps/node/serve.h"
 #include "apps/node/spool.h"
 #include "apps/node/status.h"
+#include "apps/node/stow.h"
+#include "apps/node/tls.h"
 #include "core/clock.h"
 #include "pipeline/swinrun.h"
 
@@ -139,6 +141,15 @@ static int open_node(struct node *n, const char *config, swin_error *err)
 {
     swin_status st = node_config_load(config, &n->cfg, err);
     if (!st) st = node_dcmtk_init(err);
+    if (!st && n->cfg.tls.on) st = node_tls_check(&n->cfg.tls, true, config, "tls", err);
+    bool stow = false;
+    for (int i = 0; i < n->cfg.ndests; i++) stow |= n->cfg.dests[i].kind == NODE_DEST_STOWRS;
+    if (!st && stow) st = node_stow_init(err);
+    for (int i = 0; !st && i < n->cfg.ndests; i++) {
+        char key[40];
+        snprintf(key, sizeof key, "destinations[%d].tls", i);
+        if (n->cfg.dests[i].tls.on) st = node_tls_check(&n->cfg.dests[i].tls, false, config, key, err);
+    }
     if (!st) st = node_log_open(n->cfg.log, err);
     if (!st) st = spool_open(&n->spool, &n->cfg, err);
     if (st) return st;

@@ -19,6 +19,7 @@ import make_series as ms  # noqa: E402
 import numpy as np  # noqa: E402
 
 ok = True
+DICOMWEB_PLUGIN = "/usr/share/orthanc/plugins/libOrthancDicomWeb.so"
 
 
 def check(what, cond, detail=""):
@@ -72,9 +73,10 @@ def make_series(folder, big=False, seed=3, edit=None, slices=16):
 
 
 class Orthanc:
-    """Debian's Orthanc on 127.0.0.1 with its storage in work/; modalities: {name: (aet, port)}."""
+    """Debian's Orthanc on 127.0.0.1 with its storage in work/; modalities: {name: (aet, port)};
+    dicomweb: its DICOMweb plugin (Debian's orthanc-dicomweb) at /dicom-web."""
 
-    def __init__(self, work, modalities, http_port=None, dicom_port=None):
+    def __init__(self, work, modalities, http_port=None, dicom_port=None, dicomweb=False):
         self.work = work
         self.http = http_port or free_port()
         self.dicom = dicom_port or free_port()
@@ -85,6 +87,9 @@ class Orthanc:
                "Plugins": [], "StableAge": 1, "SaveJobs": False, "DicomScuTimeout": 30,
                "DicomModalities": {n: {"AET": aet, "Host": "127.0.0.1", "Port": port}
                                    for n, (aet, port) in modalities.items()}}
+        if dicomweb:
+            cfg["Plugins"] = [DICOMWEB_PLUGIN]
+            cfg["DicomWeb"] = {"Enable": True, "Root": "/dicom-web/"}
         self.cfg = os.path.join(work, "orthanc.json")
         with open(self.cfg, "w") as f:
             json.dump(cfg, f)

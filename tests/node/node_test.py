@@ -32,6 +32,24 @@ DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest
   drain         SIGTERM during a segmentation: no new association, the segmentation finishes, exit
                 0; after a restart the study is delivered once.
   config        bad configuration files: exit 2 and one line naming the key; a good one --check 0.
+  tls           DICOM TLS both ways (certificates made here with openssl: a CA, the node's, a
+                scanner's, the archive's, and a scanner's from another CA): echoscu and storescu with
+                the CA's client certificate get through; no TLS, TLS without a certificate, and a
+                certificate of another CA are refused at the handshake (logged); a silent peer
+                holds the listener for timeout_s only; the study is delivered over TLS to a DCMTK
+                storescp +tls and not to one whose certificate another CA signed; a missing key, a key that is not the
+                certificate's and a file that is not a key: exit 2, one line naming the key.
+  stowrs        delivery by DICOMweb STOW-RS to Orthanc's DICOMweb plugin: the SEG and RT
+                Structure Set in Orthanc once, the node's UIDs; a second destination whose URL
+                answers 404 is tried, logged with the status, and the job ends in the dead letters
+                with the reason, the first destination not sent to again; a server answering 200
+                that lists one of the two instances as failed (a stub that reads the request's
+                parts with pydicom) is a failed try.
+  load          20 studies from 4 storescu senders at once, 2 workers: each study's SEG and RT
+                Structure Set in Orthanc exactly once, nothing failed; the node's peak RSS (VmHWM)
+                within the CLI's peak RSS of one such study plus one more worker's plan, every
+                association's instance and a margin (LOAD_MARGIN). Prints the peak RSS and the time
+                from the last instance sent to the last output in Orthanc.
 
     node_test.py SWINRUN MODEL WORK --only CASE"""
 import argparse
@@ -39,6 +57,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -461,7 +480,11 @@ def case_config(a, work):
            ("cube", dict(base, cube=[96, 96, 100]), "cube takes three multiples of 32"),
            ("nothing to send", dict(base, outputs={"seg": "none", "rtstruct": False}), "nothing to send"),
            ("no model", dict(base, model=os.path.join(work, "none.onnx")), "none.onnx"),
-           ("memory limit", dict(base, mem_limit="1M"), "mem")]
+           ("memory limit", dict(base, mem_limit="1M"), "mem"),
+           ("STOW-RS URL", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "ftp://h/x"}]),
+            "destinations[0].url takes an http:// or https:// URL"),
+           ("STOW-RS with a port", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "http://h/x",
+                                                            "port": 104}]), "(stowrs) takes name and url only")]
     for what, cfg, want in bad:
         p = os.path.join(work, "bad.json")
         with open(p, "w") as f:
@@ -477,6 +500,291 @@ def case_config(a, work):
     check("a good configuration: --check exits 0", r.returncode == 0 and "ready" in r.stdout, r.stderr[-160:])
     r = subprocess.run([a.swinrun, "serve", "--help"], capture_output=True, text=True)
     check("swinrun serve --help", r.returncode == 0 and "--check" in r.stdout and "--status" in r.stdout)
+
+
+def openssl(work, *args):
+    subprocess.run(["openssl", *args], cwd=work, check=True, capture_output=True)
+
+
+def make_certificates(work):
+    """ca (signs node, scanner, archive) and rogue_ca (signs rogue): NAME.key / NAME.pem in work."""
+    for ca in ("ca", "rogue_ca"):
+        openssl(work, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", f"/CN=test {ca}",
+                "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    for name, ca in (("node", "ca"), ("scanner", "ca"), ("archive", "ca"), ("rogue", "rogue_ca")):
+        openssl(work, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={name}", "-keyout",
+                f"{name}.key", "-out", f"{name}.csr")
+        openssl(work, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+                "-CAcreateserial", "-sha256", "-days", "2", "-out", f"{name}.pem")
+    return lambda name: os.path.join(work, name)
+
+
+def tls_args(p, who):
+    return ["+tls", p(f"{who}.key"), p(f"{who}.pem"), "+cf", p("ca.pem")]
+
+
+def case_tls(a, work):
+    p = make_certificates(work)
+    ct = os.path.join(work, "ct")
+    study, _, _ = nh.make_series(ct)
+    archive_port, recv = nh.free_port(), os.path.join(work, "archive")
+    impostor_port, impostor_recv = nh.free_port(), os.path.join(work, "impostor")
+    os.makedirs(recv)
+    os.makedirs(impostor_recv)
+    node_tls = {"certificate": p("node.pem"), "private_key": p("node.key"), "ca": p("ca.pem"), "verify_peer": True}
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, tls=node_tls,
+                   delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
+                   destinations=[{"name": "archive", "ae_title": "ARCHIVE", "host": "127.0.0.1", "port": archive_port,
+                                  "tls": node_tls},
+                                 {"name": "impostor", "ae_title": "ARCHIVE", "host": "127.0.0.1",
+                                  "port": impostor_port, "tls": node_tls}])
+    archive = subprocess.Popen(["storescp", "-aet", "ARCHIVE", *tls_args(p, "archive"), "-od", recv,
+                                str(archive_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # a peer whose certificate the node's CA did not sign (it would take the node's: same CA file)
+    impostor = subprocess.Popen(["storescp", "-aet", "ARCHIVE", "+tls", p("rogue.key"), p("rogue.pem"), "+cf",
+                                 p("ca.pem"), "-od", impostor_recv, str(impostor_port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = ["-to", "5", "-aet", "SCANNER", "-aec", "SWINRUN"]
+
+    def echo(*tls):
+        return subprocess.run(["echoscu", *base, *tls, "127.0.0.1", str(node.port)], capture_output=True, text=True)
+    try:
+        node.err = open(os.path.join(node.work, "node.stderr"), "ab")
+        node.proc = subprocess.Popen([node.swinrun, "serve", node.cfg], stdout=node.err, stderr=subprocess.STDOUT)
+        up = wait_for("the node answers C-ECHO over TLS",
+                      lambda: node.proc.poll() is None and echo(*tls_args(p, "scanner")).returncode == 0, timeout=60)
+        if not check("echoscu +tls with a certificate of the CA: C-ECHO answered", up):
+            return
+        r = subprocess.run(["storescu", *base, *tls_args(p, "scanner"), "127.0.0.1", str(node.port),
+                            *nh.files_of(ct)], capture_output=True, text=True)
+        check("storescu +tls: every instance stored", r.returncode == 0, r.stderr.strip()[-160:])
+        refused_before = len(node.events("association_refused"))
+        plain, anonymous = echo(), echo("+tla", "+cf", p("ca.pem"))
+        rogue = echo("+tls", p("rogue.key"), p("rogue.pem"), "+cf", p("ca.pem"))
+        check("no TLS, TLS without a certificate, a certificate of another CA: each refused",
+              plain.returncode and anonymous.returncode and rogue.returncode,
+              f"rc {plain.returncode} {anonymous.returncode} {rogue.returncode}")
+        logged = [e for e in node.events("association_refused")[refused_before:] if "TLS" in e["reason"]]
+        check("the refused handshakes logged", len(logged) == 3, str([e["reason"] for e in logged])[:160])
+        check("still answering over TLS", echo(*tls_args(p, "scanner")).returncode == 0)
+        # the handshake runs in the listening thread: a silent peer holds it for timeout_s (5 s) only
+        with socket.create_connection(("127.0.0.1", node.port)):
+            t0 = time.monotonic()
+            held = echo("-to", "30", *tls_args(p, "scanner"))
+            took = time.monotonic() - t0
+        check("a peer connected and silent holds the listener for delivery.timeout_s, not DCMTK's 60 s",
+              held.returncode == 0 and took < 5 + 3, f"{took:.1f} s")
+        got = wait_for("SEG and RTSTRUCT in the archive over TLS", lambda: len(os.listdir(recv)) >= 2, timeout=60)
+        sent = [pydicom.dcmread(os.path.join(recv, n)) for n in os.listdir(recv)] if got else []
+        check("delivered over TLS to storescp +tls: the SEG and RT Structure Set of the study",
+              sorted(d.Modality for d in sent) == ["RTSTRUCT", "SEG"] and all(d.StudyInstanceUID == study for d in sent)
+              and node.events("delivered"), str([d.Modality for d in sent]))
+        wait_for("the impostor given up", lambda: node.jobs("dead"), timeout=30)
+        failed = [e for e in node.events("delivery_failed") if e["destination"] == "impostor"]
+        check("a peer whose certificate another CA signed: not sent to (2 failed tries, nothing received)",
+              len(failed) == 2 and not os.listdir(impostor_recv), str([e["reason"] for e in failed[:1]])[:160])
+        rc = node.terminate()
+        check("SIGTERM: exit 0", rc == 0, f"rc {rc}")
+    finally:
+        node.stop()
+        for peer in (archive, impostor):
+            peer.terminate()
+            peer.wait()
+    # the files, checked at start
+    with open(p("garbage.pem"), "w") as f:
+        f.write("not a key\n")
+    bad = [("a missing key", dict(node_tls, private_key=p("none.key")), "tls.private_key " + p("none.key") + ": No such"),
+           ("a key that is not the certificate's", dict(node_tls, private_key=p("scanner.key")), "is not private_key"),
+           ("not a key", dict(node_tls, private_key=p("garbage.pem")), "not an unencrypted PEM private key"),
+           ("a CA file without a certificate", dict(node_tls, ca=p("garbage.pem")), "tls.ca"),
+           ("verify_peer without ca", {k: v for k, v in node_tls.items() if k != "ca"}, "tls.verify_peer needs ca"),
+           ("a destination's missing certificate", None, "destinations[0].tls.certificate")]
+    with open(node.cfg) as f:
+        good = json.load(f)
+    for what, tls, want in bad:
+        cfg = json.loads(json.dumps(good))
+        if tls is None:
+            cfg["destinations"][0]["tls"]["certificate"] = p("none.pem")
+        else:
+            cfg["tls"] = tls
+        path = os.path.join(work, "bad.json")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        r = subprocess.run([a.swinrun, "serve", path, "--check"], capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(f"tls: {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and want in r.stderr,
+              r.stderr.strip()[:160])
+
+
+def case_stowrs(a, work):
+    if not os.path.exists(nh.DICOMWEB_PLUGIN):
+        check(f"Orthanc's DICOMweb plugin ({nh.DICOMWEB_PLUGIN}; Debian: orthanc-dicomweb)", False)
+        return
+    ct = os.path.join(work, "ct")
+    study, series, _ = nh.make_series(ct)
+    orthanc = nh.Orthanc(os.path.join(work, "orthanc"), {}, dicomweb=True)
+    web = f"http://127.0.0.1:{orthanc.http}"
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model,
+                   delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
+                   destinations=[{"name": "web", "kind": "stowrs", "url": web + "/dicom-web/"},
+                                 {"name": "wrong", "kind": "stowrs", "url": web + "/no-dicom-web"}])
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        nh.storescu(node.port, nh.files_of(ct))
+        dead = wait_for("the job in the dead letters (the wrong URL)", lambda: node.jobs("dead"), timeout=60)
+        got = delivered_to(orthanc, study)
+        check("STOW-RS to Orthanc's DICOMweb plugin: its SEG and RT Structure Set, once",
+              got and len(got.get("SEG", [])) == 1 and len(got.get("RTSTRUCT", [])) == 1,
+              str({k: len(v) for k, v in (got or {}).items()}))
+        if got:
+            d = orthanc.instance(got["SEG"][0])
+            want = nh.derived_uid(nh.model_seed(a.model), series, f"{d.SOPClassUID} instance")
+            check("the SEG stored is the node's (its derived SOPInstanceUID, the CT's study)",
+                  d.SOPInstanceUID == want and d.StudyInstanceUID == study)
+        failed = [e for e in node.events("delivery_failed") if e["destination"] == "wrong"]
+        to_web = [e for e in node.events("delivered") if e["destination"] == "web"]
+        check("a URL answering 404: 2 tries logged with the status; the first destination sent to once",
+              len(failed) == 2 and "HTTP 404" in failed[0]["reason"] and len(to_web) == 1,
+              str([e["reason"] for e in failed[:1]])[:160])
+        if dead:
+            with open(os.path.join(node.spool, "dead", dead[0], "reason.txt")) as f:
+                reason = f.read()
+            check("dead/JOB/reason.txt: the URL and the status", "no-dicom-web/studies" in reason
+                  and "HTTP 404" in reason, reason.strip()[:160])
+        node.terminate()
+        # a server that answers 200 but lists one instance as failed: not delivered
+        ct2 = os.path.join(work, "ct2")
+        nh.make_series(ct2, seed=8)
+        stub, got = partial_stow_server()
+        with open(node.cfg) as f:
+            cfg = json.load(f)
+        cfg["destinations"] = [{"name": "partial", "kind": "stowrs", "url": f"http://127.0.0.1:{stub.server_port}/dw"}]
+        with open(node.cfg, "w") as f:
+            json.dump(cfg, f)
+        if not node.start():
+            return
+        nh.storescu(node.port, nh.files_of(ct2))
+        wait_for("the partial server given up", lambda: len(node.jobs("dead")) == 2, timeout=60)
+        failed = [e for e in node.events("delivery_failed") if e["destination"] == "partial"]
+        check("HTTP 200 listing a failed instance: a failed try, 'FailureReason 0xA700' logged",
+              len(failed) == 2 and "1 of 2 instances stored, 1 failed (FailureReason 0xA700)" in failed[0]["reason"]
+              and not [e for e in node.events("delivered") if e["destination"] == "partial"],
+              str([e["reason"] for e in failed[:1]])[:160])
+        check("the request: multipart/related, one application/dicom part per output (SEG, RTSTRUCT)",
+              got and all(sorted(r) == ["RTSTRUCT", "SEG"] for r in got), str(got)[:120])
+        stub.shutdown()
+    finally:
+        node.stop()
+        orthanc.stop()
+
+
+def partial_stow_server():
+    """A STOW-RS server on a free port that reads each request's parts with pydicom and answers
+    200 with the first instance stored and the second failed (0xA700). Returns (server, the
+    modalities of each request's parts)."""
+    import http.server
+    import io
+    import threading
+    got = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            ctype = self.headers["Content-Type"]
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            boundary = ctype.split("boundary=")[1].strip('"').encode()
+            parts = [p for p in body.split(b"--" + boundary)[1:-1]]
+            dss = [pydicom.dcmread(io.BytesIO(p.split(b"\r\n\r\n", 1)[1][:-2])) for p in parts
+                   if b"Content-Type: application/dicom" in p.split(b"\r\n\r\n", 1)[0]]
+            got.append([d.Modality for d in dss])
+
+            def ref(d, extra=None):
+                item = {"00081150": {"vr": "UI", "Value": [str(d.SOPClassUID)]},
+                        "00081155": {"vr": "UI", "Value": [str(d.SOPInstanceUID)]}}
+                return dict(item, **(extra or {}))
+            answer = {"00081199": {"vr": "SQ", "Value": [ref(d) for d in dss[:1]]},
+                      "00081198": {"vr": "SQ", "Value": [ref(d, {"00081197": {"vr": "US", "Value": [0xA700]}})
+                                                         for d in dss[1:]]}}
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/dicom+json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, got
+
+
+LOAD_STUDIES, LOAD_SENDERS, LOAD_WORKERS, LOAD_SLICES = 20, 4, 2, 32
+# What the node holds beyond the CLI's one segmentation: DCMTK's network buffers and a malloc
+# arena for each of its threads (receivers, workers, delivery, scheduler)
+LOAD_MARGIN = 64 << 20
+
+
+def vm(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        return int([line.split()[1] for line in f if line.startswith(key + ":")][0]) * 1024
+
+
+def case_load(a, work):
+    studies, folders = [], []
+    for i in range(LOAD_STUDIES):
+        folders.append(os.path.join(work, f"ct{i:02d}"))
+        studies.append(nh.make_series(folders[-1], seed=100 + i, slices=LOAD_SLICES)[0])
+    # the CLI on one of them: its peak RSS and plan, the reference of the node's bound
+    cli_json = os.path.join(work, "cli.json")
+    r = subprocess.run([a.swinrun, folders[0] + "/", os.path.join(work, "cli_seg.dcm"), "--rtstruct",
+                        os.path.join(work, "cli_rt.dcm"), "--model", a.model, "--backend", "cpu", "--threads", "1",
+                        "--json", cli_json], capture_output=True, text=True)
+    if not check("the CLI segments one study (the reference)", r.returncode == 0, r.stderr[-200:]):
+        return
+    with open(cli_json) as f:
+        cli = json.load(f)
+    r = subprocess.run([a.swinrun, "plan", a.model, "--backend", "cpu", "--threads", "1", "--json", "-"],
+                       capture_output=True, text=True)
+    plan = json.loads(r.stdout)
+    orthanc, node = pacs_and_node(a, work, threads=1, workers=LOAD_WORKERS)
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        per_sender = [folders[k::LOAD_SENDERS] for k in range(LOAD_SENDERS)]
+        t0 = time.monotonic()
+        senders = [nh.storescu(node.port, [f for d in mine for f in nh.files_of(d)], wait=False) for mine in per_sender]
+        rcs = [s.wait() for s in senders]
+        t_sent = time.monotonic()
+        check(f"{LOAD_SENDERS} storescu senders at once: every instance stored", rcs == [0] * LOAD_SENDERS, str(rcs))
+        want = 2 * LOAD_STUDIES
+
+        def outputs():
+            s = orthanc.get("/statistics")
+            return s and s["CountInstances"] >= want and time.monotonic()
+        t_done = wait_for(f"{want} outputs in Orthanc", outputs, timeout=90, step=0.1)
+        exactly_once(orthanc, node, studies, f"{LOAD_STUDIES} studies from {LOAD_SENDERS} senders")
+        st = orthanc.get("/statistics") or {}
+        check("Orthanc holds exactly those outputs; no job failed, none dead",
+              st.get("CountInstances") == want and st.get("CountStudies") == LOAD_STUDIES
+              and not node.events("failed") and not node.jobs("dead") and len(node.events("done")) == LOAD_STUDIES,
+              f"{st.get('CountInstances')} instances, {st.get('CountStudies')} studies, "
+              f"{len(node.events('done'))} done")
+        hwm = vm(node.proc.pid, "VmHWM")
+        job = plan["arena_bytes"] + plan.get("context_bytes", 0) + cli["planned_pipeline_bytes"]
+        assoc = LOAD_SENDERS * os.path.getsize(nh.files_of(folders[0])[0])
+        bound = cli["peak_rss_bytes"] + (LOAD_WORKERS - 1) * job + assoc + LOAD_MARGIN
+        mib = 1 << 20
+        print(f"measured: {LOAD_STUDIES} studies of 48 x 40 x {LOAD_SLICES}, {LOAD_SENDERS} senders, "
+              f"{LOAD_WORKERS} workers x 1 thread: sending {t_sent - t0:.1f} s, last instance sent to the last "
+              f"output in Orthanc {t_done - t_sent if t_done else float('nan'):.1f} s; node peak RSS "
+              f"{hwm / mib:.0f} MiB (bound {bound / mib:.0f} MiB: the CLI's peak {cli['peak_rss_bytes'] / mib:.0f} MiB "
+              f"+ {LOAD_WORKERS - 1} x {job / mib:.1f} MiB + {assoc / 1024:.0f} KiB + {LOAD_MARGIN // mib} MiB)")
+        check("the node's peak RSS within the bound", hwm <= bound, f"{hwm / mib:.0f} <= {bound / mib:.0f} MiB")
+    finally:
+        node.stop()
+        orthanc.stop()
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

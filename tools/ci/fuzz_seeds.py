@@ -272,7 +272,8 @@ def large_files_seeds(out):
 
 
 def node_config_seeds(out):
-    """swinrun serve's configuration files: the smallest accepted, and one with every key."""
+    """swinrun serve's configuration files: the smallest accepted, and one with every key (TLS on both
+    sides and a STOW-RS destination included)."""
     d = os.path.join(out, "node_config")
     os.makedirs(d)
     small = {"ae_title": "SWINRUN", "port": 11112, "spool": "/var/lib/swinrun", "model": "/opt/model.onnx",
@@ -284,7 +285,14 @@ def node_config_seeds(out):
                 callers=[{"ae_title": "SCANNER"}, {"ae_title": "ORTHANC", "host": "pacs.example.org"}],
                 delivery={"attempts": 6, "first_delay_s": 5, "max_delay_s": 600, "timeout_s": 30},
                 limits={"associations": 8, "instance_bytes": "256M", "instances_per_study": 20000,
-                        "spool_bytes": 50000000000, "queued_studies": 1000})
+                        "spool_bytes": 50000000000, "queued_studies": 1000},
+                tls={"certificate": "/etc/swinrun/node.pem", "private_key": "/etc/swinrun/node.key",
+                     "ca": "/etc/swinrun/ca.pem", "verify_peer": True},
+                destinations=[dict(small["destinations"][0], tls={"ca": "/etc/swinrun/ca.pem"}),
+                              {"name": "archive", "ae_title": "ARCHIVE", "host": "10.0.0.6", "port": 2762,
+                               "tls": {"certificate": "/etc/swinrun/node.pem", "private_key": "/etc/swinrun/node.key",
+                                       "verify_peer": False}},
+                              {"name": "web", "kind": "stowrs", "url": "https://pacs.example.org/dicom-web"}])
     for name, cfg in (("small.json", small), ("full.json", full)):
         with open(os.path.join(d, name), "w") as f:
             json.dump(cfg, f, indent=1)

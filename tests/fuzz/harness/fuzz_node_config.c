@@ -15,16 +15,39 @@ static int ae_ok(const char *ae)
     return n >= 1 && n <= 16 && !strchr(ae, '\\');
 }
 
+/* A TLS block accepted: certificate and key together (required on the listening side), and
+ * ca whenever the peer is verified. */
+static int tls_ok(const struct node_tls *t, int server)
+{
+    if (!t->on) return !t->certificate[0] && !t->private_key[0] && !t->ca[0];
+    return !t->certificate[0] == !t->private_key[0] && (!server || t->certificate[0]) && (!t->verify_peer || t->ca[0]);
+}
+
+/* A STOW-RS base: http:// or https://, a host after it, no space or control character, no
+ * trailing '/'. */
+static int url_ok(const char *u)
+{
+    size_t scheme = !strncmp(u, "http://", 7) ? 7 : !strncmp(u, "https://", 8) ? 8 : 0, n = strlen(u);
+    int ok = scheme && n > scheme && u[scheme] != '/' && u[n - 1] != '/';
+    for (const char *p = u; *p; p++) ok &= *p > 0x20 && *p < 0x7f;
+    return ok;
+}
+
 static void check_accepted(const struct node_config *c)
 {
     int bad = !ae_ok(c->ae) || c->port < 1 || c->port > 65535 || !c->spool[0] || !c->model[0] || c->workers < 1 ||
               c->workers > NODE_MAX_WORKERS || c->ncallers < 1 || c->ncallers > NODE_MAX_CALLERS || c->ndests < 1 ||
               c->ndests > NODE_MAX_DESTS || c->attempts < 1 || !(c->stable_age_s >= 0.1) ||
               !(c->first_delay_s <= c->max_delay_s) || c->instance_bytes < 1024 || c->max_associations < 1;
+    bad |= !tls_ok(&c->tls, 1);
     for (int i = 0; i < c->ncallers; i++) bad |= !ae_ok(c->callers[i].ae);
     for (int i = 0; i < c->ndests; i++)
-        bad |= !ae_ok(c->dests[i].ae) || !c->dests[i].host[0] || c->dests[i].port < 1 || c->dests[i].port > 65535 ||
-               !c->dests[i].name[0] ||
+        bad |= (c->dests[i].kind == NODE_DEST_STOWRS
+                    ? !url_ok(c->dests[i].url) || c->dests[i].ae[0] || c->dests[i].host[0] || c->dests[i].port ||
+                          c->dests[i].tls.on
+                    : !ae_ok(c->dests[i].ae) || !c->dests[i].host[0] || c->dests[i].port < 1 ||
+                          c->dests[i].port > 65535 || c->dests[i].url[0]) ||
+               !c->dests[i].name[0] || !tls_ok(&c->dests[i].tls, 0) ||
                strspn(c->dests[i].name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                         "0123456789_-") != strlen(c->dests[i].name);
     for (int k = 0; k < 3; k++) bad |= c->cube[k] % 32 != 0 || c->cube[k] < 0 || c->cube[k] > 1024;
