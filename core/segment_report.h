@@ -35,6 +35,10 @@ typedef struct swin_segment_report {
      * ran (pipeline/label_writer.h): the seconds that thread worked, beside seconds_infer and
      * not in seconds_write; 0 when the planes were written after the cubes */
     double seconds_write_overlapped;
+    /* on a device (CUDA): the seconds it had nothing queued between its first and its last
+     * piece of work of this volume (a cube from its input to its logits, a ring's finish),
+     * timed by events; -1 on the CPU backend (or when a gap could not be timed) */
+    double seconds_device_idle;
     int labels_present;                   /* labels other than 0 with at least one voxel */
     bool dicom_input;                     /* the input was a DICOM series */
     bool dicom_written;                   /* a SEG (and RTSTRUCT) was written: false when no organ was found */

@@ -148,6 +148,12 @@ struct swin_ops {
      * ring_start. */
     int (*ring_finish)(void *be, void *ring, const struct swin_ring_geom *g, int64_t plane, int64_t row_lo,
                        int64_t row_hi, void *labels, float *probs, long long *nonfinite);
+
+    /* Optional (NULL on a backend that runs on the host): the seconds the device had nothing
+     * queued between its pieces of work (a cube from its input to its logits, a ring's
+     * finish) since the last call, and the gaps it could not time; waits for the device,
+     * then starts counting afresh. */
+    int (*device_idle)(void *be, double *seconds, long long *missed);
 };
 
 #endif

@@ -110,6 +110,21 @@ static swin_status pipeline_for(swin_context_t *ctx, const swin_segment_params *
     return device_for(ctx, params, d, p, err);
 }
 
+/* The device's idle clock, from this volume's first piece of work to its last. */
+static void idle_start(swin_context_t *ctx)
+{
+    double s;
+    long long missed;
+    swin_context_device_idle(ctx, &s, &missed);
+}
+
+static void idle_read(swin_context_t *ctx, swin_segment_report *rep)
+{
+    double s;
+    long long missed;
+    rep->seconds_device_idle = swin_context_device_idle(ctx, &s, &missed) && !missed ? s : -1;
+}
+
 swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
                          uint16_t *labels, float *probabilities, swin_segment_report *report, swin_error *err)
 {
@@ -119,7 +134,9 @@ swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const s
     swin_segment_report scratch, *rep = report ? report : &scratch;
     swin_status st = pipeline_for(ctx, params, &p, &d, &plan, rep, err);
     if (st) return st;
+    idle_start(ctx);
     st = swin_pipeline_volume(volume, &p, labels, probabilities, rep, err);
+    idle_read(ctx, rep);
     if (!st) st = swin_stats_volume(volume, labels, p.out_channels, rep, err);
     rep->plan = plan;
     return st;
@@ -139,7 +156,9 @@ static swin_status segment_inputs(swin_context_t *ctx, const struct swin_format 
     if (st) return st;
     if (!inputs || ninputs < 1 || !inputs[0] || !output_path)
         return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
+    idle_start(ctx);
     st = swin_pipeline_inputs(f ? f : swin_format_for(inputs[0]), inputs, ninputs, output_path, &p, rep, err);
+    idle_read(ctx, rep);
     rep->plan = plan;
     return st;
 }

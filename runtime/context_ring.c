@@ -89,3 +89,11 @@ void swin_context_ring_end(swin_context_t *ctx)
     ctx->ring = NULL;
     ctx->ring_bytes = 0;
 }
+
+bool swin_context_device_idle(swin_context_t *ctx, double *seconds, long long *missed)
+{
+    const struct swin_ops *o = ctx->backend.inst.ops;
+    *seconds = 0;
+    *missed = 0;
+    return o->device_idle && o->device_idle(ctx->backend.inst.be, seconds, missed) == 0;
+}

@@ -36,5 +36,9 @@ swin_status swin_context_ring_finish(swin_context_t *ctx, int64_t plane, int64_t
                                      float *probs, swin_error *err);
 /* Frees the ring (none: nothing happens). */
 void swin_context_ring_end(swin_context_t *ctx);
+/* The seconds ctx's device had nothing queued between its pieces of work since the last
+ * call (kernels/ops.h device_idle), and the gaps it could not time; then counts afresh.
+ * False, with *seconds 0, on a backend that runs on the host or when the device failed. */
+bool swin_context_device_idle(swin_context_t *ctx, double *seconds, long long *missed);
 
 #endif

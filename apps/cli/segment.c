@@ -109,6 +109,8 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
     fprintf(f, ",\n     \"blended_on_device\": %s, \"ring_bytes\": %zu, \"blend_note\": ",
             r->blended_on_device ? "true" : "false", r->ring_bytes);
     json_string(f, r->blend_note);
+    if (r->seconds_device_idle >= 0) fprintf(f, ", \"device_idle_seconds\": %.4f", r->seconds_device_idle);
+    else fprintf(f, ", \"device_idle_seconds\": null");
     if (r->dicom_input) {
         fprintf(f, ",\n     \"dicom_series\": ");
         json_string(f, r->dicom_series_uid);

@@ -220,6 +220,10 @@ extern "C" swin_status swin_cuda_backend_start(struct swin_cuda_backend *be, swi
         what = "cudaMallocHost of the input's two 4 MiB pinned upload buffers";
         st = SWIN_ERR_NOMEM;
     }
+    if (!st && (e = swin_cuda_idle_start(be)) != cudaSuccess) {
+        what = "cudaEventCreate of the idle clock's events";
+        st = e == cudaErrorMemoryAllocation ? SWIN_ERR_NOMEM : SWIN_ERR_BACKEND;
+    }
     return st ? cuda_error(err, st, what, e) : SWIN_OK;
 }
 
@@ -246,6 +250,7 @@ extern "C" void swin_cuda_backend_free(struct swin_cuda_backend *be)
         cudaFree(be->scale);
         cudaFree(be->shift);
         pinned_free(be);
+        swin_cuda_idle_free(be);
         if (be->stream) cudaStreamDestroy(be->stream);
     }
     free(be);
@@ -306,7 +311,8 @@ extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
     .swin_attention = swin_cuda_swin_attention, .swin_attention_ws = swin_cuda_swin_attention_ws,                  \
     .swin_mlp = swin_cuda_swin_mlp, .swin_mlp_ws = swin_cuda_swin_mlp_ws, .patch_merge = swin_cuda_patch_merge,   \
     .patch_merge_ws = swin_cuda_patch_merge_ws, .ring_bytes = swin_cuda_ring_bytes,                             \
-    .ring_start = swin_cuda_ring_start, .ring_add = swin_cuda_ring_add, .ring_finish = swin_cuda_ring_finish
+    .ring_start = swin_cuda_ring_start, .ring_add = swin_cuda_ring_add, .ring_finish = swin_cuda_ring_finish,     \
+    .device_idle = swin_cuda_device_idle
 
 extern "C" const struct swin_ops swin_cuda_ops = {.name = "cuda", .act_dtype = SWIN_F32, SWIN_CUDA_OP_ENTRIES};
 extern "C" const struct swin_ops swin_cuda_half_ops = {.name = "cuda-half", .act_dtype = SWIN_F16,

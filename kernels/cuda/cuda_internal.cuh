@@ -29,6 +29,19 @@
 /* Rows of the conv kernels' output tile, the unit of the instance-norm voxel parts. */
 #define SWIN_CUDA_STATS_TILE 128
 
+/* The idle clock (idle_clock.cu): a pool of timing events, the (end, begin) pairs whose
+ * gap is still to be read, the event where the last piece of work ended, and the sum. */
+#define SWIN_CUDA_IDLE_PAIRS 64
+#define SWIN_CUDA_IDLE_EVENTS (2 * SWIN_CUDA_IDLE_PAIRS + 1)
+struct swin_cuda_idle {
+    cudaEvent_t ev[SWIN_CUDA_IDLE_EVENTS];
+    int free_ev[SWIN_CUDA_IDLE_EVENTS], nfree;
+    int pair[SWIN_CUDA_IDLE_PAIRS][2], npairs;
+    int last_end;       /* event index, or -1 */
+    double seconds;     /* gaps read so far */
+    long long missed;   /* gaps not measured: more than SWIN_CUDA_IDLE_PAIRS pieces between waits */
+};
+
 struct swin_cuda_backend {
     int device;
     bool started;                 /* swin_cuda_backend_start selected the device: the
@@ -45,6 +58,7 @@ struct swin_cuda_backend {
     float *pinned[2];
     cudaEvent_t pinned_read[2];
     int pinned_next;
+    struct swin_cuda_idle idle;
     double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
     double *mean;                 /* (2, SWIN_CUDA_RED_CH): instnorm_act's x, then its residual */
     float *scale, *shift;         /* (2, SWIN_CUDA_RED_CH) */
@@ -73,6 +87,15 @@ inline bool swin_cuda_weight(struct swin_cuda_backend *be, const char *op, const
     *dev = (const T *)p;
     return ok;
 }
+
+/* The idle clock: a piece of the device's work begins (pack_input, ring_finish) or ends
+ * (after unpack_output's copies, ring_add, ring_finish's copies); collect reads the gaps
+ * once the host has waited for the stream (it has, after unpack_output and ring_finish). */
+cudaError_t swin_cuda_idle_start(struct swin_cuda_backend *be);
+void swin_cuda_idle_free(struct swin_cuda_backend *be);
+void swin_cuda_idle_begin(struct swin_cuda_backend *be);
+void swin_cuda_idle_end(struct swin_cuda_backend *be);
+void swin_cuda_idle_collect(struct swin_cuda_backend *be);
 
 /* Uploads `count` host floats into the device array dst of the backend's dtype through
  * the staging buffer (converting to half in half mode), then waits. Used once, for the
@@ -177,6 +200,7 @@ size_t swin_cuda_swin_mlp_ws(void *be, struct swin_vol x, int hidden);
 int swin_cuda_patch_merge(void *be, struct swin_vol out, struct swin_vol in, const swin_merge_order order,
                           const float *norm_w, const float *norm_b, const float *red_w, void *ws, size_t ws_bytes);
 size_t swin_cuda_patch_merge_ws(void *be, struct swin_vol out, struct swin_vol in);
+int swin_cuda_device_idle(void *be, double *seconds, long long *missed);
 size_t swin_cuda_ring_bytes(void *be, const struct swin_ring_geom *g);
 int swin_cuda_ring_start(void *be, void *ring, const struct swin_ring_geom *g, const float *importance);
 int swin_cuda_ring_add(void *be, void *ring, const struct swin_ring_geom *g, struct swin_vol logits,

@@ -99,6 +99,7 @@ extern "C" int swin_cuda_pack_input(void *bev, struct swin_vol out, const float 
     const long long chunk = SWIN_CUDA_PINNED_FLOATS / out.c;
     if (chunk < 1)
         return swin_cuda_fail(be, SWIN_ERR_ARG, "pack_input: %d channels exceed the staging buffer", out.c);
+    swin_cuda_idle_begin(be);
     for (long long v0 = 0; v0 < vox; v0 += chunk) {
         const long long nv = vox - v0 < chunk ? vox - v0 : chunk;
         cudaError_t e = upload_chunk(be, host_cdhw, vox, out.c, v0, nv);
@@ -136,12 +137,14 @@ extern "C" int swin_cuda_unpack_output(void *bev, float *host_cdhw, struct swin_
             if (e != cudaSuccess) return copy_error(be, "unpack_output", e);
         }
     }
+    swin_cuda_idle_end(be);
     cudaError_t e = cudaStreamSynchronize(be->stream);
     if (e != cudaSuccess)
         return swin_cuda_fail(be, SWIN_ERR_BACKEND,
                               "unpack_output: a kernel of this forward pass failed: %s (%s); rerun with "
                               "SWIN_CUDA_SYNC_CHECK=1 to name its op",
                               cudaGetErrorName(e), cudaGetErrorString(e));
+    swin_cuda_idle_collect(be);
     return 0;
 }
 

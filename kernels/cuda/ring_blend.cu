@@ -253,6 +253,7 @@ extern "C" int swin_cuda_ring_add(void *bev, void *ring, const struct swin_ring_
     else
         SWIN_LAUNCH(ring_add<float>, grid, block, 0, be->stream)(p.acc, p.count, (const float *)logits.data,
                                                                  logits.pitch, p.imp, r, start[0], start[1], start[2]);
+    swin_cuda_idle_end(be);
     return swin_cuda_check_launch(be, "ring_add", "c%d cube at %lld,%lld,%lld", g->classes, (long long)start[0],
                                   (long long)start[1], (long long)start[2]);
 }
@@ -268,6 +269,7 @@ extern "C" int swin_cuda_ring_finish(void *bev, void *ring, const struct swin_ri
     float *dprobs = probs ? p.probs : nullptr;
     const size_t voxels = (size_t)(row_hi - row_lo) * (size_t)r.ssize[2];
     const dim3 block(32, 8), grid(swin_cuda_blocks(row_hi - row_lo, 8));
+    swin_cuda_idle_begin(be);
     if (row_hi > row_lo) {
         if (g->label_bytes == 1)
             SWIN_LAUNCH(ring_finish_rows<uint8_t>, grid, block, 0, be->stream)(
@@ -287,8 +289,10 @@ extern "C" int swin_cuda_ring_finish(void *bev, void *ring, const struct swin_ri
                             be->stream);
     unsigned long long count = 0;
     if (e == cudaSuccess) e = cudaMemcpyAsync(&count, p.count, sizeof count, cudaMemcpyDeviceToHost, be->stream);
+    swin_cuda_idle_end(be);
     if (e == cudaSuccess) e = cudaStreamSynchronize(be->stream);
     if (e != cudaSuccess) return ring_copy_error(be, "ring_finish", e);
+    swin_cuda_idle_collect(be);
     *nonfinite = (long long)count;
     return 0;
 }

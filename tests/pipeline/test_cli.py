@@ -78,6 +78,8 @@ def main():
         check("json: the cubes' phases (cut, forward, blend, argmax) add up to at most their stage",
               min(parts) >= 0 and sec["forward"] > 0 and sum(parts) <= sec["windows"] + 1e-3,
               f"{parts} of {sec['windows']}")
+        check("json: no device idle time on the CPU backend (null)",
+              "device_idle_seconds" in v and v["device_idle_seconds"] is None, str(v.get("device_idle_seconds")))
     lin, jl = os.path.join(work, "a_lin.nii.gz"), os.path.join(work, "a_lin.json")
     r = subprocess.run([swinrun, a, lin, "--invert", "linear", "--json", jl], capture_output=True, text=True, env=env)
     check("--invert linear: labels, json says linear", r.returncode == 0 and nib.load(lin).shape == (40, 30, 20) and

@@ -75,6 +75,10 @@ def main():
     check(f"without a limit the cubes are blended on the device, in a ring of the planned {ring} bytes",
           rep["device"]["blended_on_device"] and rep["device"]["ring_bytes"] == ring)
     check("one cube, a volume smaller than it", rep["device"]["windows"] == 1)
+    for k in rep:
+        idle = rep[k].get("device_idle_seconds")
+        check(f"{k} run: the device's idle time, timed by events, within the cubes' stage: {idle}",
+              isinstance(idle, float) and 0 <= idle <= rep[k]["seconds"]["windows"])
 
     refused = os.path.join(work, "refused.nii.gz")
     r = run([exe, ct, refused, *common, "--blend-on", "device", "--mem-limit", limit])

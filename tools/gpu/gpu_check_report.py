@@ -61,14 +61,15 @@ def wholect_table(wc):
     modes = [m for m in ("fp32", "fp16") if isinstance(wc.get(m), dict)]
     runs = {m: first_with(wc[m].get("run"), "seconds") or {} for m in modes}
     phases = [k for k in (runs[modes[0]].get("seconds", {}) if modes else {})]
-    out += ["| mode | " + " | ".join(phases) + " | cubes | on device | plan total (ring included) | ring | peak used - before |",
-            "|---|" + "---:|" * (len(phases) + 5)]
+    out += ["| mode | " + " | ".join(phases) + " | device idle | cubes | on device | plan total (ring included) | ring | "
+            "peak used - before |", "|---|" + "---:|" * (len(phases) + 6)]
     for m in modes:
         r, plan = runs[m], first_with(wc[m].get("plan"), "total_bytes") or {}
         secs = r.get("seconds", {})
         peak = wc[m].get("nvidia_smi_peak_mib", 0) - (wc[m].get("nvidia_smi_used_before_mib") or 0)
+        idle = r.get("device_idle_seconds")
         out.append(f"| {m} | " + " | ".join(f"{secs.get(k, 0):.3f}" for k in phases) +
-                   f" | {r.get('windows', '')} | {r.get('blended_on_device', '')} | "
+                   f" | {'' if idle is None else f'{idle:.3f}'} | {r.get('windows', '')} | {r.get('blended_on_device', '')} | "
                    f"{mib(plan.get('total_bytes', 0))} | {mib(plan.get('ring_bytes', 0))} | "
                    f"{peak} MiB |")
     if wc.get("labels_equal_fraction_fp16_vs_fp32") is not None:

@@ -120,6 +120,8 @@ PyObject *swinpy_report_dict(const swin_segment_report *r)
             put(d, "seconds_argmax", PyFloat_FromDouble(r->seconds_argmax)) ||
             put(d, "seconds_write", PyFloat_FromDouble(r->seconds_write)) ||
             put(d, "seconds_write_overlapped", PyFloat_FromDouble(r->seconds_write_overlapped)) ||
+            put(d, "seconds_device_idle",
+                r->seconds_device_idle >= 0 ? PyFloat_FromDouble(r->seconds_device_idle) : Py_NewRef(Py_None)) ||
             put(d, "labels_present", PyLong_FromLong(r->labels_present)) || put(d, "statistics", stats_list(r));
     if (!f && r->dicom_input)
         f = put(d, "dicom_written", PyBool_FromLong(r->dicom_written)) ||
