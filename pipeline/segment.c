@@ -347,86 +347,139 @@ static swin_status check_preview(const char *path, swin_error *err)
     return swin_atomic_file_check_dir(path, "preview", err);
 }
 
-swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const *paths, int npaths,
-                                 const char *out_path, const struct swin_pipeline *p, swin_segment_report *rep,
-                                 swin_error *err)
+/* A volume read and preprocessed, waiting for its cubes (segment.h). */
+struct swin_prepared {
+    const struct swin_format *f;
+    const char *const *paths; /* the caller's, as out_path */
+    int npaths;
+    const char *out_path;
+    struct job j;
+    struct swin_format_input in;
+    swin_segment_report rep; /* what reading and preprocessing filled */
+};
+
+void swin_prepared_free(struct swin_prepared *pv)
+{
+    if (!pv) return;
+    if (pv->f->close) pv->f->close(&pv->in);
+    job_free(&pv->j);
+    free(pv);
+}
+
+swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const *paths, int npaths,
+                                  const char *out_path, const struct swin_pipeline *p, struct swin_prepared **out,
+                                  swin_segment_report *rep, swin_error *err)
 {
     memset(rep, 0, sizeof *rep);
+    *out = NULL;
     const swin_segment_params *o = &p->params;
     swin_status st = check_params(p, err);
     if (!st && !out_path) st = swin_error_set(err, SWIN_ERR_ARG, "an output path is required");
     if (!st) st = f->check(paths, npaths, out_path, o, err);
     if (!st && o->preview_path) st = check_preview(o->preview_path, err);
     if (st) return st;
-    struct job j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .lb = p->out_channels <= 256 ? 1 : 2}};
-    struct swin_format_input in = {0};
-    void *outs = NULL;
-    struct swin_atomic_file preview = {0};
+    struct swin_prepared *pv = calloc(1, sizeof *pv);
+    if (!pv) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    *pv = (struct swin_prepared){.f = f, .paths = paths, .npaths = npaths, .out_path = out_path,
+                                 .j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .lb = p->out_channels <= 256 ? 1 : 2}}};
+    struct job *j = &pv->j;
     double t0 = swin_clock_seconds();
-    report(&j.ctl, SWIN_STAGE_READ, 0);
-    if ((st = poll_cancel(&j.ctl, err)) || (st = f->read(paths, npaths, out_path, o, &in, rep, err))) return st;
+    report(&j->ctl, SWIN_STAGE_READ, 0);
+    if ((st = poll_cancel(&j->ctl, err)) || (st = f->read(paths, npaths, out_path, o, &pv->in, rep, err))) {
+        job_free(j);
+        free(pv);
+        return st;
+    }
     rep->seconds_read = swin_clock_seconds() - t0;
 
     t0 = swin_clock_seconds();
-    report(&j.ctl, SWIN_STAGE_PREPROCESS, 0.02);
+    report(&j->ctl, SWIN_STAGE_PREPROCESS, 0.02);
+    struct swin_format_input *in = &pv->in;
     swin_mat4 affine;
-    memcpy(affine.m, in.affine, sizeof affine.m);
-    if ((st = poll_cancel(&j.ctl, err)) ||
+    memcpy(affine.m, in->affine, sizeof affine.m);
+    if ((st = poll_cancel(&j->ctl, err)) ||
         (st = job_plan(
-             &j, in.dim, affine, in.name,
+             j, in->dim, affine, in->name,
              &(struct job_outputs){.probs = o->probabilities_path, .preview = o->preview_path, .file = true,
-                                   .input_peak = in.read_peak, .input_kept = in.kept_bytes, .hu_kept = in.hu_kept},
+                                   .input_peak = in->read_peak, .input_kept = in->kept_bytes, .hu_kept = in->hu_kept},
              rep, err)) ||
-        (st = job_preprocess(&j, in.hu, in.dim, err)))
-        goto done;
-    f->release(&in);
-    rep->seconds_preprocess = swin_clock_seconds() - t0;
-
-    t0 = swin_clock_seconds();
-    report(&j.ctl, SWIN_STAGE_INFER, 0.05);
-    const int threads = swin_parallel_threads(p->threads);
-    if ((st = job_sinks(&j, o->probabilities_path, in.dim[0] * in.dim[1] * in.dim[2], NULL, err))) goto done;
-    if (j.stream) { /* the outputs open before the cubes: label planes go out while they run */
-        if ((st = f->open_outputs(&in, out_path, o, p->out_channels, threads, &outs, err))) goto done;
-        struct swin_label_planes lp = label_planes(f, &in, outs, &j);
-        if ((st = swin_label_stream_start(&j.ctl.stream, &lp, swin_sliding_axis(&j.win), err))) goto done;
-        j.sk.stream = j.ctl.stream;
+        (st = job_preprocess(j, in->hu, in->dim, err))) {
+        swin_prepared_free(pv);
+        return st;
     }
-    if ((st = job_infer(&j, err))) goto done;
+    f->release(in);
+    rep->seconds_preprocess = swin_clock_seconds() - t0;
+    pv->rep = *rep;
+    *out = pv;
+    return SWIN_OK;
+}
+
+swin_status swin_pipeline_run_prepared(struct swin_prepared *pv, const struct swin_pipeline *p,
+                                       swin_segment_report *rep, swin_error *err)
+{
+    const struct swin_format *f = pv->f;
+    const swin_segment_params *o = &p->params;
+    const char *out_path = pv->out_path;
+    struct job *j = &pv->j;
+    struct swin_format_input *in = &pv->in;
+    *rep = pv->rep;
+    j->ctl.p = p;
+    void *outs = NULL;
+    struct swin_atomic_file preview = {0};
+    swin_status st;
+    double t0 = swin_clock_seconds();
+    report(&j->ctl, SWIN_STAGE_INFER, 0.05);
+    const int threads = swin_parallel_threads(p->threads);
+    if ((st = job_sinks(j, o->probabilities_path, in->dim[0] * in->dim[1] * in->dim[2], NULL, err))) goto done;
+    if (j->stream) { /* the outputs open before the cubes: label planes go out while they run */
+        if ((st = f->open_outputs(in, out_path, o, p->out_channels, threads, &outs, err))) goto done;
+        struct swin_label_planes lp = label_planes(f, in, outs, j);
+        if ((st = swin_label_stream_start(&j->ctl.stream, &lp, swin_sliding_axis(&j->win), err))) goto done;
+        j->sk.stream = j->ctl.stream;
+    }
+    if ((st = job_infer(j, err))) goto done;
     rep->seconds_infer = swin_clock_seconds() - t0;
-    infer_times(&j, rep);
+    infer_times(j, rep);
 
     t0 = swin_clock_seconds();
-    report(&j.ctl, SWIN_STAGE_WRITE, 0.95);
-    if ((st = poll_cancel(&j.ctl, err))) goto done;
-    if (j.ctl.stream) {
-        st = swin_label_stream_finish(j.ctl.stream, rep, err);
-        j.ctl.stream = j.sk.stream = NULL;
+    report(&j->ctl, SWIN_STAGE_WRITE, 0.95);
+    if ((st = poll_cancel(&j->ctl, err))) goto done;
+    if (j->ctl.stream) {
+        st = swin_label_stream_finish(j->ctl.stream, rep, err);
+        j->ctl.stream = j->sk.stream = NULL;
     } else {
-        if (!outs && (st = f->open_outputs(&in, out_path, o, p->out_channels, threads, &outs, err))) goto done;
-        struct swin_label_planes lp = label_planes(f, &in, outs, &j);
+        if (!outs && (st = f->open_outputs(in, out_path, o, p->out_channels, threads, &outs, err))) goto done;
+        struct swin_label_planes lp = label_planes(f, in, outs, j);
         st = swin_label_planes_write(&lp, rep, err);
     }
     if (st) goto done;
-    if (o->probabilities_path && (st = put_probs(f, &in, outs, &j, err))) goto done;
+    if (o->probabilities_path && (st = put_probs(f, in, outs, j, err))) goto done;
     if ((st = f->finish(outs, rep, err))) goto done;
-    if (o->preview_path && (st = swin_preview_finish(&preview, o->preview_path, j.vol, j.sk.labels, j.sk.lb, j.g.dim,
-                                                     rep->grid_spacing, err)))
+    if (o->preview_path && (st = swin_preview_finish(&preview, o->preview_path, j->vol, j->sk.labels, j->sk.lb,
+                                                     j->g.dim, rep->grid_spacing, err)))
         goto done;
-    if ((st = poll_cancel(&j.ctl, err))) goto done;
+    if ((st = poll_cancel(&j->ctl, err))) goto done;
     st = f->publish(outs, rep, err); /* frees outs */
     outs = NULL;
     if (!st && preview.tmp[0]) st = swin_atomic_file_publish(&preview, err);
     if (st) goto done;
     rep->seconds_write = swin_clock_seconds() - t0;
-    report(&j.ctl, SWIN_STAGE_DONE, 1.0);
+    report(&j->ctl, SWIN_STAGE_DONE, 1.0);
 done:
-    swin_label_stream_abort(j.ctl.stream); /* before the outputs it writes into go */
+    swin_label_stream_abort(j->ctl.stream); /* before the outputs it writes into go */
     if (outs) f->discard(outs);
     swin_atomic_file_abort(&preview);
-    if (f->close) f->close(&in);
-    job_free(&j);
+    swin_prepared_free(pv);
     return st;
+}
+
+swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const *paths, int npaths,
+                                 const char *out_path, const struct swin_pipeline *p, swin_segment_report *rep,
+                                 swin_error *err)
+{
+    struct swin_prepared *pv;
+    swin_status st = swin_pipeline_prepare(f, paths, npaths, out_path, p, &pv, rep, err);
+    return st ? st : swin_pipeline_run_prepared(pv, p, rep, err);
 }
 
 swin_status swin_pipeline_file(const char *in_path, const char *out_path, const struct swin_pipeline *p,

@@ -39,6 +39,19 @@ struct swin_pipeline swin_pipeline_defaults(void);
 swin_status swin_pipeline_inputs(const struct swin_format *f, const char *const *paths, int npaths,
                                  const char *out_path, const struct swin_pipeline *p, swin_segment_report *rep,
                                  swin_error *err);
+/* swin_pipeline_inputs in two steps, so that a batch can read and preprocess the next
+ * volume while this one's cubes run: prepare reads and preprocesses (rep: what it filled;
+ * *out NULL on failure), run_prepared does the rest with p (the same parameters; its
+ * predictor may differ) and frees pv whatever happens. paths and out_path must outlive pv.
+ * Reading runs nothing of p's predictor: two prepares, or a prepare and a run on another
+ * volume, may run at once. */
+struct swin_prepared;
+swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const *paths, int npaths,
+                                  const char *out_path, const struct swin_pipeline *p, struct swin_prepared **out,
+                                  swin_segment_report *rep, swin_error *err);
+swin_status swin_pipeline_run_prepared(struct swin_prepared *pv, const struct swin_pipeline *p,
+                                       swin_segment_report *rep, swin_error *err);
+void swin_prepared_free(struct swin_prepared *pv);
 /* One input path, in the format that reads it (formats/registry.c). */
 swin_status swin_pipeline_file(const char *in_path, const char *out_path, const struct swin_pipeline *p,
                                swin_segment_report *rep, swin_error *err);

@@ -163,6 +163,73 @@ static swin_status segment_inputs(swin_context_t *ctx, const struct swin_format 
     return st;
 }
 
+struct swin_segment_prepared {
+    struct swin_prepared *pv;
+    char *paths[1]; /* the input path */
+    char *out_path;
+};
+
+void swin_segment_prepared_free(swin_segment_prepared *sp)
+{
+    if (!sp) return;
+    swin_prepared_free(sp->pv);
+    free(sp->paths[0]);
+    free(sp->out_path);
+    free(sp);
+}
+
+swin_status swin_segment_file_prepare(swin_context_t *ctx, const char *input_path, const char *output_path,
+                                      const swin_segment_params *params, swin_segment_prepared **prepared,
+                                      swin_segment_report *report, swin_error *err)
+{
+    struct swin_pipeline p;
+    struct device_predictor d;
+    swin_plan_info plan;
+    swin_segment_report scratch, *rep = report ? report : &scratch;
+    if (!prepared) return swin_error_set(err, SWIN_ERR_ARG, "a place for the prepared volume is required");
+    *prepared = NULL;
+    swin_status st = pipeline_for(ctx, params, &p, &d, &plan, rep, err);
+    if (st) return st;
+    if (!input_path || !output_path) return swin_error_set(err, SWIN_ERR_ARG, "input and output paths are required");
+    swin_segment_prepared *sp = calloc(1, sizeof *sp);
+    if (!sp || !(sp->paths[0] = strdup(input_path)) || !(sp->out_path = strdup(output_path))) {
+        swin_segment_prepared_free(sp);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    }
+    st = swin_pipeline_prepare(swin_format_for(input_path), (const char *const *)sp->paths, 1, sp->out_path, &p, &sp->pv,
+                               rep, err);
+    rep->plan = plan;
+    if (st) {
+        swin_segment_prepared_free(sp);
+        return st;
+    }
+    *prepared = sp;
+    return SWIN_OK;
+}
+
+swin_status swin_segment_file_prepared(swin_context_t *ctx, swin_segment_prepared *prepared,
+                                       const swin_segment_params *params, swin_segment_report *report,
+                                       swin_error *err)
+{
+    struct swin_pipeline p;
+    struct device_predictor d;
+    swin_plan_info plan;
+    swin_segment_report scratch, *rep = report ? report : &scratch;
+    if (!prepared) return swin_error_set(err, SWIN_ERR_ARG, "a prepared volume is required");
+    swin_status st = pipeline_for(ctx, params, &p, &d, &plan, rep, err);
+    if (st) {
+        swin_segment_prepared_free(prepared);
+        return st;
+    }
+    idle_start(ctx);
+    st = swin_pipeline_run_prepared(prepared->pv, &p, rep, err);
+    prepared->pv = NULL; /* freed by the run */
+    idle_read(ctx, rep);
+    rep->plan = plan;
+    swin_segment_prepared_free(prepared);
+    return st;
+}
+
 swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
                               const swin_segment_params *params, swin_segment_report *report, swin_error *err)
 {

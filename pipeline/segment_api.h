@@ -54,6 +54,24 @@ SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_pa
                                        const swin_segment_params *params, swin_segment_report *report,
                                        swin_error *err);
 
+/* swin_segment_file in two calls, for a batch: prepare reads and preprocesses input_path
+ * (and checks output_path) without running the model, so that it may run on another thread
+ * while ctx segments the previous volume; swin_segment_file_prepared runs the cubes and
+ * writes the outputs with the same params (their progress callback and output paths may
+ * differ: the output path is prepare's) and frees `prepared` whatever happens. Between the
+ * two, the prepared volume holds its preprocessed grid and what the statistics need (report
+ * .pipeline_bytes counts both). report: prepare's fills read and preprocess; the second call
+ * starts from them. On failure *prepared is NULL. swin_segment_prepared_free drops one that
+ * will not be run (NULL: nothing). */
+typedef struct swin_segment_prepared swin_segment_prepared;
+SWIN_API swin_status swin_segment_file_prepare(swin_context_t *ctx, const char *input_path, const char *output_path,
+                                               const swin_segment_params *params, swin_segment_prepared **prepared,
+                                               swin_segment_report *report, swin_error *err);
+SWIN_API swin_status swin_segment_file_prepared(swin_context_t *ctx, swin_segment_prepared *prepared,
+                                                const swin_segment_params *params, swin_segment_report *report,
+                                                swin_error *err);
+SWIN_API void swin_segment_prepared_free(swin_segment_prepared *prepared);
+
 /* The device (or host) bytes a segmentation of a volume of dim voxels (nx, ny, nz) of voxel_mm
  * millimetres (NULL: the volume is already the grid the cubes slide over) would use on the
  * context cp describes, before anything is allocated: swin_model_plan's, and on a backend

@@ -31,7 +31,7 @@ struct cli_args {
     const char *json;              /* --json FILE ('-' = stdout); NULL: none */
     const char *model, *out_dir, *probs, *preview; /* segment */
     const char *classes;           /* segment: --classes FILE for the DICOM outputs */
-    bool with_probs, with_preview, quiet, help;
+    bool with_probs, with_preview, no_prefetch, quiet, help;
     int runs;                      /* forward: timed repetitions (default 1) */
     swin_model_load_params load;   /* --merge-order, --no-normalize */
     char **argv;                   /* the command line cli_parse read, from index first */

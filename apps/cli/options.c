@@ -88,6 +88,7 @@ static const char *st_probs(struct cli_args *a, char **v) { a->probs = v[0]; ret
 static const char *st_preview(struct cli_args *a, char **v) { a->preview = v[0]; return NULL; }
 static const char *st_with_probs(struct cli_args *a, char **v) { a->with_probs = true; return NULL; }
 static const char *st_with_preview(struct cli_args *a, char **v) { a->with_preview = true; return NULL; }
+static const char *st_no_prefetch(struct cli_args *a, char **v) { a->no_prefetch = true; return NULL; }
 static const char *st_classes(struct cli_args *a, char **v) { a->classes = v[0]; return NULL; }
 static const char *st_series(struct cli_args *a, char **v) { a->seg.dicom_series = v[0]; return NULL; }
 static const char *st_rtstruct(struct cli_args *a, char **v) { a->seg.rtstruct_path = v[0]; return NULL; }
@@ -348,6 +349,9 @@ static const struct cli_option options[] = {
     {"--with-probabilities", NULL, 0, NULL, V_PLAN | V_SEGMENT, st_with_probs,
      "batch: DIR/<name>_probabilities.nii.gz too; plan --volume: probabilities asked for"},
     {"--with-preview", NULL, 0, NULL, V_SEGMENT, st_with_preview, "batch: DIR/<name>_preview.png too"},
+    {"--no-prefetch", NULL, 0, NULL, V_SEGMENT, st_no_prefetch,
+     "batch with CUDA: hold one volume at a time (by default the next is read and\n"
+     "preprocessed while this one's cubes run, holding both)"},
     {"--quiet", "-q", 0, NULL, V_SEGMENT, st_quiet, "no progress bar (there is none when stderr is not a terminal)"},
     {"--merge-order", NULL, 1, "O", V_ALL, st_merge_order,
      "patch-merging order the weights were trained with: v15 ('merging', MONAI >= 1.5; a checkpoint's default), "

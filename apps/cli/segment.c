@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "apps/cli/cli.h"
+#include "apps/cli/prefetch.h"
 #include "core/clock.h"
 #include "fileio/atomic_file.h"
 #include "fileio/tempfiles.h"
@@ -76,12 +77,13 @@ static size_t peak_rss(void)
 }
 
 static void json_volume(FILE *f, const char *in, const char *out, swin_status st, const swin_error *err,
-                        const swin_segment_report *r, double total)
+                        const swin_segment_report *r, double total, bool prefetched)
 {
     fprintf(f, "    {\"input\": ");
     json_string(f, in);
     fprintf(f, ", \"output\": ");
     json_string(f, out);
+    fprintf(f, ", \"prefetched\": %s", prefetched ? "true" : "false");
     fprintf(f, ", \"status\": \"%s\"", swin_status_name(st));
     if (st) {
         fprintf(f, ", \"error\": ");
@@ -290,7 +292,11 @@ int cli_segment(const struct cli_args *a)
     char out_buf[4096], prob_buf[4096], prev_buf[4096];
     bool file_list = !a->out_dir && a->npos > 2; /* one DICOM series given as its files */
     int ninputs = a->out_dir ? a->npos : 1, failed = 0, worst = 0, classes = 0;
-    size_t planned_max = 0, ring_max = 0;
+    size_t planned_max = 0, ring_max = 0, last_bytes = 0;
+    /* with CUDA, each next volume read and preprocessed while this one's cubes run; the CPU
+     * backend's cubes use every core, and the host would hold two volumes for nothing */
+    const bool prefetch = a->out_dir && ninputs > 1 && plan.backend == SWIN_BACKEND_CUDA && !a->no_prefetch;
+    struct cli_prefetch pf[2] = {0};
     for (int i = 0; i < ninputs; i++) {
         const char *in = a->pos[i], *out = a->out_dir ? out_buf : a->pos[a->npos - 1];
         sp.probabilities_path = a->probs;
@@ -307,9 +313,29 @@ int cli_segment(const struct cli_args *a)
         bar.t0 = swin_clock_seconds();
         swin_segment_report rep;
         double t0 = swin_clock_seconds();
-        st = file_list ? swin_segment_dicom(ctx, (const char *const *)a->pos, a->npos - 1, out, &sp, &rep, &err)
-                       : swin_segment_file(ctx, in, out, &sp, &rep, &err);
-        if (rep.pipeline_bytes > planned_max) planned_max = rep.pipeline_bytes;
+        if (prefetch) {
+            struct cli_prefetch *now = &pf[i % 2], *next = &pf[(i + 1) % 2];
+            if (i == 0) cli_prefetch_start(now, ctx, &sp, in, out, sp.probabilities_path, sp.preview_path);
+            cli_prefetch_wait(now);
+            if (i + 1 < ninputs) {
+                char o[4096], pr[4096], pv[4096];
+                batch_name(o, sizeof o, a->out_dir, a->pos[i + 1], "_seg.nii.gz");
+                batch_name(pr, sizeof pr, a->out_dir, a->pos[i + 1], "_probabilities.nii.gz");
+                batch_name(pv, sizeof pv, a->out_dir, a->pos[i + 1], "_preview.png");
+                cli_prefetch_start(next, ctx, &sp, a->pos[i + 1], o, a->with_probs ? pr : NULL,
+                                   a->with_preview ? pv : NULL);
+            }
+            rep = now->rep;
+            err = now->err;
+            st = now->st ? now->st : swin_segment_file_prepared(ctx, now->prepared, &sp, &rep, &err);
+            now->prepared = NULL;
+        } else {
+            st = file_list ? swin_segment_dicom(ctx, (const char *const *)a->pos, a->npos - 1, out, &sp, &rep, &err)
+                           : swin_segment_file(ctx, in, out, &sp, &rep, &err);
+        }
+        /* prefetching, a volume's bytes and the next's are held at once */
+        if (rep.pipeline_bytes + last_bytes > planned_max) planned_max = rep.pipeline_bytes + last_bytes;
+        if (prefetch) last_bytes = rep.pipeline_bytes;
         if (rep.ring_bytes > ring_max) ring_max = rep.ring_bytes;
         if (rep.blend_note[0]) fprintf(stderr, "swinrun: %s: blended on the host: %s\n", in, rep.blend_note);
         if (rep.classes) classes = rep.classes;
@@ -337,7 +363,7 @@ int cli_segment(const struct cli_args *a)
                 fprintf(stderr, "%s -> %s: %lld cubes, %.1f s\n", bar.name, out, rep.cubes, swin_clock_seconds() - t0);
         }
         if (jf) {
-            json_volume(jf, in, out, st, &err, &rep, swin_clock_seconds() - t0);
+            json_volume(jf, in, out, st, &err, &rep, swin_clock_seconds() - t0, prefetch && i > 0);
             fprintf(jf, "%s\n", i + 1 < ninputs ? "," : "");
         }
     }

@@ -135,6 +135,18 @@ static swin_status do_segment(struct world *w, swin_error *err)
     return swin_segment_file(w->ctx, w->volume, w->labels, &o, &rep, err);
 }
 
+/* The same in two calls, as a batch prefetching its next volume does. */
+static swin_status do_segment_prepared(struct world *w, swin_error *err)
+{
+    swin_segment_params o = swin_segment_default_params();
+    o.probabilities_path = w->probs;
+    o.preview_path = w->preview;
+    swin_segment_report rep;
+    swin_segment_prepared *pv = NULL;
+    swin_status st = swin_segment_file_prepare(w->ctx, w->volume, w->labels, &o, &pv, &rep, err);
+    return st ? st : swin_segment_file_prepared(w->ctx, pv, &o, &rep, err);
+}
+
 static void remove_outputs(struct world *w)
 {
     unlink(w->labels);
@@ -366,7 +378,7 @@ int main(int argc, char **argv)
         {"plan>limit", do_plan_over_limit, NULL},
         {"context", do_context, undo_context}, {"forward", do_run, NULL},
         {"write .npy", do_write_npy, NULL},    {"read .npy", do_read_npy, NULL},
-        {"segment", do_segment, NULL},
+        {"segment", do_segment, NULL},         {"segment, prepared", do_segment_prepared, NULL},
     };
     const struct phase cuda_phases[] = {{"plan", do_plan, NULL}, {"context", do_context, undo_context}};
     const bool cuda = w.params.backend == SWIN_BACKEND_CUDA;
