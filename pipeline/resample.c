@@ -186,35 +186,23 @@ static swin_status nearest_tables(struct swin_inverse *v)
     return SWIN_OK;
 }
 
-void swin_plane_nearest_u8(const struct swin_inverse *v, const uint8_t *src, int64_t nx, int64_t ny, int64_t k,
-                           uint8_t *plane)
-{
-    if (!v->nearest[0]) {
-        for (int64_t j = 0; j < ny; j++)
-            for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
-        return;
+/* swin_plane_nearest_u8 / _u16: the same gathers for either label width. */
+#define PLANE_NEAREST(NAME, T)                                                                              \
+    void NAME(const struct swin_inverse *v, const T *src, int64_t nx, int64_t ny, int64_t k, T *plane)      \
+    {                                                                                                       \
+        if (!v->nearest[0]) {                                                                               \
+            for (int64_t j = 0; j < ny; j++)                                                                \
+                for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];       \
+            return;                                                                                         \
+        }                                                                                                   \
+        const int64_t *ni = v->nearest[0];                                                                  \
+        for (int64_t j = 0; j < ny; j++) {                                                                  \
+            const T *row = src + v->nearest[2][k] + v->nearest[1][j];                                       \
+            for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = row[ni[i]];                                \
+        }                                                                                                   \
     }
-    const int64_t *ni = v->nearest[0];
-    for (int64_t j = 0; j < ny; j++) {
-        const uint8_t *row = src + v->nearest[2][k] + v->nearest[1][j];
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = row[ni[i]];
-    }
-}
-
-void swin_plane_nearest_u16(const struct swin_inverse *v, const uint16_t *src, int64_t nx, int64_t ny, int64_t k,
-                            uint16_t *plane)
-{
-    if (!v->nearest[0]) {
-        for (int64_t j = 0; j < ny; j++)
-            for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = src[nearest_index(v, i, j, k)];
-        return;
-    }
-    const int64_t *ni = v->nearest[0];
-    for (int64_t j = 0; j < ny; j++) {
-        const uint16_t *row = src + v->nearest[2][k] + v->nearest[1][j];
-        for (int64_t i = 0; i < nx; i++) plane[j * nx + i] = row[ni[i]];
-    }
-}
+PLANE_NEAREST(swin_plane_nearest_u8, uint8_t)
+PLANE_NEAREST(swin_plane_nearest_u16, uint16_t)
 
 void swin_inverse_lerp(const struct swin_inverse *v, int64_t i, int64_t j, int64_t k, struct swin_lerp *l)
 {

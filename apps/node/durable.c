@@ -104,7 +104,16 @@ swin_status durable_write(const char *path, const void *data, size_t len, swin_e
     return st;
 }
 
-static int remove_all(const char *dir)
+/* What walk does below a folder: file for each entry that is not a folder, dir_done for each
+ * folder once its entries are done (the folder itself last); each returns 0 or -1. */
+struct tree_visit {
+    int (*file)(const char *path, const struct stat *sb, void *user);
+    int (*dir_done)(const char *path, void *user);
+    void *user;
+};
+
+/* -1 when a visit failed or a folder could not be opened (one that is not there is empty). */
+static int walk(const char *dir, const struct tree_visit *v)
 {
     DIR *d = opendir(dir);
     if (!d) return errno == ENOENT ? 0 : -1;
@@ -115,17 +124,36 @@ static int remove_all(const char *dir)
         node_path(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat sb;
         if (lstat(p, &sb) != 0) continue;
-        if (S_ISDIR(sb.st_mode)) rc |= remove_all(p);
-        else if (unlink(p) != 0 && errno != ENOENT) rc = -1;
+        rc |= S_ISDIR(sb.st_mode) ? walk(p, v) : v->file(p, &sb, v->user);
     }
     closedir(d);
-    if (rmdir(dir) != 0 && errno != ENOENT) rc = -1;
-    return rc;
+    return rc | (v->dir_done ? v->dir_done(dir, v->user) : 0);
+}
+
+static int unlink_file(const char *path, const struct stat *sb, void *user)
+{
+    (void)sb;
+    (void)user;
+    return unlink(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static int remove_dir(const char *path, void *user)
+{
+    (void)user;
+    return rmdir(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static int add_bytes(const char *path, const struct stat *sb, void *user)
+{
+    (void)path;
+    if (S_ISREG(sb->st_mode)) *(uint64_t *)user += (uint64_t)sb->st_size;
+    return 0;
 }
 
 swin_status durable_remove_tree(const char *dir, swin_error *err)
 {
-    if (remove_all(dir) != 0) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot remove it: %s", dir, strerror(errno));
+    if (walk(dir, &(struct tree_visit){.file = unlink_file, .dir_done = remove_dir}) != 0)
+        return swin_error_set(err, SWIN_ERR_IO, "%s: cannot remove it: %s", dir, strerror(errno));
     char parent[PATH_MAX];
     parent_of(dir, parent, sizeof parent);
     return durable_sync_dir(parent, err);
@@ -133,19 +161,8 @@ swin_status durable_remove_tree(const char *dir, swin_error *err)
 
 uint64_t durable_tree_bytes(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
     uint64_t total = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char p[PATH_MAX];
-        node_path(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (lstat(p, &sb) != 0) continue;
-        if (S_ISDIR(sb.st_mode)) total += durable_tree_bytes(p);
-        else if (S_ISREG(sb.st_mode)) total += (uint64_t)sb.st_size;
-    }
-    closedir(d);
+    walk(dir, &(struct tree_visit){.file = add_bytes, .user = &total});
     return total;
 }
 
