@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "core/big_alloc.h"
+
 const swin_merge_order swin_merge_order_v15 = {
     {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
 /* MONAI 0.9-1.4: positions 2/5 and 3/6 repeat offsets; (1,1,0) and (0,1,1) are never used. */
@@ -24,7 +26,7 @@ const char *swin_merge_kind_name(enum swin_merge_kind k)
 void swin_model_release(struct swin_model *m)
 {
     if (!m) return;
-    free(m->flat);
+    swin_big_free(m->flat);
     free(m->recipe);
     m->flat = NULL;
     m->recipe = NULL;

@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "bench/ops/cpu_peak.h"
+#include "core/big_alloc.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/model_bf16.h"
@@ -466,8 +467,8 @@ int main(int argc, char **argv)
     const size_t nin = (size_t)m->cfg.in_channels * cube[0] * cube[1] * cube[2];
     const size_t nout = (size_t)m->cfg.out_channels * cube[0] * cube[1] * cube[2];
     float *in = malloc(nin * sizeof *in), *out = malloc(nout * sizeof *out);
-    char *arena = st ? NULL : aligned_alloc(SWIN_PLAN_ALIGN, (plan.arena_bytes + SWIN_PLAN_ALIGN - 1) /
-                                                                 SWIN_PLAN_ALIGN * SWIN_PLAN_ALIGN);
+    /* the arena as the CPU backend allocates it (huge pages where offered) */
+    char *arena = st ? NULL : swin_big_alloc(plan.arena_bytes, SWIN_PLAN_ALIGN);
     if (!st && (!in || !out || !arena)) st = swin_error_set(&err, SWIN_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && i < nin; i++) in[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
     /* the peaks first, on an idle process (the passes' pages are not yet touched) */
@@ -513,7 +514,7 @@ int main(int argc, char **argv)
         write_json(j, precision, runs, med, &pk);
         fclose(j);
     }
-    free(arena);
+    swin_big_free(arena);
     free(in);
     free(out);
     swin_plan_release(&plan);

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "core/big_alloc.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/model_bf16.h"
 
@@ -68,7 +69,7 @@ static void cpu_free(struct swin_backend_inst *b)
 static swin_status cpu_arena_alloc(struct swin_backend_inst *b, size_t bytes, size_t align, void **arena,
                                    swin_error *err)
 {
-    *arena = aligned_alloc(align, (bytes + align - 1) / align * align);
+    *arena = swin_big_alloc(bytes, align);
     if (!*arena)
         return swin_error_set(err, SWIN_ERR_NOMEM,
                               "out of host memory for the %.1f MiB activation arena: free some, or use a smaller "
@@ -79,7 +80,7 @@ static swin_status cpu_arena_alloc(struct swin_backend_inst *b, size_t bytes, si
 
 static void cpu_arena_free(struct swin_backend_inst *b, void *arena)
 {
-    free(arena);
+    swin_big_free(arena);
 }
 
 const struct swin_backend_iface swin_cpu_backend_iface = {

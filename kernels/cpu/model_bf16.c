@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/big_alloc.h"
 #include "core/recipe.h"
 #include "kernels/cpu/bf16.h"
 
@@ -156,7 +157,7 @@ swin_status swin_model_bf16_copy(const struct swin_model *m, unsigned keep, stru
     collect(c, keep, fs);
     size_t total = 0, bf16_end = 0;
     const int n = layout(m, fs, t, &total, &bf16_end);
-    char *flat = n < 0 ? NULL : aligned_alloc(256, (total + 255) / 256 * 256);
+    char *flat = n < 0 ? NULL : swin_big_alloc(total, 256);
     if (!flat) {
         free(fs), free(t), free(c);
         return n < 0 ? swin_error_set(err, SWIN_ERR_ARG, "bfloat16 copy: a weight lies outside the model's buffer")

@@ -96,7 +96,7 @@ static int insert(char *p, size_t size, int host)
     }
     size_t i = upper(p);
     memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof *allocs);
-    allocs[i] = (struct alloc){p, size, host};
+    allocs[i] = (struct alloc){.p = p, .size = size, .host = host};
     nallocs++;
     return 0;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/big_alloc.h"
+
 #define FLAT_ALIGN 256
 
 static uint64_t aligned_floats(uint64_t n) { return (n + FLAT_ALIGN / 4 - 1) / (FLAT_ALIGN / 4) * (FLAT_ALIGN / 4); }
@@ -20,7 +22,7 @@ swin_status swin_bind_plans(const struct swin_onnx_file *f, const struct swin_wa
                               (unsigned long long)total);
     size_t bytes = (size_t)(total ? total : 1) * 4;
     bytes = (bytes + FLAT_ALIGN - 1) / FLAT_ALIGN * FLAT_ALIGN;
-    float *flat = aligned_alloc(FLAT_ALIGN, bytes);
+    float *flat = swin_big_alloc(bytes, FLAT_ALIGN);
     if (!flat)
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the weights", f->path, bytes);
     uint64_t off = 0;
@@ -30,7 +32,7 @@ swin_status swin_bind_plans(const struct swin_onnx_file *f, const struct swin_wa
         swin_status st = p->unfold_bias ? swin_layout_unfold_bias(f, p->t, p->d0, p->d1, m->cfg.window, flat + off, err)
                                         : swin_layout_convert(f, p->t, p->layout, p->d0, p->d1, p->k, flat + off, err);
         if (st) {
-            free(flat);
+            swin_big_free(flat);
             return st;
         }
         /* zero the alignment gap so the buffer has no uninitialised bytes */

@@ -7,6 +7,7 @@
  * it, which is the same here because the stream is empty when the host records. */
 #include "tests/kernels/cuda/cuda_op_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
