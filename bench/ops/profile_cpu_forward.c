@@ -19,8 +19,9 @@
  *   swin_mlp             4 V C hidden
  *   patch_merge          2 Vout 8C 2C
  * Each row's products run on one unit (cpu_peak.h): vdpbf16ps where its weights are bfloat16
- * at the AVX512_BF16 level, else the level's FMA (512- or 256-bit); the attention's QK^T and
- * PV products stay float32 FMA. "of peak" divides a row's GFLOP/s by its unit's peak on all
+ * at the AVX512_BF16 level and its kernel multiplies them as they are, else the level's FMA
+ * (512- or 256-bit); the attention's QK^T and PV products and the convs that widen bfloat16
+ * weights (Winograd, per-tap GEMMs) stay float32 FMA. "of peak" divides a row's GFLOP/s by its unit's peak on all
  * threads; the floor of the pass adds each row's executed FLOPs (Winograd: its GEMMs' (m + 2)^3
  * products per m^3 outputs, not the direct count) over its unit's peak.
  * Bytes per call (the memory-bound ops, float32): instnorm_act reads x twice (statistics,
@@ -141,7 +142,9 @@ static int p_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol 
                     int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     const char *kernel = swin_cpu_conv3d_kernel(prof.be, out, in, w, k, stride, pad);
-    const enum cpu_unit unit = unit_of(w);
+    /* only the GEMM kernels multiply bfloat16 weights as they are; Winograd and the per-tap
+     * GEMMs widen them to float32 (winograd.h, conv3d_taps_tmpl.h) */
+    const enum cpu_unit unit = strstr(kernel, "bf16 GEMM") ? unit_of(w) : unit_of(NULL);
     double t0 = now_s();
     int rc = swin_cpu_ops.conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
     char s[64], g[32];

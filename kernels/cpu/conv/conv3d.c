@@ -34,11 +34,13 @@ static const char *const wino_names[2][2][LEVELS] = {
     {{"", "Winograd F(4x4x4,3x3x3) avx2", "Winograd F(4x4x4,3x3x3) avx512"},
      {"", "Winograd F(4x4x4,3x3x3) wide avx2", "Winograd F(4x4x4,3x3x3) wide avx512"}},
 };
-/* [1x1][bf16][level] */
-static const char *const gemm_names[2][2][LEVELS] = {
-    {{"im2col + sgemm", "im2col + AVX2 GEMM", "im2col + AVX-512 GEMM"},
-     {"im2col + bf16 GEMM", "im2col + bf16 GEMM avx2", "im2col + bf16 GEMM avx2"}},
-    {{"1x1 sgemm", "1x1 AVX2 GEMM", "1x1 AVX-512 GEMM"}, {"1x1 bf16 GEMM", "1x1 bf16 GEMM avx2", "1x1 bf16 GEMM avx2"}},
+/* [1x1][bf16][level]; bfloat16 weights run the AVX2 kernel up to the AVX512_BF16 level
+ * (gemm_bf16.h), where vdpbf16ps takes over */
+static const char *const gemm_names[2][2][SWIN_CPU_SIMD_AVX512_BF16 + 1] = {
+    {{"im2col + sgemm", "im2col + AVX2 GEMM", "im2col + AVX-512 GEMM", "im2col + AVX-512 GEMM"},
+     {"im2col + bf16 GEMM", "im2col + bf16 GEMM avx2", "im2col + bf16 GEMM avx2", "im2col + bf16 GEMM avx512bf16"}},
+    {{"1x1 sgemm", "1x1 AVX2 GEMM", "1x1 AVX-512 GEMM", "1x1 AVX-512 GEMM"},
+     {"1x1 bf16 GEMM", "1x1 bf16 GEMM avx2", "1x1 bf16 GEMM avx2", "1x1 bf16 GEMM avx512bf16"}},
 };
 
 bool swin_cpu_conv3d_implicit_wins(const struct swin_cpu_backend *be, struct swin_vol out, bool w_bf16, int k,
@@ -79,7 +81,7 @@ struct conv_choice swin_cpu_conv3d_choose(const struct swin_cpu_backend *be, str
     }
     c.kernel = CONV_GEMM;
     c.rounds_input = w_bf16;
-    c.name = gemm_names[rows_are_a][w_bf16][lv];
+    c.name = gemm_names[rows_are_a][w_bf16][be->simd];
     return c;
 }
 
