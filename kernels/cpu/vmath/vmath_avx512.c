@@ -14,21 +14,18 @@
 #include <immintrin.h>
 #include <math.h>
 
-/* exp(x) for x <= 0 as 2^(x log2e), n = round(x log2e) by the 1.5 * 2^23 shift, f exact in
- * [-0.5, 0.5], 2^f by swin_exp2_p, 2^n in the exponent field (vmath_avx2.c's exp8_nonpos).
- * Clamped at -87. */
+/* exp(x) for x <= 0 as 2^(x log2e): n = round(x log2e) (nearest even, as vmath_avx2.c's
+ * 1.5 * 2^23 shift), f = x log2e - n exact in [-0.5, 0.5], 2^f by swin_exp2_p, times 2^n by
+ * vscalefps (exact: n in [-126, 0] after the clamp at -87): vmath_avx2.c's exp8_nonpos with
+ * the rounding and the exponent field in one instruction each. */
 SWIN_AVX512_INLINE __m512 exp16_nonpos(__m512 x)
 {
-    const __m512 shift = _mm512_set1_ps(12582912.0f);
     const __m512 x2 = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(SWIN_EXP_MIN)), _mm512_set1_ps(SWIN_EXP_LOG2E));
-    const __m512 t = _mm512_add_ps(x2, shift);
-    const __m512 f = _mm512_sub_ps(x2, _mm512_sub_ps(t, shift));
+    const __m512 n = _mm512_roundscale_ps(x2, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 f = _mm512_sub_ps(x2, n);
     __m512 p = _mm512_set1_ps(swin_exp2_p[0]);
     for (int i = 1; i < SWIN_EXP2_P_TERMS; i++) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(swin_exp2_p[i]));
-    /* 2^n, n in [-126, 0] */
-    const __m512i n = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_castps_si512(shift));
-    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
+    return _mm512_scalef_ps(p, n);
 }
 
 /* Logits + bias (+ mask) of the lanes in `m`, from r + j. */
