@@ -11,6 +11,7 @@
  * baseline runs im2col + OpenBLAS. The crossovers: bench/results/conv3d_cpu.md and
  * bench/results/winograd_cpu.md. */
 #include "kernels/cpu/conv/conv3d_internal.h"
+#include "kernels/cpu/norm/in_stats.h"
 #include "kernels/cpu/winograd/winograd.h"
 
 /* Output voxels up to which a conv with an im2col step runs the GEMM, not the implicit one. */
@@ -97,11 +98,14 @@ size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, co
     return ws16 > ws ? ws16 : ws;
 }
 
-size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out)
+/* Statistics where a conv of this output can run Winograd F(4x4x4) (the only kernel that keeps
+ * them: norm/in_stats.h); 0 for smaller grids, where instnorm_act's own pass is cheap. */
+size_t swin_cpu_conv3d_stats_bytes(void *bev, struct swin_vol out)
 {
-    (void)be;
-    (void)out;
-    return 0;
+    const struct swin_cpu_backend *be = bev;
+    if (!swin_cpu_winograd_available(be) || out.c < 2) return 0;
+    const struct swin_vol in = {.d = out.d, .h = out.h, .w = out.w, .c = 2};
+    return swin_cpu_winograd_tile(be, out, in) == 4 ? swin_cpu_in_stats_bytes(out) : 0;
 }
 
 const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in,
@@ -114,14 +118,15 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, void *stats, struct swin_vol
                     int k, int stride, int pad, void *ws, size_t ws_bytes)
 {
     struct swin_cpu_backend *be = bev;
-    (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
     const struct conv_choice c = swin_cpu_conv3d_choose(be, out, in, swin_cpu_wgemm_of(be, w).bf16, k, stride, pad);
     if (!ws || ws_bytes < c.ws)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (%s): workspace %zu bytes, need %zu", c.name, ws ? ws_bytes : 0,
                              c.ws);
+    /* stats: Winograd F(4x4x4) keeps them; every other kernel marks them as not kept */
+    if (stats && c.kernel != CONV_WINOGRAD) swin_cpu_in_stats_none(stats);
     switch (c.kernel) {
     case CONV_TAPS: return swin_cpu_conv3d_taps(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
-    case CONV_WINOGRAD: return swin_cpu_conv3d_winograd(be, out, in, w, bias, ws, ws_bytes, c.tile);
+    case CONV_WINOGRAD: return swin_cpu_conv3d_winograd(be, out, stats, in, w, bias, ws, ws_bytes, c.tile);
     case CONV_IMPLICIT: return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, true, ws);
     case CONV_GEMM: return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, false, ws);
     }

@@ -6,7 +6,8 @@
  *                               + IN(residual) * its gamma + beta when residual->normalize
  *                               (its statistics as x's, in a pass of their own before x's)
  *   x = LeakyReLU_0.01(x)       when lrelu
- * Statistics: one pass of shifted sums in double, d = x - K with K the channel's value at the
+ * Statistics: from `stats` where the conv that wrote x kept them (norm/in_stats.h: Winograd
+ * F(4x4x4)), otherwise one pass of shifted sums in double, d = x - K with K the channel's value at the
  * first voxel: mean = K + sum(d)/N, var = sum(d^2)/N - (sum(d)/N)^2. With K within a few
  * standard deviations of the mean (any real value of the channel is) the subtraction
  * cancels only a few of double's 53 bits, far below float resolution. Channels are
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "kernels/cpu/vmath/cpu_vec.h"
+#include "kernels/cpu/norm/in_stats.h"
 #include "kernels/cpu/norm/instnorm_avx2.h"
 
 #define IN_BLOCK SWIN_CPU_IN_BLOCK
@@ -112,22 +114,29 @@ static double reduce(const struct in_task *t, int i)
     return s;
 }
 
-/* k = the apply coefficients of v's channels [t->c0, t->c0 + t->nc): its statistics (one pass
- * over v) when normalize, then gamma and beta. */
-static void block_coef(struct swin_cpu_backend *be, struct in_task *t, struct swin_vol v, bool normalize,
-                       const float *gamma, const float *beta, struct swin_cpu_in_coef *k)
+/* k = the apply coefficients of v's channels [t->c0, t->c0 + t->nc): its statistics when
+ * normalize (from what the conv kept, `stats` (in_stats.h), or one pass over v), then gamma
+ * and beta. */
+static void block_coef(struct swin_cpu_backend *be, struct in_task *t, struct swin_vol v, const void *stats,
+                       bool normalize, const float *gamma, const float *beta, struct swin_cpu_in_coef *k)
 {
     const double n = (double)swin_vol_voxels(v);
     const int c0 = t->c0;
+    double kept_mean[IN_BLOCK], kept_var[IN_BLOCK];
+    const bool kept = normalize && swin_cpu_in_stats_moments(stats, (int64_t)swin_vol_voxels(v), c0, t->nc,
+                                                             kept_mean, kept_var);
     const struct swin_vol keep = t->x;
     t->x = v;
     for (int c = 0; c < t->nc; c++) t->shift_k[c] = swin_vol_f32(v)[c0 + c];
     t->apply = false;
-    if (normalize) swin_cpu_run(be, in_run, t);
+    if (normalize && !kept) swin_cpu_run(be, in_run, t);
     t->x = keep;
     for (int c = 0; c < t->nc; c++) {
         double mean = 0.0, rstd = 1.0;
-        if (normalize) {
+        if (kept) {
+            mean = kept_mean[c];
+            rstd = 1.0 / sqrt(kept_var[c] + 1e-5);
+        } else if (normalize) {
             const double m1 = reduce(t, c) / n, m2 = reduce(t, IN_BLOCK + c) / n;
             const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
             mean = t->shift_k[c] + m1;
@@ -144,7 +153,6 @@ static void block_coef(struct swin_cpu_backend *be, struct in_task *t, struct sw
 int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                           const float *beta, const struct swin_residual *residual, bool lrelu)
 {
-    (void)stats; /* always NULL: conv3d_stats_bytes is 0 */
     struct swin_cpu_backend *be = bev;
     struct in_task t = {.x = x, .res = residual ? &residual->v : NULL, .lrelu = lrelu, .red = be->red,
                         .avx2 = be->simd >= SWIN_CPU_SIMD_AVX2};
@@ -154,8 +162,8 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
         /* without normalize and gamma the residual's coefficients are the identity (((r - 0)
          * - 0) * 1 + 0 = r in float, a zero's sign aside), so one apply path serves both kinds */
         if (residual)
-            block_coef(be, &t, residual->v, residual->normalize, residual->gamma, residual->beta, &t.rk);
-        block_coef(be, &t, x, normalize, gamma, beta, &t.k);
+            block_coef(be, &t, residual->v, NULL, residual->normalize, residual->gamma, residual->beta, &t.rk);
+        block_coef(be, &t, x, stats, normalize, gamma, beta, &t.k);
         t.apply = true;
         swin_cpu_run(be, in_run, &t);
     }

@@ -1,6 +1,8 @@
 /* Winograd F(2x2x2, 3x3x3): shape rule, workspace and entry point (kernels/cpu/winograd.h). */
 #include "kernels/cpu/winograd/winograd.h"
 
+#include "kernels/cpu/norm/in_stats.h"
+
 static int round_up(int n, int to) { return (n + to - 1) / to * to; }
 
 /* Floats of V and M per thread: 640 KiB. */
@@ -119,8 +121,8 @@ static void wino_run(void *p, int tid, int nth)
     swin_cpu_winograd_tiles(p, tid);
 }
 
-int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, const float *w,
-                             const float *bias, void *ws, size_t ws_bytes, int tile)
+int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, void *stats, struct swin_vol in,
+                             const float *w, const float *bias, void *ws, size_t ws_bytes, int tile)
 {
     if (!w) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): w is NULL");
     if (!swin_cpu_winograd_available(be))
@@ -135,6 +137,12 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, s
                              ws ? ws_bytes : 0, need);
     struct wino_task t = {.out = out, .in = in, .w = w, .w_bf16 = swin_cpu_wgemm_of(be, w).bf16, .bias = bias};
     plan_task(be, out, in, tile, &t);
+    if (stats && tile == 4) {
+        swin_cpu_in_stats_begin(stats, swin_cpu_in_stats_slots(out), out.c);
+        t.stats = stats;
+    } else if (stats) {
+        swin_cpu_in_stats_none(stats);
+    }
     /* workspace: U, then the threads' slices (both aligned) */
     t.u = (float *)swin_cpu_align_ptr(ws);
     t.ws = (char *)t.u + u_bytes(&t);

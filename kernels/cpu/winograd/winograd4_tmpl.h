@@ -21,6 +21,7 @@
  * product. Each output tile of 4x4x4 voxels reads the 6x6x6 patch at (4tz - 1, 4ty - 1,
  * 4tx - 1) and takes 216 GEMM points: 3.375 multiplies per output and (ci, co) pair
  * against F(2x2x2)'s 8 and the direct conv's 27. */
+#include "kernels/cpu/norm/in_stats.h"
 #include "kernels/cpu/winograd/winograd.h"
 #include "kernels/cpu/winograd/winograd_taps_tmpl.h"
 
@@ -184,21 +185,35 @@ V_FN static void input_tile(const struct wino_task *t, long tile, int slot, floa
  * stored for the voxels inside the output. Per tile, CHUNK channels at a time through a
  * buffer on the stack, as the input transform: A^T along x for each of M's 36 rows (z, y)
  * (six points contiguous in M), then along y, then along z with the bias and the stores,
- * each pass six vectors in registers; a voxel's CHUNK channels are stored together. */
+ * each pass six vectors in registers; a voxel's CHUNK channels are stored together.
+ * With t->stats the stored values' instance-norm sums go into slot tile0 / 4 (in_stats.h;
+ * tile0 is a multiple of 4 in both schedules): its shift is the first tile's first voxel,
+ * each tile's sums of d and d^2 run in float in registers, then are added in double. */
 V_FN static void output_tiles(const struct wino_task *t, long tile0, int ntile, const float *m, int co0, int nco)
 {
     const struct swin_vol out = t->out;
     const int ncop = (nco + VW - 1) / VW * VW;
     const vmask tail = v_mask(nco % VW ? nco % VW : VW);
     _Alignas(VALIGN) float buf[36 * 4 * CHUNK];           /* buf[((z * 6 + y) * 4 + x) * CHUNK + c] */
+    double *sl = t->stats ? swin_cpu_in_slot(t->stats, tile0 / 4, out.c) : NULL;
     for (int slot = 0; slot < ntile && tile0 + slot < t->ntiles; slot++) {
         const long tile = tile0 + slot;
         const int tx = (int)(tile % t->tx), ty = (int)(tile / t->tx % t->ty), tz = (int)(tile / ((long)t->tx * t->ty));
         const int nz = out.d - 4 * tz < 4 ? out.d - 4 * tz : 4, ny = out.h - 4 * ty < 4 ? out.h - 4 * ty : 4;
         const int nx = out.w - 4 * tx < 4 ? out.w - 4 * tx : 4;
         const float *mt = m + (size_t)slot * NP * t->cob;
+        if (sl && co0 == 0) sl[0] += nz * ny * nx;
         for (int k0 = 0; k0 < ncop; k0 += CHUNK) {
             const int kn = ncop - k0 < CHUNK ? ncop - k0 : CHUNK;
+            /* this chunk's lanes that are channels, its shift and its sums (with t->stats) */
+            const int nreal = nco - k0 < CHUNK ? nco - k0 : CHUNK;
+            _Alignas(VALIGN) float kf[CHUNK] = {0}, f1[CHUNK], f2[CHUNK];
+            vf kv[CHUNK / VW], s1v[CHUNK / VW], s2v[CHUNK / VW];
+            for (int j = 0; sl && slot > 0 && j < nreal; j++) kf[j] = (float)sl[1 + co0 + k0 + j];
+            for (int g = 0; g < CHUNK; g += VW) {
+                kv[g / VW] = v_load(kf + g);
+                s1v[g / VW] = s2v[g / VW] = v_zero();
+            }
             for (int r = 0; r < 36; r++)                                  /* along x */
                 for (int g = 0; g < kn; g += VW) {
                     const float *src = mt + (size_t)r * 6 * t->cob + k0 + g;
@@ -227,8 +242,25 @@ V_FN static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
                             const vf yv = v_add(c[z], b);
                             if (full) v_storeu(dst + z * zstep, yv);
                             else v_maskstore(dst + z * zstep, tail, yv);
+                            if (!sl) continue;
+                            if (slot == 0 && y == 0 && x == 0 && z == 0) kv[g / VW] = yv;
+                            const vf d = v_sub(yv, kv[g / VW]);
+                            s1v[g / VW] = v_add(s1v[g / VW], d);
+                            s2v[g / VW] = v_fmadd(d, d, s2v[g / VW]);
                         }
                     }
+            if (!sl) continue;
+            double *k = sl + 1 + co0 + k0, *s1 = k + out.c, *s2 = s1 + out.c;
+            for (int g = 0; g < kn; g += VW) {
+                v_store(kf + g, kv[g / VW]);
+                v_store(f1 + g, s1v[g / VW]);
+                v_store(f2 + g, s2v[g / VW]);
+            }
+            for (int j = 0; j < nreal; j++) {
+                if (slot == 0) k[j] = kf[j], s1[j] = 0.0, s2[j] = 0.0;
+                s1[j] += f1[j];
+                s2[j] += f2[j];
+            }
         }
     }
 }
