@@ -100,6 +100,30 @@ int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, void
     return rc ? rc : o->conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
 }
 
+int swin_op_conv3d_normed_input(const struct swin_ops *o, void *be, struct swin_vol out, void *stats,
+                                struct swin_vol in, const void *in_stats, const float *gamma, const float *beta,
+                                const float *w, const float *bias, void *ws, size_t ws_bytes)
+{
+    if (!o->conv3d_normed_input)
+        return fail(o, be, SWIN_ERR_ARG, "conv3d_normed_input: backend %s has no such op (run instnorm_act, then conv3d)",
+                    o->name);
+    int rc = check_vols(o, be, "conv3d_normed_input", out, in);
+    if (rc) return rc;
+    if (!w) return fail(o, be, SWIN_ERR_ARG, "conv3d_normed_input: w is NULL");
+    if (gamma && !beta) return fail(o, be, SWIN_ERR_ARG, "conv3d_normed_input: gamma given without beta");
+    if (out.d != in.d || out.h != in.h || out.w != in.w)
+        return fail(o, be, SWIN_ERR_SHAPE, "conv3d_normed_input: out %dx%dx%d differs from in %dx%dx%d", out.d, out.h,
+                    out.w, in.d, in.h, in.w);
+    if (stats && !o->conv3d_stats_bytes(be, out))
+        return fail(o, be, SWIN_ERR_ARG,
+                    "conv3d_normed_input: stats given, but backend %s keeps no statistics (conv3d_stats_bytes 0)", o->name);
+    if (in_stats && !o->conv3d_stats_bytes(be, in))
+        return fail(o, be, SWIN_ERR_ARG,
+                    "conv3d_normed_input: in_stats given, but backend %s keeps no statistics for in", o->name);
+    rc = check_ws(o, be, "conv3d_normed_input", o->conv3d_ws(be, out, in, w, 3, 1, 1, stats != NULL), ws, ws_bytes);
+    return rc ? rc : o->conv3d_normed_input(be, out, stats, in, in_stats, gamma, beta, w, bias, ws, ws_bytes);
+}
+
 int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
                             const float *w)
 {

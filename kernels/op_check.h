@@ -20,6 +20,9 @@ int swin_op_unpack_output(const struct swin_ops *o, void *be, float *host_cdhw, 
 int swin_op_copy(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in);
 int swin_op_conv3d(const struct swin_ops *o, void *be, struct swin_vol out, void *stats, struct swin_vol in,
                    const float *w, const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
+int swin_op_conv3d_normed_input(const struct swin_ops *o, void *be, struct swin_vol out, void *stats,
+                                struct swin_vol in, const void *in_stats, const float *gamma, const float *beta,
+                                const float *w, const float *bias, void *ws, size_t ws_bytes);
 int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
                             const float *w);
 int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, bool normalize,

@@ -81,6 +81,16 @@ struct swin_ops {
      * instnorm_act anyway (stats must then stay NULL). */
     size_t (*conv3d_stats_bytes)(void *be, struct swin_vol out);
 
+    /* Optional (NULL: the caller runs instnorm_act on in, then conv3d): the first half of a
+     * residual block's second conv with the norm before it folded into the conv's reads,
+     *   out = conv3d(LeakyReLU_0.01(IN(in) * gamma + beta), w) + bias,   k 3, stride 1, pad 1,
+     * IN as instnorm_act's (gamma NULL: no affine), in_stats what conv3d kept for in (NULL:
+     * none kept). in is left undefined (the backend may normalise it in place). stats: as
+     * conv3d's, for out. Workspace: conv3d_ws of the same conv. */
+    int (*conv3d_normed_input)(void *be, struct swin_vol out, void *stats, struct swin_vol in, const void *in_stats,
+                               const float *gamma, const float *beta, const float *w, const float *bias, void *ws,
+                               size_t ws_bytes);
+
     /* ConvTranspose3d, kernel 2, stride 2, no bias: out(2i+a, 2j+b, 2k+g, o) =
      * sum_c in(i,j,k,c) w[a][b][g][c][o]. out dims = 2 * in dims. No overlap. */
     int (*conv_transpose2)(void *be, struct swin_vol out, struct swin_vol in, const float *w);

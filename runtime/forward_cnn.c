@@ -16,7 +16,35 @@ static void conv3_then_norm(struct swin_exec *e, struct swin_workspace *stats, s
     swin_fwd_conv(e, out, bytes ? stats : NULL, in, w, bias, 3, 1, 1);
 }
 
-/* a   = LReLU(IN(conv1(x)))
+/* Whether the backend folds norm1 + LReLU into conv2's reads (ops.h conv3d_normed_input). */
+static bool norm1_folded(const struct swin_exec *e, const struct swin_resblock_w *w)
+{
+    return e->ops->conv3d_normed_input && !w->bn_folded;
+}
+
+/* b = conv2(a), followed by its norm as conv3_then_norm: where norm1_folded, a is conv1's raw
+ * output and the op normalises it as it reads (a_stats: what conv1 kept for it, released
+ * here); otherwise instnorm_act has already made a = LReLU(IN(conv1(x))). */
+static void conv2_then_norm(struct swin_exec *e, struct swin_workspace *stats, struct swin_vol b, struct swin_vol a,
+                            struct swin_workspace *a_stats, const struct swin_resblock_w *w)
+{
+    if (!norm1_folded(e, w)) {
+        conv3_then_norm(e, stats, b, a, w->conv2_w, w->conv2_b, !w->bn_folded);
+        return;
+    }
+    *stats = (struct swin_workspace){.data = NULL, .id = -1};
+    const size_t bytes = e->ops->conv3d_stats_bytes(e->be, b);
+    if (bytes && !swin_exec_workspace(e, stats, bytes, "instance-norm statistics")) return;
+    struct swin_workspace ws;
+    if (!swin_exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, b, a, w->conv2_w, 3, 1, 1, bytes > 0), "conv3d workspace"))
+        return;
+    EXEC_OP(e, conv3d_normed_input, b, stats->data, a, a_stats->data, w->norm1_w, w->norm1_b, w->conv2_w, w->conv2_b,
+            ws.data, ws.bytes);
+    swin_exec_release(e, ws.id);
+    swin_exec_release(e, a_stats->id);
+}
+
+/* a   = LReLU(IN(conv1(x)))      (with norm1_folded, inside conv2's reads)
  * b   = IN(conv2(a))
  * res = IN(conv3(x)) if cin != cout, else x
  * out = LReLU(b + res)
@@ -38,14 +66,16 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
                                                  const struct swin_resblock_w *w, const char *name)
 {
     struct swin_activation a, b = {.id = -1};
-    struct swin_workspace stats;
+    struct swin_workspace stats, a_stats;
     if (!swin_exec_activation(e, &a, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
-    conv3_then_norm(e, &stats, a.v, x.v, w->conv1_w, w->conv1_b, !w->bn_folded);
-    EXEC_OP(e, instnorm_act, a.v, stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
-    swin_exec_release(e, stats.id);
+    conv3_then_norm(e, &a_stats, a.v, x.v, w->conv1_w, w->conv1_b, !w->bn_folded);
+    if (!norm1_folded(e, w)) {
+        EXEC_OP(e, instnorm_act, a.v, a_stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+        swin_exec_release(e, a_stats.id);
+    }
     swin_inplace_conv1x1_narrow(e, &x, w->conv3_w, w->conv3_b, w->cout);
     if (!swin_exec_activation(e, &b, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
-    conv3_then_norm(e, &stats, b.v, a.v, w->conv2_w, w->conv2_b, !w->bn_folded);
+    conv2_then_norm(e, &stats, b.v, a.v, &a_stats, w);
     swin_exec_release(e, a.id);
     const struct swin_residual res = shortcut_residual(x.v, w);
     EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &res, true);
@@ -78,16 +108,18 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
         return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, name);
     const bool res_late = w->conv3_w && in.c <= w->cout;
     struct swin_activation res = {.v = in, .id = -1}, a, b, out = {.id = -1};
-    struct swin_workspace stats;
+    struct swin_workspace stats, a_stats;
     if (dest) out.v = *dest;
     if (w->conv3_w && !res_late && !shortcut(e, &res, in, w, dest, name)) return out;
     if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
-    conv3_then_norm(e, &stats, a.v, in, w->conv1_w, w->conv1_b, !w->bn_folded);
+    conv3_then_norm(e, &a_stats, a.v, in, w->conv1_w, w->conv1_b, !w->bn_folded);
     if (w->conv3_w && !res_late) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
-    EXEC_OP(e, instnorm_act, a.v, stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
-    swin_exec_release(e, stats.id);
+    if (!norm1_folded(e, w)) {
+        EXEC_OP(e, instnorm_act, a.v, a_stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+        swin_exec_release(e, a_stats.id);
+    }
     if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
-    conv3_then_norm(e, &stats, b.v, a.v, w->conv2_w, w->conv2_b, !w->bn_folded);
+    conv2_then_norm(e, &stats, b.v, a.v, &a_stats, w);
     swin_exec_release(e, a.id);
     if (res_late) {
         if (!shortcut(e, &res, in, w, dest, name)) return out;

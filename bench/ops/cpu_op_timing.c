@@ -191,7 +191,7 @@ void bench_conv3d(struct bench *b, int Lin, int cin, int cout, int k, int stride
         r.ws = swin_cpu_winograd_ws(b->be, out, in, tile);
         free(wws);
         wws = ws_alloc(r.ws);
-        TIMED(b, &r, swin_cpu_conv3d_winograd(b->be, out, NULL, in, w, bias, wws, r.ws, tile));
+        TIMED(b, &r, swin_cpu_conv3d_winograd(b->be, out, NULL, in, w, bias, wws, r.ws, tile, NULL));
         report(b, &r, out.data, vol_floats(out));
     }
 done:

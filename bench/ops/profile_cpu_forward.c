@@ -138,18 +138,17 @@ static int p_copy(void *be, struct swin_vol out, struct swin_vol in)
     return rc;
 }
 
-static int p_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w, const float *bias,
-                    int k, int stride, int pad, void *ws, size_t ws_bytes)
+/* One conv3d row: `prefix` names a norm folded into the conv's reads ("" for none). */
+static void conv_row(double t0, struct swin_vol out, struct swin_vol in, const float *w, int k, int stride,
+                     const char *prefix)
 {
-    const char *kernel = swin_cpu_conv3d_kernel(prof.be, out, in, w, k, stride, pad);
+    const char *kernel = swin_cpu_conv3d_kernel(prof.be, out, in, w, k, stride, k / 2);
     /* only the GEMM kernels multiply bfloat16 weights as they are; Winograd and the per-tap
      * GEMMs widen them to float32 (winograd.h, conv3d_taps_tmpl.h) */
     const enum cpu_unit unit = strstr(kernel, "bf16 GEMM") ? unit_of(w) : unit_of(NULL);
-    double t0 = now_s();
-    int rc = swin_cpu_ops.conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
     char s[64], g[32];
     grid(g, sizeof g, out);
-    snprintf(s, sizeof s, "%s %d->%d k%d s%d", g, in.c, out.c, k, stride);
+    snprintf(s, sizeof s, "%s%s %d->%d k%d s%d", prefix, g, in.c, out.c, k, stride);
     const double flops = 2.0 * k * k * k * in.c * out.c * vox(out);
     double exec[CPU_UNITS] = {0};
     /* Winograd: (m + 2)^3 products per m^3 outputs instead of 27 */
@@ -157,6 +156,24 @@ static int p_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol 
                  : !strncmp(kernel, "Winograd F(4", 12) ? flops * 216.0 / (27.0 * 64.0)
                                                         : flops;
     record("conv3d", s, kernel, unit, t0, flops, exec, 0);
+}
+
+static int p_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol in, const float *w, const float *bias,
+                    int k, int stride, int pad, void *ws, size_t ws_bytes)
+{
+    double t0 = now_s();
+    int rc = swin_cpu_ops.conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
+    conv_row(t0, out, in, w, k, stride, "");
+    return rc;
+}
+
+static int p_conv3d_normed_input(void *be, struct swin_vol out, void *stats, struct swin_vol in, const void *in_stats,
+                                 const float *gamma, const float *beta, const float *w, const float *bias, void *ws,
+                                 size_t ws_bytes)
+{
+    double t0 = now_s();
+    int rc = swin_cpu_ops.conv3d_normed_input(be, out, stats, in, in_stats, gamma, beta, w, bias, ws, ws_bytes);
+    conv_row(t0, out, in, w, 3, 1, "IN+act, ");
     return rc;
 }
 
@@ -252,6 +269,7 @@ static struct swin_ops profiled_ops(void)
     o.unpack_output = p_unpack_output;
     o.copy = p_copy;
     o.conv3d = p_conv3d;
+    o.conv3d_normed_input = p_conv3d_normed_input;
     o.conv_transpose2 = p_conv_transpose2;
     o.instnorm_act = p_instnorm_act;
     o.layernorm = p_layernorm;

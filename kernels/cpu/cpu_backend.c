@@ -266,6 +266,7 @@ const struct swin_ops swin_cpu_ops = {
     .conv3d = swin_cpu_conv3d,
     .conv3d_ws = swin_cpu_conv3d_ws,
     .conv3d_stats_bytes = swin_cpu_conv3d_stats_bytes,
+    .conv3d_normed_input = swin_cpu_conv3d_normed_input,
     .conv_transpose2 = swin_cpu_conv_transpose2,
     .instnorm_act = swin_cpu_instnorm_act,
     .layernorm = swin_cpu_layernorm,

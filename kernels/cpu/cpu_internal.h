@@ -92,8 +92,13 @@ int swin_cpu_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol 
                     const float *bias, int k, int stride, int pad, void *ws, size_t ws_bytes);
 size_t swin_cpu_conv3d_ws(void *be, struct swin_vol out, struct swin_vol in, const float *w, int k, int stride,
                           int pad, bool stats);
-/* 0: instnorm_act's statistics pass reads the volume anyway, so conv3d keeps none. */
+/* The bytes of norm/in_stats.h where out's conv can run Winograd F(4x4x4), else 0. */
 size_t swin_cpu_conv3d_stats_bytes(void *be, struct swin_vol out);
+/* ops.h conv3d_normed_input: the norm folded into Winograd F(4x4x4)'s input transform, or
+ * instnorm_act in place on in, then conv3d, where the conv runs another kernel. */
+int swin_cpu_conv3d_normed_input(void *be, struct swin_vol out, void *stats, struct swin_vol in, const void *in_stats,
+                                 const float *gamma, const float *beta, const float *w, const float *bias, void *ws,
+                                 size_t ws_bytes);
 /* The im2col + GEMM workspace (conv3d_direct.c), and the per-tap GEMMs whatever the shape rule
  * says with their workspace (conv3d_taps.c; SWIN_ERR_ARG below the AVX2 level or with a short
  * workspace). */
@@ -104,6 +109,11 @@ size_t swin_cpu_conv3d_taps_ws(void *be, struct swin_vol out, struct swin_vol in
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cpu_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                           const float *beta, const struct swin_residual *residual, bool lrelu);
+/* instnorm_act's normalisation of x (stats: kept by conv3d, or NULL) as per-channel
+ * coefficients, IN(x) * gamma + beta = (x - mean[c]) * scale[c] + shift[c] (mean_lo folded
+ * into shift); x.c floats each. */
+void swin_cpu_instnorm_prologue(struct swin_cpu_backend *be, struct swin_vol x, const void *stats, const float *gamma,
+                                const float *beta, float *mean, float *scale, float *shift);
 int swin_cpu_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma,
                        const float *beta);
 int swin_cpu_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,

@@ -26,6 +26,7 @@ typedef __m256i vmask;
 #define v_add(a, b) _mm256_add_ps(a, b)
 #define v_sub(a, b) _mm256_sub_ps(a, b)
 #define v_mul(a, b) _mm256_mul_ps(a, b)
+#define v_max(a, b) _mm256_max_ps(a, b)
 #define v_fmadd(a, b, c) _mm256_fmadd_ps(a, b, c)
 /* the first n lanes (n >= VW: all) */
 #define v_mask(n) swin_cpu_lanes(n)

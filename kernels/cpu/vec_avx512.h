@@ -24,6 +24,7 @@ typedef __mmask16 vmask;
 #define v_add(a, b) _mm512_add_ps(a, b)
 #define v_sub(a, b) _mm512_sub_ps(a, b)
 #define v_mul(a, b) _mm512_mul_ps(a, b)
+#define v_max(a, b) _mm512_max_ps(a, b)
 #define v_fmadd(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define v_mask(n) ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (n)) - 1u))
 #define v_maskload(p, m) _mm512_maskz_loadu_ps(m, p)

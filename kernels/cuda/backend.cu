@@ -306,6 +306,7 @@ extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
     .last_error = swin_cuda_last_error, .set_error = cuda_set_error, .pack_input = swin_cuda_pack_input,           \
     .unpack_output = swin_cuda_unpack_output, .copy = swin_cuda_copy, .conv3d = swin_cuda_conv3d,                  \
     .conv3d_ws = swin_cuda_conv3d_ws, .conv3d_stats_bytes = swin_cuda_conv3d_stats_bytes,                          \
+    .conv3d_normed_input = NULL, /* the runtime runs instnorm_act, then conv3d */                                  \
     .conv_transpose2 = swin_cuda_conv_transpose2,                                                                  \
     .instnorm_act = swin_cuda_instnorm_act, .layernorm = swin_cuda_layernorm,                                      \
     .swin_attention = swin_cuda_swin_attention, .swin_attention_ws = swin_cuda_swin_attention_ws,                  \

@@ -126,9 +126,26 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, void *stats, struct swin_vol
     if (stats && c.kernel != CONV_WINOGRAD) swin_cpu_in_stats_none(stats);
     switch (c.kernel) {
     case CONV_TAPS: return swin_cpu_conv3d_taps(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
-    case CONV_WINOGRAD: return swin_cpu_conv3d_winograd(be, out, stats, in, w, bias, ws, ws_bytes, c.tile);
+    case CONV_WINOGRAD: return swin_cpu_conv3d_winograd(be, out, stats, in, w, bias, ws, ws_bytes, c.tile, NULL);
     case CONV_IMPLICIT: return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, true, ws);
     case CONV_GEMM: return swin_cpu_conv3d_direct(be, out, in, w, bias, k, stride, pad, false, ws);
     }
     return swin_cpu_fail(be, SWIN_ERR_INTERNAL, "conv3d: no kernel chosen");
+}
+
+int swin_cpu_conv3d_normed_input(void *bev, struct swin_vol out, void *stats, struct swin_vol in, const void *in_stats,
+                                 const float *gamma, const float *beta, const float *w, const float *bias, void *ws,
+                                 size_t ws_bytes)
+{
+    struct swin_cpu_backend *be = bev;
+    const struct conv_choice c = swin_cpu_conv3d_choose(be, out, in, swin_cpu_wgemm_of(be, w).bf16, 3, 1, 1);
+    if (c.kernel == CONV_WINOGRAD && c.tile == 4) {
+        if (!ws || ws_bytes < c.ws)
+            return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (%s): workspace %zu bytes, need %zu", c.name,
+                                 ws ? ws_bytes : 0, c.ws);
+        const struct swin_cpu_wino_pre pre = {.stats = in_stats, .gamma = gamma, .beta = beta};
+        return swin_cpu_conv3d_winograd(be, out, stats, in, w, bias, ws, ws_bytes, 4, &pre);
+    }
+    const int rc = swin_cpu_instnorm_act(be, in, in_stats, true, gamma, beta, NULL, true);
+    return rc ? rc : swin_cpu_conv3d(be, out, stats, in, w, bias, 3, 1, 1, ws, ws_bytes);
 }

@@ -169,3 +169,19 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
     }
     return 0;
 }
+
+void swin_cpu_instnorm_prologue(struct swin_cpu_backend *be, struct swin_vol x, const void *stats, const float *gamma,
+                                const float *beta, float *mean, float *scale, float *shift)
+{
+    struct in_task t = {.x = x, .red = be->red, .avx2 = be->simd >= SWIN_CPU_SIMD_AVX2};
+    for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
+        t.c0 = c0;
+        t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
+        block_coef(be, &t, x, stats, true, gamma, beta, &t.k);
+        for (int c = 0; c < t.nc; c++) {
+            mean[c0 + c] = t.k.mean_hi[c];
+            scale[c0 + c] = t.k.scale[c];
+            shift[c0 + c] = t.k.shift[c] - t.k.mean_lo[c] * t.k.scale[c];
+        }
+    }
+}

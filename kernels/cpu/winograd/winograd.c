@@ -95,6 +95,12 @@ static size_t u_bytes(const struct wino_task *t)
     return swin_cpu_round((size_t)t->np * t->in.c * t->coutp * sizeof(float));
 }
 
+/* Bytes of the input prologue's coefficients (F(4x4x4): mean, scale, shift, cinp floats each). */
+static size_t pre_bytes(const struct wino_task *t)
+{
+    return t->m == 4 ? swin_cpu_round((size_t)3 * t->cinp * sizeof(float)) : 0;
+}
+
 bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
     struct wino_task t = {.out = out, .in = in};
@@ -106,7 +112,7 @@ size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol o
 {
     struct wino_task t = {.out = out, .in = in};
     plan_task(be, out, in, tile == 4 ? 4 : 2, &t);
-    return SWIN_CPU_ALIGN + u_bytes(&t) + (t.wide ? 1 : (size_t)be->nthreads) * t.slice;
+    return SWIN_CPU_ALIGN + u_bytes(&t) + (t.wide ? 1 : (size_t)be->nthreads) * t.slice + pre_bytes(&t);
 }
 
 static void wino_weights(void *p, int tid, int nth)
@@ -122,7 +128,8 @@ static void wino_run(void *p, int tid, int nth)
 }
 
 int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, void *stats, struct swin_vol in,
-                             const float *w, const float *bias, void *ws, size_t ws_bytes, int tile)
+                             const float *w, const float *bias, void *ws, size_t ws_bytes, int tile,
+                             const struct swin_cpu_wino_pre *pre)
 {
     if (!w) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): w is NULL");
     if (!swin_cpu_winograd_available(be))
@@ -131,6 +138,7 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, v
         return swin_cpu_fail(be, SWIN_ERR_SHAPE, "conv3d (Winograd): out %dx%dx%d differs from in %dx%dx%d",
                              out.d, out.h, out.w, in.d, in.h, in.w);
     if (tile != 2 && tile != 4) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): tile %d is not 2 or 4", tile);
+    if (pre && tile != 4) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): an input prologue needs tile 4");
     size_t need = swin_cpu_winograd_ws(be, out, in, tile);
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): workspace %zu bytes, need %zu",
@@ -146,6 +154,13 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, v
     /* workspace: U, then the threads' slices (both aligned) */
     t.u = (float *)swin_cpu_align_ptr(ws);
     t.ws = (char *)t.u + u_bytes(&t);
+    if (pre) {
+        /* after the slices: the coefficients, zero in the padding lanes (which then stay 0) */
+        float *c = (float *)(t.ws + (t.wide ? 1 : (size_t)be->nthreads) * t.slice);
+        for (int i = 0; i < 3 * t.cinp; i++) c[i] = 0.0f;
+        swin_cpu_instnorm_prologue(be, in, pre->stats, pre->gamma, pre->beta, c, c + t.cinp, c + 2 * t.cinp);
+        t.pre = c;
+    }
     atomic_init(&t.next, 0);
     t.timed = be->wino_phases != NULL;
     for (int i = 0; i < 4; i++) atomic_init(&t.phase_ns[i], 0);

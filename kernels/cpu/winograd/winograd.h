@@ -48,13 +48,21 @@ bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol o
  * backend's threads: the transformed weights ((tile + 2)^3 cin round8(cout) floats) and each
  * thread's tile buffers (the wide schedule: one block's, shared). */
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
+/* An input prologue: the conv reads LeakyReLU_0.01(IN(in) * gamma + beta) (instnorm_act's
+ * norm; stats: what conv3d kept for in, or NULL) instead of in, applied as the input
+ * transform loads a voxel; the zero padding outside the input stays zero. */
+struct swin_cpu_wino_pre {
+    const void *stats;
+    const float *gamma, *beta;
+};
 /* out = conv3d(in, w) + bias for w (3,3,3,cin,cout), stride 1, pad 1; out dims = in dims;
  * output tiles of tile^3 (2 or 4) voxels. stats: NULL, or swin_cpu_in_stats_bytes(out) bytes
  * that receive out's instance-norm statistics (tile 4; tile 2 marks them as not kept).
- * SWIN_ERR_ARG where the backend has no Winograd kernel (swin_cpu_winograd_available) or the
- * tile is neither. */
+ * pre: NULL, or an input prologue (tile 4 only). SWIN_ERR_ARG where the backend has no
+ * Winograd kernel (swin_cpu_winograd_available) or the tile is neither. */
 int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, void *stats, struct swin_vol in,
-                             const float *w, const float *bias, void *ws, size_t ws_bytes, int tile);
+                             const float *w, const float *bias, void *ws, size_t ws_bytes, int tile,
+                             const struct swin_cpu_wino_pre *pre);
 
 /* One Winograd convolution as its kernels see it. */
 struct wino_task {
@@ -79,6 +87,8 @@ struct wino_task {
     long v_pstride, v_tstride; /* floats between V's points and between its tiles: F(2x2x2)
                                   point-major (nt cinp, cinp), F(4x4x4) tile-major (cinp, np cinp) */
     atomic_long next;          /* work claimed: input channels, then tile blocks */
+    const float *pre;          /* NULL, or the input prologue in the workspace: mean, scale, shift,
+                                  cinp floats each (zero in the padding lanes) */
     void *stats;               /* NULL, or the instance-norm statistics the output transform keeps
                                   (kernels/cpu/norm/in_stats.h; F(4x4x4) only) */
     bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */

@@ -148,6 +148,15 @@ V_FN static void input_tile(const struct wino_task *t, long tile, int slot, floa
                             c[x] = x < xlo || x >= xhi ? zero
                                    : k0 + g < cfull    ? v_loadu(src + x * in.pitch + g)
                                                        : v_maskload(src + x * in.pitch + g, tail);
+                    if (t->pre) { /* the prologue on the voxels inside the input; the padding stays 0 */
+                        const float *pc = t->pre + k0 + g;
+                        const vf mean = v_load(pc), scale = v_load(pc + cinp), shift = v_load(pc + 2 * cinp);
+                        const vf slope = v_set1(0.01f);
+                        for (int x = xlo; x < xhi; x++) {
+                            const vf a = v_fmadd(v_sub(c[x], mean), scale, shift);
+                            c[x] = v_max(a, v_mul(a, slope));
+                        }
+                    }
                     BT6(c, 0, 1)
                     for (int x = 0; x < 6; x++) v_store(row + x * CHUNK + g, c[x]);
                 }

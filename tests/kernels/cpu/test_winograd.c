@@ -95,11 +95,11 @@ static bool run_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int d
         struct swin_vol ov = tvol_slice(&out, c0, cout);
         size_t wsb = swin_cpu_winograd_ws(be, ov, in.v, tile);
         void *ws = ws_new(wsb);
-        int rc = swin_cpu_conv3d_winograd(be, ov, NULL, in.v, wt, bias, ws, wsb, tile);
+        int rc = swin_cpu_conv3d_winograd(be, ov, NULL, in.v, wt, bias, ws, wsb, tile, NULL);
         if (swin_cpu_winograd_available(be)) {
             ok &= check_true(tname, rc == 0);
             ok &= check_true("winograd: a workspace one byte short is refused",
-                             swin_cpu_conv3d_winograd(be, ov, NULL, in.v, wt, bias, ws, wsb - 1, tile) == SWIN_ERR_ARG);
+                             swin_cpu_conv3d_winograd(be, ov, NULL, in.v, wt, bias, ws, wsb - 1, tile, NULL) == SWIN_ERR_ARG);
             ok &= compare(tname, ov, ref, cin, cout, tile);
             ok &= tvol_guard_ok(tname, &out, c0, cout);
             if (can_fail) {
@@ -126,7 +126,7 @@ static bool run_case(struct swin_cpu_backend *be, enum swin_cpu_simd simd, int d
         size_t wsb = swin_cpu_winograd_ws(be, ov, in.v, 3);
         void *ws = ws_new(wsb);
         ok &= check_true("winograd: a tile other than 2 or 4 is refused",
-                         swin_cpu_conv3d_winograd(be, ov, NULL, in.v, wt, bias, ws, wsb, 3) == SWIN_ERR_ARG);
+                         swin_cpu_conv3d_winograd(be, ov, NULL, in.v, wt, bias, ws, wsb, 3, NULL) == SWIN_ERR_ARG);
         ok &= ws_free(ws);
         tvol_free(&out);
     }
@@ -185,7 +185,7 @@ static bool bf16_case(enum swin_cpu_simd simd, int d, int h, int w, int cin, int
         const int tile = via ? via : swin_cpu_winograd_tile(be, out.v, in.v);
         size_t wsb = via ? swin_cpu_winograd_ws(be, out.v, in.v, via) : swin_cpu_ops.conv3d_ws(be, out.v, in.v, wbf, 3, 1, 1, false);
         void *ws = ws_new(wsb);
-        int rc = via ? swin_cpu_conv3d_winograd(be, out.v, NULL, in.v, wbf, bias, ws, wsb, via)
+        int rc = via ? swin_cpu_conv3d_winograd(be, out.v, NULL, in.v, wbf, bias, ws, wsb, via, NULL)
                      : swin_cpu_ops.conv3d(be, out.v, NULL, in.v, wbf, bias, 3, 1, 1, ws, wsb);
         ok &= check_true(name, rc == 0);
         ok &= compare(name, out.v, ref, cin, cout, tile);
