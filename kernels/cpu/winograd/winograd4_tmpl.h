@@ -236,7 +236,11 @@ V_FN static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
                     for (int g = 0; g < kn; g += VW) IN_PLACE6(buf + (z * 24 + x) * CHUNK + g, 4 * CHUNK, AT6, 4)
             for (int y = 0; y < ny; y++)                                  /* along z, + bias, out */
                 for (int x = 0; x < nx; x++)
-                    for (int g = 0; g < kn; g += VW) {
+                    /* a constant trip count, unrolled: the statistics' accumulators stay in
+                     * registers (indexed by constants) */
+                    _Pragma("GCC unroll 4") for (int gi = 0; gi < CHUNK / VW; gi++) {
+                        const int g = gi * VW;
+                        if (g >= kn) break;
                         const int j = k0 + g;
                         const bool full = nco - j >= VW;
                         const vf b = !t->bias ? v_zero()
@@ -252,10 +256,10 @@ V_FN static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
                             if (full) v_storeu(dst + z * zstep, yv);
                             else v_maskstore(dst + z * zstep, tail, yv);
                             if (!sl) continue;
-                            if (slot == 0 && y == 0 && x == 0 && z == 0) kv[g / VW] = yv;
-                            const vf d = v_sub(yv, kv[g / VW]);
-                            s1v[g / VW] = v_add(s1v[g / VW], d);
-                            s2v[g / VW] = v_fmadd(d, d, s2v[g / VW]);
+                            if (slot == 0 && y == 0 && x == 0 && z == 0) kv[gi] = yv;
+                            const vf d = v_sub(yv, kv[gi]);
+                            s1v[gi] = v_add(s1v[gi], d);
+                            s2v[gi] = v_fmadd(d, d, s2v[gi]);
                         }
                     }
             if (!sl) continue;
