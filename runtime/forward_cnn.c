@@ -3,17 +3,34 @@
 #include "runtime/conv_call.h"
 #include "runtime/inplace.h"
 
-/* out = conv3x3x3(in), followed by the instance norm of out when normalize: then, where the
- * backend keeps the norm's statistics in the conv (conv3d_stats_bytes > 0), they go into
- * *stats, a planned buffer for the norm that the caller releases after it; otherwise
- * stats->data is NULL and stats->id -1. */
+/* norm1 folded into conv2's reads (ops.h conv3d_normed_input): what conv1 kept for its output
+ * and the norm's affine. */
+struct norm_fold {
+    const void *in_stats;
+    const float *gamma, *beta;
+};
+
+/* out = conv3x3x3(in), or with fold conv3x3x3(LReLU(IN(in) * gamma + beta)), followed by the
+ * instance norm of out when normalize: then, where the backend keeps the norm's statistics in
+ * the conv (conv3d_stats_bytes > 0), they go into *stats, a planned buffer for the norm that the
+ * caller releases after it; otherwise stats->data is NULL and stats->id -1. */
 static void conv3_then_norm(struct swin_exec *e, struct swin_workspace *stats, struct swin_vol out,
-                            struct swin_vol in, const float *w, const float *bias, bool normalize)
+                            struct swin_vol in, const float *w, const float *bias, bool normalize,
+                            const struct norm_fold *fold)
 {
     *stats = (struct swin_workspace){.data = NULL, .id = -1};
     const size_t bytes = normalize ? e->ops->conv3d_stats_bytes(e->be, out) : 0;
     if (bytes && !swin_exec_workspace(e, stats, bytes, "instance-norm statistics")) return;
-    swin_fwd_conv(e, out, bytes ? stats : NULL, in, w, bias, 3, 1, 1);
+    if (!fold) {
+        swin_fwd_conv(e, out, bytes ? stats : NULL, in, w, bias, 3, 1, 1);
+        return;
+    }
+    struct swin_workspace ws;
+    if (!swin_exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, out, in, w, 3, 1, 1, bytes > 0), "conv3d workspace"))
+        return;
+    EXEC_OP(e, conv3d_normed_input, out, stats->data, in, fold->in_stats, fold->gamma, fold->beta, w, bias, ws.data,
+            ws.bytes);
+    swin_exec_release(e, ws.id);
 }
 
 /* Whether the backend folds norm1 + LReLU into conv2's reads (ops.h conv3d_normed_input). */
@@ -28,20 +45,10 @@ static bool norm1_folded(const struct swin_exec *e, const struct swin_resblock_w
 static void conv2_then_norm(struct swin_exec *e, struct swin_workspace *stats, struct swin_vol b, struct swin_vol a,
                             struct swin_workspace *a_stats, const struct swin_resblock_w *w)
 {
-    if (!norm1_folded(e, w)) {
-        conv3_then_norm(e, stats, b, a, w->conv2_w, w->conv2_b, !w->bn_folded);
-        return;
-    }
-    *stats = (struct swin_workspace){.data = NULL, .id = -1};
-    const size_t bytes = e->ops->conv3d_stats_bytes(e->be, b);
-    if (bytes && !swin_exec_workspace(e, stats, bytes, "instance-norm statistics")) return;
-    struct swin_workspace ws;
-    if (!swin_exec_workspace(e, &ws, e->ops->conv3d_ws(e->be, b, a, w->conv2_w, 3, 1, 1, bytes > 0), "conv3d workspace"))
-        return;
-    EXEC_OP(e, conv3d_normed_input, b, stats->data, a, a_stats->data, w->norm1_w, w->norm1_b, w->conv2_w, w->conv2_b,
-            ws.data, ws.bytes);
-    swin_exec_release(e, ws.id);
-    swin_exec_release(e, a_stats->id);
+    const struct norm_fold fold = {.in_stats = a_stats->data, .gamma = w->norm1_w, .beta = w->norm1_b};
+    const bool folded = norm1_folded(e, w);
+    conv3_then_norm(e, stats, b, a, w->conv2_w, w->conv2_b, !w->bn_folded, folded ? &fold : NULL);
+    if (folded) swin_exec_release(e, a_stats->id);
 }
 
 /* a   = LReLU(IN(conv1(x)))      (with norm1_folded, inside conv2's reads)
@@ -68,7 +75,7 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
     struct swin_activation a, b = {.id = -1};
     struct swin_workspace stats, a_stats;
     if (!swin_exec_activation(e, &a, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
-    conv3_then_norm(e, &a_stats, a.v, x.v, w->conv1_w, w->conv1_b, !w->bn_folded);
+    conv3_then_norm(e, &a_stats, a.v, x.v, w->conv1_w, w->conv1_b, !w->bn_folded, NULL);
     if (!norm1_folded(e, w)) {
         EXEC_OP(e, instnorm_act, a.v, a_stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
         swin_exec_release(e, a_stats.id);
@@ -112,7 +119,7 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
     if (dest) out.v = *dest;
     if (w->conv3_w && !res_late && !shortcut(e, &res, in, w, dest, name)) return out;
     if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
-    conv3_then_norm(e, &a_stats, a.v, in, w->conv1_w, w->conv1_b, !w->bn_folded);
+    conv3_then_norm(e, &a_stats, a.v, in, w->conv1_w, w->conv1_b, !w->bn_folded, NULL);
     if (w->conv3_w && !res_late) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
     if (!norm1_folded(e, w)) {
         EXEC_OP(e, instnorm_act, a.v, a_stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);

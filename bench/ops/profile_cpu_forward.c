@@ -139,10 +139,10 @@ static int p_copy(void *be, struct swin_vol out, struct swin_vol in)
 }
 
 /* One conv3d row: `prefix` names a norm folded into the conv's reads ("" for none). */
-static void conv_row(double t0, struct swin_vol out, struct swin_vol in, const float *w, int k, int stride,
+static void conv_row(double t0, struct swin_vol out, struct swin_vol in, const float *w, int k, int stride, int pad,
                      const char *prefix)
 {
-    const char *kernel = swin_cpu_conv3d_kernel(prof.be, out, in, w, k, stride, k / 2);
+    const char *kernel = swin_cpu_conv3d_kernel(prof.be, out, in, w, k, stride, pad);
     /* only the GEMM kernels multiply bfloat16 weights as they are; Winograd and the per-tap
      * GEMMs widen them to float32 (winograd.h, conv3d_taps_tmpl.h) */
     const enum cpu_unit unit = strstr(kernel, "bf16 GEMM") ? unit_of(w) : unit_of(NULL);
@@ -163,7 +163,7 @@ static int p_conv3d(void *be, struct swin_vol out, void *stats, struct swin_vol 
 {
     double t0 = now_s();
     int rc = swin_cpu_ops.conv3d(be, out, stats, in, w, bias, k, stride, pad, ws, ws_bytes);
-    conv_row(t0, out, in, w, k, stride, "");
+    conv_row(t0, out, in, w, k, stride, pad, "");
     return rc;
 }
 
@@ -173,7 +173,7 @@ static int p_conv3d_normed_input(void *be, struct swin_vol out, void *stats, str
 {
     double t0 = now_s();
     int rc = swin_cpu_ops.conv3d_normed_input(be, out, stats, in, in_stats, gamma, beta, w, bias, ws, ws_bytes);
-    conv_row(t0, out, in, w, 3, 1, "IN+act, ");
+    conv_row(t0, out, in, w, 3, 1, 1, "IN+act, ");
     return rc;
 }
 

@@ -139,10 +139,7 @@ int swin_cpu_conv3d_normed_input(void *bev, struct swin_vol out, void *stats, st
 {
     struct swin_cpu_backend *be = bev;
     const struct conv_choice c = swin_cpu_conv3d_choose(be, out, in, swin_cpu_wgemm_of(be, w).bf16, 3, 1, 1);
-    if (c.kernel == CONV_WINOGRAD && c.tile == 4) {
-        if (!ws || ws_bytes < c.ws)
-            return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (%s): workspace %zu bytes, need %zu", c.name,
-                                 ws ? ws_bytes : 0, c.ws);
+    if (c.kernel == CONV_WINOGRAD && c.tile == 4) { /* it checks the workspace */
         const struct swin_cpu_wino_pre pre = {.stats = in_stats, .gamma = gamma, .beta = beta};
         return swin_cpu_conv3d_winograd(be, out, stats, in, w, bias, ws, ws_bytes, 4, &pre);
     }
