@@ -1,6 +1,7 @@
-/* One head of window attention, fused per block of 8 query rows: attn_avx512.c (call only
- * where the CPU has AVX-512F) and attn_avx2.c (AVX2 + FMA). Without either, swin_attention
- * uses OpenBLAS and swin_cpu_softmax_row. */
+/* One head of window attention, fused per block of query rows: attn_avx512.c (call only
+ * where the CPU has AVX-512F), attn_avx512bf16.c (its products in bfloat16; call only at the
+ * AVX512_BF16 level) and attn_avx2.c (AVX2 + FMA). Without them, swin_attention uses
+ * OpenBLAS and swin_cpu_softmax_row. */
 #ifndef SWIN_CPU_ATTN_HEAD_H
 #define SWIN_CPU_ATTN_HEAD_H
 
@@ -38,6 +39,7 @@ typedef void swin_cpu_attn_head_fn(float *o, int ldo, const float *q, const floa
                                    int hd, const float *bias, const int *label, const int *label_all, float *kt,
                                    float *vt, float *sblk);
 swin_cpu_attn_head_fn swin_cpu_attn_head_avx512;
+swin_cpu_attn_head_fn swin_cpu_attn_head_avx512bf16;
 swin_cpu_attn_head_fn swin_cpu_attn_head_avx2;
 
 #endif

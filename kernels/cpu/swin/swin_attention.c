@@ -16,13 +16,14 @@
  * shift > 0; labels come from the rolled padded coordinate p of each token.
  * Windows are disjoint, so each thread gathers, computes and scatters its windows in place.
  * Threads claim whole windows (a stage with a single window, e.g. stage 4 at 96^3, runs on
- * one thread). With AVX-512 or AVX2 + FMA each head runs fused per 8 query rows
- * (attn_avx512.c, attn_avx2.c); otherwise OpenBLAS GEMMs and swin_cpu_softmax_row. qkv and
- * proj GEMMs: OpenBLAS.
+ * one thread). With AVX-512 or AVX2 + FMA each head runs fused per block of query rows
+ * (attn_avx512.c, attn_avx2.c; attn_avx512bf16.c at the AVX512_BF16 level where the qkv
+ * weight is bfloat16: q k^T and p v in bfloat16); otherwise OpenBLAS GEMMs and
+ * swin_cpu_softmax_row. qkv and proj GEMMs: gemm_bf16.h's weight GEMMs.
  *
  * Workspace: shared bias (heads, n, n) = table[R_full[i,t], h], built once per call; per thread
  *   tok (n, C) gathered LN1 tokens, later the projection output
- *   qkv (n, 3C), s one head's logits: (n, n), or the 8-row block of the fused heads,
+ *   qkv (n, 3C), s one head's logits: (n, n), or the row block of the fused heads,
  *   o (n, C), src (n) int64 voxel or -1, label (n) int, kt, vt the fused heads' k and v
  *   (attn_head.h gives their sizes). */
 #include "kernels/cpu/swin/attn_head.h"
@@ -72,7 +73,7 @@ struct attn_task {
     bool masked;
     float *bias;             /* (heads, n, n) */
     swin_cpu_attn_head_fn *head; /* a fused head (attn_head.h), or NULL: OpenBLAS + swin_cpu_softmax_row */
-    struct swin_cpu_wgemm qkv, proj; /* bfloat16 weights or not; q k^T and p v stay float32 */
+    struct swin_cpu_wgemm qkv, proj; /* bfloat16 weights or not */
     swin_cpu_ln_row_fn *ln;
     char *ws;                /* per-thread slices */
     size_t slice;
@@ -197,7 +198,8 @@ int swin_cpu_swin_attention(void *bev, struct swin_vol x, const struct swin_bloc
     struct attn_task t = {.x = x, .w = blk, .g = g, .n = win_tokens(g), .qkv = swin_cpu_wgemm_of(be, blk->qkv_w),
                           .proj = swin_cpu_wgemm_of(be, blk->proj_w), .ln = swin_cpu_ln_row_of(be)};
     t.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
-    t.head = be->simd >= SWIN_CPU_SIMD_AVX512 ? swin_cpu_attn_head_avx512
+    t.head = be->simd >= SWIN_CPU_SIMD_AVX512_BF16 && t.qkv.bf16 ? swin_cpu_attn_head_avx512bf16
+             : be->simd >= SWIN_CPU_SIMD_AVX512                  ? swin_cpu_attn_head_avx512
              : be->simd == SWIN_CPU_SIMD_AVX2 ? swin_cpu_attn_head_avx2
                                               : NULL;
     char *base = swin_cpu_align_ptr(ws);
