@@ -24,6 +24,14 @@
 #define SWIN_AVX512BF16_INLINE \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,fma"), always_inline)) static inline
 
+/* *p = the lanes of v that m selects. A full mask goes out as a plain store: Zen 5 runs masked
+ * stores to memory well below plain stores' rate (bench/results/cpu_speed/zen5/README.md). */
+SWIN_AVX512_INLINE void swin_store16(float *p, __mmask16 m, __m512 v)
+{
+    if (m == (__mmask16)0xffffu) _mm512_storeu_ps(p, v);
+    else _mm512_mask_storeu_ps(p, m, v);
+}
+
 /* 8 lanes, the first n on (n >= 8: all, n <= 0: none): the mask of the AVX2 kernels' partial
  * vectors (maskload / maskstore). */
 SWIN_AVX2_INLINE __m256i swin_cpu_lanes(int n)

@@ -42,7 +42,7 @@ SWIN_AVX512_INLINE void store_row(float *o, const float *bias, __m512 y0, __m512
         const __mmask16 mk = j == NV - 1 ? last : (__mmask16)0xFFFF;
         __m512 y = ys[j];
         if (bias) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, bias + 16 * j));
-        _mm512_mask_storeu_ps(o + 16 * j, mk, y);
+        swin_store16(o + 16 * j, mk, y);
     }
 }
 

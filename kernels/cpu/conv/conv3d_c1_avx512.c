@@ -54,7 +54,7 @@ SWIN_AVX512_INLINE void group(const struct conv_task *t, int oz, int oy, int ox,
         const __mmask16 m = j < NV - 1 ? (__mmask16)0xffffu : last;
         const __m512 b = t->bias ? _mm512_maskz_loadu_ps(m, t->bias + co0 + 16 * j) : _mm512_setzero_ps();
         for (int v = 0; v < VOX; v++)
-            if (v < n) _mm512_mask_storeu_ps(o + (int64_t)v * out.pitch + 16 * j, m, _mm512_add_ps(acc[v][j], b));
+            if (v < n) swin_store16(o + (int64_t)v * out.pitch + 16 * j, m, _mm512_add_ps(acc[v][j], b));
     }
 }
 

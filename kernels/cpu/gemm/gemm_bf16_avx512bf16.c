@@ -89,7 +89,7 @@ SWIN_AVX512BF16_INLINE void tile(const uint16_t *ap, int kp, const uint16_t *wp,
             __m512 y = acc[r][j];
             if (bias) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, bias + 16 * j));
             if (add_c) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, row + 16 * j));
-            _mm512_mask_storeu_ps(row + 16 * j, mk, y);
+            swin_store16(row + 16 * j, mk, y);
         }
     }
 }

@@ -84,7 +84,7 @@ SWIN_AVX512_INLINE void pv_tile(float *o, int ldo, const float *p, int npad, int
         for (int j = 0; j < NV; j++) {
             const int left = hd - e0 - 16 * j;
             const __mmask16 m = (__mmask16)(left >= 16 ? 0xffffu : (1u << left) - 1u);
-            _mm512_mask_storeu_ps(row + 16 * j, m, _mm512_mul_ps(acc[i][j], s));
+            swin_store16(row + 16 * j, m, _mm512_mul_ps(acc[i][j], s));
         }
     }
 }

@@ -154,7 +154,7 @@ SWIN_AVX512BF16_INLINE void pv_tile(float *o, int ldo, const uint32_t *p, int np
         float *row = o + (size_t)i * ldo + e0;
         const __m512 s = _mm512_set1_ps(inv[i]);
         for (int j = 0; j < NV; j++)
-            _mm512_mask_storeu_ps(row + 16 * j, first_lanes(hd - e0 - 16 * j), _mm512_mul_ps(acc[i][j], s));
+            swin_store16(row + 16 * j, first_lanes(hd - e0 - 16 * j), _mm512_mul_ps(acc[i][j], s));
     }
 }
 
