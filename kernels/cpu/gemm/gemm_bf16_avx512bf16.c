@@ -22,6 +22,8 @@
 
 #define KC 256 /* even */
 #define PW 48
+/* From this many rows on, A is prefetched a tile ahead. */
+#define STREAM_ROWS 512
 
 /* W[k0 .. k0 + kc)[j0 .. j0 + cols) as kp = ceil(kc / 2) rows of PW pairs: wp[(p * PW + j) * 2 + i] =
  * W[k0 + 2p + i][j0 + j], zero past kc rows or cols columns. */
@@ -104,6 +106,10 @@ SWIN_AVX512BF16_INLINE void panel(int m, int cols, int kc, const float *a, int l
     for (; m - i > 4; i += 8) {
         const int rows = m - i < 8 ? m - i : 8;
         pack_a(ap, kp, a + (size_t)i * lda, lda, rows, kc, 8);
+        /* A streamed from memory (a long m: a conv's voxels): the next tile's rows, while this
+         * one multiplies */
+        for (int r = 8; r < 16 && m >= STREAM_ROWS && i + r < m; r++)
+            for (int k = 0; k < kc; k += 16) _mm_prefetch((const char *)(a + (size_t)(i + r) * lda + k), _MM_HINT_T0);
         tile(ap, kp, wp, rows, bias, c + (size_t)i * ldc, ldc, cols, add_c, 8, NV);
     }
     if (i < m) {

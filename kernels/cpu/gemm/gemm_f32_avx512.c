@@ -12,6 +12,8 @@
 #include "kernels/cpu/isa.h"
 
 #define KC 128
+/* From this many rows on, A is prefetched a tile ahead. */
+#define STREAM_ROWS 512
 
 /* Rows [0, rows) of the R x 16NV tile at c, columns [0, cols) (cols > 16 (NV - 1)); rows past
  * `rows` read the last real row and are not stored. */
@@ -53,9 +55,14 @@ SWIN_AVX512_INLINE void panel(int m, int cols, int k, const float *a, int lda, c
                               const float *bias, bool add_c, float *c, int ldc, const int NV)
 {
     int i = 0;
-    for (; m - i > 4; i += 8)
+    for (; m - i > 4; i += 8) {
+        /* A streamed from memory (a long m: a conv's voxels): the next tile's rows, while this
+         * one multiplies */
+        for (int r = 8; r < 16 && m >= STREAM_ROWS && i + r < m; r++)
+            for (int kk = 0; kk < k; kk += 16) _mm_prefetch((const char *)(a + (size_t)(i + r) * lda + kk), _MM_HINT_T0);
         tile(a + (size_t)i * lda, lda, m - i < 8 ? m - i : 8, w, ldw, k, bias, c + (size_t)i * ldc, ldc, cols, add_c, 8,
              NV);
+    }
     if (i < m) tile(a + (size_t)i * lda, lda, m - i, w, ldw, k, bias, c + (size_t)i * ldc, ldc, cols, add_c, 4, NV);
 }
 
