@@ -103,11 +103,14 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     }
     if (!EXEC_OK(e)) return e->status;
 
-    /* decoder1: encoder1(X) grows in place into its concat, then the upsampled dec0 fills
-     * the other half */
-    cat[0] = swin_fwd_resblock_into_concat(e, X.v, X.id, &m->encoder[0], "encoder1");
+    /* decoder1's concat: the upsampled dec0 in its lower half (dec0 then dies), then
+     * encoder1(X), run last so that its full-resolution maps are never live beside the
+     * stages', straight into the upper half */
+    if (!swin_exec_activation(e, &cat[0], cube[0], cube[1], cube[2], 2 * f, "decoder concat")) return e->status;
     EXEC_OP(e, conv_transpose2, vol_channels(cat[0].v, 0, f), d.v, m->decoder[0].transp_w);
     swin_exec_release(e, d.id);
+    const struct swin_vol enc0 = vol_channels(cat[0].v, f, f);
+    swin_fwd_resblock(e, X.v, X.id, &m->encoder[0], &enc0, "encoder1");
     out = swin_fwd_resblock(e, cat[0].v, cat[0].id, &m->decoder[0].res, NULL, "decoder1");
 
     if (!swin_exec_activation(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;

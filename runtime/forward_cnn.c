@@ -91,64 +91,48 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
     return b;
 }
 
-/* res = conv3(in) (its norm follows in the last instnorm_act), into *dest when there is one,
- * else into a new tensor. */
+/* res = conv3(in) (its norm follows in the last instnorm_act), a new tensor. */
 static bool shortcut(struct swin_exec *e, struct swin_activation *res, struct swin_vol in,
-                     const struct swin_resblock_w *w, const struct swin_vol *dest, const char *name)
+                     const struct swin_resblock_w *w, const char *name)
 {
-    if (dest)
-        *res = (struct swin_activation){.v = *dest, .id = -1};
-    else if (!swin_exec_activation(e, res, in.d, in.h, in.w, w->cout, name))
-        return false;
+    if (!swin_exec_activation(e, res, in.d, in.h, in.w, w->cout, name)) return false;
     swin_fwd_conv(e, res->v, NULL, in, w->conv3_w, w->conv3_b, 1, 1, 0);
     return true;
 }
 
-/* Order otherwise: at most three cout-channel maps live: a, b and res (written straight
- * into the destination when there is one). With conv3, the wider of in and res is the one
- * that dies before b exists: res first and in released after conv1, or, when in is no
- * wider than res (encoder1's image channels), conv3 after conv2 so that in stays instead. */
+/* Order otherwise: at most three cout-channel maps live: a, b and res; b is the destination
+ * when there is one (conv2 writes it and the last instnorm_act finishes it there). With conv3,
+ * the wider of in and res is the one that dies before b exists: res first and in released
+ * after conv1, or, when in is no wider than res (encoder1's image channels), conv3 after
+ * conv2 so that in stays instead. */
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
     if (w->conv3_w && !dest && in_id >= 0 && in.pitch == in.c && in.c > w->cout)
         return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, name);
     const bool res_late = w->conv3_w && in.c <= w->cout;
-    struct swin_activation res = {.v = in, .id = -1}, a, b, out = {.id = -1};
+    struct swin_activation res = {.v = in, .id = -1}, a, b = {.id = -1};
     struct swin_workspace stats, a_stats;
-    if (dest) out.v = *dest;
-    if (w->conv3_w && !res_late && !shortcut(e, &res, in, w, dest, name)) return out;
-    if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return out;
+    if (w->conv3_w && !res_late && !shortcut(e, &res, in, w, name)) return b;
+    if (!swin_exec_activation(e, &a, in.d, in.h, in.w, w->cout, name)) return b;
     conv3_then_norm(e, &a_stats, a.v, in, w->conv1_w, w->conv1_b, !w->bn_folded, NULL);
     if (w->conv3_w && !res_late) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
     if (!norm1_folded(e, w)) {
         EXEC_OP(e, instnorm_act, a.v, a_stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
         swin_exec_release(e, a_stats.id);
     }
-    if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return out;
+    if (dest) b.v = *dest;
+    else if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return b;
     conv2_then_norm(e, &stats, b.v, a.v, &a_stats, w);
     swin_exec_release(e, a.id);
     if (res_late) {
-        if (!shortcut(e, &res, in, w, dest, name)) return out;
+        if (!shortcut(e, &res, in, w, name)) return b;
         swin_exec_release(e, in_id);
     }
     const struct swin_residual r = shortcut_residual(res.v, w);
     EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &r, true);
     swin_exec_release(e, stats.id);
     if (!w->conv3_w) swin_exec_release(e, in_id);  /* in was the residual */
-    if (!dest) {
-        swin_exec_release(e, res.id);
-        return b;
-    }
-    EXEC_OP(e, copy, *dest, b.v);
-    swin_exec_release(e, b.id);
-    return out;
-}
-
-struct swin_activation swin_fwd_resblock_into_concat(struct swin_exec *e, struct swin_vol in, int in_id,
-                                                     const struct swin_resblock_w *w, const char *name)
-{
-    struct swin_activation b = swin_fwd_resblock(e, in, in_id, w, NULL, name);
-    swin_inplace_widen(e, &b, 2 * w->cout, w->cout);
+    swin_exec_release(e, res.id);
     return b;
 }

@@ -11,17 +11,11 @@
  *        caller gives up the input), or -1 to leave it alive; a whole input given up that
  *        is wider than the output and has conv3 (a decoder's concat) is overwritten in place
  *        by the residual, so its bytes must not be read afterwards;
- * dest != NULL: the result is written into *dest (e.g. one half of a decoder concat) and
- *               the returned tensor has id -1 and dest's view;
+ * dest != NULL: the block's last two ops write the result straight into *dest (e.g. one half
+ *               of a decoder concat; no copy) and the returned tensor has id -1 and dest's
+ *               view;
  * dest == NULL: the result is a new tensor the caller releases. */
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name);
-
-/* The full-resolution encoder (encoder1) feeding decoder1: the block's output grows in place
- * into the concat [0, cout) unset | [cout, 2 cout) = UnetResBlock(in), which the caller
- * fills with the upsampled half and releases. in_id as above; the returned tensor has
- * 2 cout channels. */
-struct swin_activation swin_fwd_resblock_into_concat(struct swin_exec *e, struct swin_vol in, int in_id,
-                                                     const struct swin_resblock_w *w, const char *name);
 
 #endif

@@ -47,23 +47,3 @@ void swin_inplace_conv1x1_narrow(struct swin_exec *e, struct swin_activation *t,
     swin_exec_release(e, tmp.id);
     swin_exec_reshape_channels(e, t, cout);
 }
-
-void swin_inplace_widen(struct swin_exec *e, struct swin_activation *t, int c_total, int c0)
-{
-    const struct swin_vol in = t->v;
-    const int c = in.c, d = in.d;
-    const size_t pin = plane_bytes(in, c), pout = plane_bytes(in, c_total);
-    if (!swin_exec_reshape_channels(e, t, c_total)) return;
-    const int low = scratch_planes(pout, pin, d);
-    for (int z1 = d, z0; z1 > low; z1 = z0) {
-        z0 = (int)(((size_t)z1 * pin + pout - 1) / pout);
-        if (z0 < low) z0 = low;
-        EXEC_OP(e, copy, planes(in, in.data, c_total, c0, c, z0, z1), planes(in, in.data, c, 0, c, z0, z1));
-    }
-    struct swin_workspace tmp;
-    if (!swin_exec_workspace(e, &tmp, (size_t)low * pin, "widening scratch")) return;
-    struct swin_vol tmp_v = planes(in, tmp.data, c, 0, c, 0, low);
-    EXEC_OP(e, copy, tmp_v, planes(in, in.data, c, 0, c, 0, low));
-    EXEC_OP(e, copy, planes(in, in.data, c_total, c0, c, 0, low), tmp_v);
-    swin_exec_release(e, tmp.id);
-}
