@@ -45,12 +45,11 @@ void swin_exec_release(struct swin_exec *e, int id)
     if (e->planning && id >= 0) swin_plan_free(e->plan, id);
 }
 
-bool swin_exec_reshape_channels(struct swin_exec *e, struct swin_activation *t, int c)
+bool swin_exec_shrink_channels(struct swin_exec *e, struct swin_activation *t, int c)
 {
     if (!EXEC_OK(e)) return false;
     const size_t bytes = swin_vol_voxels(t->v) * (size_t)c * swin_dtype_bytes(t->v.dtype);
-    const bool ok = t->v.pitch == t->v.c &&
-                    (c > t->v.c ? swin_plan_grow(e->plan, t->id, bytes) : swin_plan_shrink(e->plan, t->id, bytes));
+    const bool ok = t->v.pitch == t->v.c && c < t->v.c && swin_plan_shrink(e->plan, t->id, bytes);
     if (!ok) {
         e->status = swin_error_set(e->err, SWIN_ERR_INTERNAL,
                                    "planner: cannot resize tensor %d from %d to %d channels; please report this",

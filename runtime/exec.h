@@ -44,10 +44,10 @@ struct swin_workspace {
 bool swin_exec_activation(struct swin_exec *e, struct swin_activation *t, int d, int h, int w, int c, const char *name);
 bool swin_exec_workspace(struct swin_exec *e, struct swin_workspace *ws, size_t bytes, const char *name);
 void swin_exec_release(struct swin_exec *e, int id);
-/* Gives activation t (a whole tensor, pitch == c) c channels per voxel from now on, in place:
- * its tensor grows or shrinks to the new size; the data pointer stays. The caller moves the
- * contents (runtime/inplace.h). */
-bool swin_exec_reshape_channels(struct swin_exec *e, struct swin_activation *t, int c);
+/* Gives activation t (a whole tensor, pitch == its channels) c fewer channels per voxel from
+ * now on, in place: its tensor shrinks to the new size; the data pointer stays. The caller
+ * has packed the contents into those bytes (runtime/inplace.h). */
+bool swin_exec_shrink_channels(struct swin_exec *e, struct swin_activation *t, int c);
 /* Records the failure of an op (rc != 0) with the backend's message. */
 void swin_exec_op_failed(struct swin_exec *e, int rc, const char *op);
 

@@ -45,5 +45,5 @@ void swin_inplace_conv1x1_narrow(struct swin_exec *e, struct swin_activation *t,
     }
     EXEC_OP(e, copy, planes(in, in.data, cout, 0, cout, 0, head), tmp_v);
     swin_exec_release(e, tmp.id);
-    swin_exec_reshape_channels(e, t, cout);
+    swin_exec_shrink_channels(e, t, cout);
 }

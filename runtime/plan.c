@@ -21,7 +21,7 @@ int swin_plan_alloc(struct swin_plan *p, size_t bytes, const char *name)
 {
     size_t b = align_up(bytes ? bytes : 1);
     if (p->solved) {
-        if (p->cursor >= p->n || p->t[p->cursor].alloc_bytes != b) return -1;
+        if (p->cursor >= p->n || p->t[p->cursor].bytes != b) return -1;
         return p->cursor++;
     }
     if (p->n == p->cap) {
@@ -32,8 +32,8 @@ int swin_plan_alloc(struct swin_plan *p, size_t bytes, const char *name)
         p->cap = cap;
     }
     int born = p->event++;
-    p->t[p->n] = (struct swin_plan_tensor){.bytes = b, .alloc_bytes = b, .head = b, .born = born, .dies = -1,
-                                           .tail_born = born, .tail_dies = -1, .name = name};
+    p->t[p->n] = (struct swin_plan_tensor){.bytes = b, .head = b, .born = born, .dies = -1,
+                                           .tail_dies = -1, .name = name};
     return p->n++;
 }
 
@@ -46,19 +46,6 @@ void swin_plan_free(struct swin_plan *p, int id)
 }
 
 static bool live(const struct swin_plan_tensor *t) { return t->dies < 0; }
-static bool resized(const struct swin_plan_tensor *t) { return t->head != t->bytes || t->tail_dies >= 0; }
-
-bool swin_plan_grow(struct swin_plan *p, int id, size_t bytes)
-{
-    if (p->solved) return true;
-    if (id < 0 || id >= p->n) return false;
-    struct swin_plan_tensor *t = &p->t[id];
-    size_t b = align_up(bytes);
-    if (!live(t) || resized(t) || b <= t->bytes) return false;
-    t->bytes = b;
-    t->tail_born = p->event++;
-    return true;
-}
 
 bool swin_plan_shrink(struct swin_plan *p, int id, size_t bytes)
 {
@@ -67,7 +54,6 @@ bool swin_plan_shrink(struct swin_plan *p, int id, size_t bytes)
     struct swin_plan_tensor *t = &p->t[id];
     size_t b = align_up(bytes ? bytes : 1);
     if (!live(t) || t->tail_dies >= 0 || b >= t->bytes) return false;
-    if (t->head != t->bytes && b != t->head) return false;  /* a grown tensor shrinks back to its head */
     t->head = b;
     t->tail_dies = p->event++;
     return true;
@@ -82,7 +68,7 @@ static int rects_of(const struct swin_plan_tensor *t, struct rect r[2])
 {
     r[0] = (struct rect){t->born, t->dies, 0, (long long)t->head};
     if (t->head == t->bytes) return 1;
-    r[1] = (struct rect){t->tail_born, t->tail_dies, (long long)t->head, (long long)t->bytes};
+    r[1] = (struct rect){t->born, t->tail_dies, (long long)t->head, (long long)t->bytes};
     return 2;
 }
 
@@ -107,7 +93,7 @@ static size_t live_peak(const struct swin_plan *p)
         for (int i = 0; i < p->n; i++) {
             const struct swin_plan_tensor *t = &p->t[i];
             if (t->born <= e && e < t->dies) sum += t->head;
-            if (t->tail_born <= e && e < t->tail_dies) sum += t->bytes - t->head;
+            if (t->born <= e && e < t->tail_dies) sum += t->bytes - t->head;
         }
         if (sum > peak) peak = sum;
     }

@@ -9,11 +9,10 @@
  * bytes live at one event. In run mode the same sequence of swin_plan_alloc() calls returns those offsets,
  * so planning and running cannot disagree; a different sequence is an internal error.
  *
- * A tensor may change size in place: swin_plan_grow() extends it past its end (the op that
- * follows spreads the old contents over the larger extent) and swin_plan_shrink() gives back
- * everything past a head (the op before it packed what lives on into the head). So a tensor
- * is a head [0, head) live over [born, dies) plus at most one tail [head, bytes) live over
- * [tail_born, tail_dies); the placement keeps every pair of (time x bytes) rectangles apart.
+ * A tensor may shrink in place: swin_plan_shrink() gives back everything past a head (the op
+ * before it packed what lives on into the head). So a tensor is a head [0, head) live over
+ * [born, dies) plus at most one tail [head, bytes) live over [born, tail_dies); the
+ * placement keeps every pair of (time x bytes) rectangles apart.
  */
 #ifndef SWIN_PLAN_H
 #define SWIN_PLAN_H
@@ -26,12 +25,11 @@
 #define SWIN_PLAN_ALIGN 256
 
 struct swin_plan_tensor {
-    size_t bytes;            /* largest extent, rounded up to SWIN_PLAN_ALIGN */
-    size_t alloc_bytes;      /* extent at swin_plan_alloc (run mode checks it) */
+    size_t bytes;            /* extent at swin_plan_alloc, rounded up to SWIN_PLAN_ALIGN */
     size_t head;             /* bytes live over the whole life; == bytes when there is no tail */
     size_t offset;           /* assigned by swin_plan_solve */
     int born, dies;          /* event numbers; dies == -1 while live */
-    int tail_born, tail_dies;  /* life of [head, bytes); tail_dies == -1 until it ends */
+    int tail_dies;           /* end of [head, bytes)'s life; -1 until it ends */
     const char *name;
 };
 
@@ -54,11 +52,8 @@ void swin_plan_release(struct swin_plan *p);
 int swin_plan_alloc(struct swin_plan *p, size_t bytes, const char *name);
 /* Marks tensor `id` dead from now on (plan mode); a no-op in run mode. */
 void swin_plan_free(struct swin_plan *p, int id);
-/* Plan mode: tensor `id` (never resized before) extends to `bytes` from now on, in place.
- * Returns false (an internal error) for a shrink or a second growth. No-op in run mode. */
-bool swin_plan_grow(struct swin_plan *p, int id, size_t bytes);
-/* Plan mode: tensor `id` keeps only its first `bytes` from now on. A grown tensor may shrink
- * once, back to its size before the growth. Returns false otherwise. No-op in run mode. */
+/* Plan mode: tensor `id` (live, never shrunk) keeps only its first `bytes` (fewer than it
+ * has) from now on. Returns false otherwise. No-op in run mode. */
 bool swin_plan_shrink(struct swin_plan *p, int id, size_t bytes);
 
 /* Assigns offsets; every tensor must have been freed. Fills arena_bytes and lower_bound. */

@@ -40,7 +40,8 @@ int swin_cpu_backend_threads(const struct swin_cpu_backend *be);
 
 /* Instruction sets the kernels may use (kernels/cpu/README.md). By default the backend uses the
  * best the CPU has:
- *   AVX512_BF16  AVX512's kernels, and the bfloat16 weight GEMMs on vdpbf16ps
+ *   AVX512_BF16  AVX512's kernels, and the bfloat16 weight GEMMs and attention products on
+ *                vdpbf16ps
  *   AVX512       (F, BW, DQ, VL) every kernel of AVX2 at 16 lanes: Winograd, the per-tap and the
  *                implicit-GEMM convs, the weight GEMMs, the attention head, softmax and GELU
  *   AVX2         (AVX2 + FMA) conv3d as Winograd (3x3x3 stride-1 convs: F(4x4x4, 3x3x3) on grids
@@ -83,8 +84,9 @@ void swin_cpu_backend_set_conv_choice(struct swin_cpu_backend *be, enum swin_cpu
  * [lo, lo + bytes) is read as bfloat16 (kernels/cpu/model_bf16.h puts a model copy's bfloat16
  * tensors there) and its GEMM rounds the other operand to bfloat16 and accumulates in
  * float32 (gemm_bf16.h: vdpbf16ps at the AVX512_BF16 level, else bfloat16 widened for FMA).
- * Weights outside the range run float32 GEMMs on unrounded inputs. Norms, softmax, GELU,
- * biases and the attention's QK^T and PV products stay float32. The Winograd 3x3x3 convs and
+ * Weights outside the range run float32 GEMMs on unrounded inputs. At the AVX512_BF16 level a
+ * block whose qkv weight is bfloat16 also runs QK^T and PV in bfloat16 (attn_avx512bf16.c).
+ * Norms, softmax, GELU and biases stay float32. The Winograd 3x3x3 convs and
  * the per-tap GEMMs widen bfloat16 weights exactly and keep their input float32; the other
  * convs run im2col + the bfloat16 GEMM (conv3d_ws learns the weights' precision from w).
  * Default: no bfloat16 weights. */
