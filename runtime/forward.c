@@ -45,9 +45,10 @@ static struct swin_activation patch_merge(struct swin_exec *e, const struct swin
  *    writes straight into the skip half of the concat of the decoder that needs it, so no
  *    full-resolution map exists before encoder1;
  *  - hs[3] (the raw skip of decoder5) is normalized straight into that concat half;
- *  - encoder1 (full resolution) runs last, right before decoder1; its output grows in place
- *    into decoder1's concat, and each decoder's residual conv overwrites its concat in place,
- *    so at full resolution no more than three f-channel maps are live (docs/memory-plan.md).
+ *  - encoder1 (full resolution) runs last, after decoder1's concat holds the upsampled half,
+ *    and writes its output straight into the other half; each decoder's residual conv
+ *    overwrites its concat in place, so at full resolution no more than three f-channel maps
+ *    are live (docs/memory-plan.md).
  * cat[k] is the concat of decoder[k]: channels [0, cout) = upsampled, [cout, 2 cout) = skip. */
 swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const int cube[3],
                          const float *host_in, float *host_out)
@@ -104,8 +105,7 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     if (!EXEC_OK(e)) return e->status;
 
     /* decoder1's concat: the upsampled dec0 in its lower half (dec0 then dies), then
-     * encoder1(X), run last so that its full-resolution maps are never live beside the
-     * stages', straight into the upper half */
+     * encoder1(X) straight into the upper half */
     if (!swin_exec_activation(e, &cat[0], cube[0], cube[1], cube[2], 2 * f, "decoder concat")) return e->status;
     EXEC_OP(e, conv_transpose2, vol_channels(cat[0].v, 0, f), d.v, m->decoder[0].transp_w);
     swin_exec_release(e, d.id);
