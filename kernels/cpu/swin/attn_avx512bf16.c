@@ -12,10 +12,10 @@
  *     s (12, npad) = q k^T  two groups of 6 rows, 64 keys per tile: for every pair p, 4
  *                           vectors of kp row p times 6 broadcast pairs of qp into 24
  *                           accumulators (keys past n are zero columns of kp)
- *     each row: bias and mask added, exp(s - max) and 1 / sum in float32
- *                           (swin_cpu_softmax_exp_row_avx512), then rounded to bfloat16 into
- *                           the row's own first half (2 npad bfloat16 per row), zero from key n
- *                           to the row's end
+ *     each row: bias and mask added and the maximum taken (softmax_avx512.h), then
+ *                           exp(s - max) and 1 / sum in float32, p rounded to bfloat16 as it
+ *                           is stored into the row's own first half (2 npad bfloat16 per row),
+ *                           zero from key n to the row's end
  *     o rows = p vp / sum   12 rows x 32 columns per tile: for every pair of keys u, the
  *                           vectors of vp row u times 12 broadcast pairs of p into 24
  *                           accumulators, then times the row's 1 / sum
@@ -24,7 +24,7 @@
  * columns past hd are not stored. */
 #include "kernels/cpu/swin/attn_head.h"
 #include "kernels/cpu/isa.h"
-#include "kernels/cpu/vmath/cpu_rowops.h"
+#include "kernels/cpu/vmath/softmax_avx512.h"
 
 #include <immintrin.h>
 #include <stdbool.h>
@@ -118,15 +118,21 @@ SWIN_AVX512BF16_INLINE void qk_rows6(float *s, const uint32_t *qp, int hp, int i
     else if (npad - t0 == 16) qk_tile(s, npad, qr, hp, kp, npad, t0, 1);
 }
 
-/* The row's n float32 values rounded to bfloat16 in place: bfloat16 j at byte 2j, written
- * after float32 j (byte 4j) was read; zero from n up to npad. */
-SWIN_AVX512BF16_INLINE void round_row_in_place(float *r, int n, int npad)
+/* The second pass of a row of biased logits with maximum mx: p = exp(s - mx) for its n keys,
+ * rounded to bfloat16 in place (bfloat16 j at byte 2j, written after float32 j at byte 4j was
+ * read), zero from n up to npad; returns 1 / the float32 sum of the unrounded p. */
+SWIN_AVX512BF16_INLINE float exp_row_bf16(float *r, float mx, int n, int npad)
 {
     uint16_t *h = (uint16_t *)(void *)r;
+    const __m512 vm = _mm512_set1_ps(mx);
+    __m512 acc = _mm512_setzero_ps();
     for (int j = 0; j < npad; j += 16) {
-        const __m512 x = _mm512_maskz_loadu_ps(first_lanes(n - j), r + j);
-        _mm256_storeu_si256((__m256i *)(void *)(h + j), (__m256i)_mm512_cvtneps_pbh(x));
+        const __mmask16 m = first_lanes(n - j);
+        const __m512 p = _mm512_maskz_mov_ps(m, swin_exp16_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, r + j), vm)));
+        acc = _mm512_add_ps(acc, p);
+        _mm256_storeu_si256((__m256i *)(void *)(h + j), (__m256i)_mm512_cvtneps_pbh(p));
     }
+    return 1.0f / _mm512_reduce_add_ps(acc);
 }
 
 /* o rows [0, rows) (rows <= 12, stride ldo), columns [e0, e0 + 16 NV) of hd = (p rows (pairs,
@@ -171,8 +177,8 @@ SWIN_AVX512BF16 void swin_cpu_attn_head_avx512bf16(float *o, int ldo, const floa
         float inv[BLOCK];
         for (int i = 0; i < rows; i++) {
             float *r = sblk + (size_t)i * npad;
-            inv[i] = swin_cpu_softmax_exp_row_avx512(r, bias + (size_t)(i0 + i) * n, label, label_all[i0 + i], n);
-            round_row_in_place(r, n, npad);
+            const float mx = swin_softmax_bias_max(r, bias + (size_t)(i0 + i) * n, label, label_all[i0 + i], n);
+            inv[i] = exp_row_bf16(r, mx, n, npad);
         }
         const uint32_t *p = (const uint32_t *)(const void *)sblk;
         int e0 = 0;

@@ -4,83 +4,40 @@
  *                                    unnormalised: the head scales its outputs), as
  *                                    vmath_avx2.c's, 16 lanes
  *   swin_cpu_gelu_erf_avx512         exact-erf GELU, same algorithm as gelu.c
- * The exp is vmath_avx2.c's 2^f form (exp16_nonpos); fused multiply-adds in the polynomials,
+ * The exp is vmath_avx2.c's 2^f form (softmax_avx512.h); fused multiply-adds in the polynomials,
  * so they agree with the portable versions to ~1 ulp, not bit for bit. Tails use masked loads
  * and stores (AVX-512 masks cost no more than plain moves). */
 #include "kernels/cpu/vmath/cpu_rowops.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/vmath/softmax_avx512.h"
 #include "kernels/cpu/vmath/vmath_coef.h"
 
 #include <immintrin.h>
 #include <math.h>
 
-/* exp(x) for x <= 0 as 2^(x log2e): n = round(x log2e) (nearest even, as vmath_avx2.c's
- * 1.5 * 2^23 shift), f = x log2e - n exact in [-0.5, 0.5], 2^f by swin_exp2_p, times 2^n by
- * vscalefps (exact: n in [-126, 0] after the clamp at -87): vmath_avx2.c's exp8_nonpos with
- * the rounding and the exponent field in one instruction each. */
-SWIN_AVX512_INLINE __m512 exp16_nonpos(__m512 x)
-{
-    const __m512 x2 = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(SWIN_EXP_MIN)), _mm512_set1_ps(SWIN_EXP_LOG2E));
-    const __m512 n = _mm512_roundscale_ps(x2, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 f = _mm512_sub_ps(x2, n);
-    __m512 p = _mm512_set1_ps(swin_exp2_p[0]);
-    for (int i = 1; i < SWIN_EXP2_P_TERMS; i++) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(swin_exp2_p[i]));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* Logits + bias (+ mask) of the lanes in `m`, from r + j. */
-SWIN_AVX512_INLINE __m512 biased(const float *r, const float *bias, const int *label, int label_i, int j, __mmask16 m)
-{
-    __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, r + j), _mm512_maskz_loadu_ps(m, bias + j));
-    if (label) {
-        const __mmask16 other =
-            _mm512_mask_cmpneq_epi32_mask(m, _mm512_maskz_loadu_epi32(m, label + j), _mm512_set1_epi32(label_i));
-        v = _mm512_mask_add_ps(v, other, v, _mm512_set1_ps(-100.0f));
-    }
-    return v;
-}
-
 SWIN_AVX512 float swin_cpu_softmax_exp_row_avx512(float *r, const float *bias, const int *label, int label_i, int n)
 {
-    /* two vectors per step with their own max and sum: one step's exp chain overlaps the other's */
+    /* two vectors per step with their own sums: one step's exp chain overlaps the other's */
     const int n16 = n / 16 * 16, n32 = n / 32 * 32;
-    const __mmask16 all = 0xFFFF, tail = (__mmask16)((1u << (n - n16)) - 1u);
-    __m512 vm0 = _mm512_set1_ps(-INFINITY), vm1 = vm0;
+    const __mmask16 tail = (__mmask16)((1u << (n - n16)) - 1u);
+    const __m512 mx = _mm512_set1_ps(swin_softmax_bias_max(r, bias, label, label_i, n));
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int j = 0;
     for (; j < n32; j += 32) {
-        const __m512 v0 = biased(r, bias, label, label_i, j, all), v1 = biased(r, bias, label, label_i, j + 16, all);
-        _mm512_storeu_ps(r + j, v0);
-        _mm512_storeu_ps(r + j + 16, v1);
-        vm0 = _mm512_max_ps(vm0, v0);
-        vm1 = _mm512_max_ps(vm1, v1);
-    }
-    if (j < n16) {
-        const __m512 v = biased(r, bias, label, label_i, j, all);
-        _mm512_storeu_ps(r + j, v);
-        vm0 = _mm512_max_ps(vm0, v);
-    }
-    if (tail) {
-        const __m512 v = biased(r, bias, label, label_i, n16, tail);
-        _mm512_mask_storeu_ps(r + n16, tail, v);
-        vm1 = _mm512_mask_max_ps(vm1, tail, vm1, v);
-    }
-    const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(_mm512_max_ps(vm0, vm1)));
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
-    for (j = 0; j < n32; j += 32) {
-        const __m512 v0 = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j), mx));
-        const __m512 v1 = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j + 16), mx));
+        const __m512 v0 = swin_exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j), mx));
+        const __m512 v1 = swin_exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j + 16), mx));
         _mm512_storeu_ps(r + j, v0);
         _mm512_storeu_ps(r + j + 16, v1);
         acc0 = _mm512_add_ps(acc0, v0);
         acc1 = _mm512_add_ps(acc1, v1);
     }
     if (j < n16) {
-        const __m512 v = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j), mx));
+        const __m512 v = swin_exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(r + j), mx));
         _mm512_storeu_ps(r + j, v);
         acc0 = _mm512_add_ps(acc0, v);
     }
     if (tail) {
-        const __m512 v = exp16_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, r + n16), mx));
+        const __m512 v = swin_exp16_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, r + n16), mx));
         _mm512_mask_storeu_ps(r + n16, tail, v);
         acc1 = _mm512_mask_add_ps(acc1, tail, acc1, v);
     }
@@ -102,7 +59,7 @@ SWIN_AVX512_INLINE __m512 erf16(__m512 x)
     __m512 q = _mm512_set1_ps(swin_erf_q[0]);
     for (int i = 1; i < SWIN_ERF_Q_TERMS; i++) q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(swin_erf_q[i]));
     q = _mm512_fmadd_ps(q, t, t);
-    const __m512 e = _mm512_sub_ps(_mm512_set1_ps(1.0f), exp16_nonpos(_mm512_sub_ps(_mm512_setzero_ps(), q)));
+    const __m512 e = _mm512_sub_ps(_mm512_set1_ps(1.0f), swin_exp16_nonpos(_mm512_sub_ps(_mm512_setzero_ps(), q)));
     const __m512 large = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(e), sign));
     const __mmask16 use_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(SWIN_ERF_SPLIT), _CMP_LE_OQ);
     return _mm512_mask_blend_ps(use_small, large, small);
