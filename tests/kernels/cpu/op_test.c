@@ -1,5 +1,6 @@
 #include "tests/kernels/cpu/op_test.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,22 @@ void tvol_free(tvol *t)
 {
     free(t->mem);
     t->mem = NULL;
+}
+
+void test_in_lrelu_f64(double *out, const float *x, size_t nv, int c, const float *g, const float *b)
+{
+    for (int ch = 0; ch < c; ch++) {
+        double m = 0.0, var = 0.0;
+        for (size_t v = 0; v < nv; v++) m += x[v * c + ch];
+        m /= (double)nv;
+        for (size_t v = 0; v < nv; v++) var += (x[v * c + ch] - m) * (x[v * c + ch] - m);
+        const double rstd = 1.0 / sqrt(var / (double)nv + 1e-5);
+        for (size_t v = 0; v < nv; v++) {
+            double y = (x[v * c + ch] - m) * rstd;
+            if (g) y = y * g[ch] + b[ch];
+            out[v * c + ch] = y < 0 ? 0.01 * y : y;
+        }
+    }
 }
 
 float *test_rand(test_rng *r, size_t n, float lo, float hi)

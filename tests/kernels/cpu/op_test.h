@@ -36,6 +36,10 @@ float *tvol_dense(const tvol *t);
 bool tvol_guard_ok(const char *what, const tvol *t, int c0, int c);
 void tvol_free(tvol *t);
 
+/* out = LReLU_0.01(IN(x) * g + b) in double, x dense (nv, c): InstanceNorm per channel over
+ * all voxels (biased variance, eps 1e-5); g NULL: no affine. */
+void test_in_lrelu_f64(double *out, const float *x, size_t nv, int c, const float *g, const float *b);
+
 /* malloc'ed n floats uniform in [lo, hi). */
 float *test_rand(test_rng *r, size_t n, float lo, float hi);
 

@@ -20,18 +20,7 @@ static void naive(float *out, const float *x, int d, int h, int w, int cin, int 
 {
     const size_t nv = (size_t)d * h * w;
     double *a = malloc(nv * cin * sizeof *a);
-    for (int c = 0; c < cin; c++) {
-        double m = 0.0, var = 0.0;
-        for (size_t v = 0; v < nv; v++) m += x[v * cin + c];
-        m /= (double)nv;
-        for (size_t v = 0; v < nv; v++) var += (x[v * cin + c] - m) * (x[v * cin + c] - m);
-        const double rstd = 1.0 / sqrt(var / (double)nv + 1e-5);
-        for (size_t v = 0; v < nv; v++) {
-            double y = (x[v * cin + c] - m) * rstd;
-            if (g) y = y * g[c] + b[c];
-            a[v * cin + c] = y < 0 ? 0.01 * y : y;
-        }
-    }
+    test_in_lrelu_f64(a, x, nv, cin, g, b);
     for (int z = 0; z < d; z++)
         for (int y = 0; y < h; y++)
             for (int xx = 0; xx < w; xx++)

@@ -14,20 +14,13 @@
 #include "kernels/cpu/norm/in_stats.h"
 #include "kernels/op_check.h"
 
-/* ref = LReLU(IN(x) * g + b) in double, x dense (nv, c). */
+/* ref = LReLU(IN(x) * g + b) in double (op_test.h), rounded to float; x dense (nv, c). */
 static void naive_norm(float *ref, const float *x, size_t nv, int c, const float *g, const float *b)
 {
-    for (int ch = 0; ch < c; ch++) {
-        double m = 0.0, var = 0.0;
-        for (size_t v = 0; v < nv; v++) m += x[v * c + ch];
-        m /= (double)nv;
-        for (size_t v = 0; v < nv; v++) var += (x[v * c + ch] - m) * (x[v * c + ch] - m);
-        const double rstd = 1.0 / sqrt(var / (double)nv + 1e-5);
-        for (size_t v = 0; v < nv; v++) {
-            double y = (x[v * c + ch] - m) * rstd * g[ch] + b[ch];
-            ref[v * c + ch] = (float)(y < 0 ? 0.01 * y : y);
-        }
-    }
+    double *r = malloc(nv * c * sizeof *r);
+    test_in_lrelu_f64(r, x, nv, c, g, b);
+    for (size_t i = 0; i < nv * c; i++) ref[i] = (float)r[i];
+    free(r);
 }
 
 /* conv (k^3, pad k / 2) of in into a fresh out of `pitch`, with statistics when the backend
