@@ -171,6 +171,17 @@ class Server:
                     return float(m.group(2))
         return 0.0
 
+    def metric_reaching(self, name, target, timeout_s=5.0, **labels):
+        """metric() once it has reached `target`, or its value after timeout_s: Triton counts a
+        request after its response is out, so a client can read the count just before the last
+        increment."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            value = self.metric(name, **labels)
+            if value >= target or time.monotonic() >= deadline:
+                return value
+            time.sleep(0.05)
+
 
 def infer_window(client, model, x, out="logits"):
     import tritonclient.http as httpclient

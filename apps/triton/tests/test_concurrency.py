@@ -60,9 +60,9 @@ with Server(backend_so, repo, work) as s:
     growth = (rss[-1] - rss[0]) / 1024
     check(abs(growth) <= RSS_TOLERANCE_MIB, "RSS flat across rounds 1..%d: %+.2f MiB" % (ROUNDS, growth))
     total = CLIENTS * REQUESTS * ROUNDS
-    success = s.metric("nv_inference_request_success", model="w", version="1")
+    success = s.metric_reaching("nv_inference_request_success", total, model="w", version="1")
+    count = s.metric_reaching("nv_inference_count", total, model="w", version="1")
     failure = s.metric("nv_inference_request_failure", model="w", version="1")
-    count = s.metric("nv_inference_count", model="w", version="1")
     check(success == total and failure == 0 and count == total,
           "metrics: nv_inference_request_success %d, failure %d, inference_count %d for %d requests"
           % (success, failure, count, total))
@@ -77,5 +77,5 @@ with Server(backend_so, repo, work) as s:
     stats = s.http().get_inference_statistics("wb")["model_stats"][0]
     n, execs = int(stats["inference_count"]), int(stats["execution_count"])
     check(n == CLIENTS * REQUESTS and execs < n, "dynamic batching: %d requests in %d executions" % (n, execs))
-    check(s.metric("nv_inference_request_success", model="wb", version="1") == n, "wb: nv_inference_request_success %d" % n)
+    check(s.metric_reaching("nv_inference_request_success", n, model="wb", version="1") == n, "wb: nv_inference_request_success %d" % n)
 print("PASS")
