@@ -152,6 +152,31 @@ int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, 
     return o->instnorm_act(be, x, stats, normalize, gamma, beta, residual, lrelu);
 }
 
+int swin_op_instnorm_act_narrow_shortcut(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats,
+                                        const float *gamma, const float *beta, struct swin_vol src, const float *w,
+                                        const float *res_gamma, const float *res_beta)
+{
+    static const char op[] = "instnorm_act_narrow_shortcut";
+    if (!o->instnorm_act_narrow_shortcut)
+        return fail(o, be, SWIN_ERR_ARG, "%s: backend %s has no such op (run the shortcut conv3d, then instnorm_act)", op,
+                    o->name);
+    int rc = check_vol(o, be, op, "x", x);
+    if (!rc) rc = check_vol(o, be, op, "src", src);
+    if (rc) return rc;
+    if (src.d != x.d || src.h != x.h || src.w != x.w)
+        return fail(o, be, SWIN_ERR_SHAPE, "%s: src %dx%dx%d differs from x %dx%dx%d", op, src.d, src.h, src.w, x.d, x.h,
+                    x.w);
+    if (src.c > SWIN_NARROW_SHORTCUT_MAX_CIN)
+        return fail(o, be, SWIN_ERR_SHAPE, "%s: src has %d channels, at most %d (run the shortcut conv3d, then instnorm_act)",
+                    op, src.c, SWIN_NARROW_SHORTCUT_MAX_CIN);
+    if (!w) return fail(o, be, SWIN_ERR_ARG, "%s: w is NULL", op);
+    if (gamma && !beta) return fail(o, be, SWIN_ERR_ARG, "%s: gamma given without beta", op);
+    if (res_gamma && !res_beta) return fail(o, be, SWIN_ERR_ARG, "%s: res_gamma given without res_beta", op);
+    if (stats && !o->conv3d_stats_bytes(be, x))
+        return fail(o, be, SWIN_ERR_ARG, "%s: stats given, but backend %s keeps no statistics", op, o->name);
+    return o->instnorm_act_narrow_shortcut(be, x, stats, gamma, beta, src, w, res_gamma, res_beta);
+}
+
 int swin_op_layernorm(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
                       const float *gamma, const float *beta)
 {

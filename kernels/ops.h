@@ -42,6 +42,9 @@ struct swin_residual {
     const float *gamma, *beta;
 };
 
+/* The widest input instnorm_act_narrow_shortcut takes (its covariance, src.c^2 / 2 sums). */
+#define SWIN_NARROW_SHORTCUT_MAX_CIN 8
+
 struct swin_ops {
     const char *name;
     /* The storage type of every volume this backend's ops take (swin_exec_activation sizes and
@@ -104,6 +107,18 @@ struct swin_ops {
      * the statistics then come from it instead of a read of x. */
     int (*instnorm_act)(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                         const float *beta, const struct swin_residual *residual, bool lrelu);
+    /* Optional (NULL: the caller runs the shortcut conv3d, k 1, into a map of its own and passes
+     * it to instnorm_act as a normalised residual): the end of a residual block whose shortcut is
+     * a 1x1 conv from an input of at most SWIN_NARROW_SHORTCUT_MAX_CIN channels, in place on x:
+     *   x = LeakyReLU_0.01(IN(x) * gamma + beta + IN(conv1x1(src, w)) * res_gamma + res_beta),
+     * IN as instnorm_act's (gamma or res_gamma NULL: no affine), stats as instnorm_act's for x,
+     * w (1,1,1,src.c,x.c) as conv3d's. The conv's bias cancels in its norm and is not taken.
+     * The instance norm of a 1x1 conv is itself a 1x1 conv, whose weights follow from src's
+     * channel means and covariance, so the x.c-channel shortcut map is never stored. src has
+     * x's dims (its own c and pitch) and does not overlap x. */
+    int (*instnorm_act_narrow_shortcut)(void *be, struct swin_vol x, const void *stats, const float *gamma,
+                                        const float *beta, struct swin_vol src, const float *w,
+                                        const float *res_gamma, const float *res_beta);
 
     /* out = LN(in) over channels (biased variance, eps 1e-5), * gamma + beta when gamma != NULL.
      * out may be in itself (same data and pitch); otherwise no overlap. */

@@ -100,11 +100,20 @@ static bool shortcut(struct swin_exec *e, struct swin_activation *res, struct sw
     return true;
 }
 
+/* Whether the block's last norm takes the shortcut from in itself (ops.h
+ * instnorm_act_narrow_shortcut: encoder1's image channels), so that res is never stored. */
+static bool narrow_shortcut(const struct swin_exec *e, struct swin_vol in, const struct swin_resblock_w *w)
+{
+    return e->ops->instnorm_act_narrow_shortcut && w->conv3_w && !w->bn_folded &&
+           in.c <= SWIN_NARROW_SHORTCUT_MAX_CIN && in.c <= w->cout;
+}
+
 /* Order otherwise: at most three cout-channel maps live: a, b and res; b is the destination
  * when there is one (conv2 writes it and the last instnorm_act finishes it there). With conv3,
  * the wider of in and res is the one that dies before b exists: res first and in released
  * after conv1, or, when in is no wider than res (encoder1's image channels), conv3 after
- * conv2 so that in stays instead. */
+ * conv2 so that in stays instead; where narrow_shortcut, the last norm reads in in res's
+ * place. */
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
@@ -125,6 +134,13 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
     else if (!swin_exec_activation(e, &b, in.d, in.h, in.w, w->cout, name)) return b;
     conv2_then_norm(e, &stats, b.v, a.v, &a_stats, w);
     swin_exec_release(e, a.id);
+    if (res_late && narrow_shortcut(e, in, w)) {
+        EXEC_OP(e, instnorm_act_narrow_shortcut, b.v, stats.data, w->norm2_w, w->norm2_b, in, w->conv3_w, w->norm3_w,
+                w->norm3_b);
+        swin_exec_release(e, stats.id);
+        swin_exec_release(e, in_id);
+        return b;
+    }
     if (res_late) {
         if (!shortcut(e, &res, in, w, name)) return b;
         swin_exec_release(e, in_id);

@@ -44,7 +44,7 @@
 #define MAX_ROWS 256
 
 struct prof_row {
-    char op[24], shape[64];
+    char op[32], shape[64];
     const char *kernel;
     enum cpu_unit unit;           /* what its GEMM products run on */
     long calls;
@@ -204,6 +204,19 @@ static int p_instnorm_act(void *be, struct swin_vol x, const void *stats, bool n
     return rc;
 }
 
+static int p_instnorm_act_narrow_shortcut(void *be, struct swin_vol x, const void *stats, const float *gamma,
+                                          const float *beta, struct swin_vol src, const float *w,
+                                          const float *res_gamma, const float *res_beta)
+{
+    double t0 = now_s();
+    int rc = swin_cpu_ops.instnorm_act_narrow_shortcut(be, x, stats, gamma, beta, src, w, res_gamma, res_beta);
+    char s[80], g[32];
+    grid(g, sizeof g, x);
+    snprintf(s, sizeof s, "%s x %d +IN(1x1 conv of %d)", g, x.c, src.c);
+    record("instnorm_act_narrow_shortcut", s, "", CPU_FMA256, t0, 0, NULL, 4.0 * (3.0 * x.c + 2.0 * src.c) * vox(x));
+    return rc;
+}
+
 static int p_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma, const float *beta)
 {
     double t0 = now_s();
@@ -272,6 +285,7 @@ static struct swin_ops profiled_ops(void)
     o.conv3d_normed_input = p_conv3d_normed_input;
     o.conv_transpose2 = p_conv_transpose2;
     o.instnorm_act = p_instnorm_act;
+    o.instnorm_act_narrow_shortcut = p_instnorm_act_narrow_shortcut;
     o.layernorm = p_layernorm;
     o.swin_attention = p_swin_attention;
     o.swin_mlp = p_swin_mlp;

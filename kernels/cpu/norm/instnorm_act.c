@@ -16,12 +16,16 @@
  * of be->red (IN_BLOCK sums of d, then IN_BLOCK of d^2), reduced by the caller in chunk
  * order: the statistics are the same bits whatever the thread count. The apply pass runs
  * in float, 4 channels per vector; with AVX2 both passes run in instnorm_avx2.c (8 channels
- * per vector, the statistics still in double and in the same chunks). */
+ * per vector, the statistics still in double and in the same chunks).
+ * instnorm_act_narrow_shortcut (ops.h) runs the same apply pass with its residual the
+ * normalised 1x1 conv of a narrow input, its coefficients from that input's moments (below). */
 #include "kernels/cpu/cpu_internal.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu/bf16.h"
+#include "kernels/cpu/gemm/gemm_bf16.h"
 #include "kernels/cpu/vmath/cpu_vec.h"
 #include "kernels/cpu/norm/in_stats.h"
 #include "kernels/cpu/norm/instnorm_avx2.h"
@@ -39,6 +43,7 @@ struct in_task {
      * mean_lo to ~2^-48 relative, and x - mean_hi is exact where it matters (x near the mean) */
     struct swin_cpu_in_coef k;
     struct swin_cpu_in_coef rk;       /* the residual's: its norm, or mean 0, scale 1, shift 0 (as it is) */
+    const struct swin_cpu_in_proj *proj; /* NULL, or a narrow shortcut's normalised 1x1 conv */
     bool apply;                       /* false: statistics pass, true: apply pass */
     bool avx2;                        /* both passes by instnorm_avx2.c */
 };
@@ -76,20 +81,23 @@ static void in_run(void *p, int tid, int nth)
     }
     if (t->avx2) {
         swin_cpu_instnorm_apply_avx2(swin_vol_f32(x) + c0, x.pitch, t->res ? swin_vol_f32(*t->res) + c0 : NULL,
-                                     t->res ? t->res->pitch : 0, b, e, nc, &t->k, &t->rk, t->lrelu);
+                                     t->res ? t->res->pitch : 0, b, e, nc, &t->k, &t->rk, t->proj, t->lrelu);
         return;
     }
-    const int nc4 = nc / 4 * 4;
+    const int nc4 = nc / 4 * 4, cin = t->proj ? t->proj->cin : 0;
     const v4f zero = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t v = b; v < e; v++) {
         float *row = swin_vol_f32(x) + v * x.pitch + c0;
         const float *r = t->res ? swin_vol_f32(*t->res) + v * t->res->pitch + c0 : NULL;
+        float d[SWIN_NARROW_SHORTCUT_MAX_CIN];
+        for (int i = 0; i < cin; i++) d[i] = t->proj->src[v * t->proj->pitch + i] - t->proj->m[i];
         for (int c = 0; c < nc4; c += 4) {   /* 4 channels per step, branch-free */
             v4f y = ((load4(row + c) - load4(t->k.mean_hi + c)) - load4(t->k.mean_lo + c)) * load4(t->k.scale + c) +
                     load4(t->k.shift + c);
             if (r)
                 y += ((load4(r + c) - load4(t->rk.mean_hi + c)) - load4(t->rk.mean_lo + c)) * load4(t->rk.scale + c) +
                      load4(t->rk.shift + c);
+            for (int i = 0; i < cin; i++) y += d[i] * load4(t->proj->a[i] + c);
             if (t->lrelu) {
                 const v4i neg = y < zero;
                 y = (v4f)(((v4i)(y * 0.01f) & neg) | ((v4i)y & ~neg));
@@ -99,6 +107,7 @@ static void in_run(void *p, int tid, int nth)
         for (int c = nc4; c < nc; c++) {
             float y = ((row[c] - t->k.mean_hi[c]) - t->k.mean_lo[c]) * t->k.scale[c] + t->k.shift[c];
             if (r) y += ((r[c] - t->rk.mean_hi[c]) - t->rk.mean_lo[c]) * t->rk.scale[c] + t->rk.shift[c];
+            for (int i = 0; i < cin; i++) y += d[i] * t->proj->a[i][c];
             if (t->lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
         }
@@ -164,6 +173,110 @@ int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool 
         if (residual)
             block_coef(be, &t, residual->v, NULL, residual->normalize, residual->gamma, residual->beta, &t.rk);
         block_coef(be, &t, x, stats, normalize, gamma, beta, &t.k);
+        t.apply = true;
+        swin_cpu_run(be, in_run, &t);
+    }
+    return 0;
+}
+
+/* The narrow shortcut's input: its channels' shifted sums over all voxels, in the chunks of
+ * be->red as instnorm_act's statistics (the same bits whatever the thread count): slot entries
+ * [0, cin) sum(d_k), then sum(d_k d_l) for k <= l, d = src - K, K src's voxel 0. */
+struct src_task {
+    struct swin_vol src;
+    double *red;
+    float shift_k[SWIN_NARROW_SHORTCUT_MAX_CIN];
+};
+
+static void src_sums_run(void *p, int tid, int nth)
+{
+    const struct src_task *t = p;
+    const struct swin_vol s = t->src;
+    const int cin = s.c;
+    const int64_t n = (int64_t)swin_vol_voxels(s);
+    for (int chunk = tid; chunk < SWIN_CPU_RED_SLOTS; chunk += nth) {
+        double acc[SWIN_NARROW_SHORTCUT_MAX_CIN * (SWIN_NARROW_SHORTCUT_MAX_CIN + 3) / 2] = {0};
+        const int64_t cb = n * chunk / SWIN_CPU_RED_SLOTS, ce = n * (chunk + 1) / SWIN_CPU_RED_SLOTS;
+        for (int64_t v = cb; v < ce; v++) {
+            const float *row = swin_vol_f32(s) + v * s.pitch;
+            double d[SWIN_NARROW_SHORTCUT_MAX_CIN];
+            for (int k = 0; k < cin; k++) {
+                d[k] = (double)row[k] - t->shift_k[k];
+                acc[k] += d[k];
+            }
+            for (int k = 0, i = cin; k < cin; k++)
+                for (int l = k; l < cin; l++) acc[i++] += d[k] * d[l];
+        }
+        double *red = t->red + (size_t)chunk * SWIN_CPU_RED_CH;
+        for (int i = 0; i < cin * (cin + 3) / 2; i++) red[i] = acc[i];
+    }
+}
+
+/* The instance norm of r = conv1x1(src, w) (w (cin, cout)) is linear in src: per channel c,
+ *   IN(r)_c * g_c + b_c = sum_k A_kc (src_k - mean_k) + b_c,  A_kc = g_c w_kc / sqrt(var_c + eps),
+ *   var_c = sum_kl w_kc w_lc cov_kl,
+ * with src's means and (biased) covariance. Here the float rounding of mean_k goes to m[k] and
+ * what it leaves, - sum_k A_kc (mean_k - m[k]), to each channel's shift. */
+struct src_moments {
+    double mean[SWIN_NARROW_SHORTCUT_MAX_CIN];
+    double cov[SWIN_NARROW_SHORTCUT_MAX_CIN][SWIN_NARROW_SHORTCUT_MAX_CIN];
+};
+
+static void src_moments(struct swin_cpu_backend *be, struct swin_vol src, struct src_moments *mo)
+{
+    struct src_task t = {.src = src, .red = be->red};
+    const int cin = src.c;
+    for (int k = 0; k < cin; k++) t.shift_k[k] = swin_vol_f32(src)[k];
+    swin_cpu_run(be, src_sums_run, &t);
+    const double n = (double)swin_vol_voxels(src);
+    double s[SWIN_NARROW_SHORTCUT_MAX_CIN * (SWIN_NARROW_SHORTCUT_MAX_CIN + 3) / 2] = {0};
+    for (int chunk = 0; chunk < SWIN_CPU_RED_SLOTS; chunk++)
+        for (int i = 0; i < cin * (cin + 3) / 2; i++) s[i] += be->red[(size_t)chunk * SWIN_CPU_RED_CH + i];
+    for (int k = 0; k < cin; k++) mo->mean[k] = t.shift_k[k] + s[k] / n;
+    for (int k = 0, i = cin; k < cin; k++)
+        for (int l = k; l < cin; l++, i++) mo->cov[k][l] = mo->cov[l][k] = s[i] / n - (s[k] / n) * (s[l] / n);
+}
+
+/* The block's A (into p->a) and the shift it adds (into k->shift), as above. */
+static void shortcut_coef(const struct swin_cpu_backend *be, const struct src_moments *mo, int c0, int nc, int cout,
+                          const float *w, const float *rg, const float *rb, struct swin_cpu_in_proj *p,
+                          struct swin_cpu_in_coef *k)
+{
+    const bool bf16 = swin_cpu_wgemm_of(be, w).bf16;
+    const int cin = p->cin;
+    for (int c = 0; c < nc; c++) {
+        double wc[SWIN_NARROW_SHORTCUT_MAX_CIN], var = 0.0, shift = rb ? rb[c0 + c] : 0.0;
+        for (int i = 0; i < cin; i++) {
+            const size_t at = (size_t)i * cout + c0 + c;
+            wc[i] = bf16 ? swin_bf16_to_f32(((const swin_bf16 *)(const void *)w)[at]) : w[at];
+        }
+        for (int i = 0; i < cin; i++)
+            for (int j = 0; j < cin; j++) var += wc[i] * wc[j] * mo->cov[i][j];
+        const double scale = (rg ? rg[c0 + c] : 1.0) / sqrt((var > 0.0 ? var : 0.0) + 1e-5);
+        for (int i = 0; i < cin; i++) {
+            const double a = wc[i] * scale;
+            p->a[i][c] = (float)a;
+            shift -= a * (mo->mean[i] - p->m[i]);
+        }
+        k->shift[c] += (float)shift;
+    }
+}
+
+int swin_cpu_instnorm_act_narrow_shortcut(void *bev, struct swin_vol x, const void *stats, const float *gamma,
+                                          const float *beta, struct swin_vol src, const float *w,
+                                          const float *res_gamma, const float *res_beta)
+{
+    struct swin_cpu_backend *be = bev;
+    struct src_moments mo;
+    src_moments(be, src, &mo);
+    struct swin_cpu_in_proj proj = {.src = swin_vol_f32(src), .pitch = src.pitch, .cin = src.c};
+    for (int i = 0; i < src.c; i++) proj.m[i] = (float)mo.mean[i];
+    struct in_task t = {.x = x, .lrelu = true, .red = be->red, .proj = &proj, .avx2 = be->simd >= SWIN_CPU_SIMD_AVX2};
+    for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
+        t.c0 = c0;
+        t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
+        block_coef(be, &t, x, stats, true, gamma, beta, &t.k);
+        shortcut_coef(be, &mo, c0, t.nc, x.c, w, res_gamma, res_beta, &proj, &t.k);
         t.apply = true;
         swin_cpu_run(be, in_run, &t);
     }

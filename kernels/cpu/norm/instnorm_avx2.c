@@ -73,13 +73,16 @@ SWIN_AVX2 void swin_cpu_instnorm_stats_avx2(const float *x, int64_t pitch, int64
 
 SWIN_AVX2 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float *res, int64_t res_pitch, int64_t vb,
                                        int64_t ve, int nc, const struct swin_cpu_in_coef *k,
-                                       const struct swin_cpu_in_coef *rk, bool lrelu)
+                                       const struct swin_cpu_in_coef *rk, const struct swin_cpu_in_proj *proj,
+                                       bool lrelu)
 {
-    const int n8 = nc / 8 * 8;
+    const int n8 = nc / 8 * 8, cin = proj ? proj->cin : 0;
     const __m256 slope = _mm256_set1_ps(0.01f);
     for (int64_t v = vb; v < ve; v++) {
         float *row = x + v * pitch;
         const float *r = res ? res + v * res_pitch : NULL;
+        float d[SWIN_NARROW_SHORTCUT_MAX_CIN];
+        for (int i = 0; i < cin; i++) d[i] = proj->src[v * proj->pitch + i] - proj->m[i];
         for (int c = 0; c < n8; c += 8) {
             __m256 y = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(row + c), _mm256_loadu_ps(k->mean_hi + c)),
                                      _mm256_loadu_ps(k->mean_lo + c));
@@ -89,12 +92,14 @@ SWIN_AVX2 void swin_cpu_instnorm_apply_avx2(float *x, int64_t pitch, const float
                                                _mm256_loadu_ps(rk->mean_lo + c));
                 y = _mm256_add_ps(y, _mm256_fmadd_ps(q, _mm256_loadu_ps(rk->scale + c), _mm256_loadu_ps(rk->shift + c)));
             }
+            for (int i = 0; i < cin; i++) y = _mm256_fmadd_ps(_mm256_set1_ps(d[i]), _mm256_loadu_ps(proj->a[i] + c), y);
             if (lrelu) y = _mm256_max_ps(y, _mm256_mul_ps(y, slope));
             _mm256_storeu_ps(row + c, y);
         }
         for (int c = n8; c < nc; c++) {
             float y = ((row[c] - k->mean_hi[c]) - k->mean_lo[c]) * k->scale[c] + k->shift[c];
             if (r) y += ((r[c] - rk->mean_hi[c]) - rk->mean_lo[c]) * rk->scale[c] + rk->shift[c];
+            for (int i = 0; i < cin; i++) y += d[i] * proj->a[i][c];
             if (lrelu && y < 0.0f) y *= 0.01f;
             row[c] = y;
         }
