@@ -15,6 +15,7 @@ transformed input V and weights U rounded to bfloat16 (what a vdpbf16ps point GE
 need), products summed exactly.
 
     python bench/ops/winograd_error.py [--cin 48 192] [--cout 16] [--size 12]
+    python bench/ops/winograd_error.py --f6       (F(6,3) on 0, +-1, +-2, +-1/2 as well)
     python bench/ops/winograd_error.py --model-shapes [--feature-size 48]   (every 3x3x3
         stride-1 conv of Swin UNETR at its channels; grids of 24 (12 for the 768-channel
         ones), the first 16 output channels)
@@ -24,9 +25,35 @@ import argparse
 import numpy as np
 
 
+def cook_toom(m, points):
+    """(B^T, G, A^T) of F(m, 3) on the finite points given and infinity: A^T and G from the
+    points (Vandermonde rows, G scaled by 1 / prod(a_j - a_l)), B^T solved so that the
+    algorithm is exact for every input (least squares; the residual is checked)."""
+    n = m + 2
+    at, g = np.zeros((m, n)), np.zeros((n, 3))
+    for j, a in enumerate(points):
+        at[:, j] = [a ** i for i in range(m)]
+        g[j] = [a ** k / np.prod([a - b for b in points if b != a]) for k in range(3)]
+    at[m - 1, n - 1] = g[n - 1, 2] = 1.0
+    rows, rhs = [], []
+    for i in range(m):
+        for k in range(3):
+            for col in range(n):
+                r = np.zeros((n, n))
+                r[:, col] = at[i] * g[:, k]
+                rows.append(r.ravel())
+                rhs.append(1.0 if col == i + k else 0.0)
+    bt = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)[0]
+    assert np.abs(np.array(rows) @ bt - rhs).max() < 1e-9
+    return bt.reshape(n, n), g, at
+
+
 def matrices(m):
     """(B^T, G, A^T) of F(m, 3): m = 2 and m = 4 as kernels/cpu/winograd*.c; m = -4: F(4, 3)
-    with Lavin & Gray's points 0, +-1, +-2."""
+    with Lavin & Gray's points 0, +-1, +-2; m = 6: F(6, 3) on 0, +-1, +-2, +-1/2 (no kernel
+    of the project; --f6)."""
+    if m == 6:
+        return cook_toom(6, [0, 1, -1, 2, -2, .5, -.5])
     if m == 2:
         bt = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
         g = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]
@@ -113,13 +140,13 @@ def measure_bf16(rng, L, cin, cout, label):
               flush=True)
 
 
-def measure(rng, L, cin, cout, label):
+def measure(rng, L, cin, cout, label, f6=False):
     xp = np.zeros((L + 2, L + 2, L + 2, cin))
     xp[1:-1, 1:-1, 1:-1] = rng.standard_normal((L, L, L, cin))
     w = rng.standard_normal((3, 3, 3, cin, cout)) * np.sqrt(2 / (27 * cin))
     ref = direct(xp, w, L)
     runs = {'direct': direct(xp.astype(np.float32), w, L)}
-    for m, name in ((2, 'F(2,3)'), (4, 'F(4,3)'), (-4, 'F(4,3) +-2')):
+    for m, name in ((2, 'F(2,3)'), (4, 'F(4,3)'), (-4, 'F(4,3) +-2')) + (((6, 'F(6,3)'),) if f6 and L % 6 == 0 else ()):
         runs[name] = winograd(xp.astype(np.float32), w, m, L, np.float32)
     for k, y in runs.items():
         e = np.abs(y.astype(np.float64) - ref)
@@ -136,9 +163,10 @@ def main():
     ap.add_argument('--model-shapes', action='store_true')
     ap.add_argument('--feature-size', type=int, default=48)
     ap.add_argument('--bf16', action='store_true', help='the bfloat16 choices instead of float32 (above)')
+    ap.add_argument('--f6', action='store_true', help='float32: F(6,3) too (grids a multiple of 12)')
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    run = measure_bf16 if a.bf16 else measure
+    run = measure_bf16 if a.bf16 else lambda *args: measure(*args, f6=a.f6)
     print('| conv (cin -> cout, grid) | method | max|err| / max|ref| | rms(err) / rms(ref) |')
     print('|---|---|---|---|')
     if a.model_shapes:
