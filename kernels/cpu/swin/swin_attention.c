@@ -174,7 +174,8 @@ static void attn_run(void *p, int tid, int nth)
 
 /* bias[h][i][k] = table[R_full[i, k], h], R_full of the configured window (spec 3.4.3: the
  * token index i < n is decoded in the configured window even when the window shrank).
- * Threads split the rows i. */
+ * Threads split the rows i; each row's keys k are walked as (k1, k2, k3) in the configured
+ * window, in order, so that R_full needs no division per element. */
 static void bias_run(void *p, int tid, int nth)
 {
     struct attn_task *t = p;
@@ -183,10 +184,16 @@ static void bias_run(void *p, int tid, int nth)
     const int s1 = (2 * cw[1] - 1) * (2 * cw[2] - 1), s2 = 2 * cw[2] - 1;
     for (long i = tid; i < n; i += nth) {
         const int i1 = (int)(i / (cw[1] * cw[2])), i2 = (int)(i / cw[2] % cw[1]), i3 = (int)(i % cw[2]);
-        for (long k = 0; k < n; k++) {
-            const int k1 = (int)(k / (cw[1] * cw[2])), k2 = (int)(k / cw[2] % cw[1]), k3 = (int)(k % cw[2]);
-            const int r = (i1 - k1 + cw[0] - 1) * s1 + (i2 - k2 + cw[1] - 1) * s2 + (i3 - k3 + cw[2] - 1);
-            for (int h = 0; h < heads; h++) t->bias[((size_t)h * n + i) * n + k] = t->w->bias_table[(size_t)r * heads + h];
+        /* r at key (k1, k2, k3) = base - k1 s1 - k2 s2 - k3 */
+        const int base = (i1 + cw[0] - 1) * s1 + (i2 + cw[1] - 1) * s2 + (i3 + cw[2] - 1);
+        for (int h = 0; h < heads; h++) {
+            float *row = t->bias + ((size_t)h * n + i) * n;
+            const float *table = t->w->bias_table + h;
+            long k = 0;
+            for (int k1 = 0; k1 < cw[0] && k < n; k1++)
+                for (int k2 = 0; k2 < cw[1] && k < n; k2++)
+                    for (int k3 = 0; k3 < cw[2] && k < n; k3++, k++)
+                        row[k] = table[(size_t)(base - k1 * s1 - k2 * s2 - k3) * heads];
         }
     }
 }

@@ -92,6 +92,33 @@ V_FN static void weights_ci(const struct wino_task *t, int ci, int co0, int n)
         for (int i_ = 0; i_ < (nout); i_++) v_store(p6_ + i_ * (s), c6_[i_]); \
     }
 
+/* The input prologue on one vector of a voxel: LeakyReLU_0.01((x - mean) scale + shift). */
+V_INLINE vf prologue(vf x, vf mean, vf scale, vf shift)
+{
+    const vf a = v_fmadd(v_sub(x, mean), scale, shift);
+    return v_max(a, v_mul(a, v_set1(0.01f)));
+}
+
+/* c[0..6) = one input row's vector at channel k of its six voxels (src: the first voxel's, at
+ * k) where the row crosses the input's x edges or the vector is the channels' last, partial
+ * one (plain false: masked by tail): voxels outside [xlo, xhi) are the zero padding, the
+ * others loaded and put through the prologue (t->pre). Out of line, so that the interior
+ * rows keep their six vectors in registers (inlined, the variable bounds put c on the stack
+ * for every row). */
+V_FN __attribute__((noinline)) static void edge_row(const struct wino_task *t, const float *src, int k, int xlo, int xhi,
+                                                     bool plain, vmask tail, vf *c)
+{
+    const int pitch = t->in.pitch, cinp = t->cinp;
+    for (int x = 0; x < 6; x++) {
+        if (x < xlo || x >= xhi) {
+            c[x] = v_zero();
+            continue;
+        }
+        c[x] = plain ? v_loadu(src + x * pitch) : v_maskload(src + x * pitch, tail);
+        if (t->pre) c[x] = prologue(c[x], v_load(t->pre + k), v_load(t->pre + cinp + k), v_load(t->pre + 2 * cinp + k));
+    }
+}
+
 /* Input transform of tile `tile` (global index), all channels, into V[slot][p][..] (point p's
  * cinp values at v + slot * v_tstride + p * v_pstride), CHUNK channels at a time through a
  * buffer on the stack that stays in L1, in three passes of six vectors in registers:
@@ -141,21 +168,15 @@ V_FN static void input_tile(const struct wino_task *t, long tile, int slot, floa
                 for (int x = pf0; x < pf1; x++) _mm_prefetch((const char *)(src + x * in.pitch), _MM_HINT_T0);
                 for (int g = 0; g < kn; g += VW) {
                     vf c[6];
-                    if (inner && k0 + g < cfull)
+                    if (inner && k0 + g < cfull) {
                         for (int x = 0; x < 6; x++) c[x] = v_loadu(src + x * in.pitch + g);
-                    else
-                        for (int x = 0; x < 6; x++)
-                            c[x] = x < xlo || x >= xhi ? zero
-                                   : k0 + g < cfull    ? v_loadu(src + x * in.pitch + g)
-                                                       : v_maskload(src + x * in.pitch + g, tail);
-                    if (t->pre) { /* the prologue on the voxels inside the input; the padding stays 0 */
-                        const float *pc = t->pre + k0 + g;
-                        const vf mean = v_load(pc), scale = v_load(pc + cinp), shift = v_load(pc + 2 * cinp);
-                        const vf slope = v_set1(0.01f);
-                        for (int x = xlo; x < xhi; x++) {
-                            const vf a = v_fmadd(v_sub(c[x], mean), scale, shift);
-                            c[x] = v_max(a, v_mul(a, slope));
+                        if (t->pre) {
+                            const float *pc = t->pre + k0 + g;
+                            const vf mean = v_load(pc), scale = v_load(pc + cinp), shift = v_load(pc + 2 * cinp);
+                            for (int x = 0; x < 6; x++) c[x] = prologue(c[x], mean, scale, shift);
                         }
+                    } else {
+                        edge_row(t, src + g, k0 + g, xlo, xhi, k0 + g < cfull, tail, c);
                     }
                     BT6(c, 0, 1)
                     for (int x = 0; x < 6; x++) v_store(row + x * CHUNK + g, c[x]);
