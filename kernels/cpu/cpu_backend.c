@@ -199,6 +199,7 @@ swin_status swin_cpu_backend_create_for_plan(int threads, struct swin_cpu_backen
     pthread_cond_init(&be->done, NULL);
     be->simd = swin_cpu_simd_of_cpu();
     be->conv_choice = SWIN_CPU_CONV_BY_SHAPE;
+    be->stream_bytes = SWIN_CPU_STREAM_BYTES;
     *out = be;
     return SWIN_OK;
 }

@@ -28,6 +28,11 @@ struct swin_cpu_worker {
     int tid;
 };
 
+/* Conv outputs this large go to memory whatever the stores do (twice the 32 MiB L3 of the Zen 5
+ * they were measured on), so the Winograd output transform writes them with non-temporal
+ * stores: a normal store first reads each line in from memory (bench/results/cpu_speed/zen5). */
+#define SWIN_CPU_STREAM_BYTES ((size_t)64 << 20)
+
 struct swin_cpu_backend {
     int nthreads;                 /* including the caller */
     pthread_t *workers;           /* nthreads - 1 */
@@ -49,6 +54,8 @@ struct swin_cpu_backend {
     uintptr_t bf16_lo, bf16_hi;   /* GEMM weights starting in [lo, hi) are bfloat16
                                      (swin_cpu_backend_set_bf16); lo == hi: none */
     struct swin_cpu_wino_phases *wino_phases; /* swin_cpu_backend_set_wino_phases; NULL: not timed */
+    size_t stream_bytes;          /* conv outputs of at least this many bytes are stored past the
+                                     caches (SWIN_CPU_STREAM_BYTES; winograd.h) */
     char err[SWIN_ERROR_MSG_MAX];
 };
 

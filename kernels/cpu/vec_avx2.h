@@ -23,6 +23,7 @@ typedef __m256i vmask;
 #define v_loadu(p) _mm256_loadu_ps(p)
 #define v_store(p, x) _mm256_store_ps(p, x)
 #define v_storeu(p, x) _mm256_storeu_ps(p, x)
+#define v_stream(p, x) _mm256_stream_ps(p, x) /* non-temporal; p aligned to VALIGN */
 #define v_add(a, b) _mm256_add_ps(a, b)
 #define v_sub(a, b) _mm256_sub_ps(a, b)
 #define v_mul(a, b) _mm256_mul_ps(a, b)

@@ -21,6 +21,7 @@ typedef __mmask16 vmask;
 #define v_loadu(p) _mm512_loadu_ps(p)
 #define v_store(p, x) _mm512_store_ps(p, x)
 #define v_storeu(p, x) _mm512_storeu_ps(p, x)
+#define v_stream(p, x) _mm512_stream_ps(p, x) /* non-temporal; p aligned to VALIGN */
 #define v_add(a, b) _mm512_add_ps(a, b)
 #define v_sub(a, b) _mm512_sub_ps(a, b)
 #define v_mul(a, b) _mm512_mul_ps(a, b)

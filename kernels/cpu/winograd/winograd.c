@@ -108,6 +108,13 @@ bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol o
     return t.wide;
 }
 
+bool swin_cpu_winograd_streams(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
+{
+    const size_t bytes = swin_vol_voxels(out) * (size_t)out.pitch * sizeof(float);
+    return tile == 4 && !swin_cpu_winograd_wide(be, out, in, tile) && bytes >= be->stream_bytes &&
+           (uintptr_t)swin_vol_f32(out) % 64 == 0 && out.pitch % 16 == 0;
+}
+
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
     struct wino_task t = {.out = out, .in = in};
@@ -162,6 +169,7 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, v
         t.pre = c;
     }
     atomic_init(&t.next, 0);
+    t.stream = swin_cpu_winograd_streams(be, out, in, tile);
     t.timed = be->wino_phases != NULL;
     for (int i = 0; i < 4; i++) atomic_init(&t.phase_ns[i], 0);
     swin_cpu_run(be, wino_weights, &t);   /* returns when every thread is done: U complete */

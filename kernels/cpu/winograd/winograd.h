@@ -48,6 +48,9 @@ bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol o
  * backend's threads: the transformed weights ((tile + 2)^3 cin round8(cout) floats) and each
  * thread's tile buffers (the wide schedule: one block's, shared). */
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
+/* Whether swin_cpu_conv3d_winograd stores this output past the caches: the blocked F(4x4x4)
+ * schedule, an output of at least be->stream_bytes, its start and pitch aligned to 64 bytes. */
+bool swin_cpu_winograd_streams(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
 /* An input prologue: the conv reads LeakyReLU_0.01(IN(in) * gamma + beta) (instnorm_act's
  * norm; stats: what conv3d kept for in, or NULL) instead of in, applied as the input
  * transform loads a voxel; the zero padding outside the input stays zero. */
@@ -91,6 +94,8 @@ struct wino_task {
                                   cinp floats each (zero in the padding lanes) */
     void *stats;               /* NULL, or the instance-norm statistics the output transform keeps
                                   (kernels/cpu/norm/in_stats.h; F(4x4x4) only) */
+    bool stream;               /* the output transform's full vectors are non-temporal stores
+                                  (swin_cpu_winograd_streams), fenced before it returns */
     bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */
     atomic_long phase_ns[4];   /* weights, input transform, GEMMs, output transform; all threads */
 };

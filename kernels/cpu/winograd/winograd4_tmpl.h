@@ -274,8 +274,9 @@ V_FN static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
                         const long zstep = (long)out.h * out.w * out.pitch;
                         for (int z = 0; z < nz; z++) {
                             const vf yv = v_add(c[z], b);
-                            if (full) v_storeu(dst + z * zstep, yv);
-                            else v_maskstore(dst + z * zstep, tail, yv);
+                            if (!full) v_maskstore(dst + z * zstep, tail, yv);
+                            else if (t->stream) v_stream(dst + z * zstep, yv);
+                            else v_storeu(dst + z * zstep, yv);
                             if (!sl) continue;
                             if (slot == 0 && y == 0 && x == 0 && z == 0) kv[gi] = yv;
                             const vf d = v_sub(yv, kv[gi]);
@@ -297,6 +298,7 @@ V_FN static void output_tiles(const struct wino_task *t, long tile0, int ntile, 
             }
         }
     }
+    if (t->stream) _mm_sfence(); /* the streamed stores reach memory before the conv returns */
 }
 
 const struct wino_kernels WINO_KERNELS = {

@@ -9,7 +9,8 @@
  * holds and the direct kernel elsewhere), at every SIMD level the CPU has; where a level has
  * no Winograd kernel the test says so and checks that the direct entry refuses. With
  * bfloat16 weights (precision BF16) the reference uses the weights rounded to bfloat16 and
- * the float32 input, and the same reference with the unrounded weights must be rejected. */
+ * the float32 input, and the same reference with the unrounded weights must be rejected. F(4x4x4)
+ * also runs with its output stored past the caches (non-temporal stores), forced on a small output. */
 #include "tests/kernels/cpu/op_test.h"
 
 #include <math.h>
@@ -210,6 +211,61 @@ static bool bf16_case(enum swin_cpu_simd simd, int d, int h, int w, int cin, int
     return ok;
 }
 
+/* The F(4x4x4) output stored past the caches (swin_cpu_winograd_streams), forced on a small
+ * output by a stream threshold of one byte: into a 64-byte aligned map of pitch 48 with
+ * cout 40 (full vectors streamed, the last partial one masked at the AVX-512 level, the guard
+ * channels 40..47 untouched); the rule refuses an output 16 bytes off alignment and, at the
+ * default threshold, this small one. */
+static bool stream_case(enum swin_cpu_simd simd)
+{
+    const int d = 9, h = 10, w = 11, cin = 20, cout = 40, pitch = 48;
+    char name[160];
+    snprintf(name, sizeof name, "winograd[%s] F(4) streamed stores %dx%dx%d cin %d -> cout %d (pitch %d)",
+             test_simd_name(simd), d, h, w, cin, cout, pitch);
+    struct swin_cpu_backend *be = test_backend(2);
+    if (!be || !test_simd_select(be, simd)) {
+        if (be) swin_cpu_backend_free(be);
+        return check_true(name, be != NULL);
+    }
+    test_rng r = {777ULL};
+    tvol in = tvol_new(d, h, w, cin, cin);
+    tvol_fill(&in, &r, -1.0f, 1.0f);
+    float *wt = test_rand(&r, (size_t)27 * cin * cout, -0.5f, 0.5f);
+    float *bias = test_rand(&r, (size_t)cout, -1.0f, 1.0f);
+    const size_t nv = (size_t)d * h * w, floats = nv * pitch + 16;
+    float *mem = aligned_alloc(64, floats * sizeof(float));
+    double *ref = malloc(nv * cout * sizeof(double));
+    if (!mem || !ref) return check_true(name, false);
+    for (size_t i = 0; i < floats; i++) mem[i] = 7.0f;
+    naive(ref, in.v, wt, bias, cout, false);
+    struct swin_vol ov = {.data = mem, .d = d, .h = h, .w = w, .c = cout, .pitch = pitch, .dtype = SWIN_F32};
+    struct swin_vol off = ov;
+    off.data = mem + 4;
+    bool ok = check_true("winograd: a small output is not streamed at the default threshold",
+                         !swin_cpu_winograd_streams(be, ov, in.v, 4));
+    be->stream_bytes = 1;
+    ok &= check_true("winograd: an aligned output over the threshold is streamed", swin_cpu_winograd_streams(be, ov, in.v, 4));
+    ok &= check_true("winograd: an output 16 bytes off alignment is not streamed", !swin_cpu_winograd_streams(be, off, in.v, 4));
+    ok &= check_true("winograd: F(2x2x2) outputs are not streamed", !swin_cpu_winograd_streams(be, ov, in.v, 2));
+    size_t wsb = swin_cpu_winograd_ws(be, ov, in.v, 4);
+    void *ws = ws_new(wsb);
+    ok &= check_true(name, swin_cpu_conv3d_winograd(be, ov, NULL, in.v, wt, bias, ws, wsb, 4, NULL) == 0);
+    ok &= compare(name, ov, ref, cin, cout, 4);
+    size_t bad = 0;
+    for (size_t v = 0; v < nv; v++)
+        for (int c = cout; c < pitch; c++) bad += mem[v * pitch + c] != 7.0f;
+    for (size_t i = nv * pitch; i < floats; i++) bad += mem[i] != 7.0f;
+    ok &= check_true("winograd: streamed stores leave the guard channels and the tail untouched", bad == 0);
+    ok &= ws_free(ws);
+    free(ref);
+    free(mem);
+    free(wt);
+    free(bias);
+    tvol_free(&in);
+    swin_cpu_backend_free(be);
+    return ok;
+}
+
 static bool all_cases(struct swin_cpu_backend *be, enum swin_cpu_simd simd)
 {
     bool ok = true;
@@ -247,6 +303,7 @@ static bool all_cases(struct swin_cpu_backend *be, enum swin_cpu_simd simd)
     if (swin_cpu_winograd_available(be)) {
         ok &= bf16_case(simd, 7, 8, 9, 13, 29);
         ok &= bf16_case(simd, 8, 6, 10, 24, 100);
+        ok &= stream_case(simd);
     }
     return ok;
 }
