@@ -59,6 +59,15 @@ struct swin_cpu_backend {
     char err[SWIN_ERROR_MSG_MAX];
 };
 
+/* Whether a kernel writing out stores its full vectors past the caches (non-temporal, each
+ * thread fencing its own before the op returns): out holds at least be->stream_bytes and its
+ * start and pitch are aligned to 64 bytes, so every full vector is aligned. */
+static inline bool swin_cpu_out_streams(const struct swin_cpu_backend *be, struct swin_vol out)
+{
+    const size_t bytes = swin_vol_voxels(out) * (size_t)out.pitch * sizeof(float);
+    return bytes >= be->stream_bytes && (uintptr_t)swin_vol_f32(out) % 64 == 0 && out.pitch % 16 == 0;
+}
+
 
 /* Runs fn on all threads and returns when every thread has finished. */
 void swin_cpu_run(struct swin_cpu_backend *be, swin_cpu_task_fn fn, void *arg);

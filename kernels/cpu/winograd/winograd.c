@@ -110,9 +110,7 @@ bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol o
 
 bool swin_cpu_winograd_streams(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
-    const size_t bytes = swin_vol_voxels(out) * (size_t)out.pitch * sizeof(float);
-    return tile == 4 && !swin_cpu_winograd_wide(be, out, in, tile) && bytes >= be->stream_bytes &&
-           (uintptr_t)swin_vol_f32(out) % 64 == 0 && out.pitch % 16 == 0;
+    return tile == 4 && !swin_cpu_winograd_wide(be, out, in, tile) && swin_cpu_out_streams(be, out);
 }
 
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)

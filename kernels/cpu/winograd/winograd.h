@@ -49,7 +49,7 @@ bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol o
  * thread's tile buffers (the wide schedule: one block's, shared). */
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
 /* Whether swin_cpu_conv3d_winograd stores this output past the caches: the blocked F(4x4x4)
- * schedule, an output of at least be->stream_bytes, its start and pitch aligned to 64 bytes. */
+ * schedule and swin_cpu_out_streams. */
 bool swin_cpu_winograd_streams(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
 /* An input prologue: the conv reads LeakyReLU_0.01(IN(in) * gamma + beta) (instnorm_act's
  * norm; stats: what conv3d kept for in, or NULL) instead of in, applied as the input
