@@ -29,7 +29,7 @@
 /* Channels per pass of the input and output transforms: one cache line of a voxel. */
 #define CHUNK 16
 /* How far ahead along x the input transform prefetches, in tiles. */
-#define PREFETCH_TILES 2
+#define PREFETCH_TILES 1
 
 /* G along one axis: 3 values at stride si of g[] -> 6 at stride so of o[]. */
 #define G6(g, i0, si, o, o0, so)                                                               \
