@@ -68,7 +68,6 @@ static inline bool swin_cpu_out_streams(const struct swin_cpu_backend *be, struc
     return bytes >= be->stream_bytes && (uintptr_t)swin_vol_f32(out) % 64 == 0 && out.pitch % 16 == 0;
 }
 
-
 /* Runs fn on all threads and returns when every thread has finished. */
 void swin_cpu_run(struct swin_cpu_backend *be, swin_cpu_task_fn fn, void *arg);
 
