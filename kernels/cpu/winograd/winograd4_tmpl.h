@@ -109,13 +109,14 @@ V_FN __attribute__((noinline)) static void edge_row(const struct wino_task *t, c
                                                      bool plain, vmask tail, vf *c)
 {
     const int pitch = t->in.pitch, cinp = t->cinp;
+    const float *pc = t->pre ? t->pre + k : NULL;
     for (int x = 0; x < 6; x++) {
         if (x < xlo || x >= xhi) {
             c[x] = v_zero();
             continue;
         }
         c[x] = plain ? v_loadu(src + x * pitch) : v_maskload(src + x * pitch, tail);
-        if (t->pre) c[x] = prologue(c[x], v_load(t->pre + k), v_load(t->pre + cinp + k), v_load(t->pre + 2 * cinp + k));
+        if (pc) c[x] = prologue(c[x], v_load(pc), v_load(pc + cinp), v_load(pc + 2 * cinp));
     }
 }
 
