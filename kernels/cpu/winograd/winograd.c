@@ -35,17 +35,21 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
 }
 
 /* Tile geometry and blocking for the shapes (measurements: bench/results/winograd_cpu.md,
- * "Blocking" and "The wide schedule"). F(2x2x2): nt tiles per block so that a thread's V and
- * M (64 nt (cinp + cob) floats) stay near 640 KiB; at least 8 tiles so that each U row is
- * reused 8 times per load. F(4x4x4): the budget over 216 points gives fewer than 8 tiles, so
- * 8, each block streaming all of U (216 cin coutp floats) once; its V is tile-major, so that
- * the input transform writes each tile's 216 cinp values in one run (point-major, a tile's
- * stores land on 216 lines nt cinp floats apart).
+ * "Blocking" and "The wide schedule"; the AVX-512 minimum: bench/results/cpu_speed/zen5,
+ * "Sixth round"). F(2x2x2): nt tiles per block so that a thread's V and M (64 nt (cinp +
+ * cob) floats) stay near 640 KiB; at least nt_min tiles so that each U row is reused that
+ * many times per load. F(4x4x4): the budget over 216 points gives fewer than 8 tiles, so
+ * nt_min, each block streaming all of U (216 cin coutp floats) once; its V is tile-major, so
+ * that the input transform writes each tile's 216 cinp values in one run (point-major, a
+ * tile's stores land on 216 lines nt cinp floats apart). At the AVX-512 level the minimum is
+ * 12: there the point GEMM waits on U's stream from L3 (each 16-lane vector of U feeds nt
+ * FMAs) more than on V and M spilling past a 1 MiB L2 (96->48: 1.5 MiB a thread at 12).
  *
  * Both stream U once per block of nt tiles: np cin coutp floats per nt tiles, against the
  * np (cinp + coutp) floats of V and M per tile, so the ratio is cin coutp / (nt (cinp +
  * coutp)), independent of the tile size. Where it is 8 or more (at nt = 8: 192 -> 96 and
- * wider; in f = 48 the 24^3 192->96 conv and every conv at 12^3 and 6^3), the wide schedule
+ * wider; at 12: 192 -> 192 and wider; in f = 48 the 24^3 192->96 conv at the AVX2 level and
+ * every conv at 12^3 and 6^3), the wide schedule
  * runs instead: blocks of as many tiles as 8 MiB of V and M hold, all threads transforming
  * the block's tiles in, then multiplying point by point (each U[p] read once per block),
  * then transforming out. Below that ratio the blocks keep V and M in L2, where the wide
@@ -61,8 +65,9 @@ static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, st
     t->cinp = round_up(in.c, t->k->lanes);
     t->coutp = round_up(out.c, t->k->lanes);
     t->cob = t->coutp < 96 ? t->coutp : 96;
+    const int nt_min = be->simd >= SWIN_CPU_SIMD_AVX512 ? 12 : 8;
     int nt = WINO_NT_BUDGET / t->np / (t->cinp + t->cob) / 4 * 4;
-    t->nt = nt < 8 ? 8 : (nt > 32 ? 32 : nt);
+    t->nt = nt < nt_min ? nt_min : (nt > 32 ? 32 : nt);
     t->tz = (out.d + tile - 1) / tile;
     t->ty = (out.h + tile - 1) / tile;
     t->tx = (out.w + tile - 1) / tile;
