@@ -13,7 +13,8 @@
  *                           vectors of kp row p times 6 broadcast pairs of qp into 24
  *                           accumulators (keys past n are zero columns of kp)
  *     each row: bias and mask added and the maximum taken (softmax_avx512.h), then
- *                           exp(s - max) and 1 / sum in float32, p rounded to bfloat16 as it
+ *                           exp(s - max) (to 1e-4 relative: p is rounded next) and 1 / sum
+ *                           in float32, p rounded to bfloat16 as it
  *                           is stored into the row's own first half (2 npad bfloat16 per row),
  *                           zero from key n to the row's end
  *     o rows = p vp / sum   12 rows x 32 columns per tile: for every pair of keys u, the
@@ -128,7 +129,8 @@ SWIN_AVX512BF16_INLINE float exp_row_bf16(float *r, float mx, int n, int npad)
     __m512 acc = _mm512_setzero_ps();
     for (int j = 0; j < npad; j += 16) {
         const __mmask16 m = first_lanes(n - j);
-        const __m512 p = _mm512_maskz_mov_ps(m, swin_exp16_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, r + j), vm)));
+        const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, r + j), vm);
+        const __m512 p = _mm512_maskz_mov_ps(m, swin_exp16_nonpos_bf16(x));
         acc = _mm512_add_ps(acc, p);
         _mm256_storeu_si256((__m256i *)(void *)(h + j), (__m256i)_mm512_cvtneps_pbh(p));
     }

@@ -10,17 +10,31 @@
 #include "kernels/cpu/vmath/vmath_coef.h"
 
 /* exp(x) for x <= 0 as 2^(x log2e): n = round(x log2e) (nearest even, as vmath_avx2.c's
- * 1.5 * 2^23 shift), f = x log2e - n exact in [-0.5, 0.5], 2^f by swin_exp2_p, times 2^n by
- * vscalefps (exact: n in [-126, 0] after the clamp at -87): vmath_avx2.c's exp8_nonpos with
- * the rounding and the exponent field in one instruction each. */
-SWIN_AVX512_INLINE __m512 swin_exp16_nonpos(__m512 x)
+ * 1.5 * 2^23 shift), f = x log2e - n exact in [-0.5, 0.5], 2^f by the polynomial c (terms
+ * coefficients, vmath_coef.h), times 2^n by vscalefps (exact: n in [-126, 0] after the clamp
+ * at -87): vmath_avx2.c's exp8_nonpos with the rounding and the exponent field in one
+ * instruction each. */
+SWIN_AVX512_INLINE __m512 swin_exp16_nonpos_poly(__m512 x, const float *c, const int terms)
 {
     const __m512 x2 = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(SWIN_EXP_MIN)), _mm512_set1_ps(SWIN_EXP_LOG2E));
     const __m512 n = _mm512_roundscale_ps(x2, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 f = _mm512_sub_ps(x2, n);
-    __m512 p = _mm512_set1_ps(swin_exp2_p[0]);
-    for (int i = 1; i < SWIN_EXP2_P_TERMS; i++) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(swin_exp2_p[i]));
+    __m512 p = _mm512_set1_ps(c[0]);
+    for (int i = 1; i < terms; i++) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[i]));
     return _mm512_scalef_ps(p, n);
+}
+
+/* exp(x), x <= 0, to float32's 7.9e-8 relative (swin_exp2_p). */
+SWIN_AVX512_INLINE __m512 swin_exp16_nonpos(__m512 x)
+{
+    return swin_exp16_nonpos_poly(x, swin_exp2_p, SWIN_EXP2_P_TERMS);
+}
+
+/* exp(x), x <= 0, to 1.0e-4 relative (exp(0) = 1), for results rounded to bfloat16 next
+ * (swin_exp2_bf16_p). */
+SWIN_AVX512_INLINE __m512 swin_exp16_nonpos_bf16(__m512 x)
+{
+    return swin_exp16_nonpos_poly(x, swin_exp2_bf16_p, SWIN_EXP2_BF16_P_TERMS);
 }
 
 /* Logits + bias (+ mask) of the lanes in `m`, from r + j. */

@@ -21,6 +21,16 @@ static const float swin_exp2_p[SWIN_EXP2_P_TERMS] = {1.5345806605e-04f, 1.339993
                                                      5.5503286421e-02f, 2.4022646248e-01f, 6.9314718246e-01f,
                                                      1.0000000000e+00f};
 
+/* 2^f for f in [-0.5, 0.5] where the result is rounded to bfloat16 next (the bfloat16 attention
+ * head's p): degree 3 with 2^0 = 1 exactly (a row's maximum gives p = 1), fitted here for
+ * relative error (1.0e-4 evaluated in float32), 1/39 of bfloat16's rounding step (2^-8
+ * relative). SWIN_EXP2_BF16_REL_ERR bounds the whole exp's relative error (1.022e-4 measured
+ * over [-20, 0] with the range reduction). */
+#define SWIN_EXP2_BF16_P_TERMS 4
+#define SWIN_EXP2_BF16_REL_ERR 1.1e-4
+static const float swin_exp2_bf16_p[SWIN_EXP2_BF16_P_TERMS] = {5.5008951575e-02f, 2.4221101403e-01f,
+                                                               6.9328290224e-01f, 1.0f};
+
 /* erff after N. Juffa (the algorithm ONNX Runtime's MLAS also uses):
  *   |x| <= SWIN_ERF_SPLIT:  erf = x + x P(x^2)
  *   |x| >  SWIN_ERF_SPLIT:  erf = sign(x) (1 - exp(-(t + t Q(t)))), t = min(|x|, SWIN_ERF_CAP) */
