@@ -136,20 +136,63 @@ int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol 
     return o->conv_transpose2(be, out, in, w);
 }
 
+/* instnorm_act's argument checks, shared with instnorm_act_conv1x1 (op: the name in messages). */
+static int check_instnorm(const struct swin_ops *o, void *be, const char *op, struct swin_vol x, const void *stats,
+                          bool normalize, const float *gamma, const float *beta, const struct swin_residual *residual)
+{
+    int rc = check_vol(o, be, op, "x", x);
+    if (!rc && residual) rc = check_vol(o, be, op, "residual", residual->v);
+    if (!rc && residual) rc = check_same_dims(o, be, op, "residual", residual->v, "x", x);
+    if (rc) return rc;
+    if (gamma && !beta) return fail(o, be, SWIN_ERR_ARG, "%s: gamma given without beta", op);
+    if (residual && residual->gamma && !(residual->beta && residual->normalize))
+        return fail(o, be, SWIN_ERR_ARG, "%s: residual gamma given without its beta or normalize", op);
+    if (stats && !normalize) return fail(o, be, SWIN_ERR_ARG, "%s: stats given without normalize", op);
+    if (stats && !o->conv3d_stats_bytes(be, x))
+        return fail(o, be, SWIN_ERR_ARG, "%s: stats given, but backend %s keeps no statistics", op, o->name);
+    return 0;
+}
+
 int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, bool normalize,
                          const float *gamma, const float *beta, const struct swin_residual *residual, bool lrelu)
 {
-    int rc = check_vol(o, be, "instnorm_act", "x", x);
-    if (!rc && residual) rc = check_vol(o, be, "instnorm_act", "residual", residual->v);
-    if (!rc && residual) rc = check_same_dims(o, be, "instnorm_act", "residual", residual->v, "x", x);
+    const int rc = check_instnorm(o, be, "instnorm_act", x, stats, normalize, gamma, beta, residual);
+    return rc ? rc : o->instnorm_act(be, x, stats, normalize, gamma, beta, residual, lrelu);
+}
+
+/* The bytes from v's first element to the end of its last. */
+static size_t vol_span(struct swin_vol v)
+{
+    return ((swin_vol_voxels(v) - 1) * (size_t)v.pitch + (size_t)v.c) * swin_dtype_bytes(v.dtype);
+}
+
+static bool vols_overlap(struct swin_vol a, struct swin_vol b)
+{
+    const char *pa = a.data, *pb = b.data;
+    return pa < pb + vol_span(b) && pb < pa + vol_span(a);
+}
+
+int swin_op_instnorm_act_conv1x1(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol x,
+                                 const void *stats, bool normalize, const float *gamma, const float *beta,
+                                 const struct swin_residual *residual, bool lrelu, const float *w, const float *bias)
+{
+    static const char op[] = "instnorm_act_conv1x1";
+    if (!o->instnorm_act_conv1x1)
+        return fail(o, be, SWIN_ERR_ARG, "%s: backend %s has no such op (run instnorm_act, then conv3d with k 1)", op,
+                    o->name);
+    int rc = check_instnorm(o, be, op, x, stats, normalize, gamma, beta, residual);
+    if (!rc) rc = check_vol(o, be, op, "out", out);
     if (rc) return rc;
-    if (gamma && !beta) return fail(o, be, SWIN_ERR_ARG, "instnorm_act: gamma given without beta");
-    if (residual && residual->gamma && !(residual->beta && residual->normalize))
-        return fail(o, be, SWIN_ERR_ARG, "instnorm_act: residual gamma given without its beta or normalize");
-    if (stats && !normalize) return fail(o, be, SWIN_ERR_ARG, "instnorm_act: stats given without normalize");
-    if (stats && !o->conv3d_stats_bytes(be, x))
-        return fail(o, be, SWIN_ERR_ARG, "instnorm_act: stats given, but backend %s keeps no statistics", o->name);
-    return o->instnorm_act(be, x, stats, normalize, gamma, beta, residual, lrelu);
+    if (out.d != x.d || out.h != x.h || out.w != x.w)
+        return fail(o, be, SWIN_ERR_SHAPE, "%s: out %dx%dx%d differs from x %dx%dx%d", op, out.d, out.h, out.w, x.d, x.h,
+                    x.w);
+    if (x.c > SWIN_NORM_CONV1X1_MAX_CIN || out.c > SWIN_NORM_CONV1X1_MAX_COUT)
+        return fail(o, be, SWIN_ERR_SHAPE, "%s: %d -> %d channels, at most %d -> %d (run instnorm_act, then conv3d)", op,
+                    x.c, out.c, SWIN_NORM_CONV1X1_MAX_CIN, SWIN_NORM_CONV1X1_MAX_COUT);
+    if (!w) return fail(o, be, SWIN_ERR_ARG, "%s: w is NULL", op);
+    if (vols_overlap(out, x) || (residual && vols_overlap(out, residual->v)))
+        return fail(o, be, SWIN_ERR_ARG, "%s: out overlaps x or the residual", op);
+    return o->instnorm_act_conv1x1(be, out, x, stats, normalize, gamma, beta, residual, lrelu, w, bias);
 }
 
 int swin_op_instnorm_act_narrow_shortcut(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats,

@@ -30,6 +30,9 @@ int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, 
 int swin_op_instnorm_act_narrow_shortcut(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats,
                                         const float *gamma, const float *beta, struct swin_vol src, const float *w,
                                         const float *res_gamma, const float *res_beta);
+int swin_op_instnorm_act_conv1x1(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol x,
+                                 const void *stats, bool normalize, const float *gamma, const float *beta,
+                                 const struct swin_residual *residual, bool lrelu, const float *w, const float *bias);
 int swin_op_layernorm(const struct swin_ops *o, void *be, struct swin_vol out, struct swin_vol in,
                       const float *gamma, const float *beta);
 int swin_op_swin_attention(const struct swin_ops *o, void *be, struct swin_vol x, const struct swin_block_w *blk,

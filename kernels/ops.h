@@ -44,6 +44,10 @@ struct swin_residual {
 
 /* The widest input instnorm_act_narrow_shortcut takes (its covariance, src.c^2 / 2 sums). */
 #define SWIN_NARROW_SHORTCUT_MAX_CIN 8
+/* The widest x and out instnorm_act_conv1x1 takes (a voxel's normalised channels and its
+ * outputs stay in registers and one stack row; wider heads run as instnorm_act + conv3d). */
+#define SWIN_NORM_CONV1X1_MAX_CIN 128
+#define SWIN_NORM_CONV1X1_MAX_COUT 32
 
 struct swin_ops {
     const char *name;
@@ -119,6 +123,16 @@ struct swin_ops {
     int (*instnorm_act_narrow_shortcut)(void *be, struct swin_vol x, const void *stats, const float *gamma,
                                         const float *beta, struct swin_vol src, const float *w,
                                         const float *res_gamma, const float *res_beta);
+
+    /* Optional (NULL: the caller runs instnorm_act in place on x, then conv3d with k 1): the end of
+     * a residual block followed by a 1x1x1 conv (the output head), without writing x back:
+     *   out = conv1x1(y, w) + bias,  y = instnorm_act's result for the same arguments,
+     * w (1,1,1,x.c,out.c) as conv3d's, bias NULL or out.c floats; x.c at most
+     * SWIN_NORM_CONV1X1_MAX_CIN, out.c at most SWIN_NORM_CONV1X1_MAX_COUT. x and the residual
+     * are read only; out has x's dims and overlaps neither. */
+    int (*instnorm_act_conv1x1)(void *be, struct swin_vol out, struct swin_vol x, const void *stats, bool normalize,
+                                const float *gamma, const float *beta, const struct swin_residual *residual, bool lrelu,
+                                const float *w, const float *bias);
 
     /* out = LN(in) over channels (biased variance, eps 1e-5), * gamma + beta when gamma != NULL.
      * out may be in itself (same data and pitch); otherwise no overlap. */

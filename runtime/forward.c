@@ -55,7 +55,7 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
 {
     const struct swin_config *c = &m->cfg;
     const int f = c->feature_size;
-    struct swin_activation X, x, cat[SWIN_DECODERS], d, out, logits;
+    struct swin_activation X, x, cat[SWIN_DECODERS], d, logits;
 
     if (!swin_exec_activation(e, &X, cube[0], cube[1], cube[2], c->in_channels, "input")) return e->status;
     EXEC_OP(e, pack_input, X.v, host_in);
@@ -111,11 +111,9 @@ swin_status swin_forward(struct swin_exec *e, const struct swin_model *m, const 
     swin_exec_release(e, d.id);
     const struct swin_vol enc0 = vol_channels(cat[0].v, f, f);
     swin_fwd_resblock(e, X.v, X.id, &m->encoder[0], &enc0, "encoder1");
-    out = swin_fwd_resblock(e, cat[0].v, cat[0].id, &m->decoder[0].res, NULL, "decoder1");
-
-    if (!swin_exec_activation(e, &logits, cube[0], cube[1], cube[2], c->out_channels, "logits")) return e->status;
-    swin_fwd_conv(e, logits.v, NULL, out.v, m->out_w, m->out_b, 1, 1, 0);
-    swin_exec_release(e, out.id);
+    logits = swin_fwd_resblock_head(e, cat[0].v, cat[0].id, &m->decoder[0].res, m->out_w, m->out_b, c->out_channels,
+                                    "decoder1");
+    if (!EXEC_OK(e)) return e->status;
     if (e->ring) EXEC_OP(e, ring_add, e->ring, e->ring_geom, logits.v, e->ring_start);
     else EXEC_OP(e, unpack_output, host_out, logits.v);
     swin_exec_release(e, logits.id);

@@ -66,11 +66,20 @@ static struct swin_residual shortcut_residual(struct swin_vol r, const struct sw
                                   .beta = norm ? w->norm3_b : NULL};
 }
 
+/* A 1x1x1 conv after a block (the output head): w (1,1,1,block cout,cout), bias NULL or cout. */
+struct head_conv {
+    const float *w, *bias;
+    int cout;
+};
+
 /* The decoders' order, for an input the block owns that is wider than its output (the
  * concat, 2 cout): conv1 reads x, then conv3 overwrites x with res in place, so at most
- * three cout-channel maps are live (x = two of them, a; then res, a, b). */
+ * three cout-channel maps are live (x = two of them, a; then res, a, b). With head, the last
+ * norm and the head run as one op (ops.h instnorm_act_conv1x1) into a new tensor of head->cout
+ * channels, which is returned; b is then only conv2's raw output. */
 static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swin_activation x,
-                                                 const struct swin_resblock_w *w, const char *name)
+                                                 const struct swin_resblock_w *w, const struct head_conv *head,
+                                                 const char *name)
 {
     struct swin_activation a, b = {.id = -1};
     struct swin_workspace stats, a_stats;
@@ -85,6 +94,16 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
     conv2_then_norm(e, &stats, b.v, a.v, &a_stats, w);
     swin_exec_release(e, a.id);
     const struct swin_residual res = shortcut_residual(x.v, w);
+    if (head) {
+        struct swin_activation out = {.id = -1};
+        if (!swin_exec_activation(e, &out, x.v.d, x.v.h, x.v.w, head->cout, "logits")) return out;
+        EXEC_OP(e, instnorm_act_conv1x1, out.v, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &res, true,
+                head->w, head->bias);
+        swin_exec_release(e, stats.id);
+        swin_exec_release(e, x.id);
+        swin_exec_release(e, b.id);
+        return out;
+    }
     EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &res, true);
     swin_exec_release(e, stats.id);
     swin_exec_release(e, x.id);
@@ -114,11 +133,17 @@ static bool narrow_shortcut(const struct swin_exec *e, struct swin_vol in, const
  * after conv1, or, when in is no wider than res (encoder1's image channels), conv3 after
  * conv2 so that in stays instead; where narrow_shortcut, the last norm reads in in res's
  * place. */
+/* Whether the block runs resblock_narrowing's order. */
+static bool narrowing(struct swin_vol in, int in_id, const struct swin_resblock_w *w, const struct swin_vol *dest)
+{
+    return w->conv3_w && !dest && in_id >= 0 && in.pitch == in.c && in.c > w->cout;
+}
+
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
-    if (w->conv3_w && !dest && in_id >= 0 && in.pitch == in.c && in.c > w->cout)
-        return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, name);
+    if (narrowing(in, in_id, w, dest))
+        return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, NULL, name);
     const bool res_late = w->conv3_w && in.c <= w->cout;
     struct swin_activation res = {.v = in, .id = -1}, a, b = {.id = -1};
     struct swin_workspace stats, a_stats;
@@ -151,4 +176,20 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
     if (!w->conv3_w) swin_exec_release(e, in_id);  /* in was the residual */
     swin_exec_release(e, res.id);
     return b;
+}
+
+struct swin_activation swin_fwd_resblock_head(struct swin_exec *e, struct swin_vol in, int in_id,
+                                              const struct swin_resblock_w *w, const float *head_w,
+                                              const float *head_b, int head_cout, const char *name)
+{
+    if (narrowing(in, in_id, w, NULL) && e->ops->instnorm_act_conv1x1 && w->cout <= SWIN_NORM_CONV1X1_MAX_CIN &&
+        head_cout <= SWIN_NORM_CONV1X1_MAX_COUT) {
+        const struct head_conv head = {.w = head_w, .bias = head_b, .cout = head_cout};
+        return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, &head, name);
+    }
+    struct swin_activation out = swin_fwd_resblock(e, in, in_id, w, NULL, name), logits = {.id = -1};
+    if (!EXEC_OK(e) || !swin_exec_activation(e, &logits, in.d, in.h, in.w, head_cout, "logits")) return logits;
+    swin_fwd_conv(e, logits.v, NULL, out.v, head_w, head_b, 1, 1, 0);
+    swin_exec_release(e, out.id);
+    return logits;
 }

@@ -18,4 +18,14 @@
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name);
 
+/* The model's last residual block followed by its 1x1x1 output conv (head_w (1,1,1,w->cout,
+ * head_cout) as conv3d's, head_b NULL or head_cout floats): the logits, a new tensor the caller
+ * releases (id -1 after a failure, recorded in e). in and in_id as swin_fwd_resblock's. Where
+ * the backend has instnorm_act_conv1x1 and the block takes the decoders' order (its concat
+ * given up), the block's last norm and the conv run as that one op and the block's output map
+ * is never normalised in place nor read again; otherwise swin_fwd_resblock, then conv3d k 1. */
+struct swin_activation swin_fwd_resblock_head(struct swin_exec *e, struct swin_vol in, int in_id,
+                                              const struct swin_resblock_w *w, const float *head_w,
+                                              const float *head_b, int head_cout, const char *name);
+
 #endif

@@ -217,6 +217,25 @@ static int p_instnorm_act_narrow_shortcut(void *be, struct swin_vol x, const voi
     return rc;
 }
 
+static int p_instnorm_act_conv1x1(void *be, struct swin_vol out, struct swin_vol x, const void *stats, bool normalize,
+                                  const float *gamma, const float *beta, const struct swin_residual *residual,
+                                  bool lrelu, const float *w, const float *bias)
+{
+    double t0 = now_s();
+    int rc = swin_cpu_ops.instnorm_act_conv1x1(be, out, x, stats, normalize, gamma, beta, residual, lrelu, w, bias);
+    char s[80], g[32];
+    grid(g, sizeof g, x);
+    snprintf(s, sizeof s, "%s x %d%s -> 1x1 conv to %d", g, x.c,
+             !residual ? "" : residual->normalize ? " +IN(res)" : " +res", out.c);
+    double exec[CPU_UNITS] = {0};
+    exec[unit_of(w)] = 2.0 * x.c * out.c * vox(x);
+    /* bytes: x and the residual read, their statistics read once more where not kept, out written */
+    const double reads = 1.0 + (normalize && !stats ? 1.0 : 0.0) + (!residual ? 0.0 : residual->normalize ? 2.0 : 1.0);
+    record("instnorm_act_conv1x1", s, "", unit_of(w), t0, exec[unit_of(w)], exec,
+           4.0 * vox(x) * (reads * x.c + out.c));
+    return rc;
+}
+
 static int p_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma, const float *beta)
 {
     double t0 = now_s();
@@ -286,6 +305,7 @@ static struct swin_ops profiled_ops(void)
     o.conv_transpose2 = p_conv_transpose2;
     o.instnorm_act = p_instnorm_act;
     o.instnorm_act_narrow_shortcut = p_instnorm_act_narrow_shortcut;
+    o.instnorm_act_conv1x1 = p_instnorm_act_conv1x1;
     o.layernorm = p_layernorm;
     o.swin_attention = p_swin_attention;
     o.swin_mlp = p_swin_mlp;

@@ -271,6 +271,7 @@ const struct swin_ops swin_cpu_ops = {
     .conv_transpose2 = swin_cpu_conv_transpose2,
     .instnorm_act = swin_cpu_instnorm_act,
     .instnorm_act_narrow_shortcut = swin_cpu_instnorm_act_narrow_shortcut,
+    .instnorm_act_conv1x1 = swin_cpu_instnorm_act_conv1x1,
     .layernorm = swin_cpu_layernorm,
     .swin_attention = swin_cpu_swin_attention,
     .swin_attention_ws = swin_cpu_swin_attention_ws,

@@ -127,6 +127,9 @@ int swin_cpu_instnorm_act(void *be, struct swin_vol x, const void *stats, bool n
 int swin_cpu_instnorm_act_narrow_shortcut(void *be, struct swin_vol x, const void *stats, const float *gamma,
                                           const float *beta, struct swin_vol src, const float *w,
                                           const float *res_gamma, const float *res_beta);
+int swin_cpu_instnorm_act_conv1x1(void *be, struct swin_vol out, struct swin_vol x, const void *stats,
+                                  bool normalize, const float *gamma, const float *beta,
+                                  const struct swin_residual *residual, bool lrelu, const float *w, const float *bias);
 /* instnorm_act's normalisation of x (stats: kept by conv3d, or NULL) as per-channel
  * coefficients, IN(x) * gamma + beta = (x - mean[c]) * scale[c] + shift[c] (mean_lo folded
  * into shift); x.c floats each. */

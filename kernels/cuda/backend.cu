@@ -310,6 +310,7 @@ extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
     .conv_transpose2 = swin_cuda_conv_transpose2,                                                                  \
     .instnorm_act = swin_cuda_instnorm_act,                                                                        \
     .instnorm_act_narrow_shortcut = NULL, /* the runtime runs the shortcut conv3d, then instnorm_act */            \
+    .instnorm_act_conv1x1 = NULL,         /* the runtime runs instnorm_act, then conv3d k 1 */                     \
     .layernorm = swin_cuda_layernorm,                                                                              \
     .swin_attention = swin_cuda_swin_attention, .swin_attention_ws = swin_cuda_swin_attention_ws,                  \
     .swin_mlp = swin_cuda_swin_mlp, .swin_mlp_ws = swin_cuda_swin_mlp_ws, .patch_merge = swin_cuda_patch_merge,   \

@@ -18,7 +18,9 @@
  * in float, 4 channels per vector; with AVX2 both passes run in instnorm_avx2.c (8 channels
  * per vector, the statistics still in double and in the same chunks).
  * instnorm_act_narrow_shortcut (ops.h) runs the same apply pass with its residual the
- * normalised 1x1 conv of a narrow input, its coefficients from that input's moments (below). */
+ * normalised 1x1 conv of a narrow input, its coefficients from that input's moments (below).
+ * instnorm_act_conv1x1 takes the same coefficients and hands each voxel's normalised channels
+ * to a 1x1 conv instead of storing them (instnorm_conv1x1.h). */
 #include "kernels/cpu/cpu_internal.h"
 
 #include <math.h>
@@ -29,6 +31,7 @@
 #include "kernels/cpu/vmath/cpu_vec.h"
 #include "kernels/cpu/norm/in_stats.h"
 #include "kernels/cpu/norm/instnorm_avx2.h"
+#include "kernels/cpu/norm/instnorm_conv1x1.h"
 
 #define IN_BLOCK SWIN_CPU_IN_BLOCK
 
@@ -280,6 +283,76 @@ int swin_cpu_instnorm_act_narrow_shortcut(void *bev, struct swin_vol x, const vo
         t.apply = true;
         swin_cpu_run(be, in_run, &t);
     }
+    return 0;
+}
+
+struct conv1x1_task {
+    struct swin_cpu_norm_conv1x1 h;
+    int64_t voxels;
+    enum swin_cpu_simd simd;
+};
+
+/* The portable level's apply pass: instnorm_conv1x1_tmpl.h's arithmetic one channel at a time. */
+static void norm_conv1x1_portable(const struct swin_cpu_norm_conv1x1 *h, int64_t vb, int64_t ve)
+{
+    const struct swin_cpu_in_coef *k = h->k, *rk = h->rk;
+    const int ldw = SWIN_CPU_NORM_CONV1X1_COUTP(h->cout);
+    float y[SWIN_NORM_CONV1X1_MAX_CIN];
+    for (int64_t v = vb; v < ve; v++) {
+        const float *x = h->x + v * h->pitch, *r = h->res ? h->res + v * h->res_pitch : NULL;
+        for (int c = 0; c < h->cin; c++) {
+            y[c] = ((x[c] - k->mean_hi[c]) - k->mean_lo[c]) * k->scale[c] + k->shift[c];
+            if (r) y[c] += ((r[c] - rk->mean_hi[c]) - rk->mean_lo[c]) * rk->scale[c] + rk->shift[c];
+            if (h->lrelu && y[c] < 0.0f) y[c] *= 0.01f;
+        }
+        float *o = h->out + v * h->out_pitch;
+        for (int j = 0; j < h->cout; j++) {
+            float acc = h->bias[j];
+            for (int c = 0; c < h->cin; c++) acc += y[c] * h->w[(size_t)c * ldw + j];
+            o[j] = acc;
+        }
+    }
+}
+
+static void conv1x1_run(void *p, int tid, int nth)
+{
+    const struct conv1x1_task *t = p;
+    const int64_t b = t->voxels * tid / nth, e = t->voxels * (tid + 1) / nth;
+    if (t->simd >= SWIN_CPU_SIMD_AVX512) swin_cpu_norm_conv1x1_avx512(&t->h, b, e);
+    else if (t->simd >= SWIN_CPU_SIMD_AVX2) swin_cpu_norm_conv1x1_avx2(&t->h, b, e);
+    else norm_conv1x1_portable(&t->h, b, e);
+}
+
+int swin_cpu_instnorm_act_conv1x1(void *bev, struct swin_vol out, struct swin_vol x, const void *stats,
+                                  bool normalize, const float *gamma, const float *beta,
+                                  const struct swin_residual *residual, bool lrelu, const float *w, const float *bias)
+{
+    struct swin_cpu_backend *be = bev;
+    /* x.c <= SWIN_NORM_CONV1X1_MAX_CIN = IN_BLOCK: one channel block */
+    struct in_task t = {.x = x, .res = residual ? &residual->v : NULL, .red = be->red, .c0 = 0, .nc = x.c,
+                        .avx2 = be->simd >= SWIN_CPU_SIMD_AVX2};
+    if (residual) block_coef(be, &t, residual->v, NULL, residual->normalize, residual->gamma, residual->beta, &t.rk);
+    block_coef(be, &t, x, stats, normalize, gamma, beta, &t.k);
+    /* w (x.c, out.c) as float32, its rows padded with zeros to coutp */
+    const int coutp = SWIN_CPU_NORM_CONV1X1_COUTP(out.c);
+    const bool bf16 = swin_cpu_wgemm_of(be, w).bf16;
+    _Alignas(64) float wp[SWIN_NORM_CONV1X1_MAX_CIN * SWIN_NORM_CONV1X1_MAX_COUT];
+    _Alignas(64) float bp[SWIN_NORM_CONV1X1_MAX_COUT];
+    for (int c = 0; c < x.c; c++)
+        for (int j = 0; j < coutp; j++) {
+            const size_t at = (size_t)c * out.c + j;
+            wp[c * coutp + j] = j >= out.c ? 0.0f
+                                : bf16     ? swin_bf16_to_f32(((const swin_bf16 *)(const void *)w)[at])
+                                           : w[at];
+        }
+    for (int j = 0; j < coutp; j++) bp[j] = bias && j < out.c ? bias[j] : 0.0f;
+    struct conv1x1_task h = {
+        .h = {.x = swin_vol_f32(x), .res = residual ? swin_vol_f32(residual->v) : NULL, .pitch = x.pitch,
+              .res_pitch = residual ? residual->v.pitch : 0, .cin = x.c, .k = &t.k, .rk = &t.rk, .lrelu = lrelu,
+              .out = swin_vol_f32(out), .out_pitch = out.pitch, .cout = out.c, .w = wp, .bias = bp},
+        .voxels = (int64_t)swin_vol_voxels(x),
+        .simd = be->simd};
+    swin_cpu_run(be, conv1x1_run, &h);
     return 0;
 }
 

@@ -1,0 +1,6 @@
+/* instnorm_act_conv1x1's apply pass at the AVX2 level (8 lanes; compiled for it only; the
+ * backend checks the CPU first): instnorm_conv1x1_tmpl.h. */
+#include "kernels/cpu/vec_avx2.h"
+
+#define NORM_CONV1X1_FN swin_cpu_norm_conv1x1_avx2
+#include "kernels/cpu/norm/instnorm_conv1x1_tmpl.h"
