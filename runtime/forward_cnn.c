@@ -127,18 +127,18 @@ static bool narrow_shortcut(const struct swin_exec *e, struct swin_vol in, const
            in.c <= SWIN_NARROW_SHORTCUT_MAX_CIN && in.c <= w->cout;
 }
 
-/* Order otherwise: at most three cout-channel maps live: a, b and res; b is the destination
- * when there is one (conv2 writes it and the last instnorm_act finishes it there). With conv3,
- * the wider of in and res is the one that dies before b exists: res first and in released
- * after conv1, or, when in is no wider than res (encoder1's image channels), conv3 after
- * conv2 so that in stays instead; where narrow_shortcut, the last norm reads in in res's
- * place. */
 /* Whether the block runs resblock_narrowing's order. */
 static bool narrowing(struct swin_vol in, int in_id, const struct swin_resblock_w *w, const struct swin_vol *dest)
 {
     return w->conv3_w && !dest && in_id >= 0 && in.pitch == in.c && in.c > w->cout;
 }
 
+/* Order otherwise: at most three cout-channel maps live: a, b and res; b is the destination
+ * when there is one (conv2 writes it and the last instnorm_act finishes it there). With conv3,
+ * the wider of in and res is the one that dies before b exists: res first and in released
+ * after conv1, or, when in is no wider than res (encoder1's image channels), conv3 after
+ * conv2 so that in stays instead; where narrow_shortcut, the last norm reads in in res's
+ * place. */
 struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in, int in_id, const struct swin_resblock_w *w,
                            const struct swin_vol *dest, const char *name)
 {
