@@ -14,9 +14,9 @@
  *                           accumulators (keys past n are zero columns of kp)
  *     each row: bias and mask added and the maximum taken (softmax_avx512.h), then
  *                           exp(s - max) (to 1e-4 relative: p is rounded next) and 1 / sum
- *                           in float32, p rounded to bfloat16 as it
- *                           is stored into the row's own first half (2 npad bfloat16 per row),
- *                           zero from key n to the row's end
+ *                           in float32, p rounded to bfloat16 as it is stored into the
+ *                           row's own first half (2 npad bfloat16 per row), zero from key n
+ *                           to the row's end
  *     o rows = p vp / sum   12 rows x 32 columns per tile: for every pair of keys u, the
  *                           vectors of vp row u times 12 broadcast pairs of p into 24
  *                           accumulators, then times the row's 1 / sum
