@@ -155,7 +155,8 @@ void bench_conv3d(struct bench *b, int Lin, int cin, int cout, int k, int stride
 {
     const int wino = k == 3 && stride == 1 && swin_cpu_winograd_available(b->be);
     const int taps = k > 1 && swin_cpu_winograd_available(b->be); /* the per-tap GEMMs: AVX2 and up */
-    if (!wanted(b, "conv3d") && !(wino && (wanted(b, "conv3d_wino2") || wanted(b, "conv3d_wino4"))) &&
+    if (!wanted(b, "conv3d") &&
+        !(wino && (wanted(b, "conv3d_wino2") || wanted(b, "conv3d_wino4") || wanted(b, "conv3d_wino6"))) &&
         !(taps && wanted(b, "conv3d_taps")))
         return;
     const int pad = stride == 1 ? k / 2 : 0, Lout = (Lin + 2 * pad - k) / stride + 1;
@@ -183,11 +184,13 @@ void bench_conv3d(struct bench *b, int Lin, int cin, int cout, int k, int stride
         TIMED(b, &r, swin_cpu_conv3d_taps(b->be, out, in, w, bias, k, stride, pad, wws, r.ws));
         report(b, &r, out.data, vol_floats(out));
     }
-    for (int tile = 2; wino && tile <= 4; tile += 2) {
-        /* the per-call weight transform included; FLOPs counted as for the direct conv */
-        r.op = tile == 2 ? "conv3d_wino2" : "conv3d_wino4";
+    for (int tile = 2; wino && tile <= 6; tile += 2) {
+        /* the per-call weight transform included; FLOPs counted as for the direct conv; F(6x6x6)
+         * is picked by the rule for bfloat16 weights (the same kernel widens them as it reads) */
+        r.op = tile == 2 ? "conv3d_wino2" : tile == 4 ? "conv3d_wino4" : "conv3d_wino6";
         if (!wanted(b, r.op)) continue;
-        r.formula = "2 k^3 cin cout Vout (equiv.)", r.picked = wino_runs && swin_cpu_winograd_tile(b->be, out, in) == tile;
+        r.formula = "2 k^3 cin cout Vout (equiv.)";
+        r.picked = wino_runs && swin_cpu_winograd_tile(b->be, out, in, tile == 6) == tile;
         r.ws = swin_cpu_winograd_ws(b->be, out, in, tile);
         free(wws);
         wws = ws_alloc(r.ws);

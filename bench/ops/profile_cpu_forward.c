@@ -75,6 +75,16 @@ static enum cpu_unit unit_of(const float *w)
 }
 
 /* exec: FLOPs executed per unit by this call. */
+/* The products a conv kernel executes per product of the direct conv: Winograd F(m x m x m,
+ * 3x3x3) takes (m + 2)^3 per m^3 outputs instead of 27 (grids that are multiples of m); 1 for
+ * the other kernels. */
+static double winograd_products(const char *kernel)
+{
+    int m = 0;
+    if (sscanf(kernel, "Winograd F(%d", &m) != 1 || m < 2) return 1.0;
+    return (double)(m + 2) * (m + 2) * (m + 2) / (27.0 * m * m * m);
+}
+
 static void record(const char *op, const char *shape, const char *kernel, enum cpu_unit unit, double t0, double flops,
                    const double exec[CPU_UNITS], double bytes)
 {
@@ -151,10 +161,7 @@ static void conv_row(double t0, struct swin_vol out, struct swin_vol in, const f
     snprintf(s, sizeof s, "%s%s %d->%d k%d s%d", prefix, g, in.c, out.c, k, stride);
     const double flops = 2.0 * k * k * k * in.c * out.c * vox(out);
     double exec[CPU_UNITS] = {0};
-    /* Winograd: (m + 2)^3 products per m^3 outputs instead of 27 */
-    exec[unit] = !strncmp(kernel, "Winograd F(2", 12)   ? flops * 64.0 / (27.0 * 8.0)
-                 : !strncmp(kernel, "Winograd F(4", 12) ? flops * 216.0 / (27.0 * 64.0)
-                                                        : flops;
+    exec[unit] = flops * winograd_products(kernel);
     record("conv3d", s, kernel, unit, t0, flops, exec, 0);
 }
 
@@ -412,16 +419,12 @@ static void write_json(FILE *o, const char *precision, int runs, double pass_med
     fprintf(o, "\n]}\n");
 }
 
-/* The GEMM flops of the Winograd convs: 2 (m + 2)^3 tiles cin cout for tiles of m^3 outputs
- * (even grids, multiples of m), i.e. the direct count 2 * 27 cin cout V times (m + 2)^3 / (27 m^3). */
+/* The GEMM flops of the Winograd convs (winograd_products). */
 static double winograd_gemm_flops(void)
 {
     double f = 0;
-    for (int i = 0; i < prof.n; i++) {
-        const struct prof_row *r = &prof.rows[i];
-        if (!strncmp(r->kernel, "Winograd F(2", 12)) f += r->flops * 64.0 / (27.0 * 8.0);
-        else if (!strncmp(r->kernel, "Winograd F(4", 12)) f += r->flops * 216.0 / (27.0 * 64.0);
-    }
+    for (int i = 0; i < prof.n; i++)
+        if (!strncmp(prof.rows[i].kernel, "Winograd", 8)) f += prof.rows[i].flops * winograd_products(prof.rows[i].kernel);
     return f;
 }
 

@@ -50,8 +50,8 @@ def cook_toom(m, points):
 
 def matrices(m):
     """(B^T, G, A^T) of F(m, 3): m = 2 and m = 4 as kernels/cpu/winograd*.c; m = -4: F(4, 3)
-    with Lavin & Gray's points 0, +-1, +-2; m = 6: F(6, 3) on 0, +-1, +-2, +-1/2 (no kernel
-    of the project; --f6)."""
+    with Lavin & Gray's points 0, +-1, +-2; m = 6: F(6, 3) on 0, +-1, +-2, +-1/2 (--f6; the
+    kernel, kernels/cpu/winograd/winograd_f6.h, negates the first rows of B^T and G)."""
     if m == 6:
         return cook_toom(6, [0, 1, -1, 2, -2, .5, -.5])
     if m == 2:

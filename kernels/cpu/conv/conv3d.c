@@ -28,12 +28,14 @@ enum { LEVELS = SWIN_CPU_SIMD_AVX512 + 1 };
 static const char *const taps_names[LEVELS] = {"", "per-tap GEMMs avx2", "per-tap GEMMs avx512"};
 static const char *const implicit_names[LEVELS] = {"", "implicit GEMM avx2", "implicit GEMM avx512"};
 static const char *const c1_names[LEVELS] = {"", "one-channel direct avx2", "one-channel direct avx512"};
-/* [tile 4][wide][level] */
-static const char *const wino_names[2][2][LEVELS] = {
+/* [tile / 2 - 1][wide][level] */
+static const char *const wino_names[3][2][LEVELS] = {
     {{"", "Winograd F(2x2x2,3x3x3) avx2", "Winograd F(2x2x2,3x3x3) avx512"},
      {"", "Winograd F(2x2x2,3x3x3) wide avx2", "Winograd F(2x2x2,3x3x3) wide avx512"}},
     {{"", "Winograd F(4x4x4,3x3x3) avx2", "Winograd F(4x4x4,3x3x3) avx512"},
      {"", "Winograd F(4x4x4,3x3x3) wide avx2", "Winograd F(4x4x4,3x3x3) wide avx512"}},
+    {{"", "Winograd F(6x6x6,3x3x3) avx2", "Winograd F(6x6x6,3x3x3) avx512"},
+     {"", "Winograd F(6x6x6,3x3x3) wide avx2", "Winograd F(6x6x6,3x3x3) wide avx512"}},
 };
 /* [1x1][bf16][level]; bfloat16 weights run the AVX2 kernel up to the AVX512_BF16 level
  * (gemm_bf16.h), where vdpbf16ps takes over */
@@ -68,10 +70,10 @@ struct conv_choice swin_cpu_conv3d_choose(const struct swin_cpu_backend *be, str
         c.name = taps_names[lv];
         return c;
     }
-    if (k == 3 && stride == 1 && pad == 1 && (c.tile = swin_cpu_winograd_tile(be, out, in))) {
+    if (k == 3 && stride == 1 && pad == 1 && (c.tile = swin_cpu_winograd_tile(be, out, in, w_bf16))) {
         c.kernel = CONV_WINOGRAD;
         c.ws = swin_cpu_winograd_ws(be, out, in, c.tile);
-        c.name = wino_names[c.tile == 4][swin_cpu_winograd_wide(be, out, in, c.tile)][lv];
+        c.name = wino_names[c.tile / 2 - 1][swin_cpu_winograd_wide(be, out, in, c.tile)][lv];
         return c;
     }
     c.ws = swin_cpu_conv3d_direct_ws((void *)be, out, in, k);
@@ -98,14 +100,15 @@ size_t swin_cpu_conv3d_ws(void *bev, struct swin_vol out, struct swin_vol in, co
     return ws16 > ws ? ws16 : ws;
 }
 
-/* Statistics where a conv of this output can run Winograd F(4x4x4) (the only kernel that keeps
- * them: norm/in_stats.h); 0 for smaller grids, where instnorm_act's own pass is cheap. */
+/* Statistics where a conv of this output can run Winograd F(4x4x4) or F(6x6x6) (the kernels
+ * that keep them: norm/in_stats.h; F(6x6x6) runs on a subset of F(4x4x4)'s grids and needs
+ * fewer slots); 0 for smaller grids, where instnorm_act's own pass is cheap. */
 size_t swin_cpu_conv3d_stats_bytes(void *bev, struct swin_vol out)
 {
     const struct swin_cpu_backend *be = bev;
     if (!swin_cpu_winograd_available(be) || out.c < 2) return 0;
     const struct swin_vol in = {.d = out.d, .h = out.h, .w = out.w, .c = 2};
-    return swin_cpu_winograd_tile(be, out, in) == 4 ? swin_cpu_in_stats_bytes(out) : 0;
+    return swin_cpu_winograd_tile(be, out, in, false) == 4 ? swin_cpu_in_stats_bytes(out) : 0;
 }
 
 const char *swin_cpu_conv3d_kernel(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in,
@@ -122,7 +125,7 @@ int swin_cpu_conv3d(void *bev, struct swin_vol out, void *stats, struct swin_vol
     if (!ws || ws_bytes < c.ws)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (%s): workspace %zu bytes, need %zu", c.name, ws ? ws_bytes : 0,
                              c.ws);
-    /* stats: Winograd F(4x4x4) keeps them; every other kernel marks them as not kept */
+    /* stats: Winograd F(4x4x4) and F(6x6x6) keep them; every other kernel marks them as not kept */
     if (stats && c.kernel != CONV_WINOGRAD) swin_cpu_in_stats_none(stats);
     switch (c.kernel) {
     case CONV_TAPS: return swin_cpu_conv3d_taps(be, out, in, w, bias, k, stride, pad, ws, ws_bytes);
@@ -139,9 +142,9 @@ int swin_cpu_conv3d_normed_input(void *bev, struct swin_vol out, void *stats, st
 {
     struct swin_cpu_backend *be = bev;
     const struct conv_choice c = swin_cpu_conv3d_choose(be, out, in, swin_cpu_wgemm_of(be, w).bf16, 3, 1, 1);
-    if (c.kernel == CONV_WINOGRAD && c.tile == 4) { /* it checks the workspace */
+    if (c.kernel == CONV_WINOGRAD && c.tile >= 4) { /* it checks the workspace */
         const struct swin_cpu_wino_pre pre = {.stats = in_stats, .gamma = gamma, .beta = beta};
-        return swin_cpu_conv3d_winograd(be, out, stats, in, w, bias, ws, ws_bytes, 4, &pre);
+        return swin_cpu_conv3d_winograd(be, out, stats, in, w, bias, ws, ws_bytes, c.tile, &pre);
     }
     const int rc = swin_cpu_instnorm_act(be, in, in_stats, true, gamma, beta, NULL, true);
     return rc ? rc : swin_cpu_conv3d(be, out, stats, in, w, bias, 3, 1, 1, ws, ws_bytes);

@@ -1,16 +1,16 @@
 /* Instance-norm statistics kept by a CPU conv (in_stats.h). */
 #include "kernels/cpu/norm/in_stats.h"
 
-int64_t swin_cpu_in_stats_slots(struct swin_vol out)
+int64_t swin_cpu_in_stats_slots(struct swin_vol out, int tile)
 {
-    const int64_t tiles = (int64_t)((out.d + 3) / 4) * ((out.h + 3) / 4) * ((out.w + 3) / 4);
+    const int64_t tiles = (int64_t)((out.d + tile - 1) / tile) * ((out.h + tile - 1) / tile) * ((out.w + tile - 1) / tile);
     return (tiles + 3) / 4;
 }
 
 size_t swin_cpu_in_stats_bytes(struct swin_vol out)
 {
     return sizeof(struct swin_cpu_in_stats_hdr) +
-           (size_t)swin_cpu_in_stats_slots(out) * (size_t)(1 + 3 * (int64_t)out.c) * sizeof(double);
+           (size_t)swin_cpu_in_stats_slots(out, 4) * (size_t)(1 + 3 * (int64_t)out.c) * sizeof(double);
 }
 
 void swin_cpu_in_stats_begin(void *stats, int64_t slots, int64_t c)

@@ -1,4 +1,5 @@
-/* Winograd F(2x2x2, 3x3x3): shape rule, workspace and entry point (kernels/cpu/winograd.h). */
+/* Winograd F(2x2x2), F(4x4x4) and F(6x6x6), 3x3x3: shape rule, workspace and entry point
+ * (kernels/cpu/winograd.h). */
 #include "kernels/cpu/winograd/winograd.h"
 
 #include "kernels/cpu/norm/in_stats.h"
@@ -12,7 +13,10 @@ static int round_up(int n, int to) { return (n + to - 1) / to * to; }
 
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be->simd >= SWIN_CPU_SIMD_AVX2; }
 
-int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
+/* Smallest grid side on which bfloat16 weights run F(6x6x6) instead of F(4x4x4). */
+#define WINO6_MIN_SIDE 48
+
+int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, bool w_bf16)
 {
     if (!swin_cpu_winograd_available(be)) return 0;
     /* The rule, each crossover measured per shape and level, weight transform included
@@ -21,17 +25,16 @@ int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol ou
      * F(4x4x4) on grids of at least 24 per axis at the AVX2 level and 16 at the AVX-512 level
      * (its 16-lane transforms and GEMM pay for U sooner), F(2x2x2) on smaller grids down to 6;
      * below 6 the transformed weights cost more than the few tiles save. conv3d (conv3d.c)
-     * asks only for grids its per-tap GEMMs do not take. */
+     * asks only for grids its per-tap GEMMs do not take.
+     * With bfloat16 weights, F(6x6x6) on grids of at least WINO6_MIN_SIDE: 2.37 multiplies per
+     * output against 3.375, at a float32 error about 5x F(4x4x4)'s and 100x below the weights'
+     * own rounding (bench/results/winograd_cpu.md, "F(6x6x6) for bfloat16 weights"). */
     if (in.c == 1) return 0;
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
+    if (w_bf16 && lmin >= WINO6_MIN_SIDE) return 6;
     if (lmin >= (be->simd >= SWIN_CPU_SIMD_AVX512 ? 16 : 24)) return 4;
     return lmin >= 6 ? 2 : 0;
-}
-
-bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in)
-{
-    return swin_cpu_winograd_tile(be, out, in) != 0;
 }
 
 /* Tile geometry and blocking for the shapes (measurements: bench/results/winograd_cpu.md,
@@ -44,6 +47,8 @@ bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol o
  * tile's stores land on 216 lines nt cinp floats apart). At the AVX-512 level the minimum is
  * 12: there the point GEMM waits on U's stream from L3 (each 16-lane vector of U feeds nt
  * FMAs) more than on V and M spilling past a 1 MiB L2 (96->48: 1.5 MiB a thread at 12).
+ * F(6x6x6) keeps 8 at both levels: its tiles hold 512 points, so 12 of them put 3.5 MiB of V
+ * and M on a thread for 96->48 (sweep: bench/results/cpu_speed/zen5, "Seventh round").
  *
  * Both stream U once per block of nt tiles: np cin coutp floats per nt tiles, against the
  * np (cinp + coutp) floats of V and M per tile, so the ratio is cin coutp / (nt (cinp +
@@ -59,13 +64,14 @@ static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, st
 {
     t->m = tile;
     t->np = (tile + 2) * (tile + 2) * (tile + 2);
-    if (be->simd >= SWIN_CPU_SIMD_AVX512) t->k = tile == 4 ? &swin_cpu_wino4_avx512 : &swin_cpu_wino2_avx512;
-    else t->k = tile == 4 ? &swin_cpu_wino4_avx2 : &swin_cpu_wino2_avx2;
+    if (be->simd >= SWIN_CPU_SIMD_AVX512)
+        t->k = tile == 6 ? &swin_cpu_wino6_avx512 : tile == 4 ? &swin_cpu_wino4_avx512 : &swin_cpu_wino2_avx512;
+    else t->k = tile == 6 ? &swin_cpu_wino6_avx2 : tile == 4 ? &swin_cpu_wino4_avx2 : &swin_cpu_wino2_avx2;
     t->panel = t->k->panel;
     t->cinp = round_up(in.c, t->k->lanes);
     t->coutp = round_up(out.c, t->k->lanes);
     t->cob = t->coutp < 96 ? t->coutp : 96;
-    const int nt_min = be->simd >= SWIN_CPU_SIMD_AVX512 ? 12 : 8;
+    const int nt_min = be->simd >= SWIN_CPU_SIMD_AVX512 && tile != 6 ? 12 : 8;
     int nt = WINO_NT_BUDGET / t->np / (t->cinp + t->cob) / 4 * 4;
     t->nt = nt < nt_min ? nt_min : (nt > 32 ? 32 : nt);
     t->tz = (out.d + tile - 1) / tile;
@@ -88,8 +94,8 @@ static void plan_task(const struct swin_cpu_backend *be, struct swin_vol out, st
         t->slice = t->v_bytes + swin_cpu_round((size_t)t->np * t->nt * t->cob * sizeof(float));
         return;
     }
-    t->v_pstride = tile == 4 ? t->cinp : (long)t->nt * t->cinp;
-    t->v_tstride = tile == 4 ? (long)t->np * t->cinp : t->cinp;
+    t->v_pstride = tile >= 4 ? t->cinp : (long)t->nt * t->cinp;
+    t->v_tstride = tile >= 4 ? (long)t->np * t->cinp : t->cinp;
     t->v_bytes = swin_cpu_round((size_t)t->np * t->nt * t->cinp * sizeof(float));
     t->slice = t->v_bytes + swin_cpu_round((size_t)t->np * t->nt * t->cob * sizeof(float));
 }
@@ -100,28 +106,32 @@ static size_t u_bytes(const struct wino_task *t)
     return swin_cpu_round((size_t)t->np * t->in.c * t->coutp * sizeof(float));
 }
 
-/* Bytes of the input prologue's coefficients (F(4x4x4): mean, scale, shift, cinp floats each). */
+/* Bytes of the input prologue's coefficients (F(4x4x4) and F(6x6x6): mean, scale, shift, cinp
+ * floats each). */
 static size_t pre_bytes(const struct wino_task *t)
 {
-    return t->m == 4 ? swin_cpu_round((size_t)3 * t->cinp * sizeof(float)) : 0;
+    return t->m >= 4 ? swin_cpu_round((size_t)3 * t->cinp * sizeof(float)) : 0;
 }
+
+/* The tile plan_task plans for a tile argument: 6, 4, and 2 for any other. */
+static int known_tile(int tile) { return tile == 6 || tile == 4 ? tile : 2; }
 
 bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
     struct wino_task t = {.out = out, .in = in};
-    plan_task(be, out, in, tile == 4 ? 4 : 2, &t);
+    plan_task(be, out, in, known_tile(tile), &t);
     return t.wide;
 }
 
 bool swin_cpu_winograd_streams(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
-    return tile == 4 && !swin_cpu_winograd_wide(be, out, in, tile) && swin_cpu_out_streams(be, out);
+    return tile >= 4 && !swin_cpu_winograd_wide(be, out, in, tile) && swin_cpu_out_streams(be, out);
 }
 
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile)
 {
     struct wino_task t = {.out = out, .in = in};
-    plan_task(be, out, in, tile == 4 ? 4 : 2, &t);
+    plan_task(be, out, in, known_tile(tile), &t);
     return SWIN_CPU_ALIGN + u_bytes(&t) + (t.wide ? 1 : (size_t)be->nthreads) * t.slice + pre_bytes(&t);
 }
 
@@ -147,16 +157,17 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, v
     if (out.d != in.d || out.h != in.h || out.w != in.w)
         return swin_cpu_fail(be, SWIN_ERR_SHAPE, "conv3d (Winograd): out %dx%dx%d differs from in %dx%dx%d",
                              out.d, out.h, out.w, in.d, in.h, in.w);
-    if (tile != 2 && tile != 4) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): tile %d is not 2 or 4", tile);
-    if (pre && tile != 4) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): an input prologue needs tile 4");
+    if (tile != 2 && tile != 4 && tile != 6)
+        return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): tile %d is not 2, 4 or 6", tile);
+    if (pre && tile == 2) return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): an input prologue needs tile 4 or 6");
     size_t need = swin_cpu_winograd_ws(be, out, in, tile);
     if (!ws || ws_bytes < need)
         return swin_cpu_fail(be, SWIN_ERR_ARG, "conv3d (Winograd): workspace %zu bytes, need %zu",
                              ws ? ws_bytes : 0, need);
     struct wino_task t = {.out = out, .in = in, .w = w, .w_bf16 = swin_cpu_wgemm_of(be, w).bf16, .bias = bias};
     plan_task(be, out, in, tile, &t);
-    if (stats && tile == 4) {
-        swin_cpu_in_stats_begin(stats, swin_cpu_in_stats_slots(out), out.c);
+    if (stats && tile >= 4) {
+        swin_cpu_in_stats_begin(stats, swin_cpu_in_stats_slots(out, tile), out.c);
         t.stats = stats;
     } else if (stats) {
         swin_cpu_in_stats_none(stats);

@@ -23,7 +23,9 @@
  * Nothing is kept between calls, so Winograd costs no memory beyond the planned workspace.
  * With bfloat16 weights (precision BF16) the transform widens them exactly to float32 and
  * the rest runs as in float32: the input is not rounded to bfloat16, unlike the direct path.
- * conv3d (conv3d.c) runs Winograd where the shape rule holds. */
+ * The larger tiles, F(4x4x4) and F(6x6x6) (6^3 and 8^3 patches; F(6x6x6) for bfloat16 weights on
+ * large grids), share one template (winograd_tmpl.h; their one-axis transforms: winograd_f4.h,
+ * winograd_f6.h). conv3d (conv3d.c) runs Winograd where the shape rule holds. */
 #ifndef SWIN_CPU_WINOGRAD_H
 #define SWIN_CPU_WINOGRAD_H
 
@@ -33,23 +35,22 @@
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/gemm/gemm_bf16.h"
 
-/* The tile the shape rule picks for a 3x3x3 stride-1 pad-1 conv from `in` to `out`: 4 for
- * F(4x4x4, 3x3x3) (winograd4_avx2.c), 2 for F(2x2x2, 3x3x3), 0 where the backend's direct
- * kernel is measured faster (or the backend has no Winograd kernel). */
-int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in);
-/* swin_cpu_winograd_tile() != 0. */
-bool swin_cpu_winograd_wins(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in);
+/* The tile the shape rule picks for a 3x3x3 stride-1 pad-1 conv from `in` to `out` with
+ * bfloat16 weights (w_bf16) or float32 ones: 6 for F(6x6x6, 3x3x3) (bfloat16 weights only),
+ * 4 for F(4x4x4, 3x3x3), 2 for F(2x2x2, 3x3x3), 0 where the backend's direct kernel is
+ * measured faster (or the backend has no Winograd kernel). */
+int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, bool w_bf16);
 /* Whether the backend has a Winograd kernel at its SIMD level (AVX2 + FMA). */
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be);
 
-/* Whether swin_cpu_conv3d_winograd with this tile runs the wide schedule (winograd.c). */
+/* Whether swin_cpu_conv3d_winograd with this tile (2, 4 or 6) runs the wide schedule (winograd.c). */
 bool swin_cpu_winograd_wide(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
-/* Workspace of swin_cpu_conv3d_winograd with this tile (2 or 4) for these shapes and the
+/* Workspace of swin_cpu_conv3d_winograd with this tile (2, 4 or 6) for these shapes and the
  * backend's threads: the transformed weights ((tile + 2)^3 cin round8(cout) floats) and each
  * thread's tile buffers (the wide schedule: one block's, shared). */
 size_t swin_cpu_winograd_ws(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
 /* Whether swin_cpu_conv3d_winograd stores this output past the caches: the blocked F(4x4x4)
- * schedule and swin_cpu_out_streams. */
+ * and F(6x6x6) schedule and swin_cpu_out_streams. */
 bool swin_cpu_winograd_streams(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, int tile);
 /* An input prologue: the conv reads LeakyReLU_0.01(IN(in) * gamma + beta) (instnorm_act's
  * norm; stats: what conv3d kept for in, or NULL) instead of in, applied as the input
@@ -59,10 +60,10 @@ struct swin_cpu_wino_pre {
     const float *gamma, *beta;
 };
 /* out = conv3d(in, w) + bias for w (3,3,3,cin,cout), stride 1, pad 1; out dims = in dims;
- * output tiles of tile^3 (2 or 4) voxels. stats: NULL, or swin_cpu_in_stats_bytes(out) bytes
- * that receive out's instance-norm statistics (tile 4; tile 2 marks them as not kept).
- * pre: NULL, or an input prologue (tile 4 only). SWIN_ERR_ARG where the backend has no
- * Winograd kernel (swin_cpu_winograd_available) or the tile is neither. */
+ * output tiles of tile^3 (2, 4 or 6) voxels. stats: NULL, or swin_cpu_in_stats_bytes(out) bytes
+ * that receive out's instance-norm statistics (tiles 4 and 6; tile 2 marks them as not kept).
+ * pre: NULL, or an input prologue (tiles 4 and 6). SWIN_ERR_ARG where the backend has no
+ * Winograd kernel (swin_cpu_winograd_available) or the tile is none of those. */
 int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, void *stats, struct swin_vol in,
                              const float *w, const float *bias, void *ws, size_t ws_bytes, int tile,
                              const struct swin_cpu_wino_pre *pre);
@@ -71,7 +72,7 @@ int swin_cpu_conv3d_winograd(struct swin_cpu_backend *be, struct swin_vol out, v
 struct wino_task {
     struct swin_vol out, in;
     const struct wino_kernels *k; /* the level's kernels for this tile size */
-    int m, np;                 /* output tile side (2 or 4), transformed points (m + 2)^3 */
+    int m, np;                 /* output tile side (2, 4 or 6), transformed points (m + 2)^3 */
     const float *w, *bias;     /* w (3,3,3,cin,cout) */
     bool w_bf16;               /* w holds bfloat16 (precision BF16), widened exactly as it is read */
     float *u;                  /* U in the workspace (aligned), np cin coutp floats */
@@ -88,12 +89,13 @@ struct wino_task {
     char *ws;                  /* aligned; thread t owns [t*slice, (t+1)*slice) (wide: one slice, shared) */
     size_t slice, v_bytes;     /* V = np nt cinp floats, then M = np nt cob floats */
     long v_pstride, v_tstride; /* floats between V's points and between its tiles: F(2x2x2)
-                                  point-major (nt cinp, cinp), F(4x4x4) tile-major (cinp, np cinp) */
+                                  point-major (nt cinp, cinp), F(4x4x4) and F(6x6x6) tile-major
+                                  (cinp, np cinp) */
     atomic_long next;          /* work claimed: input channels, then tile blocks */
     const float *pre;          /* NULL, or the input prologue in the workspace: mean, scale, shift,
                                   cinp floats each (zero in the padding lanes) */
     void *stats;               /* NULL, or the instance-norm statistics the output transform keeps
-                                  (kernels/cpu/norm/in_stats.h; F(4x4x4) only) */
+                                  (kernels/cpu/norm/in_stats.h; F(4x4x4) and F(6x6x6)) */
     bool stream;               /* the output transform's full vectors are non-temporal stores
                                   (swin_cpu_winograd_streams), fenced before it returns */
     bool timed;                /* add each phase's nanoseconds to phase_ns (backend's wino_phases set) */
@@ -121,10 +123,11 @@ struct wino_kernels {
     swin_wino_gemm_fn *gemm;
     swin_wino_output_fn *output;
 };
-/* F(2x2x2) and F(4x4x4) at the AVX2 level (winograd2_avx2.c, winograd4_avx2.c) and the
- * AVX-512 level (winograd2_avx512.c, winograd4_avx512.c). */
-extern const struct wino_kernels swin_cpu_wino2_avx2, swin_cpu_wino4_avx2;
-extern const struct wino_kernels swin_cpu_wino2_avx512, swin_cpu_wino4_avx512;
+/* F(2x2x2), F(4x4x4) and F(6x6x6) at the AVX2 level (winograd2_avx2.c, winograd4_avx2.c,
+ * winograd6_avx2.c) and the AVX-512 level (winograd2_avx512.c, winograd4_avx512.c,
+ * winograd6_avx512.c). */
+extern const struct wino_kernels swin_cpu_wino2_avx2, swin_cpu_wino4_avx2, swin_cpu_wino6_avx2;
+extern const struct wino_kernels swin_cpu_wino2_avx512, swin_cpu_wino4_avx512, swin_cpu_wino6_avx512;
 
 /* U's layout: per point p (cin coutp floats apart), the output channels in panels of t->panel
  * (the last one coutp mod panel wide when that is not 0), each panel (cin, width) row-major, so

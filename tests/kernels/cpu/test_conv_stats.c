@@ -1,5 +1,6 @@
-/* conv3d keeping the instance-norm statistics of its output (Winograd F(4x4x4):
- * kernels/cpu/norm/in_stats.h) and instnorm_act using them, at every SIMD level: the norm of
+/* conv3d keeping the instance-norm statistics of its output (Winograd F(4x4x4), and F(6x6x6)
+ * with bfloat16 weights: kernels/cpu/norm/in_stats.h) and instnorm_act using them, at every
+ * SIMD level: the norm of
  * what the conv stored against float64 InstanceNorm3d of the same values; the same bits on
  * 1, 2 and 3 threads; a kernel that keeps none (1x1) leaving the norm to its own pass; kept
  * statistics that are wrong on purpose must show in the output (the norm reads them). */
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/norm/in_stats.h"
 #include "kernels/op_check.h"
@@ -59,23 +61,34 @@ static float *conv_then_norm(struct swin_cpu_backend *be, const tvol *in, const 
     return got;
 }
 
-/* One shape: cin -> cout at d x h x w, weights in [-ws, ws), bias around `offset`. */
+/* One shape: cin -> cout at d x h x w, weights in [-ws, ws), bias around `offset`; bf16: the
+ * weights stored as bfloat16 (every backend's bfloat16 range, cleared after). */
 static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, int cout, int pitch, int k, float wscale,
-                     float offset, bool expect_kept)
+                     float offset, bool expect_kept, bool bf16)
 {
     char name[192];
-    snprintf(name, sizeof name, "conv%d %dx%dx%d %d->%d pitch %d bias ~%g, %s", k, d, h, w, cin, cout, pitch, offset,
-             test_simd_name(be->simd));
+    snprintf(name, sizeof name, "conv%d %dx%dx%d %d->%d pitch %d bias ~%g%s, %s", k, d, h, w, cin, cout, pitch, offset,
+             bf16 ? " bfloat16 weights" : "", test_simd_name(be->simd));
     test_rng r = {7ULL + (uint64_t)cin * 31 + (uint64_t)cout};
     tvol in = tvol_new(d, h, w, cin, cin);
     tvol_fill(&in, &r, -1.0f, 1.0f);
-    float *wt = test_rand(&r, (size_t)k * k * k * cin * cout, -wscale, wscale);
+    const size_t nw = (size_t)k * k * k * cin * cout;
+    float *wt = test_rand(&r, nw, -wscale, wscale);
+    swin_bf16 *wb = bf16 ? malloc(nw * sizeof *wb) : NULL;
+    for (size_t i = 0; wb && i < nw; i++) wb[i] = swin_bf16_from_f32(wt[i]);
+    const float *w_op = wb ? (const float *)(const void *)wb : wt;
+    if (wb) swin_cpu_backend_set_bf16(be, wb, nw * sizeof *wb);
     float *bias = test_rand(&r, (size_t)cout, offset - 0.5f, offset + 0.5f);
     float *g = test_rand(&r, (size_t)cout, 0.5f, 1.5f), *b = test_rand(&r, (size_t)cout, -1.0f, 1.0f);
     const size_t nv = swin_vol_voxels(in.v), n = nv * (size_t)cout;
     bool kept = false, ok = true;
+    if (bf16) {
+        const struct swin_vol ov = {.d = d, .h = h, .w = w, .c = cout, .pitch = pitch};
+        ok &= check_true("conv stats: bfloat16 weights on 48^3 run F(6x6x6)",
+                         !strncmp(swin_cpu_conv3d_kernel(be, ov, in.v, w_op, k, 1, k / 2), "Winograd F(6", 12));
+    }
     float *x = NULL;
-    float *got = conv_then_norm(be, &in, wt, bias, k, cout, pitch, g, b, false, &kept, &x);
+    float *got = conv_then_norm(be, &in, w_op, bias, k, cout, pitch, g, b, false, &kept, &x);
     ok &= check_true(name, got != NULL && x != NULL);
     if (got && x) {
         char what[256];
@@ -83,15 +96,16 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
         ok &= check_true(what, kept == expect_kept);
         float *ref = malloc(n * sizeof *ref);
         naive_norm(ref, x, nv, cout, g, b);
-        /* the tile sums run in float over at most 64 voxels, then everything in double */
+        /* the tile sums run in float over at most 216 voxels, then everything in double */
         ok &= check_close_scaled(name, got, ref, n, 2e-6);
         /* the same bits on 1 and 3 threads (slots combined in order) */
         for (int th = 1; th <= 3; th += 2) {
             struct swin_cpu_backend *other = test_backend(th);
             if (!other) return false;
             swin_cpu_backend_set_simd(other, be->simd);
+            if (wb) swin_cpu_backend_set_bf16(other, wb, nw * sizeof *wb);
             bool k2;
-            float *x2 = NULL, *got2 = conv_then_norm(other, &in, wt, bias, k, cout, pitch, g, b, false, &k2, &x2);
+            float *x2 = NULL, *got2 = conv_then_norm(other, &in, w_op, bias, k, cout, pitch, g, b, false, &k2, &x2);
             snprintf(what, sizeof what, "%s: %d thread(s) give the same bits", name, th);
             ok &= check_true(what, got2 && !memcmp(got2, got, n * sizeof *got));
             free(got2);
@@ -100,7 +114,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
         }
         if (kept) {
             /* kept statistics that are wrong must show: the norm takes them, not a pass of its own */
-            float *x3 = NULL, *bad = conv_then_norm(be, &in, wt, bias, k, cout, pitch, g, b, true, &kept, &x3);
+            float *x3 = NULL, *bad = conv_then_norm(be, &in, w_op, bias, k, cout, pitch, g, b, true, &kept, &x3);
             size_t off = 0;
             for (size_t v = 0; bad && v < nv; v++) off += fabsf(bad[v * cout] - ref[v * cout]) > 1e-3f;
             snprintf(what, sizeof what, "%s: a planted error in the kept statistics changes the output", name);
@@ -110,7 +124,8 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
         }
         free(ref);
     }
-    free(got); free(x); free(wt); free(bias); free(g); free(b);
+    if (wb) swin_cpu_backend_set_bf16(be, NULL, 0);
+    free(got); free(x); free(wt); free(wb); free(bias); free(g); free(b);
     tvol_free(&in);
     return ok;
 }
@@ -125,13 +140,17 @@ static bool all_cases(struct swin_cpu_backend *be)
     bool ok = true;
     /* F(4x4x4) from grids of 24 at every level with it: 20 output channels (a partial chunk),
      * a wider pitch, edge tiles on every axis */
-    ok &= run_case(be, 24, 25, 26, 5, 20, 23, 3, 0.2f, 0.0f, true);
+    ok &= run_case(be, 24, 25, 26, 5, 20, 23, 3, 0.2f, 0.0f, true, false);
     /* a +300 offset with a spread near 0.1: each slot's own shift keeps the variance */
-    ok &= run_case(be, 25, 24, 27, 3, 9, 9, 3, 0.02f, 300.0f, true);
+    ok &= run_case(be, 25, 24, 27, 3, 9, 9, 3, 0.02f, 300.0f, true, false);
     /* the wide schedule (200 x 100 channels; blocks of 4 tiles shared by the threads) */
-    ok &= run_case(be, 24, 24, 25, 200, 100, 100, 3, 0.05f, 0.0f, true);
+    ok &= run_case(be, 24, 24, 25, 200, 100, 100, 3, 0.05f, 0.0f, true, false);
     /* a 1x1 conv keeps none: the statistics are marked so, the norm reads its input */
-    ok &= run_case(be, 24, 24, 24, 7, 16, 16, 1, 0.3f, 2.0f, false);
+    ok &= run_case(be, 24, 24, 24, 7, 16, 16, 1, 0.3f, 2.0f, false, false);
+    /* F(6x6x6) (bfloat16 weights, grids of 48): 216-voxel tiles, partial on two axes, and the
+     * +300 offset */
+    ok &= run_case(be, 48, 53, 50, 5, 20, 23, 3, 0.2f, 0.0f, true, true);
+    ok &= run_case(be, 49, 48, 48, 3, 9, 9, 3, 0.02f, 300.0f, true, true);
     return ok;
 }
 

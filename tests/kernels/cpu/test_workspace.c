@@ -73,6 +73,7 @@ static size_t r_merge_ws(void *be, struct swin_vol out, struct swin_vol in)
 static size_t kernel_need(struct swin_cpu_backend *be, const struct conv_call *c, const char *name)
 {
     if (!strncmp(name, "per-tap", 7)) return swin_cpu_conv3d_taps_ws(be, c->out, c->in);
+    if (!strncmp(name, "Winograd F(6", 12)) return swin_cpu_winograd_ws(be, c->out, c->in, 6);
     if (!strncmp(name, "Winograd F(4", 12)) return swin_cpu_winograd_ws(be, c->out, c->in, 4);
     if (!strncmp(name, "Winograd F(2", 12)) return swin_cpu_winograd_ws(be, c->out, c->in, 2);
     return swin_cpu_conv3d_direct_ws(be, c->out, c->in, c->k);
