@@ -28,7 +28,8 @@ int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol ou
      * asks only for grids its per-tap GEMMs do not take.
      * With bfloat16 weights, F(6x6x6) on grids of at least WINO6_MIN_SIDE: 2.37 multiplies per
      * output against 3.375, at a float32 error about 5x F(4x4x4)'s and 100x below the weights'
-     * own rounding (bench/results/winograd_cpu.md, "F(6x6x6) for bfloat16 weights"). */
+     * own rounding (bench/results/winograd_cpu.md, "F(6x6x6) for bfloat16 weights"; at the
+     * AVX2 level measured on a Zen 5 capped at AVX2, not on a Zen 3). */
     if (in.c == 1) return 0;
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
