@@ -308,6 +308,18 @@ static bool all_cases(struct swin_cpu_backend *be, enum swin_cpu_simd simd)
                          !swin_cpu_winograd_wide(be, probe_out, probe_in, 2) &&
                              !swin_cpu_winograd_wide(be, probe_out, probe_in, 4) &&
                              !swin_cpu_winograd_wide(be, probe_out, probe_in, 6));
+        /* the F(6x6x6) rule: bfloat16 weights, grids from 48, at most 144 channels in and out */
+        const struct swin_vol g48_96 = {.d = 48, .h = 49, .w = 50, .c = 96, .pitch = 96};
+        const struct swin_vol g48_48 = {.d = 48, .h = 49, .w = 50, .c = 48, .pitch = 48};
+        const struct swin_vol g32_48 = {.d = 32, .h = 64, .w = 64, .c = 48, .pitch = 48};
+        ok &= check_true("winograd: bfloat16 96 -> 48 on a grid of 48 runs F(6x6x6)",
+                         swin_cpu_winograd_tile(be, g48_48, g48_96, true) == 6);
+        ok &= check_true("winograd: float32 96 -> 48 on a grid of 48 runs F(4x4x4)",
+                         swin_cpu_winograd_tile(be, g48_48, g48_96, false) == 4);
+        ok &= check_true("winograd: bfloat16 96 -> 96 on a grid of 48 runs F(4x4x4)",
+                         swin_cpu_winograd_tile(be, g48_96, g48_96, true) == 4);
+        ok &= check_true("winograd: bfloat16 48 -> 48 with a side of 32 runs F(4x4x4)",
+                         swin_cpu_winograd_tile(be, g32_48, g32_48, true) == 4);
     }
     ok &= run_case(be, simd, 5, 7, 6, 200, 200, 150, true, 150, 0, true);
     ok &= run_case(be, simd, 13, 10, 11, 136, 140, 130, true, 141, 5, false);
