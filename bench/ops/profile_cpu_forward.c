@@ -74,7 +74,6 @@ static enum cpu_unit unit_of(const float *w)
     return prof.level >= SWIN_CPU_SIMD_AVX512 ? CPU_FMA512 : CPU_FMA256;
 }
 
-/* exec: FLOPs executed per unit by this call. */
 /* The products a conv kernel executes per product of the direct conv: Winograd F(m x m x m,
  * 3x3x3) takes (m + 2)^3 per m^3 outputs instead of 27 (grids that are multiples of m); 1 for
  * the other kernels. */
@@ -85,6 +84,7 @@ static double winograd_products(const char *kernel)
     return (double)(m + 2) * (m + 2) * (m + 2) / (27.0 * m * m * m);
 }
 
+/* exec: FLOPs executed per unit by this call. */
 static void record(const char *op, const char *shape, const char *kernel, enum cpu_unit unit, double t0, double flops,
                    const double exec[CPU_UNITS], double bytes)
 {

@@ -89,6 +89,16 @@ float *test_rand(test_rng *r, size_t n, float lo, float hi)
     return x;
 }
 
+swin_bf16 *test_bf16_copy(const float *w, size_t n, float *rounded)
+{
+    swin_bf16 *b = malloc((n ? n : 1) * sizeof *b);
+    for (size_t i = 0; b && i < n; i++) {
+        b[i] = swin_bf16_from_f32(w[i]);
+        if (rounded) rounded[i] = swin_bf16_to_f32(b[i]);
+    }
+    return b;
+}
+
 /* Layout: [p ... header (p, bytes) | ws (4 bytes past a 64-byte boundary), bytes | 64 guard bytes]. */
 #define WS_GUARD 64
 void *ws_new(size_t bytes)

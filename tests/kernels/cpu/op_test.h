@@ -1,5 +1,5 @@
 /* Helpers for the CPU op tests: volumes with pitch and guard sentinels, random buffers,
- * workspaces deliberately misaligned, a backend per thread count.
+ * bfloat16 copies of weights, workspaces deliberately misaligned, a backend per thread count.
  * The naive references live in each test file, not here. */
 #ifndef SWIN_OP_TEST_H
 #define SWIN_OP_TEST_H
@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/common/check.h"
 
@@ -42,6 +43,11 @@ void test_in_lrelu_f64(double *out, const float *x, size_t nv, int c, const floa
 
 /* malloc'ed n floats uniform in [lo, hi). */
 float *test_rand(test_rng *r, size_t n, float lo, float hi);
+
+/* malloc'ed bfloat16 copy of w[0..n) (round to nearest even); rounded: NULL, or n floats that
+ * receive the copy's values widened back (the weights a bfloat16 kernel computes with; may be w
+ * itself). */
+swin_bf16 *test_bf16_copy(const float *w, size_t n, float *rounded);
 
 /* A workspace of `bytes` whose pointer is 4 bytes past an aligned address (ops must align
  * internally), followed by guard bytes; ws_free releases it and returns false (with a

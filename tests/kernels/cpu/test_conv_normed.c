@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/op_check.h"
 
@@ -114,11 +113,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     float *g = affine ? test_rand(&r, (size_t)cin, 0.5f, 1.5f) : NULL, *b = affine ? test_rand(&r, (size_t)cin, -1.0f, 1.0f) : NULL;
     const size_t nw = (size_t)27 * cin * cout;
     float *wt = test_rand(&r, nw, -0.2f, 0.2f), *bias = test_rand(&r, (size_t)cout, -1.0f, 1.0f);
-    swin_bf16 *wb = bf16 ? malloc(nw * sizeof *wb) : NULL;
-    for (size_t i = 0; wb && i < nw; i++) {
-        wb[i] = swin_bf16_from_f32(wt[i]);
-        wt[i] = swin_bf16_to_f32(wb[i]);
-    }
+    swin_bf16 *wb = bf16 ? test_bf16_copy(wt, nw, wt) : NULL;
     if (wb) swin_cpu_backend_set_bf16(be, wb, nw * sizeof *wb);
     const float *w_op = wb ? (const float *)(const void *)wb : wt;
     const char *kernel = swin_cpu_conv3d_kernel(be, (struct swin_vol){.d = d, .h = h, .w = w, .c = cout},

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/cpu_internal.h"
 #include "kernels/cpu/norm/in_stats.h"
 #include "kernels/op_check.h"
@@ -74,8 +73,7 @@ static bool run_case(struct swin_cpu_backend *be, int d, int h, int w, int cin, 
     tvol_fill(&in, &r, -1.0f, 1.0f);
     const size_t nw = (size_t)k * k * k * cin * cout;
     float *wt = test_rand(&r, nw, -wscale, wscale);
-    swin_bf16 *wb = bf16 ? malloc(nw * sizeof *wb) : NULL;
-    for (size_t i = 0; wb && i < nw; i++) wb[i] = swin_bf16_from_f32(wt[i]);
+    swin_bf16 *wb = bf16 ? test_bf16_copy(wt, nw, NULL) : NULL;
     const float *w_op = wb ? (const float *)(const void *)wb : wt;
     if (wb) swin_cpu_backend_set_bf16(be, wb, nw * sizeof *wb);
     float *bias = test_rand(&r, (size_t)cout, offset - 0.5f, offset + 0.5f);

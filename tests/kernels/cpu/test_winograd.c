@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/winograd/winograd.h"
 
 static void naive(double *ref, struct swin_vol in, const float *w, const float *bias, int cout, bool flip)
@@ -176,11 +175,7 @@ static bool bf16_case(enum swin_cpu_simd simd, int d, int h, int w, int cin, int
     const size_t nw = (size_t)27 * cin * cout;
     float *wt = test_rand(&r, nw, -0.5f, 0.5f), *wr = malloc(nw * sizeof(float));
     float *bias = test_rand(&r, (size_t)cout, -1.0f, 1.0f);
-    swin_bf16 *wb = malloc(nw * sizeof(swin_bf16));
-    for (size_t i = 0; i < nw; i++) {
-        wb[i] = swin_bf16_from_f32(wt[i]);
-        wr[i] = swin_bf16_to_f32(wb[i]);
-    }
+    swin_bf16 *wb = test_bf16_copy(wt, nw, wr);
     swin_cpu_backend_set_bf16(be, wb, nw * sizeof(swin_bf16));
     const float *wbf = (const float *)(const void *)wb;
     size_t n = (size_t)d * h * w * cout;
