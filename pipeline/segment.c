@@ -106,9 +106,12 @@ struct sink {
 static void sink_voxel(void *user, int64_t v, const float *x)
 {
     struct sink *s = user;
+    /* the first maximum, as torch.argmax; the maximum kept in a register, not reloaded through
+     * best (a load on every step's critical path) */
     int best = 0;
+    float top = x[0];
     for (int c = 1; c < s->co; c++)
-        if (x[c] > x[best]) best = c; /* the first maximum, as torch.argmax */
+        if (x[c] > top) top = x[c], best = c;
     if (s->labels && s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;
     else if (s->labels) ((uint16_t *)s->labels)[v] = (uint16_t)best;
     if (!s->probs && !s->lin) return;

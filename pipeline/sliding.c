@@ -320,6 +320,34 @@ static swin_status host_planes(void *ctx, int64_t lo, int64_t hi, swin_error *er
     return SWIN_OK;
 }
 
+/* Chunks [c0, c1) of ZERO_CHUNK bytes of a buffer set to zero (the last one cut at its end). */
+enum { ZERO_CHUNK = 2 << 20 };
+struct zero_job {
+    char *p;
+    size_t bytes;
+};
+
+static void zero_chunks(void *user, int tid, int64_t c0, int64_t c1)
+{
+    (void)tid;
+    const struct zero_job *z = user;
+    const size_t lo = (size_t)c0 * ZERO_CHUNK;
+    const size_t hi = (size_t)c1 * ZERO_CHUNK < z->bytes ? (size_t)c1 * ZERO_CHUNK : z->bytes;
+    memset(z->p + lo, 0, hi - lo);
+}
+
+/* A buffer of `bytes` zeros, written by the threads now. calloc's untouched pages read as the
+ * shared zero page: the ring's first += on each would fault twice, and the second fault
+ * flushes the other threads' TLBs, an interprocessor interrupt per 4 KiB page
+ * (bench/results/pipeline_host.md, section 4). */
+static float *zeroed(size_t bytes, int threads)
+{
+    float *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p) swin_parallel_for(threads, (int64_t)((bytes + ZERO_CHUNK - 1) / ZERO_CHUNK), zero_chunks,
+                             &(struct zero_job){(char *)p, bytes});
+    return p;
+}
+
 static swin_status run_host(const struct swin_sliding *s, const float *vol, struct swin_sliding_times *tm,
                             swin_error *err)
 {
@@ -328,8 +356,8 @@ static swin_status run_host(const struct swin_sliding *s, const float *vol, stru
     struct host_run h = {.s = s, .r = {.ax = swin_sliding_axis(w)}, .threads = swin_parallel_threads(s->threads)};
     h.r.n = ring_voxels(w, h.r.ax, h.r.ext);
     size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
-    h.r.acc = calloc((size_t)co * (size_t)h.r.n, sizeof *h.r.acc);
-    h.r.wsum = calloc((size_t)h.r.n, sizeof *h.r.wsum);
+    h.r.acc = zeroed((size_t)co * (size_t)h.r.n * sizeof *h.r.acc, h.threads);
+    h.r.wsum = zeroed((size_t)h.r.n * sizeof *h.r.wsum, h.threads);
     float *in = malloc(win * sizeof *in);
     h.out = malloc((size_t)co * win * sizeof *h.out);
     h.avg = malloc((size_t)h.threads * FINAL_TILE * (size_t)co * sizeof *h.avg);
