@@ -133,7 +133,27 @@ static void accumulate_rows(void *user, int tid, int64_t a0, int64_t a1)
     }
 }
 
-/* Rows [u0, u1) of the first other axis of plane j->plane: average, sink, clear. */
+/* Voxels [ri, ri + len) of the ring, contiguous there and at v, v + 1, ... in the volume
+ * (len <= FINAL_TILE): a class at a time over the run (each class's sums contiguous), their
+ * averages into tile (voxel-major: out_channels values a voxel) and their sums and weights
+ * cleared; then each voxel's averages to the sink. */
+static void finish_run(const struct swin_sliding *s, struct ring *r, int64_t ri, int64_t len, int64_t v, float *tile)
+{
+    const int co = s->out_channels;
+    const float *ws = r->wsum + ri;
+    for (int k = 0; k < co; k++) {
+        float *acc = r->acc + k * r->n + ri;
+        for (int64_t i = 0; i < len; i++) tile[i * co + k] = acc[i] / ws[i];
+        memset(acc, 0, (size_t)len * sizeof *acc);
+    }
+    memset(r->wsum + ri, 0, (size_t)len * sizeof *r->wsum);
+    for (int64_t i = 0; i < len; i++) s->sink(s->sink_user, v + i, tile + i * co);
+}
+
+/* Rows [u0, u1) of the first other axis of plane j->plane: average, sink, clear. With the slab
+ * axis first or second a row runs along the last axis, contiguous in the ring and in the
+ * volume: runs of up to FINAL_TILE voxels; with it last (the linear way back, which needs the
+ * planes in order) a voxel at a time. */
 static void finalise_rows(void *user, int tid, int64_t u0, int64_t u1)
 {
     const struct blend_job *j = user;
@@ -141,34 +161,28 @@ static void finalise_rows(void *user, int tid, int64_t u0, int64_t u1)
     const struct swin_cubes *w = s->layout;
     struct ring *r = j->r;
     const int co = s->out_channels, ax = r->ax, o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
-    float *avg = j->avg + (size_t)co * (size_t)tid;
+    float *tile = j->avg + (size_t)co * FINAL_TILE * (size_t)tid;
     int64_t x[3];
     x[ax] = j->plane;
     for (x[o1] = u0; x[o1] < u1; x[o1]++)
-        for (x[o2] = 0; x[o2] < w->size[o2]; x[o2]++) {
-            int64_t ri = ring_index(r, x[0], x[1], x[2]);
-            float ws = r->wsum[ri];
-            for (int k = 0; k < co; k++) {
-                avg[k] = r->acc[k * r->n + ri] / ws;
-                r->acc[k * r->n + ri] = 0;
-            }
-            r->wsum[ri] = 0;
-            s->sink(s->sink_user, (x[0] * w->size[1] + x[1]) * w->size[2] + x[2], avg);
+        for (x[o2] = 0; x[o2] < w->size[o2];) {
+            const int64_t left = w->size[o2] - x[o2], len = ax == 2 ? 1 : left < FINAL_TILE ? left : FINAL_TILE;
+            finish_run(s, r, ring_index(r, x[0], x[1], x[2]), len, (x[0] * w->size[1] + x[1]) * w->size[2] + x[2],
+                       tile);
+            x[o2] += len;
         }
 }
 
 /* Rows x0 in [a0, a1) of planes [j->plane, j->plane_hi) when the slab axis is the last, the
- * fastest in the ring and in the volume (an axial CT's): a run along it reads each class's
- * sums contiguously, and a tile of up to FINAL_TILE voxels x out_channels (voxel-major)
- * hands the sink each voxel's averages; the same division per value as finalise_rows. */
+ * fastest in the ring and in the volume (an axial CT's): runs along it, cut where the ring
+ * wraps. */
 static void finalise_runs(void *user, int tid, int64_t a0, int64_t a1)
 {
     const struct blend_job *j = user;
     const struct swin_sliding *s = j->s;
     const struct swin_cubes *w = s->layout;
     struct ring *r = j->r;
-    const int co = s->out_channels;
-    float *tile = j->avg + (size_t)co * FINAL_TILE * (size_t)tid;
+    float *tile = j->avg + (size_t)s->out_channels * FINAL_TILE * (size_t)tid;
     for (int64_t x0 = a0; x0 < a1; x0++)
         for (int64_t x1 = 0; x1 < w->size[1]; x1++)
             for (int64_t x2 = j->plane; x2 < j->plane_hi;) {
@@ -176,16 +190,7 @@ static void finalise_runs(void *user, int tid, int64_t a0, int64_t a1)
                 const int64_t to_wrap = r->ext[2] - x2 % r->ext[2];
                 if (to_wrap < len) len = to_wrap;
                 if (len > FINAL_TILE) len = FINAL_TILE;
-                const int64_t ri = ring_index(r, x0, x1, x2);
-                const float *ws = r->wsum + ri;
-                for (int k = 0; k < co; k++) {
-                    float *acc = r->acc + k * r->n + ri;
-                    for (int64_t i = 0; i < len; i++) tile[i * co + k] = acc[i] / ws[i];
-                    memset(acc, 0, (size_t)len * sizeof *acc);
-                }
-                memset(r->wsum + ri, 0, (size_t)len * sizeof *r->wsum);
-                const int64_t v = (x0 * w->size[1] + x1) * w->size[2] + x2;
-                for (int64_t i = 0; i < len; i++) s->sink(s->sink_user, v + i, tile + i * co);
+                finish_run(s, r, ring_index(r, x0, x1, x2), len, (x0 * w->size[1] + x1) * w->size[2] + x2, tile);
                 x2 += len;
             }
 }
