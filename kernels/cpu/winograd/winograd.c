@@ -13,10 +13,11 @@ static int round_up(int n, int to) { return (n + to - 1) / to * to; }
 
 bool swin_cpu_winograd_available(const struct swin_cpu_backend *be) { return be->simd >= SWIN_CPU_SIMD_AVX2; }
 
-/* Smallest grid side, and most input plus output channels, on which bfloat16 weights run
- * F(6x6x6) instead of F(4x4x4). */
+/* Smallest grid side, and most input plus output channels per level, on which bfloat16
+ * weights run F(6x6x6) instead of F(4x4x4). */
 #define WINO6_MIN_SIDE 48
-#define WINO6_MAX_CHANNELS 144
+#define WINO6_MAX_CHANNELS_AVX512 144
+#define WINO6_MAX_CHANNELS_AVX2 96
 
 int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol out, struct swin_vol in, bool w_bf16)
 {
@@ -30,14 +31,16 @@ int swin_cpu_winograd_tile(const struct swin_cpu_backend *be, struct swin_vol ou
      * asks only for grids its per-tap GEMMs do not take.
      * With bfloat16 weights, F(6x6x6) on grids of at least WINO6_MIN_SIDE: 2.37 multiplies per
      * output against 3.375, at a float32 error about 5x F(4x4x4)'s and 100x below the weights'
-     * own rounding. Only up to WINO6_MAX_CHANNELS input and output channels together: a block's
-     * V and M, 512 (cin + cout) floats a tile, then stay near L2 (measured wins from 24->24 to
-     * 96->48, losses from 128->64 and 96->96 on; bench/results/winograd_cpu.md, "F(6x6x6) for
-     * bfloat16 weights"; at the AVX2 level measured on a Zen 5 capped at AVX2, not on a Zen 3). */
+     * own rounding. Only up to a level's most input and output channels together: a block's V
+     * and M, 512 (cin + cout) floats a tile, then stay near L2 (bench/results/winograd_cpu.md,
+     * "F(6x6x6) for bfloat16 weights"): at the AVX-512 level 144 (a Zen 5, 1 MiB of L2 a core:
+     * wins from 24->24 to 96->48, losses from 128->64 and 96->96 on), at the AVX2 level 96 (a
+     * Zen 3, 512 KiB: wins to 48->48, losses from 64->64 and 96->48 on). */
     if (in.c == 1) return 0;
     int lmin = out.d < out.h ? out.d : out.h;
     lmin = lmin < out.w ? lmin : out.w;
-    if (w_bf16 && lmin >= WINO6_MIN_SIDE && in.c + out.c <= WINO6_MAX_CHANNELS) return 6;
+    const int wino6_max = be->simd >= SWIN_CPU_SIMD_AVX512 ? WINO6_MAX_CHANNELS_AVX512 : WINO6_MAX_CHANNELS_AVX2;
+    if (w_bf16 && lmin >= WINO6_MIN_SIDE && in.c + out.c <= wino6_max) return 6;
     if (lmin >= (be->simd >= SWIN_CPU_SIMD_AVX512 ? 16 : 24)) return 4;
     return lmin >= 6 ? 2 : 0;
 }
