@@ -3,7 +3,9 @@
  * 1 to 13 rows (past the 4-, 6- and 8-row tiles), 1 to 50 columns (every tail of the 24-,
  * 16-, 48- and 32-column tiles, 14 of the default output conv) and 100 or 160 (several
  * panels), k from 0 to 97 and past the k blocks (130, 300: 128 for AVX-512, 256 for AVX2),
- * lda and ldc wider than the matrix, accumulate and the bias on and off; columns past n and
+ * lda and ldc wider than the matrix, accumulate and the bias on and off (at the AVX2 level
+ * both loop orders: rows first on long A and narrow W, and one product with a k block of
+ * each order); columns past n and
  * the row after m must stay untouched. Tolerance: (k + 2) eps32 sum |a w| (float32 sums in k order with
  * FMA, k blocks added to C). A sum missing one product fails it, so the comparison can fail.
  * The ops that call them (conv3d, conv_transpose2, swin_mlp, swin_attention, patch_merge) are
@@ -87,8 +89,8 @@ static bool check_can_fail(gemm_fn *gemm, const char *kname, test_rng *r)
 static bool kernel_cases(gemm_fn *gemm, const char *kname, test_rng *r)
 {
     bool ok = true;
-    const int ms[] = {1, 3, 4, 5, 6, 7, 9, 13}, ns[] = {1, 7, 8, 9, 14, 15, 16, 17, 23, 24, 25, 33, 40, 47, 48, 50, 100},
-              ks[] = {0, 1, 3, 48, 97};
+    const int ms[] = {1, 3, 4, 5, 6, 7, 9, 13},
+              ns[] = {1, 7, 8, 9, 14, 15, 16, 17, 23, 24, 25, 33, 40, 47, 48, 50, 100}, ks[] = {0, 1, 3, 48, 97};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
             for (size_t q = 0; q < sizeof ks / sizeof *ks; q++)
@@ -100,6 +102,12 @@ static bool kernel_cases(gemm_fn *gemm, const char *kname, test_rng *r)
         ok &= gemm_case(gemm, kname, 11, 160, kb[q], kb[q] + 3, 161, q % 2 == 0, q % 3 == 0, r);
         ok &= gemm_case(gemm, kname, 2, 30, kb[q], kb[q], 30, q % 2 == 1, q % 3 != 0, r);
     }
+    /* AVX2's rows-first order (A's block over 128 KiB, W's at most 24 KiB): 4-row groups and a
+     * partial one, 24-column tiles and tails of 8 and 16; then a first k block of 256 x 30
+     * (columns first) and one of 44 x 30 (rows first) */
+    ok &= gemm_case(gemm, kname, 1023, 56, 40, 43, 57, false, true, r);
+    ok &= gemm_case(gemm, kname, 701, 40, 48, 48, 40, true, false, r);
+    ok &= gemm_case(gemm, kname, 1500, 30, 300, 301, 33, true, true, r);
     char what[64];
     snprintf(what, sizeof what, "%s shapes", kname);
     ok &= check_true(what, ok);
