@@ -36,7 +36,7 @@
  * (cols > 8 (NV - 1)). One function per shape, its accumulator array of exactly MR x NV:
  * a larger one, partly used, made gcc keep it on the stack. */
 #define GEMM_TILE(MR, NV)                                                                                       \
-    SWIN_AVX2_INLINE void tile_##MR##x##NV(const float *a, int lda, int rows, const float *w, int ldw, int k,   \
+    SWIN_AVX2_INLINE void tile_##MR##x##NV(const float *a, int lda, int rows, const float *w, int ldw, int k,        \
                                            const float *bias, float *c, int ldc, int cols, bool accumulate)     \
     {                                                                                                           \
         __m256 acc[MR][NV];                                                                                     \
@@ -48,16 +48,15 @@
         const __m256i last = swin_cpu_lanes(cols - 8 * (NV - 1));                                               \
         for (int kk = 0; kk < k; kk++, w += ldw) {                                                              \
             __m256 wv[NV];                                                                                      \
-            for (int j = 0; j < NV - 1; j++) wv[j] = _mm256_loadu_ps(w + 8 * j);                                \
+            for (int j = 0; j < NV - 1; j++) wv[j] = _mm256_loadu_ps(w + 8 * j);                               \
             wv[NV - 1] = full ? _mm256_loadu_ps(w + 8 * (NV - 1)) : _mm256_maskload_ps(w + 8 * (NV - 1), last); \
             for (int r = 0; r < MR; r++) {                                                                      \
                 const __m256 x = _mm256_broadcast_ss(ar[r] + kk);                                               \
                 for (int j = 0; j < NV; j++) acc[r][j] = _mm256_fmadd_ps(x, wv[j], acc[r][j]);                  \
             }                                                                                                   \
         }                                                                                                       \
-        /* constant trip counts, unrolled: acc is indexed by constants and stays in registers */                \
-        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                    \
-        {                                                                                                       \
+        /* constant trip counts, unrolled: acc is indexed by constants and stays in registers */ \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
             if (r >= rows) continue;                                                                            \
             float *row = c + (size_t)r * ldc;                                                                   \
             if (full) {                                                                                         \
