@@ -7,7 +7,8 @@
 Several selections may be given, separated by `--`; the union is printed, one target a line.
 A target counts as needed when a path to its output file appears in a selected test's command or
 in one of its properties (ENVIRONMENT, REQUIRED_FILES, ...): CMake writes $<TARGET_FILE:...>
-there; a test that names the build folder itself (an install of it) needs `all`. Tests that name no target (scripts of the source tree that find their programs some other
+there. The commands are read from the CTestTestfile.cmake files, since `ctest -N` leaves out the
+command of a test whose program is not built yet; a test that names the build folder itself (an install of it) needs `all`. Tests that name no target (scripts of the source tree that find their programs some other
 way) are listed on stderr: a pass that builds only these targets has to be run once to show that
 they need none.
 """
@@ -34,6 +35,20 @@ def selected_tests(build_dir, args):
     out = subprocess.run(["ctest", "-N", "--show-only=json-v1", *args], cwd=build_dir,
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)["tests"]
+
+
+def test_commands(build_dir):
+    """{test name: its add_test line's arguments} from every CTestTestfile.cmake of the tree"""
+    commands = {}
+    line_re = re.compile(r"^add_test\(\[=\[(.*?)\]=\]\s+(.*)\)\s*$")
+    for folder, _, files in os.walk(build_dir):
+        if "CTestTestfile.cmake" in files:
+            with open(os.path.join(folder, "CTestTestfile.cmake")) as f:
+                for line in f:
+                    m = line_re.match(line)
+                    if m:
+                        commands[m.group(1)] = m.group(2)
+    return commands
 
 
 def strings_of(value):
@@ -72,11 +87,16 @@ def main():
     selections.append(cur)
 
     targets = cmake_targets(build_dir)
+    commands = test_commands(build_dir)
     needed, blind = set(), []
     for args in selections:
         for test in selected_tests(build_dir, args):
+            if test["name"] not in commands:
+                sys.exit(f"test_targets: no add_test line for {test['name']} in {build_dir}")
             found = set()
-            for s in strings_of([test.get("command", []), test.get("properties", [])]):
+            # every property but the folder the test runs in, which is no target's output
+            properties = [p for p in test.get("properties", []) if p.get("name") != "WORKING_DIRECTORY"]
+            for s in strings_of([commands[test["name"]], properties]):
                 for token in re.split(r"[\s;=,:'\"()]+", s):
                     if token.rstrip("/") == build_dir:
                         found.add("all")
