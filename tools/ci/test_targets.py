@@ -7,10 +7,11 @@
 Several selections may be given, separated by `--`; the union is printed, one target a line.
 A target counts as needed when a path to its output file appears in a selected test's command or
 in one of its properties (ENVIRONMENT, REQUIRED_FILES, ...): CMake writes $<TARGET_FILE:...>
-there. The commands are read from the CTestTestfile.cmake files, since `ctest -N` leaves out the
-command of a test whose program is not built yet; a test that names the build folder itself (an install of it) needs `all`. Tests that name no target (scripts of the source tree that find their programs some other
-way) are listed on stderr: a pass that builds only these targets has to be run once to show that
-they need none.
+there. The commands are read from the CTestTestfile.cmake files, since `ctest -N` leaves out
+the command of a test whose program is not built yet. A test that names the build folder itself
+(an install of it) needs `all`. Tests that name no target (scripts of the source tree that find
+their programs some other way) are listed on stderr: a pass that builds only these targets has
+to be run once to show that they need none.
 """
 import json
 import os
