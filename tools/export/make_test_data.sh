@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Build the swinrun test matrix: one folder per case under OUTDIR (default: <repo>/test-data).
 #
-#   tools/export/make_test_data.sh [--slow] [--only CASE[,CASE...]] [OUTDIR]
+#   tools/export/make_test_data.sh [--slow] [--only CASE[,CASE...]] [--jobs N] [OUTDIR]
 #
 # Each case folder holds model.onnx (+ model.onnx.data for dynamo), model.json, input.npy,
 # logits.npy (ONNX Runtime CPU reference), case.json (= model.json + run_cube, reference, ...),
 # export_check.json (torch eager vs ORT at the export cube, weights digest) and cmdline.txt.
 # Incremental: a case is skipped when its files exist and cmdline.txt matches the command line
-# it would run now. Cases run one after the other (the machines are shared).
+# it would run now. Cases are built N at a time (--jobs N, default: the number of cores; an
+# export is one Python thread for most of its run), each printing lines that start with [CASE];
+# the derived cases start when the cases they rewrite are done.
 #
 # Cache: each finished case folder (and each checkpoint case of make_ckpt_data.py) is kept in
 # ${SWINRUN_CACHE:-$HOME/.cache/swinrun}/test-data/KEY/CASE, KEY the sha256 of what decides its
@@ -26,18 +28,25 @@ repo="$(cd "$here/../.." && pwd)"
 slow=0
 only=""
 outdir=""
+jobs_max="$(nproc)"
 while [ $# -gt 0 ]; do
     case "$1" in
         --slow) slow=1 ;;
         --only) shift; only="${1:-}" ;;
         --only=*) only="${1#--only=}" ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        --jobs) shift; jobs_max="${1:-}" ;;
+        --jobs=*) jobs_max="${1#--jobs=}" ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         -*) echo "make_test_data: error: unknown option $1" >&2; exit 2 ;;
         *) [ -z "$outdir" ] || { echo "make_test_data: error: more than one OUTDIR" >&2; exit 2; }; outdir="$1" ;;
     esac
     shift
 done
 outdir="${outdir:-$repo/test-data}"
+if ! [[ "$jobs_max" =~ ^[1-9][0-9]*$ ]]; then
+    echo "make_test_data: error: --jobs takes a positive number, not '$jobs_max'" >&2
+    exit 2
+fi
 venv="${SWINRUN_VENV:-$HOME/.cache/swinrun/venv}"
 PY="${SWINRUN_PYTHON:-$venv/bin/python}"
 if [ ! -x "$PY" ]; then
@@ -49,6 +58,30 @@ export PYTHONWARNINGS=ignore OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
 
 failed=()
 total_start=$(date +%s)
+status_dir="$(mktemp -d)"
+trap 'rm -rf "$status_dir"' EXIT
+
+# spawn FUNCTION ARGS...: FUNCTION ARGS... in the background once fewer than --jobs builds run;
+# what failed in it goes to the status folder (a subshell cannot add to failed)
+spawn() {
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+    (
+        failed=()
+        "$@" || failed+=("$1")
+        if [ ${#failed[@]} -gt 0 ]; then printf '%s\n' "${failed[@]}" > "$status_dir/$BASHPID.failed"; fi
+    ) &
+}
+
+# join: waits for every spawned build and adds the ones that failed to failed
+join() {
+    local f
+    wait
+    for f in "$status_dir"/*.failed; do
+        [ -f "$f" ] || continue
+        mapfile -t -O "${#failed[@]}" failed < "$f"
+        rm -f "$f"
+    done
+}
 
 cache="${SWINRUN_CACHE:-$HOME/.cache/swinrun}/test-data"
 use_cache=1
@@ -269,45 +302,6 @@ PYEOF
     echo "[$name] done: $(tail -n 1 "$dir/export.log")"
 }
 
-TS="--exporter torchscript"
-run_case f12_c32_ts          "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset 17
-run_case f12_c64_dynamo      "64 64 64" --feature-size 12 --size 64 64 64 --exporter dynamo --opset 18
-run_case f24_c64_v2_ts       "64 64 64" --feature-size 24 --size 64 64 64 --use-v2 $TS --opset 17
-run_case f12_64x32x96_ts     "64 32 96" --feature-size 12 --size 64 32 96 $TS --opset 17
-run_case f12_c32_nonorm_ts   "32 32 32" --feature-size 12 --size 32 32 32 --no-normalize $TS --opset 17
-run_case f12_c32_mergingv2_ts "32 32 32" --feature-size 12 --size 32 32 32 --downsample mergingv2 $TS --opset 17
-run_case f12_c32_pre15_ts    "32 32 32" --feature-size 12 --size 32 32 32 --merge-order pre15 $TS --opset 17
-run_case f12_c32_misc_ts     "32 32 32" --feature-size 12 --size 32 32 32 --depths 1,3,2,1 --heads 2,4,6,12 \
-                                        --window 5 --no-qkv-bias --patch-norm --instnorm-affine $TS --opset 17
-run_case f12_dyn_ts          "64 64 64" --feature-size 12 --size 32 32 32 --dynamic $TS --opset 17
-# every opset the two exporters emit; f12_c32_default is what torch.onnx.export(model, x, path) gives today
-run_case f12_c32_default     "32 32 32" --feature-size 12 --size 32 32 32
-for o in 16 18 19 20; do run_case f12_c32_ts$o "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset $o; done
-for o in 19 21 22 23; do run_case f12_c32_dynamo$o "32 32 32" --feature-size 12 --size 32 32 32 --exporter dynamo --opset $o; done
-# MONAI 1.6's use_flash_attention: decomposed by TorchScript, one Attention node at opset 23
-run_case f12_c32_flash_ts    "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention $TS --opset 17
-run_case f12_c32_flash_dynamo23 "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention --exporter dynamo --opset 23
-# norm_name='batch': both exporters fold each batch norm into its conv
-run_case f12_c32_batch_ts    "32 32 32" --feature-size 12 --size 32 32 32 --batch-norm $TS --opset 17
-run_case f12_c32_batch_default "32 32 32" --feature-size 12 --size 32 32 32 --batch-norm
-# the other constructor arguments at once: channels, depths, mlp_ratio, a non-cubic window, checkpointing
-run_case f24_c64_cfg_ts      "64 64 64" --feature-size 24 --in-channels 4 --out-channels 3 --depths 2,2,6,2 \
-                                        --mlp-ratio 2 --window 7,5,6 --use-checkpoint $TS --opset 18
-# head dims 16 and 32 (the half mode's tensor-core attention, window_attention_wmma.cuh):
-# f=48 with MONAI's default heads (head dim 16 in every stage), and f=24 with heads 3,3,3,6
-# (head dims 8, 16, 32, 32) and window 3, so that the head-dim-32 stages have shifted, padded windows
-run_case f48_c32_hd16_ts     "32 32 32" --feature-size 48 --size 32 32 32 $TS --opset 17
-run_case f24_c32_hd32_ts     "32 32 32" --feature-size 24 --size 32 32 32 --heads 3,3,3,6 --window 3 $TS --opset 17
-# what users' post-processing tools make of an export (tools/export/transform_onnx.py)
-for base in f12_c32_ts f12_c32_default; do
-    derive_case "${base}_onnxsim" "$base" onnxsim
-    derive_case "${base}_onnxslim" "$base" onnxslim
-    derive_case "${base}_ortbasic" "$base" ort-basic
-done
-derive_case f12_c32_ts_fp16w       f12_c32_ts fp16-weights
-derive_case f12_c32_default_bf16w  f12_c32_default bf16-weights
-derive_case f12_c32_default_fp16g  f12_c32_default fp16-graph
-derive_case f12_c32_default_fardata f12_c32_default far-data
 # trained weights as PyTorch and safetensors write them, with MONAI's own logits (tools/export/make_ckpt_data.py)
 # ckpt_cases NAME...: make_ckpt_data.py's cases NAME in OUTDIR/ckpt; a case is skipped when its
 # logits.npy exists (make_ckpt_data.py's own check), taken from the cache when it has it; one
@@ -324,15 +318,64 @@ ckpt_cases() {
     "$PY" "$here/make_ckpt_data.py" "$outdir/ckpt" "${build[@]}" || return 1
     for n in "${build[@]}"; do to_cache "$outdir/ckpt/$n" "${keys[$n]}"; done
 }
-if [ -z "$only" ] || [[ ",$only," == *,ckpt,* ]]; then
+# ckpt_all: every checkpoint case of this run (--slow adds f48)
+ckpt_all() {
+    local ckpt_default
     read -ra ckpt_default <<< "$("$PY" "$here/make_ckpt_data.py" --list)"
     ckpt_cases "${ckpt_default[@]}" || failed+=(ckpt)
     [ $slow -eq 0 ] || ckpt_cases f48 || failed+=(ckpt_f48)
-fi
+}
+
+TS="--exporter torchscript"
+# the longest builds first
 if [ $slow -eq 1 ]; then
-    run_case f48_c96_ts      "96 96 96" --feature-size 48 --size 96 96 96 $TS --opset 17
-    run_case f48_c96_default "96 96 96" --feature-size 48 --size 96 96 96
+    spawn run_case f48_c96_ts      "96 96 96" --feature-size 48 --size 96 96 96 $TS --opset 17
+    spawn run_case f48_c96_default "96 96 96" --feature-size 48 --size 96 96 96
 fi
+if [ -z "$only" ] || [[ ",$only," == *,ckpt,* ]]; then
+    spawn ckpt_all
+fi
+spawn run_case f12_c32_ts          "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset 17
+spawn run_case f12_c64_dynamo      "64 64 64" --feature-size 12 --size 64 64 64 --exporter dynamo --opset 18
+spawn run_case f24_c64_v2_ts       "64 64 64" --feature-size 24 --size 64 64 64 --use-v2 $TS --opset 17
+spawn run_case f12_64x32x96_ts     "64 32 96" --feature-size 12 --size 64 32 96 $TS --opset 17
+spawn run_case f12_c32_nonorm_ts   "32 32 32" --feature-size 12 --size 32 32 32 --no-normalize $TS --opset 17
+spawn run_case f12_c32_mergingv2_ts "32 32 32" --feature-size 12 --size 32 32 32 --downsample mergingv2 $TS --opset 17
+spawn run_case f12_c32_pre15_ts    "32 32 32" --feature-size 12 --size 32 32 32 --merge-order pre15 $TS --opset 17
+spawn run_case f12_c32_misc_ts     "32 32 32" --feature-size 12 --size 32 32 32 --depths 1,3,2,1 --heads 2,4,6,12 \
+                                        --window 5 --no-qkv-bias --patch-norm --instnorm-affine $TS --opset 17
+spawn run_case f12_dyn_ts          "64 64 64" --feature-size 12 --size 32 32 32 --dynamic $TS --opset 17
+# every opset the two exporters emit; f12_c32_default is what torch.onnx.export(model, x, path) gives today
+spawn run_case f12_c32_default     "32 32 32" --feature-size 12 --size 32 32 32
+for o in 16 18 19 20; do spawn run_case f12_c32_ts$o "32 32 32" --feature-size 12 --size 32 32 32 $TS --opset $o; done
+for o in 19 21 22 23; do spawn run_case f12_c32_dynamo$o "32 32 32" --feature-size 12 --size 32 32 32 --exporter dynamo --opset $o; done
+# MONAI 1.6's use_flash_attention: decomposed by TorchScript, one Attention node at opset 23
+spawn run_case f12_c32_flash_ts    "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention $TS --opset 17
+spawn run_case f12_c32_flash_dynamo23 "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention --exporter dynamo --opset 23
+# norm_name='batch': both exporters fold each batch norm into its conv
+spawn run_case f12_c32_batch_ts    "32 32 32" --feature-size 12 --size 32 32 32 --batch-norm $TS --opset 17
+spawn run_case f12_c32_batch_default "32 32 32" --feature-size 12 --size 32 32 32 --batch-norm
+# the other constructor arguments at once: channels, depths, mlp_ratio, a non-cubic window, checkpointing
+spawn run_case f24_c64_cfg_ts      "64 64 64" --feature-size 24 --in-channels 4 --out-channels 3 --depths 2,2,6,2 \
+                                        --mlp-ratio 2 --window 7,5,6 --use-checkpoint $TS --opset 18
+# head dims 16 and 32 (the half mode's tensor-core attention, window_attention_wmma.cuh):
+# f=48 with MONAI's default heads (head dim 16 in every stage), and f=24 with heads 3,3,3,6
+# (head dims 8, 16, 32, 32) and window 3, so that the head-dim-32 stages have shifted, padded windows
+spawn run_case f48_c32_hd16_ts     "32 32 32" --feature-size 48 --size 32 32 32 $TS --opset 17
+spawn run_case f24_c32_hd32_ts     "32 32 32" --feature-size 24 --size 32 32 32 --heads 3,3,3,6 --window 3 $TS --opset 17
+
+join
+# what users' post-processing tools make of an export (tools/export/transform_onnx.py)
+for base in f12_c32_ts f12_c32_default; do
+    spawn derive_case "${base}_onnxsim" "$base" onnxsim
+    spawn derive_case "${base}_onnxslim" "$base" onnxslim
+    spawn derive_case "${base}_ortbasic" "$base" ort-basic
+done
+spawn derive_case f12_c32_ts_fp16w       f12_c32_ts fp16-weights
+spawn derive_case f12_c32_default_bf16w  f12_c32_default bf16-weights
+spawn derive_case f12_c32_default_fp16g  f12_c32_default fp16-graph
+spawn derive_case f12_c32_default_fardata f12_c32_default far-data
+join
 
 echo "make_test_data: $(( $(date +%s) - total_start ))s total, output in $outdir"
 if [ ${#failed[@]} -gt 0 ]; then
