@@ -110,6 +110,7 @@ static void label_slice(const struct swin_invert_linear *s, int64_t t)
                 best = p > best_p ? c : best; /* the first maximum, as torch.argmax */
                 best_p = p > best_p ? p : best_p;
             }
+            if (co == 1) best = best_p >= 0.5f; /* a sigmoid model: MONAI's AsDiscrete(threshold=0.5) */
             int64_t v = idx[0] + nx * (idx[1] + ny * idx[2]);
             if (s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;
             else ((uint16_t *)s->labels)[v] = (uint16_t)best;

@@ -17,7 +17,8 @@
  *
  * The values are those of swin_plane_trilinear on the probabilities held whole, to the bit
  * (resample.h's swin_lerp_blend); the label is the first maximum over the classes, as
- * torch.argmax. */
+ * torch.argmax, or, with one channel (a sigmoid model: its sigmoid probability interpolated),
+ * 1 where the probability is at least 0.5 (pipeline/sliding.h). */
 #ifndef SWIN_PIPELINE_INVERT_LINEAR_H
 #define SWIN_PIPELINE_INVERT_LINEAR_H
 

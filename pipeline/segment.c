@@ -107,14 +107,20 @@ static void sink_voxel(void *user, int64_t v, const float *x)
 {
     struct sink *s = user;
     /* the first maximum, as torch.argmax; the maximum kept in a register, not reloaded through
-     * best (a load on every step's critical path) */
-    int best = 0;
+     * best (a load on every step's critical path). One channel: the sigmoid threshold. */
+    int best = s->co == 1 ? swin_sigmoid_label(x[0]) : 0;
     float top = x[0];
     for (int c = 1; c < s->co; c++)
         if (x[c] > top) top = x[c], best = c;
     if (s->labels && s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;
     else if (s->labels) ((uint16_t *)s->labels)[v] = (uint16_t)best;
     if (!s->probs && !s->lin) return;
+    if (s->co == 1) {
+        const float p = (float)(1.0 / (1.0 + exp(-(double)x[0])));
+        if (s->lin) *swin_invert_linear_voxel(s->lin, v) = p;
+        if (s->probs) s->probs[v] = p;
+        return;
+    }
     double sum = 0;
     for (int c = 0; c < s->co; c++) sum += exp((double)x[c] - (double)x[best]);
     float *lin = s->lin ? swin_invert_linear_voxel(s->lin, v) : NULL;
@@ -322,7 +328,7 @@ static struct swin_label_planes label_planes(const struct swin_format *f, struct
 {
     return (struct swin_label_planes){.f = f, .in = in, .outs = outs, .inv = &j->inv,
                                       .grid_labels = j->linear ? NULL : j->sk.labels, .in_labels = j->in_labels,
-                                      .lb = j->sk.lb, .classes = j->sk.co};
+                                      .lb = j->sk.lb, .classes = swin_label_classes(j->sk.co)};
 }
 
 /* The class probabilities on the input grid: softmax, trilinear back, class by class. */

@@ -137,7 +137,7 @@ swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const s
     idle_start(ctx);
     st = swin_pipeline_volume(volume, &p, labels, probabilities, rep, err);
     idle_read(ctx, rep);
-    if (!st) st = swin_stats_volume(volume, labels, p.out_channels, rep, err);
+    if (!st) st = swin_stats_volume(volume, labels, swin_label_classes(p.out_channels), rep, err);
     rep->plan = plan;
     return st;
 }

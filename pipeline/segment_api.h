@@ -41,8 +41,10 @@ typedef struct swin_volume {
 
 
 /* Segments a volume in memory with ctx's model (in_channels 1). labels: nx * ny * nz values
- * on the input grid (the argmax class). probabilities: NULL, or classes * nx * ny * nz floats,
- * class c's volume at c * nx * ny * nz (softmax, on the input grid). report may be NULL. */
+ * on the input grid (the argmax class; a model with one output channel: 1 where its sigmoid
+ * is >= 0.5, else 0). probabilities: NULL, or out_channels * nx * ny * nz floats, class c's
+ * volume at c * nx * ny * nz (softmax, or the one channel's sigmoid, on the input grid).
+ * report may be NULL. */
 SWIN_API swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
                                   uint16_t *labels, float *probabilities, swin_segment_report *report,
                                   swin_error *err);

@@ -24,6 +24,21 @@
 #include "core/status.h"
 #include "pipeline/cubes.h"
 
+/* What averaged logits become: the argmax of the classes, or, for a model with one output
+ * channel (a sigmoid model: MONAI's Activations(sigmoid) then AsDiscrete(threshold=0.5)),
+ * label 1 where sigmoid(logit) >= 0.5, that is logit >= 0, else 0. The device path's ring
+ * (kernels/cuda/ring_blend.cu) applies the same rule. */
+static inline int swin_sigmoid_label(float logit)
+{
+    return logit >= 0.0f;
+}
+
+/* The labels a model with out_channels outputs gives: 0 .. swin_label_classes - 1. */
+static inline int swin_label_classes(int out_channels)
+{
+    return out_channels > 1 ? out_channels : 2;
+}
+
 /* in: (1, roi0, roi1, roi2) float32; out: (out_channels, roi0, roi1, roi2) logits. */
 typedef swin_status (*swin_predict_fn)(void *user, const float *in, float *out, swin_error *err);
 /* Called once per voxel of the volume with its averaged logits (out_channels floats);

@@ -327,7 +327,8 @@ static const struct cli_option options[] = {
      "slide over)"},
     {"--probabilities", NULL, 1, "FILE", V_SEGMENT, st_probs,
      "also write softmax class probabilities, float32 4D (x, y, z, class) on\n"
-     "the input grid; one float per class per resampled voxel in memory"},
+     "the input grid (a one-channel model: its sigmoid, 3D); one float per class\n"
+     "per resampled voxel in memory"},
     {"--preview", NULL, 1, "FILE.png", V_SEGMENT, st_preview,
      "three orthogonal mid slices (RAS grid, radiological view) with the labels"},
     {"--rtstruct", NULL, 1, "RT.dcm", V_SEGMENT, st_rtstruct,
@@ -454,7 +455,8 @@ static const char *const usage[CLI_VERBS] = {
     "    the label map (uint8, uint16 beyond 256 classes) on the CT's own grid with its affine,\n"
     "    qform/sform and codes. Reads NIfTI-1/2 (.nii, .nii.gz; any integer or float datatype).\n"
     "    MONAI's recipe: orientation to RAS, trilinear resampling to the spacing, the intensity\n"
-    "    range to [0, 1] clipped, sliding cubes, argmax, labels back to the input grid (nearest).\n"
+    "    range to [0, 1] clipped, sliding cubes, argmax (a model with one output channel:\n"
+    "    sigmoid >= 0.5, labels 0 and 1), labels back to the input grid (nearest).\n"
     "    Batch: a failed volume is reported and skipped, the exit status is then 1. Outputs are\n"
     "    written to temporary files, renamed when complete; SIGINT/SIGTERM remove them.\n"
     "    DICOM: a CT series (a folder or its files; uncompressed, deflate, RLE, JPEG baseline,\n"

@@ -21,7 +21,9 @@
  * in the host's order. Every logit of the cube is checked for being finite.
  * ring_finish_rows<L>: one thread per voxel of the rows (x along o2, y along o1): the weight,
  * the average (__fdiv_rn), the first maximum; the softmax in double as the host's sink
- * (pipeline/segment.c) computes it; the voxel's place zeroed. No shared memory, no barriers. */
+ * (pipeline/segment.c) computes it, or with one class (a sigmoid model) the label 1 where the
+ * average is >= 0 and its sigmoid in double; the voxel's place zeroed. No shared memory, no
+ * barriers. */
 #include "kernels/cuda/cuda_internal.cuh"
 
 namespace swin_cuda {
@@ -126,8 +128,10 @@ __global__ void __launch_bounds__(256) ring_finish_rows(L *labels, float *probs,
                 top = v;
             }
         }
+        if (r.classes == 1) best = top >= 0.0f; /* a sigmoid model: pipeline/sliding.h's swin_sigmoid_label */
         labels[u] = (L)best;
-        if (probs) {
+        if (probs && r.classes == 1) probs[u] = (float)(1.0 / (1.0 + exp(-(double)top)));
+        else if (probs) {
             double sum = 0;
             for (int k = 0; k < r.classes; k++) sum += exp((double)__fdiv_rn(a[k * r.ring_n], w) - (double)top);
             for (int k = 0; k < r.classes; k++)

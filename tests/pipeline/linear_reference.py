@@ -3,6 +3,7 @@
     LoadImaged -> EnsureChannelFirstd -> Orientationd("RAS") -> Spacingd(pixdim, bilinear)
     -> ScaleIntensityRanged(lo, hi -> 0, 1, clip) -> sliding_window_inference
     -> Activationsd(softmax) -> Invertd(nearest_interp=False) -> AsDiscreted(argmax)
+    (a one-channel model: Activationsd(sigmoid) ... AsDiscreted(threshold=0.5))
 
 The reference for swinrun's --invert linear (SWIN_INVERT_LINEAR)."""
 import numpy as np
@@ -23,9 +24,10 @@ def reference_linear(image, predict, roi, overlap=0.5, blend="constant", spacing
     with torch.no_grad():
         logits = sliding_window_inference(img[None].float(), roi, 1, predict, overlap=overlap, mode=blend)
     d["pred"] = logits[0]
-    d = Compose([Activationsd("pred", softmax=True),
+    sigmoid = logits.shape[1] == 1  # a one-channel model: sigmoid, then AsDiscrete(threshold=0.5)
+    d = Compose([Activationsd("pred", sigmoid=sigmoid, softmax=not sigmoid),
                  Invertd("pred", transform=pre, orig_keys="image", nearest_interp=False)])(d)
     probs = np.asarray(d["pred"].numpy())
-    d = AsDiscreted("pred", argmax=True)(d)
+    d = AsDiscreted("pred", threshold=0.5)(d) if sigmoid else AsDiscreted("pred", argmax=True)(d)
     lab = np.asarray(d["pred"][0].numpy())
     return lab.round().astype(np.uint8 if logits.shape[1] <= 256 else np.uint16), tuple(img.shape[1:]), probs

@@ -20,8 +20,9 @@
  *       blend=constant|gaussian channels=N probs=FILE preview=FILE invert=nearest|linear
  *
  * fake(): logits[c](w) = s_c * (c + 1) * x(w) + 0.05 * c * cos(0.37 w0 + 0.11 c w1 + 0.23 w2),
- * s_c = -1 for even c, with w the position inside the window; tests/pipeline/fake_model.py
- * is the same function in torch. */
+ * s_c = -1 for even c, with w the position inside the window; with one channel (a sigmoid
+ * model) 0.5 - x(w) + 0.05 cos(0.37 w0 + 0.23 w2), which crosses 0 inside soft tissue;
+ * tests/pipeline/fake_model.py is the same function in torch. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,8 @@ static swin_status fake_predict(void *user, const float *in, float *out, swin_er
                 for (int d = 0; d < f->roi[2]; d++) {
                     size_t i = ((size_t)a * f->roi[1] + b) * f->roi[2] + d;
                     float s = (c % 2 ? 1.0f : -1.0f) * (float)(c + 1);
-                    out[c * n + i] = s * in[i] + 0.05f * (float)c * cosf(0.37f * a + 0.11f * c * b + 0.23f * d);
+                    out[c * n + i] = f->co == 1 ? 0.5f - in[i] + 0.05f * cosf(0.37f * a + 0.23f * d)
+                                                : s * in[i] + 0.05f * (float)c * cosf(0.37f * a + 0.11f * c * b + 0.23f * d);
                 }
     return SWIN_OK;
 }

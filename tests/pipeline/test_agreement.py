@@ -3,7 +3,9 @@
 input grid for synthetic volumes (LPS, anisotropic, smaller than the window, odd sizes,
 permuted axes, oblique, NIfTI-2, scaled uint16, finer and coarser than the model spacing) and
 real files nibabel ships. The variant invert_linear takes the linear way back (--invert linear)
-against MONAI's softmax -> Invertd(nearest_interp=False) -> argmax (linear_reference.py).
+against MONAI's softmax -> Invertd(nearest_interp=False) -> argmax (linear_reference.py); the
+variants sigmoid1 and sigmoid1_linear run a one-channel fake model, against MONAI's sigmoid ->
+AsDiscrete(threshold=0.5) by both ways back.
 
     test_agreement.py fake PROBE WORKDIR             the tests' fake model on both sides
     test_agreement.py onnx SWINRUN MODEL WORKDIR [--quick] [--phantom]
@@ -36,13 +38,17 @@ VARIANTS = {  # name -> (swinrun options, probe key=values, reference keyword ar
     "spacing_1_1_1.5": (["--spacing", "1", "1", "1.5"], ["spacing=1,1,1.5"], {"spacing": (1.0, 1.0, 1.5)}),
     "classes300": (None, ["channels=300"], {}),  # fake model only: uint16 labels
     "invert_linear": (["--invert", "linear"], ["invert=linear"], {"invert": "linear"}),
+    # fake model only: one output channel, a sigmoid model (labels 0 and 1, sigmoid probabilities)
+    "sigmoid1": (None, ["channels=1"], {}),
+    "sigmoid1_linear": (None, ["channels=1", "invert=linear"], {}),
 }
 # the cases of each variant but default (all cases); QUICK: the variants and cases of --quick
 # (CTest's onnx run): the geometry cases, one real file, and the linear way back on a CT finer
 # than the model spacing (LPS) and one coarser (oblique)
 WANTED = {"gaussian_overlap25": ("lps_aniso", "small"), "noresample_window": ("lps_aniso",),
           "spacing_1_1_1.5": ("lps_aniso",), "classes300": ("small",),
-          "invert_linear": ("lps_aniso", "oblique_scaled", "ct_fine_lps", "ct_coarse_oblique")}
+          "invert_linear": ("lps_aniso", "oblique_scaled", "ct_fine_lps", "ct_coarse_oblique"),
+          "sigmoid1": ("lps_aniso", "small", "oblique_scaled"), "sigmoid1_linear": ("lps_aniso", "ct_coarse_oblique")}
 QUICK = {"default": ("lps_aniso", "small", "permuted_nifti2", "oblique_scaled", "nibabel_anatomical"),
          "invert_linear": ("ct_fine_lps", "ct_coarse_oblique")}
 
@@ -89,7 +95,7 @@ def main():
             out = os.path.join(work, f"{name}_{vname}.nii.gz")
             if os.path.exists(out):
                 os.remove(out)
-            probs = os.path.join(work, f"{name}_{vname}_prob.nii.gz") if vname == "default" else None
+            probs = os.path.join(work, f"{name}_{vname}_prob.nii.gz") if vname in ("default", "sigmoid1") else None
             if mode == "fake":
                 cmd = [probe, "segment", path, out, "channels=3", *kv] + ([f"probs={probs}"] if probs else [])
             else:
@@ -103,19 +109,22 @@ def main():
             got_img = nib.load(out)
             got = np.asarray(got_img.dataobj)
             det = {"want_probabilities": bool(probs)}
-            if vname == "invert_linear":  # margins from the reference's probabilities on the input grid
-                ref, prep_shape, p_lin = reference_linear(path, predict, roi)
+            net = make_fake(1) if vname.startswith("sigmoid1") else predict
+            if vname in ("invert_linear", "sigmoid1_linear"):  # margins from the reference's probabilities
+                ref, prep_shape, p_lin = reference_linear(path, net, roi)
                 pmsg_dtype = got_img.get_data_dtype() == (np.uint8 if ref.dtype == np.uint8 else np.uint16)
             elif vname == "classes300":
                 ref, prep_shape = reference(path, make_fake(300), roi, details=det, **kw)
                 pmsg_dtype = got_img.get_data_dtype() == np.uint16 and ref.dtype == np.uint16 and ref.max() > 255
             else:
-                ref, prep_shape = reference(path, predict, roi, details=det, **kw)
+                ref, prep_shape = reference(path, net, roi, details=det, **kw)
                 pmsg_dtype = got_img.get_data_dtype() == (np.uint8 if ref.dtype == np.uint8 else np.uint16)
             pmsg, pgood = "", True
             if probs:  # softmax probabilities on the input grid vs MONAI's (Invertd, bilinear)
                 p_got = np.asarray(nib.load(probs).dataobj, np.float64)
                 p_ref = np.moveaxis(det["probabilities"], 0, -1)
+                if p_ref.shape[-1] == 1:  # one channel: its sigmoid probability, a 3D file
+                    p_ref = p_ref[..., 0]
                 perr = float(np.max(np.abs(p_got - p_ref))) if p_got.shape == p_ref.shape else float("nan")
                 # onnx: the two runtimes' logits differ by ~1e-4..1e-2 in windows that are mostly zero
                 # padding (instance norm over near-constant features amplifies float differences)
@@ -127,9 +136,10 @@ def main():
             diff = got != ref if got.shape == ref.shape else np.ones(ref.shape, bool)
             on_edge = int(np.sum(diff & boundary(ref)))
             margin = ""
-            if diff.any() and vname == "invert_linear":  # the reference's top-1 minus top-2 probability there
+            if diff.any() and vname in ("invert_linear", "sigmoid1_linear"):
+                # the reference's top-1 minus top-2 probability there (one channel: its distance from 0.5)
                 top = np.sort(p_lin, axis=0)
-                gap = top[-1] - top[-2]
+                gap = np.abs(p_lin[0] - 0.5) if len(p_lin) == 1 else top[-1] - top[-2]
                 margin = (f"; reference top-2 probability margin there <= {float(np.max(gap[diff])):.2e} "
                           f"(median over the volume {float(np.median(gap)):.2e})")
             elif diff.any():  # the reference's top-1 minus top-2 logit at the grid voxel each differing voxel reads
@@ -137,7 +147,7 @@ def main():
                 u = (np.linalg.solve(det["affine"], inp.affine) @ np.c_[idx, np.ones(len(idx))].T)[:3].T
                 lg = det["logits"]
                 top = np.sort(lg, axis=0)
-                gap = top[-1] - top[-2]
+                gap = np.abs(lg[0]) if len(lg) == 1 else top[-1] - top[-2]  # one channel: from 0
                 hi = np.array(lg.shape[1:]) - 1
                 # a centre halfway between two grid voxels may read either (MONAI's float order decides)
                 lo_c = np.clip(np.where(np.abs(u - np.floor(u) - 0.5) < 1e-6, np.floor(u), np.rint(u)), 0, hi).astype(int)

@@ -10,7 +10,8 @@
  *
  * Geometries: LPS with anisotropic voxels and several slabs, a volume smaller than the cube
  * on every axis (one cube, padding), permuted axes, an oblique affine, gaussian weights, half
- * storage of the logits on the device; each with the nearest and the linear way back. The
+ * storage of the logits on the device, a one-channel (sigmoid) model whose logit crosses 0
+ * inside the volume; each with the nearest and the linear way back. The
  * first and the last keep the open rows in the sliding ring (core/ring_geom.h), the others in
  * the plain one. */
 #include <cuda_runtime_api.h>
@@ -33,7 +34,8 @@ static float fake_logit(const struct fake *f, const float *in, int c, int a, int
 {
     const size_t i = ((size_t)a * f->roi[1] + b) * f->roi[2] + d;
     const float s = (c % 2 ? 1.0f : -1.0f) * (float)(c + 1);
-    const float v = s * in[i] + 0.05f * (float)c * cosf(0.37f * a + 0.11f * c * b + 0.23f * d);
+    const float v = f->co == 1 ? 0.5f - in[i] + 0.05f * cosf(0.37f * a + 0.23f * d)
+                               : s * in[i] + 0.05f * (float)c * cosf(0.37f * a + 0.11f * c * b + 0.23f * d);
     return f->half ? (float)(_Float16)v : v;
 }
 
@@ -199,6 +201,12 @@ static bool run_case(const struct dev_case *c, swin_invert invert, bool with_pro
                  d.layout.span > grid[swin_ring_o1(&d.g)] ? "sliding" : "plain", c->dim[0], c->dim[1], c->dim[2],
                  differ);
         ok &= check_true(msg, differ == 0 && rep[0].cubes == rep[1].cubes);
+        if (c->co == 1) { /* the sigmoid model's logit crosses 0 inside the volume: both labels */
+            size_t ones = 0;
+            for (size_t i = 0; i < n; i++) ones += labels[1][i] == 1;
+            snprintf(msg, sizeof msg, "%s: labels 0 and 1 both present (%zu of %zu are 1)", what, ones, n);
+            ok &= check_true(msg, ones > 0 && ones < n);
+        }
         if (with_probs) {
             snprintf(msg, sizeof msg, "%s: probabilities", what);
             ok &= check_close(msg, probs[1], probs[0], n * (size_t)c->co, 0.0, 0.0);
@@ -235,11 +243,14 @@ int main(void)
          {16, 16, 16}, 5, true, false},
         {"half storage on the device, a 16 x 24 x 6 cube", {40, 30, 20},
          {{1.5, 0, 0, 0}, {0, 1.5, 0, 0}, {0, 0, 2.0, 0}, {0, 0, 0, 1}}, {16, 24, 6}, 6, false, true},
+        {"one output channel (a sigmoid model)", {37, 33, 21},
+         {{-1.2, 0, 0, 20}, {0, -1.2, 0, 15}, {0, 0, 2.5, -30}, {0, 0, 0, 1}}, {16, 16, 16}, 1, false, false},
     };
+    const size_t ncases = sizeof cases / sizeof *cases;
     bool ok = true;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        ok &= run_case(&cases[i], SWIN_INVERT_NEAREST, i == 0);
-        ok &= run_case(&cases[i], SWIN_INVERT_LINEAR, i == 3);
+    for (size_t i = 0; i < ncases; i++) {
+        ok &= run_case(&cases[i], SWIN_INVERT_NEAREST, i == 0 || i == ncases - 1);
+        ok &= run_case(&cases[i], SWIN_INVERT_LINEAR, i == 3 || i == ncases - 1);
     }
     return test_exit(ok);
 }

@@ -363,6 +363,8 @@ spawn run_case f24_c64_cfg_ts      "64 64 64" --feature-size 24 --in-channels 4 
 # (head dims 8, 16, 32, 32) and window 3, so that the head-dim-32 stages have shifted, padded windows
 spawn run_case f48_c32_hd16_ts     "32 32 32" --feature-size 48 --size 32 32 32 $TS --opset 17
 spawn run_case f24_c32_hd32_ts     "32 32 32" --feature-size 24 --size 32 32 32 --heads 3,3,3,6 --window 3 $TS --opset 17
+# one output channel: a sigmoid model (labels where its sigmoid >= 0.5)
+spawn run_case f12_c32_sigmoid_ts  "32 32 32" --feature-size 12 --size 32 32 32 --out-channels 1 $TS --opset 17
 
 join
 # what users' post-processing tools make of an export (tools/export/transform_onnx.py)

@@ -3,8 +3,9 @@
 
     LoadImaged -> EnsureChannelFirstd -> Orientationd("RAS") -> Spacingd(pixdim, bilinear)
     -> ScaleIntensityRanged(lo, hi -> 0, 1, clip) -> sliding_window_inference(roi, overlap,
-    mode) with onnxruntime (or a test's fake model) -> AsDiscreted(argmax) -> Invertd
-    (nearest) back to the input's grid.
+    mode) with onnxruntime (or a test's fake model) -> AsDiscreted(argmax) (a one-channel
+    model: Activationsd(sigmoid) -> AsDiscreted(threshold=0.5)) -> Invertd (nearest) back to
+    the input's grid.
 
     pipeline_reference.py CT.nii.gz LABELS.npy --model M.onnx [--roi D H W] [--overlap 0.5]
         [--blend constant|gaussian] [--spacing 1.5 1.5 2] [--window -175 250] [--no-resample]
@@ -58,7 +59,7 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
     details["want_probabilities"] also the softmax probabilities on the input grid
     ("probabilities", (C, nx, ny, nz), Invertd with bilinear interpolation)."""
     from monai.inferers import sliding_window_inference
-    from monai.transforms import AsDiscreted, Compose, Invertd
+    from monai.transforms import Activationsd, AsDiscreted, Compose, Invertd
 
     pre = preprocessing(spacing, window, resample)
     d = pre({"image": image})
@@ -71,12 +72,15 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
         details["logits"] = np.asarray(logits[0].numpy())
         details["affine"] = np.asarray(img.affine, np.float64)
     d["pred"] = logits[0]
+    sigmoid = logits.shape[1] == 1  # a one-channel model: sigmoid, then AsDiscrete(threshold=0.5)
     keys, nearest = ["pred"], [True]
     if details is not None and details.get("want_probabilities"):
-        d["prob"] = torch.softmax(logits[0], 0)  # back to the input grid with the forward mode (bilinear)
+        # back to the input grid with the forward mode (bilinear)
+        d["prob"] = torch.sigmoid(logits[0]) if sigmoid else torch.softmax(logits[0], 0)
         keys, nearest = ["pred", "prob"], [True, False]
-    post = Compose([AsDiscreted("pred", argmax=True),
-                    Invertd(keys, transform=pre, orig_keys="image", nearest_interp=nearest)])
+    discrete = ([Activationsd("pred", sigmoid=True), AsDiscreted("pred", threshold=0.5)] if sigmoid
+                else [AsDiscreted("pred", argmax=True)])
+    post = Compose(discrete + [Invertd(keys, transform=pre, orig_keys="image", nearest_interp=nearest)])
     d = post(d)
     if "prob" in keys:
         details["probabilities"] = np.asarray(d["prob"].numpy())  # (C, nx, ny, nz)
