@@ -80,6 +80,26 @@ def recipe(swinrun, work):
     for line in ("spacing      2 x 2 x 2.5 mm", "[-100, 200]", "overlap 0.25, gaussian", "labels by nearest"):
         check(line in r.stdout, f"v2: info prints '{line}'")
 
+    sg = bundle(work, "sigmoid")
+    r, j = info(swinrun, sg)
+    check(r.returncode == 0, f"info sigmoid: exit 0 ({r.stderr.strip()})")
+    if j:
+        check(j["out_channels"] == 1 and j["recipe_warnings"] == "",
+              f"sigmoid: one output channel, Activationsd(sigmoid) + AsDiscreted(threshold=0.5) followed whole "
+              f"({j['recipe_warnings']!r})")
+
+    def softmax_on_one(cfg):  # the many-class post-processing on a one-channel model
+        post = cfg["postprocessing"]["transforms"]
+        post[0] = {"_target_": "Activationsd", "keys": "pred", "softmax": True}
+        post[2] = {"_target_": "AsDiscreted", "keys": "pred", "argmax": True}
+    r, j = info(swinrun, edit(sg, os.path.join(work, "sigmoid_softmax"), softmax_on_one))
+    check(r.returncode == 0, "sigmoid bundle with softmax and argmax: still loads")
+    if j:
+        w = j["recipe_warnings"]
+        for what in ("softmax other than false", "without threshold 0.5", "argmax other than false",
+                     "no Activationsd(sigmoid=true)"):
+            check(what in w, f"sigmoid bundle with softmax and argmax: a warning says '{what}' ({w!r})")
+
     def unsupported(cfg):
         pre = cfg["preprocessing"]["transforms"]
         pre.insert(4, {"_target_": "CropForegroundd", "keys": "image", "source_key": "image"})
@@ -160,6 +180,8 @@ def fidelity(swinrun, work, config):
         b = np.load(ref)
         same = float((a == b).mean()) if a.shape == b.shape else 0.0
         present = len(np.unique(b))
+        if config == "sigmoid":
+            check(present == 2, f"{config} {name}: MONAI's labels are 0 and 1 ({np.unique(b)})")
         check(a.shape == b.shape and same >= 0.999,
               f"{config} {name}: {same * 100:.3f} % of {a.size} labels identical to MONAI's run ({present} labels present)")
 

@@ -13,6 +13,8 @@ LICENSE. CONFIGs:
   v2     use_v2, affine instance norms, mergingv2, gaussian blending, overlap 0.25, a
          non-cubic roi (64, 64, 32), spacing 2 x 2 x 2.5 mm, HU [-100, 200], Invertd by nearest
          (MONAI's default), references ("@roi") between keys, monai_version 1.6.1
+  sigmoid  one output channel: Activationsd(sigmoid) -> Invertd with nearest_interp false ->
+         AsDiscreted(threshold=0.5), roi (64, 64, 32), monai_version 1.5.0
 """
 import argparse
 import hashlib
@@ -29,6 +31,8 @@ CONFIGS = {
     "v2": dict(model=dict(feature_size=12, out_channels=4, use_v2=True, instnorm_affine=True, downsample="mergingv2"),
                merge_order="v2", monai="1.6.1", roi=[64, 64, 32], overlap=0.25, mode="gaussian",
                pixdim=[2.0, 2.0, 2.5], hu=[-100, 200], nearest=None),
+    "sigmoid": dict(model=dict(feature_size=12, out_channels=1), merge_order="v15", monai="1.5.0", roi=[64, 64, 32],
+                    overlap=0.5, mode=None, pixdim=[1.5, 1.5, 2.0], hu=[-175, 250], nearest=False, sigmoid=True),
 }
 BASE = dict(feature_size=12, in_channels=1, out_channels=3, depths=[2, 2, 2, 2], heads=[3, 6, 12, 24], window=[7, 7, 7],
             use_v2=False, normalize=True, downsample="merging", merge_order="v15", qkv_bias=True, patch_norm=False,
@@ -62,8 +66,12 @@ def inference_json(name, c, m):
               "to_tensor": True}
     if c["nearest"] is not None:
         invert["nearest_interp"] = c["nearest"]
-    post = [{"_target_": "Activationsd", "keys": "pred", "softmax": True}, invert,
-            {"_target_": "AsDiscreted", "keys": "pred", "argmax": True},
+    if c.get("sigmoid"):
+        act, discrete = {"sigmoid": True}, {"threshold": 0.5}
+    else:
+        act, discrete = {"softmax": True}, {"argmax": True}
+    post = [dict({"_target_": "Activationsd", "keys": "pred"}, **act), invert,
+            dict({"_target_": "AsDiscreted", "keys": "pred"}, **discrete),
             {"_target_": "SaveImaged", "keys": "pred", "output_dir": "@output_dir"}]
     net = network_def(m)
     if name == "btcv":

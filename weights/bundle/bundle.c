@@ -111,7 +111,6 @@ swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *
     if (!st) st = swin_bundle_config_read(path, "configs/inference.json", &inf, err);
     if (!st) st = swin_bundle_network_find(&inf, &net, err);
     if (!st) st = swin_bundle_network_opts(&inf, net, meta.monai_version, &opts, merge_why, sizeof merge_why, r, err);
-    if (!st) st = swin_bundle_recipe_read(&inf, r, err);
     if (!st) st = find_weights(dir, weights, sizeof weights, &weights_name, err);
     if (!st && override) {
         if (override->merge != SWIN_MERGE_V15) {
@@ -122,6 +121,7 @@ swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *
     }
     if (!st) st = swin_ckpt_load(weights, &opts, out, err);
     if (!st && (st = swin_bundle_network_check(&inf, net, &out->cfg, weights_name, err))) swin_model_release(out);
+    if (!st && (st = swin_bundle_recipe_read(&inf, out->cfg.out_channels, r, err))) swin_model_release(out);
     swin_bundle_config_free(&inf);
     if (st) {
         free(r);

@@ -220,17 +220,21 @@ static swin_status inferer(struct item *it, swin_error *err)
 
 /* ---- postprocessing -------------------------------------------------------------------- */
 
+/* What the post-processing does so far. A model with one output channel is a sigmoid model:
+ * swinrun labels where its sigmoid is >= 0.5 (MONAI's Activations(sigmoid) then
+ * AsDiscrete(threshold=0.5)), and interpolates that sigmoid on the linear way back. */
 struct post_state {
-    bool softmax, argmax, inverted, invert_linear;
+    bool one_channel;
+    bool softmax, sigmoid, argmax, thresholded, inverted, invert_linear;
 };
 
 static void activations(struct item *it, struct post_state *ps)
 {
     static const char *const followed[] = {"softmax", "sigmoid", "other", NULL};
     bool v = false;
-    const json_node *n = member(it, "softmax");
-    if (n && swin_bundle_bool(n, &v) && v) ps->softmax = true;
-    expect_bool(it, "sigmoid", false);
+    const json_node *n = member(it, ps->one_channel ? "sigmoid" : "softmax");
+    if (n && swin_bundle_bool(n, &v) && v) *(ps->one_channel ? &ps->sigmoid : &ps->softmax) = true;
+    expect_bool(it, ps->one_channel ? "softmax" : "sigmoid", false);
     expect_null(it, "other");
     report_unknown(it, followed, NULL);
 }
@@ -245,13 +249,16 @@ static void invert(struct item *it, struct post_state *ps)
     if (n && !swin_bundle_bool(n, &nearest))
         swin_recipe_warn(it->r, "postprocessing: Invertd nearest_interp is not true or false; read as true");
     ps->inverted = true;
-    if (!nearest && ps->argmax)
-        swin_recipe_warn(it->r, "postprocessing: Invertd with nearest_interp false after the argmax interpolates "
-                                "label values; swinrun brings the labels back by nearest neighbour");
-    else if (!nearest && !ps->softmax)
-        swin_recipe_warn(it->r, "postprocessing: Invertd with nearest_interp false without a softmax before it "
-                                "interpolates logits; swinrun interpolates the softmax probabilities");
-    ps->invert_linear = !nearest && !ps->argmax;
+    const bool labelled = ps->argmax || ps->thresholded;
+    if (!nearest && labelled)
+        swin_recipe_warn(it->r, "postprocessing: Invertd with nearest_interp false after the %s interpolates "
+                                "label values; swinrun brings the labels back by nearest neighbour",
+                         ps->argmax ? "argmax" : "threshold");
+    else if (!nearest && !ps->softmax && !ps->sigmoid)
+        swin_recipe_warn(it->r, "postprocessing: Invertd with nearest_interp false without a %s before it "
+                                "interpolates logits; swinrun interpolates the %s probabilities",
+                         ps->one_channel ? "sigmoid" : "softmax", ps->one_channel ? "sigmoid" : "softmax");
+    ps->invert_linear = !nearest && !labelled;
     report_unknown(it, followed, ignored);
 }
 
@@ -259,13 +266,19 @@ static void discrete(struct item *it, struct post_state *ps)
 {
     static const char *const followed[] = {"argmax", "to_onehot", "threshold", "rounding", NULL};
     bool v = false;
-    const json_node *n = member(it, "argmax");
-    if (n && swin_bundle_bool(n, &v) && v) ps->argmax = true;
+    double t;
+    const json_node *n = member(it, ps->one_channel ? "threshold" : "argmax");
+    if (ps->one_channel && n && swin_bundle_number(n, &t) && t == 0.5) ps->thresholded = true;
+    else if (ps->one_channel)
+        swin_recipe_warn(it->r, "postprocessing: AsDiscreted without threshold 0.5 is not supported for a model "
+                                "with one output channel (swinrun labels where its sigmoid is >= 0.5)");
+    else if (n && swin_bundle_bool(n, &v) && v) ps->argmax = true;
     else
         swin_recipe_warn(it->r,
                          "postprocessing: AsDiscreted without argmax is not supported (swinrun takes the argmax)");
+    if (ps->one_channel) expect_bool(it, "argmax", false);
+    else expect_null(it, "threshold");
     expect_null(it, "to_onehot");
-    expect_null(it, "threshold");
     expect_null(it, "rounding");
     report_unknown(it, followed, NULL);
 }
@@ -336,9 +349,9 @@ static swin_status read_inferer(const struct swin_bundle_config *c, struct swin_
     return SWIN_OK;
 }
 
-static void read_postprocessing(const struct swin_bundle_config *c, struct swin_recipe *r)
+static void read_postprocessing(const struct swin_bundle_config *c, int out_channels, struct swin_recipe *r)
 {
-    struct post_state ps = {0};
+    struct post_state ps = {.one_channel = out_channels == 1};
     const json_node *list = transforms_of(c, "postprocessing", r);
     for (size_t i = 0; list && i < swin_json_len(list); i++) {
         char why[160];
@@ -353,7 +366,12 @@ static void read_postprocessing(const struct swin_bundle_config *c, struct swin_
         else if (!in_list(it.name, postprocessing_ignored))
             swin_recipe_warn(r, "postprocessing: %s is not followed", it.name);
     }
-    if (!ps.argmax)
+    if (ps.one_channel && !ps.sigmoid)
+        swin_recipe_warn(r, "postprocessing: no Activationsd(sigmoid=true) for a model with one output channel; "
+                            "swinrun labels where its sigmoid is >= 0.5");
+    else if (ps.one_channel && !ps.thresholded)
+        swin_recipe_warn(r, "postprocessing: no AsDiscreted(threshold=0.5); swinrun labels where the sigmoid is >= 0.5");
+    else if (!ps.one_channel && !ps.argmax)
         swin_recipe_warn(r, "postprocessing: no AsDiscreted(argmax=true); swinrun writes the argmax labels");
     if (!ps.inverted)
         swin_recipe_warn(r, "postprocessing: no Invertd (MONAI would write the model's grid); swinrun writes the "
@@ -361,13 +379,14 @@ static void read_postprocessing(const struct swin_bundle_config *c, struct swin_
     r->invert_linear = ps.invert_linear;
 }
 
-swin_status swin_bundle_recipe_read(const struct swin_bundle_config *inf, struct swin_recipe *r, swin_error *err)
+swin_status swin_bundle_recipe_read(const struct swin_bundle_config *inf, int out_channels, struct swin_recipe *r,
+                                    swin_error *err)
 {
     /* MONAI's defaults for what the configuration leaves out */
     r->overlap = 0.25;
     r->sigma_scale = 0.125;
     swin_status st = read_preprocessing(inf, r, err);
     if (!st) st = read_inferer(inf, r, err);
-    if (!st) read_postprocessing(inf, r);
+    if (!st) read_postprocessing(inf, out_channels, r);
     return st;
 }
