@@ -342,8 +342,9 @@ static const struct cli_option options[] = {
      "binary (default) | labelmap: the DICOM SEG's form; labelmap is DICOM 2024c's\n"
      "Label Map Segmentation, one frame per slice (newer readers only)"},
     {"--classes", NULL, 1, "FILE", V_SEGMENT, st_classes,
-     "what the labels mean in a SEG / RTSTRUCT (default: the 13 BTCV organs), one\n"
-     "tab-separated line per label: LABEL NAME CODE SCHEME MEANING R,G,B\n"
+     "what the labels mean in a SEG / RTSTRUCT (default: the 13 BTCV organs for a model\n"
+     "with 14 output channels, else \"Label N\"), one tab-separated line per label:\n"
+     "LABEL NAME CODE SCHEME MEANING R,G,B\n"
      "[MODIFIER_CODE MODIFIER_MEANING], e.g. 1 Spleen 78961009 SCT Spleen 157,108,162"},
     {"--out-dir", NULL, 1, "DIR", V_SEGMENT, st_out_dir,
      "batch form: DIR/<name>_seg.nii.gz per input, the model loaded once"},

@@ -27,6 +27,13 @@ const swin_dicom_class *swin_dicom_btcv_classes(int *n)
     return btcv;
 }
 
+const swin_dicom_class *swin_dicom_default_classes(int out_channels, int *n)
+{
+    if (out_channels == (int)(sizeof btcv / sizeof btcv[0]) + 1) return swin_dicom_btcv_classes(n);
+    *n = 0;
+    return NULL;
+}
+
 swin_dicom_class swin_dicom_class_for(const swin_dicom_class *table, int n, int label, char name[32])
 {
     for (int i = 0; i < n; i++)

@@ -228,7 +228,8 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
         for (size_t i = 0; i < n; i++)
             if (o->labels[i] <= classes) seen[o->labels[i]] = 1;
         int nt = o->p->dicom_nclasses;
-        const swin_dicom_class *table = o->p->dicom_classes ? o->p->dicom_classes : swin_dicom_btcv_classes(&nt);
+        const swin_dicom_class *table = o->p->dicom_classes;
+        if (!table) table = swin_dicom_default_classes(classes, &nt);
         for (int l = 1; l <= classes; l++)
             if (seen[l]) {
                 present[np] = swin_dicom_class_for(table, nt, l, names[np]);

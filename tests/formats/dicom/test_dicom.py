@@ -48,6 +48,16 @@ BAD = {  # folder -> words its one-line message must contain
 LISTED = {"bad_two_series": 3}  # a refused choice also lists the series: a header and a line each
 BTCV = ["Spleen", "Right kidney", "Left kidney", "Gallbladder", "Esophagus", "Liver", "Stomach", "Aorta",
         "Inferior vena cava", "Portal vein and splenic vein", "Pancreas", "Right adrenal gland", "Left adrenal gland"]
+# The names a 14-class model's labels get (the BTCV organs); any other model's are "Label N"
+# (formats/dicom/classes.c). NAMES_BTCV: whether this run's model has 14 output channels.
+NAMES_BTCV = True
+
+
+def label_of(name):
+    """A segment's or ROI's label from its name; -1 for a name of the other kind."""
+    if NAMES_BTCV:
+        return BTCV.index(name) + 1 if name in BTCV else -1
+    return int(name[len("Label "):]) if name.startswith("Label ") and name[len("Label "):].isdigit() else -1
 
 ok = True
 
@@ -130,8 +140,8 @@ def check_seg(name, seg_path, s, labels):
     check(f"{name}: SEG dciodvfy: no error", not errs, "; ".join(errs[:3]) + f" ({len(warns)} warnings)")
     seg = hd.seg.segread(seg_path)
     ds = pydicom.dcmread(seg_path)
-    # segment number -> label through the segment label (BTCV names)
-    seg_label = {int(it.SegmentNumber): BTCV.index(it.SegmentLabel) + 1 for it in ds.SegmentSequence}
+    # segment number -> label through the segment label (BTCV names, or "Label N")
+    seg_label = {int(it.SegmentNumber): label_of(it.SegmentLabel) for it in ds.SegmentSequence}
     present = sorted(int(v) for v in np.unique(labels) if v)
     check(f"{name}: SEG segments are the labels present", sorted(seg_label.values()) == present,
           f"{len(present)} segments")
@@ -193,7 +203,7 @@ def check_rtstruct(name, rt_path, s, labels):
           all(len(rc.ROIDisplayColor) == 3 for rc in ds.ROIContourSequence))
     worst_dice, worst_plane, refs = 1.0, 0.0, True
     for rc in ds.ROIContourSequence:
-        lab = BTCV.index(names[int(rc.ReferencedROINumber)]) + 1
+        lab = label_of(names[int(rc.ReferencedROINumber)])
         mask = np.zeros((s.cols, s.rows, len(s.sop)), bool)
         per_slice = {}
         for c in getattr(rc, "ContourSequence", []):
@@ -214,7 +224,7 @@ def check_rtstruct(name, rt_path, s, labels):
         dice = 2 * np.sum(mask & truth) / max(1, mask.sum() + truth.sum())
         worst_dice = min(worst_dice, dice)
     present = sorted(int(v) for v in np.unique(labels) if v)
-    check(f"{name}: RTSTRUCT one ROI per label present", sorted(BTCV.index(n) + 1 for n in names.values()) == present,
+    check(f"{name}: RTSTRUCT one ROI per label present", sorted(label_of(n) for n in names.values()) == present,
           f"{len(names)} ROIs")
     check(f"{name}: RTSTRUCT rasterised (even-odd) gives the labels back, Dice >= 0.99", worst_dice >= 0.99,
           f"worst Dice {worst_dice:.6f}")
@@ -246,7 +256,7 @@ def check_dcmqi(name, seg_path, labels, affine, work):
         for lab_id in np.unique(data):
             if not lab_id:
                 continue
-            lab = BTCV.index(seg_names[int(lab_id)]) + 1
+            lab = label_of(seg_names[int(lab_id)])
             ijk = np.argwhere(data == lab_id).T
             m = np.linalg.inv(affine) @ img.affine
             t = m[:3, :3] @ ijk + m[:3, 3:4]
@@ -264,6 +274,9 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--series")
     a = ap.parse_args()
+    global NAMES_BTCV
+    with open(os.path.join(os.path.dirname(a.model), "model.json")) as f:
+        NAMES_BTCV = json.load(f)["out_channels"] == 14
     os.makedirs(a.work, exist_ok=True)
     series = a.series
     if not series:
