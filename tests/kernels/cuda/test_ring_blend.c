@@ -2,7 +2,8 @@
  * ring's arithmetic, restated per voxel below (reference_voxel): pipeline/sliding.c adds each
  * voxel's cubes in their run order in float32, logit * importance rounded, then the sum, the
  * weights likewise; the average is a float32 division, the label the first maximum, the
- * probabilities the softmax of pipeline/segment.c's sink in double. The CPU backend has no
+ * probabilities the softmax of pipeline/segment.c's sink in double (one class, a sigmoid
+ * model: the label 1 where the average is >= 0, the probability its sigmoid in double). The CPU backend has no
  * ring ops (its pipeline blends on the host), so this reference is the CPU side.
  *
  * The cubes run and planes finish in the order sliding.c uses (every cube of a slab row, then
@@ -98,7 +99,7 @@ static void compare_plane(const struct ring_case *c, const struct swin_ring_geom
     for (x[o1] = 0; x[o1] < g->size[o1]; x[o1]++)
         for (x[o2] = 0; x[o2] < g->size[o2]; x[o2]++) {
             reference_voxel(g, imp, cubes, ncubes, x, avg, acc);
-            int best = 0;
+            int best = co == 1 ? avg[0] >= 0.0f : 0; /* one class: a sigmoid model, sigmoid >= 0.5 */
             for (int k = 1; k < co; k++)
                 if (avg[k] > avg[best]) best = k;
             for (int k = best + 1; k < co; k++) t->ties += avg[k] == avg[best];
@@ -108,10 +109,11 @@ static void compare_plane(const struct ring_case *c, const struct swin_ring_geom
                 fprintf(stderr, "  %s: voxel %lld,%lld,%lld label %d, host ring %d\n", c->name, (long long)x[0],
                         (long long)x[1], (long long)x[2], got, best);
             if (!c->probs) continue;
-            double sum = 0;
-            for (int k = 0; k < co; k++) sum += exp((double)avg[k] - (double)avg[best]);
+            const int top = co == 1 ? 0 : best;
+            double sum = co == 1 ? 1.0 + exp(-(double)avg[0]) : 0; /* one class: the sigmoid */
+            for (int k = 0; k < co && co > 1; k++) sum += exp((double)avg[k] - (double)avg[top]);
             for (int k = 0; k < co; k++) {
-                const float p = (float)(exp((double)avg[k] - (double)avg[best]) / sum);
+                const float p = (float)((co == 1 ? 1.0 : exp((double)avg[k] - (double)avg[top])) / sum);
                 const double d = fabs((double)probs[u * co + k] - (double)p);
                 if (!(d <= t->prob_tol)) t->prob_bad++;
                 if (!(d <= t->worst_prob)) t->worst_prob = d;
