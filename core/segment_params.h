@@ -71,6 +71,15 @@ typedef enum swin_blend_on {
                                  SWIN_ERR_ARG on a backend that blends on the host) */
 } swin_blend_on;
 
+/* How the intensities become the model's input, after resampling. */
+typedef enum swin_intensity_norm {
+    SWIN_NORM_RANGE = 0,          /* intensity_range to [0, 1], clipped (intensity_clip): the CT recipe */
+    SWIN_NORM_ZSCORE = 1,         /* each channel minus its mean, divided by its standard deviation
+                                     (population; 1 when it is 0): MONAI NormalizeIntensity, channel_wise */
+    SWIN_NORM_ZSCORE_NONZERO = 2, /* the same over each channel's nonzero voxels, zeros stay 0 (MONAI
+                                     NormalizeIntensity nonzero=True, channel_wise=True: the BraTS recipe) */
+} swin_intensity_norm;
+
 typedef struct swin_segment_params {
     bool reorient;              /* to RAS before resampling (default true) */
     bool resample;              /* to spacing_mm (default true) */
@@ -110,6 +119,9 @@ typedef struct swin_segment_params {
     const char *dicom_uid_seed;
     /* Where the cubes are blended (default SWIN_BLEND_ON_AUTO). */
     swin_blend_on blend_on;
+    /* How the intensities are normalised (default SWIN_NORM_RANGE); the z-scores ignore
+     * intensity_clip and intensity_range. */
+    swin_intensity_norm normalize;
 } swin_segment_params;
 
 #ifdef __cplusplus

@@ -24,13 +24,17 @@
  * headers before anything large is allocated. */
 #define SWIN_VOLUME_MAX_DIM 16384
 #define SWIN_VOLUME_MAX_VOXELS ((int64_t)1 << 31)
+/* Channels (volumes of one image, e.g. MRI sequences) a multi-channel input may hold. */
+#define SWIN_VOLUME_MAX_CHANNELS 16
 
 /* What a reader gives the pipeline. */
 struct swin_format_input {
     const char *name;       /* for messages: the (first) input path */
     int64_t dim[3];         /* nx, ny, nz */
     double affine[4][4];    /* voxel (i, j, k) -> RAS+ mm */
-    const float *hu;        /* nx * ny * nz intensities (HU), until release */
+    int channels;           /* the intensities' channels (a CT: 1) */
+    const float *hu;        /* channels * nx * ny * nz intensities (HU), one channel after another,
+                               until release */
     size_t read_peak;       /* the host bytes reading held at its largest */
     size_t kept_bytes;      /* the host bytes the format holds from release to close (hu_plane's) */
     bool hu_kept;           /* release keeps hu itself (then kept_bytes counts it) */
@@ -53,7 +57,8 @@ struct swin_format {
     /* The pipeline is done with in->hu; the format may free it (hu_plane gets its planes back
      * from what the format keeps: kept_bytes). */
     void (*release)(struct swin_format_input *in);
-    /* Intensities of plane k (for the organ statistics), valid until the next call. */
+    /* Intensities of plane k of the first channel (for the organ statistics), valid until the
+     * next call. */
     swin_status (*hu_plane)(struct swin_format_input *in, int64_t k, const float **plane, swin_error *err);
     /* classes: the label values run 0..classes-1; threads: how many the format may use on the
      * outputs (compression), at least 1. *outputs: the format's open outputs. */

@@ -1,6 +1,7 @@
 #include "pipeline/resample.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,26 +9,119 @@
 
 static inline double clampd(double x, double hi) { return x < 0 ? 0 : (x > hi ? hi : x); }
 
-/* Trilinear at (x0, x1, x2) of a volume with x2 fastest in memory (strides s0, s1, 1). */
-static double trilinear(const float *v, const int64_t d[3], int64_t s0, int64_t s1, double x0, double x1, double x2)
+/* monai.utils.misc AFFINE_TOL, and numpy.allclose's relative tolerance */
+#define AFFINE_TOL 1e-3
+#define ALLCLOSE_RTOL 1e-5
+
+static bool allclose(swin_mat4 a, swin_mat4 b)
 {
-    x0 = clampd(x0, (double)(d[0] - 1));
-    x1 = clampd(x1, (double)(d[1] - 1));
-    x2 = clampd(x2, (double)(d[2] - 1));
-    int64_t a = (int64_t)x0, b = (int64_t)x1, c = (int64_t)x2;
-    double fa = x0 - (double)a, fb = x1 - (double)b, fc = x2 - (double)c;
-    int64_t a1 = a + 1 < d[0] ? a + 1 : a, b1 = b + 1 < d[1] ? b + 1 : b, c1 = c + 1 < d[2] ? c + 1 : c;
-    const float *p00 = v + a * s0 + b * s1, *p01 = v + a * s0 + b1 * s1;
-    const float *p10 = v + a1 * s0 + b * s1, *p11 = v + a1 * s0 + b1 * s1;
-    double l0 = (p00[c] * (1 - fc) + p00[c1] * fc) * (1 - fb) + (p01[c] * (1 - fc) + p01[c1] * fc) * fb;
-    double l1 = (p10[c] * (1 - fc) + p10[c1] * fc) * (1 - fb) + (p11[c] * (1 - fc) + p11[c1] * fc) * fb;
-    return l0 * (1 - fa) + l1 * fa;
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++)
+            if (!(fabs(a.m[r][c] - b.m[r][c]) <= AFFINE_TOL + ALLCLOSE_RTOL * fabs(b.m[r][c]))) return false;
+    return true;
+}
+
+static swin_mat4 normalise(const int64_t n[3]);
+
+/* torch.linspace(-1, 1, n) * (n - 1) / n: affine_grid's base coordinates (align_corners=False),
+ * symmetric with fused multiply-adds as torch computes them. */
+static double *base_coords(int64_t n)
+{
+    double *b = malloc((size_t)n * sizeof *b);
+    if (!b) return NULL;
+    const int64_t half = n / 2;
+    const double step = n > 1 ? 2.0 / (double)(n - 1) : 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = n == 1 ? -1.0 : i < half ? fma(step, (double)i, -1.0) : fma(-step, (double)(n - 1 - i), 1.0);
+        b[i] = v * (double)(n - 1) / (double)n;
+    }
+    return b;
+}
+
+swin_status swin_forward_init(const struct swin_grid *g, const int64_t in_dim[3], struct swin_forward *f)
+{
+    memset(f, 0, sizeof *f);
+    memcpy(f->dim, g->dim, sizeof f->dim);
+    memcpy(f->ras_dim, g->ras_dim, sizeof f->ras_dim);
+    /* spatial_resample: xform = solve(src_affine, dst_affine); nothing resampled when the
+     * grid is the oriented one within AFFINE_TOL */
+    swin_mat4 xform, dninv;
+    if (!swin_mat4_solve(g->ras_affine, g->affine, &xform) ||
+        !swin_mat4_solve(normalise(g->dim), swin_mat4_identity(), &dninv))
+        return SWIN_ERR_SHAPE;
+    const bool same_dim = !memcmp(g->dim, g->ras_dim, sizeof g->dim);
+    f->unchanged = same_dim && (allclose(g->ras_affine, g->affine) || allclose(xform, swin_mat4_identity()));
+    /* to_norm_affine: src_xform @ xform @ inv(dst_xform) */
+    swin_mat4 t = swin_mat4_mul(swin_mat4_mul(normalise(g->ras_dim), xform), dninv);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++) f->theta[r][c] = t.m[r][c];
+    /* RAS index along axis a -> its share of the input offset (i fastest): Orientation is a
+     * permutation with flips, exact */
+    const int64_t stride[3] = {1, in_dim[0], in_dim[0] * in_dim[1]};
+    for (int a = 0; a < 3; a++) {
+        f->base[a] = base_coords(g->dim[a]);
+        f->off[a] = malloc((size_t)g->ras_dim[a] * sizeof *f->off[a]);
+        if (!f->base[a] || !f->off[a]) {
+            swin_forward_free(f);
+            return SWIN_ERR_NOMEM;
+        }
+        int t_in = 0; /* the input axis RAS axis a reads */
+        for (int r = 0; r < 3; r++)
+            if (g->ras_to_in.m[r][a] != 0) t_in = r;
+        const double sign = g->ras_to_in.m[t_in][a], shift = g->ras_to_in.m[t_in][3];
+        for (int64_t x = 0; x < g->ras_dim[a]; x++)
+            f->off[a][x] = (int64_t)nearbyint(sign * (double)x + shift) * stride[t_in];
+    }
+    return SWIN_OK;
+}
+
+void swin_forward_free(struct swin_forward *f)
+{
+    for (int a = 0; a < 3; a++) {
+        free(f->base[a]);
+        free(f->off[a]);
+    }
+    memset(f, 0, sizeof *f);
+}
+
+/* Grid voxel u sampled from the input as torch's grid_sample computes it in float64
+ * (aten GridSampler.cpp, 3D bilinear, padding_mode="border", align_corners=False): the
+ * coordinates from affine_grid's bmm over (W, H, D, 1) = grid axes 2, 1, 0, unnormalised and
+ * clamped; the eight corners weighted by products of distances and summed in torch's order
+ * (tnw, tne, tsw, tse, bnw, bne, bsw, bse), corners past the last voxel skipped. */
+static double sample(const struct swin_forward *f, const float *in, int64_t u0, int64_t u1, int64_t u2)
+{
+    const double x[3] = {f->base[0][u0], f->base[1][u1], f->base[2][u2]};
+    double c[3];
+    for (int a = 0; a < 3; a++) {
+        const double *t = f->theta[a];
+        double gn = ((x[2] * t[2] + x[1] * t[1]) + x[0] * t[0]) + t[3];
+        c[a] = clampd(((gn + 1.0) * (double)f->ras_dim[a] - 1.0) / 2.0, (double)(f->ras_dim[a] - 1));
+    }
+    const double iz = c[0], iy = c[1], ix = c[2]; /* D, H, W */
+    const int64_t z0 = (int64_t)floor(iz), y0 = (int64_t)floor(iy), x0 = (int64_t)floor(ix);
+    const int64_t z1 = z0 + 1, y1 = y0 + 1, x1 = x0 + 1;
+    const double w[8] = {((double)x1 - ix) * ((double)y1 - iy) * ((double)z1 - iz),
+                         (ix - (double)x0) * ((double)y1 - iy) * ((double)z1 - iz),
+                         ((double)x1 - ix) * (iy - (double)y0) * ((double)z1 - iz),
+                         (ix - (double)x0) * (iy - (double)y0) * ((double)z1 - iz),
+                         ((double)x1 - ix) * ((double)y1 - iy) * (iz - (double)z0),
+                         (ix - (double)x0) * ((double)y1 - iy) * (iz - (double)z0),
+                         ((double)x1 - ix) * (iy - (double)y0) * (iz - (double)z0),
+                         (ix - (double)x0) * (iy - (double)y0) * (iz - (double)z0)};
+    const bool in_x1 = x1 < f->ras_dim[2], in_y1 = y1 < f->ras_dim[1], in_z1 = z1 < f->ras_dim[0];
+    double out = 0;
+    for (int e = 0; e < 8; e++) { /* e: bit 0 the W corner, bit 1 H, bit 2 D */
+        if (((e & 1) && !in_x1) || ((e & 2) && !in_y1) || ((e & 4) && !in_z1)) continue;
+        const int64_t o = f->off[0][e & 4 ? z1 : z0] + f->off[1][e & 2 ? y1 : y0] + f->off[2][e & 1 ? x1 : x0];
+        out += (double)in[o] * w[e];
+    }
+    return out;
 }
 
 struct resample_job {
     const float *in;
-    const int64_t *in_dim;
-    const struct swin_grid *g;
+    const struct swin_forward *f;
     struct swin_intensity win;
     float *out;
 };
@@ -42,11 +136,8 @@ static void resample_slabs(void *user, int tid, int64_t b, int64_t e)
 {
     (void)tid;
     const struct resample_job *j = user;
-    const struct swin_grid *g = j->g;
-    const int64_t *in_dim = j->in_dim, *d = g->dim;
-    /* the input is stored i fastest: view it as (k, j, i) with i the fastest axis */
-    const int64_t rev[3] = {in_dim[2], in_dim[1], in_dim[0]};
-    const swin_mat4 *m = &g->to_in;
+    const struct swin_forward *f = j->f;
+    const int64_t *d = f->dim;
     const struct swin_intensity win = j->win;
     float scale = win.hi - win.lo;
     for (int64_t t0 = b * TILE; t0 < e * TILE && t0 < d[0]; t0 += TILE)
@@ -56,11 +147,8 @@ static void resample_slabs(void *user, int tid, int64_t b, int64_t e)
                     for (int64_t u1 = t1; u1 < t1 + TILE && u1 < d[1]; u1++) {
                         float *row = j->out + (u0 * d[1] + u1) * d[2];
                         for (int64_t u2 = t2; u2 < t2 + TILE && u2 < d[2]; u2++) {
-                            double x[3];
-                            for (int r = 0; r < 3; r++)
-                                x[r] = m->m[r][0] * (double)u0 + m->m[r][1] * (double)u1 + m->m[r][2] * (double)u2 +
-                                       m->m[r][3];
-                            float v = (float)trilinear(j->in, rev, in_dim[0] * in_dim[1], in_dim[0], x[2], x[1], x[0]);
+                            float v = f->unchanged ? j->in[f->off[0][u0] + f->off[1][u1] + f->off[2][u2]]
+                                                   : (float)sample(f, j->in, u0, u1, u2);
                             if (win.enabled) { /* float32, in MONAI's order of operations */
                                 v = (v - win.lo) / scale;
                                 v = v < 0 ? 0 : (v > 1 ? 1 : v);
@@ -70,11 +158,11 @@ static void resample_slabs(void *user, int tid, int64_t b, int64_t e)
                     }
 }
 
-void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
-                      struct swin_intensity win, float *out, int threads)
+void swin_resample_in(const float *in, const struct swin_forward *f, struct swin_intensity win, float *out,
+                      int threads)
 {
-    struct resample_job j = {.in = in, .in_dim = in_dim, .g = g, .win = win, .out = out};
-    swin_parallel_for(threads, (g->dim[0] + TILE - 1) / TILE, resample_slabs, &j);
+    struct resample_job j = {.in = in, .f = f, .win = win, .out = out};
+    swin_parallel_for(threads, (f->dim[0] + TILE - 1) / TILE, resample_slabs, &j);
 }
 
 /* monai.networks.utils.normalize_transform(shape, align_corners=False): voxel -> [-1, 1] */
@@ -105,15 +193,9 @@ swin_status swin_inverse_init(const struct swin_grid *g, struct swin_inverse *in
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 4; c++) inv->theta[r][c] = t.m[r][c];
     for (int a = 0; a < 3; a++) {
-        int64_t n = g->ras_dim[a], half = n / 2;
-        if (!(inv->base[a] = malloc((size_t)n * sizeof(double)))) {
+        if (!(inv->base[a] = base_coords(g->ras_dim[a]))) {
             swin_inverse_free(inv);
             return SWIN_ERR_NOMEM;
-        }
-        double step = n > 1 ? 2.0 / (double)(n - 1) : 0;
-        for (int64_t i = 0; i < n; i++) { /* torch.linspace: symmetric, fused multiply-add */
-            double v = n == 1 ? -1.0 : i < half ? fma(step, (double)i, -1.0) : fma(-step, (double)(n - 1 - i), 1.0);
-            inv->base[a][i] = v * (double)(n - 1) / (double)n;
         }
     }
     if (nearest_tables(inv)) {

@@ -18,10 +18,28 @@ struct swin_intensity {
     float lo, hi;
 };
 
-/* out[(u0 * d1 + u1) * d2 + u2] = window(trilinear(in at g->to_in * u)), planes u0 shared
- * among `threads` threads (0: every core). */
-void swin_resample_in(const float *in, const int64_t in_dim[3], const struct swin_grid *g,
-                      struct swin_intensity win, float *out, int threads);
+/* The way in, as MONAI's Spacing computes it (spatial_resample: torch affine_grid +
+ * grid_sample in float64, align_corners=False, border) after Orientation (exact): the sample
+ * coordinates and the trilinear sum in torch's order of float operations, because a
+ * normalisation over the nonzero voxels (SWIN_NORM_ZSCORE_NONZERO) counts the ~1e-13 values
+ * MONAI's rounding leaves where a grid voxel falls on the edge of the zero background; a
+ * grid equal to the oriented one within AFFINE_TOL is copied (MONAI resamples nothing). */
+struct swin_forward {
+    int64_t dim[3], ras_dim[3];
+    bool unchanged;       /* copy the oriented voxels */
+    double theta[3][4];   /* normalised grid coordinates -> normalised RAS coordinates */
+    double *base[3];      /* per grid axis: torch.linspace(-1, 1, n) * (n - 1) / n */
+    int64_t *off[3];      /* per RAS axis: index -> its share of the input's offset (i fastest) */
+};
+
+/* SWIN_ERR_SHAPE: a singular affine; SWIN_ERR_NOMEM. Sets no message. */
+swin_status swin_forward_init(const struct swin_grid *g, const int64_t in_dim[3], struct swin_forward *f);
+void swin_forward_free(struct swin_forward *f);
+
+/* out[(u0 * d1 + u1) * d2 + u2] = window(the input sampled at grid voxel u), planes u0
+ * shared among `threads` threads (0: every core). */
+void swin_resample_in(const float *in, const struct swin_forward *f, struct swin_intensity win, float *out,
+                      int threads);
 
 /* The way back, as MONAI's Invertd computes it: inverse Spacing (grid -> RAS grid, torch
  * affine_grid + grid_sample in float64, align_corners=False, border) then inverse

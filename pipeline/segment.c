@@ -12,6 +12,7 @@
 #include "pipeline/label_writer.h"
 #include "pipeline/parallel.h"
 #include "pipeline/preview.h"
+#include "pipeline/normalize.h"
 #include "pipeline/resample.h"
 #include "pipeline/segment_params.h"
 #include "pipeline/cubes.h"
@@ -24,15 +25,16 @@ struct swin_pipeline swin_pipeline_defaults(void)
 static swin_status check_params(const struct swin_pipeline *p, swin_error *err)
 {
     const swin_segment_params *o = &p->params;
-    if (p->in_channels != 1)
-        return swin_error_set(err, SWIN_ERR_SHAPE,
-                              "the model takes %d input channels but a CT volume has 1: use a model exported with "
-                              "in_channels=1",
-                              p->in_channels);
+    if (p->in_channels < 1 || p->in_channels > SWIN_VOLUME_MAX_CHANNELS)
+        return swin_error_set(err, SWIN_ERR_MODEL, "the model takes %d input channels (1..%d supported)",
+                              p->in_channels, SWIN_VOLUME_MAX_CHANNELS);
+    if (o->normalize != SWIN_NORM_RANGE && o->normalize != SWIN_NORM_ZSCORE && o->normalize != SWIN_NORM_ZSCORE_NONZERO)
+        return swin_error_set(err, SWIN_ERR_ARG, "unknown intensity normalisation %d (range, zscore or zscore-nonzero)",
+                              (int)o->normalize);
     if (p->out_channels < 1 || p->out_channels > SWIN_CLASSES_MAX)
         return swin_error_set(err, SWIN_ERR_MODEL, "the model has %d output channels (1..%d supported)",
                               p->out_channels, SWIN_CLASSES_MAX);
-    if (o->intensity_clip && !(o->intensity_range[1] > o->intensity_range[0]))
+    if (o->normalize == SWIN_NORM_RANGE && o->intensity_clip && !(o->intensity_range[1] > o->intensity_range[0]))
         return swin_error_set(err, SWIN_ERR_ARG, "intensity range [%g, %g]: the upper end must exceed the lower",
                               o->intensity_range[0], o->intensity_range[1]);
     for (int k = 0; k < 3; k++)
@@ -50,6 +52,19 @@ static swin_status check_params(const struct swin_pipeline *p, swin_error *err)
                               (int)o->invert);
     if (!p->predict) return swin_error_set(err, SWIN_ERR_ARG, "no predictor given");
     return SWIN_OK;
+}
+
+/* The input's channels against the model's. */
+static swin_status check_channels(const struct swin_pipeline *p, int channels, const char *name, swin_error *err)
+{
+    if (channels == p->in_channels) return SWIN_OK;
+    if (channels == 1)
+        return swin_error_set(err, SWIN_ERR_SHAPE,
+                              "%s: one channel, but the model takes %d (e.g. MRI sequences): give one NIfTI file of "
+                              "%d volumes, or %d files on one grid, in the order the model was trained with",
+                              name, p->in_channels, p->in_channels, p->in_channels);
+    return swin_error_set(err, SWIN_ERR_SHAPE, "%s: %d channels, but the model takes %d%s", name, channels,
+                          p->in_channels, p->in_channels == 1 ? ": give one 3D volume (several volumes: --out-dir)" : "");
 }
 
 /* Progress, cancel and the predictor of one run. */
@@ -161,7 +176,9 @@ static void sink_plane(void *user, int64_t plane)
  * way back, the cube layout and what the cubes produced. */
 struct job {
     struct run_ctl ctl;
+    int ci;                        /* the input's channels (the model's) */
     struct swin_grid g;
+    struct swin_forward fwd;
     struct swin_inverse inv;
     struct swin_cubes win;
     float *vol;
@@ -183,6 +200,7 @@ static void job_free(struct job *j)
     swin_invert_linear_free(&j->lin);
     free(j->vol);
     swin_cubes_free(&j->win);
+    swin_forward_free(&j->fwd);
     swin_inverse_free(&j->inv);
 }
 
@@ -219,8 +237,9 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     if (!swin_resample_grid_plan(affine, dim, o->reorient, o->resample ? o->spacing_mm : NULL, SWIN_VOLUME_MAX_VOXELS, &j->g, msg,
                    sizeof msg))
         return swin_error_set(err, SWIN_ERR_SHAPE, "%s: %s", name, msg);
-    swin_status st = swin_inverse_init(&j->g, &j->inv);
-    if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s: out of host memory for the inverse resampling", name);
+    swin_status st = swin_forward_init(&j->g, dim, &j->fwd);
+    if (!st) st = swin_inverse_init(&j->g, &j->inv);
+    if (st == SWIN_ERR_NOMEM) return swin_error_set(err, st, "%s: out of host memory for the resampling tables", name);
     if (st) return swin_error_set(err, st, "%s: the resampled grid cannot be mapped back (singular affine)", name);
     for (int k = 0; k < 3; k++) rep->grid_dim[k] = j->g.dim[k];
     swin_mat4_spacing(j->g.affine, rep->grid_spacing);
@@ -234,11 +253,12 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     /* bytes: the preprocessed volume and what stays until the outputs are written, then the
      * largest of the three stages (preprocessing, the cubes, writing) */
     size_t in_n = (size_t)(dim[0] * dim[1] * dim[2]), n = (size_t)j->sk.n, co = (size_t)p->out_channels;
-    size_t held = n * 4 + (j->grid_labels ? n * (size_t)j->sk.lb : 0) + (out->probs ? n * co * 4 : 0) +
+    const size_t ci = (size_t)p->in_channels;
+    size_t held = n * 4 * ci + (j->grid_labels ? n * (size_t)j->sk.lb : 0) + (out->probs ? n * co * 4 : 0) +
                   (j->linear && out->file ? in_n * (size_t)j->sk.lb : 0) + out->input_kept;
-    size_t prep_peak = in_n * 4 + n * 4 + (out->hu_kept ? 0 : out->input_kept);
+    size_t prep_peak = (in_n + n) * 4 * ci + (out->hu_kept ? 0 : out->input_kept);
     j->stream = out->file && swin_label_stream_possible(&j->inv, j->linear, swin_sliding_axis(&j->win));
-    size_t run_peak = held + swin_sliding_bytes(&j->win, p->out_channels, p->threads) +
+    size_t run_peak = held + swin_sliding_bytes(&j->win, p->in_channels, p->out_channels, p->threads) +
                       (j->linear ? swin_invert_linear_bytes(&j->lin) : 0) +
                       (j->stream ? write_bytes(j, dim, false) : 0);
     size_t write_peak = held + (out->file ? write_bytes(j, dim, out->probs) : 0);
@@ -248,16 +268,25 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     return SWIN_OK;
 }
 
+/* data: the input's channels one after another; j->vol the same on the preprocessed grid. */
 static swin_status job_preprocess(struct job *j, const float *data, const int64_t dim[3], swin_error *err)
 {
-    const swin_segment_params *o = &j->ctl.p->params;
-    if (!(j->vol = malloc((size_t)j->sk.n * sizeof *j->vol)))
+    const struct swin_pipeline *p = j->ctl.p;
+    const swin_segment_params *o = &p->params;
+    j->ci = p->in_channels;
+    if (!(j->vol = malloc((size_t)j->sk.n * (size_t)j->ci * sizeof *j->vol)))
         return swin_error_set(err, SWIN_ERR_NOMEM,
                               "out of host memory for the %lld x %lld x %lld preprocessed volume",
                               (long long)j->g.dim[0], (long long)j->g.dim[1], (long long)j->g.dim[2]);
-    struct swin_intensity range = {.enabled = o->intensity_clip, .lo = o->intensity_range[0],
-                                   .hi = o->intensity_range[1]};
-    swin_resample_in(data, dim, &j->g, range, j->vol, j->ctl.p->threads);
+    const bool range = o->normalize == SWIN_NORM_RANGE;
+    struct swin_intensity window = {.enabled = range && o->intensity_clip, .lo = o->intensity_range[0],
+                                    .hi = o->intensity_range[1]};
+    const int64_t in_n = dim[0] * dim[1] * dim[2];
+    for (int c = 0; c < j->ci; c++) {
+        float *out = j->vol + c * j->sk.n;
+        swin_resample_in(data + c * in_n, &j->fwd, window, out, p->threads);
+        if (!range) swin_zscore(out, j->sk.n, o->normalize == SWIN_NORM_ZSCORE_NONZERO, p->threads);
+    }
     return SWIN_OK;
 }
 
@@ -287,6 +316,7 @@ static swin_status job_infer(struct job *j, swin_error *err)
     const struct swin_pipeline *p = j->ctl.p;
     struct sink *s = &j->sk;
     struct swin_sliding sl = {.layout = &j->win,
+                              .in_channels = j->ci,
                               .out_channels = p->out_channels,
                               .predict = cube_predict,
                               .predict_user = &j->ctl,
@@ -399,6 +429,10 @@ swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const
         free(pv);
         return st;
     }
+    if ((st = check_channels(p, pv->in.channels, pv->in.name, err))) {
+        swin_prepared_free(pv);
+        return st;
+    }
     rep->seconds_read = swin_clock_seconds() - t0;
 
     t0 = swin_clock_seconds();
@@ -508,6 +542,7 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
 {
     memset(rep, 0, sizeof *rep);
     swin_status st = check_params(p, err);
+    if (!st) st = check_channels(p, 1, "the volume", err);
     if (st) return st;
     if (!v || !v->voxels || !labels) return swin_error_set(err, SWIN_ERR_ARG, "a volume and a label buffer are required");
     if (v->type != SWIN_VOXELS_F32 && v->type != SWIN_VOXELS_I16)

@@ -236,6 +236,12 @@ swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const
     return segment_inputs(ctx, NULL, &input_path, 1, output_path, params, report, err);
 }
 
+swin_status swin_segment_files(swin_context_t *ctx, const char *const *inputs, int ninputs, const char *output_path,
+                               const swin_segment_params *params, swin_segment_report *report, swin_error *err)
+{
+    return segment_inputs(ctx, NULL, inputs, ninputs, output_path, params, report, err);
+}
+
 swin_status swin_segment_dicom(swin_context_t *ctx, const char *const *inputs, int ninputs, const char *output_path,
                                const swin_segment_params *params, swin_segment_report *report, swin_error *err)
 {

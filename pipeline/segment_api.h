@@ -40,7 +40,8 @@ typedef struct swin_volume {
 } swin_volume;
 
 
-/* Segments a volume in memory with ctx's model (in_channels 1). labels: nx * ny * nz values
+/* Segments a volume in memory with ctx's model (in_channels 1: a model of several input
+ * channels takes files, swin_segment_file / swin_segment_files). labels: nx * ny * nz values
  * on the input grid (the argmax class; a model with one output channel: 1 where its sigmoid
  * is >= 0.5, else 0). probabilities: NULL, or out_channels * nx * ny * nz floats, class c's
  * volume at c * nx * ny * nz (softmax, or the one channel's sigmoid, on the input grid).
@@ -55,6 +56,13 @@ SWIN_API swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume
 SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
                                        const swin_segment_params *params, swin_segment_report *report,
                                        swin_error *err);
+
+/* swin_segment_file on several files making one input, read by the format of inputs[0]: the
+ * channels of one volume of a multi-channel model (NIfTI files on one grid, in the model's
+ * order; a 4D file's volumes count as as many channels), or a DICOM series' files. */
+SWIN_API swin_status swin_segment_files(swin_context_t *ctx, const char *const *inputs, int ninputs,
+                                        const char *output_path, const swin_segment_params *params,
+                                        swin_segment_report *report, swin_error *err);
 
 /* swin_segment_file in two calls, for a batch: prepare reads and preprocesses input_path
  * (and checks output_path) without running the model, so that it may run on another thread

@@ -22,12 +22,13 @@ static int64_t ring_voxels(const struct swin_cubes *w, int ax, int64_t ext[3])
 /* Voxels of a run along the slab axis averaged together when that axis is the last. */
 enum { FINAL_TILE = 64 };
 
-size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels, int threads)
+size_t swin_sliding_bytes(const struct swin_cubes *w, int in_channels, int out_channels, int threads)
 {
     int64_t ext[3];
     size_t ring = (size_t)ring_voxels(w, swin_sliding_axis(w), ext);
     size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
-    return ((size_t)out_channels + 1) * ring * sizeof(float) + (1 + (size_t)out_channels) * win * sizeof(float) +
+    return ((size_t)out_channels + 1) * ring * sizeof(float) +
+           ((size_t)in_channels + (size_t)out_channels) * win * sizeof(float) +
            (size_t)swin_parallel_threads(threads) * FINAL_TILE * (size_t)out_channels * sizeof(float);
 }
 
@@ -45,12 +46,14 @@ static inline int64_t ring_index(const struct ring *r, int64_t x0, int64_t x1, i
     return (x[0] * r->ext[1] + x[1]) * r->ext[2] + x[2];
 }
 
-/* What the threads of one gather share: the window at padded start p into in. */
+/* What the threads of one gather share: the window at padded start p into in, channel by
+ * channel (vol: channels volumes of the layout's size; in: channels windows). */
 struct gather_job {
     const struct swin_cubes *w;
     const float *vol;
     const int64_t *p;
     float *in;
+    int channels;
 };
 
 /* Window planes a in [a0, a1): each row the volume's span it overlaps (a copy), zeros
@@ -63,24 +66,28 @@ static void gather_rows(void *user, int tid, int64_t a0, int64_t a1)
     const int64_t *sz = w->size, *p = g->p;
     const int64_t r2 = w->roi[2], c_lo = w->pad_lo[2] - p[2] > 0 ? w->pad_lo[2] - p[2] : 0;
     const int64_t c_hi = sz[2] - p[2] + w->pad_lo[2] < r2 ? sz[2] - p[2] + w->pad_lo[2] : r2;
-    for (int64_t a = a0; a < a1; a++)
-        for (int b = 0; b < w->roi[1]; b++) {
-            float *row = g->in + (a * w->roi[1] + b) * r2;
-            const int64_t x0 = p[0] + a - w->pad_lo[0], x1 = p[1] + b - w->pad_lo[1];
-            if (x0 < 0 || x0 >= sz[0] || x1 < 0 || x1 >= sz[1] || c_hi <= c_lo) {
-                memset(row, 0, (size_t)r2 * sizeof *row);
-                continue;
+    const int64_t vol_n = sz[0] * sz[1] * sz[2], win_n = (int64_t)w->roi[0] * w->roi[1] * r2;
+    for (int ch = 0; ch < g->channels; ch++) {
+        for (int64_t a = a0; a < a1; a++)
+            for (int b = 0; b < w->roi[1]; b++) {
+                float *row = g->in + ch * win_n + (a * w->roi[1] + b) * r2;
+                const int64_t x0 = p[0] + a - w->pad_lo[0], x1 = p[1] + b - w->pad_lo[1];
+                if (x0 < 0 || x0 >= sz[0] || x1 < 0 || x1 >= sz[1] || c_hi <= c_lo) {
+                    memset(row, 0, (size_t)r2 * sizeof *row);
+                    continue;
+                }
+                const float *src = g->vol + ch * vol_n + (x0 * sz[1] + x1) * sz[2] + p[2] - w->pad_lo[2];
+                memset(row, 0, (size_t)c_lo * sizeof *row);
+                memcpy(row + c_lo, src + c_lo, (size_t)(c_hi - c_lo) * sizeof *row);
+                memset(row + c_hi, 0, (size_t)(r2 - c_hi) * sizeof *row);
             }
-            const float *src = g->vol + (x0 * sz[1] + x1) * sz[2] + p[2] - w->pad_lo[2];
-            memset(row, 0, (size_t)c_lo * sizeof *row);
-            memcpy(row + c_lo, src + c_lo, (size_t)(c_hi - c_lo) * sizeof *row);
-            memset(row + c_hi, 0, (size_t)(r2 - c_hi) * sizeof *row);
-        }
+    }
 }
 
-static void gather(const struct swin_cubes *w, const float *vol, const int64_t p[3], float *in, int threads)
+static void gather(const struct swin_cubes *w, const float *vol, int channels, const int64_t p[3], float *in,
+                   int threads)
 {
-    struct gather_job g = {.w = w, .vol = vol, .p = p, .in = in};
+    struct gather_job g = {.w = w, .vol = vol, .p = p, .in = in, .channels = channels};
     swin_parallel_for(threads, w->roi[0], gather_rows, &g);
 }
 
@@ -268,7 +275,7 @@ static swin_status drive(const struct swin_sliding *s, int ax, const float *vol,
                 p[o1] = w->starts[o1][j];
                 p[o2] = w->starts[o2][k];
                 t0 = swin_clock_seconds();
-                gather(w, vol, p, in, threads);
+                gather(w, vol, s->in_channels, p, in, threads);
                 tm->gather += swin_clock_seconds() - t0;
                 if ((st = pa->cube(pa->ctx, in, p, tm, err))) return st;
                 if (s->progress) s->progress(s->progress_user, ++done_n, total);
@@ -363,13 +370,13 @@ static swin_status run_host(const struct swin_sliding *s, const float *vol, stru
     size_t win = (size_t)w->roi[0] * w->roi[1] * w->roi[2];
     h.r.acc = zeroed((size_t)co * (size_t)h.r.n * sizeof *h.r.acc, h.threads);
     h.r.wsum = zeroed((size_t)h.r.n * sizeof *h.r.wsum, h.threads);
-    float *in = malloc(win * sizeof *in);
+    float *in = malloc((size_t)s->in_channels * win * sizeof *in);
     h.out = malloc((size_t)co * win * sizeof *h.out);
     h.avg = malloc((size_t)h.threads * FINAL_TILE * (size_t)co * sizeof *h.avg);
     swin_status st;
     if (!h.r.acc || !h.r.wsum || !in || !h.out || !h.avg)
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the sliding-window buffers (%zu bytes)",
-                            swin_sliding_bytes(w, co, s->threads));
+                            swin_sliding_bytes(w, s->in_channels, co, s->threads));
     else
         st = drive(s, h.r.ax, vol, in, &(struct path){.ctx = &h, .cube = host_cube, .planes = host_planes}, tm, err);
     free(h.r.acc);
@@ -426,11 +433,12 @@ static swin_status device_planes(void *ctx, int64_t lo, int64_t hi, swin_error *
     return SWIN_OK;
 }
 
-size_t swin_sliding_device_bytes(const struct swin_cubes *w, int out_channels, int label_bytes, bool probs)
+size_t swin_sliding_device_bytes(const struct swin_cubes *w, int in_channels, int out_channels, int label_bytes,
+                                 bool probs)
 {
     const int ax = swin_sliding_axis(w), o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
     const size_t planes = (size_t)planes_final_together(w, ax) * (size_t)w->size[o1] * (size_t)w->size[o2];
-    return (size_t)w->roi[0] * w->roi[1] * w->roi[2] * sizeof(float) + planes * (size_t)label_bytes +
+    return (size_t)in_channels * w->roi[0] * w->roi[1] * w->roi[2] * sizeof(float) + planes * (size_t)label_bytes +
            (probs ? planes * (size_t)out_channels * sizeof(float) : 0);
 }
 
@@ -442,13 +450,14 @@ static swin_status run_device(const struct swin_sliding *s, const float *vol, st
     const int ax = swin_sliding_axis(w), o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
     struct device_run d = {.s = s, .plane = w->size[o1] * w->size[o2], .d2 = w->size[o2]};
     const size_t planes = (size_t)planes_final_together(w, ax) * (size_t)d.plane;
-    float *in = malloc((size_t)w->roi[0] * w->roi[1] * w->roi[2] * sizeof *in);
+    float *in = malloc((size_t)s->in_channels * w->roi[0] * w->roi[1] * w->roi[2] * sizeof *in);
     if (s->want_labels) d.labels = malloc(planes * (size_t)s->label_bytes);
     if (s->want_probs) d.probs = malloc(planes * (size_t)s->out_channels * sizeof *d.probs);
     swin_status st;
     if (!in || (s->want_labels && !d.labels) || (s->want_probs && !d.probs))
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a cube and the planes of a slab (%zu bytes)",
-                            swin_sliding_device_bytes(w, s->out_channels, s->label_bytes, s->want_probs));
+                            swin_sliding_device_bytes(w, s->in_channels, s->out_channels, s->label_bytes,
+                                                      s->want_probs));
     else
         st = drive(s, ax, vol, in,
                    &(struct path){.ctx = &d, .cube = device_cube, .rows = device_rows, .planes = device_planes}, tm,
@@ -464,6 +473,8 @@ swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swi
 {
     struct swin_sliding_times tm = {0};
     struct swin_blend_info info = {0};
+    if (s->in_channels < 1)
+        return swin_error_set(err, SWIN_ERR_ARG, "a volume of %d channels: at least one", s->in_channels);
     swin_status st = SWIN_OK;
     if (s->device)
         st = s->device->begin(s->device->user, s->layout, swin_sliding_axis(s->layout), s->label_bytes,

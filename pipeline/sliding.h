@@ -90,6 +90,7 @@ typedef void (*swin_plane_result_sink)(void *user, int64_t plane, const void *la
 
 struct swin_sliding {
     const struct swin_cubes *layout;
+    int in_channels;             /* the volume's channels, each window's (at least 1) */
     int out_channels;
     swin_predict_fn predict;
     void *predict_user;
@@ -118,13 +119,14 @@ struct swin_sliding {
  * accumulation buffers plus one window's input and output and each thread's averaged
  * logits. */
 int swin_sliding_axis(const struct swin_cubes *w);
-size_t swin_sliding_bytes(const struct swin_cubes *w, int out_channels, int threads);
+size_t swin_sliding_bytes(const struct swin_cubes *w, int in_channels, int out_channels, int threads);
 
 /* Host bytes of the device path: one window's input, and what comes back of the planes that
  * finish together (those of one slab row). */
-size_t swin_sliding_device_bytes(const struct swin_cubes *w, int out_channels, int label_bytes, bool probs);
+size_t swin_sliding_device_bytes(const struct swin_cubes *w, int in_channels, int out_channels, int label_bytes,
+                                 bool probs);
 
-/* vol: (d0, d1, d2) float32, the layout's size. */
+/* vol: in_channels volumes (d0, d1, d2) float32 of the layout's size, one after another. */
 swin_status swin_sliding_run(const struct swin_sliding *s, const float *vol, swin_error *err);
 
 #endif

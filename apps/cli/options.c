@@ -207,6 +207,15 @@ static const char *st_range(struct cli_args *a, char **v)
     return NULL;
 }
 
+static const char *st_intensity_norm(struct cli_args *a, char **v)
+{
+    if (!strcmp(v[0], "range")) a->seg.normalize = SWIN_NORM_RANGE;
+    else if (!strcmp(v[0], "zscore")) a->seg.normalize = SWIN_NORM_ZSCORE;
+    else if (!strcmp(v[0], "zscore-nonzero")) a->seg.normalize = SWIN_NORM_ZSCORE_NONZERO;
+    else return "range, zscore or zscore-nonzero";
+    return NULL;
+}
+
 static const char *st_overlap(struct cli_args *a, char **v)
 {
     double *o = &a->seg.overlap;
@@ -303,6 +312,11 @@ static const struct cli_option options[] = {
     {"--intensity-range", NULL, 2, "LO HI", V_SEGMENT, st_range,
      "the intensity (HU) range mapped to [0, 1], clipped (default -175 250)"},
     {"--no-intensity-clip", NULL, 0, NULL, V_SEGMENT, st_no_clip, "feed the intensities unchanged"},
+    {"--intensity-norm", NULL, 1, "M", V_SEGMENT, st_intensity_norm,
+     "range (default): --intensity-range as above | zscore: each channel minus\n"
+     "its mean, over its standard deviation | zscore-nonzero: the same over each\n"
+     "channel's nonzero voxels, zeros kept (MONAI NormalizeIntensity nonzero=True,\n"
+     "channel_wise=True: the BraTS recipe)"},
     {"--overlap", NULL, 1, "F", V_PLAN | V_SEGMENT, st_overlap,
      "overlap of neighbouring cubes, 0.." XSTR(SWIN_OVERLAP_MAX) " (default 0.5)"},
     {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},
@@ -458,6 +472,10 @@ static const char *const usage[CLI_VERBS] = {
     "    MONAI's recipe: orientation to RAS, trilinear resampling to the spacing, the intensity\n"
     "    range to [0, 1] clipped, sliding cubes, argmax (a model with one output channel:\n"
     "    sigmoid >= 0.5, labels 0 and 1), labels back to the input grid (nearest).\n"
+    "    A model of several input channels (e.g. MRI sequences) takes one NIfTI file of as\n"
+    "    many volumes (4D), or one file per channel on one grid, in the model's order:\n"
+    "    swinrun segment T1.nii.gz T1CE.nii.gz T2.nii.gz FLAIR.nii.gz OUT.nii.gz; each channel\n"
+    "    is resampled and normalised on its own (--intensity-norm zscore-nonzero for BraTS).\n"
     "    Batch: a failed volume is reported and skipped, the exit status is then 1. Outputs are\n"
     "    written to temporary files, renamed when complete; SIGINT/SIGTERM remove them.\n"
     "    DICOM: a CT series (a folder or its files; uncompressed, deflate, RLE, JPEG baseline,\n"

@@ -171,12 +171,14 @@ static swin_status check_form(const struct cli_args *a, swin_error *err)
             return swin_error_set(err, SWIN_ERR_ARG, "--with-probabilities / --with-preview need --out-dir");
         if (a->npos < 2)
             return swin_error_set(err, SWIN_ERR_ARG, "expected CT.nii.gz OUT.nii.gz (or --out-dir DIR and inputs)");
-        for (int i = 0; a->npos > 2 && i + 1 < a->npos; i++) { /* the file list of one DICOM series */
+        /* the files of one DICOM series, or the NIfTI files of one volume's channels */
+        const struct swin_format *nifti = swin_format_named("NIfTI"), *first = swin_format_claiming(a->pos[0]);
+        for (int i = 0; a->npos > 2 && i + 1 < a->npos; i++) {
             const struct swin_format *f = swin_format_claiming(a->pos[i]);
-            if (!f || !f->series)
+            if (!f || (first == nifti) != (f == nifti) || (f != nifti && !f->series))
                 return swin_error_set(err, SWIN_ERR_ARG,
-                                      "%s: several inputs before the output must be the DICOM files of one series "
-                                      "(for several NIfTI volumes use --out-dir)",
+                                      "%s: several inputs before the output must be the DICOM files of one series or "
+                                      "the NIfTI files of one volume's channels (for several volumes use --out-dir)",
                                       a->pos[i]);
         }
     }
@@ -282,15 +284,20 @@ int cli_segment(const struct cli_args *a)
         fprintf(
             jf,
             ", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, \"blend\": \"%s\",\n"
-            " \"invert\": \"%s\", \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
+            " \"intensity_norm\": \"%s\", \"invert\": \"%s\", \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
             "\"context_arena_bytes\": %zu,\n \"volumes\": [\n",
             cli_dtype_name(&plan), plan.cube[0], plan.cube[1], plan.cube[2], sp.overlap,
             sp.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant",
+            sp.normalize == SWIN_NORM_ZSCORE_NONZERO ? "zscore-nonzero"
+            : sp.normalize == SWIN_NORM_ZSCORE       ? "zscore"
+                                                     : "range",
             sp.invert == SWIN_INVERT_LINEAR ? "linear" : "nearest", t_model, plan.total_bytes, plan.weight_bytes,
             plan.arena_bytes);
     }
     char out_buf[4096], prob_buf[4096], prev_buf[4096];
-    bool file_list = !a->out_dir && a->npos > 2; /* one DICOM series given as its files */
+    /* one input given as its files: a DICOM series' files, or the channels of one volume */
+    bool file_list = !a->out_dir && a->npos > 2;
+    const bool channel_files = file_list && swin_format_claiming(a->pos[0]) == swin_format_named("NIfTI");
     int ninputs = a->out_dir ? a->npos : 1, failed = 0, worst = 0, classes = 0;
     size_t planned_max = 0, ring_max = 0, last_bytes = 0;
     /* with CUDA, each next volume read and preprocessed while this one's cubes run; the CPU
@@ -330,8 +337,10 @@ int cli_segment(const struct cli_args *a)
             st = now->st ? now->st : swin_segment_file_prepared(ctx, now->prepared, &sp, &rep, &err);
             now->prepared = NULL;
         } else {
-            st = file_list ? swin_segment_dicom(ctx, (const char *const *)a->pos, a->npos - 1, out, &sp, &rep, &err)
-                           : swin_segment_file(ctx, in, out, &sp, &rep, &err);
+            const char *const *files = (const char *const *)a->pos;
+            st = channel_files ? swin_segment_files(ctx, files, a->npos - 1, out, &sp, &rep, &err)
+                 : file_list   ? swin_segment_dicom(ctx, files, a->npos - 1, out, &sp, &rep, &err)
+                               : swin_segment_file(ctx, in, out, &sp, &rep, &err);
         }
         /* prefetching, a volume's bytes and the next's are held at once */
         if (rep.pipeline_bytes + last_bytes > planned_max) planned_max = rep.pipeline_bytes + last_bytes;

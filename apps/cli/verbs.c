@@ -24,7 +24,10 @@ void cli_print_recipe(FILE *f, const swin_model_info *i, const swin_segment_para
     fprintf(f, "  orientation  %s\n", sp->reorient ? "RAS" : "as read");
     if (sp->resample) fprintf(f, "  spacing      %g x %g x %g mm\n", sp->spacing_mm[0], sp->spacing_mm[1], sp->spacing_mm[2]);
     else fprintf(f, "  spacing      as read (no Spacingd)\n");
-    if (sp->intensity_clip)
+    if (sp->normalize != SWIN_NORM_RANGE)
+        fprintf(f, "  intensity    z-score of each channel%s\n",
+                sp->normalize == SWIN_NORM_ZSCORE_NONZERO ? " over its nonzero voxels" : "");
+    else if (sp->intensity_clip)
         fprintf(f, "  intensity    [%g, %g] to [0, 1], clipped\n", sp->intensity_range[0], sp->intensity_range[1]);
     else fprintf(f, "  intensity    as read (no ScaleIntensityRanged)\n");
     fprintf(f, "  cubes        overlap %g, %s blending", sp->overlap, sp->blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant");

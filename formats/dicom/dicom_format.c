@@ -154,7 +154,7 @@ static swin_status dicom_read(const char *const *paths, int npaths, const char *
         free(s);
         return st;
     }
-    *in = (struct swin_format_input){.name = paths[0], .hu = s->hu, .state = s};
+    *in = (struct swin_format_input){.name = paths[0], .channels = 1, .hu = s->hu, .state = s};
     memcpy(in->dim, s->dim, sizeof in->dim);
     memcpy(in->affine, s->affine, sizeof in->affine);
     in->read_peak = (size_t)(s->dim[0] * s->dim[1] * s->dim[2]) * sizeof *s->hu;

@@ -1,9 +1,12 @@
-/* NIfTI as a format (formats/format.h): one .nii / .nii.gz volume in; out the label map on
+/* NIfTI as a format (formats/format.h): one .nii / .nii.gz volume in (its volumes, or several
+ * files on one grid, the channels of a multi-channel model); out the label map on
  * its grid (uint8 up to 256 classes, else uint16; its header's geometry and codes) and, when
  * asked, the class probabilities as a 4D float32 image (x, y, z, class). Once the pipeline has
  * resampled the intensities, the float32 copy is freed when the file's own values are
  * narrower (they stay, and give the statistics their planes again); otherwise the float32
  * copy itself stays. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,7 +37,13 @@ static int nifti_claims(const char *path)
 static swin_status nifti_check(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                                swin_error *err)
 {
-    if (npaths != 1) return swin_error_set(err, SWIN_ERR_ARG, "one NIfTI volume at a time (%d given)", npaths);
+    if (npaths < 1 || npaths > SWIN_VOLUME_MAX_CHANNELS)
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "%d NIfTI files: one volume, or one file per channel of one volume (up to %d), at a time",
+                              npaths, SWIN_VOLUME_MAX_CHANNELS);
+    for (int i = 0; i < npaths; i++)
+        if (!nifti_claims(paths[i]))
+            return swin_error_set(err, SWIN_ERR_ARG, "%s: the channels of one volume must all be NIfTI files", paths[i]);
     const char *outs[2] = {out, p->probabilities_path};
     const char *what[2] = {"label map", "probabilities"};
     for (int i = 0; i < 2; i++) {
@@ -47,6 +56,51 @@ static swin_status nifti_check(const char *const *paths, int npaths, const char 
     return SWIN_OK;
 }
 
+/* Whether two images share a voxel grid: the same size and voxel-to-world map (to 1e-3 mm,
+ * per voxel index). */
+static bool same_grid(const struct swin_image *a, const struct swin_image *b)
+{
+    if (memcmp(a->dim, b->dim, sizeof a->dim)) return false;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            if (fabs(a->affine.m[i][j] - b->affine.m[i][j]) > 1e-3) return false;
+    return true;
+}
+
+/* The volumes of paths[1..] after img's (one file per channel, e.g. an MRI sequence each, as
+ * BraTS ships them): each on img's grid. img's own values stay kept for the statistics. */
+static swin_status append_channels(const char *const *paths, int npaths, struct swin_image *img, swin_error *err)
+{
+    const size_t n = (size_t)(img->dim[0] * img->dim[1] * img->dim[2]);
+    for (int i = 1; i < npaths; i++) {
+        struct swin_image more;
+        swin_status st = swin_image_read(paths[i], &more, err);
+        if (st) return st;
+        if (!same_grid(img, &more))
+            st = swin_error_set(err, SWIN_ERR_SHAPE,
+                                "%s: its grid (%lld x %lld x %lld, affine) differs from %s's; the channels of one volume "
+                                "must share one grid (resample them onto it first)",
+                                paths[i], (long long)more.dim[0], (long long)more.dim[1], (long long)more.dim[2], paths[0]);
+        else if (img->channels + more.channels > SWIN_VOLUME_MAX_CHANNELS)
+            st = swin_error_set(err, SWIN_ERR_SHAPE, "%s: more than %d channels with the files before it", paths[i],
+                                SWIN_VOLUME_MAX_CHANNELS);
+        if (st) {
+            swin_image_free(&more);
+            return st;
+        }
+        float *all = realloc(img->data, n * (size_t)(img->channels + more.channels) * sizeof *all);
+        if (!all) {
+            swin_image_free(&more);
+            return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for its channels", paths[i]);
+        }
+        memcpy(all + n * (size_t)img->channels, more.data, n * (size_t)more.channels * sizeof *all);
+        img->data = all;
+        img->channels += more.channels;
+        swin_image_free(&more);
+    }
+    return SWIN_OK;
+}
+
 static swin_status nifti_read(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                               struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
 {
@@ -54,7 +108,10 @@ static swin_status nifti_read(const char *const *paths, int npaths, const char *
     if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     s->path = paths[0];
     swin_status st = swin_image_read_keep(s->path, &s->img, err);
+    const size_t raw_channels = (size_t)s->img.channels; /* the first file's: its values kept */
+    if (!st) st = append_channels(paths, npaths, &s->img, err);
     const size_t n = st ? 0 : (size_t)(s->img.dim[0] * s->img.dim[1] * s->img.dim[2]);
+    const size_t nc = n * (size_t)(st ? 0 : s->img.channels);
     const size_t np = st ? 0 : (size_t)(s->img.dim[0] * s->img.dim[1]);
     if (!st && s->img.raw && !(s->plane = malloc(np * sizeof *s->plane)))
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of %s", s->path);
@@ -63,16 +120,16 @@ static swin_status nifti_read(const char *const *paths, int npaths, const char *
         free(s);
         return st;
     }
-    *in = (struct swin_format_input){.name = s->path, .hu = s->img.data, .state = s};
+    *in = (struct swin_format_input){.name = s->path, .channels = s->img.channels, .hu = s->img.data, .state = s};
     memcpy(in->dim, s->img.dim, sizeof in->dim);
     memcpy(in->affine, s->img.affine.m, sizeof in->affine);
     /* the file's values and their float32 conversion side by side, and a .gz file mapped */
     const size_t nbyper = (size_t)s->img.hdr->nbyper;
     struct stat sb;
     const size_t mapped = nifti_is_gzfile(s->img.hdr->iname) && !stat(s->img.hdr->iname, &sb) ? (size_t)sb.st_size : 0;
-    in->read_peak = n * (nbyper + 4) + mapped;
+    in->read_peak = nc * (nbyper + 4) + mapped;
     in->hu_kept = !s->img.raw;
-    in->kept_bytes = s->img.raw ? n * nbyper + np * sizeof *s->plane : n * sizeof(float);
+    in->kept_bytes = s->img.raw ? n * raw_channels * nbyper + np * sizeof *s->plane : nc * sizeof(float);
     return SWIN_OK;
 }
 

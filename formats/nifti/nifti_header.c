@@ -83,10 +83,15 @@ static swin_status check_dims(const char *path, struct swin_nifti_header *h, swi
         }
         vols *= dim[i];
     }
-    if (many || vols > 1)
+    /* a few volumes are the channels of one image (MRI sequences: a 4D file, as the Medical
+     * Segmentation Decathlon's); more are a series in time */
+    if (many || vols > SWIN_VOLUME_MAX_CHANNELS)
         return swin_error_set(err, SWIN_ERR_SHAPE,
-                              "%s: a %lldD image with %s%lld volumes; swinrun segments one 3D volume (extract one first)",
-                              path, (long long)dim[0], many ? "more than " : "", (long long)(many ? INT64_MAX : vols));
+                              "%s: a %lldD image with %s%lld volumes; swinrun segments one 3D volume, or up to %d "
+                              "volumes as the channels of a multi-channel model (extract one first)",
+                              path, (long long)dim[0], many ? "more than " : "", (long long)(many ? INT64_MAX : vols),
+                              SWIN_VOLUME_MAX_CHANNELS);
+    h->volumes = vols;
     int64_t s[3];
     for (int i = 0; i < 3; i++) s[i] = i + 1 <= dim[0] ? dim[i + 1] : 1;
     if (s[0] < 2 || s[1] < 2 || s[2] < 2)
@@ -164,7 +169,8 @@ static swin_status check_header(const char *path, const char *hfile, const unsig
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: vox_offset %lld is not a byte offset", path, (long long)h->vox_offset);
     /* the data, and the extensions nifti_clib reads before them, must fit in the file */
     if (h->one_file)
-        return swin_nifti_data_fits(path, hfile, h->vox_offset, (uint64_t)(h->nx * h->ny * h->nz) * (uint64_t)h->nbyper, err);
+        return swin_nifti_data_fits(path, hfile, h->vox_offset,
+                                    (uint64_t)(h->nx * h->ny * h->nz * h->volumes) * (uint64_t)h->nbyper, err);
     return SWIN_OK;
 }
 

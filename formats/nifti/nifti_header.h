@@ -16,6 +16,7 @@ struct swin_nifti_header {
     bool one_file;        /* data in the same file (magic "n+1" / "n+2") */
     int64_t dim[8];       /* dim[0] in 1..7, dim[1..dim[0]] >= 1 */
     int64_t nx, ny, nz;   /* one 3D volume: nx * ny * nz <= SWIN_VOLUME_MAX_VOXELS */
+    int64_t volumes;      /* dim[4] * .. * dim[7]: the channels, 1..SWIN_VOLUME_MAX_CHANNELS */
     int datatype;         /* one of the scalar types swinrun converts */
     int nbyper;           /* bytes per voxel */
     int64_t vox_offset;   /* where the data start, as nifti_clib computes iname_offset */

@@ -16,7 +16,8 @@ struct swin_image {
     int64_t dim[3];     /* nx, ny, nz */
     swin_mat4 affine;   /* voxel (i, j, k) -> world RAS+ mm: sform if sform_code > 0, else qform if
                            qform_code > 0, else pixdim scaling (NIfTI method 1) */
-    float *data;        /* nx*ny*nz values, scl_slope/scl_inter applied */
+    int channels;       /* the volumes (dim[4] * .. * dim[7]): 1..SWIN_VOLUME_MAX_CHANNELS */
+    float *data;        /* channels * nx*ny*nz values (volume after volume), scl_slope/scl_inter applied */
     double slope, inter; /* the scaling applied: data = (float)(file's value * slope + inter) */
     /* swin_image_read_keep: the file's values (this machine's byte order) when they are
      * narrower than float32, else NULL */
@@ -25,8 +26,9 @@ struct swin_image {
 };
 
 
-/* Reads a 3D scalar image (4D with one volume is accepted) of any integer or float
- * datatype. Rejects 2D images, several volumes, zero or absurd dimensions, non-finite or
+/* Reads a 3D scalar image, or a 4D..7D one of up to SWIN_VOLUME_MAX_CHANNELS volumes (the
+ * channels), of any integer or float datatype. Rejects 2D images, more volumes, zero or absurd
+ * dimensions, non-finite or
  * absurd spacing, complex/RGB data, truncated files and NaN/infinite voxels, each with a
  * one-line message. A .gz file may hold any number of gzip members. */
 swin_status swin_image_read(const char *path, struct swin_image *img, swin_error *err);
@@ -34,8 +36,8 @@ swin_status swin_image_read(const char *path, struct swin_image *img, swin_error
  * so that data can be freed and its planes had again, the same floats, for a half or a
  * quarter of the memory (swin_image_plane). */
 swin_status swin_image_read_keep(const char *path, struct swin_image *img, swin_error *err);
-/* Plane k's intensities (nx * ny floats, equal to data's) into out: from raw when kept, else
- * from data. */
+/* Plane k's intensities of the first volume (nx * ny floats, equal to data's) into out: from
+ * raw when kept, else from data. */
 void swin_image_plane(const struct swin_image *img, int64_t k, float *out);
 void swin_image_free(struct swin_image *img);
 

@@ -172,7 +172,7 @@ static swin_status image_read(const char *path, bool keep, struct swin_image *im
         goto fail;
     }
     if (h.version == 2) n->nifti_type = NIFTI_FTYPE_NIFTI2_1; /* nifti_clib says 1 for any single file */
-    int64_t nvox = h.nx * h.ny * h.nz;
+    int64_t nvox = h.nx * h.ny * h.nz * h.volumes;
     /* a one-file image's data were checked with its header; a .hdr/.img pair's are here */
     if (!h.one_file && (st = swin_nifti_data_fits(path, n->iname, n->iname_offset, (uint64_t)nvox * (uint64_t)h.nbyper, err)))
         goto fail;
@@ -199,13 +199,17 @@ static swin_status image_read(const char *path, bool keep, struct swin_image *im
     const float *f = img->data;
     for (int64_t v = 0; v < nvox; v++)
         if (!isfinite(f[v])) {
-            st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: voxel (%lld, %lld, %lld) is %s; swinrun needs finite intensities",
-                                path, (long long)(v % n->nx), (long long)(v / n->nx % n->ny),
-                                (long long)(v / (n->nx * n->ny)), isnan(f[v]) ? "NaN" : "infinite");
+            const int64_t per = h.nx * h.ny * h.nz, u = v % per;
+            char vol[40] = "";
+            if (h.volumes > 1) snprintf(vol, sizeof vol, " of volume %lld", (long long)(v / per));
+            st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: voxel (%lld, %lld, %lld)%s is %s; swinrun needs finite intensities",
+                                path, (long long)(u % h.nx), (long long)(u / h.nx % h.ny), (long long)(u / (h.nx * h.ny)),
+                                vol, isnan(f[v]) ? "NaN" : "infinite");
             goto fail;
         }
     img->hdr = n;
     img->dim[0] = n->nx, img->dim[1] = n->ny, img->dim[2] = n->nz;
+    img->channels = (int)h.volumes;
     return SWIN_OK;
 fail:
     nifti_image_free(n);

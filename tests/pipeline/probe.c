@@ -18,9 +18,12 @@
  *                                               A (0..2), a volume one voxel thick (files have 2+)
  * keys: spacing=X,Y,Z noresample=1 noreorient=1 window=LO,HI nowindow=1 roi=D,H,W overlap=F
  *       blend=constant|gaussian channels=N probs=FILE preview=FILE invert=nearest|linear
+ *       in_channels=N (the model's; segment's IN then N files joined by commas, or a 4D file)
+ *       norm=range|zscore|zscore-nonzero
  *
  * fake(): logits[c](w) = s_c * (c + 1) * x(w) + 0.05 * c * cos(0.37 w0 + 0.11 c w1 + 0.23 w2),
- * s_c = -1 for even c, with w the position inside the window; with one channel (a sigmoid
+ * s_c = -1 for even c, with w the position inside the window and x input channel c mod
+ * in_channels; with one channel (a sigmoid
  * model) 0.5 - x(w) + 0.05 cos(0.37 w0 + 0.23 w2), which crosses 0 inside soft tissue;
  * tests/pipeline/fake_model.py is the same function in torch. */
 #include <math.h>
@@ -30,27 +33,32 @@
 
 #include "fileio/npy.h"
 #include "formats/nifti/nifti_io.h"
+#include "pipeline/normalize.h"
 #include "pipeline/resample.h"
 #include "pipeline/segment.h"
 #include "pipeline/cubes.h"
 
 struct fake {
     int roi[3], co;
+    int ci; /* input channels (0: 1) */
 };
 
 static swin_status fake_predict(void *user, const float *in, float *out, swin_error *err)
 {
     const struct fake *f = user;
     size_t n = (size_t)f->roi[0] * f->roi[1] * f->roi[2];
-    for (int c = 0; c < f->co; c++)
+    const int ci = f->ci > 1 ? f->ci : 1;
+    for (int c = 0; c < f->co; c++) {
+        const float *x = in + (size_t)(c % ci) * n; /* output c reads input channel c mod ci */
         for (int a = 0; a < f->roi[0]; a++)
             for (int b = 0; b < f->roi[1]; b++)
                 for (int d = 0; d < f->roi[2]; d++) {
                     size_t i = ((size_t)a * f->roi[1] + b) * f->roi[2] + d;
                     float s = (c % 2 ? 1.0f : -1.0f) * (float)(c + 1);
-                    out[c * n + i] = f->co == 1 ? 0.5f - in[i] + 0.05f * cosf(0.37f * a + 0.23f * d)
-                                                : s * in[i] + 0.05f * (float)c * cosf(0.37f * a + 0.11f * c * b + 0.23f * d);
+                    out[c * n + i] = f->co == 1 ? 0.5f - x[i] + 0.05f * cosf(0.37f * a + 0.23f * d)
+                                                : s * x[i] + 0.05f * (float)c * cosf(0.37f * a + 0.11f * c * b + 0.23f * d);
                 }
+    }
     return SWIN_OK;
 }
 
@@ -90,6 +98,11 @@ static void parse_kv(int argc, char **argv, struct swin_pipeline *p, struct fake
         else if (!strcmp(k, "overlap")) o->overlap = atof(v);
         else if (!strcmp(k, "blend")) o->blend = strcmp(v, "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN;
         else if (!strcmp(k, "channels")) f->co = atoi(v);
+        else if (!strcmp(k, "in_channels")) f->ci = p->in_channels = atoi(v);
+        else if (!strcmp(k, "norm"))
+            o->normalize = !strcmp(v, "zscore")           ? SWIN_NORM_ZSCORE
+                           : !strcmp(v, "zscore-nonzero") ? SWIN_NORM_ZSCORE_NONZERO
+                                                          : SWIN_NORM_RANGE;
         else if (!strcmp(k, "probs")) o->probabilities_path = v;
         else if (!strcmp(k, "preview")) o->preview_path = v;
         else if (!strcmp(k, "invert")) o->invert = strcmp(v, "linear") ? SWIN_INVERT_NEAREST : SWIN_INVERT_LINEAR;
@@ -139,7 +152,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "prep") && argc >= 5) {
         struct swin_pipeline pl = swin_pipeline_defaults();
         const swin_segment_params *o = &pl.params;
-        struct fake f = {{32, 32, 32}, 2};
+        struct fake f = {.roi = {32, 32, 32}, .co = 2};
         parse_kv(argc - 5, argv + 5, &pl, &f);
         struct swin_image img;
         if (swin_image_read(argv[2], &img, &e)) return fail(&e);
@@ -150,14 +163,27 @@ int main(int argc, char **argv)
             fprintf(stderr, "probe: %s\n", msg);
             return 1;
         }
-        float *vol = malloc((size_t)(g.dim[0] * g.dim[1] * g.dim[2]) * sizeof *vol);
-        struct swin_intensity range = {o->intensity_clip, o->intensity_range[0], o->intensity_range[1]};
-        swin_resample_in(img.data, img.dim, &g, range, vol, 2);
-        size_t shape[3] = {(size_t)g.dim[0], (size_t)g.dim[1], (size_t)g.dim[2]};
-        if (swin_npy_write_f32(argv[3], vol, 3, shape, &e)) return fail(&e);
+        const int64_t n = g.dim[0] * g.dim[1] * g.dim[2], in_n = img.dim[0] * img.dim[1] * img.dim[2];
+        struct swin_forward fwd;
+        if (swin_forward_init(&g, img.dim, &fwd)) {
+            fprintf(stderr, "probe: no way into the grid\n");
+            return 1;
+        }
+        float *vol = malloc((size_t)(n * img.channels) * sizeof *vol);
+        const bool range = o->normalize == SWIN_NORM_RANGE;
+        struct swin_intensity window = {range && o->intensity_clip, o->intensity_range[0], o->intensity_range[1]};
+        for (int c = 0; c < img.channels; c++) {
+            swin_resample_in(img.data + c * in_n, &fwd, window, vol + c * n, 2);
+            if (!range) swin_zscore(vol + c * n, n, o->normalize == SWIN_NORM_ZSCORE_NONZERO, 2);
+        }
+        /* one channel: (d0, d1, d2); several: (channels, d0, d1, d2) */
+        size_t shape[4] = {(size_t)img.channels, (size_t)g.dim[0], (size_t)g.dim[1], (size_t)g.dim[2]};
+        const int multi = img.channels > 1;
+        if (swin_npy_write_f32(argv[3], vol, 3 + multi, shape + !multi, &e)) return fail(&e);
         FILE *t = fopen(argv[4], "w");
         write_mat(t, &g.affine);
         fclose(t);
+        swin_forward_free(&fwd);
         free(vol);
         swin_image_free(&img);
         return 0;
@@ -165,7 +191,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sliding") && argc == 10) {
         struct swin_npy_array x;
         if (swin_npy_read_f32(argv[2], &x, &e)) return fail(&e);
-        struct fake f = {{atoi(argv[4]), atoi(argv[5]), atoi(argv[6])}, atoi(argv[9])};
+        struct fake f = {.roi = {atoi(argv[4]), atoi(argv[5]), atoi(argv[6])}, .co = atoi(argv[9])};
         int64_t size[3] = {(int64_t)x.shape[0], (int64_t)x.shape[1], (int64_t)x.shape[2]};
         struct swin_cubes w;
         if (swin_cubes_plan(size, f.roi, atof(argv[7]), strcmp(argv[8], "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN,
@@ -176,7 +202,7 @@ int main(int argc, char **argv)
         float *out = malloc((size_t)f.co * n * sizeof *out);
         for (size_t i = 0; i < (size_t)f.co * n; i++) out[i] = -1e30f;
         struct collect col = {out, n, f.co};
-        struct swin_sliding s = {.layout = &w, .out_channels = f.co, .predict = fake_predict, .predict_user = &f,
+        struct swin_sliding s = {.layout = &w, .in_channels = 1, .out_channels = f.co, .predict = fake_predict, .predict_user = &f,
                                  .sink = sink, .sink_user = &col};
         if (swin_sliding_run(&s, x.data, &e)) return fail(&e);
         size_t shape[4] = {(size_t)f.co, x.shape[0], x.shape[1], x.shape[2]};
@@ -189,14 +215,19 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "segment") && argc >= 4) {
         struct swin_pipeline pl = swin_pipeline_defaults();
-        struct fake f = {{32, 32, 32}, 3};
+        struct fake f = {.roi = {32, 32, 32}, .co = 3};
         parse_kv(argc - 4, argv + 4, &pl, &f);
         memcpy(pl.cube, f.roi, sizeof pl.cube);
         pl.out_channels = f.co;
         pl.predict = fake_predict;
         pl.predict_user = &f;
         swin_segment_report r;
-        if (swin_pipeline_file(argv[2], argv[3], &pl, &r, &e)) return fail(&e);
+        /* IN: one file, or the files of one volume's channels separated by commas */
+        const char *paths[SWIN_VOLUME_MAX_CHANNELS];
+        int npaths = 0;
+        for (char *t = strtok(argv[2], ","); t && npaths < SWIN_VOLUME_MAX_CHANNELS; t = strtok(NULL, ","))
+            paths[npaths++] = t;
+        if (swin_pipeline_inputs(swin_format_for(paths[0]), paths, npaths, argv[3], &pl, &r, &e)) return fail(&e);
         printf("windows %lld grid %lld %lld %lld bytes %zu\n", r.cubes, r.grid_dim[0], r.grid_dim[1], r.grid_dim[2],
                r.pipeline_bytes);
         for (int i = 0; i < r.nstats; i++)
@@ -207,7 +238,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "segment_mem") && argc >= 4) {
         struct swin_pipeline pl = swin_pipeline_defaults();
-        struct fake f = {{32, 32, 32}, 3};
+        struct fake f = {.roi = {32, 32, 32}, .co = 3};
         const char *probs_path = argc > 4 && !strchr(argv[4], '=') ? argv[4] : NULL;
         int first = probs_path ? 5 : 4, thin = -1;
         for (int i = first; i < argc; i++)

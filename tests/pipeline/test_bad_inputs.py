@@ -53,7 +53,8 @@ def main():
     cases["truncated .nii.gz (gzip stream cut)"] = ([p], "truncated")
 
     d = os.path.join(os.path.dirname(nib.__file__), "tests", "data", "example4d.nii.gz")
-    cases["4D image (nibabel example4d)"] = ([d], "volumes")
+    # two volumes: the channels of a 2-channel model, not this one's
+    cases["4D image (nibabel example4d)"] = ([d], "2 channels, but the model takes 1")
     cases["2D image"] = ([save(os.path.join(work, "flat.nii"), ct((40, 36, 1)))], "2D")
     p = save(os.path.join(work, "zero.nii"), ct())
     cases["zero-sized dimension"] = ([patch_header(p, 40 + 2 * 3, np.int16(0).tobytes())], "size 0")
@@ -77,7 +78,7 @@ def main():
 
     # a model with four input channels: the test matrix's f24_c64_cfg_ts (tools/export/make_test_data.sh)
     in4 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(model))), "f24_c64_cfg_ts", "model.onnx")
-    cases["model with 4 input channels"] = ([good, None, "--model", in4], "4 input channels")
+    cases["model with 4 input channels"] = ([good, None, "--model", in4], "one channel, but the model takes 4")
     cases["no model anywhere"] = ([good, None, "--env-no-model"], "no model found")
 
     ok = True

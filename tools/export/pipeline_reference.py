@@ -2,7 +2,9 @@
 """The reference for `swinrun segment`: MONAI's own pipeline with ONNX Runtime as the predictor.
 
     LoadImaged -> EnsureChannelFirstd -> Orientationd("RAS") -> Spacingd(pixdim, bilinear)
-    -> ScaleIntensityRanged(lo, hi -> 0, 1, clip) -> sliding_window_inference(roi, overlap,
+    -> ScaleIntensityRanged(lo, hi -> 0, 1, clip) (or NormalizeIntensityd(channel_wise=True),
+    nonzero or not, for a model of several input channels: the image a 4D file or a list of
+    files, one per channel) -> sliding_window_inference(roi, overlap,
     mode) with onnxruntime (or a test's fake model) -> AsDiscreted(argmax) (a one-channel
     model: Activationsd(sigmoid) -> AsDiscreted(threshold=0.5)) -> Invertd (nearest) back to
     the input's grid.
@@ -38,21 +40,25 @@ def predictor_from_onnx(path, threads):
     return predict, cube, shape[1]
 
 
-def preprocessing(spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0), resample=True):
-    """MONAI's transforms of the recipe: load, channel first, RAS, Spacing (bilinear), the intensity range."""
-    from monai.transforms import (Compose, EnsureChannelFirstd, LoadImaged, Orientationd, ScaleIntensityRanged,
-                                  Spacingd)
+def preprocessing(spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0), resample=True, normalize="range"):
+    """MONAI's transforms of the recipe: load, channel first, RAS, Spacing (bilinear), the intensity
+    range (normalize "range") or each channel's z-score ("zscore", "zscore-nonzero")."""
+    from monai.transforms import (Compose, EnsureChannelFirstd, LoadImaged, NormalizeIntensityd, Orientationd,
+                                  ScaleIntensityRanged, Spacingd)
 
     pre = [LoadImaged("image", image_only=False), EnsureChannelFirstd("image"),
            Orientationd("image", axcodes="RAS", labels=(("L", "R"), ("P", "A"), ("I", "S")))]
     if resample:
         pre.append(Spacingd("image", pixdim=list(spacing), mode="bilinear"))
-    pre.append(ScaleIntensityRanged("image", a_min=window[0], a_max=window[1], b_min=0.0, b_max=1.0, clip=True))
+    if normalize == "range":
+        pre.append(ScaleIntensityRanged("image", a_min=window[0], a_max=window[1], b_min=0.0, b_max=1.0, clip=True))
+    else:
+        pre.append(NormalizeIntensityd("image", nonzero=normalize == "zscore-nonzero", channel_wise=True))
     return Compose(pre)
 
 
 def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0),
-              resample=True, prep_out=None, details=None):
+              resample=True, prep_out=None, details=None, normalize="range"):
     """MONAI's pipeline on one NIfTI file; returns the labels on its grid (uint8/uint16, nibabel order)
     and the preprocessed shape. details (a dict), when given, receives the averaged logits on
     the preprocessed grid ("logits", (C, D, H, W)) and that grid's affine ("affine"); with
@@ -61,11 +67,11 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
     from monai.inferers import sliding_window_inference
     from monai.transforms import Activationsd, AsDiscreted, Compose, Invertd
 
-    pre = preprocessing(spacing, window, resample)
+    pre = preprocessing(spacing, window, resample, normalize)
     d = pre({"image": image})
     img = d["image"]
-    if prep_out:
-        np.save(prep_out, np.asarray(img[0].numpy(), np.float32))
+    if prep_out:  # one channel: (D, H, W); several: (C, D, H, W)
+        np.save(prep_out, np.asarray((img[0] if img.shape[0] == 1 else img).numpy(), np.float32))
     with torch.no_grad():
         logits = sliding_window_inference(img[None].float(), roi, 1, predict, overlap=overlap, mode=blend)
     if details is not None:
