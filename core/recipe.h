@@ -14,6 +14,7 @@ struct swin_recipe {
     double spacing_mm[3];     /* its pixdim */
     bool intensity_clip;      /* ScaleIntensityRanged to [0, 1], clipped */
     float intensity_range[2]; /* its a_min, a_max */
+    bool zscore, zscore_nonzero; /* NormalizeIntensityd (channel_wise), nonzero=True */
     int cube[3];              /* SlidingWindowInferer roi_size (D, H, W) */
     double overlap;
     bool gaussian; /* mode="gaussian" */

@@ -25,6 +25,7 @@ swin_segment_params swin_model_segment_params(const swin_model_t *model)
     memcpy(p.spacing_mm, r->spacing_mm, sizeof p.spacing_mm);
     p.intensity_clip = r->intensity_clip;
     memcpy(p.intensity_range, r->intensity_range, sizeof p.intensity_range);
+    p.normalize = !r->zscore ? SWIN_NORM_RANGE : r->zscore_nonzero ? SWIN_NORM_ZSCORE_NONZERO : SWIN_NORM_ZSCORE;
     p.overlap = r->overlap;
     p.blend = r->gaussian ? SWIN_BLEND_GAUSSIAN : SWIN_BLEND_CONSTANT;
     p.sigma_scale = r->sigma_scale;

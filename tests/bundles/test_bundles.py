@@ -88,6 +88,23 @@ def recipe(swinrun, work):
               f"sigmoid: one output channel, Activationsd(sigmoid) + AsDiscreted(threshold=0.5) followed whole "
               f"({j['recipe_warnings']!r})")
 
+    mri = bundle(work, "mri")
+    r, j = info(swinrun, mri)
+    check(r.returncode == 0, f"info mri: exit 0 ({r.stderr.strip()})")
+    if j:
+        check(j["in_channels"] == 4 and j["recipe_warnings"] == "",
+              f"mri: four input channels, NormalizeIntensityd(nonzero, channel_wise) followed whole "
+              f"({j['recipe_warnings']!r})")
+    r = subprocess.run([swinrun, "info", mri], capture_output=True, text=True)
+    check("z-score of each channel over its nonzero voxels" in r.stdout, "mri: info prints the z-score")
+
+    def not_channel_wise(cfg):  # one mean and deviation over all four channels: not what swinrun does
+        cfg["preprocessing"]["transforms"][4]["channel_wise"] = False
+    r, j = info(swinrun, edit(mri, os.path.join(work, "mri_not_channel_wise"), not_channel_wise))
+    if j:
+        check("without channel_wise over 4 channels" in j["recipe_warnings"],
+              f"mri without channel_wise: warned ({j['recipe_warnings']!r})")
+
     def softmax_on_one(cfg):  # the many-class post-processing on a one-channel model
         post = cfg["postprocessing"]["transforms"]
         post[0] = {"_target_": "Activationsd", "keys": "pred", "softmax": True}
@@ -162,10 +179,15 @@ def fidelity(swinrun, work, config):
     # coarser: 3 x 3 x 4 mm; each a few cubes of the bundle's roi
     cts = {"finer": (["--shape", "128", "128", "40", "--spacing", "0.9", "0.9", "1.25"]),
            "coarser": (["--shape", "48", "48", "30", "--spacing", "3.0", "3.0", "4.0"])}
+    phantom = "make_ct_phantom.py"
+    if config == "mri":  # four MRI sequences in one 4D file: 1 mm and 2.5 mm voxels
+        cts = {"finer": ["--shape", "96", "104", "72"], "coarser": ["--shape", "40", "44", "30", "--spacing", "2.5",
+                                                                     "2.5", "2.5"]}
+        phantom = "make_mri_phantom.py"
     for name, args in cts.items():
         ct = os.path.join(work, f"{config}_{name}.nii.gz")
         if not os.path.exists(ct):
-            subprocess.run([py, os.path.join(export, "make_ct_phantom.py"), ct, "--seed", "3"] + args, check=True,
+            subprocess.run([py, os.path.join(export, phantom), ct, "--seed", "3"] + args, check=True,
                            capture_output=True)
         out = os.path.join(work, f"{config}_{name}_swinrun.nii.gz")
         r = subprocess.run([swinrun, ct, out, "--model", path, "--threads", "2"], capture_output=True, text=True)

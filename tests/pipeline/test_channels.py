@@ -24,26 +24,13 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "..", "tools", "export"))
 from fake_model import make_fake  # noqa: E402
+from make_mri_phantom import SEQUENCES, phantom  # noqa: E402
 from pipeline_reference import predictor_from_onnx, reference  # noqa: E402
-
-SEQUENCES = ("t1", "t1ce", "t2", "flair")
 
 
 def head(shape, seed):
-    """(nx, ny, nz, 4) MRI-like intensities: an ellipsoid head of noisy tissue in the hundreds
-    to thousands per sequence, a brighter lesion, background exactly 0."""
-    rng = np.random.default_rng(seed)
-    i, j, k = np.meshgrid(*[np.arange(s, dtype=np.float64) for s in shape], indexing="ij")
-    c = [s / 2 for s in shape]
-    inside = ((i - c[0]) / (0.42 * shape[0])) ** 2 + ((j - c[1]) / (0.42 * shape[1])) ** 2 + \
-        ((k - c[2]) / (0.42 * shape[2])) ** 2 < 1
-    lesion = (i - 0.6 * shape[0]) ** 2 + (j - 0.45 * shape[1]) ** 2 + (k - 0.5 * shape[2]) ** 2 < (0.12 * min(shape)) ** 2
-    x = np.zeros(shape + (4,), np.float32)
-    for ch in range(4):
-        v = rng.normal(400 + 250 * ch, 60 + 20 * ch, shape) + 40 * np.sin(0.2 * i + 0.1 * ch * j)
-        v[lesion] += 500 + 300 * ch
-        x[..., ch] = np.where(inside, v, 0)
-    return x
+    """(nx, ny, nz, 4) MRI-like intensities, background exactly 0 (tools/export/make_mri_phantom.py)."""
+    return phantom(shape, 4, seed)
 
 
 def affine(spacing, oblique=False, lps=False):

@@ -15,6 +15,9 @@ LICENSE. CONFIGs:
          (MONAI's default), references ("@roi") between keys, monai_version 1.6.1
   sigmoid  one output channel: Activationsd(sigmoid) -> Invertd with nearest_interp false ->
          AsDiscreted(threshold=0.5), roi (64, 64, 32), monai_version 1.5.0
+  mri    four input channels (MRI sequences, a 4D NIfTI), NormalizeIntensityd(nonzero=True,
+         channel_wise=True) in place of the intensity range, 2 mm spacing, 3 classes, roi
+         (64, 64, 32), monai_version 1.5.0
 """
 import argparse
 import hashlib
@@ -33,6 +36,9 @@ CONFIGS = {
                pixdim=[2.0, 2.0, 2.5], hu=[-100, 200], nearest=None),
     "sigmoid": dict(model=dict(feature_size=12, out_channels=1), merge_order="v15", monai="1.5.0", roi=[64, 64, 32],
                     overlap=0.5, mode=None, pixdim=[1.5, 1.5, 2.0], hu=[-175, 250], nearest=False, sigmoid=True),
+    "mri": dict(model=dict(feature_size=12, in_channels=4, out_channels=3), merge_order="v15", monai="1.5.0",
+                roi=[64, 64, 32], overlap=0.5, mode=None, pixdim=[2.0, 2.0, 2.0], hu=None, nearest=True,
+                zscore_nonzero=True),
 }
 BASE = dict(feature_size=12, in_channels=1, out_channels=3, depths=[2, 2, 2, 2], heads=[3, 6, 12, 24], window=[7, 7, 7],
             use_v2=False, normalize=True, downsample="merging", merge_order="v15", qkv_bias=True, patch_norm=False,
@@ -56,6 +62,8 @@ def inference_json(name, c, m):
            {"_target_": "EnsureChannelFirstd", "keys": "image"},
            {"_target_": "Orientationd", "keys": "image", "axcodes": "RAS"},
            {"_target_": "Spacingd", "keys": "image", "pixdim": c["pixdim"], "mode": "bilinear"},
+           {"_target_": "NormalizeIntensityd", "keys": "image", "nonzero": True, "channel_wise": True}
+           if c.get("zscore_nonzero") else
            {"_target_": "ScaleIntensityRanged", "keys": "image", "a_min": c["hu"][0], "a_max": c["hu"][1],
             "b_min": 0.0, "b_max": 1.0, "clip": True},
            {"_target_": "EnsureTyped", "keys": "image"}]
@@ -117,7 +125,7 @@ def make(out, name, seed=0):
         json.dump(inference_json(name, c, m), f, indent=4)
     meta = {"version": "0.1.0", "name": f"test_{name}_bundle", "monai_version": c["monai"],
             "pytorch_version": torch.__version__.split("+")[0], "task": "test bundle (random weights)",
-            "network_data_format": {"inputs": {"image": {"num_channels": 1, "spatial_shape": c["roi"]}},
+            "network_data_format": {"inputs": {"image": {"num_channels": m["in_channels"], "spatial_shape": c["roi"]}},
                                     "outputs": {"pred": {"num_channels": m["out_channels"]}}}}
     with open(os.path.join(out, "configs", "metadata.json"), "w") as f:
         json.dump(meta, f, indent=4)

@@ -152,6 +152,9 @@ static swin_status scale_range(struct item *it, swin_error *err)
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: ScaleIntensityRanged a_min / a_max are not two numbers with a_max > a_min%s%s",
                               it->c->name, why[0] || why2[0] ? ": " : "", why[0] ? why : why2);
+    if (it->r->zscore)
+        swin_recipe_warn(it->r, "preprocessing: ScaleIntensityRanged after NormalizeIntensityd is not supported "
+                                "(swinrun applies one of them: the z-score)");
     it->r->intensity_clip = true;
     it->r->intensity_range[0] = (float)lo;
     it->r->intensity_range[1] = (float)hi;
@@ -163,6 +166,34 @@ static swin_status scale_range(struct item *it, swin_error *err)
     const json_node *cn = member(it, "clip");
     if (!(cn ? swin_bundle_bool(cn, &clip) : true) || !clip)
         swin_recipe_warn(it->r, "preprocessing: ScaleIntensityRanged without clip is not supported (swinrun clips)");
+    report_unknown(it, followed, NULL);
+    return SWIN_OK;
+}
+
+/* NormalizeIntensityd: each channel's z-score, over its nonzero voxels or all of them. */
+static swin_status normalize_intensity(struct item *it, int in_channels)
+{
+    static const char *const followed[] = {"nonzero", "channel_wise", "subtrahend", "divisor", NULL};
+    struct swin_recipe *r = it->r;
+    bool nonzero = false, channel_wise = false; /* MONAI's defaults */
+    const json_node *n = member(it, "nonzero");
+    if (n && !swin_bundle_bool(n, &nonzero))
+        swin_recipe_warn(r, "preprocessing: NormalizeIntensityd nonzero is not true or false; read as false");
+    n = member(it, "channel_wise");
+    if (n && !swin_bundle_bool(n, &channel_wise))
+        swin_recipe_warn(r, "preprocessing: NormalizeIntensityd channel_wise is not true or false; read as true");
+    else if (!channel_wise && in_channels > 1)
+        swin_recipe_warn(r, "preprocessing: NormalizeIntensityd without channel_wise over %d channels is not "
+                            "supported (swinrun normalises each channel on its own)",
+                         in_channels);
+    expect_null(it, "subtrahend");
+    expect_null(it, "divisor");
+    if (r->intensity_clip)
+        swin_recipe_warn(r, "preprocessing: NormalizeIntensityd after ScaleIntensityRanged is not supported "
+                            "(swinrun applies one of them: the z-score)");
+    r->intensity_clip = false;
+    r->zscore = true;
+    r->zscore_nonzero = nonzero;
     report_unknown(it, followed, NULL);
     return SWIN_OK;
 }
@@ -312,7 +343,8 @@ static const json_node *transforms_of(const struct swin_bundle_config *c, const 
     return s;
 }
 
-static swin_status read_preprocessing(const struct swin_bundle_config *c, struct swin_recipe *r, swin_error *err)
+static swin_status read_preprocessing(const struct swin_bundle_config *c, int in_channels, struct swin_recipe *r,
+                                      swin_error *err)
 {
     const json_node *list = transforms_of(c, "preprocessing", r);
     if (!list) {
@@ -331,6 +363,8 @@ static swin_status read_preprocessing(const struct swin_bundle_config *c, struct
         else if (!strcmp(it.name, "Spacingd") || !strcmp(it.name, "Spacing")) st = spacing(&it, err);
         else if (!strcmp(it.name, "ScaleIntensityRanged") || !strcmp(it.name, "ScaleIntensityRange"))
             st = scale_range(&it, err);
+        else if (!strcmp(it.name, "NormalizeIntensityd") || !strcmp(it.name, "NormalizeIntensity"))
+            st = normalize_intensity(&it, in_channels);
         else if (!in_list(it.name, preprocessing_ignored))
             swin_recipe_warn(r, "preprocessing: %s is not followed", it.name);
     }
@@ -379,13 +413,13 @@ static void read_postprocessing(const struct swin_bundle_config *c, int out_chan
     r->invert_linear = ps.invert_linear;
 }
 
-swin_status swin_bundle_recipe_read(const struct swin_bundle_config *inf, int out_channels, struct swin_recipe *r,
-                                    swin_error *err)
+swin_status swin_bundle_recipe_read(const struct swin_bundle_config *inf, int in_channels, int out_channels,
+                                    struct swin_recipe *r, swin_error *err)
 {
     /* MONAI's defaults for what the configuration leaves out */
     r->overlap = 0.25;
     r->sigma_scale = 0.125;
-    swin_status st = read_preprocessing(inf, r, err);
+    swin_status st = read_preprocessing(inf, in_channels, r, err);
     if (!st) st = read_inferer(inf, r, err);
     if (!st) read_postprocessing(inf, out_channels, r);
     return st;
