@@ -38,6 +38,31 @@ static double *base_coords(int64_t n)
     return b;
 }
 
+static inline double ras_coord(const struct swin_forward *f, int a, int64_t u0, int64_t u1, int64_t u2);
+static inline void corners(const struct swin_forward *f, int a, double c, int64_t o[2], double w[2]);
+
+/* Per grid axis a of a separable grid: the lower and upper corner's offset and the distances
+ * torch weighs them by (as sample() computes them), from ras_coord itself with the other two
+ * axes at 0. */
+static swin_status separable_taps(struct swin_forward *f)
+{
+    for (int a = 0; a < 3; a++) {
+        struct swin_axis_taps *t = &f->taps[a];
+        const size_t n = (size_t)f->dim[a];
+        t->lo = malloc(n * sizeof *t->lo), t->hi = malloc(n * sizeof *t->hi);
+        t->w_lo = malloc(n * sizeof *t->w_lo), t->w_hi = malloc(n * sizeof *t->w_hi);
+        if (!t->lo || !t->hi || !t->w_lo || !t->w_hi) return SWIN_ERR_NOMEM;
+        for (int64_t u = 0; u < f->dim[a]; u++) {
+            int64_t idx[3] = {0, 0, 0}, o[2];
+            double w[2];
+            idx[a] = u;
+            corners(f, a, ras_coord(f, a, idx[0], idx[1], idx[2]), o, w);
+            t->lo[u] = o[0], t->hi[u] = o[1], t->w_lo[u] = w[0], t->w_hi[u] = w[1];
+        }
+    }
+    return SWIN_OK;
+}
+
 swin_status swin_forward_init(const struct swin_grid *g, const int64_t in_dim[3], struct swin_forward *f)
 {
     memset(f, 0, sizeof *f);
@@ -72,6 +97,14 @@ swin_status swin_forward_init(const struct swin_grid *g, const int64_t in_dim[3]
         for (int64_t x = 0; x < g->ras_dim[a]; x++)
             f->off[a][x] = (int64_t)nearbyint(sign * (double)x + shift) * stride[t_in];
     }
+    f->separable = true;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            if (a != b && f->theta[a][b] != 0) f->separable = false;
+    if (f->separable && !f->unchanged && separable_taps(f)) {
+        swin_forward_free(f);
+        return SWIN_ERR_NOMEM;
+    }
     return SWIN_OK;
 }
 
@@ -80,43 +113,84 @@ void swin_forward_free(struct swin_forward *f)
     for (int a = 0; a < 3; a++) {
         free(f->base[a]);
         free(f->off[a]);
+        free(f->taps[a].lo);
+        free(f->taps[a].hi);
+        free(f->taps[a].w_lo);
+        free(f->taps[a].w_hi);
     }
     memset(f, 0, sizeof *f);
 }
 
-/* Grid voxel u sampled from the input as torch's grid_sample computes it in float64
- * (aten GridSampler.cpp, 3D bilinear, padding_mode="border", align_corners=False): the
- * coordinates from affine_grid's bmm over (W, H, D, 1) = grid axes 2, 1, 0, unnormalised and
- * clamped; the eight corners weighted by products of distances and summed in torch's order
- * (tnw, tne, tsw, tse, bnw, bne, bsw, bse), corners past the last voxel skipped. */
-static double sample(const struct swin_forward *f, const float *in, int64_t u0, int64_t u1, int64_t u2)
+/* RAS coordinate a (voxels, clamped) of grid voxel u: affine_grid's bmm then grid_sample's
+ * unnormalisation and border clamp. */
+static inline double ras_coord(const struct swin_forward *f, int a, int64_t u0, int64_t u1, int64_t u2)
 {
-    const double x[3] = {f->base[0][u0], f->base[1][u1], f->base[2][u2]};
-    double c[3];
-    for (int a = 0; a < 3; a++) {
-        const double *t = f->theta[a];
-        double gn = ((x[2] * t[2] + x[1] * t[1]) + x[0] * t[0]) + t[3];
-        c[a] = clampd(((gn + 1.0) * (double)f->ras_dim[a] - 1.0) / 2.0, (double)(f->ras_dim[a] - 1));
-    }
-    const double iz = c[0], iy = c[1], ix = c[2]; /* D, H, W */
-    const int64_t z0 = (int64_t)floor(iz), y0 = (int64_t)floor(iy), x0 = (int64_t)floor(ix);
-    const int64_t z1 = z0 + 1, y1 = y0 + 1, x1 = x0 + 1;
-    const double w[8] = {((double)x1 - ix) * ((double)y1 - iy) * ((double)z1 - iz),
-                         (ix - (double)x0) * ((double)y1 - iy) * ((double)z1 - iz),
-                         ((double)x1 - ix) * (iy - (double)y0) * ((double)z1 - iz),
-                         (ix - (double)x0) * (iy - (double)y0) * ((double)z1 - iz),
-                         ((double)x1 - ix) * ((double)y1 - iy) * (iz - (double)z0),
-                         (ix - (double)x0) * ((double)y1 - iy) * (iz - (double)z0),
-                         ((double)x1 - ix) * (iy - (double)y0) * (iz - (double)z0),
-                         (ix - (double)x0) * (iy - (double)y0) * (iz - (double)z0)};
-    const bool in_x1 = x1 < f->ras_dim[2], in_y1 = y1 < f->ras_dim[1], in_z1 = z1 < f->ras_dim[0];
+    const double *t = f->theta[a];
+    const double gn = ((f->base[2][u2] * t[2] + f->base[1][u1] * t[1]) + f->base[0][u0] * t[0]) + t[3];
+    return clampd(((gn + 1.0) * (double)f->ras_dim[a] - 1.0) / 2.0, (double)(f->ras_dim[a] - 1));
+}
+
+/* torch's grid_sample in float64 (aten GridSampler.cpp, 3D bilinear): the eight corners of
+ * the (D, H, W) = (z, y, x) cell weighted by products of distances ((x * y) * z) and summed in
+ * its order tnw, tne, tsw, tse, bnw, bne, bsw, bse. o[a]: the lower and upper corner's input
+ * offset along RAS axis a (0 z, 1 y, 2 x), w[a] their distances. An upper corner past the
+ * last voxel, which torch skips, is passed as the lower one: its distance is then exactly 0
+ * (the coordinate is clamped to the last voxel), and a finite value times 0 adds nothing (the
+ * intensities are finite: swin_image_read refuses others). The loads come first,
+ * independent of one another. */
+static inline double blend8(const float *in, const int64_t o[3][2], const double w[3][2])
+{
+    const double tnw = in[o[0][0] + o[1][0] + o[2][0]], tne = in[o[0][0] + o[1][0] + o[2][1]];
+    const double tsw = in[o[0][0] + o[1][1] + o[2][0]], tse = in[o[0][0] + o[1][1] + o[2][1]];
+    const double bnw = in[o[0][1] + o[1][0] + o[2][0]], bne = in[o[0][1] + o[1][0] + o[2][1]];
+    const double bsw = in[o[0][1] + o[1][1] + o[2][0]], bse = in[o[0][1] + o[1][1] + o[2][1]];
     double out = 0;
-    for (int e = 0; e < 8; e++) { /* e: bit 0 the W corner, bit 1 H, bit 2 D */
-        if (((e & 1) && !in_x1) || ((e & 2) && !in_y1) || ((e & 4) && !in_z1)) continue;
-        const int64_t o = f->off[0][e & 4 ? z1 : z0] + f->off[1][e & 2 ? y1 : y0] + f->off[2][e & 1 ? x1 : x0];
-        out += (double)in[o] * w[e];
-    }
+    out += tnw * (w[2][0] * w[1][0] * w[0][0]);
+    out += tne * (w[2][1] * w[1][0] * w[0][0]);
+    out += tsw * (w[2][0] * w[1][1] * w[0][0]);
+    out += tse * (w[2][1] * w[1][1] * w[0][0]);
+    out += bnw * (w[2][0] * w[1][0] * w[0][1]);
+    out += bne * (w[2][1] * w[1][0] * w[0][1]);
+    out += bsw * (w[2][0] * w[1][1] * w[0][1]);
+    out += bse * (w[2][1] * w[1][1] * w[0][1]);
     return out;
+}
+
+/* The corners along RAS axis a of coordinate c: their offsets (the upper one past the last
+ * voxel passed as the lower, blend8) and distances. */
+static inline void corners(const struct swin_forward *f, int a, double c, int64_t o[2], double w[2])
+{
+    const int64_t i0 = (int64_t)c, i1 = i0 + 1; /* floor: c >= 0 */
+    o[0] = f->off[a][i0];
+    o[1] = f->off[a][i1 < f->ras_dim[a] ? i1 : i0];
+    w[0] = (double)i1 - c;
+    w[1] = c - (double)i0;
+}
+
+/* Grid voxel u sampled from the input (padding_mode="border", align_corners=False). */
+static inline double sample(const struct swin_forward *f, const float *in, int64_t u0, int64_t u1, int64_t u2)
+{
+    int64_t o[3][2];
+    double w[3][2];
+    for (int a = 0; a < 3; a++) corners(f, a, ras_coord(f, a, u0, u1, u2), o[a], w[a]);
+    return blend8(in, o, w);
+}
+
+/* The same when theta's 3x3 part is diagonal (Spacing of an axis-aligned image): RAS axis a
+ * then depends on grid axis a alone, the products of the other axes exactly zero, so each
+ * axis' corners and distances come from its table (struct swin_axis_taps). */
+static inline double sample_separable(const struct swin_forward *f, const float *in, int64_t u0, int64_t u1,
+                                      int64_t u2)
+{
+    const int64_t u[3] = {u0, u1, u2};
+    int64_t o[3][2];
+    double w[3][2];
+    for (int a = 0; a < 3; a++) {
+        const struct swin_axis_taps *t = &f->taps[a];
+        o[a][0] = t->lo[u[a]], o[a][1] = t->hi[u[a]];
+        w[a][0] = t->w_lo[u[a]], w[a][1] = t->w_hi[u[a]];
+    }
+    return blend8(in, o, w);
 }
 
 struct resample_job {
@@ -147,8 +221,9 @@ static void resample_slabs(void *user, int tid, int64_t b, int64_t e)
                     for (int64_t u1 = t1; u1 < t1 + TILE && u1 < d[1]; u1++) {
                         float *row = j->out + (u0 * d[1] + u1) * d[2];
                         for (int64_t u2 = t2; u2 < t2 + TILE && u2 < d[2]; u2++) {
-                            float v = f->unchanged ? j->in[f->off[0][u0] + f->off[1][u1] + f->off[2][u2]]
-                                                   : (float)sample(f, j->in, u0, u1, u2);
+                            float v = f->unchanged    ? j->in[f->off[0][u0] + f->off[1][u1] + f->off[2][u2]]
+                                      : f->separable ? (float)sample_separable(f, j->in, u0, u1, u2)
+                                                     : (float)sample(f, j->in, u0, u1, u2);
                             if (win.enabled) { /* float32, in MONAI's order of operations */
                                 v = (v - win.lo) / scale;
                                 v = v < 0 ? 0 : (v > 1 ? 1 : v);

@@ -24,9 +24,15 @@ struct swin_intensity {
  * normalisation over the nonzero voxels (SWIN_NORM_ZSCORE_NONZERO) counts the ~1e-13 values
  * MONAI's rounding leaves where a grid voxel falls on the edge of the zero background; a
  * grid equal to the oriented one within AFFINE_TOL is copied (MONAI resamples nothing). */
+struct swin_axis_taps {
+    int64_t *lo, *hi;     /* per grid index: the corners' input offsets */
+    double *w_lo, *w_hi;  /* their distances (torch's factors of the corner weights) */
+};
 struct swin_forward {
     int64_t dim[3], ras_dim[3];
     bool unchanged;       /* copy the oriented voxels */
+    bool separable;       /* theta's 3x3 part diagonal: taps per axis */
+    struct swin_axis_taps taps[3];
     double theta[3][4];   /* normalised grid coordinates -> normalised RAS coordinates */
     double *base[3];      /* per grid axis: torch.linspace(-1, 1, n) * (n - 1) / n */
     int64_t *off[3];      /* per RAS axis: index -> its share of the input's offset (i fastest) */
