@@ -20,6 +20,7 @@ struct swin_recipe {
     bool gaussian; /* mode="gaussian" */
     double sigma_scale;
     bool invert_linear;                  /* Invertd(nearest_interp=false) before the argmax */
+    bool masks;                          /* Activationsd(sigmoid) on several channels: a mask each */
     char source[256];                    /* e.g. "bundle swin_unetr_btcv_segmentation 0.3.7, configs/inference.json" */
     char warnings[SWIN_RECIPE_WARNINGS]; /* keys that would change the result and are not followed, one per line */
 };

@@ -71,6 +71,16 @@ typedef enum swin_blend_on {
                                  SWIN_ERR_ARG on a backend that blends on the host) */
 } swin_blend_on;
 
+/* What the averaged logits become. */
+typedef enum swin_output_activation {
+    SWIN_ACTIVATION_AUTO = 0,    /* softmax and argmax: one label per voxel (a model with one output
+                                    channel: its sigmoid >= 0.5, labels 0 and 1) */
+    SWIN_ACTIVATION_SIGMOID = 1, /* each output channel's sigmoid >= 0.5 on its own: overlapping masks
+                                    (multi-label, as BraTS' tumour core, whole tumour, enhancing
+                                    tumour); a voxel's label is a bit mask, bit c for channel c */
+} swin_output_activation;
+#define SWIN_MASK_CHANNELS_MAX 16 /* output channels SWIN_ACTIVATION_SIGMOID takes (16-bit labels) */
+
 /* How the intensities become the model's input, after resampling. */
 typedef enum swin_intensity_norm {
     SWIN_NORM_RANGE = 0,          /* intensity_range to [0, 1], clipped (intensity_clip): the CT recipe */
@@ -122,7 +132,19 @@ typedef struct swin_segment_params {
     /* How the intensities are normalised (default SWIN_NORM_RANGE); the z-scores ignore
      * intensity_clip and intensity_range. */
     swin_intensity_norm normalize;
+    /* Labels from softmax and argmax, or one sigmoid mask per channel (default
+     * SWIN_ACTIVATION_AUTO). Masks: the file form writes a 4D uint8 NIfTI, one 0/1 volume per
+     * channel; probabilities are each channel's sigmoid; statistics are per channel (label
+     * c + 1 for channel c); the cubes are blended on the host. */
+    swin_output_activation activation;
 } swin_segment_params;
+
+/* The channels whose sigmoid masks overlap (SWIN_ACTIVATION_SIGMOID on several channels), or 0
+ * when a voxel gets one label. */
+static inline int swin_mask_channels(swin_output_activation a, int out_channels)
+{
+    return a == SWIN_ACTIVATION_SIGMOID && out_channels > 1 ? out_channels : 0;
+}
 
 #ifdef __cplusplus
 }

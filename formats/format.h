@@ -47,6 +47,9 @@ struct swin_format {
     int (*claims)(const char *path);
     /* Whether several paths can make one input (e.g. the files of a series). */
     int series;
+    /* Whether the outputs can hold overlapping masks (swin_mask_channels): open_outputs' classes
+     * are then the masks, put_labels' values their bit masks. */
+    int writes_masks;
     /* The inputs and output names and the options this format can honour, before any work:
      * each refusal one line saying what to do. */
     swin_status (*check)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
@@ -60,8 +63,9 @@ struct swin_format {
     /* Intensities of plane k of the first channel (for the organ statistics), valid until the
      * next call. */
     swin_status (*hu_plane)(struct swin_format_input *in, int64_t k, const float **plane, swin_error *err);
-    /* classes: the label values run 0..classes-1; threads: how many the format may use on the
-     * outputs (compression), at least 1. *outputs: the format's open outputs. */
+    /* classes: the model's output channels (the label values run 0..classes-1; one channel: 0
+     * and 1); threads: how many the format may use on the outputs (compression), at least 1.
+     * *outputs: the format's open outputs. */
     swin_status (*open_outputs)(struct swin_format_input *in, const char *out, const swin_segment_params *p,
                                 int classes, int threads, void **outputs, swin_error *err);
     swin_status (*put_labels)(void *outputs, int64_t k, const uint16_t *plane, swin_error *err);

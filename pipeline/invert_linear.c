@@ -101,7 +101,7 @@ static void label_slice(const struct swin_invert_linear *s, int64_t t)
             }
             const float *corner[8];
             for (int e = 0; e < 8; e++) corner[e] = s->ring + off[0][e >> 2] + off[1][(e >> 1) & 1] + off[2][e & 1];
-            int best = 0;
+            int best = 0, mask = 0;
             float best_p = -1; /* below any probability */
             for (int c = 0; c < co; c++) {
                 const float f[8] = {corner[0][c], corner[1][c], corner[2][c], corner[3][c],
@@ -109,7 +109,9 @@ static void label_slice(const struct swin_invert_linear *s, int64_t t)
                 float p = (float)swin_lerp_blend(f, l.w);
                 best = p > best_p ? c : best; /* the first maximum, as torch.argmax */
                 best_p = p > best_p ? p : best_p;
+                mask |= (p >= 0.5f) << c; /* masks: each channel's AsDiscrete(threshold=0.5) */
             }
+            if (s->masks) best = mask;
             if (co == 1) best = best_p >= 0.5f; /* a sigmoid model: MONAI's AsDiscrete(threshold=0.5) */
             int64_t v = idx[0] + nx * (idx[1] + ny * idx[2]);
             if (s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;

@@ -43,6 +43,7 @@ struct swin_invert_linear {
     float *ring;                   /* depth slots x plane voxels x co probabilities (class fastest) */
     struct swin_lin_slice *slices; /* in_dim[q], by hi */
     int64_t next;                  /* slices computed */
+    int masks;                     /* overlapping sigmoid masks: labels are bit masks (0: argmax) */
     void *labels;                  /* the label map on the input grid (i fastest): uint8 or uint16 */
     int lb;                        /* bytes per label, 1 or 2 */
 };

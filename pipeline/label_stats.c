@@ -39,14 +39,29 @@ double swin_voxel_mm3(const double m[4][4])
                 m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]));
 }
 
-swin_status swin_stats_volume(const swin_volume *v, const uint16_t *labels, int classes, swin_segment_report *rep,
-                              swin_error *err)
+void swin_stats_fold_masks(struct swin_stats_acc *a, int masks)
+{
+    /* channel c's sums gather every bit mask with bit c; a bit mask has at most `masks` bits,
+     * so the fold is in place: channel c (entry c + 1) only reads masks >= 2^c > c */
+    for (int c = 0; c < masks; c++) {
+        long long count = 0;
+        double sum = 0, sumsq = 0;
+        for (int m = 1; m < a->classes; m++)
+            if (m >> c & 1) count += a->count[m], sum += a->sum[m], sumsq += a->sumsq[m];
+        a->count[c + 1] = count, a->sum[c + 1] = sum, a->sumsq[c + 1] = sumsq;
+    }
+    a->classes = masks + 1;
+}
+
+swin_status swin_stats_volume(const swin_volume *v, const uint16_t *labels, int classes, int masks,
+                              swin_segment_report *rep, swin_error *err)
 {
     struct swin_stats_acc a;
     swin_status st = swin_stats_begin(&a, classes, err);
     if (st) return st;
     size_t n = (size_t)(v->dim[0] * v->dim[1] * v->dim[2]);
     swin_stats_add(&a, v->type, v->voxels, labels, n);
+    if (masks) swin_stats_fold_masks(&a, masks);
     swin_stats_end(&a, swin_voxel_mm3(v->affine), rep);
     swin_stats_free(&a);
     return SWIN_OK;

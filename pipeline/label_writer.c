@@ -64,6 +64,7 @@ static swin_status write_plane(const struct swin_label_planes *lp, struct plane_
 
 static void stats_end(const struct swin_label_planes *lp, struct plane_bufs *b, swin_segment_report *rep)
 {
+    if (lp->masks) swin_stats_fold_masks(&b->acc, lp->masks);
     swin_stats_end(&b->acc, swin_voxel_mm3((const double(*)[4])lp->in->affine), rep);
 }
 

@@ -28,7 +28,8 @@ struct swin_label_planes {
     const void *grid_labels;      /* nearest: the argmax on the grid, lb bytes a voxel; else NULL */
     const void *in_labels;        /* linear: the label map on the input grid, lb bytes a voxel */
     int lb;                       /* 1 or 2 */
-    int classes;
+    int classes;                  /* the label values (masks: every bit mask) */
+    int masks;                    /* overlapping sigmoid masks: statistics per channel (0: per label) */
 };
 
 /* Every plane, then the statistics into rep. */

@@ -28,6 +28,12 @@ static swin_status check_params(const struct swin_pipeline *p, swin_error *err)
     if (p->in_channels < 1 || p->in_channels > SWIN_VOLUME_MAX_CHANNELS)
         return swin_error_set(err, SWIN_ERR_MODEL, "the model takes %d input channels (1..%d supported)",
                               p->in_channels, SWIN_VOLUME_MAX_CHANNELS);
+    if (o->activation != SWIN_ACTIVATION_AUTO && o->activation != SWIN_ACTIVATION_SIGMOID)
+        return swin_error_set(err, SWIN_ERR_ARG, "unknown activation %d (auto or sigmoid)", (int)o->activation);
+    if (swin_mask_channels(o->activation, p->out_channels) > SWIN_MASK_CHANNELS_MAX)
+        return swin_error_set(err, SWIN_ERR_MODEL,
+                              "the model has %d output channels: one sigmoid mask each takes at most %d",
+                              p->out_channels, SWIN_MASK_CHANNELS_MAX);
     if (o->normalize != SWIN_NORM_RANGE && o->normalize != SWIN_NORM_ZSCORE && o->normalize != SWIN_NORM_ZSCORE_NONZERO)
         return swin_error_set(err, SWIN_ERR_ARG, "unknown intensity normalisation %d (range, zscore or zscore-nonzero)",
                               (int)o->normalize);
@@ -114,6 +120,7 @@ struct sink {
     struct swin_label_stream *stream; /* told of each finished plane, or NULL */
     int64_t n;
     int co;
+    int masks;                      /* overlapping sigmoid masks (swin_mask_channels), or 0 */
     const int64_t *dim;             /* the preprocessed grid (the device path's planes) */
     int ax;                         /* the slab axis */
 };
@@ -122,18 +129,22 @@ static void sink_voxel(void *user, int64_t v, const float *x)
 {
     struct sink *s = user;
     /* the first maximum, as torch.argmax; the maximum kept in a register, not reloaded through
-     * best (a load on every step's critical path). One channel: the sigmoid threshold. */
-    int best = s->co == 1 ? swin_sigmoid_label(x[0]) : 0;
+     * best (a load on every step's critical path). One channel: the sigmoid threshold; masks:
+     * each channel's. */
+    int best = s->masks ? swin_mask_label(x, s->masks) : s->co == 1 ? swin_sigmoid_label(x[0]) : 0;
     float top = x[0];
-    for (int c = 1; c < s->co; c++)
+    for (int c = 1; c < s->co && !s->masks; c++)
         if (x[c] > top) top = x[c], best = c;
     if (s->labels && s->lb == 1) ((uint8_t *)s->labels)[v] = (uint8_t)best;
     else if (s->labels) ((uint16_t *)s->labels)[v] = (uint16_t)best;
     if (!s->probs && !s->lin) return;
-    if (s->co == 1) {
-        const float p = (float)(1.0 / (1.0 + exp(-(double)x[0])));
-        if (s->lin) *swin_invert_linear_voxel(s->lin, v) = p;
-        if (s->probs) s->probs[v] = p;
+    if (s->co == 1 || s->masks) { /* each channel's sigmoid */
+        float *lin = s->lin ? swin_invert_linear_voxel(s->lin, v) : NULL;
+        for (int c = 0; c < s->co; c++) {
+            const float p = (float)(1.0 / (1.0 + exp(-(double)x[c])));
+            if (lin) lin[c] = p;
+            if (s->probs) s->probs[c * s->n + v] = p;
+        }
         return;
     }
     double sum = 0;
@@ -217,9 +228,10 @@ struct job_outputs {
  * put_probs' plane. */
 static size_t write_bytes(const struct job *j, const int64_t dim[3], bool probs)
 {
-    size_t np = (size_t)(dim[0] * dim[1]), co = (size_t)j->sk.co;
+    size_t np = (size_t)(dim[0] * dim[1]);
     size_t labels = j->linear ? (j->sk.lb == 1 ? np * 2 : 0) : np * 2 + (j->sk.lb == 1 ? np : 0);
-    labels += co * (sizeof(long long) + 2 * sizeof(double));
+    labels += (size_t)swin_label_values(j->sk.co, j->sk.masks) * (sizeof(long long) + 2 * sizeof(double));
+    if (j->sk.masks) labels += np * (size_t)dim[2] * 2 + np; /* the format holds every plane's bit masks */
     return probs && np * 4 > labels ? np * 4 : labels;
 }
 
@@ -250,6 +262,7 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     j->grid_labels = !j->linear || out->preview;
     if (j->linear && swin_invert_linear_plan(&j->lin, &j->inv, swin_sliding_axis(&j->win), p->out_channels, dim))
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory for the linear way back", name);
+    j->lin.masks = j->sk.masks;
     /* bytes: the preprocessed volume and what stays until the outputs are written, then the
      * largest of the three stages (preprocessing, the cubes, writing) */
     size_t in_n = (size_t)(dim[0] * dim[1] * dim[2]), n = (size_t)j->sk.n, co = (size_t)p->out_channels;
@@ -358,7 +371,8 @@ static struct swin_label_planes label_planes(const struct swin_format *f, struct
 {
     return (struct swin_label_planes){.f = f, .in = in, .outs = outs, .inv = &j->inv,
                                       .grid_labels = j->linear ? NULL : j->sk.labels, .in_labels = j->in_labels,
-                                      .lb = j->sk.lb, .classes = swin_label_classes(j->sk.co)};
+                                      .lb = j->sk.lb, .classes = swin_label_values(j->sk.co, j->sk.masks),
+                                      .masks = j->sk.masks};
 }
 
 /* The class probabilities on the input grid: softmax, trilinear back, class by class. */
@@ -416,11 +430,18 @@ swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const
     if (!st && !out_path) st = swin_error_set(err, SWIN_ERR_ARG, "an output path is required");
     if (!st) st = f->check(paths, npaths, out_path, o, err);
     if (!st && o->preview_path) st = check_preview(o->preview_path, err);
+    const int masks = swin_mask_channels(o->activation, p->out_channels);
+    const int lb = swin_label_values(p->out_channels, masks) <= 256 ? 1 : 2;
+    if (!st && masks && !f->writes_masks)
+        st = swin_error_set(err, SWIN_ERR_ARG,
+                            "%s input writes one label per voxel; the %d overlapping sigmoid masks of a multi-label "
+                            "run are written from NIfTI input to NIfTI",
+                            f->name, masks);
     if (st) return st;
     struct swin_prepared *pv = calloc(1, sizeof *pv);
     if (!pv) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     *pv = (struct swin_prepared){.f = f, .paths = paths, .npaths = npaths, .out_path = out_path,
-                                 .j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .lb = p->out_channels <= 256 ? 1 : 2}}};
+                                 .j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .masks = masks, .lb = lb}}};
     struct job *j = &pv->j;
     double t0 = swin_clock_seconds();
     report(&j->ctl, SWIN_STAGE_READ, 0);
@@ -557,7 +578,9 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
     swin_mat4 affine;
     memcpy(affine.m, v->affine, sizeof affine.m);
     const int64_t n_in = dim[0] * dim[1] * dim[2];
-    struct job j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .lb = 2}};
+    struct job j = {.ctl = {.p = p}, .sk = {.co = p->out_channels, .masks = swin_mask_channels(p->params.activation,
+                                                                                                 p->out_channels),
+                                            .lb = 2}};
     float *converted = NULL;
     const float *data = v->voxels;
     double t0 = swin_clock_seconds();

@@ -86,10 +86,16 @@ static swin_status device_for(swin_context_t *ctx, const swin_segment_params *pa
         return swin_error_set(err, SWIN_ERR_ARG,
                               "the cubes cannot be blended on the device: this context's backend blends on the host "
                               "(use --blend-on auto or host, or --backend cuda)");
+    /* the device's ring reduces to one label per voxel: overlapping masks are made on the host */
+    const bool masks = swin_mask_channels(params->activation, p->out_channels) > 0;
+    if (params->blend_on == SWIN_BLEND_ON_DEVICE && masks)
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "the overlapping sigmoid masks of a multi-label run are blended on the host (use "
+                              "--blend-on auto or host)");
     *d = (struct device_predictor){.ctx = ctx, .params = &p->params, .classes = p->out_channels,
                                    .dev = {.user = d, .begin = device_begin, .predict_blend = device_predict_blend,
                                            .finish_rows = device_finish_rows, .end = device_end}};
-    p->device = blends && params->blend_on != SWIN_BLEND_ON_HOST ? &d->dev : NULL;
+    p->device = blends && !masks && params->blend_on != SWIN_BLEND_ON_HOST ? &d->dev : NULL;
     return SWIN_OK;
 }
 
@@ -137,7 +143,8 @@ swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const s
     idle_start(ctx);
     st = swin_pipeline_volume(volume, &p, labels, probabilities, rep, err);
     idle_read(ctx, rep);
-    if (!st) st = swin_stats_volume(volume, labels, swin_label_classes(p.out_channels), rep, err);
+    const int masks = swin_mask_channels(params->activation, p.out_channels);
+    if (!st) st = swin_stats_volume(volume, labels, swin_label_values(p.out_channels, masks), masks, rep, err);
     rep->plan = plan;
     return st;
 }

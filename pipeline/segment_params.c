@@ -30,5 +30,6 @@ swin_segment_params swin_model_segment_params(const swin_model_t *model)
     p.blend = r->gaussian ? SWIN_BLEND_GAUSSIAN : SWIN_BLEND_CONSTANT;
     p.sigma_scale = r->sigma_scale;
     p.invert = r->invert_linear ? SWIN_INVERT_LINEAR : SWIN_INVERT_NEAREST;
+    p.activation = r->masks ? SWIN_ACTIVATION_SIGMOID : SWIN_ACTIVATION_AUTO;
     return p;
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/ring_geom.h"
+#include "core/segment_params.h"
 #include "core/status.h"
 #include "pipeline/cubes.h"
 
@@ -37,6 +38,20 @@ static inline int swin_sigmoid_label(float logit)
 static inline int swin_label_classes(int out_channels)
 {
     return out_channels > 1 ? out_channels : 2;
+}
+
+/* The label values a run writes: 0 .. swin_label_values - 1 (masks: every bit mask). */
+static inline int swin_label_values(int out_channels, int masks)
+{
+    return masks ? 1 << masks : swin_label_classes(out_channels);
+}
+
+/* The bit mask of logits x[0..masks): bit c where channel c's sigmoid is >= 0.5. */
+static inline int swin_mask_label(const float *x, int masks)
+{
+    int m = 0;
+    for (int c = 0; c < masks; c++) m |= swin_sigmoid_label(x[c]) << c;
+    return m;
 }
 
 /* in: (1, roi0, roi1, roi2) float32; out: (out_channels, roi0, roi1, roi2) logits. */

@@ -216,6 +216,13 @@ static const char *st_intensity_norm(struct cli_args *a, char **v)
     return NULL;
 }
 
+static const char *st_multi_label(struct cli_args *a, char **v)
+{
+    (void)v;
+    a->seg.activation = SWIN_ACTIVATION_SIGMOID;
+    return NULL;
+}
+
 static const char *st_overlap(struct cli_args *a, char **v)
 {
     double *o = &a->seg.overlap;
@@ -317,6 +324,12 @@ static const struct cli_option options[] = {
      "its mean, over its standard deviation | zscore-nonzero: the same over each\n"
      "channel's nonzero voxels, zeros kept (MONAI NormalizeIntensity nonzero=True,\n"
      "channel_wise=True: the BraTS recipe)"},
+    {"--multi-label", NULL, 0, NULL, V_SEGMENT, st_multi_label,
+     "each output channel its own sigmoid >= 0.5 (MONAI Activations(sigmoid) +\n"
+     "AsDiscrete(threshold=0.5) on several channels: overlapping regions, as\n"
+     "BraTS' tumour core, whole tumour, enhancing tumour): OUT is a 4D uint8 NIfTI\n"
+     "of one 0/1 mask per channel, --probabilities the sigmoids (NIfTI input;\n"
+     "a bundle saying so sets it)"},
     {"--overlap", NULL, 1, "F", V_PLAN | V_SEGMENT, st_overlap,
      "overlap of neighbouring cubes, 0.." XSTR(SWIN_OVERLAP_MAX) " (default 0.5)"},
     {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},
@@ -471,7 +484,8 @@ static const char *const usage[CLI_VERBS] = {
     "    qform/sform and codes. Reads NIfTI-1/2 (.nii, .nii.gz; any integer or float datatype).\n"
     "    MONAI's recipe: orientation to RAS, trilinear resampling to the spacing, the intensity\n"
     "    range to [0, 1] clipped, sliding cubes, argmax (a model with one output channel:\n"
-    "    sigmoid >= 0.5, labels 0 and 1), labels back to the input grid (nearest).\n"
+    "    sigmoid >= 0.5, labels 0 and 1; --multi-label: a sigmoid mask per channel, a 4D file),\n"
+    "    labels back to the input grid (nearest).\n"
     "    A model of several input channels (e.g. MRI sequences) takes one NIfTI file of as\n"
     "    many volumes (4D), or one file per channel on one grid, in the model's order:\n"
     "    swinrun segment T1.nii.gz T1CE.nii.gz T2.nii.gz FLAIR.nii.gz OUT.nii.gz; each channel\n"

@@ -284,13 +284,14 @@ int cli_segment(const struct cli_args *a)
         fprintf(
             jf,
             ", \"dtype\": \"%s\", \"roi\": [%d, %d, %d], \"overlap\": %g, \"blend\": \"%s\",\n"
-            " \"intensity_norm\": \"%s\", \"invert\": \"%s\", \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
+            " \"intensity_norm\": \"%s\", \"multi_label\": %s, \"invert\": \"%s\", \"model_load_seconds\": %.3f, \"context_bytes\": %zu, \"context_weight_bytes\": %zu, "
             "\"context_arena_bytes\": %zu,\n \"volumes\": [\n",
             cli_dtype_name(&plan), plan.cube[0], plan.cube[1], plan.cube[2], sp.overlap,
             sp.blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant",
             sp.normalize == SWIN_NORM_ZSCORE_NONZERO ? "zscore-nonzero"
             : sp.normalize == SWIN_NORM_ZSCORE       ? "zscore"
                                                      : "range",
+            swin_mask_channels(sp.activation, mi.out_channels) ? "true" : "false",
             sp.invert == SWIN_INVERT_LINEAR ? "linear" : "nearest", t_model, plan.total_bytes, plan.weight_bytes,
             plan.arena_bytes);
     }

@@ -32,6 +32,8 @@ void cli_print_recipe(FILE *f, const swin_model_info *i, const swin_segment_para
     else fprintf(f, "  intensity    as read (no ScaleIntensityRanged)\n");
     fprintf(f, "  cubes        overlap %g, %s blending", sp->overlap, sp->blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant");
     if (sp->blend == SWIN_BLEND_GAUSSIAN) fprintf(f, " (sigma scale %g)", sp->sigma_scale);
+    if (sp->activation == SWIN_ACTIVATION_SIGMOID && i->out_channels > 1)
+        fprintf(f, "\n  labels       a sigmoid mask per channel (multi-label), thresholded at 0.5");
     fprintf(f, "\n  way back     %s\n", sp->invert == SWIN_INVERT_LINEAR
                                           ? "probabilities by linear interpolation, then argmax (Invertd nearest_interp false)"
                                           : "argmax, then labels by nearest neighbour");

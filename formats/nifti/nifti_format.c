@@ -26,6 +26,9 @@ struct nifti_outputs {
     int wide;       /* uint16 labels */
     uint8_t *plane; /* a plane of uint8 labels */
     size_t plane_n;
+    int masks;      /* overlapping masks: one uint8 volume each, from the bit masks held */
+    uint16_t *held; /* masks: every plane's bit masks, until finish */
+    int64_t nz;
 };
 
 static int nifti_claims(const char *path)
@@ -161,6 +164,7 @@ static void nifti_discard(void *outputs)
     swin_nifti_writer_abort(o->labels);
     swin_nifti_writer_abort(o->probs);
     free(o->plane);
+    free(o->held);
     free(o);
 }
 
@@ -170,14 +174,18 @@ static swin_status nifti_open_outputs(struct swin_format_input *in, const char *
     struct nifti_state *s = in->state;
     struct nifti_outputs *o = calloc(1, sizeof *o);
     if (!o) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    o->wide = classes > 256;
+    o->masks = swin_mask_channels(p->activation, classes);
+    o->wide = !o->masks && classes > 256;
     o->plane_n = (size_t)(in->dim[0] * in->dim[1]);
+    o->nz = in->dim[2];
     swin_status st = SWIN_OK;
-    if (!o->wide && !(o->plane = malloc(o->plane_n)))
-        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of the label map");
+    if ((!o->wide && !(o->plane = malloc(o->plane_n))) ||
+        (o->masks && !(o->held = malloc(o->plane_n * (size_t)o->nz * sizeof *o->held))))
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the label map");
     if (!st)
-        st = swin_nifti_writer_open(&o->labels, out, s->img.hdr, o->wide ? DT_UINT16 : DT_UINT8, 1, NIFTI_INTENT_LABEL,
-                                    "swinrun labels", threads, err);
+        st = swin_nifti_writer_open(&o->labels, out, s->img.hdr, o->wide ? DT_UINT16 : DT_UINT8,
+                                    o->masks ? o->masks : 1, NIFTI_INTENT_LABEL,
+                                    o->masks ? "swinrun masks (one per channel)" : "swinrun labels", threads, err);
     if (!st && p->probabilities_path)
         st = swin_nifti_writer_open(&o->probs, p->probabilities_path, s->img.hdr, DT_FLOAT32, classes,
                                     NIFTI_INTENT_NONE, "swinrun class probabilities", threads, err);
@@ -192,6 +200,10 @@ static swin_status nifti_open_outputs(struct swin_format_input *in, const char *
 static swin_status nifti_put_labels(void *outputs, int64_t k, const uint16_t *plane, swin_error *err)
 {
     struct nifti_outputs *o = outputs;
+    if (o->masks) { /* the file holds channel after channel: written at finish */
+        memcpy(o->held + (size_t)k * o->plane_n, plane, o->plane_n * sizeof *plane);
+        return SWIN_OK;
+    }
     if (o->wide) return swin_nifti_writer_write(o->labels, plane, o->plane_n * 2, err);
     for (size_t i = 0; i < o->plane_n; i++) o->plane[i] = (uint8_t)plane[i];
     return swin_nifti_writer_write(o->labels, o->plane, o->plane_n, err);
@@ -206,7 +218,14 @@ static swin_status nifti_put_probs(void *outputs, int c, int64_t k, const float 
 static swin_status nifti_finish(void *outputs, swin_segment_report *rep, swin_error *err)
 {
     struct nifti_outputs *o = outputs;
-    swin_status st = swin_nifti_writer_finish(o->labels, err);
+    swin_status st = SWIN_OK;
+    for (int c = 0; c < o->masks && !st; c++)
+        for (int64_t k = 0; k < o->nz && !st; k++) {
+            const uint16_t *src = o->held + (size_t)k * o->plane_n;
+            for (size_t i = 0; i < o->plane_n; i++) o->plane[i] = (uint8_t)((src[i] >> c) & 1);
+            st = swin_nifti_writer_write(o->labels, o->plane, o->plane_n, err);
+        }
+    if (!st) st = swin_nifti_writer_finish(o->labels, err);
     if (!st && o->probs) st = swin_nifti_writer_finish(o->probs, err);
     return st;
 }
@@ -236,7 +255,8 @@ static void nifti_close(struct swin_format_input *in)
 }
 
 const struct swin_format swin_format_nifti = {
-    .name = "NIfTI", .claims = nifti_claims, .check = nifti_check, .read = nifti_read, .release = nifti_release,
+    .name = "NIfTI", .claims = nifti_claims, .writes_masks = 1, .check = nifti_check, .read = nifti_read,
+    .release = nifti_release,
     .hu_plane = nifti_hu_plane, .open_outputs = nifti_open_outputs, .put_labels = nifti_put_labels,
     .put_probs = nifti_put_probs, .finish = nifti_finish, .publish = nifti_publish, .discard = nifti_discard,
     .close = nifti_close,

@@ -19,7 +19,7 @@
  * keys: spacing=X,Y,Z noresample=1 noreorient=1 window=LO,HI nowindow=1 roi=D,H,W overlap=F
  *       blend=constant|gaussian channels=N probs=FILE preview=FILE invert=nearest|linear
  *       in_channels=N (the model's; segment's IN then N files joined by commas, or a 4D file)
- *       norm=range|zscore|zscore-nonzero
+ *       norm=range|zscore|zscore-nonzero masks=1 (a sigmoid mask per channel)
  *
  * fake(): logits[c](w) = s_c * (c + 1) * x(w) + 0.05 * c * cos(0.37 w0 + 0.11 c w1 + 0.23 w2),
  * s_c = -1 for even c, with w the position inside the window and x input channel c mod
@@ -99,6 +99,7 @@ static void parse_kv(int argc, char **argv, struct swin_pipeline *p, struct fake
         else if (!strcmp(k, "blend")) o->blend = strcmp(v, "gaussian") ? SWIN_BLEND_CONSTANT : SWIN_BLEND_GAUSSIAN;
         else if (!strcmp(k, "channels")) f->co = atoi(v);
         else if (!strcmp(k, "in_channels")) f->ci = p->in_channels = atoi(v);
+        else if (!strcmp(k, "masks")) o->activation = SWIN_ACTIVATION_SIGMOID;
         else if (!strcmp(k, "norm"))
             o->normalize = !strcmp(v, "zscore")           ? SWIN_NORM_ZSCORE
                            : !strcmp(v, "zscore-nonzero") ? SWIN_NORM_ZSCORE_NONZERO

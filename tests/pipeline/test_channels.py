@@ -3,7 +3,9 @@
 against MONAI's: the channels as one 4D NIfTI file or as one file per channel (a list of files
 for LoadImaged), each channel resampled and z-scored on its own (NormalizeIntensityd with
 channel_wise=True, nonzero or not) or mapped through the intensity range, then sliding
-windows, argmax and Invertd back to the input grid (tools/export/pipeline_reference.py).
+windows, argmax and Invertd back to the input grid (tools/export/pipeline_reference.py); and
+multi-label (--multi-label): each output channel's sigmoid >= 0.5, a 4D file of masks, by
+both ways back (Invertd nearest after the threshold, or the sigmoids interpolated first).
 
     test_channels.py fake PROBE WORKDIR          the tests' fake model (4 inputs, 3 outputs) on
                                                  both sides: 100 % identical labels, the
@@ -13,6 +15,7 @@ windows, argmax and Invertd back to the input grid (tools/export/pipeline_refere
                                                  probabilities within 5e-3; and the refusals
                                                  (channels that do not match the model, files
                                                  on different grids): exit 2, nothing written"""
+import json
 import os
 import subprocess
 import sys
@@ -25,6 +28,7 @@ sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "..", "tools", "export"))
 from fake_model import make_fake  # noqa: E402
 from make_mri_phantom import SEQUENCES, phantom  # noqa: E402
+from linear_reference import reference_linear  # noqa: E402
 from pipeline_reference import predictor_from_onnx, reference  # noqa: E402
 
 
@@ -78,11 +82,23 @@ def cases(work):
         nib.save(nib.Nifti1Image(np.round(v).astype(types[ch]), affine((1.3, 1.3, 1.8), True)), files[-1])
     out["files_mixed_types_range"] = (files, ["--intensity-range", "0", "1500"], ["window=0,1500"],
                                       {"window": (0.0, 1500.0)})
+    p = os.path.join(work, "mri4d_ras.nii.gz")  # multi-label, as BraTS' TC / WT / ET
+    out["4d_ras_masks"] = ([p], ["--intensity-norm", "zscore-nonzero", "--spacing", "1", "1", "1", "--multi-label"],
+                           ["norm=zscore-nonzero", "spacing=1,1,1", "masks=1"],
+                           {"normalize": "zscore-nonzero", "spacing": (1.0, 1.0, 1.0), "masks": True})
+    lps = [os.path.join(work, f"lps_{name}.nii.gz") for name in SEQUENCES]
+    out["files_lps_masks_linear"] = (lps, ["--intensity-norm", "zscore-nonzero", "--multi-label", "--invert", "linear"],
+                                     ["norm=zscore-nonzero", "masks=1", "invert=linear"],
+                                     {"normalize": "zscore-nonzero", "masks": True, "linear": True})
     return out
 
 
 def compare(name, got_path, ref, fake, probs=None, p_ref=None):
     got = np.asarray(nib.load(got_path).dataobj)
+    if got.ndim == 4:  # masks: each channel present somewhere, and absent somewhere
+        present = [int(ref[..., c].sum()) for c in range(ref.shape[-1])]
+        if not all(0 < v < ref[..., c].size for c, v in enumerate(present)):
+            return False, f"{name:30s} reference masks empty or full ({present}): the case tests nothing"
     frac = float(np.mean(got == ref)) if got.shape == ref.shape else 0.0
     good = frac >= (1.0 if fake else 0.999) and got.dtype == np.uint8
     msg = f"{name:30s} {100 * frac:.4f} % identical ({int(np.sum(got != ref)) if got.shape == ref.shape else 'shape'} differ)"
@@ -145,11 +161,12 @@ def main():
     for name, (inputs, opts, keys, kw) in cases(os.path.join(work, "in")).items():
         out = os.path.join(work, f"{name}.nii.gz")
         probs = os.path.join(work, f"{name}_prob.nii.gz") if name.startswith("4d_ras") else None
+        report = os.path.join(work, f"{name}.json")
         if fake:
             cmd = [probe, "segment", ",".join(inputs), out, "in_channels=4", "channels=3", *keys]
             cmd += [f"probs={probs}"] if probs else []
         else:
-            cmd = [swinrun, "segment", *inputs, out, "--model", model, "-q", *opts]
+            cmd = [swinrun, "segment", *inputs, out, "--model", model, "-q", "--json", report, *opts]
             cmd += ["--probabilities", probs] if probs else []
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
@@ -159,8 +176,17 @@ def main():
         det = {"want_probabilities": bool(probs)}
         image = inputs[0] if len(inputs) == 1 else inputs
         prep_ref = os.path.join(work, f"{name}_prep_ref.npy")
-        ref, _ = reference(image, predict, roi, details=det, prep_out=prep_ref, **kw)
+        if kw.pop("linear", False):
+            ref, _, _ = reference_linear(image, predict, roi, **kw)
+        else:
+            ref, _ = reference(image, predict, roi, details=det, prep_out=prep_ref, **kw)
         good, msg = compare(name, out, ref, fake, probs, det.get("probabilities"))
+        if not fake and kw.get("masks"):  # the report's statistics: one per channel, as label c + 1
+            got = np.asarray(nib.load(out).dataobj)
+            stats = {s["label"]: s["voxels"] for s in json.load(open(report))["volumes"][0]["statistics"]}
+            want = {c + 1: int(got[..., c].sum()) for c in range(got.shape[-1]) if got[..., c].any()}
+            good &= stats == want
+            msg += f"; statistics per channel {'as' if stats == want else 'NOT as'} the masks ({stats})"
         if fake and len(inputs) == 1:  # the preprocessed channels alone, vs MONAI's
             pn = os.path.join(work, f"{name}_prep.npy")
             r = subprocess.run([probe, "prep", inputs[0], pn, os.path.join(work, "grid.txt"), *keys],

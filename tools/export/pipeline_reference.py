@@ -58,9 +58,10 @@ def preprocessing(spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0), resample=True
 
 
 def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 1.5, 2.0), window=(-175.0, 250.0),
-              resample=True, prep_out=None, details=None, normalize="range"):
+              resample=True, prep_out=None, details=None, normalize="range", masks=False):
     """MONAI's pipeline on one NIfTI file; returns the labels on its grid (uint8/uint16, nibabel order)
-    and the preprocessed shape. details (a dict), when given, receives the averaged logits on
+    and the preprocessed shape; masks: each channel's sigmoid thresholded at 0.5 on its own, the
+    labels then (nx, ny, nz, C) 0/1 (a multi-label model). details (a dict), when given, receives the averaged logits on
     the preprocessed grid ("logits", (C, D, H, W)) and that grid's affine ("affine"); with
     details["want_probabilities"] also the softmax probabilities on the input grid
     ("probabilities", (C, nx, ny, nz), Invertd with bilinear interpolation)."""
@@ -78,7 +79,7 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
         details["logits"] = np.asarray(logits[0].numpy())
         details["affine"] = np.asarray(img.affine, np.float64)
     d["pred"] = logits[0]
-    sigmoid = logits.shape[1] == 1  # a one-channel model: sigmoid, then AsDiscrete(threshold=0.5)
+    sigmoid = logits.shape[1] == 1 or masks  # a one-channel model: sigmoid, then AsDiscrete(threshold=0.5)
     keys, nearest = ["pred"], [True]
     if details is not None and details.get("want_probabilities"):
         # back to the input grid with the forward mode (bilinear)
@@ -90,6 +91,8 @@ def reference(image, predict, roi, overlap=0.5, blend="constant", spacing=(1.5, 
     d = post(d)
     if "prob" in keys:
         details["probabilities"] = np.asarray(d["prob"].numpy())  # (C, nx, ny, nz)
+    if masks:
+        return np.moveaxis(np.asarray(d["pred"].numpy()), 0, -1).round().astype(np.uint8), tuple(img.shape[1:])
     lab = np.asarray(d["pred"][0].numpy())
     return lab.round().astype(np.uint8 if logits.shape[1] <= 256 else np.uint16), tuple(img.shape[1:])
 

@@ -253,19 +253,34 @@ static swin_status inferer(struct item *it, swin_error *err)
 
 /* What the post-processing does so far. A model with one output channel is a sigmoid model:
  * swinrun labels where its sigmoid is >= 0.5 (MONAI's Activations(sigmoid) then
- * AsDiscrete(threshold=0.5)), and interpolates that sigmoid on the linear way back. */
+ * AsDiscrete(threshold=0.5)), and interpolates that sigmoid on the linear way back. A model of
+ * several channels whose Activationsd says sigmoid is one too: a mask per channel (masks). */
 struct post_state {
-    bool one_channel;
+    bool one_channel, masks;
     bool softmax, sigmoid, argmax, thresholded, inverted, invert_linear;
 };
+
+static bool sigmoid_model(const struct post_state *ps)
+{
+    return ps->one_channel || ps->masks;
+}
 
 static void activations(struct item *it, struct post_state *ps)
 {
     static const char *const followed[] = {"softmax", "sigmoid", "other", NULL};
     bool v = false;
-    const json_node *n = member(it, ps->one_channel ? "sigmoid" : "softmax");
-    if (n && swin_bundle_bool(n, &v) && v) *(ps->one_channel ? &ps->sigmoid : &ps->softmax) = true;
-    expect_bool(it, ps->one_channel ? "softmax" : "sigmoid", false);
+    const json_node *sg = member(it, "sigmoid");
+    const bool sigmoid = sg && swin_bundle_bool(sg, &v) && v;
+    ps->masks = sigmoid && !ps->one_channel;
+    if (sigmoid_model(ps)) {
+        ps->sigmoid = sigmoid;
+        expect_bool(it, "softmax", false);
+    } else {
+        const json_node *n = member(it, "softmax");
+        if (n && swin_bundle_bool(n, &v) && v) ps->softmax = true;
+        if (sg && !swin_bundle_bool(sg, &v))
+            swin_recipe_warn(it->r, "%s: %s sigmoid other than false is not supported", it->where, it->name);
+    }
     expect_null(it, "other");
     report_unknown(it, followed, NULL);
 }
@@ -288,7 +303,7 @@ static void invert(struct item *it, struct post_state *ps)
     else if (!nearest && !ps->softmax && !ps->sigmoid)
         swin_recipe_warn(it->r, "postprocessing: Invertd with nearest_interp false without a %s before it "
                                 "interpolates logits; swinrun interpolates the %s probabilities",
-                         ps->one_channel ? "sigmoid" : "softmax", ps->one_channel ? "sigmoid" : "softmax");
+                         sigmoid_model(ps) ? "sigmoid" : "softmax", sigmoid_model(ps) ? "sigmoid" : "softmax");
     ps->invert_linear = !nearest && !labelled;
     report_unknown(it, followed, ignored);
 }
@@ -298,16 +313,17 @@ static void discrete(struct item *it, struct post_state *ps)
     static const char *const followed[] = {"argmax", "to_onehot", "threshold", "rounding", NULL};
     bool v = false;
     double t;
-    const json_node *n = member(it, ps->one_channel ? "threshold" : "argmax");
-    if (ps->one_channel && n && swin_bundle_number(n, &t) && t == 0.5) ps->thresholded = true;
-    else if (ps->one_channel)
-        swin_recipe_warn(it->r, "postprocessing: AsDiscreted without threshold 0.5 is not supported for a model "
-                                "with one output channel (swinrun labels where its sigmoid is >= 0.5)");
+    const bool sig = sigmoid_model(ps);
+    const json_node *n = member(it, sig ? "threshold" : "argmax");
+    if (sig && n && swin_bundle_number(n, &t) && t == 0.5) ps->thresholded = true;
+    else if (sig)
+        swin_recipe_warn(it->r, "postprocessing: AsDiscreted without threshold 0.5 is not supported for a sigmoid "
+                                "model (swinrun labels where each sigmoid is >= 0.5)");
     else if (n && swin_bundle_bool(n, &v) && v) ps->argmax = true;
     else
         swin_recipe_warn(it->r,
                          "postprocessing: AsDiscreted without argmax is not supported (swinrun takes the argmax)");
-    if (ps->one_channel) expect_bool(it, "argmax", false);
+    if (sig) expect_bool(it, "argmax", false);
     else expect_null(it, "threshold");
     expect_null(it, "to_onehot");
     expect_null(it, "rounding");
@@ -403,14 +419,15 @@ static void read_postprocessing(const struct swin_bundle_config *c, int out_chan
     if (ps.one_channel && !ps.sigmoid)
         swin_recipe_warn(r, "postprocessing: no Activationsd(sigmoid=true) for a model with one output channel; "
                             "swinrun labels where its sigmoid is >= 0.5");
-    else if (ps.one_channel && !ps.thresholded)
+    else if (sigmoid_model(&ps) && !ps.thresholded)
         swin_recipe_warn(r, "postprocessing: no AsDiscreted(threshold=0.5); swinrun labels where the sigmoid is >= 0.5");
-    else if (!ps.one_channel && !ps.argmax)
+    else if (!sigmoid_model(&ps) && !ps.argmax)
         swin_recipe_warn(r, "postprocessing: no AsDiscreted(argmax=true); swinrun writes the argmax labels");
     if (!ps.inverted)
         swin_recipe_warn(r, "postprocessing: no Invertd (MONAI would write the model's grid); swinrun writes the "
                             "labels on the CT's grid");
     r->invert_linear = ps.invert_linear;
+    r->masks = ps.masks;
 }
 
 swin_status swin_bundle_recipe_read(const struct swin_bundle_config *inf, int in_channels, int out_channels,
