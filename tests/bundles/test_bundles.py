@@ -93,10 +93,11 @@ def recipe(swinrun, work):
     check(r.returncode == 0, f"info mri: exit 0 ({r.stderr.strip()})")
     if j:
         check(j["in_channels"] == 4 and j["recipe_warnings"] == "",
-              f"mri: four input channels, NormalizeIntensityd(nonzero, channel_wise) followed whole "
-              f"({j['recipe_warnings']!r})")
+              f"mri: four input channels, NormalizeIntensityd(nonzero, channel_wise) and a sigmoid per channel "
+              f"followed whole ({j['recipe_warnings']!r})")
     r = subprocess.run([swinrun, "info", mri], capture_output=True, text=True)
-    check("z-score of each channel over its nonzero voxels" in r.stdout, "mri: info prints the z-score")
+    for line in ("z-score of each channel over its nonzero voxels", "a sigmoid mask per channel"):
+        check(line in r.stdout, f"mri: info prints '{line}'")
 
     def not_channel_wise(cfg):  # one mean and deviation over all four channels: not what swinrun does
         cfg["preprocessing"]["transforms"][4]["channel_wise"] = False
@@ -204,6 +205,10 @@ def fidelity(swinrun, work, config):
         present = len(np.unique(b))
         if config == "sigmoid":
             check(present == 2, f"{config} {name}: MONAI's labels are 0 and 1 ({np.unique(b)})")
+        if config == "mri":  # a 4D file of masks, each present and absent somewhere
+            sums = [int(b[..., c].sum()) for c in range(b.shape[-1])] if b.ndim == 4 else []
+            check(len(sums) == 3 and all(0 < s < b[..., 0].size for s in sums),
+                  f"{config} {name}: MONAI's three masks, none empty or full ({sums})")
         check(a.shape == b.shape and same >= 0.999,
               f"{config} {name}: {same * 100:.3f} % of {a.size} labels identical to MONAI's run ({present} labels present)")
 

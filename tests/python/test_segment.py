@@ -136,3 +136,32 @@ def test_checkpoint_model_segments(monai_checkpoint, ct_file, cli, tmp_path):
     labels, _ = model.segment(np.asanyarray(img.dataobj), img.affine, cube=32)
     assert np.array_equal(labels, np.asanyarray(nib.load(out).dataobj))
     assert os.path.getsize(out) > 0
+
+
+def test_channel_files_multi_label(cli, tmp_path):
+    """A model of four input channels (the test matrix's f24_c64_cfg_ts) on one file per MRI
+    sequence, z-scored over the nonzero voxels, one sigmoid mask per output channel: segment_file
+    writes what the CLI writes; segment() on one channel refuses with a message."""
+    import make_mri_phantom
+
+    path = os.path.join(os.environ["SWIN_TEST_DATA"], "f24_c64_cfg_ts", "model.onnx")
+    x = make_mri_phantom.phantom((40, 44, 36), 4, seed=7)
+    files = []
+    for c, name in enumerate(make_mri_phantom.SEQUENCES):
+        files.append(str(tmp_path / f"{name}.nii.gz"))
+        nib.save(nib.Nifti1Image(x[..., c], np.diag([1.5, 1.5, 1.5, 1.0])), files[-1])
+    recipe = dict(intensity_norm="zscore-nonzero", multi_label=True)
+    out_cli, out_py = str(tmp_path / "cli.nii.gz"), str(tmp_path / "py.nii.gz")
+    subprocess.run([cli, "segment", *files, out_cli, "--model", path, "-q", "--threads", "2",
+                    "--intensity-norm", "zscore-nonzero", "--multi-label"], check=True)
+    m = swinrun.Model(path, threads=2)
+    assert m.segment_params()["intensity_norm"] == "range" and not m.segment_params()["multi_label"]
+    report = swinrun.segment_file(files, out_py, m, **recipe)
+    a, b = (np.asanyarray(nib.load(p).dataobj) for p in (out_cli, out_py))
+    assert a.shape == b.shape == (40, 44, 36, 3) and a.dtype == np.uint8
+    assert np.array_equal(a, b) and 0 < a.sum() < a.size
+    assert [s["label"] for s in report["statistics"]] == [c + 1 for c in range(3) if a[..., c].any()]
+    with pytest.raises(swinrun.ShapeError, match="one channel, but the model takes 4"):
+        m.segment(x[..., 0], np.eye(4))
+    with pytest.raises(swinrun.ArgumentError, match="intensity_norm"):
+        m.segment_file(files, out_py, intensity_norm="minmax")

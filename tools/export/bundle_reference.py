@@ -4,7 +4,8 @@ monai.bundle.ConfigParser from the bundle's configs/inference.json, on one NIfTI
 
     bundle_reference.py BUNDLE_DIR CT.nii[.gz] OUT.npy
 
-Writes the label map on the CT's grid (nibabel's array order). What MONAI 1.6 itself needs to
+Writes the label map on the CT's grid (nibabel's array order; a multi-label bundle's masks as
+(x, y, z, channel)). What MONAI 1.6 itself needs to
 run a zoo bundle here, and nothing else, is changed:
   - network_def's img_size is dropped (MONAI >= 1.5 refuses the deprecated argument);
   - LoadImaged's reader becomes NibabelReader (ITK is not installed; both read NIfTI);
@@ -73,7 +74,8 @@ def main():
     with torch.no_grad():
         d["pred"] = inferer(d["image"][None].float(), net)[0]
     d = postprocessing(d)
-    lab = np.asarray(d["pred"][0].numpy()).round()
+    pred = np.asarray(d["pred"].numpy()).round()
+    lab = pred[0] if pred.shape[0] == 1 else np.moveaxis(pred, 0, -1)  # several: one mask per channel
     np.save(out, lab.astype(np.uint16))
 
 

@@ -15,9 +15,10 @@ LICENSE. CONFIGs:
          (MONAI's default), references ("@roi") between keys, monai_version 1.6.1
   sigmoid  one output channel: Activationsd(sigmoid) -> Invertd with nearest_interp false ->
          AsDiscreted(threshold=0.5), roi (64, 64, 32), monai_version 1.5.0
-  mri    four input channels (MRI sequences, a 4D NIfTI), NormalizeIntensityd(nonzero=True,
-         channel_wise=True) in place of the intensity range, 2 mm spacing, 3 classes, roi
-         (64, 64, 32), monai_version 1.5.0
+  mri    BraTS-style: four input channels (MRI sequences, a 4D NIfTI), NormalizeIntensityd(
+         nonzero=True, channel_wise=True) in place of the intensity range, 2 mm spacing, three
+         overlapping regions (Activationsd(sigmoid) -> Invertd -> AsDiscreted(threshold=0.5) on
+         3 channels), roi (64, 64, 32), monai_version 1.5.0
 """
 import argparse
 import hashlib
@@ -38,7 +39,7 @@ CONFIGS = {
                     overlap=0.5, mode=None, pixdim=[1.5, 1.5, 2.0], hu=[-175, 250], nearest=False, sigmoid=True),
     "mri": dict(model=dict(feature_size=12, in_channels=4, out_channels=3), merge_order="v15", monai="1.5.0",
                 roi=[64, 64, 32], overlap=0.5, mode=None, pixdim=[2.0, 2.0, 2.0], hu=None, nearest=True,
-                zscore_nonzero=True),
+                zscore_nonzero=True, sigmoid=True),
 }
 BASE = dict(feature_size=12, in_channels=1, out_channels=3, depths=[2, 2, 2, 2], heads=[3, 6, 12, 24], window=[7, 7, 7],
             use_v2=False, normalize=True, downsample="merging", merge_order="v15", qkv_bias=True, patch_norm=False,

@@ -81,7 +81,9 @@ PyObject *swinpy_segment_params_dict(const swin_segment_params *p)
             put(d, "overlap", PyFloat_FromDouble(p->overlap)) ||
             put(d, "blend", PyUnicode_FromString(p->blend == SWIN_BLEND_GAUSSIAN ? "gaussian" : "constant")) ||
             put(d, "sigma_scale", PyFloat_FromDouble(p->sigma_scale)) ||
-            put(d, "invert", PyUnicode_FromString(p->invert == SWIN_INVERT_LINEAR ? "linear" : "nearest"));
+            put(d, "invert", PyUnicode_FromString(p->invert == SWIN_INVERT_LINEAR ? "linear" : "nearest")) ||
+            put(d, "intensity_norm", PyLong_FromLong((long)p->normalize)) ||
+            put(d, "multi_label", PyBool_FromLong(p->activation == SWIN_ACTIVATION_SIGMOID));
     return done(d, f);
 }
 

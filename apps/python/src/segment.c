@@ -1,6 +1,7 @@
 /* segment and segment_file: the whole pipeline (pipeline/segment_api.h swin_segment*) without the
  * GIL; progress and cancel callbacks take the GIL back for the Python callables and for
  * pending signals (Ctrl-C cancels the run through the library's cancel callback). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "swinrun_py.h"
@@ -78,6 +79,8 @@ static char *param_keys[] = {"reorient",
                              "preview_path",
                              "rtstruct_path",
                              "dicom_series",
+                             "intensity_norm",
+                             "multi_label",
                              NULL};
 
 /* The segmentation parameters from a dict of param_keys (the package fills in the model's
@@ -90,19 +93,20 @@ static int parse_params(PyObject *d, swin_segment_params *p, struct callbacks *c
     }
     *p = swin_segment_default_params();
     int reorient = p->reorient, resample = p->resample, clip = p->intensity_clip, blend = p->blend, invert = p->invert,
-        seg_type = p->seg_type;
+        seg_type = p->seg_type, norm = p->normalize, multi_label = p->activation == SWIN_ACTIVATION_SIGMOID;
     cb->progress = cb->cancel = Py_None;
     PyObject *empty = PyTuple_New(0);
     if (!empty) return -1;
-    int ok = PyArg_ParseTupleAndKeywords(empty, d, "|$pp(ddd)p(ff)didiiOOzzzz", param_keys, &reorient, &resample,
+    int ok = PyArg_ParseTupleAndKeywords(empty, d, "|$pp(ddd)p(ff)didiiOOzzzzip", param_keys, &reorient, &resample,
                                          &p->spacing_mm[0], &p->spacing_mm[1], &p->spacing_mm[2], &clip,
                                          &p->intensity_range[0], &p->intensity_range[1], &p->overlap, &blend,
                                          &p->sigma_scale, &invert, &seg_type, &cb->progress, &cb->cancel,
-                                         &p->probabilities_path, &p->preview_path, &p->rtstruct_path, &p->dicom_series);
+                                         &p->probabilities_path, &p->preview_path, &p->rtstruct_path, &p->dicom_series,
+                                         &norm, &multi_label);
     Py_DECREF(empty);
     if (!ok) return -1;
-    if (blend < 0 || blend > 1 || invert < 0 || invert > 1 || seg_type < 0 || seg_type > 1) {
-        swinpy_raise_status(SWIN_ERR_ARG, "blend, invert and seg_type are 0 or 1");
+    if (blend < 0 || blend > 1 || invert < 0 || invert > 1 || seg_type < 0 || seg_type > 1 || norm < 0 || norm > 2) {
+        swinpy_raise_status(SWIN_ERR_ARG, "blend, invert and seg_type are 0 or 1, intensity_norm 0..2");
         return -1;
     }
     if ((cb->progress != Py_None && !PyCallable_Check(cb->progress)) ||
@@ -116,6 +120,8 @@ static int parse_params(PyObject *d, swin_segment_params *p, struct callbacks *c
     p->blend = (swin_blend)blend;
     p->invert = (swin_invert)invert;
     p->seg_type = (swin_seg_type)seg_type;
+    p->normalize = (swin_intensity_norm)norm;
+    p->activation = multi_label ? SWIN_ACTIVATION_SIGMOID : SWIN_ACTIVATION_AUTO;
     p->progress = on_progress;
     p->cancel = on_cancel;
     p->user = cb;
@@ -240,8 +246,13 @@ PyObject *swinpy_segment_file(PyObject *self, PyObject *args)
     swin_segment_report rep;
     swin_error err = {0};
     swin_status st;
-    Py_BEGIN_ALLOW_THREADS st = n == 1 ? swin_segment_file(ctx, paths[0], output, &sp, &rep, &err)
-                                       : swin_segment_dicom(ctx, paths, (int)n, output, &sp, &rep, &err);
+    /* several NIfTI files: the channels of one volume; else the files of one DICOM series */
+    const size_t len0 = strlen(paths[0]);
+    const bool nifti = (len0 > 4 && !strcmp(paths[0] + len0 - 4, ".nii")) ||
+                       (len0 > 7 && !strcmp(paths[0] + len0 - 7, ".nii.gz"));
+    Py_BEGIN_ALLOW_THREADS st = n == 1  ? swin_segment_file(ctx, paths[0], output, &sp, &rep, &err)
+                                : nifti ? swin_segment_files(ctx, paths, (int)n, output, &sp, &rep, &err)
+                                        : swin_segment_dicom(ctx, paths, (int)n, output, &sp, &rep, &err);
     Py_END_ALLOW_THREADS result = finish(st, &err, &cb, &rep);
 done:
     PyMem_Free(paths);

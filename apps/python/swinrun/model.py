@@ -22,8 +22,9 @@ PRECISIONS = {"fp32": 0, "fp16": 1, "bf16": 2}
 MERGE_ORDERS = {None: 0, "default": 0, "v15": 1, "pre15": 2, "v2": 3}
 BLENDS = {"constant": 0, "gaussian": 1}
 INVERTS = {"nearest": 0, "linear": 1}
-RECIPE_KEYS = ("reorient", "resample", "spacing", "intensity_clip", "intensity_range", "overlap", "blend",
-               "sigma_scale", "invert")
+INTENSITY_NORMS = {"range": 0, "zscore": 1, "zscore-nonzero": 2}
+RECIPE_KEYS = ("reorient", "resample", "spacing", "intensity_clip", "intensity_range", "intensity_norm", "overlap",
+               "blend", "sigma_scale", "invert", "multi_label")
 FILE_KEYS = ("probabilities_path", "preview_path", "rtstruct_path", "dicom_series", "seg_type")
 ANY_CUBE = (32, 32, 32)  # to ask which backend a model without a cube of its own gets
 
@@ -193,7 +194,9 @@ class Model:
         """The recipe ``segment`` uses by default: a bundle's own (inference.json), else MONAI's
         usual: RAS, 1.5 x 1.5 x 2 mm, [-175, 250] HU clipped, overlap 0.5, constant blend,
         labels back by nearest neighbour."""
-        return _swinrun.model_segment_defaults(self._model)
+        p = _swinrun.model_segment_defaults(self._model)
+        p["intensity_norm"] = {v: k for k, v in INTENSITY_NORMS.items()}[p["intensity_norm"]]
+        return p
 
     def _recipe(self, recipe: dict, progress, cancel) -> dict:
         unknown = set(recipe) - set(RECIPE_KEYS) - set(FILE_KEYS)
@@ -201,6 +204,8 @@ class Model:
             raise TypeError(f"unexpected recipe keys {sorted(unknown)}; expected some of {list(RECIPE_KEYS)}")
         p: dict[str, Any] = self.segment_params()
         p.update(recipe)
+        p["intensity_norm"] = _choice("intensity_norm", p["intensity_norm"], INTENSITY_NORMS)
+        p["multi_label"] = bool(p["multi_label"])
         p["blend"] = _choice("blend", p["blend"], BLENDS)
         p["invert"] = _choice("invert", p["invert"], INVERTS)
         p["seg_type"] = _choice("seg_type", p.get("seg_type", "binary"), {"binary": 0, "labelmap": 1})
@@ -227,9 +232,12 @@ class Model:
 
         volume: (x, y, z) intensities (HU), the array nibabel gives (``img.dataobj`` or
         ``get_fdata()``), any numeric dtype and memory order; affine: its voxel -> RAS 4 x 4.
-        recipe: reorient, resample, spacing, intensity_clip, intensity_range, overlap,
-        blend ("constant" | "gaussian"), sigma_scale, invert ("nearest" | "linear"); default
-        ``segment_params()``. progress: True for a bar on stderr, or a callable (stage,
+        recipe: reorient, resample, spacing, intensity_clip, intensity_range, intensity_norm
+        ("range" | "zscore" | "zscore-nonzero": each channel's z-score, over its nonzero voxels
+        or all), overlap, blend ("constant" | "gaussian"), sigma_scale, invert ("nearest" |
+        "linear"), multi_label (each output channel's sigmoid >= 0.5: labels are bit masks, bit
+        c for channel c); default ``segment_params()``. A model of several input channels
+        takes files (``segment_file``). progress: True for a bar on stderr, or a callable (stage,
         fraction). cancel: a callable polled between cubes; Ctrl-C cancels too.
 
         Returns (labels, report): labels on the input grid, uint8 (uint16 beyond 256 classes),
@@ -254,8 +262,11 @@ class Model:
     def segment_file(self, ct: PathLike | Sequence[PathLike], out: PathLike, *,
                      progress: bool | ProgressFn | None = None, cancel: Callable[[], bool] | None = None,
                      cube: int | Sequence[int] | None = None, **recipe) -> dict:
-        """Segments a file as the CLI does: ct a NIfTI file, a DICOM series folder or DICOMDIR, or
-        the list of one series' DICOM files; out a .nii/.nii.gz label map or a .dcm DICOM SEG.
+        """Segments a file as the CLI does: ct a NIfTI file (a 4D one: the channels of a model of
+        several input channels), the list of one volume's channel files (NIfTI, on one grid), a
+        DICOM series folder or DICOMDIR, or the list of one series' DICOM files; out a
+        .nii/.nii.gz label map (multi_label: a 4D file of one mask per channel) or a .dcm DICOM
+        SEG.
         recipe as for ``segment``, plus probabilities_path, preview_path, rtstruct_path,
         dicom_series and seg_type ("binary" | "labelmap"). Outputs appear whole or not at all.
         Returns the report dict."""
