@@ -20,7 +20,8 @@ struct panel {
 };
 
 static void draw(uint8_t *rgb, int img_w, int x_off, const struct panel *p, int fixed_ax, int64_t fixed,
-                 const float *vol, const void *labels, int lb, const int64_t d[3], const double sp[3], double px)
+                 const float *vol, float black, float white, const void *labels, int lb, const int64_t d[3],
+                 const double sp[3], double px)
 {
     for (int y = 0; y < p->h; y++)
         for (int x = 0; x < p->w; x++) {
@@ -32,7 +33,7 @@ static void draw(uint8_t *rgb, int img_w, int x_off, const struct panel *p, int 
             u[p->ax_x] = d[p->ax_x] - 1 - ux;
             u[p->ax_y] = d[p->ax_y] - 1 - uy;
             int64_t v = (u[0] * d[1] + u[1]) * d[2] + u[2];
-            float g = vol[v];
+            float g = (vol[v] - black) / (white - black);
             g = g < 0 ? 0 : (g > 1 ? 1 : g);
             unsigned l = lb == 1 ? ((const uint8_t *)labels)[v] : ((const uint16_t *)labels)[v];
             uint8_t *o = rgb + ((size_t)y * img_w + x_off + x) * 3;
@@ -43,8 +44,9 @@ static void draw(uint8_t *rgb, int img_w, int x_off, const struct panel *p, int 
         }
 }
 
-swin_status swin_preview_finish(struct swin_atomic_file *af, const char *path, const float *vol, const void *labels,
-                                int label_bytes, const int64_t d[3], const double sp[3], swin_error *err)
+swin_status swin_preview_finish(struct swin_atomic_file *af, const char *path, const float *vol, float black,
+                                float white, const void *labels, int label_bytes, const int64_t d[3],
+                                const double sp[3], swin_error *err)
 {
     double px = fmin(sp[0], fmin(sp[1], sp[2])); /* mm per pixel */
     /* axial (fixed u2): x = R..L, y = A..P; coronal (fixed u1): x = R..L, y = S..I;
@@ -62,7 +64,7 @@ swin_status swin_preview_finish(struct swin_atomic_file *af, const char *path, c
     uint8_t *rgb = calloc((size_t)w * h * 3, 1);
     if (!rgb) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the preview");
     for (int i = 0, x = 0; i < 3; x += p[i].w + gap, i++)
-        draw(rgb, w, x, &p[i], fixed[i], d[fixed[i]] / 2, vol, labels, label_bytes, d, sp, px);
+        draw(rgb, w, x, &p[i], fixed[i], d[fixed[i]] / 2, vol, black, white, labels, label_bytes, d, sp, px);
     swin_status st = swin_png_finish_rgb(af, path, rgb, w, h, err);
     free(rgb);
     return st;

@@ -519,8 +519,11 @@ swin_status swin_pipeline_run_prepared(struct swin_prepared *pv, const struct sw
     if (st) goto done;
     if (o->probabilities_path && (st = put_probs(f, in, outs, j, err))) goto done;
     if ((st = f->finish(outs, rep, err))) goto done;
-    if (o->preview_path && (st = swin_preview_finish(&preview, o->preview_path, j->vol, j->sk.labels, j->sk.lb,
-                                                     j->g.dim, rep->grid_spacing, err)))
+    /* the first channel in grey: the intensity range's [0, 1], or z-scores within 2.5 deviations */
+    const bool zscore = o->normalize != SWIN_NORM_RANGE;
+    const float black = zscore ? -2.5f : 0.0f, white = zscore ? 2.5f : 1.0f;
+    if (o->preview_path && (st = swin_preview_finish(&preview, o->preview_path, j->vol, black, white, j->sk.labels,
+                                                     j->sk.lb, j->g.dim, rep->grid_spacing, err)))
         goto done;
     if ((st = poll_cancel(&j->ctl, err))) goto done;
     st = f->publish(outs, rep, err); /* frees outs */
