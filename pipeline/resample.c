@@ -23,6 +23,16 @@ static bool allclose(swin_mat4 a, swin_mat4 b)
 
 static swin_mat4 normalise(const int64_t n[3]);
 
+/* Whether a normalised-coordinate map's 3x3 part is diagonal: each output axis then reads one
+ * input axis, the other products exact zeros (separable tables). */
+static bool theta_diagonal(const double t[3][4])
+{
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            if (a != b && t[a][b] != 0) return false;
+    return true;
+}
+
 /* torch.linspace(-1, 1, n) * (n - 1) / n: affine_grid's base coordinates (align_corners=False),
  * symmetric with fused multiply-adds as torch computes them. */
 static double *base_coords(int64_t n)
@@ -97,10 +107,7 @@ swin_status swin_forward_init(const struct swin_grid *g, const int64_t in_dim[3]
         for (int64_t x = 0; x < g->ras_dim[a]; x++)
             f->off[a][x] = (int64_t)nearbyint(sign * (double)x + shift) * stride[t_in];
     }
-    f->separable = true;
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-            if (a != b && f->theta[a][b] != 0) f->separable = false;
+    f->separable = theta_diagonal(f->theta);
     if (f->separable && !f->unchanged && separable_taps(f)) {
         swin_forward_free(f);
         return SWIN_ERR_NOMEM;
@@ -322,9 +329,7 @@ static inline int64_t nearest_index(const struct swin_inverse *v, int64_t i, int
  * grid_coords itself along one input axis, the other two at 0. */
 static swin_status nearest_tables(struct swin_inverse *v)
 {
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-            if (a != b && v->theta[a][b] != 0) return SWIN_OK;
+    if (!theta_diagonal(v->theta)) return SWIN_OK;
     const int64_t stride[3] = {v->grid_dim[1] * v->grid_dim[2], v->grid_dim[2], 1};
     for (int t = 0; t < 3; t++) {
         int a = 0; /* the RAS (and grid) axis input axis t runs along */
