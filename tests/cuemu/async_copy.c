@@ -20,10 +20,14 @@ struct copy {
     int line;
 };
 
+/* lo, hi: the smallest start and largest end among the copies in flight, so that a copy
+ * landing outside [lo, hi) (a ring buffer's next stage, the next element of a row) skips
+ * the overlap scan. */
 struct thread_copies {
     struct copy *c;
     unsigned n, cap;
     unsigned long long commits;
+    const unsigned char *lo, *hi;
 };
 
 static struct thread_copies *per;
@@ -75,11 +79,13 @@ void cuemu_async_copy(void *dst, const void *src, size_t size, size_t zfill, con
     if (!cuemu_mem_is_device_range(src, src_bytes ? src_bytes : 1))
         cuemu_sched_fail(CUEMU_DET_ASYNC_COPY, file, line, "%s: src [%p, +%zu) is not inside a device allocation%s",
                          fn, src, src_bytes, src_bytes ? "" : " (a zero-fill copy: point it at its tensor)");
-    for (unsigned i = 0; i < t->n; i++)
-        if (overlaps(t->c[i].dst, t->c[i].size, dst, size))
-            cuemu_sched_fail(CUEMU_DET_ASYNC_COPY, file, line,
-                             "%s: dst %p overlaps the copy issued at %s:%d that is still in flight", fn, dst,
-                             t->c[i].file, t->c[i].line);
+    const unsigned char *d = dst;
+    if (t->n && overlaps(t->lo, (size_t)(t->hi - t->lo), d, size))
+        for (unsigned i = 0; i < t->n; i++)
+            if (overlaps(t->c[i].dst, t->c[i].size, dst, size))
+                cuemu_sched_fail(CUEMU_DET_ASYNC_COPY, file, line,
+                                 "%s: dst %p overlaps the copy issued at %s:%d that is still in flight", fn, dst,
+                                 t->c[i].file, t->c[i].line);
     if (t->n == t->cap) {
         unsigned cap = t->cap ? 2 * t->cap : 16;
         struct copy *c = realloc(t->c, cap * sizeof *c);
@@ -88,6 +94,10 @@ void cuemu_async_copy(void *dst, const void *src, size_t size, size_t zfill, con
         t->c = c;
         t->cap = cap;
     }
+    if (!t->n || d < t->lo)
+        t->lo = d;
+    if (!t->n || d + size > t->hi)
+        t->hi = d + size;
     t->c[t->n++] = (struct copy){dst, src, (unsigned)size, (unsigned)src_bytes, t->commits, file, line};
     memset(dst, 0xFF, size);
     CUEMU_POISONED(dst, size);
@@ -109,6 +119,10 @@ void cuemu_async_wait_prior(size_t n, const char *file, int line)
         /* Batch b is among the n most recent committed ones when b + n >= commits;
          * the open batch (b == commits) is never covered. */
         if (c->batch + n >= t->commits) {
+            if (!kept || c->dst < t->lo)
+                t->lo = c->dst;
+            if (!kept || c->dst + c->size > t->hi)
+                t->hi = c->dst + c->size;
             t->c[kept++] = *c;
             continue;
         }
