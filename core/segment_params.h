@@ -14,6 +14,7 @@ extern "C" { /* the callbacks' function types */
 #define SWIN_SPACING_MAX_MM 100.0
 #define SWIN_OVERLAP_MAX 0.99     /* swin_segment_params.overlap: 0..this */
 #define SWIN_CLASSES_MAX 65535    /* output channels a segmentation supports (uint16 labels) */
+#define SWIN_VOLUME_MAX_CHANNELS 16 /* input channels (e.g. MRI sequences) a volume may hold */
 
 typedef enum swin_blend {
     SWIN_BLEND_CONSTANT = 0,  /* every cube's logits weigh the same */

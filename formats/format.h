@@ -24,8 +24,6 @@
  * headers before anything large is allocated. */
 #define SWIN_VOLUME_MAX_DIM 16384
 #define SWIN_VOLUME_MAX_VOXELS ((int64_t)1 << 31)
-/* Channels (volumes of one image, e.g. MRI sequences) a multi-channel input may hold. */
-#define SWIN_VOLUME_MAX_CHANNELS 16
 
 /* What a reader gives the pipeline. */
 struct swin_format_input {

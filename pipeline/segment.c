@@ -281,8 +281,9 @@ static swin_status job_plan(struct job *j, const int64_t dim[3], swin_mat4 affin
     return SWIN_OK;
 }
 
-/* data: the input's channels one after another; j->vol the same on the preprocessed grid. */
-static swin_status job_preprocess(struct job *j, const float *data, const int64_t dim[3], swin_error *err)
+/* chan: the input's channels (the model's in_channels of them); j->vol the same on the
+ * preprocessed grid, one after another. */
+static swin_status job_preprocess(struct job *j, const float *const *chan, swin_error *err)
 {
     const struct swin_pipeline *p = j->ctl.p;
     const swin_segment_params *o = &p->params;
@@ -294,10 +295,9 @@ static swin_status job_preprocess(struct job *j, const float *data, const int64_
     const bool range = o->normalize == SWIN_NORM_RANGE;
     struct swin_intensity window = {.enabled = range && o->intensity_clip, .lo = o->intensity_range[0],
                                     .hi = o->intensity_range[1]};
-    const int64_t in_n = dim[0] * dim[1] * dim[2];
     for (int c = 0; c < j->ci; c++) {
         float *out = j->vol + c * j->sk.n;
-        swin_resample_in(data + c * in_n, &j->fwd, window, out, p->threads);
+        swin_resample_in(chan[c], &j->fwd, window, out, p->threads);
         if (!range) swin_zscore(out, j->sk.n, o->normalize == SWIN_NORM_ZSCORE_NONZERO, p->threads);
     }
     return SWIN_OK;
@@ -461,13 +461,15 @@ swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const
     struct swin_format_input *in = &pv->in;
     swin_mat4 affine;
     memcpy(affine.m, in->affine, sizeof affine.m);
+    const float *chan[SWIN_VOLUME_MAX_CHANNELS];
+    for (int c = 0; c < in->channels; c++) chan[c] = in->hu + c * in->dim[0] * in->dim[1] * in->dim[2];
     if ((st = poll_cancel(&j->ctl, err)) ||
         (st = job_plan(
              j, in->dim, affine, in->name,
              &(struct job_outputs){.probs = o->probabilities_path, .preview = o->preview_path, .file = true,
                                    .input_peak = in->read_peak, .input_kept = in->kept_bytes, .hu_kept = in->hu_kept},
              rep, err)) ||
-        (st = job_preprocess(j, in->hu, in->dim, err))) {
+        (st = job_preprocess(j, chan, err))) {
         swin_prepared_free(pv);
         return st;
     }
@@ -561,16 +563,64 @@ swin_status swin_pipeline_file(const char *in_path, const char *out_path, const 
 
 /* ---- memory form -------------------------------------------------------------------- */
 
-swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipeline *p, uint16_t *labels, float *probs,
-                                 swin_segment_report *rep, swin_error *err)
+/* The channels of a volume in memory: one grid (v[0]'s size and affine), finite values; int16
+ * channels converted into *converted (freed by the caller), float32 ones used in place. */
+static swin_status volume_channels(const swin_volume *v, int nv, const float **chan, float **converted,
+                                   swin_error *err)
+{
+    for (int c = 0; c < nv; c++) {
+        if (!v[c].voxels)
+            return swin_error_set(err, SWIN_ERR_ARG, "channel %d: no voxels given", c);
+        if (v[c].type != SWIN_VOXELS_F32 && v[c].type != SWIN_VOXELS_I16)
+            return swin_error_set(err, SWIN_ERR_ARG, "channel %d: unknown voxel type %d (float32 or int16)", c,
+                                  (int)v[c].type);
+        if (c && memcmp(v[c].dim, v[0].dim, sizeof v[0].dim))
+            return swin_error_set(err, SWIN_ERR_SHAPE,
+                                  "channel %d is %lld x %lld x %lld, channel 0 %lld x %lld x %lld: the channels of one "
+                                  "volume share one grid",
+                                  c, v[c].dim[0], v[c].dim[1], v[c].dim[2], v[0].dim[0], v[0].dim[1], v[0].dim[2]);
+        for (int r = 0; c && r < 3; r++)
+            for (int k = 0; k < 4; k++)
+                if (!(fabs(v[c].affine[r][k] - v[0].affine[r][k]) <= 1e-3))
+                    return swin_error_set(err, SWIN_ERR_SHAPE,
+                                          "channel %d's affine differs from channel 0's (row %d, column %d: %g against "
+                                          "%g): the channels of one volume share one grid",
+                                          c, r, k, v[c].affine[r][k], v[0].affine[r][k]);
+    }
+    const int64_t n = v[0].dim[0] * v[0].dim[1] * v[0].dim[2];
+    int n16 = 0;
+    for (int c = 0; c < nv; c++) n16 += v[c].type == SWIN_VOXELS_I16;
+    if (n16 && !(*converted = malloc((size_t)n * (size_t)n16 * sizeof **converted)))
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the volume as float32");
+    for (int c = 0, k = 0; c < nv; c++) {
+        if (v[c].type == SWIN_VOXELS_F32) {
+            const float *f = v[c].voxels;
+            for (int64_t i = 0; i < n; i++)
+                if (!isfinite(f[i]))
+                    return swin_error_set(err, SWIN_ERR_ARG, "%s has a non-finite voxel at index %lld",
+                                          nv > 1 ? "a channel of the volume" : "the volume", (long long)i);
+            chan[c] = f;
+            continue;
+        }
+        float *out = *converted + (size_t)n * (size_t)k++;
+        const int16_t *h = v[c].voxels;
+        for (int64_t i = 0; i < n; i++) out[i] = (float)h[i];
+        chan[c] = out;
+    }
+    return SWIN_OK;
+}
+
+swin_status swin_pipeline_volume(const swin_volume *v, int nv, const struct swin_pipeline *p, uint16_t *labels,
+                                 float *probs, swin_segment_report *rep, swin_error *err)
 {
     memset(rep, 0, sizeof *rep);
     swin_status st = check_params(p, err);
-    if (!st) st = check_channels(p, 1, "the volume", err);
     if (st) return st;
-    if (!v || !v->voxels || !labels) return swin_error_set(err, SWIN_ERR_ARG, "a volume and a label buffer are required");
-    if (v->type != SWIN_VOXELS_F32 && v->type != SWIN_VOXELS_I16)
-        return swin_error_set(err, SWIN_ERR_ARG, "unknown voxel type %d (float32 or int16)", (int)v->type);
+    if (!v || nv < 1 || !labels) return swin_error_set(err, SWIN_ERR_ARG, "a volume and a label buffer are required");
+    if (nv != p->in_channels)
+        return swin_error_set(err, SWIN_ERR_SHAPE, "the volume has %d channel%s, but the model takes %d%s", nv,
+                              nv == 1 ? "" : "s", p->in_channels,
+                              p->in_channels > 1 ? " (e.g. MRI sequences, in the order it was trained with)" : "");
     int64_t dim[3];
     for (int k = 0; k < 3; k++) {
         if (v->dim[k] < 1 || v->dim[k] > SWIN_VOLUME_MAX_DIM)
@@ -585,28 +635,16 @@ swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipelin
                                                                                                  p->out_channels),
                                             .lb = 2}};
     float *converted = NULL;
-    const float *data = v->voxels;
+    const float *chan[SWIN_VOLUME_MAX_CHANNELS];
     double t0 = swin_clock_seconds();
     report(&j.ctl, SWIN_STAGE_PREPROCESS, 0.02);
-    if (v->type == SWIN_VOXELS_F32) {
-        for (int64_t i = 0; i < n_in; i++)
-            if (!isfinite(data[i])) {
-                st = swin_error_set(err, SWIN_ERR_ARG, "the volume has a non-finite voxel at index %lld", (long long)i);
-                goto done;
-            }
-    } else {
-        if (!(converted = malloc((size_t)n_in * sizeof *converted))) {
-            st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the volume as float32");
-            goto done;
-        }
-        for (int64_t i = 0; i < n_in; i++) converted[i] = (float)((const int16_t *)v->voxels)[i];
-        data = converted;
-    }
-    size_t input_peak = converted ? (size_t)n_in * 4 : 0;
+    if ((st = volume_channels(v, nv, chan, &converted, err))) goto done;
+    size_t input_peak = 0;
+    for (int c = 0; c < nv; c++) input_peak += v[c].type == SWIN_VOXELS_I16 ? (size_t)n_in * 4 : 0;
     if ((st = poll_cancel(&j.ctl, err)) ||
         (st = job_plan(&j, dim, affine, "volume", &(struct job_outputs){.probs = probs, .input_peak = input_peak}, rep,
                        err)) ||
-        (st = job_preprocess(&j, data, dim, err)))
+        (st = job_preprocess(&j, chan, err)))
         goto done;
     free(converted);
     converted = NULL;

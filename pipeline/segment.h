@@ -56,8 +56,9 @@ void swin_prepared_free(struct swin_prepared *pv);
 swin_status swin_pipeline_file(const char *in_path, const char *out_path, const struct swin_pipeline *p,
                                swin_segment_report *rep, swin_error *err);
 
-/* labels: nx * ny * nz; probs: NULL or out_channels * nx * ny * nz (see swin_segment). */
-swin_status swin_pipeline_volume(const swin_volume *v, const struct swin_pipeline *p, uint16_t *labels, float *probs,
-                                 swin_segment_report *rep, swin_error *err);
+/* v: nv channels on one grid (the model's in_channels); labels: nx * ny * nz; probs: NULL or
+ * out_channels * nx * ny * nz (see swin_segment_channels). */
+swin_status swin_pipeline_volume(const swin_volume *v, int nv, const struct swin_pipeline *p, uint16_t *labels,
+                                 float *probs, swin_segment_report *rep, swin_error *err);
 
 #endif

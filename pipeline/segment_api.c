@@ -134,6 +134,13 @@ static void idle_read(swin_context_t *ctx, swin_segment_report *rep)
 swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
                          uint16_t *labels, float *probabilities, swin_segment_report *report, swin_error *err)
 {
+    return swin_segment_channels(ctx, volume, 1, params, labels, probabilities, report, err);
+}
+
+swin_status swin_segment_channels(swin_context_t *ctx, const swin_volume *channels, int nchannels,
+                                  const swin_segment_params *params, uint16_t *labels, float *probabilities,
+                                  swin_segment_report *report, swin_error *err)
+{
     struct swin_pipeline p;
     struct device_predictor d;
     swin_plan_info plan;
@@ -141,10 +148,11 @@ swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const s
     swin_status st = pipeline_for(ctx, params, &p, &d, &plan, rep, err);
     if (st) return st;
     idle_start(ctx);
-    st = swin_pipeline_volume(volume, &p, labels, probabilities, rep, err);
+    st = swin_pipeline_volume(channels, nchannels, &p, labels, probabilities, rep, err);
     idle_read(ctx, rep);
     const int masks = swin_mask_channels(params->activation, p.out_channels);
-    if (!st) st = swin_stats_volume(volume, labels, swin_label_values(p.out_channels, masks), masks, rep, err);
+    /* the statistics over the first channel's intensities, as the file form's */
+    if (!st) st = swin_stats_volume(channels, labels, swin_label_values(p.out_channels, masks), masks, rep, err);
     rep->plan = plan;
     return st;
 }

@@ -40,15 +40,23 @@ typedef struct swin_volume {
 } swin_volume;
 
 
-/* Segments a volume in memory with ctx's model (in_channels 1: a model of several input
- * channels takes files, swin_segment_file / swin_segment_files). labels: nx * ny * nz values
- * on the input grid (the argmax class; a model with one output channel: 1 where its sigmoid
- * is >= 0.5, else 0). probabilities: NULL, or out_channels * nx * ny * nz floats, class c's
- * volume at c * nx * ny * nz (softmax, or the one channel's sigmoid, on the input grid).
- * report may be NULL. */
+/* Segments a volume in memory with ctx's model (in_channels 1; several: swin_segment_channels).
+ * labels: nx * ny * nz values on the input grid (the argmax class; a model with one output
+ * channel: 1 where its sigmoid is >= 0.5, else 0; a multi-label run, SWIN_ACTIVATION_SIGMOID:
+ * bit c set where channel c's sigmoid is >= 0.5). probabilities: NULL, or out_channels * nx *
+ * ny * nz floats, class c's volume at c * nx * ny * nz (softmax, or the sigmoids, on the
+ * input grid). The statistics in report are over the volume's intensities. report may be NULL. */
 SWIN_API swin_status swin_segment(swin_context_t *ctx, const swin_volume *volume, const swin_segment_params *params,
                                   uint16_t *labels, float *probabilities, swin_segment_report *report,
                                   swin_error *err);
+
+/* swin_segment for a model of several input channels (e.g. MRI sequences): channels[0..n-1],
+ * in the order the model was trained with, each its own voxel type, all on one grid (the same
+ * dim and affine, to 1e-3 mm); nchannels must be the model's in_channels. Each channel is
+ * resampled and normalised on its own; the statistics are over channels[0]'s intensities. */
+SWIN_API swin_status swin_segment_channels(swin_context_t *ctx, const swin_volume *channels, int nchannels,
+                                           const swin_segment_params *params, uint16_t *labels,
+                                           float *probabilities, swin_segment_report *report, swin_error *err);
 
 /* NIfTI-1/2 (.nii, .nii.gz) in, the label map (uint8, uint16 beyond 256 classes) out on the
  * input's grid with its header geometry. Every output appears, complete, only when the run

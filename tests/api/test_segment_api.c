@@ -7,9 +7,12 @@
  *     output path untouched and no temporary file in the folder;
  *   - progress: stages in order, fractions never decreasing, ending at exactly 1 once with
  *     SWIN_STAGE_DONE, one report per cube;
- *   - the report: cube count, classes, planned bytes, the backend and why.
+ *   - the report: cube count, classes, planned bytes, the backend and why;
+ *   - swin_segment_channels, with MODEL4 (a model of four input channels): int16 and float32
+ *     channels mixed give the labels of all float32; a count other than the model's, channels
+ *     on different grids (size, affine) and a channel without voxels are refused, naming why.
  *
- *     test_segment_api MODEL.onnx SWINRUN WORKDIR */
+ *     test_segment_api MODEL.onnx SWINRUN WORKDIR [MODEL4.onnx] */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -124,10 +127,73 @@ static bool no_temporary_files(const char *dir)
     return extra == 0;
 }
 
+/* swin_segment_channels returns want, with a message holding what. */
+static bool refused(swin_context_t *ctx, const swin_volume *ch, int n, swin_status want, const char *what,
+                    const char *name)
+{
+    static uint16_t labels[N];
+    swin_segment_params sp = swin_segment_default_params();
+    swin_error err = {0};
+    swin_status st = swin_segment_channels(ctx, ch, n, &sp, labels, NULL, NULL, &err);
+    printf("%s: %s\n", name, err.msg);
+    return check_true(name, st == want && strstr(err.msg, what));
+}
+
+/* A model of four input channels: channel c is the CT plus 100 c HU, as float32 or int16. */
+static bool check_channels(const char *model4, const int16_t *hu)
+{
+    swin_error err = {0};
+    swin_model_t *m = NULL;
+    swin_context_t *ctx = NULL;
+    swin_context_params cp = swin_context_default_params();
+    cp.backend = SWIN_BACKEND_CPU;
+    cp.threads = 2;
+    if (swin_model_load(model4, &m, &err) || swin_context_create(m, &cp, &ctx, &err)) {
+        fprintf(stderr, "test_segment_api: %s\n", err.msg);
+        swin_model_free(m);
+        return false;
+    }
+    static float f[4][N];
+    static int16_t h[4][N];
+    static uint16_t all_f32[N], mixed[N];
+    swin_volume ch[4];
+    for (int c = 0; c < 4; c++) {
+        for (int i = 0; i < N; i++) h[c][i] = (int16_t)(hu[i] + 100 * c), f[c][i] = (float)h[c][i];
+        ch[c] = (swin_volume){.voxels = f[c], .type = SWIN_VOXELS_F32, .dim = {NX, NY, NZ}};
+        memcpy(ch[c].affine, affine, sizeof ch[c].affine);
+    }
+    swin_segment_params sp = swin_segment_default_params();
+    swin_segment_report rep;
+    bool ok = check_true("four float32 channels", swin_segment_channels(ctx, ch, 4, &sp, all_f32, NULL, &rep, &err) == SWIN_OK);
+    int present = rep.labels_present;
+    ch[1] = (swin_volume){.voxels = h[1], .type = SWIN_VOXELS_I16, .dim = {NX, NY, NZ}};
+    ch[3] = (swin_volume){.voxels = h[3], .type = SWIN_VOXELS_I16, .dim = {NX, NY, NZ}};
+    memcpy(ch[1].affine, affine, sizeof ch[1].affine);
+    memcpy(ch[3].affine, affine, sizeof ch[3].affine);
+    ok &= check_true("int16 and float32 channels mixed",
+                     swin_segment_channels(ctx, ch, 4, &sp, mixed, NULL, NULL, &err) == SWIN_OK);
+    printf("four channels: %d labels besides 0\n", present);
+    ok &= check_true("mixed voxel types give the labels of all float32, more than one class",
+                     !memcmp(all_f32, mixed, sizeof mixed) && present > 0);
+    ok &= refused(ctx, ch, 3, SWIN_ERR_SHAPE, "3 channels, but the model takes 4", "three channels are refused");
+    ok &= refused(ctx, ch, 1, SWIN_ERR_SHAPE, "1 channel, but the model takes 4", "one channel is refused");
+    ch[2].affine[1][3] += 0.01;
+    ok &= refused(ctx, ch, 4, SWIN_ERR_SHAPE, "channel 2's affine differs", "a channel's affine 0.01 mm off is refused");
+    ch[2].affine[1][3] -= 0.01;
+    ch[1].dim[2] = NZ - 1;
+    ok &= refused(ctx, ch, 4, SWIN_ERR_SHAPE, "share one grid", "a channel of another size is refused");
+    ch[1].dim[2] = NZ;
+    ch[3].voxels = NULL;
+    ok &= refused(ctx, ch, 4, SWIN_ERR_ARG, "channel 3: no voxels", "a channel without voxels is refused");
+    swin_context_free(ctx);
+    swin_model_free(m);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: test_segment_api MODEL.onnx SWINRUN WORKDIR\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: test_segment_api MODEL.onnx SWINRUN WORKDIR [MODEL4.onnx]\n");
         return 2;
     }
     const char *model_path = argv[1], *swinrun = argv[2], *dir = argv[3];
@@ -232,6 +298,9 @@ int main(int argc, char **argv)
     sp = swin_segment_default_params();
     sp.spacing_mm[1] = 0;
     ok &= check_true("spacing 0 is refused", swin_segment(ctx, &v, &sp, labels, NULL, NULL, &err) == SWIN_ERR_ARG);
+    swin_volume two[2] = {v, v};
+    ok &= refused(ctx, two, 2, SWIN_ERR_SHAPE, "2 channels, but the model takes 1", "two channels for one are refused");
+    if (argc == 5) ok &= check_channels(argv[4], hu);
 
     free(probs);
     swin_context_free(ctx);

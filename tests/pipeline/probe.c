@@ -266,7 +266,7 @@ int main(int argc, char **argv)
         uint16_t *labels = malloc(n * sizeof *labels);
         float *probs = probs_path ? malloc((size_t)f.co * n * sizeof *probs) : NULL, *lf = malloc(n * sizeof *lf);
         swin_segment_report r;
-        if (swin_pipeline_volume(&v, &pl, labels, probs, &r, &e)) return fail(&e);
+        if (swin_pipeline_volume(&v, 1, &pl, labels, probs, &r, &e)) return fail(&e);
         for (size_t i = 0; i < n; i++) lf[i] = labels[i];
         size_t shape[4] = {(size_t)f.co, (size_t)img.dim[2], (size_t)img.dim[1], (size_t)img.dim[0]};
         if (swin_npy_write_f32(argv[3], lf, 3, shape + 1, &e)) return fail(&e);

@@ -185,7 +185,7 @@ static bool run_case(const struct dev_case *c, swin_invert invert, bool with_pro
         p.predict_user = &f;
         p.device = path ? &dev : NULL;
         p.threads = 2;
-        swin_status st = swin_pipeline_volume(&v, &p, labels[path], probs[path], &rep[path], &err);
+        swin_status st = swin_pipeline_volume(&v, 1, &p, labels[path], probs[path], &rep[path], &err);
         if (st) fprintf(stderr, "  %s: %s\n", what, err.msg);
         if (st || rep[path].blended_on_device != (path == 1))
             ok = check_true(path ? "the device path ran" : "the host path ran", false);

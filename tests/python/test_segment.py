@@ -141,7 +141,8 @@ def test_checkpoint_model_segments(monai_checkpoint, ct_file, cli, tmp_path):
 def test_channel_files_multi_label(cli, tmp_path):
     """A model of four input channels (the test matrix's f24_c64_cfg_ts) on one file per MRI
     sequence, z-scored over the nonzero voxels, one sigmoid mask per output channel: segment_file
-    writes what the CLI writes; segment() on one channel refuses with a message."""
+    writes what the CLI writes, segment() on the (x, y, z, 4) array the same masks as bits; a
+    count of channels other than the model's is refused with a message."""
     import make_mri_phantom
 
     path = os.path.join(os.environ["SWIN_TEST_DATA"], "f24_c64_cfg_ts", "model.onnx")
@@ -161,7 +162,14 @@ def test_channel_files_multi_label(cli, tmp_path):
     assert a.shape == b.shape == (40, 44, 36, 3) and a.dtype == np.uint8
     assert np.array_equal(a, b) and 0 < a.sum() < a.size
     assert [s["label"] for s in report["statistics"]] == [c + 1 for c in range(3) if a[..., c].any()]
-    with pytest.raises(swinrun.ShapeError, match="one channel, but the model takes 4"):
-        m.segment(x[..., 0], np.eye(4))
+    labels, probs, rep = m.segment(x, np.diag([1.5, 1.5, 1.5, 1.0]), probabilities=True, **recipe)
+    assert labels.shape == (40, 44, 36) and labels.dtype == np.uint8 and probs.shape == (40, 44, 36, 3)
+    for c in range(3):
+        assert np.array_equal((labels >> c) & 1, a[..., c]), f"channel {c}'s mask differs from the CLI's"
+    assert [(s["label"], s["voxels"]) for s in rep["statistics"]] == \
+        [(s["label"], s["voxels"]) for s in report["statistics"]]
+    for bad, n in ((x[..., 0], 1), (x[..., :3], 3)):
+        with pytest.raises(swinrun.ShapeError, match=f"{n} channels?, but the model takes 4"):
+            m.segment(bad, np.eye(4))
     with pytest.raises(swinrun.ArgumentError, match="intensity_norm"):
         m.segment_file(files, out_py, intensity_norm="minmax")

@@ -179,23 +179,36 @@ PyObject *swinpy_segment(PyObject *self, PyObject *args)
     if (get_volume_buffer(lab_obj, &lab, 1, "labels")) goto release_aff;
     if (prob_obj != Py_None && get_volume_buffer(prob_obj, &prob, 1, "probabilities")) goto release_lab;
 
-    swin_volume v = {.voxels = vox.buf};
-    if (vox.ndim != 3) {
-        swinpy_raise_status(SWIN_ERR_SHAPE, "volume: expected 3 dimensions (x, y, z), got %d", vox.ndim);
+    /* (x, y, z) or (x, y, z, channels): in Fortran order channel c's volume is the c-th block
+     * of x * y * z values */
+    swin_volume v[SWIN_VOLUME_MAX_CHANNELS] = {{.voxels = vox.buf}};
+    const int nch = vox.ndim == 4 ? (int)vox.shape[3] : 1;
+    if (vox.ndim != 3 && vox.ndim != 4) {
+        swinpy_raise_status(SWIN_ERR_SHAPE, "volume: expected 3 dimensions (x, y, z) or 4 (x, y, z, channels), got %d",
+                            vox.ndim);
         goto release;
     }
-    if (format_is(&vox, 'h', 2)) v.type = SWIN_VOXELS_I16;
-    else if (format_is(&vox, 'f', 4)) v.type = SWIN_VOXELS_F32;
+    if (nch < 1 || nch > SWIN_VOLUME_MAX_CHANNELS) {
+        swinpy_raise_status(SWIN_ERR_SHAPE, "volume: %d channels (1..%d)", nch, SWIN_VOLUME_MAX_CHANNELS);
+        goto release;
+    }
+    if (format_is(&vox, 'h', 2)) v[0].type = SWIN_VOXELS_I16;
+    else if (format_is(&vox, 'f', 4)) v[0].type = SWIN_VOXELS_F32;
     else {
         swinpy_raise_status(SWIN_ERR_ARG, "volume: expected int16 or float32 values, got format '%s'", vox.format);
         goto release;
     }
-    for (int i = 0; i < 3; i++) v.dim[i] = vox.shape[i];
+    for (int i = 0; i < 3; i++) v[0].dim[i] = vox.shape[i];
     if (aff.ndim != 2 || aff.shape[0] != 4 || aff.shape[1] != 4 || !format_is(&aff, 'd', 8)) {
         swinpy_raise_status(SWIN_ERR_SHAPE, "affine: expected a 4 x 4 float64 array");
         goto release;
     }
-    memcpy(v.affine, aff.buf, sizeof v.affine);
+    memcpy(v[0].affine, aff.buf, sizeof v[0].affine);
+    const size_t block = (size_t)(vox.shape[0] * vox.shape[1] * vox.shape[2]) * (size_t)vox.itemsize;
+    for (int c = 1; c < nch; c++) {
+        v[c] = v[0];
+        v[c].voxels = (const char *)vox.buf + block * (size_t)c;
+    }
     if (lab.ndim != 3 || !format_is(&lab, 'H', 2) || memcmp(lab.shape, vox.shape, 3 * sizeof(Py_ssize_t))) {
         swinpy_raise_status(SWIN_ERR_SHAPE, "labels: expected a uint16 array of the volume's shape");
         goto release;
@@ -211,7 +224,7 @@ PyObject *swinpy_segment(PyObject *self, PyObject *args)
     swin_segment_report rep;
     swin_error err = {0};
     swin_status st;
-    Py_BEGIN_ALLOW_THREADS st = swin_segment(ctx, &v, &sp, lab.buf, prob.buf, &rep, &err);
+    Py_BEGIN_ALLOW_THREADS st = swin_segment_channels(ctx, v, nch, &sp, lab.buf, prob.buf, &rep, &err);
     Py_END_ALLOW_THREADS result = finish(st, &err, &cb, &rep);
 release:
     if (prob.buf) PyBuffer_Release(&prob);

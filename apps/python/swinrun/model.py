@@ -231,14 +231,15 @@ class Model:
         sliding windows, argmax, labels back on the input grid).
 
         volume: (x, y, z) intensities (HU), the array nibabel gives (``img.dataobj`` or
-        ``get_fdata()``), any numeric dtype and memory order; affine: its voxel -> RAS 4 x 4.
+        ``get_fdata()``), any numeric dtype and memory order; for a model of several input
+        channels (e.g. MRI sequences) (x, y, z, channels), as a 4D NIfTI gives them, in the
+        order the model was trained with; affine: its voxel -> RAS 4 x 4.
         recipe: reorient, resample, spacing, intensity_clip, intensity_range, intensity_norm
         ("range" | "zscore" | "zscore-nonzero": each channel's z-score, over its nonzero voxels
         or all), overlap, blend ("constant" | "gaussian"), sigma_scale, invert ("nearest" |
         "linear"), multi_label (each output channel's sigmoid >= 0.5: labels are bit masks, bit
-        c for channel c); default ``segment_params()``. A model of several input channels
-        takes files (``segment_file``). progress: True for a bar on stderr, or a callable (stage,
-        fraction). cancel: a callable polled between cubes; Ctrl-C cancels too.
+        c for channel c); default ``segment_params()``. progress: True for a bar on stderr, or a
+        callable (stage, fraction). cancel: a callable polled between cubes; Ctrl-C cancels too.
 
         Returns (labels, report): labels on the input grid, uint8 (uint16 beyond 256 classes),
         and the report dict (grids, cubes, plan, timings, ``statistics`` per label); with
@@ -251,11 +252,13 @@ class Model:
                 raise TypeError(f"{key} is for segment_file")
         ctx, lock = self._context(self._cube_for(cube))
         classes = self._info["out_channels"]
-        labels = np.empty(arr.shape, np.uint16, order="F")
-        probs = np.empty(arr.shape + (classes,), np.float32, order="F") if probabilities else None
+        labels = np.empty(arr.shape[:3], np.uint16, order="F")
+        probs = np.empty(arr.shape[:3] + (classes,), np.float32, order="F") if probabilities else None
         with lock:
             report = _swinrun.segment(ctx, arr, aff, labels, probs, params)
-        if classes <= 256:
+        # a multi-label run's bit masks reach 2**classes - 1 (of several output channels)
+        values = 1 << classes if params["multi_label"] and classes > 1 else classes
+        if values <= 256:
             labels = labels.astype(np.uint8, order="F")
         return (labels, probs, report) if probabilities else (labels, report)
 
@@ -278,12 +281,13 @@ class Model:
 
 
 def _volume(volume) -> np.ndarray:
-    """A 3D volume as the C API takes it: NIfTI order (Fortran), int16 or float32."""
+    """A volume as the C API takes it: (x, y, z) or (x, y, z, channels), NIfTI order (Fortran:
+    each channel one block), int16 or float32."""
     arr = np.asarray(volume)
     if arr.ndim == 4 and arr.shape[3] == 1:
         arr = arr[..., 0]
-    if arr.ndim != 3:
-        raise ShapeError(f"volume: expected 3 dimensions (x, y, z), got shape {arr.shape}")
+    if arr.ndim not in (3, 4):
+        raise ShapeError(f"volume: expected 3 dimensions (x, y, z) or 4 (x, y, z, channels), got shape {arr.shape}")
     if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b":
         raise ArgumentError(f"volume: expected numeric intensities, got {arr.dtype}")
     if arr.dtype.kind in "iu" and arr.dtype.itemsize == 1 or arr.dtype == np.int16:
