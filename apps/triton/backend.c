@@ -58,6 +58,25 @@ static TRITONSERVER_Error_Code code_of(swin_status s) {
     }
 }
 
+/* Segment mode: the volume's declared channels (dims [nz, ny, nx] is one; [C, nz, ny, nx]
+ * C, or any with -1) against the model's input channels. */
+static TRITONSERVER_Error *check_volume_dims(const model_state *ms) {
+    const swt_tensor *vol = NULL;
+    for (int i = 0; i < ms->cfg.n_inputs; i++)
+        if (!strcmp(ms->cfg.inputs[i].name, SWT_SEG_VOLUME)) vol = &ms->cfg.inputs[i];
+    const long long declared = vol->ndims == 4 ? vol->dims[0] : 1;
+    const int ci = ms->info.in_channels;
+    if (declared == ci || declared == -1) return NULL;
+    if (ci == 1)
+        return error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "model '%s': the model takes 1 input channel: declare %s dims [ -1, -1, -1 ] (nz, ny, nx)",
+                         ms->cfg.name, SWT_SEG_VOLUME);
+    return error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                     "model '%s': the model takes %d input channels (e.g. MRI sequences): declare %s dims "
+                     "[ %d, -1, -1, -1 ] (channels, nz, ny, nx)",
+                     ms->cfg.name, ci, SWT_SEG_VOLUME, ci);
+}
+
 TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend) {
     uint32_t major, minor;
     TRITONSERVER_Error *e = TRITONBACKEND_ApiVersion(&major, &minor);
@@ -147,9 +166,7 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model) {
         return e;
     }
     swin_model_get_info(ms->model, &ms->info);
-    if (ms->cfg.mode == SWT_MODE_SEGMENT && ms->info.in_channels != 1)
-        e = error_new(TRITONSERVER_ERROR_INVALID_ARG, "model '%s': mode segment needs a model of 1 input channel, this one has %d",
-                      ms->cfg.name, ms->info.in_channels);
+    if (ms->cfg.mode == SWT_MODE_SEGMENT) e = check_volume_dims(ms);
     if (!e && ms->cfg.mode == SWT_MODE_WINDOW) {
         const int *cube = ms->cfg.cube[0] ? ms->cfg.cube : ms->info.cube;
         if (!cube[0])
@@ -422,20 +439,26 @@ static TRITONSERVER_Error *run_segment(instance_state *st, TRITONBACKEND_Request
     if ((e = get_input(r, SWT_SEG_VOLUME, &vol)) || (e = get_input(r, SWT_SEG_AFFINE, &aff))) return e;
     char why[512];
     long long dim[3];
-    int vtype;
-    if (!swt_check_volume_input(c, vol.datatype, vol.shape, vol.ndims, vol.bytes, dim, &vtype, why, sizeof why) ||
+    int vtype, nch;
+    if (!swt_check_volume_input(c, vol.datatype, vol.shape, vol.ndims, vol.bytes, dim, &nch, &vtype, why, sizeof why) ||
         !swt_check_affine_input(aff.datatype, aff.shape, aff.ndims, aff.bytes, why, sizeof why))
         return error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s", why);
-    swin_volume v = {.type = vtype == 1 ? SWIN_VOXELS_I16 : SWIN_VOXELS_F32, .dim = {dim[0], dim[1], dim[2]}};
+    swin_volume v[SWIN_VOLUME_MAX_CHANNELS];
+    v[0] = (swin_volume){.type = vtype == 1 ? SWIN_VOXELS_I16 : SWIN_VOXELS_F32, .dim = {dim[0], dim[1], dim[2]}};
     double a[16];
     if ((e = gather(aff.in, aff.buffers, 0, sizeof a, a))) return e;
     if (!swt_check_affine_values(a, why, sizeof why)) return error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s", why);
-    memcpy(v.affine, a, sizeof a);
+    memcpy(v[0].affine, a, sizeof a);
     void *owned;
-    if ((e = host_input(vol.in, vol.buffers, vol.bytes, vtype == 1 ? 2 : 4, &v.voxels, &owned))) return e;
+    if ((e = host_input(vol.in, vol.buffers, vol.bytes, vtype == 1 ? 2 : 4, &v[0].voxels, &owned))) return e;
     size_t voxels = (size_t)dim[0] * (size_t)dim[1] * (size_t)dim[2];
+    for (int ch = 1; ch < nch; ch++) { /* (C, nz, ny, nx): channel ch is the ch-th block of voxels */
+        v[ch] = v[0];
+        v[ch].voxels = (const char *)v[0].voxels + (size_t)ch * voxels * (vtype == 1 ? 2 : 4);
+    }
     void *lbuf;
-    if ((e = host_output(resp, SWT_SEG_LABELS, TRITONSERVER_TYPE_UINT16, vol.shape, 3, voxels * sizeof(uint16_t), &lbuf))) {
+    const int64_t *lshape = vol.shape + vol.ndims - 3; /* the labels: (nz, ny, nx) */
+    if ((e = host_output(resp, SWT_SEG_LABELS, TRITONSERVER_TYPE_UINT16, lshape, 3, voxels * sizeof(uint16_t), &lbuf))) {
         free(owned);
         return e;
     }
@@ -450,7 +473,7 @@ static TRITONSERVER_Error *run_segment(instance_state *st, TRITONBACKEND_Request
     sp.user = r;
     swin_error err;
     t->compute_start = swin_clock_ns();
-    swin_status s = swin_segment(st->ctx, &v, &sp, labels, NULL, NULL, &err);
+    swin_status s = swin_segment_channels(st->ctx, v, nch, &sp, labels, NULL, NULL, &err);
     t->compute_end = swin_clock_ns();
     if (labels != lbuf) {
         if (!s) memcpy(lbuf, labels, voxels * sizeof(uint16_t));

@@ -152,13 +152,24 @@ static bool read_parameter(swt_config *c, const char *key, const char *v, char *
         else if (!strcmp(v, "gaussian")) c->blend = SWIN_BLEND_GAUSSIAN;
         else return fail(why, why_len, "parameter blend '%s': use constant or gaussian", v);
         c->blend_given = true;
+    } else if (!strcmp(key, "intensity_norm")) {
+        if (!strcmp(v, "range")) c->normalize = SWIN_NORM_RANGE;
+        else if (!strcmp(v, "zscore")) c->normalize = SWIN_NORM_ZSCORE;
+        else if (!strcmp(v, "zscore-nonzero")) c->normalize = SWIN_NORM_ZSCORE_NONZERO;
+        else return fail(why, why_len, "parameter intensity_norm '%s': use range, zscore or zscore-nonzero", v);
+        c->norm_given = true;
+    } else if (!strcmp(key, "multi_label")) {
+        if (!strcmp(v, "true")) c->multi_label = true;
+        else if (!strcmp(v, "false")) c->multi_label = false;
+        else return fail(why, why_len, "parameter multi_label '%s': use true or false", v);
+        c->multi_label_given = true;
     } else if (!strcmp(key, "max_voxels")) {
         if (!parse_ll(v, 1, 1LL << 40, &n)) return fail(why, why_len, "parameter max_voxels '%s': a positive integer", v);
         c->max_voxels = n;
     } else {
         return fail(why, why_len,
                     "unknown parameter '%s' (known: mode backend precision threads memory_limit cube spacing_mm "
-                    "intensity_range overlap blend max_voxels)", key);
+                    "intensity_range overlap blend intensity_norm multi_label max_voxels)", key);
     }
     return true;
 }
@@ -179,7 +190,13 @@ static bool check_segment_tensors(const swt_config *c, char *why, size_t why_len
                     SWT_SEG_LABELS);
     if (strcmp(vol->data_type, "TYPE_FP32") && strcmp(vol->data_type, "TYPE_INT16"))
         return fail(why, why_len, "mode segment: %s data_type TYPE_FP32 or TYPE_INT16", SWT_SEG_VOLUME);
-    if (vol->ndims != 3) return fail(why, why_len, "mode segment: %s dims [ -1, -1, -1 ] (nz, ny, nx)", SWT_SEG_VOLUME);
+    if (vol->ndims != 3 && vol->ndims != 4)
+        return fail(why, why_len,
+                    "mode segment: %s dims [ -1, -1, -1 ] (nz, ny, nx), or [ C, -1, -1, -1 ] for a model of C input "
+                    "channels", SWT_SEG_VOLUME);
+    if (vol->ndims == 4 && vol->dims[0] != -1 && (vol->dims[0] < 1 || vol->dims[0] > SWIN_VOLUME_MAX_CHANNELS))
+        return fail(why, why_len, "mode segment: %s dims[0] %lld: the channels, 1..%d", SWT_SEG_VOLUME, vol->dims[0],
+                    SWIN_VOLUME_MAX_CHANNELS);
     if (strcmp(aff->data_type, "TYPE_FP64") || aff->ndims != 2 || aff->dims[0] != 4 || aff->dims[1] != 4)
         return fail(why, why_len, "mode segment: %s data_type TYPE_FP64, dims [ 4, 4 ]", SWT_SEG_AFFINE);
     if (strcmp(lab->data_type, "TYPE_UINT16") || lab->ndims != 3)
@@ -301,5 +318,7 @@ swin_segment_params swt_segment_params(const swt_config *c, const swin_segment_p
     }
     if (c->overlap_given) sp.overlap = c->overlap;
     if (c->blend_given) sp.blend = c->blend;
+    if (c->norm_given) sp.normalize = c->normalize;
+    if (c->multi_label_given) sp.activation = c->multi_label ? SWIN_ACTIVATION_SIGMOID : SWIN_ACTIVATION_AUTO;
     return sp;
 }

@@ -54,8 +54,11 @@ typedef struct swt_config {
     float intensity_range[2];      /* "intensity_range": "lo,hi" */
     double overlap;                /* "overlap" */
     swin_blend blend;              /* "blend": constant | gaussian */
-    long long max_voxels;          /* "max_voxels": refuse larger volumes (default 512*512*1024) */
-    bool spacing_given, range_given, overlap_given, blend_given; /* else the model's recipe */
+    swin_intensity_norm normalize; /* "intensity_norm": range | zscore | zscore-nonzero */
+    bool multi_label;              /* "multi_label": true | false (a sigmoid mask per channel, bits) */
+    long long max_voxels;          /* "max_voxels": refuse larger volumes, per channel (default 512*512*1024) */
+    bool spacing_given, range_given, overlap_given, blend_given, norm_given, multi_label_given; /* else the
+                                                                                                 model's recipe */
 } swt_config;
 
 /* Reads Triton's JSON form of config.pbtxt. false with the reason in why (why_len bytes)

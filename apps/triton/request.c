@@ -52,7 +52,8 @@ bool swt_check_window_input(const swt_config *c, const swt_window_geom *g, const
 }
 
 bool swt_check_volume_input(const swt_config *c, const char *datatype, const int64_t *shape, uint32_t ndims,
-                            uint64_t byte_size, long long dim[3], int *voxel_type, char *why, size_t why_len) {
+                            uint64_t byte_size, long long dim[3], int *channels, int *voxel_type, char *why,
+                            size_t why_len) {
     char got[160];
     size_t elem;
     if (!strcmp(datatype, "FP32")) {
@@ -65,27 +66,35 @@ bool swt_check_volume_input(const swt_config *c, const char *datatype, const int
         return fail(why, why_len, "input '%s' has data type %s: the volume is FP32 or INT16 (intensities, HU for CT)",
                     SWT_SEG_VOLUME, datatype);
     }
-    if (ndims != 3)
-        return fail(why, why_len, "input '%s' has shape %s: the volume is [nz, ny, nx] (NIfTI's voxel order)",
-                    SWT_SEG_VOLUME, shape_text(shape, ndims, got, sizeof got));
+    if (ndims != 3 && ndims != 4)
+        return fail(why, why_len,
+                    "input '%s' has shape %s: the volume is [nz, ny, nx] (NIfTI's voxel order), or [C, nz, ny, nx] "
+                    "of C channels", SWT_SEG_VOLUME, shape_text(shape, ndims, got, sizeof got));
+    const int64_t nch = ndims == 4 ? shape[0] : 1;
+    if (nch < 1 || nch > SWIN_VOLUME_MAX_CHANNELS)
+        return fail(why, why_len, "input '%s' has shape %s: 1..%d channels", SWT_SEG_VOLUME,
+                    shape_text(shape, ndims, got, sizeof got), SWIN_VOLUME_MAX_CHANNELS);
+    const int64_t *side = shape + ndims - 3; /* nz, ny, nx */
     long long voxels = 1;
     for (int i = 0; i < 3; i++) {
-        if (shape[i] < 1)
+        if (side[i] < 1)
             return fail(why, why_len, "input '%s' has shape %s: every side at least 1", SWT_SEG_VOLUME,
                         shape_text(shape, ndims, got, sizeof got));
-        if (shape[i] > c->max_voxels || voxels > c->max_voxels / shape[i])
+        if (side[i] > c->max_voxels || voxels > c->max_voxels / side[i])
             return fail(why, why_len, "input '%s' of shape %s is too large: this model takes at most %lld voxels "
-                        "(parameter max_voxels)", SWT_SEG_VOLUME, shape_text(shape, ndims, got, sizeof got),
+                        "per channel (parameter max_voxels)", SWT_SEG_VOLUME, shape_text(shape, ndims, got, sizeof got),
                         c->max_voxels);
-        voxels *= shape[i];
+        voxels *= side[i];
     }
-    if (byte_size != (uint64_t)voxels * elem)
+    /* at most 2^40 voxels (max_voxels), 16 channels, 4 bytes: no overflow */
+    if (byte_size != (uint64_t)voxels * (uint64_t)nch * elem)
         return fail(why, why_len, "input '%s' holds %llu bytes: shape %s of %s needs %llu", SWT_SEG_VOLUME,
                     (unsigned long long)byte_size, shape_text(shape, ndims, got, sizeof got), datatype,
-                    (unsigned long long)voxels * elem);
-    dim[0] = shape[2];
-    dim[1] = shape[1];
-    dim[2] = shape[0];
+                    (unsigned long long)voxels * (unsigned long long)nch * elem);
+    dim[0] = side[2];
+    dim[1] = side[1];
+    dim[2] = side[0];
+    *channels = (int)nch;
     return true;
 }
 

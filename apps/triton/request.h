@@ -21,10 +21,12 @@ bool swt_check_window_input(const swt_config *c, const swt_window_geom *g, const
                             const int64_t *shape, uint32_t ndims, uint64_t byte_size, int64_t *windows,
                             char *why, size_t why_len);
 
-/* A segmentation-mode volume ("FP32" or "INT16", shape (nz, ny, nx): NIfTI's voxel order)
- * and affine ("FP64", (4, 4)). Success gives dim = (nx, ny, nz) and the voxel type. */
+/* A segmentation-mode volume ("FP32" or "INT16", shape (nz, ny, nx): NIfTI's voxel order, or
+ * (C, nz, ny, nx): C channels one after another) and affine ("FP64", (4, 4)). Success gives
+ * dim = (nx, ny, nz), the channels and the voxel type. */
 bool swt_check_volume_input(const swt_config *c, const char *datatype, const int64_t *shape, uint32_t ndims,
-                            uint64_t byte_size, long long dim[3], int *voxel_type, char *why, size_t why_len);
+                            uint64_t byte_size, long long dim[3], int *channels, int *voxel_type, char *why,
+                            size_t why_len);
 bool swt_check_affine_input(const char *datatype, const int64_t *shape, uint32_t ndims, uint64_t byte_size,
                             char *why, size_t why_len);
 /* The affine's values: finite, bottom row (0, 0, 0, 1), an invertible 3x3 part. */

@@ -67,10 +67,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
         return 0;
     }
     long long dim[3];
-    int vtype = -1;
-    if (swt_check_volume_input(&c, dt, shape, rank, byte_size, dim, &vtype, why, sizeof why)) {
+    int vtype = -1, channels = 0;
+    if (swt_check_volume_input(&c, dt, shape, rank, byte_size, dim, &channels, &vtype, why, sizeof why)) {
         require(dim[0] >= 1 && dim[1] >= 1 && dim[2] >= 1 && dim[0] * dim[1] <= c.max_voxels / dim[2]);
-        require(byte_size == (uint64_t)(dim[0] * dim[1] * dim[2]) * (vtype == 1 ? 2u : 4u));
+        require(channels >= 1 && channels <= SWIN_VOLUME_MAX_CHANNELS);
+        require(byte_size == (uint64_t)(dim[0] * dim[1] * dim[2]) * (uint64_t)channels * (vtype == 1 ? 2u : 4u));
     } else {
         require(why[0] != '\0');
     }

@@ -69,15 +69,17 @@ def window_config(cube, cin=1, cout=14, instances=1, threads=1, max_batch=0, ext
         % (max_batch, lead, cin, d, h, w, lead, cout, d, h, w, instances, threads, extra))
 
 
-def segment_config(volume_type="TYPE_INT16", threads=1, extra=""):
+def segment_config(volume_type="TYPE_INT16", threads=1, extra="", channels=None):
+    """channels: None for dims (nz, ny, nx), else (channels, nz, ny, nx) with that first dim."""
+    lead = "" if channels is None else "%d, " % channels
     return (
         "max_batch_size: 0\n"
-        'input [ { name: "VOLUME", data_type: %s, dims: [ -1, -1, -1 ] },\n'
+        'input [ { name: "VOLUME", data_type: %s, dims: [ %s-1, -1, -1 ] },\n'
         '        { name: "AFFINE", data_type: TYPE_FP64, dims: [ 4, 4 ] } ]\n'
         'output [ { name: "LABELS", data_type: TYPE_UINT16, dims: [ -1, -1, -1 ] } ]\n'
         "instance_group [ { kind: KIND_CPU, count: 1 } ]\n"
         'parameters [ { key: "mode", value: { string_value: "segment" } },\n'
-        '             { key: "threads", value: { string_value: "%d" } }%s ]\n' % (volume_type, threads, extra))
+        '             { key: "threads", value: { string_value: "%d" } }%s ]\n' % (volume_type, lead, threads, extra))
 
 
 class Server:

@@ -93,19 +93,44 @@ static void test_segment_config_and_requests(void) {
     EXPECT(sp.blend == SWIN_BLEND_GAUSSIAN);
 
     long long dim[3];
-    int vt;
+    int vt, ch;
     int64_t shape[3] = {5, 10, 20};  /* (nz, ny, nx) */
-    EXPECT(swt_check_volume_input(&c, "INT16", shape, 3, 5 * 10 * 20 * 2, dim, &vt, why, sizeof why));
-    EXPECT(dim[0] == 20 && dim[1] == 10 && dim[2] == 5 && vt == 1);
-    EXPECT(!swt_check_volume_input(&c, "INT16", shape, 3, 5 * 10 * 20 * 4, dim, &vt, why, sizeof why));
+    EXPECT(swt_check_volume_input(&c, "INT16", shape, 3, 5 * 10 * 20 * 2, dim, &ch, &vt, why, sizeof why));
+    EXPECT(dim[0] == 20 && dim[1] == 10 && dim[2] == 5 && vt == 1 && ch == 1);
+    EXPECT(!swt_check_volume_input(&c, "INT16", shape, 3, 5 * 10 * 20 * 4, dim, &ch, &vt, why, sizeof why));
     EXPECT(strstr(why, "holds 4000 bytes") && strstr(why, "needs 2000"));
     int64_t big[3] = {11, 10, 10};
-    EXPECT(!swt_check_volume_input(&c, "FP32", big, 3, 1100 * 4, dim, &vt, why, sizeof why));
+    EXPECT(!swt_check_volume_input(&c, "FP32", big, 3, 1100 * 4, dim, &ch, &vt, why, sizeof why));
     EXPECT(strstr(why, "too large") && strstr(why, "1000 voxels"));
     int64_t huge[3] = {1LL << 40, 1LL << 40, 1LL << 40};  /* the product overflows int64 */
-    EXPECT(!swt_check_volume_input(&c, "FP32", huge, 3, 0, dim, &vt, why, sizeof why));
-    EXPECT(!swt_check_volume_input(&c, "UINT8", shape, 3, 1000, dim, &vt, why, sizeof why));
+    EXPECT(!swt_check_volume_input(&c, "FP32", huge, 3, 0, dim, &ch, &vt, why, sizeof why));
+    EXPECT(!swt_check_volume_input(&c, "UINT8", shape, 3, 1000, dim, &ch, &vt, why, sizeof why));
     EXPECT(strstr(why, "UINT8"));
+    /* (C, nz, ny, nx): max_voxels counts one channel; the bytes all of them */
+    int64_t four[4] = {4, 5, 10, 20};
+    EXPECT(swt_check_volume_input(&c, "FP32", four, 4, 4 * 1000 * 4, dim, &ch, &vt, why, sizeof why));
+    EXPECT(dim[0] == 20 && dim[1] == 10 && dim[2] == 5 && vt == 0 && ch == 4);
+    EXPECT(!swt_check_volume_input(&c, "FP32", four, 4, 1000 * 4, dim, &ch, &vt, why, sizeof why));
+    EXPECT(strstr(why, "needs 16000"));
+    int64_t many[4] = {17, 5, 10, 20};
+    EXPECT(!swt_check_volume_input(&c, "FP32", many, 4, 17 * 1000 * 4, dim, &ch, &vt, why, sizeof why));
+    EXPECT(strstr(why, "1..16 channels"));
+    int64_t five[5] = {1, 4, 5, 10, 20};
+    EXPECT(!swt_check_volume_input(&c, "FP32", five, 5, 4 * 1000 * 4, dim, &ch, &vt, why, sizeof why));
+    EXPECT(strstr(why, "[C, nz, ny, nx]"));
+
+    /* the recipe of an MRI model: z-scores, a sigmoid mask per channel */
+    EXPECT(parse("{\"name\":\"s\",\"parameters\":{\"mode\":{\"string_value\":\"segment\"},"
+                 "\"intensity_norm\":{\"string_value\":\"zscore-nonzero\"},\"multi_label\":{\"string_value\":\"true\"}},"
+                 SEG_TENSORS "}", &c, why));
+    sp = swt_segment_params(&c, &base);
+    EXPECT(sp.normalize == SWIN_NORM_ZSCORE_NONZERO && sp.activation == SWIN_ACTIVATION_SIGMOID);
+    EXPECT(!parse("{\"name\":\"s\",\"parameters\":{\"mode\":{\"string_value\":\"segment\"},"
+                  "\"intensity_norm\":{\"string_value\":\"minmax\"}}," SEG_TENSORS "}", &c, why));
+    EXPECT(strstr(why, "intensity_norm 'minmax'"));
+    EXPECT(!parse("{\"name\":\"s\",\"parameters\":{\"mode\":{\"string_value\":\"segment\"},"
+                  "\"multi_label\":{\"string_value\":\"yes\"}}," SEG_TENSORS "}", &c, why));
+    EXPECT(strstr(why, "multi_label 'yes'"));
 
     double a[16] = {0, 0, -2, 10, 1.5, 0, 0, 0, 0, 1.5, 0, 0, 0, 0, 0, 1};  /* permuted axes: fine */
     EXPECT(swt_check_affine_values(a, why, sizeof why));

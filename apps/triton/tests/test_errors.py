@@ -24,6 +24,8 @@ write_model(repo, "seg", case_dir, segment_config("TYPE_FP32", extra=',\n{ key: 
 write_model(repo, "tight", case_dir, window_config((32, 32, 32), extra=',\n{ key: "memory_limit", value: { string_value: "1MiB" } }'))
 write_model(repo, "badparam", case_dir, window_config((32, 32, 32), extra=',\n{ key: "thread", value: { string_value: "1" } }'))
 write_model(repo, "baddims", case_dir, window_config((32, 32, 32), cout=13))
+# a model of four input channels with a volume of one declared
+write_model(repo, "seg_mri_3d", os.path.join(data, "f24_c64_cfg_ts"), segment_config("TYPE_FP32"))
 # fixed dims other than the export's cube are the cube (no cube parameter needed)
 write_model(repo, "cube64", case_dir, window_config((32, 32, 64)))
 
@@ -95,6 +97,8 @@ with Server(backend_so, repo, work, explicit=["w", "w_any", "seg"]) as s:
     still_serving(c)
     expect_error("unknown parameter at load", lambda: c.load_model("badparam"), "unknown parameter 'thread'")
     expect_error("config dims against the model's", lambda: c.load_model("baddims"), "dims[1] is 13", "the model has 14")
+    expect_error("a volume of one channel for a model of four", lambda: c.load_model("seg_mri_3d"),
+                 "takes 4 input channels", "dims [ 4, -1, -1, -1 ]")
     c.load_model("cube64")
     x64 = np.concatenate([x, x[..., ::-1]], axis=4)
     got = infer_window(c, "cube64", x64)
