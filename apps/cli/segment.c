@@ -140,8 +140,14 @@ static void batch_name(char *buf, size_t n, const char *dir, const char *in, con
     const char *base = in + end;
     while (base > in && base[-1] != '/') base--;
     size_t len = (size_t)(in + end - base);
-    if (len > 7 && !strcmp(base + len - 7, ".nii.gz")) len -= 7;
-    else if (len > 4 && !strcmp(base + len - 4, ".nii")) len -= 4;
+    static const char *const exts[] = {".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".hdr", ".img"};
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+        size_t k = strlen(exts[i]);
+        if (len > k && !strcmp(base + len - k, exts[i])) {
+            len -= k;
+            break;
+        }
+    }
     snprintf(buf, n, "%s/%.*s%s", dir, (int)len, base, suffix);
 }
 

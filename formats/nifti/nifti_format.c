@@ -31,10 +31,16 @@ struct nifti_outputs {
     int64_t nz;
 };
 
+/* .nii, and a NIfTI-1 (or ANALYZE 7.5) pair by either of its files, each also gzipped */
 static int nifti_claims(const char *path)
 {
+    static const char *const ends[] = {".nii", ".nii.gz", ".hdr", ".hdr.gz", ".img", ".img.gz"};
     size_t n = strlen(path);
-    return (n > 4 && !strcmp(path + n - 4, ".nii")) || (n > 7 && !strcmp(path + n - 7, ".nii.gz"));
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        size_t k = strlen(ends[i]);
+        if (n > k && !strcmp(path + n - k, ends[i])) return 1;
+    }
+    return 0;
 }
 
 static swin_status nifti_check(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,

@@ -167,6 +167,14 @@ static swin_status check_header(const char *path, const char *hfile, const unsig
     if (h->one_file && h->vox_offset < hsize) h->vox_offset = hsize;   /* as nifti_clib's iname_offset */
     if (h->vox_offset < 0 || h->vox_offset > INT64_MAX / 4)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: vox_offset %lld is not a byte offset", path, (long long)h->vox_offset);
+    /* No magic: an ANALYZE 7.5 header. Its voxel-to-world axes are a convention (SPM's
+     * radiological default, nibabel's flipped x) the file does not state: refused rather than
+     * guessed, since a guess can swap left and right. */
+    if (mv == 0)
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: an ANALYZE 7.5 header (no NIfTI magic), which does not say which side is left: "
+                              "convert it to NIfTI with the orientation you know (e.g. nibabel, SimpleITK), then segment that",
+                              path);
     /* the data, and the extensions nifti_clib reads before them, must fit in the file */
     if (h->one_file)
         return swin_nifti_data_fits(path, hfile, h->vox_offset,

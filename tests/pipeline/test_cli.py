@@ -26,9 +26,9 @@ import nibabel as nib
 import numpy as np
 
 
-def save(path, shape, zooms):
+def save(path, shape, zooms, cls=nib.Nifti1Image):
     rng = np.random.default_rng(5)
-    nib.save(nib.Nifti1Image(rng.integers(-500, 500, size=shape).astype(np.int16), np.diag([*zooms, 1.0])), path)
+    nib.save(cls(rng.integers(-500, 500, size=shape).astype(np.int16), np.diag([*zooms, 1.0])), path)
     return path
 
 
@@ -101,7 +101,8 @@ def main():
 
     bad = os.path.join(work, "b.nii")
     open(bad, "w").write("not an image")
-    c = save(os.path.join(work, "c.nii.gz"), (36, 36, 18), (1.5, 1.5, 2.0))
+    # the last one a NIfTI-1 .hdr/.img pair, given by its .img: named c_seg.nii.gz
+    c = save(os.path.join(work, "c.img"), (36, 36, 18), (1.5, 1.5, 2.0), nib.Nifti1Pair)
     outdir = os.path.join(work, "batch")
     os.makedirs(outdir, exist_ok=True)
     bj = os.path.join(work, "batch.json")
@@ -118,7 +119,7 @@ def main():
     if os.path.exists(bj):
         st = [(os.path.basename(v["input"]), v["status"]) for v in json.load(open(bj))["volumes"]]
         check("batch: json has all three volumes", st == [("a.nii.gz", "SWIN_OK"), ("b.nii", "SWIN_ERR_FORMAT"),
-                                                          ("c.nii.gz", "SWIN_OK")], str(st))
+                                                          ("c.img", "SWIN_OK")], str(st))
     else:
         check("batch: json written", False)
 

@@ -2,7 +2,8 @@
 """NIfTI round trips against nibabel: swinrun reads every datatype (both byte orders,
 NIfTI-1 and NIfTI-2, .nii and .nii.gz, scl_slope/scl_inter, sform/qform priorities) to the
 same values and affine as nibabel, and writes outputs (uint8/uint16 labels, 4D float32)
-whose header keeps the input's geometry fields and codes.
+whose header keeps the input's geometry fields and codes; a .hdr/.img pair read through either
+file; ANALYZE 7.5 (no NIfTI magic) refused.
 
     test_nifti.py PROBE WORKDIR"""
 import itertools
@@ -112,8 +113,42 @@ def main():
         print(f"{name:34s} {'ok' if good else 'FAIL ' + str([k for k, v in checks.items() if not v])}")
         ok &= good
         n += 1
+    ok &= check_pairs(probe, work, affine, rng)
     print(f"{n} files")
     sys.exit(0 if ok else 1)
+
+
+def check_pairs(probe, work, affine, rng):
+    """A NIfTI-1 .hdr/.img pair (plain and gzipped) read through either file as nibabel reads
+    it, its label map written as one .nii.gz on its geometry; an ANALYZE 7.5 pair refused."""
+    ok = True
+    data = rng.integers(-1000, 1000, size=(7, 6, 5)).astype(np.int16)
+    for name, ext in (("pair", ".hdr"), ("pair_gz", ".img.gz")):
+        img = nib.Nifti1Pair(data, affine)
+        img.set_qform(affine, code=1)
+        img.set_sform(affine, code=1)
+        path = os.path.join(work, name + ext)
+        nib.save(img, path)
+        img = nib.load(path)
+        for given in (path, path.replace(".hdr", ".img") if ext == ".hdr" else path.replace(".img", ".hdr")):
+            r = subprocess.run([probe, "read", given, os.path.join(work, "d.npy"), os.path.join(work, "a.txt")],
+                               capture_output=True, text=True)
+            got = np.load(os.path.join(work, "d.npy")).transpose(2, 1, 0) if not r.returncode else None
+            good = got is not None and np.array_equal(got, np.asarray(img.dataobj).astype(np.float32)) and \
+                np.allclose(np.loadtxt(os.path.join(work, "a.txt")), img.affine, atol=1e-5)
+            out = os.path.join(work, name + "_labels.nii.gz")
+            w = subprocess.run([probe, "write", given, out, "u8", "1"], capture_output=True, text=True)
+            o = nib.load(out) if not w.returncode else None
+            good &= o is not None and type(o) is nib.Nifti1Image and np.allclose(o.affine, img.affine)
+            print(f"{os.path.basename(given):34s} {'ok' if good else 'FAIL ' + r.stderr.strip() + w.stderr.strip()}")
+            ok &= bool(good)
+    path = os.path.join(work, "analyze.hdr")
+    nib.save(nib.AnalyzeImage(data, affine), path)
+    r = subprocess.run([probe, "read", path, os.path.join(work, "d.npy"), os.path.join(work, "a.txt")],
+                       capture_output=True, text=True)
+    good = r.returncode != 0 and "ANALYZE 7.5" in r.stderr and "left" in r.stderr
+    print(f"{'analyze.hdr refused':34s} {'ok' if good else 'FAIL ' + r.stderr.strip()}")
+    return ok and good
 
 
 if __name__ == "__main__":
