@@ -57,10 +57,11 @@ static swin_status check_tensor(const struct swin_ckpt_file *c, struct swin_ckpt
     return SWIN_OK;
 }
 
-/* Drops a prefix every tensor key shares (DataParallel's module., Lightning's model. or net.). */
+/* Drops a prefix every tensor key shares (DataParallel's module., Lightning's model. or net.,
+ * torch.compile's _orig_mod.), again while one does. */
 static void strip_prefixes(struct swin_ckpt_file *c)
 {
-    static const char *const pre[] = {"module.", "model.", "net.", "network."};
+    static const char *const pre[] = {"module.", "model.", "net.", "network.", "_orig_mod."};
     for (bool again = true; again && c->n;) {
         again = false;
         for (size_t p = 0; p < sizeof pre / sizeof *pre && !again; p++) {
