@@ -139,20 +139,28 @@ static bool refused(swin_context_t *ctx, const swin_volume *ch, int n, swin_stat
     return check_true(name, st == want && strstr(err.msg, what));
 }
 
+/* The model at path and a context of two CPU threads on it; false (said on stderr) if either fails. */
+static bool open_cpu(const char *path, swin_model_t **m, swin_context_t **ctx)
+{
+    swin_error err = {0};
+    swin_context_params cp = swin_context_default_params();
+    cp.backend = SWIN_BACKEND_CPU;
+    cp.threads = 2;
+    *m = NULL;
+    *ctx = NULL;
+    if (!swin_model_load(path, m, &err) && !swin_context_create(*m, &cp, ctx, &err)) return true;
+    fprintf(stderr, "test_segment_api: %s\n", err.msg);
+    swin_model_free(*m);
+    return false;
+}
+
 /* A model of four input channels: channel c is the CT plus 100 c HU, as float32 or int16. */
 static bool check_channels(const char *model4, const int16_t *hu)
 {
     swin_error err = {0};
-    swin_model_t *m = NULL;
-    swin_context_t *ctx = NULL;
-    swin_context_params cp = swin_context_default_params();
-    cp.backend = SWIN_BACKEND_CPU;
-    cp.threads = 2;
-    if (swin_model_load(model4, &m, &err) || swin_context_create(m, &cp, &ctx, &err)) {
-        fprintf(stderr, "test_segment_api: %s\n", err.msg);
-        swin_model_free(m);
-        return false;
-    }
+    swin_model_t *m;
+    swin_context_t *ctx;
+    if (!open_cpu(model4, &m, &ctx)) return false;
     static float f[4][N];
     static int16_t h[4][N];
     static uint16_t all_f32[N], mixed[N];
@@ -215,15 +223,9 @@ int main(int argc, char **argv)
     ok &= check_true("read the CLI's labels", read_labels(cli_out, cli));
 
     swin_error err = {0};
-    swin_model_t *m = NULL;
-    swin_context_t *ctx = NULL;
-    swin_context_params cp = swin_context_default_params();
-    cp.backend = SWIN_BACKEND_CPU;
-    cp.threads = 2;
-    if (swin_model_load(model_path, &m, &err) || swin_context_create(m, &cp, &ctx, &err)) {
-        fprintf(stderr, "test_segment_api: %s\n", err.msg);
-        return 1;
-    }
+    swin_model_t *m;
+    swin_context_t *ctx;
+    if (!open_cpu(model_path, &m, &ctx)) return 1;
     swin_model_info mi;
     swin_model_get_info(m, &mi);
 
