@@ -52,6 +52,9 @@ struct swin_format {
      * each refusal one line saying what to do. */
     swin_status (*check)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                          swin_error *err);
+    /* Optional: the channels the inputs hold, from their headers alone, so that a count the
+     * model cannot take is refused before any volume is read; 0 when unknown (read says why). */
+    int (*channels)(const char *const *paths, int npaths);
     /* out: the output path check() took (what the reader must make referable depends on it). */
     swin_status (*read)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
                         struct swin_format_input *in, swin_segment_report *rep, swin_error *err);

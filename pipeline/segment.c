@@ -432,6 +432,9 @@ swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const
     if (!st && o->preview_path) st = check_preview(o->preview_path, err);
     const int masks = swin_mask_channels(o->activation, p->out_channels);
     const int lb = swin_label_values(p->out_channels, masks) <= 256 ? 1 : 2;
+    /* a channel count the model cannot take, refused before the volumes are read */
+    const int counted = !st && f->channels ? f->channels(paths, npaths) : 0;
+    if (counted) st = check_channels(p, counted, paths[0], err);
     if (!st && masks && !f->writes_masks)
         st = swin_error_set(err, SWIN_ERR_ARG,
                             "%s input writes one label per voxel; the %d overlapping sigmoid masks of a multi-label "

@@ -13,6 +13,7 @@
 
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
+#include "formats/nifti/nifti_header.h"
 #include "formats/nifti/nifti_io.h"
 
 struct nifti_state {
@@ -41,6 +42,18 @@ static int nifti_claims(const char *path)
         if (n > k && !strcmp(path + n - k, ends[i])) return 1;
     }
     return 0;
+}
+
+static int nifti_channels(const char *const *paths, int npaths)
+{
+    int64_t n = 0;
+    for (int i = 0; i < npaths; i++) {
+        struct swin_nifti_header h;
+        swin_error ignored;
+        if (swin_nifti_header_read(paths[i], &h, &ignored)) return 0;
+        n += h.volumes;
+    }
+    return n <= SWIN_VOLUME_MAX_CHANNELS ? (int)n : 0;
 }
 
 static swin_status nifti_check(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
@@ -261,7 +274,7 @@ static void nifti_close(struct swin_format_input *in)
 }
 
 const struct swin_format swin_format_nifti = {
-    .name = "NIfTI", .claims = nifti_claims, .writes_masks = 1, .check = nifti_check, .read = nifti_read,
+    .name = "NIfTI", .claims = nifti_claims, .writes_masks = 1, .check = nifti_check, .channels = nifti_channels, .read = nifti_read,
     .release = nifti_release,
     .hu_plane = nifti_hu_plane, .open_outputs = nifti_open_outputs, .put_labels = nifti_put_labels,
     .put_probs = nifti_put_probs, .finish = nifti_finish, .publish = nifti_publish, .discard = nifti_discard,

@@ -112,7 +112,8 @@ def compare(name, got_path, ref, fake, probs=None, p_ref=None):
 
 
 def refusals(swinrun, model, work):
-    """Inputs that do not fit a 4-channel model: exit 2, one line naming the problem, no output."""
+    """Inputs that do not fit a 4-channel model: exit 2, one line naming the problem, no output;
+    a count that does not fit refused from the headers, before the volumes are read."""
     x = head((30, 28, 24), 5)
     a = affine((1.5, 1.5, 1.5))
     one = os.path.join(work, "bad_one.nii.gz")
@@ -131,6 +132,12 @@ def refusals(swinrun, model, work):
            "17 volumes": ([many], "17 volumes"),
            "five channels from two files": ([one, x4 := os.path.join(work, "bad_four.nii.gz")], "5 channels")}
     nib.save(nib.Nifti1Image(x, a), x4)
+    # counted from the headers before any volume is read: a pair whose .img is gone is refused
+    # for its channels, not for the missing data
+    headless = os.path.join(work, "bad_pair.hdr")
+    nib.save(nib.Nifti1Pair(x[..., :2], a), headless)
+    os.remove(headless[:-4] + ".img")
+    bad["two channels, counted before reading"] = ([headless], "2 channels, but the model takes 4")
     ok = True
     for name, (inputs, words) in bad.items():
         out = os.path.join(work, "refused.nii.gz")
