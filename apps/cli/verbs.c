@@ -95,7 +95,7 @@ int cli_info(const struct cli_args *a)
         if (i.opset) {
             printf("exporter       %s, opset %d\n", i.exporter, i.opset);
             if (i.post[0]) printf("processed by   %s\n", i.post);
-        } else {   /* a PyTorch checkpoint or safetensors file */
+        } else {   /* a PyTorch checkpoint, TorchScript module or safetensors file */
             printf("source         %s\n", i.exporter);
             printf("config from    %s\n", i.post);
         }

@@ -18,11 +18,13 @@ import subprocess
 import sys
 
 import numpy as np
+import torch
 
 here = os.path.dirname(os.path.abspath(__file__))
 export = os.path.join(here, "..", "..", "tools", "export")
 sys.path.insert(0, export)
 import make_bundle  # noqa: E402
+from script_module import module_of_state_dict  # noqa: E402
 
 fails = []
 
@@ -136,6 +138,23 @@ def recipe(swinrun, work):
         check("progress" not in w, "unsupported keys: progress ignored by design")
         check(len(w.strip().split("\n")) == 5, f"unsupported keys: 5 warnings ({w!r})")
 
+    # the weights as models/model.ts only (TorchScript, as bundles exported for deployment ship
+    # them): read as the module's parameters and buffers, the same model and recipe as model.pt's
+    ts = os.path.join(work, "torchscript")
+    shutil.rmtree(ts, ignore_errors=True)
+    shutil.copytree(btcv, ts)
+    pt = os.path.join(ts, "models", "model.pt")
+    torch.jit.save(module_of_state_dict(torch.load(pt, weights_only=True)), os.path.join(ts, "models", "model.ts"))
+    os.remove(pt)
+    r, j = info(swinrun, ts)
+    check(r.returncode == 0, f"info torchscript: exit 0 ({r.stderr.strip()})")
+    _, jp = info(swinrun, btcv)
+    if j and jp:
+        same = ("feature_size", "out_channels", "cube", "downsample", "params", "weight_bytes", "recipe", "recipe_warnings")
+        check(all(j[k] == jp[k] for k in same) and j["exporter"].startswith("TorchScript module"),
+              f"torchscript: models/model.ts read as the same model and recipe as model.pt ({j['exporter']})")
+
+
 
 def refused(swinrun, work):
     btcv = bundle(work, "btcv")
@@ -163,8 +182,6 @@ def refused(swinrun, work):
     case("norm", "norm_name does not match", lambda d: edit(btcv, d, lambda c: c["network_def"].update(norm_name="batch")))
     case("roi", "roi_size is not 3 integers", lambda d: edit(btcv, d, lambda c: c.update(roi=[64, 64])))
     case("no_weights", "no models/model.pt", lambda d: (shutil.copytree(btcv, d), os.remove(os.path.join(d, "models", "model.pt"))))
-    case("torchscript", "TorchScript", lambda d: (shutil.copytree(btcv, d), os.rename(os.path.join(d, "models", "model.pt"),
-                                                                                     os.path.join(d, "models", "model.ts"))))
     case("loop", "references more than 16 deep", lambda d: edit(btcv, d, lambda c: c.update(roi="@roi")))
     for name, d, expect in cases:
         r = subprocess.run([swinrun, "info", d], capture_output=True, text=True)

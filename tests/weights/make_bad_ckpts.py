@@ -51,6 +51,24 @@ def rebuild_pickle(storage_numel: int, offset: int, size: tuple, stride: tuple, 
     return out.getvalue()
 
 
+def script_modules(n: int, fanout: int, cycle: bool) -> bytes:
+    """A TorchScript data.pkl of n modules (objects of a __torch__ class, their attributes set by
+    BUILD), module i holding fanout attributes that all name module i + 1; the last names the
+    first when cycle, else nothing: fanout^k attribute paths k deep through n objects."""
+    out = io.BytesIO()
+    w = out.write
+    w(b"\x80\x02")
+    for i in range(n):  # memo i: module i, built empty
+        w(b"c__torch__\nM\n)\x81q" + bytes([i]) + b"0")
+    for i in range(n):  # each module's state, then BUILD on it
+        w(b"h" + bytes([i]) + b"}(")
+        for a in range(fanout if cycle or i + 1 < n else 0):
+            w(b"X\x01\x00\x00\x00" + bytes([ord("a") + a]) + b"h" + bytes([(i + 1) % n]))
+        w(b"ub0")
+    w(b"h\x00.")
+    return out.getvalue()
+
+
 def main(argv: list[str]) -> int:
     import torch
     good, out, work = argv
@@ -109,7 +127,12 @@ def main(argv: list[str]) -> int:
     torch_zip(p("no_stop.pt"), b"\x80\x02}")
     # formats swinrun refuses with a message
     torch.save(sd, p("legacy.pt"), _use_new_zipfile_serialization=False)
-    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), p("torchscript.pt"))
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), p("torchscript_linear.pt"))
+    torch.jit.save(torch.jit.script(torch.nn.ReLU()), p("torchscript_no_params.pt"))
+    script = {"constants.pkl": b"\x80\x02).", "code/__torch__.py": b""}
+    torch_zip(p("torchscript_dict.pt"), b"\x80\x02}q\x00.", script)
+    torch_zip(p("torchscript_cycle.pt"), script_modules(1, 1, cycle=True), script)
+    torch_zip(p("torchscript_fanout.pt"), script_modules(21, 2, cycle=False), script)
     torch.save({k: v for k, v in sd.items() if k.startswith("swinViT.")}, p("encoder_only.pt"))
     torch.save(dict(sd, **{"swinViT.layers1.0.blocks.0.attn.hyena_filter.weight": torch.zeros(3)}), p("unknown_key.pt"))
     torch.save({"optimizer": {"lr": 1.0}}, p("no_state_dict.pt"))

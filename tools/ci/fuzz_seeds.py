@@ -244,6 +244,18 @@ def ckpt_seeds(test_data, out):
     pool = torch.arange(64, dtype=torch.float32)
     torch.save({"a": pool[3:11].view(2, 4).t(), "b": pool[1:5], "c": pool}, os.path.join(ck, "strided.pt"))
     save_file({k: v.contiguous() for k, v in tiny.items()}, os.path.join(ck, "tiny.safetensors"))
+    # the same as a TorchScript module, its code/ records (600 source files, never read) left out
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
+    from script_module import module_of_state_dict
+    script = os.path.join(out, "script_full.pt")
+    torch.jit.save(module_of_state_dict(tiny), script)
+    with zipfile.ZipFile(script) as z, zipfile.ZipFile(os.path.join(ck, "script.pt"), "w", zipfile.ZIP_STORED) as o:
+        for n in z.namelist():
+            if "/code/" not in n:
+                o.writestr(n, z.read(n))
+            if n.endswith("/data.pkl"):
+                open(os.path.join(pk, "script.pkl"), "wb").write(z.read(n))
+    os.remove(script)
     for case in sorted(os.listdir(os.path.join(test_data, "ckpt"))):
         f = os.path.join(test_data, "ckpt", case, "model.pt")
         if os.path.isfile(f):

@@ -63,23 +63,19 @@ static swin_status read_meta(const char *dir, struct bundle_meta *m, struct swin
     return SWIN_OK;
 }
 
-/* models/model.pt, else models/model.safetensors; a TorchScript-only bundle is refused. */
+/* models/model.pt, else models/model.safetensors, else models/model.ts (TorchScript: the
+ * module's parameters and buffers, weights/checkpoint/torch_zip.c). */
 static swin_status find_weights(const char *dir, char *path, size_t len, const char **name, swin_error *err)
 {
-    static const char *const names[] = {"models/model.pt", "models/model.safetensors"};
-    for (int i = 0; i < 2; i++)
+    static const char *const names[] = {"models/model.pt", "models/model.safetensors", "models/model.ts"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (join(path, len, dir, names[i]) && is_file(path)) {
             *name = names[i];
             return SWIN_OK;
         }
-    if (join(path, len, dir, "models/model.ts") && is_file(path))
-        return swin_error_set(err, SWIN_ERR_MODEL,
-                              "%s: the bundle holds only models/model.ts (TorchScript), which swinrun does not read: "
-                              "put the state dict beside it as models/model.pt",
-                              dir);
     return swin_error_set(err, SWIN_ERR_IO,
-                          "%s: no models/model.pt or models/model.safetensors: the bundle's weights are not downloaded "
-                          "(`swinrun fetch`, or the URL in its large_files.yml)",
+                          "%s: no models/model.pt, models/model.safetensors or models/model.ts: the bundle's weights are "
+                          "not downloaded (`swinrun fetch`, or the URL in its large_files.yml)",
                           dir);
 }
 

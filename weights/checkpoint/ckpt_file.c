@@ -116,6 +116,7 @@ void swin_ckpt_close(struct swin_ckpt_file *c)
     swin_pickle_free(&c->pk);
     swin_json_free(c->json);
     free(c->t);
+    free(c->script_keys);
     memset(c, 0, sizeof *c);
     c->fd = -1;
 }

@@ -1,5 +1,6 @@
 /* A weights file as a state dict: a PyTorch checkpoint (the zip torch.save writes,
- * torch_zip.c) or a .safetensors file (safetensors.c), told apart by content. Either way the
+ * torch_zip.c), a TorchScript module (the zip torch.jit.save writes: the module's parameters
+ * and buffers, torch_zip.c) or a .safetensors file (safetensors.c), told apart by content. Either way the
  * result is the state dict's entries with their keys (a DataParallel `module.` or a
  * Lightning `model.`/`net.` prefix stripped), each a tensor record pointing at its storage
  * in the file, checked to lie inside it; payloads are read later, straight from the file. */
@@ -30,7 +31,7 @@ struct swin_ckpt_file {
     const char *path;
     int fd;
     uint64_t size;
-    char format[96];              /* "PyTorch checkpoint (torch.save zip)" or "safetensors" */
+    char format[96];              /* "PyTorch checkpoint (torch.save zip)", "TorchScript module (...)" or "safetensors" */
     char where[128];              /* where the state dict sat and which prefix was stripped */
     struct swin_ckpt_tensor *t;
     int n;
@@ -38,6 +39,7 @@ struct swin_ckpt_file {
     struct swin_zip zip;
     struct swin_pickle pk;
     json_node *json;
+    char *script_keys;            /* a TorchScript module's state dict keys (torch_zip.c) */
 };
 
 enum swin_weights_kind {

@@ -469,8 +469,9 @@ static swin_status step(struct vm *v, bool *stop)
         if ((st = call(v, x, y, &z))) return st;
         return push(v, z);
     case 'b':
-        POP(y);   /* the state: kept by nothing (a dict's _metadata, an object's fields) */
+        POP(y);   /* the state: an object keeps it as a value; anything else drops it (a dict's _metadata) */
         if (!v->sp) return fail(v, "BUILD without an object%s", NULL);
+        if (v->stack[v->sp - 1]->kind == PK_OBJECT) v->stack[v->sp - 1]->state = y;
         return SWIN_OK;
     case 'Q':
         POP(x);

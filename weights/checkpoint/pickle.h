@@ -6,7 +6,9 @@
  * torch._tensor._rebuild_from_type_v2 (a tensor record), the torch.*Storage types (a
  * storage's dtype in a persistent id), torch.Size (a tuple). Every other global (optimizer
  * classes, numpy scalars, posix.system, builtins.eval, ...) stays a named placeholder: calling
- * it makes an inert PK_OBJECT that remembers the global's name and nothing runs.
+ * it makes an inert PK_OBJECT that remembers the global's name and nothing runs; BUILD
+ * hands such an object its state as a value, never to code (TorchScript's modules are objects
+ * of `__torch__.*` classes whose state is the dict of their attributes).
  *
  * Limits: memory grows at most by a fixed multiple of the pickle's size, memo indices below
  * 2^20, marks nested at most 1000 deep; nothing walks the tree recursively. */
@@ -32,21 +34,24 @@ enum pk_kind {
 /* Element types of torch storages. */
 enum pk_dtype { PK_F32, PK_F16, PK_BF16, PK_F64, PK_I64, PK_I32, PK_I16, PK_I8, PK_U8, PK_BOOL8, PK_DTYPE_UNKNOWN };
 
+/* The 4-byte fields first: a value is 120 bytes, one per opcode of a hostile pickle at worst. */
 struct pk_value {
     enum pk_kind kind;
+    int fn;                    /* GLOBAL: which allowed function (internal) */
+    enum pk_dtype dtype;       /* STORAGE, and GLOBAL of a storage type */
+    int ndim;                  /* TENSOR */
     int64_t i;                 /* INT, BOOL; STORAGE: numel */
     double f;
     char *s;                   /* STR, BYTES (len bytes + NUL); GLOBAL, OBJECT: the global's name; STORAGE: key */
     size_t len;
     struct pk_value **items;   /* TUPLE, LIST, DICT; OBJECT: its arguments */
     size_t n, cap;
-    int fn;                    /* GLOBAL: which allowed function (internal) */
-    enum pk_dtype dtype;       /* STORAGE, and GLOBAL of a storage type */
     /* TENSOR */
     const struct pk_value *storage;
     int64_t offset;
-    int ndim;
     int64_t *size, *stride;    /* ndim each, allocated with the tensor */
+    /* OBJECT: the state BUILD gave it, NULL before (a TorchScript module's attribute dict) */
+    const struct pk_value *state;
     struct pk_value *next_alloc;
 };
 

@@ -1,6 +1,8 @@
 /* The zip torch.save writes (PyTorch >= 1.6): ARCHIVE/data.pkl (the pickled object),
  * ARCHIVE/data/KEY (one storage each, raw little-endian elements), ARCHIVE/byteorder,
- * ARCHIVE/version. The state dict is found in the pickle's inert tree (pickle.h). */
+ * ARCHIVE/version. The state dict is found in the pickle's inert tree (pickle.h). The zip
+ * torch.jit.save writes has the same records plus ARCHIVE/code/ (the TorchScript source, never
+ * read) and ARCHIVE/constants.pkl; its data.pkl is the module, walked into a state dict. */
 #include "weights/checkpoint/ckpt_file.h"
 
 #include <stdio.h>
@@ -90,6 +92,126 @@ static swin_status read_entry(const struct swin_ckpt_file *c, const struct swin_
     return st;
 }
 
+/* One state dict entry: key and its value, a tensor whose storage is ARCHIVE/data/KEY (prefix
+ * is "ARCHIVE/"), or a placeholder. c->t has room for it. */
+static swin_status add_entry(struct swin_ckpt_file *c, const char *prefix, const char *key, const struct pk_value *v,
+                             swin_error *err)
+{
+    struct swin_ckpt_tensor *t = &c->t[c->n++];
+    t->key = key;
+    if (v->kind != PK_TENSOR) {
+        t->placeholder = v->kind == PK_OBJECT || v->kind == PK_GLOBAL ? v->s : "";
+        return SWIN_OK;
+    }
+    const struct pk_value *s = v->storage;
+    t->dtype = s->dtype;
+    t->ndim = v->ndim;
+    memcpy(t->size, v->size, sizeof t->size);
+    memcpy(t->stride, v->stride, sizeof t->stride);   /* PK_MAX_RANK each */
+    t->offset = v->offset;
+    char name[600];
+    snprintf(name, sizeof name, "%sdata/%s", prefix, s->s);
+    const struct swin_zip_entry *e = swin_zip_find(&c->zip, name);
+    if (!e) return FAIL(SWIN_ERR_FORMAT, "%s: tensor '%s' names storage '%s', which the archive lacks", c->path, t->key, s->s);
+    if (e->method)
+        return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' is compressed (method %d); torch.save stores entries uncompressed", c->path,
+                    s->s, e->method);
+    size_t es = swin_pickle_dtype_size(s->dtype);
+    if ((uint64_t)s->i > e->size / es)
+        return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' claims %lld %s elements but its record holds %llu bytes", c->path, s->s,
+                    (long long)s->i, swin_pickle_dtype_name(s->dtype), (unsigned long long)e->size);
+    t->storage_off = e->data_off;
+    t->storage_numel = (uint64_t)s->i;
+    return SWIN_OK;
+}
+
+/* TorchScript (torch.jit.save of a traced or scripted module): data.pkl is the module itself,
+ * an object of a `__torch__.*` class whose state (pickle.h) is the dict of its attributes:
+ * parameters and buffers as tensors, submodules as such objects again (a ModuleList's or
+ * Sequential's under "0", "1", ...), plain values beside them. Module.state_dict() names each
+ * tensor by its attribute path (swinViT.layers1.0.blocks.1.attn.qkv.weight); so does this walk.
+ * Run twice: once counting entries and key bytes, once filling c->t and the keys. A pickle
+ * can nest objects in themselves (its memo), so the walk stops at a depth and a count. */
+enum { SCRIPT_MAX_DEPTH = 32, SCRIPT_MAX_ATTRS = 1 << 20, SCRIPT_MAX_PATH = 1024 };
+
+struct script_walk {
+    struct swin_ckpt_file *c;
+    const char *prefix;   /* "ARCHIVE/" */
+    char *keys;           /* NULL while counting */
+    size_t key_bytes, entries, attrs;
+    char path[SCRIPT_MAX_PATH];
+};
+
+static bool is_script_module(const struct pk_value *v)
+{
+    return v->kind == PK_OBJECT && !strncmp(v->s, "__torch__.", 10) && v->state && v->state->kind == PK_DICT;
+}
+
+static swin_status walk_module(struct script_walk *w, const struct pk_value *m, size_t len, int depth, swin_error *err)
+{
+    struct swin_ckpt_file *c = w->c;
+    const struct pk_value *d = m->state;
+    for (size_t i = 0; i + 1 < d->n; i += 2) {
+        const struct pk_value *k = d->items[i], *v = d->items[i + 1];
+        bool sub = is_script_module(v);
+        if (k->kind != PK_STR || (v->kind != PK_TENSOR && !sub)) continue;
+        if (depth >= SCRIPT_MAX_DEPTH)
+            return FAIL(SWIN_ERR_FORMAT, "%s: a TorchScript module with submodules nested over %d deep: not a model's module "
+                        "tree", c->path, SCRIPT_MAX_DEPTH);
+        if (++w->attrs > SCRIPT_MAX_ATTRS)
+            return FAIL(SWIN_ERR_FORMAT, "%s: a TorchScript module tree with over %d attribute paths: not a model's module tree",
+                        c->path, SCRIPT_MAX_ATTRS);
+        size_t kl = strlen(k->s);
+        if (len + kl + 2 > sizeof w->path)
+            return FAIL(SWIN_ERR_FORMAT, "%s: a TorchScript attribute path over %d characters (%.60s...)", c->path,
+                        SCRIPT_MAX_PATH, w->path);
+        memcpy(w->path + len, k->s, kl);
+        if (sub) {
+            w->path[len + kl] = '.';
+            swin_status st = walk_module(w, v, len + kl + 1, depth + 1, err);
+            if (st) return st;
+            continue;
+        }
+        w->path[len + kl] = 0;
+        if (w->keys) {
+            char *key = memcpy(w->keys + w->key_bytes, w->path, len + kl + 1);
+            swin_status st = add_entry(c, w->prefix, key, v, err);
+            if (st) return st;
+        }
+        w->key_bytes += len + kl + 1;
+        w->entries++;
+    }
+    return SWIN_OK;
+}
+
+static swin_status read_script_module(struct swin_ckpt_file *c, const char *prefix, swin_error *err)
+{
+    const struct pk_value *root = c->pk.root;
+    if (!is_script_module(root))
+        return FAIL(SWIN_ERR_MODEL, "%s: a TorchScript archive (torch.jit.save) whose data.pkl is not a module (%s): "
+                    "save the model's state_dict() with torch.save, or export it to ONNX", c->path,
+                    root->kind == PK_OBJECT || root->kind == PK_GLOBAL ? root->s : "a plain value");
+    struct script_walk *w = calloc(1, sizeof *w);
+    if (!w) return FAIL(SWIN_ERR_NOMEM, "%s: out of host memory", c->path);
+    w->c = c;
+    w->prefix = prefix;
+    swin_status st = walk_module(w, root, 0, 0, err);
+    if (!st && !w->entries)
+        st = FAIL(SWIN_ERR_MODEL, "%s: a TorchScript module ('%s') without parameters or buffers", c->path, root->s);
+    if (!st && (!(c->t = calloc(w->entries, sizeof *c->t)) || !(c->script_keys = malloc(w->key_bytes))))
+        st = FAIL(SWIN_ERR_NOMEM, "%s: out of host memory", c->path);
+    if (!st) {
+        w->keys = c->script_keys;
+        w->key_bytes = w->entries = w->attrs = 0;
+        st = walk_module(w, root, 0, 0, err);
+    }
+    free(w);
+    if (st) return st;
+    snprintf(c->format, sizeof c->format, "TorchScript module (torch.jit.save)");
+    snprintf(c->where, sizeof c->where, "the attributes of module '%s'", root->s + 10);
+    return SWIN_OK;
+}
+
 swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
 {
     swin_status st = swin_zip_open(c->path, c->fd, c->size, &c->zip, err);
@@ -112,9 +234,6 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
     bool script = swin_zip_find(&c->zip, name) != NULL;
     for (int i = 0; i < c->zip.n && !script; i++)
         script = !strncmp(c->zip.entries[i].name, prefix, pn) && !strncmp(c->zip.entries[i].name + pn, "code/", 5);
-    if (script)
-        return FAIL(SWIN_ERR_MODEL, "%s: a TorchScript archive (torch.jit.save): swinrun reads state dicts; save "
-                    "torch.jit.load(f).state_dict() with torch.save, or export to ONNX", c->path);
     snprintf(name, sizeof name, "%sbyteorder", prefix);
     const struct swin_zip_entry *bo = swin_zip_find(&c->zip, name);
     if (bo) {
@@ -133,38 +252,13 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
     st = swin_pickle_load(buf, (size_t)pkl->size, what, &c->pk, err);
     free(buf);
     if (st) return st;
+    if (script) return read_script_module(c, prefix, err);
     snprintf(c->format, sizeof c->format, "PyTorch checkpoint (torch.save zip)");
     const struct pk_value *sd = find_state_dict(c->pk.root, c->where, sizeof c->where);
     if (!sd) return no_state_dict(c, c->pk.root, err);
 
     if (!(c->t = calloc(sd->n / 2 + 1, sizeof *c->t))) return FAIL(SWIN_ERR_NOMEM, "%s: out of host memory", c->path);
-    for (size_t i = 0; i + 1 < sd->n; i += 2) {
-        const struct pk_value *k = sd->items[i], *v = sd->items[i + 1];
-        if (k->kind != PK_STR) continue;
-        struct swin_ckpt_tensor *t = &c->t[c->n++];
-        t->key = k->s;
-        if (v->kind != PK_TENSOR) {
-            t->placeholder = v->kind == PK_OBJECT || v->kind == PK_GLOBAL ? v->s : "";
-            continue;
-        }
-        const struct pk_value *s = v->storage;
-        t->dtype = s->dtype;
-        t->ndim = v->ndim;
-        memcpy(t->size, v->size, sizeof t->size);
-        memcpy(t->stride, v->stride, sizeof t->stride);   /* PK_MAX_RANK each */
-        t->offset = v->offset;
-        snprintf(name, sizeof name, "%sdata/%s", prefix, s->s);
-        const struct swin_zip_entry *e = swin_zip_find(&c->zip, name);
-        if (!e) return FAIL(SWIN_ERR_FORMAT, "%s: tensor '%s' names storage '%s', which the archive lacks", c->path, t->key, s->s);
-        if (e->method)
-            return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' is compressed (method %d); torch.save stores entries uncompressed", c->path,
-                        s->s, e->method);
-        size_t es = swin_pickle_dtype_size(s->dtype);
-        if ((uint64_t)s->i > e->size / es)
-            return FAIL(SWIN_ERR_FORMAT, "%s: storage '%s' claims %lld %s elements but its record holds %llu bytes", c->path, s->s,
-                        (long long)s->i, swin_pickle_dtype_name(s->dtype), (unsigned long long)e->size);
-        t->storage_off = e->data_off;
-        t->storage_numel = (uint64_t)s->i;
-    }
-    return SWIN_OK;
+    for (size_t i = 0; i + 1 < sd->n && !st; i += 2)
+        if (sd->items[i]->kind == PK_STR) st = add_entry(c, prefix, sd->items[i]->s, sd->items[i + 1], err);
+    return st;
 }
