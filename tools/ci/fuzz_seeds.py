@@ -246,7 +246,8 @@ def ckpt_seeds(test_data, out):
     save_file({k: v.contiguous() for k, v in tiny.items()}, os.path.join(ck, "tiny.safetensors"))
     # the same as a TorchScript module, its code/ records (600 source files, never read) left out
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
-    from script_module import module_of_state_dict
+    from script_module import module_of_state_dict, module_tree
+    torch.save(module_tree(tiny), os.path.join(ck, "module.pt"))   # the module pickled whole
     script = os.path.join(out, "script_full.pt")
     torch.jit.save(module_of_state_dict(tiny), script)
     with zipfile.ZipFile(script) as z, zipfile.ZipFile(os.path.join(ck, "script.pt"), "w", zipfile.ZIP_STORED) as o:

@@ -1,6 +1,6 @@
-"""A TorchScript module (torch.jit.trace of an identity) whose buffers are a state dict's
-tensors under the same names: TorchScript's container for weights whose model cannot be
-traced or scripted here, for the tests and fuzz seeds of swinrun's TorchScript reader."""
+"""A module tree whose buffers are a state dict's tensors under the same names, as a TorchScript
+module (torch.jit.trace of an identity) or for torch.save(module): the containers of weights
+whose model is not at hand, for the tests and fuzz seeds of swinrun's readers of whole modules."""
 import torch
 
 
@@ -9,7 +9,8 @@ class _Node(torch.nn.Module):
         return x
 
 
-def module_of_state_dict(sd):
+def module_tree(sd):
+    """An nn.Module tree whose buffers are sd's tensors under the same names (picklable whole)."""
     root = _Node()
     for key, t in sd.items():
         *path, leaf = key.split(".")
@@ -19,4 +20,8 @@ def module_of_state_dict(sd):
                 m.add_module(p, _Node())
             m = getattr(m, p)
         m.register_buffer(leaf, t.clone())
-    return torch.jit.trace(root, torch.zeros(1))
+    return root
+
+
+def module_of_state_dict(sd):
+    return torch.jit.trace(module_tree(sd), torch.zeros(1))

@@ -35,11 +35,15 @@ struct swin_ckpt_file {
     char where[128];              /* where the state dict sat and which prefix was stripped */
     struct swin_ckpt_tensor *t;
     int n;
+    /* What a module's classes and attributes tell (torch_zip.c), -1 where the file does not say:
+     * SwinUNETR.normalize, and whether its patch merging is PatchMergingV2 (1) or PatchMerging (0:
+     * MONAI >= 1.5 or < 1.5, which the class name cannot tell apart). */
+    int says_normalize, says_merging_v2;
     /* owned */
     struct swin_zip zip;
     struct swin_pickle pk;
     json_node *json;
-    char *script_keys;            /* a TorchScript module's state dict keys (torch_zip.c) */
+    char *module_keys;            /* the keys of a state dict walked from a module (torch_zip.c) */
 };
 
 enum swin_weights_kind {

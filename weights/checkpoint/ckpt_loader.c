@@ -21,14 +21,18 @@ static void fold_bn(const struct swin_bn_fold *b)
     }
 }
 
-static void describe(const struct swin_ckpt_file *c, const struct swin_ckpt_walk_out *w, struct swin_model *m, bool normalize_given,
-                     bool merge_given)
+static void describe(const struct swin_ckpt_file *c, struct swin_model *m, const char *normalize_from, const char *merge_from)
 {
     struct swin_source *src = &m->source;
     snprintf(src->exporter, sizeof src->exporter, "%s, state dict at %s", c->format, c->where);
-    snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s (not in the weights); affine CNN norms "
-             "taken as instance norm (group norm has the same keys)", normalize_given ? "option" : "default",
-             merge_given ? "option" : "default");
+    snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s (not in the tensors); affine CNN norms "
+             "taken as instance norm (group norm has the same keys)", normalize_from, merge_from);
+}
+
+/* Which dtypes the bound tensors were stored in (swin_source.weight_storage). */
+static void describe_storage(const struct swin_ckpt_walk_out *w, struct swin_model *m)
+{
+    struct swin_source *src = &m->source;
     bool seen[3] = {false};
     for (int i = 0; i < w->plans.n_plans; i++) {
         const struct swin_onnx_tensor *t = w->plans.plans[i].t;
@@ -40,6 +44,36 @@ static void describe(const struct swin_ckpt_file *c, const struct swin_ckpt_walk
     for (int k = 0; k < 3; k++)
         if (seen[k]) o += (size_t)snprintf(src->weight_storage + o, sizeof src->weight_storage - o, "%s%s", o ? " and " : "", names[k]);
     if (seen[1] || seen[2]) snprintf(src->weight_storage + o, sizeof src->weight_storage - o, ", widened to float32 at load");
+}
+
+/* The two settings the tensors cannot tell: the options where given, else what a pickled or
+ * TorchScript module's classes and attributes say (struct swin_ckpt_file), else MONAI's defaults;
+ * an option the module contradicts is refused. */
+static swin_status settle_unweighted(const struct swin_ckpt_file *c, const struct swin_ckpt_load_opts *opts,
+                                     struct swin_model *out, swin_error *err)
+{
+    enum swin_merge_kind mk = opts ? opts->merge : SWIN_MERGE_V15;
+    bool no_normalize = opts && opts->no_normalize;
+    if (mk == SWIN_MERGE_V2 && c->says_merging_v2 == 0)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's patch merging is PatchMerging ('merging'), but the "
+                              "merge order given is 'mergingv2'", c->path);
+    if (mk == SWIN_MERGE_PRE15 && c->says_merging_v2 == 1)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's patch merging is PatchMergingV2 ('mergingv2'), but the "
+                              "merge order given is MONAI < 1.5 'merging'", c->path);
+    if (no_normalize && c->says_normalize == 1)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the pickled SwinUNETR has normalize=True, but normalize=False was "
+                              "given", c->path);
+    const char *merge_from = mk != SWIN_MERGE_V15 ? "option" : c->says_merging_v2 == 1 ? "the module's classes" : "default";
+    const char *normalize_from = no_normalize ? "option" : c->says_normalize >= 0 ? "the pickled module" : "default";
+    if (c->says_merging_v2 == 1) mk = SWIN_MERGE_V2;
+    if (c->says_normalize == 0) no_normalize = true;
+    const int (*order)[3] = mk == SWIN_MERGE_PRE15 ? swin_merge_order_pre15 : mk == SWIN_MERGE_V2 ? swin_merge_order_v2
+                                                                                               : swin_merge_order_v15;
+    memcpy(out->cfg.merge_order, order, sizeof(swin_merge_order));
+    out->cfg.merge_kind = mk == SWIN_MERGE_PRE15 || mk == SWIN_MERGE_V2 ? mk : SWIN_MERGE_V15;
+    out->cfg.normalize = !no_normalize;
+    describe(c, out, normalize_from, merge_from);
+    return SWIN_OK;
 }
 
 bool swin_ckpt_detect(const char *path) { return swin_weights_kind_of(path) != SWIN_WEIGHTS_ONNX; }
@@ -56,17 +90,12 @@ swin_status swin_ckpt_load(const char *path, const struct swin_ckpt_load_opts *o
     if (!st) {
         st = swin_ckpt_walk(&c, out, &w, &e);
         if (!st) {
-            enum swin_merge_kind mk = opts ? opts->merge : SWIN_MERGE_V15;
-            const int (*order)[3] = mk == SWIN_MERGE_PRE15 ? swin_merge_order_pre15 : mk == SWIN_MERGE_V2 ? swin_merge_order_v2
-                                                                                                           : swin_merge_order_v15;
-            memcpy(out->cfg.merge_order, order, sizeof(swin_merge_order));
-            out->cfg.merge_kind = mk == SWIN_MERGE_PRE15 || mk == SWIN_MERGE_V2 ? mk : SWIN_MERGE_V15;
-            out->cfg.normalize = !opts || !opts->no_normalize;
-            describe(&c, &w, out, opts && opts->no_normalize, mk != SWIN_MERGE_V15);
+            st = settle_unweighted(&c, opts, out, &e);
+            if (!st) describe_storage(&w, out);
             struct swin_onnx_file f;
             struct swin_onnx_side_file side;
             swin_ckpt_as_onnx_file(&c, &f, &side);
-            st = swin_bind_plans(&f, &w.plans, out, &e);
+            if (!st) st = swin_bind_plans(&f, &w.plans, out, &e);
             for (int i = 0; !st && i < w.n_bn; i++) fold_bn(&w.bn[i]);
             swin_ckpt_walk_free(&w);
         }

@@ -1,6 +1,7 @@
 /* Loads a MONAI SwinUNETR from its trained weights as PyTorch and safetensors write them (a
- * state dict saved by torch.save, a training checkpoint holding one, a .safetensors file):
- * the configuration read from the weights' keys and shapes, every tensor bound to the
+ * state dict saved by torch.save, a training checkpoint holding one, a whole module pickled by
+ * torch.save or saved by torch.jit.save, a .safetensors file): the configuration read from the
+ * weights' keys and shapes (and a whole module's classes), every tensor bound to the
  * struct swin_model field the ONNX loader binds it to, in the same layouts (weights/onnx/layout.c),
  * float16 and bfloat16 widened to float32, batch norms folded into their convolutions. */
 #ifndef SWIN_WEIGHTS_CKPT_LOADER_H
@@ -11,7 +12,7 @@
 #include "core/model.h"
 #include "core/status.h"
 
-/* What the weights cannot tell; zero is MONAI's default. */
+/* What the weights cannot tell; zero is MONAI's default, or what a whole module's classes say. */
 struct swin_ckpt_load_opts {
     enum swin_merge_kind merge;   /* patch-merging order: SWIN_MERGE_V15 ('merging', MONAI >= 1.5), _PRE15 or _V2 ('mergingv2') */
     bool no_normalize;            /* the model was built with normalize=False (no proj_out LayerNorms) */

@@ -1,8 +1,9 @@
 /* The zip torch.save writes (PyTorch >= 1.6): ARCHIVE/data.pkl (the pickled object),
  * ARCHIVE/data/KEY (one storage each, raw little-endian elements), ARCHIVE/byteorder,
- * ARCHIVE/version. The state dict is found in the pickle's inert tree (pickle.h). The zip
- * torch.jit.save writes has the same records plus ARCHIVE/code/ (the TorchScript source, never
- * read) and ARCHIVE/constants.pkl; its data.pkl is the module, walked into a state dict. */
+ * ARCHIVE/version. The state dict is found in the pickle's inert tree (pickle.h), or made from
+ * a whole module torch.save(model) pickled. The zip torch.jit.save writes has the same records
+ * plus ARCHIVE/code/ (the TorchScript source, never read) and ARCHIVE/constants.pkl; its data.pkl
+ * is the module, walked into a state dict the same way. */
 #include "weights/checkpoint/ckpt_file.h"
 
 #include <stdio.h>
@@ -125,91 +126,167 @@ static swin_status add_entry(struct swin_ckpt_file *c, const char *prefix, const
     return SWIN_OK;
 }
 
-/* TorchScript (torch.jit.save of a traced or scripted module): data.pkl is the module itself,
- * an object of a `__torch__.*` class whose state (pickle.h) is the dict of its attributes:
- * parameters and buffers as tensors, submodules as such objects again (a ModuleList's or
- * Sequential's under "0", "1", ...), plain values beside them. Module.state_dict() names each
- * tensor by its attribute path (swinViT.layers1.0.blocks.1.attn.qkv.weight); so does this walk.
- * Run twice: once counting entries and key bytes, once filling c->t and the keys. A pickle
- * can nest objects in themselves (its memo), so the walk stops at a depth and a count. */
-enum { SCRIPT_MAX_DEPTH = 32, SCRIPT_MAX_ATTRS = 1 << 20, SCRIPT_MAX_PATH = 1024 };
+/* A module as data.pkl holds it, walked into a state dict; two forms:
+ * - TorchScript (torch.jit.save of a traced or scripted module): an object of a `__torch__.*`
+ *   class whose state (pickle.h) is the dict of its attributes: parameters and buffers as
+ *   tensors, submodules as such objects again, plain values beside them;
+ * - a whole torch.nn.Module pickled by torch.save(model): an object of the model's class whose
+ *   state is its __dict__: tensors in `_parameters` and `_buffers` (less the names in
+ *   `_non_persistent_buffers_set`, a pickled set), submodules in `_modules`.
+ * Either way a ModuleList's or Sequential's submodules are named "0", "1", ..., and each tensor
+ * by its attribute path (swinViT.layers1.0.blocks.1.attn.qkv.weight), as Module.state_dict()
+ * names it. Run twice: once counting entries and key bytes, once filling c->t and the keys. A
+ * pickle can nest an object in itself (its memo), so the walk stops at a depth and a count. */
+enum { WALK_MAX_DEPTH = 32, WALK_MAX_PATHS = 1 << 20, WALK_MAX_KEY = 1024 };
 
-struct script_walk {
+enum module_form { NOT_A_MODULE, SCRIPT_MODULE, PICKLED_MODULE };
+
+struct module_walk {
     struct swin_ckpt_file *c;
     const char *prefix;   /* "ARCHIVE/" */
     char *keys;           /* NULL while counting */
-    size_t key_bytes, entries, attrs;
-    char path[SCRIPT_MAX_PATH];
+    size_t key_bytes, entries, paths;
+    char path[WALK_MAX_KEY];
 };
 
-static bool is_script_module(const struct pk_value *v)
+static enum module_form module_form(const struct pk_value *v)
 {
-    return v->kind == PK_OBJECT && !strncmp(v->s, "__torch__.", 10) && v->state && v->state->kind == PK_DICT;
+    if (v->kind != PK_OBJECT || !v->state || v->state->kind != PK_DICT) return NOT_A_MODULE;
+    const struct pk_value *m = swin_pickle_dict_get(v->state, "_modules"), *p = swin_pickle_dict_get(v->state, "_parameters");
+    if (m && p && m->kind == PK_DICT && p->kind == PK_DICT) return PICKLED_MODULE;
+    return strncmp(v->s, "__torch__.", 10) ? NOT_A_MODULE : SCRIPT_MODULE;
 }
 
-static swin_status walk_module(struct script_walk *w, const struct pk_value *m, size_t len, int depth, swin_error *err)
+static swin_status walk_module(struct module_walk *w, const struct pk_value *m, size_t len, int depth, swin_error *err);
+
+/* The value v of attribute name, its path so far w->path[0, len): a tensor becomes an entry, a
+ * module is walked, anything else is skipped. */
+static swin_status visit(struct module_walk *w, const char *name, const struct pk_value *v, size_t len, int depth,
+                         swin_error *err)
 {
     struct swin_ckpt_file *c = w->c;
-    const struct pk_value *d = m->state;
-    for (size_t i = 0; i + 1 < d->n; i += 2) {
-        const struct pk_value *k = d->items[i], *v = d->items[i + 1];
-        bool sub = is_script_module(v);
-        if (k->kind != PK_STR || (v->kind != PK_TENSOR && !sub)) continue;
-        if (depth >= SCRIPT_MAX_DEPTH)
-            return FAIL(SWIN_ERR_FORMAT, "%s: a TorchScript module with submodules nested over %d deep: not a model's module "
-                        "tree", c->path, SCRIPT_MAX_DEPTH);
-        if (++w->attrs > SCRIPT_MAX_ATTRS)
-            return FAIL(SWIN_ERR_FORMAT, "%s: a TorchScript module tree with over %d attribute paths: not a model's module tree",
-                        c->path, SCRIPT_MAX_ATTRS);
-        size_t kl = strlen(k->s);
-        if (len + kl + 2 > sizeof w->path)
-            return FAIL(SWIN_ERR_FORMAT, "%s: a TorchScript attribute path over %d characters (%.60s...)", c->path,
-                        SCRIPT_MAX_PATH, w->path);
-        memcpy(w->path + len, k->s, kl);
-        if (sub) {
-            w->path[len + kl] = '.';
-            swin_status st = walk_module(w, v, len + kl + 1, depth + 1, err);
-            if (st) return st;
-            continue;
-        }
-        w->path[len + kl] = 0;
-        if (w->keys) {
-            char *key = memcpy(w->keys + w->key_bytes, w->path, len + kl + 1);
-            swin_status st = add_entry(c, w->prefix, key, v, err);
-            if (st) return st;
-        }
-        w->key_bytes += len + kl + 1;
-        w->entries++;
+    bool sub = module_form(v) != NOT_A_MODULE;
+    if (v->kind != PK_TENSOR && !sub) return SWIN_OK;
+    if (depth >= WALK_MAX_DEPTH)
+        return FAIL(SWIN_ERR_FORMAT, "%s: a module with submodules nested over %d deep: not a model's module tree", c->path,
+                    WALK_MAX_DEPTH);
+    if (++w->paths > WALK_MAX_PATHS)
+        return FAIL(SWIN_ERR_FORMAT, "%s: a module tree with over %d attribute paths: not a model's module tree", c->path,
+                    WALK_MAX_PATHS);
+    size_t kl = strlen(name);
+    if (len + kl + 2 > sizeof w->path)
+        return FAIL(SWIN_ERR_FORMAT, "%s: a module attribute path over %d characters (%.60s...)", c->path, WALK_MAX_KEY,
+                    w->path);
+    memcpy(w->path + len, name, kl);
+    if (sub) {
+        w->path[len + kl] = '.';
+        return walk_module(w, v, len + kl + 1, depth + 1, err);
     }
+    w->path[len + kl] = 0;
+    if (w->keys) {
+        char *key = memcpy(w->keys + w->key_bytes, w->path, len + kl + 1);
+        swin_status st = add_entry(c, w->prefix, key, v, err);
+        if (st) return st;
+    }
+    w->key_bytes += len + kl + 1;
+    w->entries++;
     return SWIN_OK;
 }
 
-static swin_status read_script_module(struct swin_ckpt_file *c, const char *prefix, swin_error *err)
+/* Whether name is in a pickled set (builtins.set called on a list of strings). */
+static bool in_pickled_set(const struct pk_value *set, const char *name)
 {
-    const struct pk_value *root = c->pk.root;
-    if (!is_script_module(root))
-        return FAIL(SWIN_ERR_MODEL, "%s: a TorchScript archive (torch.jit.save) whose data.pkl is not a module (%s): "
-                    "save the model's state_dict() with torch.save, or export it to ONNX", c->path,
-                    root->kind == PK_OBJECT || root->kind == PK_GLOBAL ? root->s : "a plain value");
-    struct script_walk *w = calloc(1, sizeof *w);
+    if (!set || set->kind != PK_OBJECT || set->n != 1 || set->items[0]->kind != PK_LIST) return false;
+    const struct pk_value *l = set->items[0];
+    for (size_t i = 0; i < l->n; i++)
+        if (l->items[i]->kind == PK_STR && !strcmp(l->items[i]->s, name)) return true;
+    return false;
+}
+
+/* What module m's class and attributes say of the configuration (struct swin_ckpt_file). */
+static void note_config(struct swin_ckpt_file *c, const struct pk_value *m)
+{
+    const char *dot = strrchr(m->s, '.'), *cls = dot ? dot + 1 : m->s;
+    const struct pk_value *nz = swin_pickle_dict_get(m->state, "normalize");
+    if (!strcmp(cls, "SwinUNETR") && nz && nz->kind == PK_BOOL) c->says_normalize = nz->i != 0;
+    if (!strcmp(cls, "PatchMergingV2")) c->says_merging_v2 = 1;
+    if (!strcmp(cls, "PatchMerging") && c->says_merging_v2 < 0) c->says_merging_v2 = 0;
+}
+
+static swin_status walk_module(struct module_walk *w, const struct pk_value *m, size_t len, int depth, swin_error *err)
+{
+    swin_status st = SWIN_OK;
+    const struct pk_value *d = m->state;
+    note_config(w->c, m);
+    if (module_form(m) == SCRIPT_MODULE) {
+        for (size_t i = 0; i + 1 < d->n && !st; i += 2)
+            if (d->items[i]->kind == PK_STR) st = visit(w, d->items[i]->s, d->items[i + 1], len, depth, err);
+        return st;
+    }
+    static const char *const groups[] = {"_parameters", "_buffers", "_modules"};
+    const struct pk_value *transient = swin_pickle_dict_get(d, "_non_persistent_buffers_set");
+    for (int g = 0; g < 3 && !st; g++) {
+        const struct pk_value *e = swin_pickle_dict_get(d, groups[g]);
+        for (size_t i = 0; e && e->kind == PK_DICT && i + 1 < e->n && !st; i += 2) {
+            const struct pk_value *k = e->items[i], *v = e->items[i + 1];
+            if (k->kind != PK_STR || (g == 1 && in_pickled_set(transient, k->s))) continue;
+            if ((g == 2) == (v->kind == PK_TENSOR)) continue;   /* tensors from the first two, modules from the last */
+            st = visit(w, k->s, v, len, depth, err);
+        }
+    }
+    return st;
+}
+
+/* The state dict of module object root (module_form: not NOT_A_MODULE). */
+static swin_status read_module(struct swin_ckpt_file *c, const char *prefix, const struct pk_value *root, swin_error *err)
+{
+    struct module_walk *w = calloc(1, sizeof *w);
     if (!w) return FAIL(SWIN_ERR_NOMEM, "%s: out of host memory", c->path);
     w->c = c;
     w->prefix = prefix;
     swin_status st = walk_module(w, root, 0, 0, err);
     if (!st && !w->entries)
-        st = FAIL(SWIN_ERR_MODEL, "%s: a TorchScript module ('%s') without parameters or buffers", c->path, root->s);
-    if (!st && (!(c->t = calloc(w->entries, sizeof *c->t)) || !(c->script_keys = malloc(w->key_bytes))))
+        st = FAIL(SWIN_ERR_MODEL, "%s: a module ('%s') without parameters or buffers", c->path, root->s);
+    if (!st && (!(c->t = calloc(w->entries, sizeof *c->t)) || !(c->module_keys = malloc(w->key_bytes))))
         st = FAIL(SWIN_ERR_NOMEM, "%s: out of host memory", c->path);
     if (!st) {
-        w->keys = c->script_keys;
-        w->key_bytes = w->entries = w->attrs = 0;
+        w->keys = c->module_keys;
+        w->key_bytes = w->entries = w->paths = 0;
         st = walk_module(w, root, 0, 0, err);
     }
     free(w);
-    if (st) return st;
+    return st;
+}
+
+static swin_status read_script(struct swin_ckpt_file *c, const char *prefix, swin_error *err)
+{
+    const struct pk_value *root = c->pk.root;
+    if (module_form(root) != SCRIPT_MODULE)
+        return FAIL(SWIN_ERR_MODEL, "%s: a TorchScript archive (torch.jit.save) whose data.pkl is not a module (%s): "
+                    "save the model's state_dict() with torch.save, or export it to ONNX", c->path,
+                    root->kind == PK_OBJECT || root->kind == PK_GLOBAL ? root->s : "a plain value");
     snprintf(c->format, sizeof c->format, "TorchScript module (torch.jit.save)");
     snprintf(c->where, sizeof c->where, "the attributes of module '%s'", root->s + 10);
-    return SWIN_OK;
+    return read_module(c, prefix, root, err);
+}
+
+/* A whole module torch.save(model) pickled: the top level, or under one of the keys a state
+ * dict sits under (find_state_dict); where says which. */
+static const struct pk_value *find_pickled_module(const struct pk_value *root, char *where, size_t cap)
+{
+    static const char *const keys[] = {"model", "network", "net", "module", "state_dict"};
+    if (module_form(root) == PICKLED_MODULE) {
+        snprintf(where, cap, "the pickled module '%.80s'", root->s);
+        return root;
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const struct pk_value *m = swin_pickle_dict_get(root, keys[i]);
+        if (m && module_form(m) == PICKLED_MODULE) {
+            snprintf(where, cap, "['%s'], the pickled module '%.80s'", keys[i], m->s);
+            return m;
+        }
+    }
+    return NULL;
 }
 
 swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
@@ -252,10 +329,13 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
     st = swin_pickle_load(buf, (size_t)pkl->size, what, &c->pk, err);
     free(buf);
     if (st) return st;
-    if (script) return read_script_module(c, prefix, err);
+    if (script) return read_script(c, prefix, err);
     snprintf(c->format, sizeof c->format, "PyTorch checkpoint (torch.save zip)");
     const struct pk_value *sd = find_state_dict(c->pk.root, c->where, sizeof c->where);
-    if (!sd) return no_state_dict(c, c->pk.root, err);
+    if (!sd) {
+        const struct pk_value *m = find_pickled_module(c->pk.root, c->where, sizeof c->where);
+        return m ? read_module(c, prefix, m, err) : no_state_dict(c, c->pk.root, err);
+    }
 
     if (!(c->t = calloc(sd->n / 2 + 1, sizeof *c->t))) return FAIL(SWIN_ERR_NOMEM, "%s: out of host memory", c->path);
     for (size_t i = 0; i + 1 < sd->n && !st; i += 2)
