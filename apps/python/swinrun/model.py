@@ -67,8 +67,8 @@ class Model:
     """A Swin UNETR loaded by swinrun.
 
     path: anything the CLI takes as a model: an ONNX export, a PyTorch checkpoint (torch.save of
-    a state dict, a training checkpoint or the whole module), a TorchScript module (torch.jit.save), a .safetensors
-    file, or a MONAI bundle folder.
+    a state dict, a training checkpoint or the whole module), a TorchScript module
+    (torch.jit.save), a .safetensors file, or a MONAI bundle folder.
     backend: "auto" (CUDA when a GPU is usable, else the CPU; ``backend_reason`` says why),
     "cpu" or "cuda". precision: "fp32", "fp16" (CUDA) or "bf16" (CPU). threads: CPU threads,
     0 = every core. device: the CUDA device. mem_limit: refuse plans above this many bytes
