@@ -136,6 +136,8 @@ def main(argv: list[str]) -> int:
     torch.save({k: v for k, v in sd.items() if k.startswith("swinViT.")}, p("encoder_only.pt"))
     torch.save(dict(sd, **{"swinViT.layers1.0.blocks.0.attn.hyena_filter.weight": torch.zeros(3)}), p("unknown_key.pt"))
     torch.save({"optimizer": {"lr": 1.0}}, p("no_state_dict.pt"))
+    from monai.networks.nets import SwinUNETR
+    torch.save(SwinUNETR(in_channels=1, out_channels=2, feature_size=12, spatial_dims=2).state_dict(), p("spatial_2d.pt"))
     hdr = b'{"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 1000]}}'
     with open(p("safetensors_out_of_range.safetensors"), "wb") as f:
         f.write(struct.pack("<Q", len(hdr)) + hdr + b"\0" * 16)

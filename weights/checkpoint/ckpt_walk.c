@@ -289,6 +289,9 @@ static swin_status detect(struct cw *w)
     int k;
     if (w->c->t[i].placeholder) return take(w, pe, 0, NULL, &k);   /* names the global */
     const struct swin_ckpt_tensor *t = &w->c->t[i];
+    if (t->ndim == 4)
+        return fail(w, SWIN_ERR_MODEL, "'%s' is a 2-D conv weight: a 2-D Swin UNETR (spatial_dims=2)? swinrun runs the 3-D "
+                    "model", pe);
     if (t->ndim != 5 || t->size[0] < 1 || t->size[1] < 1 || t->size[0] > 4096 || t->size[1] > 4096)
         return fail(w, SWIN_ERR_SHAPE, "'%s' is not a (f, Ci, p, p, p) conv weight", pe);
     if (t->size[2] != 2 || t->size[3] != 2 || t->size[4] != 2)
