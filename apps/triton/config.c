@@ -91,25 +91,46 @@ static bool read_tensor(const json_node *t, swt_tensor *out, const char *what, c
     return true;
 }
 
+struct choice {
+    const char *name;
+    int value;
+};
+#define CHOICES(...) ((const struct choice[]){__VA_ARGS__, {NULL, 0}})
+
+/* Parameter key's value v as one of the named choices in t (ended by a NULL name): its value in
+ * *out, else why lists the names ("use a, b or c"). */
+static bool choose(const char *key, const char *v, const struct choice *t, int *out, char *why, size_t why_len) {
+    for (int i = 0; t[i].name; i++)
+        if (!strcmp(v, t[i].name)) {
+            *out = t[i].value;
+            return true;
+        }
+    char names[160] = "";
+    size_t o = 0;
+    for (int i = 0; t[i].name && o < sizeof names; i++)
+        o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? (t[i + 1].name ? ", " : " or ") : "", t[i].name);
+    return fail(why, why_len, "parameter %s '%s': use %s", key, v, names);
+}
+
 /* One entry of `parameters`, value already as text. */
 static bool read_parameter(swt_config *c, const char *key, const char *v, char *why, size_t why_len) {
     long long n;
     double d[3];
+    int choice;
     if (!strcmp(key, "mode")) {
-        if (!strcmp(v, "window")) c->mode = SWT_MODE_WINDOW;
-        else if (!strcmp(v, "segment")) c->mode = SWT_MODE_SEGMENT;
-        else return fail(why, why_len, "parameter mode '%s': use window or segment", v);
+        if (!choose(key, v, CHOICES({"window", SWT_MODE_WINDOW}, {"segment", SWT_MODE_SEGMENT}), &choice, why, why_len)) return false;
+        c->mode = (swt_mode)choice;
     } else if (!strcmp(key, "backend")) {
+        if (!choose(key, v, CHOICES({"cpu", SWIN_BACKEND_CPU}, {"cuda", SWIN_BACKEND_CUDA}, {"auto", SWIN_BACKEND_AUTO}), &choice,
+                    why, why_len))
+            return false;
+        c->backend = (swin_backend)choice;
         c->backend_given = true;
-        if (!strcmp(v, "cpu")) c->backend = SWIN_BACKEND_CPU;
-        else if (!strcmp(v, "cuda")) c->backend = SWIN_BACKEND_CUDA;
-        else if (!strcmp(v, "auto")) c->backend = SWIN_BACKEND_AUTO;
-        else return fail(why, why_len, "parameter backend '%s': use cpu, cuda or auto", v);
     } else if (!strcmp(key, "precision")) {
-        if (!strcmp(v, "fp32")) c->precision = SWT_PRECISION_FP32;
-        else if (!strcmp(v, "fp16")) c->precision = SWT_PRECISION_FP16;
-        else if (!strcmp(v, "bf16")) c->precision = SWT_PRECISION_BF16;
-        else return fail(why, why_len, "parameter precision '%s': use fp32, fp16 or bf16", v);
+        if (!choose(key, v, CHOICES({"fp32", SWT_PRECISION_FP32}, {"fp16", SWT_PRECISION_FP16}, {"bf16", SWT_PRECISION_BF16}),
+                    &choice, why, why_len))
+            return false;
+        c->precision = (swt_precision)choice;
     } else if (!strcmp(key, "threads")) {
         if (!parse_ll(v, 0, SWIN_THREADS_MAX, &n))
             return fail(why, why_len, "parameter threads '%s': an integer 0..%d (0 = every core)", v, SWIN_THREADS_MAX);
@@ -148,20 +169,19 @@ static bool read_parameter(swt_config *c, const char *key, const char *v, char *
         c->overlap = d[0];
         c->overlap_given = true;
     } else if (!strcmp(key, "blend")) {
-        if (!strcmp(v, "constant")) c->blend = SWIN_BLEND_CONSTANT;
-        else if (!strcmp(v, "gaussian")) c->blend = SWIN_BLEND_GAUSSIAN;
-        else return fail(why, why_len, "parameter blend '%s': use constant or gaussian", v);
+        if (!choose(key, v, CHOICES({"constant", SWIN_BLEND_CONSTANT}, {"gaussian", SWIN_BLEND_GAUSSIAN}), &choice, why, why_len))
+            return false;
+        c->blend = (swin_blend)choice;
         c->blend_given = true;
     } else if (!strcmp(key, "intensity_norm")) {
-        if (!strcmp(v, "range")) c->normalize = SWIN_NORM_RANGE;
-        else if (!strcmp(v, "zscore")) c->normalize = SWIN_NORM_ZSCORE;
-        else if (!strcmp(v, "zscore-nonzero")) c->normalize = SWIN_NORM_ZSCORE_NONZERO;
-        else return fail(why, why_len, "parameter intensity_norm '%s': use range, zscore or zscore-nonzero", v);
+        if (!choose(key, v, CHOICES({"range", SWIN_NORM_RANGE}, {"zscore", SWIN_NORM_ZSCORE},
+                                    {"zscore-nonzero", SWIN_NORM_ZSCORE_NONZERO}), &choice, why, why_len))
+            return false;
+        c->normalize = (swin_intensity_norm)choice;
         c->norm_given = true;
     } else if (!strcmp(key, "multi_label")) {
-        if (!strcmp(v, "true")) c->multi_label = true;
-        else if (!strcmp(v, "false")) c->multi_label = false;
-        else return fail(why, why_len, "parameter multi_label '%s': use true or false", v);
+        if (!choose(key, v, CHOICES({"true", 1}, {"false", 0}), &choice, why, why_len)) return false;
+        c->multi_label = choice;
         c->multi_label_given = true;
     } else if (!strcmp(key, "max_voxels")) {
         if (!parse_ll(v, 1, 1LL << 40, &n)) return fail(why, why_len, "parameter max_voxels '%s': a positive integer", v);

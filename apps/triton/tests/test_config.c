@@ -68,6 +68,13 @@ static void test_refusals(void) {
     EXPECT(strstr(why, "multiple of 32"));
     EXPECT(!parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"memory_limit\":{\"string_value\":\"2GB\"}}}", &c, why));
     EXPECT(strstr(why, "memory_limit '2GB'"));
+    EXPECT(!parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"backend\":{\"string_value\":\"gpu\"}}}", &c, why));
+    EXPECT(strstr(why, "parameter backend 'gpu': use cpu, cuda or auto"));
+    EXPECT(!parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"multi_label\":{\"string_value\":\"1\"}}}", &c, why));
+    EXPECT(strstr(why, "parameter multi_label '1': use true or false"));
+    EXPECT(parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"intensity_norm\":{\"string_value\":"
+                 "\"zscore-nonzero\"},\"precision\":{\"string_value\":\"bf16\"}}}", &c, why));
+    EXPECT(c.normalize == SWIN_NORM_ZSCORE_NONZERO && c.norm_given && c.precision == SWT_PRECISION_BF16);
     EXPECT(!parse("{\"name\":\"w\",\"max_batch_size\":4," WINDOW_TENSORS "}", &c, why));
     EXPECT(strstr(why, "needs 4 dims"));
     EXPECT(!parse("{\"name\":\"w\"," WINDOW_TENSORS ",}", &c, why));
