@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #define SWIN_RECIPE_WARNINGS 2048
+#define SWIN_RECIPE_CHANNEL_NAMES 4096
 
 struct swin_recipe {
     bool reorient;            /* Orientationd(axcodes="RAS") */
@@ -23,6 +24,9 @@ struct swin_recipe {
     bool masks;                          /* Activationsd(sigmoid) on several channels: a mask each */
     char source[256];                    /* e.g. "bundle swin_unetr_btcv_segmentation 0.3.7, configs/inference.json" */
     char warnings[SWIN_RECIPE_WARNINGS]; /* keys that would change the result and are not followed, one per line */
+    /* configs/metadata.json's channel_def of the output: the name of channel 0, 1, ... one per
+     * line; "" when the bundle gives none */
+    char channel_names[SWIN_RECIPE_CHANNEL_NAMES];
 };
 
 #endif

@@ -138,6 +138,12 @@ typedef struct swin_segment_params {
      * channel; probabilities are each channel's sigmoid; statistics are per channel (label
      * c + 1 for channel c); the cubes are blended on the host. */
     swin_output_activation activation;
+    /* What each output channel means, one name per line, channel 0 first (a MONAI bundle's
+     * channel_def: swin_model_segment_params sets it); NULL = not known. With dicom_classes
+     * NULL, the DICOM outputs name label l by channel l's name (a one-channel sigmoid model's
+     * label 1: the last name), with its SNOMED CT code where the name is one of the BTCV
+     * organs', else as "Tissue". */
+    const char *channel_names;
 } swin_segment_params;
 
 /* The channels whose sigmoid masks overlap (SWIN_ACTIVATION_SIGMOID on several channels), or 0

@@ -31,5 +31,6 @@ swin_segment_params swin_model_segment_params(const swin_model_t *model)
     p.sigma_scale = r->sigma_scale;
     p.invert = r->invert_linear ? SWIN_INVERT_LINEAR : SWIN_INVERT_NEAREST;
     p.activation = r->masks ? SWIN_ACTIVATION_SIGMOID : SWIN_ACTIVATION_AUTO;
+    p.channel_names = r->channel_names[0] ? r->channel_names : NULL;
     return p;
 }

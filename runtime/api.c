@@ -66,6 +66,7 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
         .opset = m->source.opset, .exporter = m->source.exporter, .post = m->source.post,
         .weight_storage = m->source.weight_storage,
         .recipe = m->recipe ? m->recipe->source : "", .recipe_warnings = m->recipe ? m->recipe->warnings : "",
+        .channel_names = m->recipe ? m->recipe->channel_names : "",
     };
     memcpy(o->depths, c->depths, sizeof o->depths);
     memcpy(o->heads, c->heads, sizeof o->heads);

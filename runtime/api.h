@@ -53,6 +53,8 @@ typedef struct swin_model_info {
                                swin_unetr_btcv_segmentation 0.5.6, configs/inference.json"; "" otherwise */
     const char *recipe_warnings; /* keys of the recipe that would change the result and that
                                     swinrun does not follow, one per line; "" when none */
+    const char *channel_names;   /* a MONAI bundle's channel_def: the name of output channel 0,
+                                    1, ... one per line; "" when not known */
 } swin_model_info;
 
 /* The highest instruction-set level the CPU backend's kernels may use

@@ -21,6 +21,16 @@ void cli_print_recipe(FILE *f, const swin_model_info *i, const swin_segment_para
 {
     if (!i->recipe[0]) return;
     fprintf(f, "recipe         %s\n", i->recipe);
+    if (i->channel_names[0]) {
+        fprintf(f, "  channels     ");
+        const char *c = i->channel_names;
+        for (int ch = 0; c; ch++) {
+            size_t len = strcspn(c, "\n");
+            fprintf(f, "%s%d %.*s", ch ? ", " : "", ch, (int)len, c);
+            c = c[len] ? c + len + 1 : NULL;
+        }
+        fputc('\n', f);
+    }
     fprintf(f, "  orientation  %s\n", sp->reorient ? "RAS" : "as read");
     if (sp->resample) fprintf(f, "  spacing      %g x %g x %g mm\n", sp->spacing_mm[0], sp->spacing_mm[1], sp->spacing_mm[2]);
     else fprintf(f, "  spacing      as read (no Spacingd)\n");
@@ -88,6 +98,8 @@ int cli_info(const struct cli_args *a)
         json_string(jf, i.recipe);
         fprintf(jf, ", \"recipe_warnings\": ");
         json_string(jf, i.recipe_warnings);
+        fprintf(jf, ", \"channel_names\": ");
+        json_string(jf, i.channel_names);
         fprintf(jf, "}\n");
     }
     if (!a->json || strcmp(a->json, "-")) {

@@ -1,7 +1,10 @@
 /* What the labels of the BTCV models mean (the 13 abdominal organs of the Beyond the Cranial
  * Vault challenge, label 1..13 as MONAI's Swin UNETR BTCV bundle): SNOMED CT codes (laterality
  * as a type modifier, as DICOM's CID 7150/7151 do) and display colours. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 
 #include "formats/dicom/classes.h"
 
@@ -34,14 +37,50 @@ const swin_dicom_class *swin_dicom_default_classes(int out_channels, int *n)
     return NULL;
 }
 
-swin_dicom_class swin_dicom_class_for(const swin_dicom_class *table, int n, int label, char name[32])
+/* A label no table names: a generic tissue segment named name, with a colour of its own. */
+static swin_dicom_class tissue(int label, const char *name)
 {
-    for (int i = 0; i < n; i++)
-        if (table[i].label == label) return table[i];
-    /* a label the table does not name: a generic tissue segment with a colour of its own */
-    snprintf(name, 32, "Label %d", label);
     unsigned h = (unsigned)label * 2654435761u;
     return (swin_dicom_class){label, name, "85756007", "SCT", "Tissue", NULL, NULL,
                               {(unsigned char)(64 + (h >> 8) % 192), (unsigned char)(64 + (h >> 16) % 192),
                                (unsigned char)(64 + (h >> 24) % 192)}};
+}
+
+swin_dicom_class swin_dicom_class_for(const swin_dicom_class *table, int n, int label, char name[64])
+{
+    for (int i = 0; i < n; i++)
+        if (table[i].label == label) return table[i];
+    snprintf(name, 64, "Label %d", label);
+    return tissue(label, name);
+}
+
+static bool same_name(const char *a, size_t len, const char *b)
+{
+    return strlen(b) == len && !strncasecmp(a, b, len);
+}
+
+swin_dicom_class swin_dicom_class_named(const char *name, size_t len, int label, char out[64])
+{
+    static const struct { const char *spelling; int btcv_label; } bundle_spellings[] = {
+        {"IVC", 9}, {"portal and splenic veins", 10}};
+    for (size_t i = 0; i < sizeof btcv / sizeof *btcv; i++)
+        if (same_name(name, len, btcv[i].name)) {
+            swin_dicom_class c = btcv[i];
+            c.label = label;
+            return c;
+        }
+    for (size_t i = 0; i < sizeof bundle_spellings / sizeof *bundle_spellings; i++)
+        if (same_name(name, len, bundle_spellings[i].spelling)) {
+            swin_dicom_class c = btcv[bundle_spellings[i].btcv_label - 1];
+            c.label = label;
+            return c;
+        }
+    if (!len) return swin_dicom_class_for(NULL, 0, label, out);
+    size_t n = len < 63 ? len : 63;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        out[i] = c < 0x20 || c > 0x7e || c == '\\' ? '?' : (char)c;
+    }
+    out[n] = 0;
+    return tissue(label, out);
 }

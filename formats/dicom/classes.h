@@ -10,6 +10,12 @@ const swin_dicom_class *swin_dicom_btcv_classes(int *n);
  * a model trained on other structures must not have its labels named as organs. */
 const swin_dicom_class *swin_dicom_default_classes(int out_channels, int *n);
 /* The table's entry for label, or "Label N" (SNOMED CT Tissue) written into name. */
-swin_dicom_class swin_dicom_class_for(const swin_dicom_class *table, int n, int label, char name[32]);
+swin_dicom_class swin_dicom_class_for(const swin_dicom_class *table, int n, int label, char name[64]);
+/* Label's class from the len bytes of its name (a bundle's channel_def): the BTCV organ's entry,
+ * relabelled, where the name is one of theirs (case aside, or as MONAI's BTCV bundle spells it:
+ * "IVC", "portal and splenic veins"), else a Tissue segment of that name written into out with
+ * every byte outside printable ASCII and every backslash as '?' (SegmentLabel and ROIName are
+ * LO in the CT's character set, at most 64 characters); an empty name gives "Label N". */
+swin_dicom_class swin_dicom_class_named(const char *name, size_t len, int label, char out[64]);
 
 #endif

@@ -210,6 +210,24 @@ static swin_status dicom_put_labels(void *outputs, int64_t k, const uint16_t *pl
 }
 
 /* The labels present, in label order, are the SEG's segments and the RTSTRUCT's ROIs. */
+/* Label l's class from the channel names (one per line, channel 0 first: a bundle's
+ * channel_def): channel l's name, or for a one-channel (sigmoid) model the last name given
+ * (channel_def may name the background as channel 0); "Label N" where none is given. */
+static swin_dicom_class class_of_channel(const char *names, int channels, int label, char out[64])
+{
+    int want = label, n = 0;
+    for (const char *c = names; *c; c++) n += *c == '\n';
+    if (channels == 1) want = n;
+    const char *line = names;
+    for (int ch = 0; ch < want && line; ch++) {
+        line = strchr(line, '\n');
+        if (line) line++;
+    }
+    if (!line) return swin_dicom_class_for(NULL, 0, label, out);
+    const char *end = strchr(line, '\n');
+    return swin_dicom_class_named(line, end ? (size_t)(end - line) : strlen(line), label, out);
+}
+
 static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_error *err)
 {
     struct dicom_outputs *o = outputs;
@@ -220,7 +238,7 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     int classes = o->classes > 0 ? o->classes : 1;
     unsigned char *seen = calloc((size_t)classes + 1, 1);
     swin_dicom_class *present = calloc((size_t)classes + 1, sizeof *present);
-    char (*names)[32] = calloc((size_t)classes + 1, sizeof *names);
+    char (*names)[64] = calloc((size_t)classes + 1, sizeof *names);
     swin_status st = SWIN_OK;
     if (!seen || !present || !names) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     int np = 0;
@@ -229,10 +247,12 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
             if (o->labels[i] <= classes) seen[o->labels[i]] = 1;
         int nt = o->p->dicom_nclasses;
         const swin_dicom_class *table = o->p->dicom_classes;
-        if (!table) table = swin_dicom_default_classes(classes, &nt);
+        const char *channels = table ? NULL : o->p->channel_names;
+        if (!table && !channels) table = swin_dicom_default_classes(classes, &nt);
         for (int l = 1; l <= classes; l++)
             if (seen[l]) {
-                present[np] = swin_dicom_class_for(table, nt, l, names[np]);
+                present[np] = channels ? class_of_channel(channels, classes, l, names[np])
+                                       : swin_dicom_class_for(table, nt, l, names[np]);
                 np++;
             }
         rep->labels_present = np;

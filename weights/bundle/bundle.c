@@ -30,7 +30,7 @@ static bool is_file(const char *path)
     return stat(path, &s) == 0 && S_ISREG(s.st_mode);
 }
 
-/* metadata.json's name, version and monai_version (each "" when absent). */
+/* metadata.json's name, version and monai_version (each "" when absent); its channel_def goes to the recipe. */
 struct bundle_meta {
     char name[96], version[32], monai_version[32];
 };
@@ -41,6 +41,33 @@ static void copy_text(const json_node *obj, const char *key, char *out, size_t l
     snprintf(out, len, "%s", n && n->kind == JSON_STRING ? n->text : "");
     for (char *c = out; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+}
+
+/* network_data_format.outputs: the first output's channel_def ({"0": "background", "1":
+ * "spleen", ...}) into r->channel_names, channel 0 first, up to the first channel it does not
+ * name as a string; control characters become '?', names are cut at 63 bytes (at a UTF-8
+ * character's start). */
+static void read_channel_def(const json_node *meta, struct swin_recipe *r)
+{
+    const json_node *outs = swin_json_get(swin_json_get(meta, "network_data_format"), "outputs"), *def = NULL;
+    for (const json_node *o = outs && outs->kind == JSON_OBJECT ? outs->child : NULL; o && !def; o = o->next)
+        def = swin_json_get(o, "channel_def");
+    size_t used = 0;
+    for (int ch = 0; def; ch++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", ch);
+        const json_node *n = swin_json_get(def, key);
+        if (!n || n->kind != JSON_STRING) break;
+        size_t len = strnlen(n->text, 63);
+        while (len && ((unsigned char)n->text[len] & 0xc0) == 0x80) len--;   /* not inside a UTF-8 sequence */
+        if (used + len + 2 > sizeof r->channel_names) break;
+        if (used) r->channel_names[used++] = '\n';
+        for (size_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)n->text[i];
+            r->channel_names[used++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        }
+        r->channel_names[used] = 0;
+    }
 }
 
 static swin_status read_meta(const char *dir, struct bundle_meta *m, struct swin_recipe *r, swin_error *err)
@@ -59,6 +86,7 @@ static swin_status read_meta(const char *dir, struct bundle_meta *m, struct swin
     copy_text(meta.root, "name", m->name, sizeof m->name);
     copy_text(meta.root, "version", m->version, sizeof m->version);
     copy_text(meta.root, "monai_version", m->monai_version, sizeof m->monai_version);
+    read_channel_def(meta.root, r);
     swin_bundle_config_free(&meta);
     return SWIN_OK;
 }

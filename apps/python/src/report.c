@@ -1,9 +1,17 @@
 /* The library's structs as dicts: model info, plans, segmentation parameters and reports. */
 #include "swinrun_py.h"
 
+#include <string.h>
+
 const char *swinpy_backend_name(swin_backend b)
 {
     return b == SWIN_BACKEND_CPU ? "cpu" : b == SWIN_BACKEND_CUDA ? "cuda" : "auto";
+}
+
+/* A str of s (NULL: ""), bytes that are not UTF-8 replaced (a bundle's names, cut at 63 bytes). */
+static PyObject *utf8(const char *s)
+{
+    return PyUnicode_DecodeUTF8(s ? s : "", (Py_ssize_t)strlen(s ? s : ""), "replace");
 }
 
 /* Sets d[key] = value and drops the reference; -1 when value is NULL or the set fails. */
@@ -49,7 +57,8 @@ PyObject *swinpy_model_info_dict(const swin_model_info *i)
             put(d, "post", PyUnicode_FromString(i->post ? i->post : "")) ||
             put(d, "weight_storage", PyUnicode_FromString(i->weight_storage ? i->weight_storage : "")) ||
             put(d, "recipe", PyUnicode_FromString(i->recipe ? i->recipe : "")) ||
-            put(d, "recipe_warnings", PyUnicode_FromString(i->recipe_warnings ? i->recipe_warnings : ""));
+            put(d, "recipe_warnings", PyUnicode_FromString(i->recipe_warnings ? i->recipe_warnings : "")) ||
+            put(d, "channel_names", utf8(i->channel_names));
     return done(d, f);
 }
 
