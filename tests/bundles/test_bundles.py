@@ -183,6 +183,10 @@ def refused(swinrun, work):
     case("roi", "roi_size is not 3 integers", lambda d: edit(btcv, d, lambda c: c.update(roi=[64, 64])))
     case("no_weights", "no models/model.pt", lambda d: (shutil.copytree(btcv, d), os.remove(os.path.join(d, "models", "model.pt"))))
     case("loop", "references more than 16 deep", lambda d: edit(btcv, d, lambda c: c.update(roi="@roi")))
+    # the bundle as downloaded, still zipped: the file a user may pass first
+    zipped = os.path.join(work, "refused", "zipped")
+    shutil.make_archive(zipped, "zip", root_dir=work, base_dir="btcv")
+    cases.append(("zipped", zipped + ".zip", "a MONAI bundle zipped (it holds 'btcv/configs/metadata.json'): unzip it"))
     for name, d, expect in cases:
         r = subprocess.run([swinrun, "info", d], capture_output=True, text=True)
         lines = r.stderr.strip().split("\n")

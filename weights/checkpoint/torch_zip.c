@@ -301,7 +301,15 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
             pkl = &c->zip.entries[i];
         }
     }
-    if (!pkl) return FAIL(SWIN_ERR_FORMAT, "%s: a zip archive without ARCHIVE/data.pkl: not a file torch.save wrote", c->path);
+    if (!pkl) {
+        for (int i = 0; i < c->zip.n; i++) {
+            const char *nm = c->zip.entries[i].name, *cf = strstr(nm, "configs/metadata.json");
+            if (cf && (cf == nm || cf[-1] == '/') && !cf[strlen("configs/metadata.json")])
+                return FAIL(SWIN_ERR_MODEL, "%s: a MONAI bundle zipped (it holds '%s'): unzip it and give the bundle's folder "
+                            "(the one holding configs/ and models/)", c->path, nm);
+        }
+        return FAIL(SWIN_ERR_FORMAT, "%s: a zip archive without ARCHIVE/data.pkl: not a file torch.save wrote", c->path);
+    }
     char prefix[512], name[600];
     size_t pn = (size_t)(strchr(pkl->name, '/') - pkl->name) + 1;
     if (pn >= sizeof prefix) return FAIL(SWIN_ERR_FORMAT, "%s: archive name too long", c->path);
