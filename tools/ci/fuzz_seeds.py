@@ -203,7 +203,8 @@ def dicom_seeds(out):
 
 def bundle_seeds(out):
     """bundle/: configs/inference.json of each tools/export/make_bundle.py configuration, and variants
-    with references, expressions and transforms swinrun does not follow."""
+    with references, expressions and transforms swinrun does not follow, and with metadata.json's
+    keys (monai_version, channel_def) too."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
     import make_bundle
     d = os.path.join(out, "bundle")
@@ -218,6 +219,11 @@ def bundle_seeds(out):
         cfg["inferer"]["sigma_scale"] = "@preprocessing::transforms::3::pixdim"
         cfg["network_def"]["norm_name"] = ["instance", {"affine": True}]
         with open(os.path.join(d, name + "_variants.json"), "w") as f:
+            json.dump(cfg, f)
+        # metadata.json's keys beside the recipe's (the harness reads the input as both files)
+        cfg.update(monai_version=c["monai"], network_data_format={"outputs": {"pred": {"channel_def": {
+            "0": "background", "1": "spleen", "2": "IVC", "3": "left kidney", "4": "tumour"}}}})
+        with open(os.path.join(d, name + "_metadata.json"), "w") as f:
             json.dump(cfg, f)
 
 

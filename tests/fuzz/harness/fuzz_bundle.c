@@ -1,6 +1,7 @@
-/* libFuzzer harness: a MONAI bundle folder whose configs/inference.json is the fuzzed bytes
- * (and whose models/ is empty): the JSON reader, reference resolution, network_def and the
- * recipe read whole, then the load stops at the missing weights. */
+/* libFuzzer harness: a MONAI bundle folder whose configs/inference.json and configs/metadata.json
+ * are both the fuzzed bytes (and whose models/ is empty): the JSON reader, reference resolution,
+ * network_def, the recipe and metadata.json's keys (monai_version, channel_def) read whole, then
+ * the load stops at the missing weights. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ static void remove_bundle(void)
 {
     strcpy(dir + n, "b/configs/inference.json");
     unlink(dir);
+    strcpy(dir + n, "b/configs/metadata.json");
+    unlink(dir);
     strcpy(dir + n, "b/configs");
     rmdir(dir);
     strcpy(dir + n, "b");
@@ -29,7 +32,7 @@ static void remove_bundle(void)
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
     const char *path = fuzz_input_write("inference.json", bytes, size);
-    /* the bundle: <folder>/b/configs/inference.json -> the fuzzed file */
+    /* the bundle: <folder>/b/configs/{inference,metadata}.json -> the fuzzed file */
     static bool registered;
     n = strlen(path) - strlen("inference.json");
     if (n + 32 > sizeof dir) abort();
@@ -39,9 +42,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     mkdir(dir, 0700);
     strcpy(dir + n, "b/configs");
     mkdir(dir, 0700);
-    strcpy(dir + n, "b/configs/inference.json");
-    unlink(dir);
-    if (symlink(path, dir)) abort();
+    static const char *const configs[] = {"b/configs/inference.json", "b/configs/metadata.json"};
+    for (int i = 0; i < 2; i++) {
+        strcpy(dir + n, configs[i]);
+        unlink(dir);
+        if (symlink(path, dir)) abort();
+    }
     dir[n + 1] = 0;
     struct swin_model m;
     swin_error err = {SWIN_OK, ""};
