@@ -45,6 +45,9 @@ typedef struct swin_dicom_class {
     const char *modifier_code, *modifier_meaning; /* NULL when none */
     unsigned char rgb[3];                     /* recommended display colour */
 } swin_dicom_class;
+/* SNOMED CT "Tissue": the type of a label no class table names (an RT Structure Set leaves
+ * such an ROI's interpreted type empty: it need not be an organ). */
+#define SWIN_DICOM_TISSUE_CODE "85756007"
 
 /* SWIN_SEG_BINARY: Segmentation Storage, one 1-bit frame per segment per slice where the
  * segment has voxels (read by every SEG reader). SWIN_SEG_LABELMAP: Label Map Segmentation

@@ -45,9 +45,6 @@ struct swin_format {
     int (*claims)(const char *path);
     /* Whether several paths can make one input (e.g. the files of a series). */
     int series;
-    /* Whether the outputs can hold overlapping masks (swin_mask_channels): open_outputs' classes
-     * are then the masks, put_labels' values their bit masks. */
-    int writes_masks;
     /* The inputs and output names and the options this format can honour, before any work:
      * each refusal one line saying what to do. */
     swin_status (*check)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
@@ -69,6 +66,8 @@ struct swin_format {
      * *outputs: the format's open outputs. */
     swin_status (*open_outputs)(struct swin_format_input *in, const char *out, const swin_segment_params *p,
                                 int classes, int threads, void **outputs, swin_error *err);
+    /* plane: the labels, or in a multi-label run (swin_mask_channels(p->activation, classes) > 0)
+     * bit masks, bit c channel c's mask; every format writes both. */
     swin_status (*put_labels)(void *outputs, int64_t k, const uint16_t *plane, swin_error *err);
     swin_status (*put_probs)(void *outputs, int c, int64_t k, const float *plane, swin_error *err);
     swin_status (*finish)(void *outputs, swin_segment_report *rep, swin_error *err);

@@ -435,11 +435,6 @@ swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const
     /* a channel count the model cannot take, refused before the volumes are read */
     const int counted = !st && f->channels ? f->channels(paths, npaths) : 0;
     if (counted) st = check_channels(p, counted, paths[0], err);
-    if (!st && masks && !f->writes_masks)
-        st = swin_error_set(err, SWIN_ERR_ARG,
-                            "%s input writes one label per voxel; the %d overlapping sigmoid masks of a multi-label "
-                            "run are written from NIfTI input to NIfTI",
-                            f->name, masks);
     if (st) return st;
     struct swin_prepared *pv = calloc(1, sizeof *pv);
     if (!pv) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");

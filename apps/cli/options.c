@@ -328,8 +328,9 @@ static const struct cli_option options[] = {
      "each output channel its own sigmoid >= 0.5 (MONAI Activations(sigmoid) +\n"
      "AsDiscrete(threshold=0.5) on several channels: overlapping regions, as\n"
      "BraTS' tumour core, whole tumour, enhancing tumour): OUT is a 4D uint8 NIfTI\n"
-     "of one 0/1 mask per channel, --probabilities the sigmoids (NIfTI input;\n"
-     "a bundle saying so sets it)"},
+     "of one 0/1 mask per channel, --probabilities the sigmoids (NIfTI input);\n"
+     "from DICOM a SEG of one segment per channel and RTSTRUCT ROIs that may\n"
+     "overlap (a bundle saying so sets it)"},
     {"--overlap", NULL, 1, "F", V_PLAN | V_SEGMENT, st_overlap,
      "overlap of neighbouring cubes, 0.." XSTR(SWIN_OVERLAP_MAX) " (default 0.5)"},
     {"--blend", NULL, 1, "M", V_SEGMENT, st_blend, "constant (default) | gaussian: how overlapping cubes are averaged"},

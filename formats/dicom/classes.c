@@ -41,7 +41,7 @@ const swin_dicom_class *swin_dicom_default_classes(int out_channels, int *n)
 static swin_dicom_class tissue(int label, const char *name)
 {
     unsigned h = (unsigned)label * 2654435761u;
-    return (swin_dicom_class){label, name, "85756007", "SCT", "Tissue", NULL, NULL,
+    return (swin_dicom_class){label, name, SWIN_DICOM_TISSUE_CODE, "SCT", "Tissue", NULL, NULL,
                               {(unsigned char)(64 + (h >> 8) % 192), (unsigned char)(64 + (h >> 16) % 192),
                                (unsigned char)(64 + (h >> 24) % 192)}};
 }

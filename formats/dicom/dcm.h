@@ -97,7 +97,9 @@ struct swin_dcm_content {
     int nclasses;
     const uint16_t *labels;                 /* cols * rows * nz, the CT's own order */
     const char *software_version;
-    swin_seg_type seg_type;                 /* the SEG's form */
+    int masks;                              /* 0: labels are label values; else labels are bit masks of
+                                               this many overlapping channels, class label l is bit l - 1 */
+    swin_seg_type seg_type;                 /* the SEG's form (binary only with masks) */
     const char *uid_seed;                   /* NULL: new series and instance UIDs; else derived
                                                (swin_segment_params.dicom_uid_seed) */
 };

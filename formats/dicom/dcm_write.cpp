@@ -214,10 +214,30 @@ swin_status save(DcmFileFormat &ff, const char *path, const char *what, swin_err
     return SWIN_OK;
 }
 
-bool has_voxel(const uint16_t *plane, size_t n, uint16_t label)
+// Whether a voxel's value v belongs to label: v is the label, or with overlapping masks
+// (masks > 0: v a bit mask, bit c channel c) label c + 1's bit is set.
+inline bool in_label(uint16_t v, int label, int masks)
+{
+    return masks ? ((v >> (label - 1)) & 1) != 0 : v == label;
+}
+
+bool has_voxel(const uint16_t *plane, size_t n, int label, int masks)
 {
     for (size_t i = 0; i < n; i++)
-        if (plane[i] == label) return true;
+        if (in_label(plane[i], label, masks)) return true;
+    return false;
+}
+
+// Whether a voxel lies in two of the written segments (only overlapping masks can).
+bool overlap(const swin_dcm_content *c, size_t n)
+{
+    if (!c->masks) return false;
+    unsigned written = 0;
+    for (int i = 0; i < c->nclasses; i++) written |= 1u << (c->classes[i].label - 1);
+    for (size_t q = 0; q < n; q++) {
+        const unsigned v = c->labels[q] & written;
+        if (v & (v - 1)) return true;
+    }
     return false;
 }
 
@@ -286,13 +306,13 @@ size_t binary_frames(DcmSequenceOfItems *per, const swin_dcm_ref *ref, const swi
 {
     size_t frames = 0;
     for (int i = 0; i < c->nclasses; i++) {
-        const uint16_t lab = (uint16_t)c->classes[i].label;
+        const int lab = c->classes[i].label;
         for (int k = 0; k < ref->nz; k++) {
             const uint16_t *p = c->labels + plane * (size_t)k;
-            if (!has_voxel(p, plane, lab)) continue;
+            if (!has_voxel(p, plane, lab, c->masks)) continue;
             bits.resize((((frames + 1) * plane + 7) / 8), 0);
             for (size_t q = 0; q < plane; q++)
-                if (p[q] == lab) {
+                if (in_label(p[q], lab, c->masks)) {
                     size_t b = frames * plane + q;
                     bits[b >> 3] |= (Uint8)(1u << (b & 7));
                 }
@@ -335,6 +355,9 @@ size_t labelmap_frames(DcmSequenceOfItems *per, const swin_dcm_ref *ref, const s
 extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const struct swin_dcm_content *c,
                                           const char *tmp_path, swin_error *err)
 {
+    if (c->masks && c->seg_type == SWIN_SEG_LABELMAP)
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "a label map SEG holds one segment per pixel; overlapping masks need the binary SEG");
     try {
         const swin_dcm_slice &s0 = slice(ref, 0);
         const size_t plane = (size_t)s0.rows * (size_t)s0.cols;
@@ -360,8 +383,8 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         ok(d->putAndInsertUint16(DCM_PixelRepresentation, 0), "PixelRepresentation");
         put(d, DCM_LossyImageCompression, "00");
         put(d, DCM_SegmentationType, labelmap ? "LABELMAP" : "BINARY");
+        put(d, DCM_SegmentsOverlap, overlap(c, plane * (size_t)ref->nz) ? "YES" : "NO");
         if (labelmap) {
-            put(d, DCM_SegmentsOverlap, "NO");
             put(d, DCM_PresentationLUTShape, "IDENTITY");
             ok(d->putAndInsertUint16(DCM_PixelPaddingValue, 0), "PixelPaddingValue");
             background_item(d);
@@ -451,6 +474,7 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
         put(d, DCM_StructureSetDate, now.date);
         put(d, DCM_StructureSetTime, now.time);
         const std::string for_uid = ref->frame_of_ref, study_uid = ref->study_uid;
+        std::vector<uint16_t> bit(c->masks ? plane : 0);
 
         DcmItem *rfor = new_item(d, DCM_ReferencedFrameOfReferenceSequence);
         put(rfor, DCM_FrameOfReferenceUID, for_uid.c_str());
@@ -480,8 +504,13 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
             int contour_number = 0;
             for (int z = 0; z < ref->nz; z++) {
                 const uint16_t *p = c->labels + plane * (size_t)z;
-                if (!has_voxel(p, plane, (uint16_t)k.label)) continue;
-                if (swin_trace_slice(p, s0.cols, s0.rows, (uint16_t)k.label, &loops, err)) {
+                if (!has_voxel(p, plane, k.label, c->masks)) continue;
+                uint16_t traced = (uint16_t)k.label;
+                if (c->masks) { // the tracer follows one value: the label's bit as 0 / 1
+                    for (size_t q = 0; q < plane; q++) bit[q] = in_label(p[q], k.label, c->masks);
+                    p = bit.data(), traced = 1;
+                }
+                if (swin_trace_slice(p, s0.cols, s0.rows, traced, &loops, err)) {
                     swin_loops_free(&loops);
                     return err->status;
                 }
@@ -514,7 +543,12 @@ extern "C" swin_status swin_dcm_write_rtstruct(const struct swin_dcm_ref *ref, c
             DcmItem *obs = new_item(d, DCM_RTROIObservationsSequence);
             put(obs, DCM_ObservationNumber, num);
             put(obs, DCM_ReferencedROINumber, num);
-            put(obs, DCM_RTROIInterpretedType, "ORGAN");
+            // ORGAN for the organs of the class tables; a name of the model's own (coded Tissue)
+            // may be a lesion or a target: the type is left empty, for the user to say
+            if (std::strcmp(k.type_code, SWIN_DICOM_TISSUE_CODE))
+                put(obs, DCM_RTROIInterpretedType, "ORGAN");
+            else
+                ok(obs->insertEmptyElement(DCM_RTROIInterpretedType), "RTROIInterpretedType");
             ok(obs->insertEmptyElement(DCM_ROIInterpreter), "ROIInterpreter");
         }
         swin_loops_free(&loops);

@@ -46,28 +46,32 @@ static nifti_image *grid_header(const struct swin_dcm_series *s)
     return n;
 }
 
+/* The label map (uint8, or uint16 when wide), or with masks (labels are bit masks of that many
+ * channels) a 4D uint8 file of one 0/1 volume per channel, as NIfTI input writes them. */
 static swin_status write_nifti(const char *path, const struct swin_dcm_series *s, const uint16_t *labels, int wide,
-                               int threads, struct swin_nifti_writer **done, swin_error *err)
+                               int masks, int threads, struct swin_nifti_writer **done, swin_error *err)
 {
     nifti_image *like = grid_header(s);
     if (!like) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     struct swin_nifti_writer *w;
-    swin_status st = swin_nifti_writer_open(&w, path, like, wide ? DT_UINT16 : DT_UINT8, 1, NIFTI_INTENT_LABEL,
-                                            "swinrun labels", threads, err);
+    swin_status st = swin_nifti_writer_open(&w, path, like, wide ? DT_UINT16 : DT_UINT8, masks ? masks : 1,
+                                            NIFTI_INTENT_LABEL,
+                                            masks ? "swinrun masks (one per channel)" : "swinrun labels", threads, err);
     nifti_image_free(like);
     if (st) return st;
     size_t plane = (size_t)(s->dim[0] * s->dim[1]);
     uint8_t *b = wide ? NULL : malloc(plane);
     if (!wide && !b) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    for (int64_t k = 0; k < s->dim[2] && !st; k++) {
-        const uint16_t *p = labels + plane * (size_t)k;
-        if (wide) {
-            st = swin_nifti_writer_write(w, p, plane * 2, err);
-        } else {
-            for (size_t i = 0; i < plane; i++) b[i] = (uint8_t)p[i];
-            st = swin_nifti_writer_write(w, b, plane, err);
+    for (int c = 0; c < (masks ? masks : 1) && !st; c++)
+        for (int64_t k = 0; k < s->dim[2] && !st; k++) {
+            const uint16_t *p = labels + plane * (size_t)k;
+            if (wide) {
+                st = swin_nifti_writer_write(w, p, plane * 2, err);
+            } else {
+                for (size_t i = 0; i < plane; i++) b[i] = (uint8_t)(masks ? (p[i] >> c) & 1 : p[i]);
+                st = swin_nifti_writer_write(w, b, plane, err);
+            }
         }
-    }
     free(b);
     if (!st) st = swin_nifti_writer_finish(w, err);
     if (st) {
@@ -114,6 +118,10 @@ static swin_status dicom_check(const char *const *paths, int npaths, const char 
         return swin_error_set(err, SWIN_ERR_ARG, "%s: the RT Structure Set and the main output are the same file", out);
     if (p->seg_type != SWIN_SEG_BINARY && p->seg_type != SWIN_SEG_LABELMAP)
         return swin_error_set(err, SWIN_ERR_ARG, "seg_type %d: SWIN_SEG_BINARY or SWIN_SEG_LABELMAP", (int)p->seg_type);
+    if (p->activation == SWIN_ACTIVATION_SIGMOID && p->seg_type == SWIN_SEG_LABELMAP && is_dcm_name(out))
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "a multi-label run's masks overlap, and a label map SEG holds one segment per pixel: "
+                              "write the binary SEG (the default)");
     if (p->dicom_nclasses < 0 || (p->dicom_nclasses > 0 && !p->dicom_classes))
         return swin_error_set(err, SWIN_ERR_ARG, "dicom_classes: %d classes and a %s table", p->dicom_nclasses,
                               p->dicom_classes ? "" : "NULL");
@@ -126,9 +134,10 @@ struct dicom_outputs {
     const char *out, *rtstruct;
     const swin_segment_params *p;
     const struct swin_dcm_series *s;
-    uint16_t *labels; /* the whole label map on the series' grid */
+    uint16_t *labels; /* the whole label map on the series' grid (bit masks when masks) */
     size_t plane_n;
     int classes, threads;
+    int masks;        /* overlapping masks (swin_mask_channels): label c + 1 is channel c's mask */
     struct swin_nifti_writer *nifti;
     struct swin_atomic_file seg, rt;
     bool seg_open, rt_open;
@@ -193,7 +202,8 @@ static swin_status dicom_open_outputs(struct swin_format_input *in, const char *
     struct dicom_outputs *o = calloc(1, sizeof *o);
     if (!o) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     *o = (struct dicom_outputs){.out = out, .rtstruct = p->rtstruct_path, .p = p, .s = s, .classes = classes,
-                                .threads = threads, .plane_n = (size_t)(s->dim[0] * s->dim[1])};
+                                .threads = threads, .plane_n = (size_t)(s->dim[0] * s->dim[1]),
+                                .masks = swin_mask_channels(p->activation, classes)};
     if (!(o->labels = malloc(o->plane_n * (size_t)s->dim[2] * sizeof *o->labels))) {
         free(o);
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the label map");
@@ -211,11 +221,12 @@ static swin_status dicom_put_labels(void *outputs, int64_t k, const uint16_t *pl
 
 /* The labels present, in label order, are the SEG's segments and the RTSTRUCT's ROIs. */
 /* Label l's class from the channel names (one per line, channel 0 first: a bundle's
- * channel_def): channel l's name, or for a one-channel (sigmoid) model the last name given
- * (channel_def may name the background as channel 0); "Label N" where none is given. */
-static swin_dicom_class class_of_channel(const char *names, int channels, int label, char out[64])
+ * channel_def): channel l's name; with overlapping masks channel l - 1's (no channel is the
+ * background); for a one-channel (sigmoid) model the last name given (channel_def may name the
+ * background as channel 0); "Label N" where none is given. */
+static swin_dicom_class class_of_channel(const char *names, int channels, int masks, int label, char out[64])
 {
-    int want = label, n = 0;
+    int want = masks ? label - 1 : label, n = 0;
     for (const char *c = names; *c; c++) n += *c == '\n';
     if (channels == 1) want = n;
     const char *line = names;
@@ -243,15 +254,21 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     if (!seen || !present || !names) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     int np = 0;
     if (!st) {
+        unsigned any = 0; /* masks: the union of the bit masks */
         for (size_t i = 0; i < n; i++)
-            if (o->labels[i] <= classes) seen[o->labels[i]] = 1;
+            if (o->masks)
+                any |= o->labels[i];
+            else if (o->labels[i] <= classes)
+                seen[o->labels[i]] = 1;
+        for (int c = 0; c < o->masks; c++) seen[c + 1] = (any >> c) & 1;
         int nt = o->p->dicom_nclasses;
         const swin_dicom_class *table = o->p->dicom_classes;
         const char *channels = table ? NULL : o->p->channel_names;
-        if (!table && !channels) table = swin_dicom_default_classes(classes, &nt);
+        /* the default names are those of softmax labels: with masks no channel is the background */
+        if (!table && !channels && !o->masks) table = swin_dicom_default_classes(classes, &nt);
         for (int l = 1; l <= classes; l++)
             if (seen[l]) {
-                present[np] = channels ? class_of_channel(channels, classes, l, names[np])
+                present[np] = channels ? class_of_channel(channels, classes, o->masks, l, names[np])
                                        : swin_dicom_class_for(table, nt, l, names[np]);
                 np++;
             }
@@ -259,14 +276,14 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     }
     o->present = np;
     struct swin_dcm_ref ref = {.slices = s->order, .nz = (int)s->dim[2]};
-    struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = o->labels,
+    struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = o->labels, .masks = o->masks,
                                        .software_version = SWINRUN_VERSION, .seg_type = o->p->seg_type,
                                        .uid_seed = o->p->dicom_uid_seed};
     if (!st && np > 0 && (is_dcm_name(o->out) || o->rtstruct))
         st = swin_dcm_ref_identity(&ref, rep->dicom_notice, sizeof rep->dicom_notice, err);
     if (!st) {
         if (!is_dcm_name(o->out)) {
-            st = write_nifti(o->out, s, o->labels, classes > 256, o->threads, &o->nifti, err);
+            st = write_nifti(o->out, s, o->labels, !o->masks && classes > 256, o->masks, o->threads, &o->nifti, err);
         } else if (np > 0) {
             double t = swin_clock_seconds();
             st = write_dcm(&o->seg, o->out, swin_dcm_write_seg, &ref, &content, err);

@@ -274,7 +274,7 @@ static void nifti_close(struct swin_format_input *in)
 }
 
 const struct swin_format swin_format_nifti = {
-    .name = "NIfTI", .claims = nifti_claims, .writes_masks = 1, .check = nifti_check, .channels = nifti_channels,
+    .name = "NIfTI", .claims = nifti_claims, .check = nifti_check, .channels = nifti_channels,
     .read = nifti_read, .release = nifti_release,
     .hu_plane = nifti_hu_plane, .open_outputs = nifti_open_outputs, .put_labels = nifti_put_labels,
     .put_probs = nifti_put_probs, .finish = nifti_finish, .publish = nifti_publish, .discard = nifti_discard,

@@ -192,14 +192,18 @@ def rasterise(edges, rows, cols):
     return (crossings_right % 2).astype(bool)
 
 
-def check_rtstruct(name, rt_path, s, labels):
+def check_rtstruct(name, rt_path, s, labels, masks=None, label_of=label_of):
+    """labels: (cols, rows, nz) label values; or masks: (cols, rows, nz, channels) 0/1, label
+    c + 1 channel c's mask (a multi-label run). label_of: an ROI's label from its name."""
     errs, warns = dciodvfy_errors(rt_path)
     check(f"{name}: RTSTRUCT dciodvfy: no error", not errs, "; ".join(errs[:3]) + f" ({len(warns)} warnings)")
     ds = pydicom.dcmread(rt_path)
     names = {int(r.ROINumber): r.ROIName for r in ds.StructureSetROISequence}
     algo = all(r.ROIGenerationAlgorithm == "AUTOMATIC" for r in ds.StructureSetROISequence)
-    organ = all(o.RTROIInterpretedType == "ORGAN" for o in ds.RTROIObservationsSequence)
-    check(f"{name}: RTSTRUCT ROIs AUTOMATIC, ORGAN, colours", algo and organ and
+    # ORGAN for the BTCV organs; empty for a name of the model's own (coded Tissue)
+    organ = all((o.RTROIInterpretedType or "") == ("ORGAN" if names[int(o.ReferencedROINumber)] in BTCV else "")
+                for o in ds.RTROIObservationsSequence)
+    check(f"{name}: RTSTRUCT ROIs AUTOMATIC, ORGAN (organs) or no type, colours", algo and organ and
           all(len(rc.ROIDisplayColor) == 3 for rc in ds.ROIContourSequence))
     worst_dice, worst_plane, refs = 1.0, 0.0, True
     for rc in ds.ROIContourSequence:
@@ -220,10 +224,11 @@ def check_rtstruct(name, rt_path, s, labels):
             per_slice.setdefault(k, []).append(edges_of(uv))
         for k, edges in per_slice.items():
             mask[:, :, k] = rasterise(edges, s.rows, s.cols).T
-        truth = labels == lab
+        truth = masks[..., lab - 1].astype(bool) if masks is not None else labels == lab
         dice = 2 * np.sum(mask & truth) / max(1, mask.sum() + truth.sum())
         worst_dice = min(worst_dice, dice)
-    present = sorted(int(v) for v in np.unique(labels) if v)
+    present = ([c + 1 for c in range(masks.shape[3]) if masks[..., c].any()] if masks is not None else
+               sorted(int(v) for v in np.unique(labels) if v))
     check(f"{name}: RTSTRUCT one ROI per label present", sorted(label_of(n) for n in names.values()) == present,
           f"{len(names)} ROIs")
     check(f"{name}: RTSTRUCT rasterised (even-odd) gives the labels back, Dice >= 0.99", worst_dice >= 0.99,
