@@ -132,15 +132,17 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
     fprintf(f, "]}");
 }
 
-/* DIR/<name without .nii(.gz)><suffix> */
-static void batch_name(char *buf, size_t n, const char *dir, const char *in, const char *suffix)
+/* DIR/<name without its extension><suffix><ext>; ext NULL: the extension of the volumes the
+ * input's format writes (.mha from MetaImage, else .nii.gz) */
+static void batch_name(char *buf, size_t n, const char *dir, const char *in, const char *suffix, const char *ext)
 {
+    if (!ext) ext = swin_format_claiming(in) == swin_format_named("MetaImage") ? ".mha" : ".nii.gz";
     size_t end = strlen(in);
     while (end > 1 && in[end - 1] == '/') end--; /* a series folder: its name */
     const char *base = in + end;
     while (base > in && base[-1] != '/') base--;
     size_t len = (size_t)(in + end - base);
-    static const char *const exts[] = {".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".hdr", ".img"};
+    static const char *const exts[] = {".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".hdr", ".img", ".mha", ".mhd"};
     for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
         size_t k = strlen(exts[i]);
         if (len > k && !strcmp(base + len - k, exts[i])) {
@@ -148,7 +150,7 @@ static void batch_name(char *buf, size_t n, const char *dir, const char *in, con
             break;
         }
     }
-    snprintf(buf, n, "%s/%.*s%s", dir, (int)len, base, suffix);
+    snprintf(buf, n, "%s/%.*s%s%s", dir, (int)len, base, suffix, ext);
 }
 
 /* What must hold before the model's context is made: the form's arguments, the inputs of
@@ -316,9 +318,9 @@ int cli_segment(const struct cli_args *a)
         sp.probabilities_path = a->probs;
         sp.preview_path = a->preview;
         if (a->out_dir) {
-            batch_name(out_buf, sizeof out_buf, a->out_dir, in, "_seg.nii.gz");
-            batch_name(prob_buf, sizeof prob_buf, a->out_dir, in, "_probabilities.nii.gz");
-            batch_name(prev_buf, sizeof prev_buf, a->out_dir, in, "_preview.png");
+            batch_name(out_buf, sizeof out_buf, a->out_dir, in, "_seg", NULL);
+            batch_name(prob_buf, sizeof prob_buf, a->out_dir, in, "_probabilities", NULL);
+            batch_name(prev_buf, sizeof prev_buf, a->out_dir, in, "_preview", ".png");
             sp.probabilities_path = a->with_probs ? prob_buf : NULL;
             sp.preview_path = a->with_preview ? prev_buf : NULL;
         }
@@ -333,9 +335,9 @@ int cli_segment(const struct cli_args *a)
             cli_prefetch_wait(now);
             if (i + 1 < ninputs) {
                 char o[4096], pr[4096], pv[4096];
-                batch_name(o, sizeof o, a->out_dir, a->pos[i + 1], "_seg.nii.gz");
-                batch_name(pr, sizeof pr, a->out_dir, a->pos[i + 1], "_probabilities.nii.gz");
-                batch_name(pv, sizeof pv, a->out_dir, a->pos[i + 1], "_preview.png");
+                batch_name(o, sizeof o, a->out_dir, a->pos[i + 1], "_seg", NULL);
+                batch_name(pr, sizeof pr, a->out_dir, a->pos[i + 1], "_probabilities", NULL);
+                batch_name(pv, sizeof pv, a->out_dir, a->pos[i + 1], "_preview", ".png");
                 cli_prefetch_start(next, ctx, &sp, a->pos[i + 1], o, a->with_probs ? pr : NULL,
                                    a->with_preview ? pv : NULL);
             }

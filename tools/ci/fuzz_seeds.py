@@ -10,7 +10,9 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
            external-data file OUT/onnx_data/CASE.data, which the ONNX harnesses link next
            to their input: the fuzzed bytes are the graph alone), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
-       extension; gzipped also as many members and with bytes past the data), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
+       extension; gzipped also as many members and with bytes past the data), mha/ (small
+       MetaImage files: zlib, gzip and raw voxels, both byte orders, several element types, a
+       4-D and a vector image, MetaIO's key synonyms, a voxel file named as the header itself), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
        uncompressed and RLE, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
@@ -138,6 +140,40 @@ def nifti_seeds(out):
             f.write(b"".join(gzip.compress(b[i:i + 100], mtime=0) for i in range(0, len(b), 100)))
         with open(os.path.join(gz, f"{name}_past_data.nii.gz"), "wb") as f:
             f.write(gzip.compress(b + bytes(range(64)), mtime=0))
+
+
+def mha_seeds(out):
+    import zlib
+    d = os.path.join(out, "mha")
+    os.makedirs(d)
+    rng = np.random.default_rng(7)
+    mat = "0.98 0.2 0 -0.2 0.98 0 0 0 1"
+
+    def write(name, dims, etype, data, extra=(), keys=("TransformMatrix", "Offset")):
+        head = [f"ObjectType = Image", f"NDims = {len(dims)}", "DimSize = " + " ".join(map(str, dims)),
+                f"ElementType = {etype}", "BinaryData = True", *extra,
+                f"{keys[0]} = " + (mat if len(dims) == 3 else "1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1"),
+                f"{keys[1]} = " + " ".join(["1.5"] * len(dims)),
+                "ElementSpacing = " + " ".join(["0.7"] * len(dims))]
+        if not any(e.startswith("ElementDataFile") for e in extra):
+            head.append("ElementDataFile = LOCAL")
+        with open(os.path.join(d, name + ".mha"), "wb") as f:
+            f.write("\n".join(head).encode() + b"\n" + data)
+
+    v = rng.integers(-1024, 2000, (2, 3, 4)).astype("<i2")
+    write("short_raw", (4, 3, 2), "MET_SHORT", v.tobytes(), ["BinaryDataByteOrderMSB = False"])
+    write("short_msb", (4, 3, 2), "MET_SHORT", v.astype(">i2").tobytes(), ["BinaryDataByteOrderMSB = True"],
+          keys=("Orientation", "Position"))
+    z = zlib.compress(v.tobytes())
+    write("short_zlib", (4, 3, 2), "MET_SHORT", z, ["CompressedData = True", f"CompressedDataSize = {len(z)}"])
+    write("short_gzip", (4, 3, 2), "MET_SHORT", gzip.compress(v.tobytes(), mtime=0), ["CompressedData = True"])
+    for etype, dt in (("MET_UCHAR", "u1"), ("MET_CHAR", "i1"), ("MET_USHORT", "<u2"), ("MET_UINT", "<u4"),
+                      ("MET_LONG", "<i4"), ("MET_LONG_LONG", "<i8"), ("MET_FLOAT", "<f4"), ("MET_DOUBLE", "<f8")):
+        write(etype.lower(), (4, 3, 2), etype, v.astype(dt).tobytes())
+    write("four_d", (4, 3, 2, 2), "MET_FLOAT", rng.standard_normal(48).astype("<f4").tobytes())
+    write("vector", (4, 3, 2), "MET_FLOAT", rng.standard_normal(72).astype("<f4").tobytes(),
+          ["ElementNumberOfChannels = 3"])
+    write("self_named", (4, 3, 2), "MET_SHORT", v.tobytes(), ["HeaderSize = -1", "ElementDataFile = image.mha"])
 
 
 def npy_seeds(out):
@@ -325,6 +361,7 @@ def main():
     os.makedirs(out)
     onnx_seeds(test_data, out)
     nifti_seeds(out)
+    mha_seeds(out)
     npy_seeds(out)
     dicom_seeds(out)
     ckpt_seeds(test_data, out)

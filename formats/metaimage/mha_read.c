@@ -1,0 +1,176 @@
+/* MetaImage voxels (mha_read.h): read whole, inflated when compressed, widened to float32
+ * and de-interleaved (the file holds a voxel's components together, i fastest, then j, k,
+ * the fourth axis last). */
+#include "formats/metaimage/mha_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static swin_status read_at(int fd, const char *path, void *buf, size_t n, int64_t at, swin_error *err)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(at + (int64_t)got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+        if (r == 0)
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: truncated: %zu of the %zu bytes of voxels", path,
+                                  got, n);
+        got += (size_t)r;
+    }
+    return SWIN_OK;
+}
+
+/* The compressed stream (zlib, as ITK writes it, or gzip) inflated into exactly n bytes. */
+static swin_status inflate_voxels(const char *path, const uint8_t *in, size_t in_n, void *out, size_t n,
+                                  swin_error *err)
+{
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    if (!d) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+    size_t got = 0;
+    enum libdeflate_result r = in_n >= 2 && in[0] == 0x1f && in[1] == 0x8b
+                                   ? libdeflate_gzip_decompress(d, in, in_n, out, n, &got)
+                                   : libdeflate_zlib_decompress(d, in, in_n, out, n, &got);
+    libdeflate_free_decompressor(d);
+    if (r == LIBDEFLATE_SUCCESS && got == n) return SWIN_OK;
+    return swin_error_set(err, SWIN_ERR_FORMAT,
+                          "%s: the compressed voxels are %s (DimSize and ElementType need %zu bytes)", path,
+                          r == LIBDEFLATE_INSUFFICIENT_SPACE ? "more than the header's size"
+                          : r == LIBDEFLATE_SUCCESS          ? "fewer than the header's size"
+                                                             : "corrupt or truncated",
+                          n);
+}
+
+static double value_at(const uint8_t *p, enum swin_mha_type t, int bytes, bool swap)
+{
+    uint8_t b[8];
+    for (int i = 0; i < bytes; i++) b[i] = swap ? p[bytes - 1 - i] : p[i];
+    switch (t) {
+    case SWIN_MHA_UCHAR: return b[0];
+    case SWIN_MHA_CHAR: return (int8_t)b[0];
+    case SWIN_MHA_USHORT: { uint16_t v; memcpy(&v, b, 2); return v; }
+    case SWIN_MHA_SHORT: { int16_t v; memcpy(&v, b, 2); return v; }
+    case SWIN_MHA_UINT: { uint32_t v; memcpy(&v, b, 4); return v; }
+    case SWIN_MHA_INT: { int32_t v; memcpy(&v, b, 4); return v; }
+    case SWIN_MHA_ULONG_LONG: { uint64_t v; memcpy(&v, b, 8); return (double)v; }
+    case SWIN_MHA_LONG_LONG: { int64_t v; memcpy(&v, b, 8); return (double)v; }
+    case SWIN_MHA_FLOAT: { float v; memcpy(&v, b, 4); return v; }
+    case SWIN_MHA_DOUBLE: { double v; memcpy(&v, b, 8); return v; }
+    }
+    return 0;
+}
+
+/* raw (the file's values) -> img->data, channel after channel. */
+static swin_status widen(const char *path, const uint8_t *raw, struct swin_mha_image *img, swin_error *err)
+{
+    const struct swin_mha_header *h = &img->h;
+    const size_t n = (size_t)(h->dim[0] * h->dim[1] * h->dim[2]), comps = (size_t)h->components;
+    const bool swap = h->msb; /* swinrun's hosts are little-endian */
+    for (size_t t = 0; t < (size_t)h->dim[3]; t++)
+        for (size_t v = 0; v < n; v++)
+            for (size_t c = 0; c < comps; c++) {
+                const size_t at = (t * n + v) * comps + c;
+                const double x = value_at(raw + at * (size_t)h->type_bytes, h->type, h->type_bytes, swap);
+                if (!isfinite(x) || fabs(x) > 3.0e38)
+                    return swin_error_set(err, SWIN_ERR_FORMAT,
+                                          "%s: voxel %zu holds %s: not an image swinrun can segment", path, v,
+                                          isnan(x) ? "NaN" : "an infinite value");
+                img->data[(t * comps + c) * n + v] = (float)x;
+            }
+    return SWIN_OK;
+}
+
+/* The file's values, raw (raw_n bytes) from the data file. */
+static swin_status read_raw(const struct swin_mha_header *h, uint8_t *raw, size_t raw_n, size_t *held,
+                            swin_error *err)
+{
+    const char *path = h->data_path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the voxels' file: %s", path, strerror(errno));
+    struct stat sb;
+    swin_status st = fstat(fd, &sb) ? swin_error_set(err, SWIN_ERR_IO, "%s: %s", path, strerror(errno)) : SWIN_OK;
+    const int64_t size = st ? 0 : (int64_t)sb.st_size;
+    int64_t at = h->data_offset;
+    if (!st && !h->compressed) {
+        if (at < 0) at = size - (int64_t)raw_n; /* HeaderSize = -1: the voxels end the file */
+        if (at < 0 || at > size)
+            st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: truncated: %lld bytes, the voxels need %zu", path,
+                                (long long)size, raw_n);
+        else
+            st = read_at(fd, path, raw, raw_n, at, err);
+    } else if (!st) {
+        int64_t left = size - at, csize = h->compressed_size < 0 ? left : h->compressed_size;
+        if (at > size || csize > left)
+            st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: truncated: the header says %lld compressed bytes, %lld are there",
+                                path, (long long)csize, (long long)(at > size ? 0 : left));
+        uint8_t *z = st ? NULL : malloc((size_t)csize + 1);
+        if (!st && !z) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %s's compressed voxels", path);
+        if (!st) st = read_at(fd, path, z, (size_t)csize, at, err);
+        if (!st) st = inflate_voxels(path, z, (size_t)csize, raw, raw_n, err);
+        *held = (size_t)csize;
+        free(z);
+    }
+    close(fd);
+    return st;
+}
+
+/* Before anything large is allocated: the data file can hold raw_n bytes of voxels (deflate
+ * shrinks data at most 1032-fold). */
+static swin_status plausible(const struct swin_mha_header *h, size_t raw_n, swin_error *err)
+{
+    struct stat sb;
+    if (stat(h->data_path, &sb))
+        return swin_error_set(err, SWIN_ERR_IO, "%s: cannot open the voxels' file: %s", h->data_path, strerror(errno));
+    const double there = (double)sb.st_size - (double)(h->data_offset > 0 ? h->data_offset : 0);
+    const double need = h->compressed ? (double)raw_n / 1032.0 : (double)raw_n;
+    if (there < need)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: truncated: %.0f bytes of voxels, DimSize and ElementType need %s%zu",
+                              h->data_path, there > 0 ? there : 0.0, h->compressed ? "(inflated) " : "", raw_n);
+    return SWIN_OK;
+}
+
+swin_status swin_mha_read(const char *path, struct swin_mha_image *img, swin_error *err)
+{
+    memset(img, 0, sizeof *img);
+    swin_status st = swin_mha_header_read(path, &img->h, err);
+    if (st) return st;
+    const struct swin_mha_header *h = &img->h;
+    img->channels = (int)h->dim[3] * h->components;
+    const size_t values = (size_t)(h->dim[0] * h->dim[1] * h->dim[2]) * (size_t)img->channels;
+    const size_t raw_n = values * (size_t)h->type_bytes;
+    if ((st = plausible(h, raw_n, err))) return st;
+    uint8_t *raw = malloc(raw_n);
+    img->data = malloc(values * sizeof *img->data);
+    if (!raw || !img->data) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %s's voxels", path);
+    size_t compressed = 0;
+    if (!st) st = read_raw(h, raw, raw_n, &compressed, err);
+    if (!st) st = widen(path, raw, img, err);
+    img->read_peak = raw_n + values * sizeof *img->data + compressed;
+    free(raw);
+    if (st) swin_mha_image_free(img);
+    return st;
+}
+
+void swin_mha_image_free(struct swin_mha_image *img)
+{
+    free(img->data);
+    img->data = NULL;
+}
+
+swin_mat4 swin_mha_affine(const struct swin_mha_header *h)
+{
+    swin_mat4 a = swin_mat4_identity();
+    for (int r = 0; r < 3; r++) {
+        const double ras = r < 2 ? -1.0 : 1.0; /* LPS -> RAS */
+        for (int ax = 0; ax < 3; ax++) a.m[r][ax] = ras * h->direction[ax][r] * h->spacing[ax];
+        a.m[r][3] = ras * h->offset[r];
+    }
+    return a;
+}

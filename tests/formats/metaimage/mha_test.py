@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""MetaImage (.mha / .mhd) in and out, against a NIfTI twin and ITK's own reader:
+
+  - one oblique CT phantom written as MetaImage seven ways: by SimpleITK (ITK's MetaIO) as a
+    zlib-compressed int16 .mha, an uncompressed .mhd + .raw pair and a compressed float32 .mha;
+    by hand as a big-endian .mha whose keys use MetaIO's synonyms (Position, Orientation) in
+    another order with CRLF line ends, a .mhd whose voxels are one gzip stream without
+    CompressedDataSize, a .mhd whose HeaderSize = -1 puts the voxels at the end of a file with
+    other bytes before them, and a MET_LONG (4-byte) .mhd. Each run's label map is voxel for
+    voxel the label map of the same CT as NIfTI-2 (its float64 affine exact); SimpleITK reads
+    every output back as uint8 with the input's origin, spacing and directions;
+  - --probabilities and --multi-label: 4D .mha files equal to the twin's 4D NIfTI files;
+  - a four-channel model (the test matrix's f24_c64_cfg_ts) on a 4-sequence MRI phantom as a
+    4-D .mha (NDims 4) and as a vector image (ElementNumberOfChannels 4): the twin's labels;
+  - the batch form names its outputs DIR/<name>_seg.mha;
+  - refusals, exit 2, one line, nothing written: a 2-D image, slices listed in several files
+    (LIST), a voxel file in another folder, text voxels, truncated and corrupt voxels, an
+    array element type, too few DimSize values, NaN voxels, and a NIfTI output name.
+
+    mha_test.py SWINRUN MODEL_1CH MODEL_4CH WORKDIR"""
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+
+import nibabel as nib
+import numpy as np
+import SimpleITK as sitk
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "export"))
+from make_ct_phantom import phantom  # noqa: E402
+import make_mri_phantom  # noqa: E402
+
+ok = True
+
+
+def check(what, cond, detail=""):
+    global ok
+    print(f"{what:78s} {'ok' if cond else 'FAIL'} {detail}", flush=True)
+    ok &= bool(cond)
+    return bool(cond)
+
+
+def run(cmd):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+
+
+SPACING = (0.9, 0.8, 2.5)
+ORIGIN = (10.0, -20.0, 30.0)
+T = np.deg2rad(12)
+DIRECTION = np.array([[np.cos(T), -np.sin(T), 0], [np.sin(T), np.cos(T), 0], [0, 0, 1]])  # ITK's: columns are axes
+
+
+def ras_affine():
+    a = np.eye(4)
+    a[:3, :3] = DIRECTION * np.array(SPACING)
+    a[:3, 3] = ORIGIN
+    return np.diag([-1.0, -1.0, 1.0, 1.0]) @ a
+
+
+def sitk_image(vol_xyz, vector=False):
+    """vol (nx, ny, nz[, c]) -> an ITK image of the test's geometry."""
+    arr = np.moveaxis(vol_xyz, (0, 1, 2), (2, 1, 0)) if vol_xyz.ndim == 3 or vector else vol_xyz.transpose(3, 2, 1, 0)
+    im = sitk.GetImageFromArray(np.ascontiguousarray(arr), isVector=vector)
+    nd = im.GetDimension()
+    im.SetSpacing(SPACING + (1.0,) * (nd - 3))
+    im.SetOrigin(ORIGIN + (0.0,) * (nd - 3))
+    d = np.eye(nd)
+    d[:3, :3] = DIRECTION
+    im.SetDirection(tuple(d.ravel()))
+    return im
+
+
+def header_text(vol, etype, msb=False, datafile="LOCAL", extra=(), crlf=False, synonyms=False):
+    m = " ".join(f"{v:.17g}" for v in DIRECTION.T.ravel())  # axis after axis
+    lines = ["ObjectType = Image", "NDims = 3", f"DimSize = {vol.shape[0]} {vol.shape[1]} {vol.shape[2]}",
+             f"ElementType = {etype}", "BinaryData = True", f"BinaryDataByteOrderMSB = {msb}",
+             ("Orientation = " if synonyms else "TransformMatrix = ") + m,
+             ("Position = " if synonyms else "Offset = ") + " ".join(f"{v:.17g}" for v in ORIGIN),
+             "ElementSpacing = " + " ".join(f"{v:.17g}" for v in SPACING), *extra, f"ElementDataFile = {datafile}"]
+    if synonyms:
+        lines = [lines[0], lines[1], lines[7], lines[6], lines[2], lines[8], lines[3], lines[4], lines[5], *lines[9:]]
+    return ("\r\n" if crlf else "\n").join(lines).encode() + b"\n"
+
+
+def voxels(vol, dtype):
+    return np.ascontiguousarray(vol.transpose(2, 1, 0)).astype(dtype).tobytes()
+
+
+def ct_variants(work, ct):
+    """name -> path of the CT as MetaImage, each its own way."""
+    v = {}
+    v["sitk_zlib_int16.mha"] = os.path.join(work, "sitk_zlib_int16.mha")
+    sitk.WriteImage(sitk_image(ct), v["sitk_zlib_int16.mha"], useCompression=True)
+    v["sitk_pair.mhd"] = os.path.join(work, "sitk_pair.mhd")
+    sitk.WriteImage(sitk_image(ct), v["sitk_pair.mhd"], useCompression=False)
+    v["sitk_float32.mha"] = os.path.join(work, "sitk_float32.mha")
+    sitk.WriteImage(sitk_image(ct.astype(np.float32)), v["sitk_float32.mha"], useCompression=True)
+    p = v["msb_synonyms_crlf.mha"] = os.path.join(work, "msb_synonyms_crlf.mha")
+    open(p, "wb").write(header_text(ct, "MET_SHORT", msb=True, crlf=True, synonyms=True) + voxels(ct, ">i2"))
+    p = v["gzip_pair.mhd"] = os.path.join(work, "gzip_pair.mhd")
+    open(p, "wb").write(header_text(ct, "MET_SHORT", datafile="gzip_pair.zraw", extra=["CompressedData = True"]))
+    open(os.path.join(work, "gzip_pair.zraw"), "wb").write(gzip.compress(voxels(ct, "<i2")))
+    p = v["headersize_end.mhd"] = os.path.join(work, "headersize_end.mhd")
+    open(p, "wb").write(header_text(ct, "MET_SHORT", datafile="headersize_end.raw", extra=["HeaderSize = -1"]))
+    open(os.path.join(work, "headersize_end.raw"), "wb").write(b"a header of another tool" + voxels(ct, "<i2"))
+    p = v["long.mhd"] = os.path.join(work, "long.mhd")
+    open(p, "wb").write(header_text(ct, "MET_LONG", datafile="long.raw"))
+    open(os.path.join(work, "long.raw"), "wb").write(voxels(ct, "<i4"))
+    return v
+
+
+def geometry_of(im):
+    return np.array(im.GetOrigin()[:3]), np.array(im.GetSpacing()[:3]), np.array(im.GetDirection()).reshape(
+        im.GetDimension(), -1)[:3, :3]
+
+
+def same_geometry(im):
+    o, s, d = geometry_of(im)
+    return np.allclose(o, ORIGIN, atol=1e-9) and np.allclose(s, SPACING, atol=1e-12) and np.allclose(d, DIRECTION,
+                                                                                                   atol=1e-12)
+
+
+def as_xyz(im):
+    """An ITK image's voxels as (nx, ny, nz[, c]): a 4-D image's fourth axis last."""
+    a = sitk.GetArrayFromImage(im)
+    return a.transpose(2, 1, 0) if a.ndim == 3 else a.transpose(3, 2, 1, 0)
+
+
+def single_channel(swinrun, model, work):
+    ct = phantom((72, 60, 28), SPACING, seed=5)
+    twin = os.path.join(work, "twin.nii")
+    nib.save(nib.Nifti2Image(ct, ras_affine()), twin)
+    outs = {n: os.path.join(work, n) for n in ("twin_seg.nii.gz", "twin_prob.nii.gz", "twin_masks.nii.gz")}
+    r = [run([swinrun, twin, outs["twin_seg.nii.gz"], "--model", model, "--probabilities", outs["twin_prob.nii.gz"]]),
+         run([swinrun, twin, outs["twin_masks.nii.gz"], "--model", model, "--multi-label"])]
+    if not check("the NIfTI twin segments", all(x.returncode == 0 for x in r), "".join(x.stderr for x in r)[-300:]):
+        return
+    want = np.asarray(nib.load(outs["twin_seg.nii.gz"]).dataobj)
+    check(f"the twin's labels present: {np.unique(want).tolist()} (several, else equality proves little)",
+          len(np.unique(want)) >= 3)
+    for name, path in ct_variants(work, ct).items():
+        out = os.path.join(work, "out_" + name.replace(".", "_") + ".mha")
+        r = run([swinrun, path, out, "--model", model])
+        if not check(f"{name}: segments", r.returncode == 0, r.stderr.strip()[-300:]):
+            continue
+        im = sitk.ReadImage(out)
+        got = as_xyz(im)
+        check(f"{name}: SimpleITK reads uint8 labels on the input's grid", im.GetPixelID() == sitk.sitkUInt8 and
+              got.shape == ct.shape and same_geometry(im), f"{got.shape} {im.GetPixelIDTypeAsString()}")
+        check(f"{name}: the labels are the NIfTI twin's, voxel for voxel", got.shape == want.shape and
+              np.array_equal(got, want), f"{int(np.sum(got != want)) if got.shape == want.shape else '-'} differ")
+
+    src = os.path.join(work, "sitk_zlib_int16.mha")
+    seg, prob, masks = (os.path.join(work, n) for n in ("p_seg.mha", "p_prob.mha", "masks.mha"))
+    r = [run([swinrun, src, seg, "--model", model, "--probabilities", prob]),
+         run([swinrun, src, masks, "--model", model, "--multi-label"])]
+    if check("--probabilities p.mha and --multi-label masks.mha", all(x.returncode == 0 for x in r),
+             "".join(x.stderr for x in r)[-300:]):
+        p, pw = sitk.ReadImage(prob), np.asarray(nib.load(outs["twin_prob.nii.gz"]).dataobj)
+        got = as_xyz(p)
+        check("probabilities: a 4-D float32 .mha, the twin's (x, y, z, class) values", p.GetDimension() == 4 and
+              p.GetPixelID() == sitk.sitkFloat32 and same_geometry(p) and got.shape == pw.shape and
+              float(np.abs(got - pw).max()) == 0.0, f"{got.shape} vs {pw.shape}")
+        m, mw = sitk.ReadImage(masks), np.asarray(nib.load(outs["twin_masks.nii.gz"]).dataobj)
+        got = as_xyz(m)
+        check("multi-label: a 4-D uint8 .mha of one mask per channel, the twin's", m.GetDimension() == 4 and
+              got.shape == mw.shape and np.array_equal(got, mw) and int(np.sum(got.sum(axis=3) >= 2)) > 0,
+              f"{got.shape}, {int(np.sum(got.sum(axis=3) >= 2))} voxels in two masks or more")
+
+    bdir = os.path.join(work, "batch")
+    os.makedirs(bdir)
+    r = run([swinrun, "segment", "--out-dir", bdir, src, "--model", model, "-q"])
+    check("--out-dir: DIR/<name>_seg.mha", r.returncode == 0 and os.listdir(bdir) == ["sitk_zlib_int16_seg.mha"],
+          f"{os.listdir(bdir)} {r.stderr.strip()[-200:]}")
+    refusals(swinrun, model, work, ct)
+
+
+def refusals(swinrun, model, work, ct):
+    rdir = os.path.join(work, "refused")
+    os.makedirs(rdir)
+    cases = {}
+
+    def add(name, head, data=b"", side=None):
+        cases[name] = os.path.join(rdir, name + ".mha")
+        open(cases[name], "wb").write(head + data)
+        if side:
+            open(os.path.join(rdir, side[0]), "wb").write(side[1])
+
+    good = voxels(ct, "<i2")
+    add("2d", header_text(ct, "MET_SHORT").replace(b"NDims = 3", b"NDims = 2").replace(
+        f"DimSize = {ct.shape[0]} {ct.shape[1]} {ct.shape[2]}".encode(), b"DimSize = 72 60"), good)
+    add("list", header_text(ct, "MET_SHORT", datafile="LIST") + b"a.raw\nb.raw\n")
+    add("other_folder", header_text(ct, "MET_SHORT", datafile="../x.raw"))
+    add("text_voxels", header_text(ct, "MET_SHORT").replace(b"BinaryData = True", b"BinaryData = False"), b"0 1 2")
+    add("truncated", header_text(ct, "MET_SHORT"), good[: len(good) // 2])
+    add("corrupt_zlib", header_text(ct, "MET_SHORT", extra=["CompressedData = True", "CompressedDataSize = 4000"]),
+        b"\x78\x9c" + bytes(range(256)) * 16)
+    add("array_type", header_text(ct, "MET_SHORT_ARRAY"), good)
+    add("dimsize_two", header_text(ct, "MET_SHORT").replace(
+        f"DimSize = {ct.shape[0]} {ct.shape[1]} {ct.shape[2]}".encode(), b"DimSize = 72 60"), good)
+    nan = np.ascontiguousarray(ct.transpose(2, 1, 0)).astype("<f4")
+    nan.flat[1234] = np.nan
+    add("nan", header_text(ct, "MET_FLOAT"), nan.tobytes())
+    want = {"2d": "2-D", "list": "several files", "other_folder": "folder", "text_voxels": "text",
+            "truncated": "truncated", "corrupt_zlib": "corrupt", "array_type": "MET_SHORT_ARRAY",
+            "dimsize_two": "DimSize", "nan": "NaN"}
+    for name, path in cases.items():
+        out = os.path.join(rdir, name + "_out.mha")
+        r = run([swinrun, path, out, "--model", model])
+        lines = r.stderr.strip().splitlines()
+        check(f"refused: {name}", r.returncode == 2 and len(lines) == 1 and want[name] in r.stderr and
+              not os.path.exists(out), r.stderr.strip()[-160:])
+    out = os.path.join(rdir, "as_nifti.nii.gz")
+    r = run([swinrun, os.path.join(work, "sitk_zlib_int16.mha"), out, "--model", model])
+    check("refused: a NIfTI output name for MetaImage input", r.returncode == 2 and ".mha" in r.stderr and
+          not os.path.exists(out), r.stderr.strip()[-160:])
+
+
+def four_channels(swinrun, model, work):
+    mri = make_mri_phantom.phantom((58, 52, 40), 4, 2)
+    twin = os.path.join(work, "mri_twin.nii")
+    nib.save(nib.Nifti2Image(mri, ras_affine()), twin)
+    four_d, vector = os.path.join(work, "mri_4d.mha"), os.path.join(work, "mri_vector.mha")
+    sitk.WriteImage(sitk_image(mri), four_d, useCompression=True)
+    sitk.WriteImage(sitk_image(mri, vector=True), vector, useCompression=True)
+    opts = ["--model", model, "--intensity-norm", "zscore-nonzero"]
+    outs = {n: os.path.join(work, n) for n in ("mri_twin_seg.nii.gz", "mri_4d_seg.mha", "mri_vector_seg.mha")}
+    r = [run([swinrun, twin, outs["mri_twin_seg.nii.gz"], *opts]), run([swinrun, four_d, outs["mri_4d_seg.mha"], *opts]),
+         run([swinrun, vector, outs["mri_vector_seg.mha"], *opts])]
+    if not check("four channels: the NIfTI twin, a 4-D .mha and a vector .mha segment",
+                 all(x.returncode == 0 for x in r), "".join(x.stderr for x in r)[-300:]):
+        return
+    want = np.asarray(nib.load(outs["mri_twin_seg.nii.gz"]).dataobj)
+    for n in ("mri_4d_seg.mha", "mri_vector_seg.mha"):
+        got = as_xyz(sitk.ReadImage(outs[n]))
+        check(f"four channels: {n} is the twin's labels ({len(np.unique(want))} labels present)",
+              got.shape == want.shape and np.array_equal(got, want) and len(np.unique(want)) >= 2)
+
+
+def main():
+    swinrun, model1, model4, work = sys.argv[1:5]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    single_channel(swinrun, model1, work)
+    four_channels(swinrun, model4, work)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
