@@ -10,7 +10,8 @@ function(swin_runtime_variant suffix)
   swin_runtime_library("${suffix}" ${ARGN})
 
   add_library(swin_pipeline${suffix} STATIC $<TARGET_OBJECTS:swin_pipeline_objs> $<TARGET_OBJECTS:swin_formats_objs>
-              $<TARGET_OBJECTS:swin_nifti_objs> $<TARGET_OBJECTS:swin_dicom_objs> $<TARGET_OBJECTS:swin_metaimage_objs>)
+              $<TARGET_OBJECTS:swin_nifti_objs> $<TARGET_OBJECTS:swin_dicom_objs> $<TARGET_OBJECTS:swin_rawvol_objs>
+              $<TARGET_OBJECTS:swin_metaimage_objs> $<TARGET_OBJECTS:swin_nrrd_objs>)
   target_include_directories(swin_pipeline${suffix} PUBLIC ${NIFTI_INCLUDE_DIR})
   target_link_libraries(swin_pipeline${suffix} PUBLIC swinrun_lib${suffix} ${NIFTI2_LIBRARY} ${ZNZ_LIBRARY} ${LIBDEFLATE_LIBRARY} z m
                         Threads::Threads ${SWIN_DICOM_LIBS})

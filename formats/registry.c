@@ -4,11 +4,12 @@
 
 #include "formats/format.h"
 
-extern const struct swin_format swin_format_dicom, swin_format_metaimage, swin_format_nifti;
+extern const struct swin_format swin_format_dicom, swin_format_metaimage, swin_format_nrrd, swin_format_nifti;
 
 static const struct swin_format *const formats[] = {
     &swin_format_dicom,
     &swin_format_metaimage,
+    &swin_format_nrrd,
     &swin_format_nifti,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])

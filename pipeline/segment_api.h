@@ -58,8 +58,10 @@ SWIN_API swin_status swin_segment_channels(swin_context_t *ctx, const swin_volum
                                            const swin_segment_params *params, uint16_t *labels,
                                            float *probabilities, swin_segment_report *report, swin_error *err);
 
-/* NIfTI-1/2 (.nii, .nii.gz) in, the label map (uint8, uint16 beyond 256 classes) out on the
- * input's grid with its header geometry. Every output appears, complete, only when the run
+/* A volume file in, the label map (uint8, uint16 beyond 256 classes) out on the input's grid
+ * with its geometry: NIfTI-1/2 (.nii, .nii.gz) to NIfTI, MetaImage (.mha, .mhd) to .mha, NRRD
+ * (.nrrd, .nhdr) to .nrrd, or a DICOM series (a folder, a DICOMDIR, a file) to a DICOM SEG
+ * (.dcm) or NIfTI. Every output appears, complete, only when the run
  * succeeds (written under a temporary name and renamed); a failure or a cancel leaves none. */
 SWIN_API swin_status swin_segment_file(swin_context_t *ctx, const char *input_path, const char *output_path,
                                        const swin_segment_params *params, swin_segment_report *report,

@@ -375,8 +375,8 @@ static const struct cli_option options[] = {
      "LABEL NAME CODE SCHEME MEANING R,G,B\n"
      "[MODIFIER_CODE MODIFIER_MEANING], e.g. 1 Spleen 78961009 SCT Spleen 157,108,162"},
     {"--out-dir", NULL, 1, "DIR", V_SEGMENT, st_out_dir,
-     "batch form: DIR/<name>_seg.nii.gz per input (.mha for MetaImage), the model\n"
-     "loaded once"},
+     "batch form: DIR/<name>_seg.nii.gz per input (.mha for MetaImage, .nrrd for\n"
+     "NRRD), the model loaded once"},
     {"--with-probabilities", NULL, 0, NULL, V_PLAN | V_SEGMENT, st_with_probs,
      "batch: DIR/<name>_probabilities.nii.gz too; plan --volume: probabilities asked for"},
     {"--with-preview", NULL, 0, NULL, V_SEGMENT, st_with_preview, "batch: DIR/<name>_preview.png too"},
@@ -485,8 +485,9 @@ static const char *const usage[CLI_VERBS] = {
     "    the label map (uint8, uint16 beyond 256 classes) on the CT's own grid with its affine,\n"
     "    qform/sform and codes. Reads NIfTI-1/2 (.nii, .nii.gz, or a NIfTI-1 .hdr/.img pair; any\n"
     "    integer or float datatype; ANALYZE 7.5 refused: it does not say which side is left)\n"
-    "    and MetaImage (.mha, or .mhd and its voxel file; any scalar type, zlib-compressed or\n"
-    "    not): from MetaImage input OUT (and --probabilities) is a .mha on the CT's grid.\n"
+    "    MetaImage (.mha, or .mhd and its voxel file; any scalar type, zlib-compressed or not)\n"
+    "    and NRRD (.nrrd, or .nhdr and its data file; raw or gzip): from those OUT (and\n"
+    "    --probabilities) is a .mha / .nrrd on the CT's grid.\n"
     "    MONAI's recipe: orientation to RAS, trilinear resampling to the spacing, the intensity\n"
     "    range to [0, 1] clipped, sliding cubes, argmax (a model with one output channel:\n"
     "    sigmoid >= 0.5, labels 0 and 1; --multi-label: a sigmoid mask per channel, a 4D file),\n"

@@ -133,16 +133,18 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
 }
 
 /* DIR/<name without its extension><suffix><ext>; ext NULL: the extension of the volumes the
- * input's format writes (.mha from MetaImage, else .nii.gz) */
+ * input's format writes (.mha from MetaImage, .nrrd from NRRD, else .nii.gz) */
 static void batch_name(char *buf, size_t n, const char *dir, const char *in, const char *suffix, const char *ext)
 {
-    if (!ext) ext = swin_format_claiming(in) == swin_format_named("MetaImage") ? ".mha" : ".nii.gz";
+    const struct swin_format *f = swin_format_claiming(in);
+    if (!ext) ext = f == swin_format_named("MetaImage") ? ".mha" : f == swin_format_named("NRRD") ? ".nrrd" : ".nii.gz";
     size_t end = strlen(in);
     while (end > 1 && in[end - 1] == '/') end--; /* a series folder: its name */
     const char *base = in + end;
     while (base > in && base[-1] != '/') base--;
     size_t len = (size_t)(in + end - base);
-    static const char *const exts[] = {".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".hdr", ".img", ".mha", ".mhd"};
+    static const char *const exts[] = {".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".hdr", ".img",
+                                       ".mha", ".mhd", ".nrrd", ".nhdr"};
     for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
         size_t k = strlen(exts[i]);
         if (len > k && !strcmp(base + len - k, exts[i])) {

@@ -1,4 +1,4 @@
-/* MetaImage header reading (mha_header.h). The header is text up to and including the
+/* MetaImage headers (mha_header.h). The header is text up to and including the
  * ElementDataFile line; every value is kept as text until that line, then parsed, so that
  * the keys may come in any order. */
 #include "formats/metaimage/mha_header.h"
@@ -13,6 +13,7 @@
 
 #include "core/segment_params.h"
 #include "formats/format.h"
+#include "formats/rawvol/raw_write.h"
 
 bool swin_mha_name(const char *path)
 {
@@ -36,22 +37,14 @@ static const char *const key_name[K_COUNT] = {"ObjectType", "NDims", "DimSize", 
                                               "BinaryData", "BinaryDataByteOrderMSB", "CompressedData",
                                               "CompressedDataSize", "HeaderSize", "ElementDataFile"};
 
-static const struct { const char *name; enum swin_mha_type t; int bytes; } types[] = {
-    {"MET_UCHAR", SWIN_MHA_UCHAR, 1},   {"MET_CHAR", SWIN_MHA_CHAR, 1},
-    {"MET_USHORT", SWIN_MHA_USHORT, 2}, {"MET_SHORT", SWIN_MHA_SHORT, 2},
-    {"MET_UINT", SWIN_MHA_UINT, 4},     {"MET_INT", SWIN_MHA_INT, 4},
-    {"MET_ULONG", SWIN_MHA_UINT, 4},    {"MET_LONG", SWIN_MHA_INT, 4}, /* MetaIO's longs are 4 bytes */
-    {"MET_ULONG_LONG", SWIN_MHA_ULONG_LONG, 8}, {"MET_LONG_LONG", SWIN_MHA_LONG_LONG, 8},
-    {"MET_FLOAT", SWIN_MHA_FLOAT, 4},   {"MET_DOUBLE", SWIN_MHA_DOUBLE, 8},
+static const struct { const char *name; enum swin_raw_type t; int bytes; } types[] = {
+    {"MET_UCHAR", SWIN_RAW_UINT8, 1},   {"MET_CHAR", SWIN_RAW_INT8, 1},
+    {"MET_USHORT", SWIN_RAW_UINT16, 2}, {"MET_SHORT", SWIN_RAW_INT16, 2},
+    {"MET_UINT", SWIN_RAW_UINT32, 4},   {"MET_INT", SWIN_RAW_INT32, 4},
+    {"MET_ULONG", SWIN_RAW_UINT32, 4},  {"MET_LONG", SWIN_RAW_INT32, 4}, /* MetaIO's longs are 4 bytes */
+    {"MET_ULONG_LONG", SWIN_RAW_UINT64, 8}, {"MET_LONG_LONG", SWIN_RAW_INT64, 8},
+    {"MET_FLOAT", SWIN_RAW_FLOAT32, 4}, {"MET_DOUBLE", SWIN_RAW_FLOAT64, 8},
 };
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s)) s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
-    return s;
-}
 
 /* Up to max numbers of text; their count, or -1 when something else is there. */
 static int numbers(const char *text, double *out, int max)
@@ -79,8 +72,8 @@ static int boolean(const char *text)
 
 static swin_status bad(swin_error *err, const char *path, enum key k, const char *what, const char *value)
 {
-    return swin_error_set(err, SWIN_ERR_FORMAT, "%s: MetaImage %s = %.40s: %s", path, key_name[k], value ? value : "",
-                          what);
+    if (!value) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: MetaImage %s: %s", path, key_name[k], what);
+    return swin_error_set(err, SWIN_ERR_FORMAT, "%s: MetaImage %s = %.40s: %s", path, key_name[k], value, what);
 }
 
 /* The integer of key k's text in [lo, hi]. */
@@ -90,32 +83,24 @@ static swin_status integer(const char *path, enum key k, const char *text, int64
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (end == text || *trim(end) || errno == ERANGE || v < lo || v > hi)
+    if (end == text || *swin_raw_trim(end) || errno == ERANGE || v < lo || v > hi)
         return bad(err, path, k, "not a whole number in the range swinrun takes", text);
     *out = v;
     return SWIN_OK;
 }
 
-static swin_status data_file(const char *path, const char *v, struct swin_mha_header *h, swin_error *err)
+static swin_status data_file(const char *path, const char *v, struct swin_raw_header *h, swin_error *err)
 {
-    if (!strcmp(v, "LOCAL")) {
-        snprintf(h->data_path, sizeof h->data_path, "%s", path);
-        return SWIN_OK;
-    }
     if (!strncmp(v, "LIST", 4) || strpbrk(v, "% \t"))
         return bad(err, path, K_DATAFILE, "slices in several files: save the volume as one file (.mha)", v);
-    if (strchr(v, '/') || strchr(v, '\\') || !strcmp(v, "..") || !strcmp(v, ".") || !*v)
-        return bad(err, path, K_DATAFILE, "the voxels must be in the header's own folder, named without a folder", v);
-    const char *slash = strrchr(path, '/');
-    int dir = slash ? (int)(slash - path + 1) : 0;
-    if (snprintf(h->data_path, sizeof h->data_path, "%.*s%s", dir, path, v) >= (int)sizeof h->data_path)
-        return bad(err, path, K_DATAFILE, "the path is too long", v);
+    const char *why = "";
+    if (!*v || !swin_raw_data_file(path, strcmp(v, "LOCAL") ? v : "", h, &why))
+        return bad(err, path, K_DATAFILE, *v ? why : "no file named", v);
     return SWIN_OK;
 }
 
-static swin_status geometry(const char *path, char *val[K_COUNT], struct swin_mha_header *h, swin_error *err)
+static swin_status geometry(const char *path, int nd, char *val[K_COUNT], struct swin_raw_header *h, swin_error *err)
 {
-    const int nd = h->ndims;
     double v[16];
     for (int a = 0; a < 3; a++) h->spacing[a] = 1.0, h->offset[a] = 0.0;
     if (val[K_SPACING]) {
@@ -139,26 +124,15 @@ static swin_status geometry(const char *path, char *val[K_COUNT], struct swin_mh
     if (val[K_MATRIX]) {
         if (numbers(val[K_MATRIX], v, 16) != nd * nd)
             return bad(err, path, K_MATRIX, "not NDims x NDims numbers", val[K_MATRIX]);
-        for (int a = 0; a < 3; a++) {
-            double len = 0;
-            for (int b = 0; b < 3; b++) {
-                h->direction[a][b] = v[a * nd + b];
-                if (!isfinite(v[a * nd + b])) return bad(err, path, K_MATRIX, "not finite", val[K_MATRIX]);
-                len += v[a * nd + b] * v[a * nd + b];
-            }
-            if (fabs(sqrt(len) - 1.0) > 1e-3)
-                return bad(err, path, K_MATRIX, "an axis whose direction is not a unit vector", val[K_MATRIX]);
-        }
-        const double(*d)[3] = h->direction;
-        double det = d[0][0] * (d[1][1] * d[2][2] - d[1][2] * d[2][1]) -
-                     d[0][1] * (d[1][0] * d[2][2] - d[1][2] * d[2][0]) +
-                     d[0][2] * (d[1][0] * d[2][1] - d[1][1] * d[2][0]);
-        if (fabs(det) < 1e-3) return bad(err, path, K_MATRIX, "axes that do not span 3-D space", val[K_MATRIX]);
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) h->direction[a][b] = v[a * nd + b];
+        if (!swin_raw_directions_ok(h))
+            return bad(err, path, K_MATRIX, "axes that are not unit vectors spanning 3-D space", val[K_MATRIX]);
     }
     return SWIN_OK;
 }
 
-static swin_status interpret(const char *path, char *val[K_COUNT], struct swin_mha_header *h, swin_error *err)
+static swin_status interpret(const char *path, char *val[K_COUNT], struct swin_raw_header *h, swin_error *err)
 {
     int64_t x;
     swin_status st;
@@ -168,13 +142,13 @@ static swin_status interpret(const char *path, char *val[K_COUNT], struct swin_m
     if ((st = integer(path, K_NDIMS, val[K_NDIMS], 1, 16, &x, err))) return st;
     if (x == 2) return bad(err, path, K_NDIMS, "a 2-D image: swinrun segments 3-D volumes", val[K_NDIMS]);
     if (x != 3 && x != 4) return bad(err, path, K_NDIMS, "swinrun reads 3-D images (4-D: channels)", val[K_NDIMS]);
-    h->ndims = (int)x;
+    const int nd = (int)x;
     double d[4];
-    if (!val[K_DIMSIZE] || numbers(val[K_DIMSIZE], d, 4) != h->ndims)
+    if (!val[K_DIMSIZE] || numbers(val[K_DIMSIZE], d, 4) != nd)
         return bad(err, path, K_DIMSIZE, "not NDims sizes", val[K_DIMSIZE]);
     h->dim[3] = 1;
     int64_t voxels = 1;
-    for (int a = 0; a < h->ndims; a++) {
+    for (int a = 0; a < nd; a++) {
         int64_t max = a < 3 ? SWIN_VOLUME_MAX_DIM : SWIN_VOLUME_MAX_CHANNELS;
         if (d[a] != floor(d[a]) || d[a] < 1 || d[a] > (double)max)
             return bad(err, path, K_DIMSIZE, "a size swinrun does not take (axes 1..16384, channels 1..16)",
@@ -216,10 +190,10 @@ static swin_status interpret(const char *path, char *val[K_COUNT], struct swin_m
         if (h->data_offset == -1 && h->compressed)
             return bad(err, path, K_HSIZE, "-1 (the voxels at the end) with compressed voxels", val[K_HSIZE]);
     }
-    return geometry(path, val, h, err);
+    return geometry(path, nd, val, h, err);
 }
 
-swin_status swin_mha_header_read(const char *path, struct swin_mha_header *h, swin_error *err)
+swin_status swin_mha_header_read(const char *path, struct swin_raw_header *h, swin_error *err)
 {
     memset(h, 0, sizeof *h);
     FILE *f = fopen(path, "rb");
@@ -230,17 +204,16 @@ swin_status swin_mha_header_read(const char *path, struct swin_mha_header *h, sw
     long read = 0;
     int number = 0;
     bool done = false;
-    while (!st && !done && fgets(line, sizeof line, f)) {
+    int got;
+    char *l;
+    while (!st && !done && (got = swin_raw_header_line(f, line, sizeof line, &read, &l))) {
         number++;
-        size_t len = strlen(line);
-        read += (long)len;
-        if (memchr(line, 0, len) || (len == sizeof line - 1 && line[len - 1] != '\n') || read > SWIN_MHA_HEADER_MAX) {
+        if (got < 0) {
             st = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "%s: not a MetaImage header (line %d is not text, or too long, before ElementDataFile)",
                                 path, number);
             break;
         }
-        char *l = trim(line);
         if (!*l) continue;
         char *eq = strchr(l, '=');
         if (!eq) {
@@ -249,17 +222,12 @@ swin_status swin_mha_header_read(const char *path, struct swin_mha_header *h, sw
             break;
         }
         *eq = 0;
-        const char *key = trim(l);
-        char *value = trim(eq + 1);
-        for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        const char *key = swin_raw_trim(l);
+        const char *value = swin_raw_trim(eq + 1);
+        for (size_t i = 0; i < sizeof known / sizeof *known && !st; i++)
             if (!strcasecmp(key, known[i].name)) {
-                char *copy = strdup(value);
-                if (!copy) {
+                if (!swin_raw_keep(&val[known[i].k], value))
                     st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-                    break;
-                }
-                free(val[known[i].k]);
-                val[known[i].k] = copy;
                 done = known[i].k == K_DATAFILE; /* the voxels follow this line */
             }
     }
@@ -274,4 +242,28 @@ swin_status swin_mha_header_read(const char *path, struct swin_mha_header *h, sw
     fclose(f);
     for (int k = 0; k < K_COUNT; k++) free(val[k]);
     return st;
+}
+
+static const char *type_name(enum swin_raw_type t)
+{
+    return t == SWIN_RAW_UINT8 ? "MET_UCHAR" : t == SWIN_RAW_UINT16 ? "MET_USHORT" : "MET_FLOAT";
+}
+
+void swin_mha_header_write(FILE *f, const struct swin_raw_header *like, enum swin_raw_type type, int64_t volumes,
+                           long *size_at)
+{
+    const int nd = volumes > 1 ? 4 : 3;
+    fprintf(f, "ObjectType = Image\nNDims = %d\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
+               "CompressedData = True\nCompressedDataSize = ", nd);
+    *size_at = ftell(f);
+    fprintf(f, "%*s\nTransformMatrix =", SWIN_RAW_SIZE_FIELD, "");
+    for (int a = 0; a < nd; a++)
+        for (int b = 0; b < nd; b++) fprintf(f, " %.17g", a < 3 && b < 3 ? like->direction[a][b] : (double)(a == b));
+    fprintf(f, "\nOffset =");
+    for (int a = 0; a < nd; a++) fprintf(f, " %.17g", a < 3 ? like->offset[a] : 0.0);
+    fprintf(f, "\nElementSpacing =");
+    for (int a = 0; a < nd; a++) fprintf(f, " %.17g", a < 3 ? like->spacing[a] : 1.0);
+    fprintf(f, "\nDimSize =");
+    for (int a = 0; a < nd; a++) fprintf(f, " %lld", (long long)(a < 3 ? like->dim[a] : volumes));
+    fprintf(f, "\nElementType = %s\nElementDataFile = LOCAL\n", type_name(type));
 }

@@ -13,6 +13,7 @@
 
 #include "fileio/atomic_file.h"
 #include "formats/format.h"
+#include "formats/label_outputs.h"
 #include "formats/nifti/nifti_header.h"
 #include "formats/nifti/nifti_io.h"
 
@@ -20,16 +21,6 @@ struct nifti_state {
     const char *path;
     struct swin_image img; /* the input's header, its values; the float32 copy until release if they stay */
     float *plane;          /* hu_plane's, from the kept values */
-};
-
-struct nifti_outputs {
-    struct swin_nifti_writer *labels, *probs;
-    int wide;       /* uint16 labels */
-    uint8_t *plane; /* a plane of uint8 labels */
-    size_t plane_n;
-    int masks;      /* overlapping masks: one uint8 volume each, from the bit masks held */
-    uint16_t *held; /* masks: every plane's bit masks, until finish */
-    int64_t nz;
 };
 
 /* .nii, and a NIfTI-1 (or ANALYZE 7.5) pair by either of its files, each also gzipped */
@@ -176,90 +167,46 @@ static swin_status nifti_hu_plane(struct swin_format_input *in, int64_t k, const
     return SWIN_OK;
 }
 
-static void nifti_discard(void *outputs)
+static swin_status nifti_write(void *w, const void *data, size_t bytes, swin_error *err)
 {
-    struct nifti_outputs *o = outputs;
-    if (!o) return;
-    swin_nifti_writer_abort(o->labels);
-    swin_nifti_writer_abort(o->probs);
-    free(o->plane);
-    free(o->held);
-    free(o);
+    return swin_nifti_writer_write(w, data, bytes, err);
 }
+static swin_status nifti_finish(void *w, swin_error *err)
+{
+    return swin_nifti_writer_finish(w, err);
+}
+static swin_status nifti_publish(void *w, swin_error *err)
+{
+    return swin_nifti_writer_publish(w, err);
+}
+static void nifti_abort(void *w)
+{
+    swin_nifti_writer_abort(w);
+}
+static const struct swin_voxel_writer_ops nifti_writer_ops = {nifti_write, nifti_finish, nifti_publish, nifti_abort};
 
 static swin_status nifti_open_outputs(struct swin_format_input *in, const char *out, const swin_segment_params *p,
                                       int classes, int threads, void **outputs, swin_error *err)
 {
     struct nifti_state *s = in->state;
-    struct nifti_outputs *o = calloc(1, sizeof *o);
-    if (!o) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    o->masks = swin_mask_channels(p->activation, classes);
-    o->wide = !o->masks && classes > 256;
-    o->plane_n = (size_t)(in->dim[0] * in->dim[1]);
-    o->nz = in->dim[2];
-    swin_status st = SWIN_OK;
-    if ((!o->wide && !(o->plane = malloc(o->plane_n))) ||
-        (o->masks && !(o->held = malloc(o->plane_n * (size_t)o->nz * sizeof *o->held))))
-        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the label map");
-    if (!st)
-        st = swin_nifti_writer_open(&o->labels, out, s->img.hdr, o->wide ? DT_UINT16 : DT_UINT8,
-                                    o->masks ? o->masks : 1, NIFTI_INTENT_LABEL,
-                                    o->masks ? "swinrun masks (one per channel)" : "swinrun labels", threads, err);
+    struct swin_label_outputs *o;
+    swin_status st = swin_label_outputs_new(&o, &nifti_writer_ops, in->dim, p, classes, err);
+    if (st) return st;
+    struct swin_nifti_writer *labels = NULL, *probs = NULL;
+    st = swin_nifti_writer_open(&labels, out, s->img.hdr, o->wide ? DT_UINT16 : DT_UINT8, o->masks ? o->masks : 1,
+                                NIFTI_INTENT_LABEL, o->masks ? "swinrun masks (one per channel)" : "swinrun labels",
+                                threads, err);
+    o->labels = labels;
     if (!st && p->probabilities_path)
-        st = swin_nifti_writer_open(&o->probs, p->probabilities_path, s->img.hdr, DT_FLOAT32, classes,
-                                    NIFTI_INTENT_NONE, "swinrun class probabilities", threads, err);
+        st = swin_nifti_writer_open(&probs, p->probabilities_path, s->img.hdr, DT_FLOAT32, classes, NIFTI_INTENT_NONE,
+                                    "swinrun class probabilities", threads, err);
+    o->probs = probs;
     if (st) {
-        nifti_discard(o);
+        swin_label_outputs_discard(o);
         return st;
     }
     *outputs = o;
     return SWIN_OK;
-}
-
-static swin_status nifti_put_labels(void *outputs, int64_t k, const uint16_t *plane, swin_error *err)
-{
-    struct nifti_outputs *o = outputs;
-    if (o->masks) { /* the file holds channel after channel: written at finish */
-        memcpy(o->held + (size_t)k * o->plane_n, plane, o->plane_n * sizeof *plane);
-        return SWIN_OK;
-    }
-    if (o->wide) return swin_nifti_writer_write(o->labels, plane, o->plane_n * 2, err);
-    for (size_t i = 0; i < o->plane_n; i++) o->plane[i] = (uint8_t)plane[i];
-    return swin_nifti_writer_write(o->labels, o->plane, o->plane_n, err);
-}
-
-static swin_status nifti_put_probs(void *outputs, int c, int64_t k, const float *plane, swin_error *err)
-{
-    struct nifti_outputs *o = outputs;
-    return swin_nifti_writer_write(o->probs, plane, o->plane_n * sizeof *plane, err);
-}
-
-static swin_status nifti_finish(void *outputs, swin_segment_report *rep, swin_error *err)
-{
-    struct nifti_outputs *o = outputs;
-    swin_status st = SWIN_OK;
-    for (int c = 0; c < o->masks && !st; c++)
-        for (int64_t k = 0; k < o->nz && !st; k++) {
-            const uint16_t *src = o->held + (size_t)k * o->plane_n;
-            for (size_t i = 0; i < o->plane_n; i++) o->plane[i] = (uint8_t)((src[i] >> c) & 1);
-            st = swin_nifti_writer_write(o->labels, o->plane, o->plane_n, err);
-        }
-    if (!st) st = swin_nifti_writer_finish(o->labels, err);
-    if (!st && o->probs) st = swin_nifti_writer_finish(o->probs, err);
-    return st;
-}
-
-static swin_status nifti_publish(void *outputs, swin_segment_report *rep, swin_error *err)
-{
-    struct nifti_outputs *o = outputs;
-    swin_status st = swin_nifti_writer_publish(o->labels, err);
-    o->labels = NULL;
-    if (o->probs && !st) {
-        st = swin_nifti_writer_publish(o->probs, err);
-        o->probs = NULL;
-    }
-    nifti_discard(o);
-    return st;
 }
 
 static void nifti_close(struct swin_format_input *in)
@@ -276,7 +223,7 @@ static void nifti_close(struct swin_format_input *in)
 const struct swin_format swin_format_nifti = {
     .name = "NIfTI", .claims = nifti_claims, .check = nifti_check, .channels = nifti_channels,
     .read = nifti_read, .release = nifti_release,
-    .hu_plane = nifti_hu_plane, .open_outputs = nifti_open_outputs, .put_labels = nifti_put_labels,
-    .put_probs = nifti_put_probs, .finish = nifti_finish, .publish = nifti_publish, .discard = nifti_discard,
-    .close = nifti_close,
+    .hu_plane = nifti_hu_plane, .open_outputs = nifti_open_outputs, .put_labels = swin_label_outputs_put_labels,
+    .put_probs = swin_label_outputs_put_probs, .finish = swin_label_outputs_finish,
+    .publish = swin_label_outputs_publish, .discard = swin_label_outputs_discard, .close = nifti_close,
 };

@@ -18,6 +18,7 @@ case "$name" in
     fuzz_nifti)          kind=nifti max_len=16384 ;;
     fuzz_nifti_gz)       kind=nifti_gz max_len=16384 ;;
     fuzz_mha)            kind=mha   max_len=16384 ;;
+    fuzz_nrrd)           kind=nrrd  max_len=16384 ;;
     fuzz_npy)            kind=npy   max_len=4096 ;;
     fuzz_ckpt)           kind=ckpt  max_len=65536 ;;
     fuzz_pickle)         kind=pickle max_len=65536 ;;

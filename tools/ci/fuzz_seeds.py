@@ -12,7 +12,10 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension; gzipped also as many members and with bytes past the data), mha/ (small
        MetaImage files: zlib, gzip and raw voxels, both byte orders, several element types, a
-       4-D and a vector image, MetaIO's key synonyms, a voxel file named as the header itself), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
+       4-D and a vector image, MetaIO's key synonyms, a voxel file named as the header itself), nrrd/
+       (small NRRD files: raw and gzip voxels, both byte orders, teem's type spellings, RAS and
+       LPS spaces, channels on a first and a last axis, spacings without a space, line and byte
+       skips, a data file named as the header itself), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
        uncompressed and RLE, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
@@ -174,6 +177,39 @@ def mha_seeds(out):
     write("vector", (4, 3, 2), "MET_FLOAT", rng.standard_normal(72).astype("<f4").tobytes(),
           ["ElementNumberOfChannels = 3"])
     write("self_named", (4, 3, 2), "MET_SHORT", v.tobytes(), ["HeaderSize = -1", "ElementDataFile = image.mha"])
+
+
+def nrrd_seeds(out):
+    d = os.path.join(out, "nrrd")
+    os.makedirs(d)
+    rng = np.random.default_rng(8)
+    v = rng.integers(-1024, 2000, (2, 3, 4)).astype("<i2")
+    dirs = "(0.7,0,0) (0,0.7,0) (0,0,2.5)"
+
+    def write(name, lines, data):
+        with open(os.path.join(d, name + ".nrrd"), "wb") as f:
+            f.write("\n".join(["NRRD0004", *lines]).encode() + b"\n\n" + data)
+
+    base = ["dimension: 3", "space: left-posterior-superior", "sizes: 4 3 2", f"space directions: {dirs}",
+            "kinds: domain domain domain", "space origin: (1,2,3)"]
+    write("short_raw", ["type: short", *base, "endian: little", "encoding: raw"], v.tobytes())
+    write("short_big_ras", ["type: signed short int", *base[:1], "space: RAS", *base[2:], "endian: big",
+                            "encoding: raw"], v.astype(">i2").tobytes())
+    write("short_gzip", ["type: int16", *base, "endian: little", "encoding: gzip"], gzip.compress(v.tobytes(), mtime=0))
+    for t, dt in (("uchar", "u1"), ("int8", "i1"), ("ushort", "<u2"), ("uint", "<u4"), ("int", "<i4"),
+                  ("longlong", "<i8"), ("ulonglong", "<u8"), ("float", "<f4"), ("double", "<f8")):
+        write("type_" + t, [f"type: {t}", *base, "endian: little", "encoding: raw"], v.astype(dt).tobytes())
+    four = rng.standard_normal(48).astype("<f4").tobytes()
+    write("channels_first", ["type: float", "dimension: 4", "space: LPS", "sizes: 2 4 3 2",
+                             f"space directions: none {dirs}", "kinds: vector domain domain domain",
+                             "endian: little", "encoding: raw"], four)
+    write("channels_last", ["type: float", "dimension: 4", "space: LPS", "sizes: 4 3 2 2",
+                            f"space directions: {dirs} none", "kinds: domain domain domain list",
+                            "endian: little", "encoding: raw"], four)
+    write("spacings", ["type: short", "dimension: 3", "sizes: 4 3 2", "spacings: 0.7 0.7 2.5", "endian: little",
+                       "encoding: raw", "# a comment", "key:=value"], v.tobytes())
+    write("skips_self", ["type: short", *base, "endian: little", "encoding: raw", "data file: image.nrrd",
+                         "line skip: 1", "byte skip: -1"], v.tobytes())
 
 
 def npy_seeds(out):
@@ -362,6 +398,7 @@ def main():
     onnx_seeds(test_data, out)
     nifti_seeds(out)
     mha_seeds(out)
+    nrrd_seeds(out)
     npy_seeds(out)
     dicom_seeds(out)
     ckpt_seeds(test_data, out)

@@ -268,9 +268,9 @@ class Model:
                      cube: int | Sequence[int] | None = None, **recipe) -> dict:
         """Segments a file as the CLI does: ct a NIfTI file (a 4D one: the channels of a model of
         several input channels), the list of one volume's channel files (NIfTI, on one grid), a
-        DICOM series folder or DICOMDIR, or the list of one series' DICOM files; out a
-        .nii/.nii.gz label map (multi_label: a 4D file of one mask per channel) or a .dcm DICOM
-        SEG.
+        MetaImage (.mha, .mhd) or NRRD (.nrrd, .nhdr) file, a DICOM series folder or DICOMDIR, or
+        the list of one series' DICOM files; out a .nii/.nii.gz label map (.mha / .nrrd from those;
+        multi_label: a 4D file of one mask per channel) or a .dcm DICOM SEG.
         recipe as for ``segment``, plus probabilities_path, preview_path, rtstruct_path,
         dicom_series and seg_type ("binary" | "labelmap"). Outputs appear whole or not at all.
         Returns the report dict."""

@@ -219,25 +219,38 @@ def refusals(swinrun, model, work, ct):
           not os.path.exists(out), r.stderr.strip()[-160:])
 
 
-def four_channels(swinrun, model, work):
-    mri = make_mri_phantom.phantom((58, 52, 40), 4, 2)
-    twin = os.path.join(work, "mri_twin.nii")
+MRI_SHAPE = (58, 52, 40)
+
+
+def mri_phantom():
+    """(nx, ny, nz, 4) MRI-like intensities of the four-channel cases."""
+    return make_mri_phantom.phantom(MRI_SHAPE, 4, 2)
+
+
+def same_as_twin(swinrun, model, work, mri, inputs):
+    """inputs: {name: path} of mri written as four-channel files; each, segmented with the
+    BraTS recipe, must give the labels of mri's NIfTI-2 twin."""
+    twin, twin_out = os.path.join(work, "mri_twin.nii"), os.path.join(work, "mri_twin_seg.nii.gz")
     nib.save(nib.Nifti2Image(mri, ras_affine()), twin)
+    opts = ["--model", model, "--intensity-norm", "zscore-nonzero"]
+    outs = {n: os.path.join(work, "seg_" + os.path.basename(p)) for n, p in inputs.items()}
+    r = [run([swinrun, twin, twin_out, *opts])] + [run([swinrun, p, outs[n], *opts]) for n, p in inputs.items()]
+    if not check(f"four channels: the NIfTI twin and {', '.join(inputs)} segment", all(x.returncode == 0 for x in r),
+                 "".join(x.stderr for x in r)[-300:]):
+        return
+    want = np.asarray(nib.load(twin_out).dataobj)
+    for n, out in outs.items():
+        got = as_xyz(sitk.ReadImage(out))
+        check(f"four channels: {n} gives the twin's labels ({len(np.unique(want))} labels present)",
+              got.shape == want.shape and np.array_equal(got, want) and len(np.unique(want)) >= 2)
+
+
+def four_channels(swinrun, model, work):
+    mri = mri_phantom()
     four_d, vector = os.path.join(work, "mri_4d.mha"), os.path.join(work, "mri_vector.mha")
     sitk.WriteImage(sitk_image(mri), four_d, useCompression=True)
     sitk.WriteImage(sitk_image(mri, vector=True), vector, useCompression=True)
-    opts = ["--model", model, "--intensity-norm", "zscore-nonzero"]
-    outs = {n: os.path.join(work, n) for n in ("mri_twin_seg.nii.gz", "mri_4d_seg.mha", "mri_vector_seg.mha")}
-    r = [run([swinrun, twin, outs["mri_twin_seg.nii.gz"], *opts]), run([swinrun, four_d, outs["mri_4d_seg.mha"], *opts]),
-         run([swinrun, vector, outs["mri_vector_seg.mha"], *opts])]
-    if not check("four channels: the NIfTI twin, a 4-D .mha and a vector .mha segment",
-                 all(x.returncode == 0 for x in r), "".join(x.stderr for x in r)[-300:]):
-        return
-    want = np.asarray(nib.load(outs["mri_twin_seg.nii.gz"]).dataobj)
-    for n in ("mri_4d_seg.mha", "mri_vector_seg.mha"):
-        got = as_xyz(sitk.ReadImage(outs[n]))
-        check(f"four channels: {n} is the twin's labels ({len(np.unique(want))} labels present)",
-              got.shape == want.shape and np.array_equal(got, want) and len(np.unique(want)) >= 2)
+    same_as_twin(swinrun, model, work, mri, {"a 4-D .mha": four_d, "a vector .mha": vector})
 
 
 def main():

@@ -1,7 +1,7 @@
-/* MetaImage voxels (mha_read.h): read whole, inflated when compressed, widened to float32
- * and de-interleaved (the file holds a voxel's components together, i fastest, then j, k,
- * the fourth axis last). */
-#include "formats/metaimage/mha_read.h"
+/* Text-header volumes' voxels (raw_read.h): read whole, inflated when compressed, widened to
+ * float32 and de-interleaved (the file holds a voxel's components together, i fastest, then
+ * j, k, the fourth axis last). */
+#include "formats/rawvol/raw_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,36 +41,36 @@ static swin_status inflate_voxels(const char *path, const uint8_t *in, size_t in
     libdeflate_free_decompressor(d);
     if (r == LIBDEFLATE_SUCCESS && got == n) return SWIN_OK;
     return swin_error_set(err, SWIN_ERR_FORMAT,
-                          "%s: the compressed voxels are %s (DimSize and ElementType need %zu bytes)", path,
+                          "%s: the compressed voxels are %s (the header's sizes and type need %zu bytes)", path,
                           r == LIBDEFLATE_INSUFFICIENT_SPACE ? "more than the header's size"
                           : r == LIBDEFLATE_SUCCESS          ? "fewer than the header's size"
                                                              : "corrupt or truncated",
                           n);
 }
 
-static double value_at(const uint8_t *p, enum swin_mha_type t, int bytes, bool swap)
+static double value_at(const uint8_t *p, enum swin_raw_type t, int bytes, bool swap)
 {
     uint8_t b[8];
     for (int i = 0; i < bytes; i++) b[i] = swap ? p[bytes - 1 - i] : p[i];
     switch (t) {
-    case SWIN_MHA_UCHAR: return b[0];
-    case SWIN_MHA_CHAR: return (int8_t)b[0];
-    case SWIN_MHA_USHORT: { uint16_t v; memcpy(&v, b, 2); return v; }
-    case SWIN_MHA_SHORT: { int16_t v; memcpy(&v, b, 2); return v; }
-    case SWIN_MHA_UINT: { uint32_t v; memcpy(&v, b, 4); return v; }
-    case SWIN_MHA_INT: { int32_t v; memcpy(&v, b, 4); return v; }
-    case SWIN_MHA_ULONG_LONG: { uint64_t v; memcpy(&v, b, 8); return (double)v; }
-    case SWIN_MHA_LONG_LONG: { int64_t v; memcpy(&v, b, 8); return (double)v; }
-    case SWIN_MHA_FLOAT: { float v; memcpy(&v, b, 4); return v; }
-    case SWIN_MHA_DOUBLE: { double v; memcpy(&v, b, 8); return v; }
+    case SWIN_RAW_UINT8: return b[0];
+    case SWIN_RAW_INT8: return (int8_t)b[0];
+    case SWIN_RAW_UINT16: { uint16_t v; memcpy(&v, b, 2); return v; }
+    case SWIN_RAW_INT16: { int16_t v; memcpy(&v, b, 2); return v; }
+    case SWIN_RAW_UINT32: { uint32_t v; memcpy(&v, b, 4); return v; }
+    case SWIN_RAW_INT32: { int32_t v; memcpy(&v, b, 4); return v; }
+    case SWIN_RAW_UINT64: { uint64_t v; memcpy(&v, b, 8); return (double)v; }
+    case SWIN_RAW_INT64: { int64_t v; memcpy(&v, b, 8); return (double)v; }
+    case SWIN_RAW_FLOAT32: { float v; memcpy(&v, b, 4); return v; }
+    case SWIN_RAW_FLOAT64: { double v; memcpy(&v, b, 8); return v; }
     }
     return 0;
 }
 
 /* raw (the file's values) -> img->data, channel after channel. */
-static swin_status widen(const char *path, const uint8_t *raw, struct swin_mha_image *img, swin_error *err)
+static swin_status widen(const char *path, const uint8_t *raw, struct swin_raw_image *img, swin_error *err)
 {
-    const struct swin_mha_header *h = &img->h;
+    const struct swin_raw_header *h = &img->h;
     const size_t n = (size_t)(h->dim[0] * h->dim[1] * h->dim[2]), comps = (size_t)h->components;
     const bool swap = h->msb; /* swinrun's hosts are little-endian */
     for (size_t t = 0; t < (size_t)h->dim[3]; t++)
@@ -88,7 +88,7 @@ static swin_status widen(const char *path, const uint8_t *raw, struct swin_mha_i
 }
 
 /* The file's values, raw (raw_n bytes) from the data file. */
-static swin_status read_raw(const struct swin_mha_header *h, uint8_t *raw, size_t raw_n, size_t *held,
+static swin_status read_raw(const struct swin_raw_header *h, uint8_t *raw, size_t raw_n, size_t *held,
                             swin_error *err)
 {
     const char *path = h->data_path;
@@ -123,7 +123,7 @@ static swin_status read_raw(const struct swin_mha_header *h, uint8_t *raw, size_
 
 /* Before anything large is allocated: the data file can hold raw_n bytes of voxels (deflate
  * shrinks data at most 1032-fold). */
-static swin_status plausible(const struct swin_mha_header *h, size_t raw_n, swin_error *err)
+static swin_status plausible(const struct swin_raw_header *h, size_t raw_n, swin_error *err)
 {
     struct stat sb;
     if (stat(h->data_path, &sb))
@@ -131,17 +131,19 @@ static swin_status plausible(const struct swin_mha_header *h, size_t raw_n, swin
     const double there = (double)sb.st_size - (double)(h->data_offset > 0 ? h->data_offset : 0);
     const double need = h->compressed ? (double)raw_n / 1032.0 : (double)raw_n;
     if (there < need)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: truncated: %.0f bytes of voxels, DimSize and ElementType need %s%zu",
+        return swin_error_set(err, SWIN_ERR_FORMAT,
+                              "%s: truncated: %.0f bytes of voxels, the header's sizes and type need %s%zu",
                               h->data_path, there > 0 ? there : 0.0, h->compressed ? "(inflated) " : "", raw_n);
     return SWIN_OK;
 }
 
-swin_status swin_mha_read(const char *path, struct swin_mha_image *img, swin_error *err)
+swin_status swin_raw_read(const char *path, const struct swin_raw_header *header, struct swin_raw_image *img,
+                          swin_error *err)
 {
     memset(img, 0, sizeof *img);
-    swin_status st = swin_mha_header_read(path, &img->h, err);
-    if (st) return st;
-    const struct swin_mha_header *h = &img->h;
+    img->h = *header;
+    swin_status st;
+    const struct swin_raw_header *h = &img->h;
     img->channels = (int)h->dim[3] * h->components;
     const size_t values = (size_t)(h->dim[0] * h->dim[1] * h->dim[2]) * (size_t)img->channels;
     const size_t raw_n = values * (size_t)h->type_bytes;
@@ -154,17 +156,17 @@ swin_status swin_mha_read(const char *path, struct swin_mha_image *img, swin_err
     if (!st) st = widen(path, raw, img, err);
     img->read_peak = raw_n + values * sizeof *img->data + compressed;
     free(raw);
-    if (st) swin_mha_image_free(img);
+    if (st) swin_raw_image_free(img);
     return st;
 }
 
-void swin_mha_image_free(struct swin_mha_image *img)
+void swin_raw_image_free(struct swin_raw_image *img)
 {
     free(img->data);
     img->data = NULL;
 }
 
-swin_mat4 swin_mha_affine(const struct swin_mha_header *h)
+swin_mat4 swin_raw_affine(const struct swin_raw_header *h)
 {
     swin_mat4 a = swin_mat4_identity();
     for (int r = 0; r < 3; r++) {
