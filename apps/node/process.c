@@ -85,6 +85,17 @@ swin_status node_proc_open(struct node_proc *p, const struct node_config *cfg, s
         return st;
     }
     p->base = swin_model_segment_params(p->model);
+    swin_model_info mi;
+    swin_model_get_info(p->model, &mi);
+    if (cfg->seg == NODE_SEG_LABELMAP && swin_mask_channels(p->base.activation, mi.out_channels)) {
+        for (int i = 0; i < cfg->workers; i++) swin_context_free(p->ctx[i]);
+        swin_model_free(p->model);
+        p->model = NULL;
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "%s: a multi-label model (its masks overlap), and outputs.seg \"labelmap\" holds one "
+                              "segment per pixel: set outputs.seg to \"binary\"",
+                              cfg->model);
+    }
     model_seed(cfg->model, p->seed, sizeof p->seed);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);

@@ -464,6 +464,16 @@ def case_drain(a, work):
         orthanc.stop()
 
 
+def multi_label_bundle(work):
+    """A bundle whose post-processing takes each channel's sigmoid (its masks overlap)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "formats", "dicom"))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "export"))
+    import multi_label_test
+    bundle = os.path.join(work, "multi_label_bundle")
+    multi_label_test.sigmoid_bundle(bundle)
+    return bundle
+
+
 def case_config(a, work):
     base = {"ae_title": "SWINRUN", "port": 11112, "spool": os.path.join(work, "spool"), "model": a.model,
             "callers": [{"ae_title": "SCANNER"}],
@@ -484,7 +494,9 @@ def case_config(a, work):
            ("STOW-RS URL", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "ftp://h/x"}]),
             "destinations[0].url takes an http:// or https:// URL"),
            ("STOW-RS with a port", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "http://h/x",
-                                                            "port": 104}]), "(stowrs) takes name and url only")]
+                                                            "port": 104}]), "(stowrs) takes name and url only"),
+           ("a label map SEG of a multi-label model", dict(base, model=multi_label_bundle(work),
+                                                            outputs={"seg": "labelmap"}), "set outputs.seg to")]
     for what, cfg, want in bad:
         p = os.path.join(work, "bad.json")
         with open(p, "w") as f:
