@@ -30,7 +30,7 @@ static void usage(FILE *o)
             "\n" BUILD_HELP
             "Usage:\n"
             "  swinrun CT.nii.gz OUT.nii.gz [--model M.onnx] [--preview P.png] [...]\n"
-            "      segment a CT: the label map on the CT's own grid\n"
+            "      segment a CT: the label map on the CT's own grid (also CT.mha OUT.mha, CT.nrrd OUT.nrrd)\n"
             "  swinrun segment [options] --out-dir DIR CT1.nii.gz CT2.nii.gz ...\n"
             "      many CTs, the model loaded once\n"
             "  swinrun CT_DIR/ OUT.dcm [--rtstruct RT.dcm] [--model M.onnx]\n"

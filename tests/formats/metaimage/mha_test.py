@@ -13,6 +13,8 @@
   - a four-channel model (the test matrix's f24_c64_cfg_ts) on a 4-sequence MRI phantom as a
     4-D .mha (NDims 4) and as a vector image (ElementNumberOfChannels 4): the twin's labels;
   - the batch form names its outputs DIR/<name>_seg.mha;
+  - a label map that cannot be written (a file size limit: EFBIG, as a full disk): exit 2,
+    one line, nothing left behind;
   - refusals, exit 2, one line, nothing written: a 2-D image, slices listed in several files
     (LIST), a voxel file in another folder, text voxels, truncated and corrupt voxels, an
     array element type, too few DimSize values, NaN voxels, and a NIfTI output name.
@@ -20,7 +22,9 @@
     mha_test.py SWINRUN MODEL_1CH MODEL_4CH WORKDIR"""
 import gzip
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -43,8 +47,22 @@ def check(what, cond, detail=""):
     return bool(cond)
 
 
-def run(cmd):
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+
+
+def write_fails(swinrun, model, src, out_dir, ext):
+    """The label map cannot be written past 3000 bytes (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG, as
+    a full disk): exit 2, one line, and nothing left in out_dir, no temporary file either."""
+    os.makedirs(out_dir)
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
+    r = run([swinrun, src, os.path.join(out_dir, "labels" + ext), "--model", model], preexec_fn=limit)
+    lines = r.stderr.strip().splitlines()
+    check("a write that fails (file size limit): exit 2, one line, nothing left", r.returncode == 2 and
+          len(lines) == 1 and not os.listdir(out_dir), f"{r.stderr.strip()[-160:]} left {os.listdir(out_dir)}")
 
 
 SPACING = (0.9, 0.8, 2.5)
@@ -175,6 +193,7 @@ def single_channel(swinrun, model, work):
     r = run([swinrun, "segment", "--out-dir", bdir, src, "--model", model, "-q"])
     check("--out-dir: DIR/<name>_seg.mha", r.returncode == 0 and os.listdir(bdir) == ["sitk_zlib_int16_seg.mha"],
           f"{os.listdir(bdir)} {r.stderr.strip()[-200:]}")
+    write_fails(swinrun, model, src, os.path.join(work, "fsize"), ".mha")
     refusals(swinrun, model, work, ct)
 
 

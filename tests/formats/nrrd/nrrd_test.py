@@ -14,6 +14,8 @@
     SimpleITK vector image (a first "vector" axis) and by hand with a last "list" axis: the
     twin's labels;
   - the batch form names its outputs DIR/<name>_seg.nrrd;
+  - a label map that cannot be written (a file size limit: EFBIG, as a full disk): exit 2,
+    one line, nothing left behind;
   - refusals, exit 2, one line, nothing written: a 2-D image, bzip2 and text voxels, voxels
     in several files (LIST), a data file in another folder, no endian, the channels' axis
     between spatial ones, truncated and corrupt voxels, and a NIfTI output name.
@@ -133,6 +135,7 @@ def outputs_4d(swinrun, model, work, twin_prob, twin_masks):
     r = run([swinrun, "segment", "--out-dir", bdir, src, "--model", model, "-q"])
     check("--out-dir: DIR/<name>_seg.nrrd", r.returncode == 0 and os.listdir(bdir) == ["sitk_gzip_seg.nrrd"],
           f"{os.listdir(bdir)} {r.stderr.strip()[-200:]}")
+    mt.write_fails(swinrun, model, src, os.path.join(work, "fsize"), ".nrrd")
 
 
 def second_axis_channels(head):
