@@ -67,12 +67,43 @@ static double value_at(const uint8_t *p, enum swin_raw_type t, int bytes, bool s
     return 0;
 }
 
+#define WIDEN_RUN(T)                                                                                          \
+    for (size_t i = 0; i < count; i++) out[i] = (float)((const T *)raw)[i];                                   \
+    return true;
+
+/* count values of this host's byte order and one component each, widened without a switch per
+ * value (int16 CTs are most inputs); false where the general path must go (64-bit values, or a
+ * float32 NaN / infinity, which it names). raw is malloc'd: aligned for any type. */
+static bool widen_native(const uint8_t *raw, enum swin_raw_type t, size_t count, float *out)
+{
+    switch (t) {
+    case SWIN_RAW_UINT8: WIDEN_RUN(uint8_t)
+    case SWIN_RAW_INT8: WIDEN_RUN(int8_t)
+    case SWIN_RAW_UINT16: WIDEN_RUN(uint16_t)
+    case SWIN_RAW_INT16: WIDEN_RUN(int16_t)
+    case SWIN_RAW_UINT32: WIDEN_RUN(uint32_t)
+    case SWIN_RAW_INT32: WIDEN_RUN(int32_t)
+    case SWIN_RAW_FLOAT32: {
+        bool finite = true;
+        for (size_t i = 0; i < count; i++) {
+            const float x = ((const float *)raw)[i];
+            finite &= isfinite(x) != 0;
+            out[i] = x;
+        }
+        return finite;
+    }
+    default: return false;
+    }
+}
+
 /* raw (the file's values) -> img->data, channel after channel. */
 static swin_status widen(const char *path, const uint8_t *raw, struct swin_raw_image *img, swin_error *err)
 {
     const struct swin_raw_header *h = &img->h;
     const size_t n = (size_t)(h->dim[0] * h->dim[1] * h->dim[2]), comps = (size_t)h->components;
     const bool swap = h->msb; /* swinrun's hosts are little-endian */
+    /* one component: the file's order is data's, volume after volume */
+    if (!swap && comps == 1 && widen_native(raw, h->type, n * (size_t)h->dim[3], img->data)) return SWIN_OK;
     for (size_t t = 0; t < (size_t)h->dim[3]; t++)
         for (size_t v = 0; v < n; v++)
             for (size_t c = 0; c < comps; c++) {
