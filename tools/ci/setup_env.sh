@@ -16,11 +16,12 @@ venv="${SWINRUN_VENV:-$HOME/.cache/swinrun/venv}"
 py="$venv/bin/python"
 stamp="$venv/.swinrun-setup-stamp"
 
-APT_PKGS="libcurl4-openssl-dev libssl-dev ca-certificates libprotobuf-c-dev protobuf-c-compiler libonnx-dev libnifti2-dev libdeflate-dev libopenblas-dev libonnx-testdata cmake build-essential python3-venv clang libclang-rt-14-dev libdcmtk-dev dcmtk dicom3tools libopenjp2-7-dev openjph-tools orthanc orthanc-dicomweb openssl"
+APT_PKGS="libcurl4-openssl-dev libssl-dev ca-certificates libprotobuf-c-dev protobuf-c-compiler libonnx-dev libnifti2-dev libdeflate-dev libopenblas-dev libonnx-testdata cmake build-essential python3-venv clang libclang-rt-14-dev libdcmtk-dev dcmtk dicom3tools libopenjp2-7-dev openjph-tools orthanc orthanc-dicomweb openssl ccache"
 # orthanc: the PACS of the DICOM node's tests (tests/node), run by them as `Orthanc config.json`
 # on loopback ports; the package's own service is not used; orthanc-dicomweb: its DICOMweb
 # plugin, the STOW-RS server of node_stowrs
 # openssl: the certificates of the node's TLS test (tests/node, node_tls), made at test time
+# ccache: tools/test.sh's compiler cache (~/.cache/swinrun/ccache), shared by fresh clones
 # SimpleITK: ITK's MetaIO, the independent reader and writer of the MetaImage tests (tests/formats/metaimage)
 # nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm: the CUDA binary utilities of bench/sass/sass_census.py
 PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86 pydicom==3.0.2 highdicom==0.28.2 dcmqi==1.5.7 safetensors==0.8.0 pylibjpeg==2.1.0 pylibjpeg-openjpeg==2.6.0 pytest==9.2.0 SimpleITK==2.5.7"
