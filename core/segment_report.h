@@ -8,6 +8,9 @@
 
 #include "plan_info.h"
 
+/* A tilt below this (degrees) is the rounding of positions, not a tilted gantry. */
+#define SWIN_DICOM_TILT_NOTICE_DEG 0.1
+
 /* Per label present (not 0), on the input's own grid: what TotalSegmentator's --statistics
  * gives. */
 #define SWIN_STATS_MAX 256
@@ -65,6 +68,9 @@ typedef struct swin_segment_report {
     bool blended_on_device;
     size_t ring_bytes;
     char blend_note[256];
+    /* A DICOM series' gantry tilt: the angle of its slice step off the normal (0: none; the CLI
+     * names it from SWIN_DICOM_TILT_NOTICE_DEG up) */
+    double dicom_tilt_deg;
 } swin_segment_report;
 
 #endif

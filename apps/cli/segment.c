@@ -121,6 +121,7 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
         fprintf(f, ", \"dicom_series_found\": %d, \"dicom_skipped\": %d, \"dicom_skipped_what\": ",
                 r->dicom_series_found, r->dicom_skipped);
         json_string(f, r->dicom_skipped_what);
+        fprintf(f, ", \"dicom_tilt_degrees\": %.4g", r->dicom_tilt_deg);
     }
     /* organ statistics on the input's grid, one line per label present */
     fprintf(f, ",\n     \"statistics\": [");
@@ -366,6 +367,9 @@ int cli_segment(const struct cli_args *a)
         if (rep.dicom_input && (rep.dicom_series_found > 1 || rep.dicom_skipped) && rep.dicom_series_uid[0])
             fprintf(stderr, "swinrun: %s: series %s: %s%s%s\n", in, rep.dicom_series_uid, rep.dicom_series_reason,
                     rep.dicom_skipped ? "; skipped " : "", rep.dicom_skipped_what);
+        if (!st && rep.dicom_tilt_deg >= SWIN_DICOM_TILT_NOTICE_DEG)
+            fprintf(stderr, "swinrun: %s: gantry tilt %.1f degrees: segmented on the tilted slices (a sheared grid)\n",
+                    in, rep.dicom_tilt_deg);
         if (st) {
             fprintf(stderr, "swinrun: %s\n", err.msg);
             if (rep.dicom_input && rep.dicom_series_found > 1 && !rep.dicom_series_uid[0])

@@ -41,7 +41,6 @@ struct swin_dcm_slice {
     double orientation[6];         /* ImageOrientationPatient: row direction, then column direction */
     double spacing[2];             /* PixelSpacing: between rows (down a column), between columns */
     double slope, intercept;       /* RescaleSlope / RescaleIntercept (1, 0 when absent) */
-    double gantry_tilt;            /* GantryDetectorTilt in degrees (0 when absent) */
     bool has_padding;              /* PixelPaddingValue present */
     int padding[2];                /* stored values from PixelPaddingValue to PixelPaddingRangeLimit
                                       (both the value when no limit), in the pixel representation */

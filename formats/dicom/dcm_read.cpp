@@ -109,8 +109,6 @@ static void read_frame_groups(DcmItem *per_frame, DcmItem *shared, struct swin_d
     g = group(per_frame, shared, DCM_PixelValueTransformationSequence);
     if (!g || !get_ds(g, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
     if (!g || !get_ds(g, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
-    g = group(per_frame, shared, DCM_CTAcquisitionDetailsSequence);
-    if (!g || !get_ds(g, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
 }
 
 swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slices, int *n, bool *is_dicom,
@@ -191,7 +189,6 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slice
         s->has_spacing = get_ds(d, DCM_PixelSpacing, s->spacing, 2);
         if (!get_ds(d, DCM_RescaleSlope, &s->slope, 1)) s->slope = 1.0;
         if (!get_ds(d, DCM_RescaleIntercept, &s->intercept, 1)) s->intercept = 0.0;
-        if (!get_ds(d, DCM_GantryDetectorTilt, &s->gantry_tilt, 1)) s->gantry_tilt = 0.0;
     } else {
         DcmItem *shared = NULL;
         d->findAndGetSequenceItem(DCM_SharedFunctionalGroupsSequence, shared, 0);

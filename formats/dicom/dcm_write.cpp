@@ -415,11 +415,14 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         DcmItem *shared = new_item(d, DCM_SharedFunctionalGroupsSequence);
         DcmItem *pm = new_item(shared, DCM_PixelMeasuresSequence);
         put(pm, DCM_PixelSpacing, ds_list(s0.spacing, 2));
+        // the distance between neighbouring slice planes: along the normal, also when a gantry
+        // tilt steps each slice sideways
         double step = 0;
         if (ref->nz > 1) {
-            const double *a = s0.position, *b = slice(ref, ref->nz - 1).position;
-            step = std::sqrt((b[0] - a[0]) * (b[0] - a[0]) + (b[1] - a[1]) * (b[1] - a[1]) + (b[2] - a[2]) * (b[2] - a[2])) /
-                   (ref->nz - 1);
+            const double *a = s0.position, *b = slice(ref, ref->nz - 1).position, *r = s0.orientation,
+                         *cd = s0.orientation + 3;
+            const double nrm[3] = {r[1] * cd[2] - r[2] * cd[1], r[2] * cd[0] - r[0] * cd[2], r[0] * cd[1] - r[1] * cd[0]};
+            step = std::fabs((b[0] - a[0]) * nrm[0] + (b[1] - a[1]) * nrm[1] + (b[2] - a[2]) * nrm[2]) / (ref->nz - 1);
         }
         put(pm, DCM_SliceThickness, ds(step));
         put(pm, DCM_SpacingBetweenSlices, ds(step));

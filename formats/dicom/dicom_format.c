@@ -159,6 +159,7 @@ static swin_status dicom_read(const char *const *paths, int npaths, const char *
     snprintf(rep->dicom_series_uid, sizeof rep->dicom_series_uid, "%s", c->uid);
     snprintf(rep->dicom_series_reason, sizeof rep->dicom_series_reason, "%s", c->reason);
     snprintf(rep->dicom_skipped_what, sizeof rep->dicom_skipped_what, "%s", c->skipped_what);
+    rep->dicom_tilt_deg = s->tilt_deg;
     if (st) {
         free(s);
         return st;

@@ -86,11 +86,6 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
         if (!(s->slope != 0 && fabs(s->slope) < 1e6 && fabs(s->intercept) < 1e9))
             return swin_error_set(err, SWIN_ERR_FORMAT, "%s: RescaleSlope %g / RescaleIntercept %g are not usable",
                                   name_of(s, 1).s, s->slope, s->intercept);
-        if (fabs(s->gantry_tilt) > 1e-3)
-            return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "%s: gantry tilt of %g degrees: the slices are sheared; swinrun reads untilted "
-                                  "series (resample it first, e.g. dcm2niix corrects tilt)",
-                                  name_of(s, 1).s, s->gantry_tilt);
         bool same = s->rows == a->rows && s->cols == a->cols && strcmp(s->frame_of_ref, a->frame_of_ref) == 0 &&
                     fabs(s->spacing[0] - a->spacing[0]) <= 1e-4 * a->spacing[0] &&
                     fabs(s->spacing[1] - a->spacing[1]) <= 1e-4 * a->spacing[1];
@@ -114,8 +109,11 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
     return SWIN_OK;
 }
 
-/* Sorted along the normal; one position per slice, no shear, even steps. */
-static swin_status check_stack(struct swin_dcm_slice *sl, int n, swin_error *err)
+/* Sorted along the normal; one position per slice, even steps, every position on the line
+ * from the first to the last (a gantry-tilted stack steps sideways by the same in-plane
+ * offset at every slice: a sheared grid that one affine still describes). *tilt_deg: the
+ * angle between that line and the normal. */
+static swin_status check_stack(struct swin_dcm_slice *sl, int n, double *tilt_deg, swin_error *err)
 {
     if (n < 2)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: a series of one slice is not a volume",
@@ -160,17 +158,21 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, swin_error *err
                                 gap, name_of(&sl[k], 0).s, it[k].d, name_of(&sl[k + 1], 0).s, it[k + 1].d, step,
                                 gap > 1.5 * step ? "a missing slice" : "slices of another spacing");
     }
-    /* in-plane offset of every position from the first: a sheared (tilted) stack */
-    for (int k = 1; k < n && !st; k++) {
-        double dv[3] = {sl[k].position[0] - sl[0].position[0], sl[k].position[1] - sl[0].position[1],
-                        sl[k].position[2] - sl[0].position[2]};
+    /* every position where the line from the first to the last puts it (even steps: at
+     * k / (n - 1) of the way), within the rounding of positions written with 2 decimals */
+    const double *p0 = sl[0].position, *pz = sl[n - 1].position;
+    for (int k = 1; k + 1 < n && !st; k++) {
+        double t = (double)k / (n - 1), dv[3];
+        for (int x = 0; x < 3; x++) dv[x] = sl[k].position[x] - (p0[x] + t * (pz[x] - p0[x]));
         double off = hypot(dot3(dv, r), dot3(dv, c));
-        if (off > 0.05) /* mm: more than the rounding of positions written with 2 decimals */
+        if (off > 0.05)
             st = swin_error_set(err, SWIN_ERR_FORMAT,
-                                "%s is shifted %.3f mm in its own plane from %s: the slices are not stacked along "
-                                "their normal (gantry tilt or a sheared stack); resample the series first",
-                                name_of(&sl[k], 0).s, off, name_of(&sl[0], 0).s);
+                                "%s is %.3f mm in its own plane off the line from %s to %s: the slices do not "
+                                "step by one offset (an irregularly sheared stack); resample the series first",
+                                name_of(&sl[k], 0).s, off, name_of(&sl[0], 0).s, name_of(&sl[n - 1], 0).s);
     }
+    double dz[3] = {pz[0] - p0[0], pz[1] - p0[1], pz[2] - p0[2]};
+    *tilt_deg = atan2(hypot(dot3(dz, r), dot3(dz, c)), dot3(dz, nrm)) * (180.0 / acos(-1.0));
     free(it);
     return st;
 }
@@ -281,7 +283,7 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
     else st = chosen_slices(&study, &sl, &n, &s->choice, err);
     swin_dcm_study_free(&study);
     if (!st) st = check_geometry(sl, n, err);
-    if (!st) st = check_stack(sl, n, err);
+    if (!st) st = check_stack(sl, n, &s->tilt_deg, err);
     if (st) {
         free(sl);
         return st;

@@ -6,7 +6,10 @@
  * along the normal row x column. World coordinates: NIfTI's RAS+ (DICOM's LPS with x and y
  * negated). The affine comes from ImagePositionPatient, ImageOrientationPatient and
  * PixelSpacing only: column spacing PixelSpacing[1] along i, row spacing PixelSpacing[0]
- * along j, and the step between the first and last slice positions along k. */
+ * along j, and the step between the first and last slice positions along k. A gantry-tilted
+ * stack (each slice offset in its own plane by the same step) is read as it was acquired: a
+ * sheared affine, the third column off the normal by the tilt (the pipeline resamples it as
+ * MONAI's Spacing does a NIfTI file with that affine: onto an unsheared grid). */
 #ifndef SWIN_DICOM_SERIES_H
 #define SWIN_DICOM_SERIES_H
 
@@ -27,7 +30,8 @@ struct swin_dcm_series {
     struct swin_dcm_slice *slices;          /* nz, sorted along the normal */
     const struct swin_dcm_slice **order;    /* pointers into slices, for swin_dcm_ref */
     int64_t dim[3];                         /* cols, rows, nz */
-    double affine[4][4];                    /* voxel -> RAS mm */
+    double affine[4][4];                    /* voxel -> RAS mm: sheared for a tilted stack */
+    double tilt_deg;                        /* angle between the slice step and the normal */
     float *hu;                              /* cols * rows * nz */
     struct swin_dcm_choice choice;          /* set as far as the reading came, also on a refusal */
 };

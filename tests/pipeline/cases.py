@@ -52,6 +52,11 @@ def synthetic_cases(work):
     hu = _smooth_hu((45, 39, 17), rng)
     out["oblique_scaled"] = _save(os.path.join(work, "oblique.nii.gz"), np.rint((hu + 1024) / 0.5), a,
                                   dtype=np.uint16, slope=0.5, inter=-1024.0)
+    # a gantry-tilted stack, LPS, as a tilted DICOM series is read: every slice steps 20
+    # degrees off the normal along the column direction (a sheared affine; Spacing resamples
+    # it onto an unsheared grid)
+    a = np.diag([-0.8, -0.8, 2.5, 1.0]); a[1, 2] = -2.5 * np.tan(np.radians(20)); a[:3, 3] = [25, 15, -40]
+    out["sheared_tilt"] = _save(os.path.join(work, "sheared_tilt.nii.gz"), _smooth_hu((53, 47, 21), rng), a)
     return out
 
 

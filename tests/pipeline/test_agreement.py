@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """swinrun's whole pipeline against MONAI's (tools/export/pipeline_reference.py): labels on the
 input grid for synthetic volumes (LPS, anisotropic, smaller than the window, odd sizes,
-permuted axes, oblique, NIfTI-2, scaled uint16, finer and coarser than the model spacing) and
+permuted axes, oblique, sheared as a gantry-tilted stack, NIfTI-2, scaled uint16, finer and
+coarser than the model spacing) and
 real files nibabel ships. The variant invert_linear takes the linear way back (--invert linear)
 against MONAI's softmax -> Invertd(nearest_interp=False) -> argmax (linear_reference.py); the
 variants sigmoid1 and sigmoid1_linear run a one-channel fake model, against MONAI's sigmoid ->
@@ -49,7 +50,7 @@ WANTED = {"gaussian_overlap25": ("lps_aniso", "small"), "noresample_window": ("l
           "spacing_1_1_1.5": ("lps_aniso",), "classes300": ("small",),
           "invert_linear": ("lps_aniso", "oblique_scaled", "ct_fine_lps", "ct_coarse_oblique"),
           "sigmoid1": ("lps_aniso", "small", "oblique_scaled"), "sigmoid1_linear": ("lps_aniso", "ct_coarse_oblique")}
-QUICK = {"default": ("lps_aniso", "small", "permuted_nifti2", "oblique_scaled", "nibabel_anatomical"),
+QUICK = {"default": ("lps_aniso", "small", "permuted_nifti2", "oblique_scaled", "sheared_tilt", "nibabel_anatomical"),
          "invert_linear": ("ct_fine_lps", "ct_coarse_oblique")}
 
 

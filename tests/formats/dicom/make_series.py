@@ -10,9 +10,11 @@ Good series (one folder each, plus NAME.nii.gz: the same voxels in NIfTI-2 with 
   rle       RLE Lossless (pydicom's encoder)
   jpegll    JPEG Lossless SV1 (DCMTK's dcmcjpeg)
   jpegls    JPEG-LS lossless (DCMTK's dcmcjpls)
+  tilted    gantry tilt of 20 degrees: each slice 2.5 mm along the normal and 2.5 tan 20 mm
+            along the column direction from the one before, GantryDetectorTilt 20
 Bad series (folders bad_*): several series, mixed geometry, duplicate positions, a missing
-slice, gantry tilt (the tag, and positions sheared without it), MPEG-2 (a syntax swinrun does not
-decode), an MR image among CT.
+slice, a tilted stack with one slice off its line, MPEG-2 (a syntax swinrun does not decode),
+an MR image among CT.
 
     make_series.py OUTDIR [--shape NX NY NZ]"""
 import argparse
@@ -40,18 +42,20 @@ def rotation(axis, deg):
 
 
 class Geometry:
-    """Slice k of the volume at origin + k * step * slice_dir (LPS); pixel (row j, column i)
-    at + i * col_spacing * row_dir + j * row_spacing * col_dir."""
+    """Slice k of the volume at origin + k * step * (slice_dir + tan(tilt) * col_dir) (LPS);
+    pixel (row j, column i) at + i * col_spacing * row_dir + j * row_spacing * col_dir."""
 
-    def __init__(self, row_dir, col_dir, row_spacing, col_spacing, step, slice_sign=1, origin=(-30.0, -20.0, 50.0)):
+    def __init__(self, row_dir, col_dir, row_spacing, col_spacing, step, slice_sign=1, origin=(-30.0, -20.0, 50.0),
+                 tilt=0.0):
         self.r = np.asarray(row_dir, float)
         self.c = np.asarray(col_dir, float)
         self.dr, self.dc, self.step = row_spacing, col_spacing, step
         self.n = np.cross(self.r, self.c) * slice_sign
         self.origin = np.asarray(origin, float)
+        self.shift = np.tan(np.radians(tilt)) * self.c
 
     def position(self, k):
-        return self.origin + k * self.step * self.n
+        return self.origin + k * self.step * (self.n + self.shift)
 
     def affine_ras(self, nz):
         """From the values as the files store them (decimal strings): positions, orientation,
@@ -168,6 +172,7 @@ def main():
     # feet first: row direction toward the patient's right, slices toward the head while
     # row x column points to the feet
     feet = Geometry((-1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5, slice_sign=-1, origin=(20.0, -20.0, -60.0))
+    tilted = Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5, origin=(-31.4159, -22.7183, 48.2818), tilt=20)
     good = {
         "axial": dict(geo=axial),
         "oblique": dict(geo=oblique, slope=0.5),
@@ -175,6 +180,7 @@ def main():
         "rle": dict(geo=axial, encode="rle"),
         "jpegll": dict(geo=axial, dcmtk=("dcmcjpeg", ["+e1"])),
         "jpegls": dict(geo=axial, dcmtk=("dcmcjpls", ["+el"])),
+        "tilted": dict(geo=tilted, extra={"GantryDetectorTilt": "20"}),
     }
     meta = {}
     for name, g in good.items():
@@ -182,7 +188,7 @@ def main():
             continue
         folder = os.path.join(a.out, name)
         write_series(folder, g["geo"], vol, slope=g.get("slope", 1.0), uids=g.get("uids"), rng=rng,
-                     encode=g.get("encode"))
+                     encode=g.get("encode"), extra={k: g["extra"] for k in range(nz)} if "extra" in g else None)
         if "dcmtk" in g:
             dcmtk_encode(folder, *g["dcmtk"])
         save_copy(os.path.join(a.out, name + ".nii.gz"), g["geo"], vol)
@@ -203,15 +209,14 @@ def main():
         write_series(f, axial, small[:, :, 4:5], shuffle=False, uids=u, rng=rng)
         # a missing slice
         write_series(os.path.join(a.out, "bad_missing_slice"), axial, small, rng=rng, skip=(6,))
-        # gantry tilt: 12 degrees, positions sheared along the column direction
-        f = os.path.join(a.out, "bad_gantry_tilt")
-        write_series(f, axial, small, rng=rng, extra={k: {"GantryDetectorTilt": "12"} for k in range(12)})
-        tilted = Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5)
-        f = os.path.join(a.out, "bad_sheared")
+        # a tilted stack (12 degrees) with slice 5 moved 1 mm along the row direction: no
+        # longer one step from slice to slice
+        tilted12 = Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5, tilt=12)
+        f = os.path.join(a.out, "bad_jagged")
         u = new_uids()
         for k in range(12):
-            ds = make_slice(tilted, k, small[:, :, k].T, u, k + 1)
-            p = np.asarray(tilted.position(k)) + [0, k * 2.5 * np.tan(np.radians(12)), 0]
+            ds = make_slice(tilted12, k, small[:, :, k].T, u, k + 1)
+            p = np.asarray(tilted12.position(k)) + ([1.0, 0, 0] if k == 5 else 0)
             ds.ImagePositionPatient = [ds_str(v) for v in p]
             ds.save_as(os.path.join(f if os.path.isdir(f) else (os.makedirs(f) or f), f"s{k}.dcm"),
                        enforce_file_format=True)
