@@ -71,6 +71,10 @@ typedef struct swin_segment_report {
     /* A DICOM series' gantry tilt: the angle of its slice step off the normal (0: none; the CLI
      * names it from SWIN_DICOM_TILT_NOTICE_DEG up) */
     double dicom_tilt_deg;
+    /* A DICOM series' slices, and the planes of its grid that fall on none (a missing slice,
+     * uneven spacing: interpolated between the slices around them; in the NIfTI label map,
+     * not in the SEG or RT Structure Set, which cover the slices) */
+    int dicom_slices, dicom_planes_filled;
 } swin_segment_report;
 
 #endif

@@ -111,9 +111,10 @@ SWIN_API swin_status swin_segment_plan(const swin_model_t *model, const swin_con
  * deflate, RLE, JPEG baseline / extended / lossless, JPEG-LS, JPEG 2000, HTJ2K). Of several
  * series, params->dicom_series picks one, else the default (report .dicom_series_reason says
  * which and why); localizers and non-image objects are skipped (.dicom_skipped). The slices are ordered by ImagePositionPatient along the slice
- * normal (a gantry-tilted stack on its sheared grid: report .dicom_tilt_deg); a series with
- * mixed geometry, duplicate positions, uneven spacing, positions off one line, or (for a SEG or
- * RT Structure Set) a SOPInstanceUID blank in the dataset and the
+ * normal (a gantry-tilted stack on its sheared grid: report .dicom_tilt_deg; an uneven one, e.g.
+ * a missing slice, on a regular grid: .dicom_planes_filled); a series with mixed geometry,
+ * duplicate positions, a gap of more than 3 missing slices, positions off one line, or (for a
+ * SEG or RT Structure Set) a SOPInstanceUID blank in the dataset and the
  * file meta is refused (SWIN_ERR_FORMAT, one line that says where); blank study, series or frame of reference UIDs get new ones (report .dicom_notice). The volume goes
  * through swin_segment; the labels on the CT's grid are written to output_path: .nii /
  * .nii.gz a NIfTI label map, .dcm a DICOM SEG (and params->rtstruct_path an RT Structure

@@ -121,7 +121,8 @@ static void json_volume(FILE *f, const char *in, const char *out, swin_status st
         fprintf(f, ", \"dicom_series_found\": %d, \"dicom_skipped\": %d, \"dicom_skipped_what\": ",
                 r->dicom_series_found, r->dicom_skipped);
         json_string(f, r->dicom_skipped_what);
-        fprintf(f, ", \"dicom_tilt_degrees\": %.4g", r->dicom_tilt_deg);
+        fprintf(f, ", \"dicom_tilt_degrees\": %.4g, \"dicom_slices\": %d, \"dicom_planes_filled\": %d",
+                r->dicom_tilt_deg, r->dicom_slices, r->dicom_planes_filled);
     }
     /* organ statistics on the input's grid, one line per label present */
     fprintf(f, ",\n     \"statistics\": [");
@@ -367,6 +368,12 @@ int cli_segment(const struct cli_args *a)
         if (rep.dicom_input && (rep.dicom_series_found > 1 || rep.dicom_skipped) && rep.dicom_series_uid[0])
             fprintf(stderr, "swinrun: %s: series %s: %s%s%s\n", in, rep.dicom_series_uid, rep.dicom_series_reason,
                     rep.dicom_skipped ? "; skipped " : "", rep.dicom_skipped_what);
+        if (!st && rep.dicom_planes_filled)
+            fprintf(stderr,
+                    "swinrun: %s: uneven slice spacing: %d slices read onto a grid of %lld planes %.4g mm apart, %d "
+                    "interpolated between slices (labelled in a NIfTI label map; a SEG or RT Structure Set covers "
+                    "the slices)\n",
+                    in, rep.dicom_slices, rep.input_dim[2], rep.input_spacing[2], rep.dicom_planes_filled);
         if (!st && rep.dicom_tilt_deg >= SWIN_DICOM_TILT_NOTICE_DEG)
             fprintf(stderr, "swinrun: %s: gantry tilt %.1f degrees: segmented on the tilted slices (a sheared grid)\n",
                     in, rep.dicom_tilt_deg);

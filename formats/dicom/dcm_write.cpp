@@ -416,16 +416,20 @@ extern "C" swin_status swin_dcm_write_seg(const struct swin_dcm_ref *ref, const 
         DcmItem *pm = new_item(shared, DCM_PixelMeasuresSequence);
         put(pm, DCM_PixelSpacing, ds_list(s0.spacing, 2));
         // the distance between neighbouring slice planes: along the normal, also when a gantry
-        // tilt steps each slice sideways
-        double step = 0;
-        if (ref->nz > 1) {
-            const double *a = s0.position, *b = slice(ref, ref->nz - 1).position, *r = s0.orientation,
-                         *cd = s0.orientation + 3;
-            const double nrm[3] = {r[1] * cd[2] - r[2] * cd[1], r[2] * cd[0] - r[0] * cd[2], r[0] * cd[1] - r[1] * cd[0]};
-            step = std::fabs((b[0] - a[0]) * nrm[0] + (b[1] - a[1]) * nrm[1] + (b[2] - a[2]) * nrm[2]) / (ref->nz - 1);
-        }
+        // tilt steps each slice sideways; SpacingBetweenSlices only when it is one for all (not
+        // across a missing slice)
+        const double *r = s0.orientation, *cd = s0.orientation + 3;
+        const double nrm[3] = {r[1] * cd[2] - r[2] * cd[1], r[2] * cd[0] - r[0] * cd[2], r[0] * cd[1] - r[1] * cd[0]};
+        auto along = [&](int k) {
+            const double *p = slice(ref, k).position;
+            return p[0] * nrm[0] + p[1] * nrm[1] + p[2] * nrm[2];
+        };
+        double step = ref->nz > 1 ? std::fabs(along(ref->nz - 1) - along(0)) / (ref->nz - 1) : 0;
+        bool even = true;
+        for (int k = 0; k + 1 < ref->nz; k++)
+            even = even && std::fabs(std::fabs(along(k + 1) - along(k)) - step) <= std::fmax(1e-2, 1e-2 * step);
         put(pm, DCM_SliceThickness, ds(step));
-        put(pm, DCM_SpacingBetweenSlices, ds(step));
+        if (even) put(pm, DCM_SpacingBetweenSlices, ds(step));
         DcmItem *po = new_item(shared, DCM_PlaneOrientationSequence);
         put(po, DCM_ImageOrientationPatient, ds_list(s0.orientation, 6));
 

@@ -160,6 +160,8 @@ static swin_status dicom_read(const char *const *paths, int npaths, const char *
     snprintf(rep->dicom_series_reason, sizeof rep->dicom_series_reason, "%s", c->reason);
     snprintf(rep->dicom_skipped_what, sizeof rep->dicom_skipped_what, "%s", c->skipped_what);
     rep->dicom_tilt_deg = s->tilt_deg;
+    rep->dicom_slices = s->nslices;
+    rep->dicom_planes_filled = s->grid.filled;
     if (st) {
         free(s);
         return st;
@@ -167,8 +169,10 @@ static swin_status dicom_read(const char *const *paths, int npaths, const char *
     *in = (struct swin_format_input){.name = paths[0], .channels = 1, .hu = s->hu, .state = s};
     memcpy(in->dim, s->dim, sizeof in->dim);
     memcpy(in->affine, s->affine, sizeof in->affine);
-    in->read_peak = (size_t)(s->dim[0] * s->dim[1] * s->dim[2]) * sizeof *s->hu;
-    in->kept_bytes = in->read_peak; /* the intensities stay for the statistics */
+    in->kept_bytes = (size_t)(s->dim[0] * s->dim[1] * s->dim[2]) * sizeof *s->hu; /* kept for the statistics */
+    /* an uneven stack: its slices and the grid at once */
+    size_t slices_bytes = (size_t)(s->dim[0] * s->dim[1]) * (size_t)s->nslices * sizeof *s->hu;
+    in->read_peak = in->kept_bytes + (s->grid.plane_of ? slices_bytes : 0);
     in->hu_kept = true;
     return SWIN_OK;
 }
@@ -276,8 +280,19 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
         rep->labels_present = np;
     }
     o->present = np;
-    struct swin_dcm_ref ref = {.slices = s->order, .nz = (int)s->dim[2]};
-    struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = o->labels, .masks = o->masks,
+    /* the SEG and RTSTRUCT cover the slices: each one's plane of the grid */
+    const uint16_t *slice_labels = o->labels;
+    uint16_t *gathered = NULL;
+    if (!st && np > 0 && s->grid.plane_of && (is_dcm_name(o->out) || o->rtstruct)) {
+        if (!(gathered = malloc(o->plane_n * (size_t)s->nslices * sizeof *gathered)))
+            st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the slices' labels");
+        for (int k = 0; k < s->nslices && !st; k++)
+            memcpy(gathered + o->plane_n * (size_t)k, o->labels + o->plane_n * (size_t)s->grid.plane_of[k],
+                   o->plane_n * sizeof *gathered);
+        slice_labels = gathered;
+    }
+    struct swin_dcm_ref ref = {.slices = s->order, .nz = s->nslices};
+    struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = slice_labels, .masks = o->masks,
                                        .software_version = SWINRUN_VERSION, .seg_type = o->p->seg_type,
                                        .uid_seed = o->p->dicom_uid_seed};
     if (!st && np > 0 && (is_dcm_name(o->out) || o->rtstruct))
@@ -298,6 +313,7 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
         o->rt_open = !st;
         rep->seconds_rtstruct = swin_clock_seconds() - t;
     }
+    free(gathered);
     free(seen);
     free(present);
     free(names);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "formats/dicom/series.h"
+#include "formats/dicom/stack_grid.h"
 #include "formats/dicom/study.h"
 #include "formats/format.h"
 #include "formats/dicom/uid.h"
@@ -109,11 +110,13 @@ static swin_status check_geometry(const struct swin_dcm_slice *sl, int n, swin_e
     return SWIN_OK;
 }
 
-/* Sorted along the normal; one position per slice, even steps, every position on the line
- * from the first to the last (a gantry-tilted stack steps sideways by the same in-plane
- * offset at every slice: a sheared grid that one affine still describes). *tilt_deg: the
- * angle between that line and the normal. */
-static swin_status check_stack(struct swin_dcm_slice *sl, int n, double *tilt_deg, swin_error *err)
+/* Sorted along the normal; one position per slice, no gap wider than SWIN_DCM_MAX_GAP_STEPS
+ * usual gaps, every position on the line from the first to the last (a gantry-tilted stack
+ * steps sideways by the same in-plane offset per mm along the normal: a sheared grid that one
+ * affine still describes). dist (n, allocated): each slice's distance from the first along
+ * the normal; *usual_gap: the median gap; *tilt_deg: the angle between the line and the normal. */
+static swin_status check_stack(struct swin_dcm_slice *sl, int n, double **dist, double *usual_gap, double *tilt_deg,
+                               swin_error *err)
 {
     if (n < 2)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: a series of one slice is not a volume",
@@ -123,9 +126,12 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, double *tilt_de
     cross3(r, c, nrm);
     struct sort_item *it = malloc((size_t)n * sizeof *it);
     struct swin_dcm_slice *sorted = malloc((size_t)n * sizeof *sorted);
-    if (!it || !sorted) {
+    double *d = malloc((size_t)n * sizeof *d), *gaps = malloc((size_t)(n - 1) * sizeof *gaps);
+    if (!it || !sorted || !d || !gaps) {
         free(it);
         free(sorted);
+        free(d);
+        free(gaps);
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
     }
     for (int i = 0; i < n; i++) it[i] = (struct sort_item){dot3(sl[i].position, nrm), i};
@@ -133,36 +139,32 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, double *tilt_de
     for (int i = 0; i < n; i++) sorted[i] = sl[it[i].i];
     memcpy(sl, sorted, (size_t)n * sizeof *sl);
     free(sorted);
-    swin_status st = SWIN_OK;
-    /* the usual gap: the median of the gaps between neighbours */
-    double *gaps = malloc((size_t)(n - 1) * sizeof *gaps);
-    if (!gaps) {
-        free(it);
-        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
-    }
-    for (int k = 0; k + 1 < n; k++) gaps[k] = it[k + 1].d - it[k].d;
+    for (int k = 0; k < n; k++) d[k] = it[k].d - it[0].d;
+    for (int k = 0; k + 1 < n; k++) gaps[k] = d[k + 1] - d[k];
     qsort(gaps, (size_t)(n - 1), sizeof *gaps, cmp_double);
     double step = gaps[(n - 1) / 2];
     free(gaps);
+    swin_status st = SWIN_OK;
     for (int k = 0; k + 1 < n && !st; k++) {
-        double gap = it[k + 1].d - it[k].d;
+        double gap = d[k + 1] - d[k];
         if (gap < 1e-3)
             st = swin_error_set(err, SWIN_ERR_FORMAT,
                                 "%s and %s lie at the same position (%.3f mm along the normal): duplicate slices "
                                 "(two acquisitions or reconstructions in one series?); remove one of them",
                                 name_of(&sl[k], 0).s, name_of(&sl[k + 1], 0).s, it[k].d);
-        else if (fabs(gap - step) > fmax(1e-2, 1e-2 * step))
+        else if (gap > SWIN_DCM_MAX_GAP_STEPS * step + fmax(1e-2, 1e-2 * step))
             st = swin_error_set(err, SWIN_ERR_FORMAT,
-                                "uneven slice spacing: %.4g mm between %s (%.3f mm) and %s (%.3f mm) where the "
-                                "other slices are %.4g mm apart: %s; swinrun reads evenly spaced series",
+                                "a gap of %.4g mm between %s (%.3f mm) and %s (%.3f mm) where the other slices are "
+                                "%.4g mm apart: more than %.0f missing slices (two scan ranges in one series?); "
+                                "swinrun fills gaps of up to %.0f",
                                 gap, name_of(&sl[k], 0).s, it[k].d, name_of(&sl[k + 1], 0).s, it[k + 1].d, step,
-                                gap > 1.5 * step ? "a missing slice" : "slices of another spacing");
+                                SWIN_DCM_MAX_GAP_STEPS - 1, SWIN_DCM_MAX_GAP_STEPS - 1);
     }
-    /* every position where the line from the first to the last puts it (even steps: at
-     * k / (n - 1) of the way), within the rounding of positions written with 2 decimals */
+    /* every position where the line from the first to the last puts it (at its share of the
+     * distance along the normal), within the rounding of positions written with 2 decimals */
     const double *p0 = sl[0].position, *pz = sl[n - 1].position;
     for (int k = 1; k + 1 < n && !st; k++) {
-        double t = (double)k / (n - 1), dv[3];
+        double t = d[k] / d[n - 1], dv[3];
         for (int x = 0; x < 3; x++) dv[x] = sl[k].position[x] - (p0[x] + t * (pz[x] - p0[x]));
         double off = hypot(dot3(dv, r), dot3(dv, c));
         if (off > 0.05)
@@ -173,13 +175,16 @@ static swin_status check_stack(struct swin_dcm_slice *sl, int n, double *tilt_de
     }
     double dz[3] = {pz[0] - p0[0], pz[1] - p0[1], pz[2] - p0[2]};
     *tilt_deg = atan2(hypot(dot3(dz, r), dot3(dz, c)), dot3(dz, nrm)) * (180.0 / acos(-1.0));
+    *usual_gap = step;
     free(it);
+    if (st) free(d);
+    else *dist = d;
     return st;
 }
 
 static void make_affine(struct swin_dcm_series *s)
 {
-    const struct swin_dcm_slice *a = &s->slices[0], *z = &s->slices[s->dim[2] - 1];
+    const struct swin_dcm_slice *a = &s->slices[0], *z = &s->slices[s->nslices - 1];
     const double *r = a->orientation, *c = a->orientation + 3;
     double nz1 = (double)(s->dim[2] - 1);
     double lps[3][4];
@@ -207,7 +212,7 @@ static int cmp_file_frame(const void *a, const void *b)
  * in its own frame order, whatever the slice order. */
 static swin_status read_pixels(struct swin_dcm_series *s, swin_error *err)
 {
-    const int n = (int)s->dim[2];
+    const int n = s->nslices;
     const size_t plane = (size_t)s->dim[0] * (size_t)s->dim[1];
     const struct swin_dcm_slice **by_file = malloc((size_t)n * sizeof *by_file);
     float **out = malloc((size_t)n * sizeof *out);
@@ -227,7 +232,7 @@ static swin_status read_pixels(struct swin_dcm_series *s, swin_error *err)
 
 swin_status swin_dcm_series_check_references(const struct swin_dcm_series *s, swin_error *err)
 {
-    for (int64_t k = 0; k < s->dim[2]; k++) {
+    for (int k = 0; k < s->nslices; k++) {
         const struct swin_dcm_slice *sl = &s->slices[k];
         if (!swin_dcm_uid_valid(sl->sop_instance))
             return swin_error_set(err, SWIN_ERR_FORMAT,
@@ -246,7 +251,9 @@ void swin_dcm_series_free(struct swin_dcm_series *s)
     free(s->slices);
     free(s->order);
     free(s->hu);
-    s->slices = NULL, s->order = NULL, s->hu = NULL; /* the choice stays for the report */
+    free(s->dist);
+    swin_stack_grid_free(&s->grid);
+    s->slices = NULL, s->order = NULL, s->hu = NULL, s->dist = NULL; /* the choice stays for the report */
 }
 
 /* The image files of the chosen series, and what the run skips. */
@@ -283,18 +290,19 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
     else st = chosen_slices(&study, &sl, &n, &s->choice, err);
     swin_dcm_study_free(&study);
     if (!st) st = check_geometry(sl, n, err);
-    if (!st) st = check_stack(sl, n, &s->tilt_deg, err);
+    double usual_gap = 0;
+    if (!st) st = check_stack(sl, n, &s->dist, &usual_gap, &s->tilt_deg, err);
+    s->slices = sl;
+    s->nslices = n;
+    if (!st) st = swin_stack_grid_plan(s->dist, n, usual_gap, SWIN_VOLUME_MAX_DIM, &s->grid, err);
+    if (!st && !(s->order = malloc((size_t)n * sizeof *s->order)))
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
     if (st) {
-        free(sl);
+        swin_dcm_series_free(s);
         return st;
     }
-    s->slices = sl;
-    s->dim[0] = sl[0].cols, s->dim[1] = sl[0].rows, s->dim[2] = n;
+    s->dim[0] = sl[0].cols, s->dim[1] = sl[0].rows, s->dim[2] = s->grid.nz;
     make_affine(s);
-    if (!(s->order = malloc((size_t)n * sizeof *s->order))) {
-        swin_dcm_series_free(s);
-        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
-    }
     for (int k = 0; k < n; k++) s->order[k] = &sl[k];
     if (!with_pixels) return SWIN_OK;
     size_t plane = (size_t)s->dim[0] * (size_t)s->dim[1];
@@ -303,6 +311,20 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %lld x %lld x %d voxels",
                               (long long)s->dim[0], (long long)s->dim[1], n);
     }
-    if ((st = read_pixels(s, err))) swin_dcm_series_free(s);
-    return st;
+    if ((st = read_pixels(s, err))) {
+        swin_dcm_series_free(s);
+        return st;
+    }
+    if (s->grid.plane_of) { /* the slices onto the regular grid */
+        float *grid = malloc(plane * (size_t)s->grid.nz * sizeof *grid);
+        if (!grid) {
+            swin_dcm_series_free(s);
+            return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %lld x %lld x %lld voxels",
+                                  (long long)s->dim[0], (long long)s->dim[1], (long long)s->grid.nz);
+        }
+        swin_stack_grid_fill(&s->grid, s->dist, n, s->hu, plane, grid);
+        free(s->hu);
+        s->hu = grid;
+    }
+    return SWIN_OK;
 }

@@ -2,11 +2,12 @@
  * order along the slice normal, the pixels in HU, and the affine.
  *
  * Voxel (i, j, k): i the column in a slice (along the row direction, ImageOrientationPatient
- * [0:3]), j the row (along the column direction, [3:6]), k the slice in increasing position
- * along the normal row x column. World coordinates: NIfTI's RAS+ (DICOM's LPS with x and y
+ * [0:3]), j the row (along the column direction, [3:6]), k the slice (the grid plane) in
+ * increasing position along the normal row x column. World coordinates: NIfTI's RAS+ (DICOM's LPS with x and y
  * negated). The affine comes from ImagePositionPatient, ImageOrientationPatient and
  * PixelSpacing only: column spacing PixelSpacing[1] along i, row spacing PixelSpacing[0]
- * along j, and the step between the first and last slice positions along k. A gantry-tilted
+ * along j, and the step between the first and last slice positions along k (an unevenly
+ * spaced stack, e.g. with a missing slice, is read onto a regular grid: stack_grid.h). A gantry-tilted
  * stack (each slice offset in its own plane by the same step) is read as it was acquired: a
  * sheared affine, the third column off the normal by the tilt (the pipeline resamples it as
  * MONAI's Spacing does a NIfTI file with that affine: onto an unsheared grid). */
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "formats/dicom/dcm.h"
+#include "formats/dicom/stack_grid.h"
 
 /* Which series of the inputs was read, and why (study.h). */
 struct swin_dcm_choice {
@@ -27,12 +29,15 @@ struct swin_dcm_choice {
 };
 
 struct swin_dcm_series {
-    struct swin_dcm_slice *slices;          /* nz, sorted along the normal */
+    struct swin_dcm_slice *slices;          /* nslices, sorted along the normal */
+    int nslices;
     const struct swin_dcm_slice **order;    /* pointers into slices, for swin_dcm_ref */
-    int64_t dim[3];                         /* cols, rows, nz */
+    double *dist;                           /* nslices: distance from the first along the normal (mm) */
+    struct swin_stack_grid grid;            /* the regular grid's planes; plane_of NULL: slice k is plane k */
+    int64_t dim[3];                         /* cols, rows, grid planes */
     double affine[4][4];                    /* voxel -> RAS mm: sheared for a tilted stack */
     double tilt_deg;                        /* angle between the slice step and the normal */
-    float *hu;                              /* cols * rows * nz */
+    float *hu;                              /* cols * rows * grid planes */
     struct swin_dcm_choice choice;          /* set as far as the reading came, also on a refusal */
 };
 

@@ -144,6 +144,8 @@ PyObject *swinpy_report_dict(const swin_segment_report *r)
             put(d, "dicom_skipped", PyLong_FromLong(r->dicom_skipped)) ||
             put(d, "dicom_skipped_what", PyUnicode_FromString(r->dicom_skipped_what)) ||
             put(d, "dicom_tilt_degrees", PyFloat_FromDouble(r->dicom_tilt_deg)) ||
+            put(d, "dicom_slices", PyLong_FromLong(r->dicom_slices)) ||
+            put(d, "dicom_planes_filled", PyLong_FromLong(r->dicom_planes_filled)) ||
             put(d, "dicom_notice", PyUnicode_FromString(r->dicom_notice));
     if (!f) f = put(d, "dicom_input", PyBool_FromLong(r->dicom_input));
     return done(d, f);

@@ -20,7 +20,7 @@ two multi-frame twins, written here:
     plane position), ReferencedSeriesSequence lists the file once;
   - every RTSTRUCT contour references (the file, a frame) and lies in that frame's plane;
     the referenced-series list holds every frame once.
-Bad Enhanced CT files (a frame left out, a frame without PlanePositionSequence,
+Bad Enhanced CT files (four frames in a row left out, a frame without PlanePositionSequence,
 NumberOfFrames not the number of per-frame items): exit 2, one line naming the problem and
 the frame, nothing written.
 
@@ -47,7 +47,7 @@ from test_dicom import BTCV  # noqa: E402
 
 ENHANCED_CT = "1.2.840.10008.5.1.4.1.1.2.1"
 BAD = {  # folder -> words its one-line message must contain
-    "bad_enhanced_missing": ("a missing slice", "ect.dcm frame 8"),
+    "bad_enhanced_gap": ("more than 3 missing slices", "ect.dcm frame 8"),
     "bad_enhanced_no_position": ("ect.dcm frame 5: no ImagePositionPatient",),
     "bad_enhanced_frame_count": ("NumberOfFrames 19 but 20 items", "damaged multi-frame"),
 }
@@ -94,7 +94,8 @@ def write_legacy(dss, path):
 
 
 def write_enhanced(dss, path, drop=None):
-    """Enhanced CT from the single-frame slices: frame f is slice nz-1-f along the normal."""
+    """Enhanced CT from the single-frame slices: frame f is slice nz-1-f along the normal; drop:
+    the index (or slice) of frames left out."""
     first = dss[0]
     n = np.cross(np.array(first.ImageOrientationPatient[:3], float), np.array(first.ImageOrientationPatient[3:], float))
     by_pos = sorted(dss, key=lambda d: float(np.dot(np.array(d.ImagePositionPatient, float), n)))[::-1]
@@ -276,7 +277,7 @@ def main():
     rle = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
     rle.compress(RLELossless, encoding_plugin="pydicom")
     rle.save_as(os.path.join(dirs["enhanced_rle"], "ect.dcm"), enforce_file_format=True)
-    write_enhanced(dss, os.path.join(dirs["bad_enhanced_missing"], "ect.dcm"), drop=7)
+    write_enhanced(dss, os.path.join(dirs["bad_enhanced_gap"], "ect.dcm"), drop=slice(7, 11))
     bad = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
     del bad.PerFrameFunctionalGroupsSequence[4].PlanePositionSequence
     bad.save_as(os.path.join(dirs["bad_enhanced_no_position"], "ect.dcm"), enforce_file_format=True)

@@ -12,9 +12,12 @@ Good series (one folder each, plus NAME.nii.gz: the same voxels in NIfTI-2 with 
   jpegls    JPEG-LS lossless (DCMTK's dcmcjpls)
   tilted    gantry tilt of 20 degrees: each slice 2.5 mm along the normal and 2.5 tan 20 mm
             along the column direction from the one before, GantryDetectorTilt 20
-Bad series (folders bad_*): several series, mixed geometry, duplicate positions, a missing
-slice, a tilted stack with one slice off its line, MPEG-2 (a syntax swinrun does not decode),
-an MR image among CT.
+  missing   slices 6, 14 and 15 left out (gaps of one and two missing slices); its NIfTI copy
+            is the whole grid, the missing planes interpolated linearly between the slices
+            around them (float32)
+Bad series (folders bad_*): several series, mixed geometry, duplicate positions, a gap of
+four missing slices, a tilted stack with one slice off its line, MPEG-2 (a syntax swinrun does
+not decode), an MR image among CT.
 
     make_series.py OUTDIR [--shape NX NY NZ]"""
 import argparse
@@ -145,10 +148,27 @@ def dcmtk_encode(folder, tool, args):
         os.replace(p + ".tmp", p)
 
 
-def save_copy(path, geo, vol):
+def save_copy(path, geo, vol, dtype=np.int16):
     """NIfTI-2: its affine is float64, as the files' geometry; NIfTI-1's float32 sform would
     move the oblique grid (see test_dicom.py)."""
-    nib.save(nib.Nifti2Image(vol.astype(np.int16), geo.affine_ras(vol.shape[2])), path)
+    nib.save(nib.Nifti2Image(vol.astype(dtype), geo.affine_ras(vol.shape[2])), path)
+
+
+def filled(vol, geo, skip):
+    """The grid of a series without the slices in skip: each missing plane the linear
+    interpolation between the slices around it, weighted by distance along the normal (the
+    positions as the files store them), in float64, rounded once to float32."""
+    d = {k: float(np.dot([float(ds_str(v)) for v in geo.position(k)], geo.n)) for k in range(vol.shape[2])}
+    have = [k for k in range(vol.shape[2]) if k not in skip]
+    out = vol.astype(np.float64)
+    step = (d[have[-1]] - d[have[0]]) / (vol.shape[2] - 1)
+    for p in skip:
+        t = p * step
+        lo = max(k for k in have if k < p)
+        hi = min(k for k in have if k > p)
+        w = (t - (d[lo] - d[have[0]])) / ((d[hi] - d[have[0]]) - (d[lo] - d[have[0]]))
+        out[:, :, p] = (1.0 - w) * vol[:, :, lo] + w * vol[:, :, hi]
+    return out.astype(np.float32)
 
 
 def main():
@@ -181,6 +201,7 @@ def main():
         "jpegll": dict(geo=axial, dcmtk=("dcmcjpeg", ["+e1"])),
         "jpegls": dict(geo=axial, dcmtk=("dcmcjpls", ["+el"])),
         "tilted": dict(geo=tilted, extra={"GantryDetectorTilt": "20"}),
+        "missing": dict(geo=axial, skip=(6, 14, 15)),
     }
     meta = {}
     for name, g in good.items():
@@ -188,10 +209,14 @@ def main():
             continue
         folder = os.path.join(a.out, name)
         write_series(folder, g["geo"], vol, slope=g.get("slope", 1.0), uids=g.get("uids"), rng=rng,
-                     encode=g.get("encode"), extra={k: g["extra"] for k in range(nz)} if "extra" in g else None)
+                     encode=g.get("encode"), extra={k: g["extra"] for k in range(nz)} if "extra" in g else None,
+                     skip=g.get("skip", ()))
         if "dcmtk" in g:
             dcmtk_encode(folder, *g["dcmtk"])
-        save_copy(os.path.join(a.out, name + ".nii.gz"), g["geo"], vol)
+        if "skip" in g:
+            save_copy(os.path.join(a.out, name + ".nii.gz"), g["geo"], filled(vol, g["geo"], g["skip"]), np.float32)
+        else:
+            save_copy(os.path.join(a.out, name + ".nii.gz"), g["geo"], vol)
         meta[name] = {"affine": g["geo"].affine_ras(nz).tolist()}
 
     small = vol[:, :, :12]
@@ -207,8 +232,8 @@ def main():
         f = os.path.join(a.out, "bad_duplicate")
         u = write_series(f, axial, small, rng=rng)
         write_series(f, axial, small[:, :, 4:5], shuffle=False, uids=u, rng=rng)
-        # a missing slice
-        write_series(os.path.join(a.out, "bad_missing_slice"), axial, small, rng=rng, skip=(6,))
+        # a gap of four missing slices
+        write_series(os.path.join(a.out, "bad_wide_gap"), axial, small, rng=rng, skip=(4, 5, 6, 7))
         # a tilted stack (12 degrees) with slice 5 moved 1 mm along the row direction: no
         # longer one step from slice to slice
         tilted12 = Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5, tilt=12)

@@ -8,6 +8,10 @@ On every generated good series (make_series.py):
     voxels (compared in world coordinates);
   - the report's dicom_tilt_degrees is the tilt make_series.py wrote (tilted: 20, its grid
     sheared; the others 0), and the CLI names a tilt in one line;
+  - missing (three slices left out): the label map is the regular grid across the gaps, its
+    labels agree with the NIfTI copy whose missing planes the test interpolated itself; the
+    SEG and RTSTRUCT cover the slices there are, each from its plane; the report counts the
+    interpolated planes and the CLI says so;
   - `swinrun CT_DIR/ seg.dcm --rtstruct rt.dcm`: dciodvfy reports no error for either;
     highdicom reads the SEG back voxel-exact against that label map, every frame's plane
     position is its source CT slice's, ReferencedSeriesSequence lists every CT instance;
@@ -36,13 +40,13 @@ import numpy as np
 import pydicom
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GOOD = ["axial", "oblique", "feetfirst", "rle", "jpegll", "jpegls", "tilted"]
+GOOD = ["axial", "oblique", "feetfirst", "rle", "jpegll", "jpegls", "tilted", "missing"]
 TILT = {"tilted": 20.0}  # the gantry tilt make_series.py wrote (degrees), else 0
 BAD = {  # folder -> words its one-line message must contain
     "bad_two_series": "ambiguous: 2 axial CT series",
     "bad_mixed_geometry": "mixed geometry",
     "bad_duplicate": "same position",
-    "bad_missing_slice": "a missing slice",
+    "bad_wide_gap": "more than 3 missing slices",
     "bad_jagged": "off the line",
     "bad_not_ct": "not CT Image Storage",
     "bad_mpeg2": "cannot decode transfer syntax",
@@ -89,7 +93,12 @@ class Series:
         self.series_uid = dss[0].SeriesInstanceUID
         lps = np.eye(4)
         lps[:3, 0], lps[:3, 1] = self.r * self.dc, self.c * self.dr
-        lps[:3, 2] = (self.pos[-1] - self.pos[0]) / (len(dss) - 1)
+        # the regular grid: planes the median gap apart along the normal, from the first
+        # slice to the last; each slice on its nearest plane (missing slices: planes between)
+        d = (self.pos - self.pos[0]) @ self.n
+        self.nz = int(np.rint(d[-1] / np.median(np.diff(d)))) + 1
+        self.plane_of = np.rint(d / (d[-1] / (self.nz - 1))).astype(int)
+        lps[:3, 2] = (self.pos[-1] - self.pos[0]) / (self.nz - 1)
         lps[:3, 3] = self.pos[0]
         self.affine = np.diag([-1.0, -1.0, 1.0, 1.0]) @ lps
 
@@ -313,7 +322,7 @@ def main():
         img = nib.load(lab_path)
         labels = np.asarray(img.dataobj)
         check(f"{name}: label map grid = the test's own reading of the files",
-              labels.shape == (s.cols, s.rows, len(s.sop)) and np.abs(img.affine - s.affine).max() < 1e-4,
+              labels.shape == (s.cols, s.rows, s.nz) and np.abs(img.affine - s.affine).max() < 1e-4,
               f"max affine difference {np.abs(img.affine - s.affine).max():.1e}")
         ref = nib.load(ref_path)
         agree = world_agreement(labels, img.affine, np.asarray(ref.dataobj), ref.affine)
@@ -331,8 +340,13 @@ def main():
         if not present:
             check(f"{name}: no organ: no SEG, no RTSTRUCT", not os.path.exists(seg_path) and not os.path.exists(rt_path))
             continue
-        check_seg(name, seg_path, s, labels)
-        check_rtstruct(name, rt_path, s, labels)
+        filled = s.nz - len(set(s.plane_of.tolist()))
+        check(f"{name}: report and CLI: {len(s.sop)} slices, {filled} planes interpolated",
+              j["dicom_slices"] == len(s.sop) and j["dicom_planes_filled"] == filled and
+              ("uneven slice spacing" in r1.stderr) == (filled > 0), r1.stderr.strip()[-200:])
+        # the SEG and RTSTRUCT cover the slices: each one's plane of the label map
+        check_seg(name, seg_path, s, labels[:, :, s.plane_of])
+        check_rtstruct(name, rt_path, s, labels[:, :, s.plane_of])
         if name in ("axial", "oblique"):
             check_dcmqi(name, seg_path, labels, img.affine, out)
     # bad series: one line, exit 2, nothing written

@@ -1,0 +1,84 @@
+/* An uneven stack on a regular grid (formats/dicom/stack_grid.h) against what each case
+ * means, worked out by hand: an even stack (with the 0.005 mm jitter of positions written
+ * with two decimals) is its own grid; one missing slice and two in a row give the planes
+ * between, interpolated by distance; two spacings give the finer one's grid (the median
+ * gap), the coarse slices every other plane; a plane count over the limit is refused. The
+ * filled planes are checked against a reference interpolation written here in float64
+ * (plane p at p * step, between the slices around it). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/dicom/stack_grid.h"
+
+static int failures;
+
+static void expect(int ok, const char *what)
+{
+    printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+    failures += !ok;
+}
+
+/* Each slice's plane values are its index + 1 (pixel 0) and 10 x that (pixel 1). */
+static int fill_matches(const struct swin_stack_grid *g, const double *dist, int n)
+{
+    float src[2 * 16], dst[2 * 64];
+    for (int k = 0; k < n; k++) src[2 * k] = (float)(k + 1), src[2 * k + 1] = (float)(10 * (k + 1));
+    swin_stack_grid_fill(g, dist, n, src, 2, dst);
+    for (int64_t p = 0; p < g->nz; p++) {
+        double t = (double)p * dist[n - 1] / (double)(g->nz - 1);
+        int k = 0;
+        while (k + 2 < n && dist[k + 1] <= t + 0.01) k++;
+        double w = fmin(1.0, fmax(0.0, (t - dist[k]) / (dist[k + 1] - dist[k])));
+        if (fabs(t - dist[k]) <= 0.01) w = 0;
+        if (fabs(dist[k + 1] - t) <= 0.01) w = 1;
+        for (int i = 0; i < 2; i++) {
+            double want = (1 - w) * src[2 * k + i] + w * src[2 * (k + 1) + i];
+            if (fabs(dst[2 * p + i] - want) > 1e-5 * fabs(want)) {
+                printf("     plane %lld pixel %d: %g, want %g\n", (long long)p, i, dst[2 * p + i], want);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static void case_of(const char *what, const double *dist, int n, double usual, int64_t want_nz,
+                    const int64_t *want_plane_of, int want_filled)
+{
+    struct swin_stack_grid g;
+    swin_error err;
+    swin_status st = swin_stack_grid_plan(dist, n, usual, 1000, &g, &err);
+    int ok = st == SWIN_OK && g.nz == want_nz && g.filled == want_filled &&
+             (want_plane_of ? g.plane_of && !memcmp(g.plane_of, want_plane_of, (size_t)n * sizeof *want_plane_of)
+                            : !g.plane_of);
+    if (ok && g.plane_of) ok = fill_matches(&g, dist, n);
+    char line[160];
+    snprintf(line, sizeof line, "%s: %lld planes, %d filled", what, (long long)g.nz, g.filled);
+    expect(ok, line);
+    swin_stack_grid_free(&g);
+}
+
+int main(void)
+{
+    const double even[] = {0, 2.5, 5.005, 7.495, 10};
+    case_of("even, positions jittered 0.005 mm", even, 5, 2.5, 5, NULL, 0);
+    const double one[] = {0, 2.5, 5, 10, 12.5};
+    case_of("one missing slice", one, 5, 2.5, 6, (const int64_t[]){0, 1, 2, 4, 5}, 1);
+    const double two[] = {0, 1.25, 2.5, 6.25, 7.5};
+    case_of("two missing slices in a row", two, 5, 1.25, 7, (const int64_t[]){0, 1, 2, 5, 6}, 2);
+    const double mixed[] = {0, 2.5, 5, 6.25, 7.5, 8.75, 10, 12.5};
+    case_of("2.5 mm and 1.25 mm slices: the 1.25 mm grid", mixed, 8, 1.25, 11,
+            (const int64_t[]){0, 2, 4, 5, 6, 7, 8, 10}, 3);
+    const double off[] = {0, 3, 6, 7.5, 10.5};
+    /* 10.5 mm in 3 mm gaps: 4 gaps of 2.625 mm; only the first and last planes on a slice */
+    case_of("slices off the planes: each on its nearest", off, 5, 3, 5, (const int64_t[]){0, 1, 2, 3, 4}, 3);
+    const double far[] = {0, 1, 2, 3000};
+    struct swin_stack_grid g;
+    swin_error err;
+    expect(swin_stack_grid_plan(far, 4, 1, 1000, &g, &err) == SWIN_ERR_FORMAT && strstr(err.msg, "1000"),
+           "3001 planes over a limit of 1000: refused, the limit named");
+    swin_stack_grid_free(&g);
+    printf("%s\n", failures ? "FAILED" : "PASS");
+    return failures != 0;
+}
