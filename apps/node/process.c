@@ -107,9 +107,11 @@ static void report_json(const char *job, const swin_segment_report *r, double se
 {
     int n = snprintf(out, size,
                      "{\"job\": \"%s\", \"labels_present\": %d, \"dicom_written\": %s, \"seconds\": %.3f,\n"
-                     " \"input_dim\": [%lld, %lld, %lld], \"series_found\": %d, \"skipped\": %d, \"statistics\": [",
+                     " \"input_dim\": [%lld, %lld, %lld], \"slices\": %d, \"planes_filled\": %d, "
+                     "\"tilt_degrees\": %.4g, \"series_found\": %d, \"skipped\": %d, \"statistics\": [",
                      job, r->labels_present, r->dicom_written ? "true" : "false", seconds, r->input_dim[0],
-                     r->input_dim[1], r->input_dim[2], r->dicom_series_found, r->dicom_skipped);
+                     r->input_dim[1], r->input_dim[2], r->dicom_slices, r->dicom_planes_filled, r->dicom_tilt_deg,
+                     r->dicom_series_found, r->dicom_skipped);
     for (int i = 0; i < r->nstats && n < (int)size - 160; i++) {
         const swin_label_stats *x = &r->stats[i];
         n += snprintf(
@@ -173,7 +175,7 @@ static void run_job(struct node_proc *p, int w, const char *job)
     }
     node_log_event("segmented", job + 17,
                    "\"job\": \"%s\", \"series\": \"%s\", \"slices\": %lld, \"labels_present\": %d, \"seconds\": %.3f",
-                   job, series, rep.input_dim[2], rep.labels_present, seconds);
+                   job, series, (long long)rep.dicom_slices, rep.labels_present, seconds);
     if (rep.dicom_written) st = jobs_segmented(p->spool, job, &err);
     else {
         /* no organ found: no SEG, no RT Structure Set, nothing to deliver */
