@@ -47,7 +47,8 @@ triton_py="$(tools/ci/setup_triton.sh --print-python)"
 
 # The compiler cache: objects of earlier runs in ~/.cache/swinrun/ccache, found again from a
 # clone at any path (paths under the clone are hashed relative to it; debug info keeps the
-# first clone's directory). Not for the simulated GPU image, which has no ccache.
+# first clone's directory). nvcc's too: kernels/cuda runs it inside its ptxas report launcher,
+# and a hit replays the report. Not for the simulated GPU image, which has no ccache.
 launcher=()
 if command -v ccache > /dev/null; then
     export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/swinrun/ccache}" CCACHE_BASEDIR="$repo" CCACHE_NOHASHDIR=true
