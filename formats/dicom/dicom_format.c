@@ -170,9 +170,9 @@ static swin_status dicom_read(const char *const *paths, int npaths, const char *
     memcpy(in->dim, s->dim, sizeof in->dim);
     memcpy(in->affine, s->affine, sizeof in->affine);
     in->kept_bytes = (size_t)(s->dim[0] * s->dim[1] * s->dim[2]) * sizeof *s->hu; /* kept for the statistics */
-    /* an uneven stack: its slices and the grid at once */
+    /* an uneven stack whose slices are not all on planes: its slices and the grid at once */
     size_t slices_bytes = (size_t)(s->dim[0] * s->dim[1]) * (size_t)s->nslices * sizeof *s->hu;
-    in->read_peak = in->kept_bytes + (s->grid.plane_of ? slices_bytes : 0);
+    in->read_peak = in->kept_bytes + (s->grid.plane_of && !s->grid.on_planes ? slices_bytes : 0);
     in->hu_kept = true;
     return SWIN_OK;
 }

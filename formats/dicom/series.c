@@ -209,8 +209,9 @@ static int cmp_file_frame(const void *a, const void *b)
 }
 
 /* The HU of every slice, one file at a time: a multi-frame file is opened once and decoded
- * in its own frame order, whatever the slice order. */
-static swin_status read_pixels(struct swin_dcm_series *s, swin_error *err)
+ * in its own frame order, whatever the slice order. Slice k into plane plane_of[k] of s->hu
+ * (NULL: plane k). */
+static swin_status read_pixels(struct swin_dcm_series *s, const int64_t *plane_of, swin_error *err)
 {
     const int n = s->nslices;
     const size_t plane = (size_t)s->dim[0] * (size_t)s->dim[1];
@@ -220,7 +221,10 @@ static swin_status read_pixels(struct swin_dcm_series *s, swin_error *err)
     if (!by_file || !out) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
     for (int k = 0; k < n && !st; k++) by_file[k] = &s->slices[k];
     if (!st) qsort(by_file, (size_t)n, sizeof *by_file, cmp_file_frame);
-    for (int k = 0; k < n && !st; k++) out[k] = s->hu + plane * (size_t)(by_file[k] - s->slices);
+    for (int k = 0; k < n && !st; k++) {
+        int64_t i = by_file[k] - s->slices;
+        out[k] = s->hu + plane * (size_t)(plane_of ? plane_of[i] : i);
+    }
     for (int a = 0, b; a < n && !st; a = b) {
         for (b = a + 1; b < n && !strcmp(by_file[b]->path, by_file[a]->path);) b++;
         st = swin_dcm_read_pixels(by_file + a, out + a, b - a, err);
@@ -305,24 +309,29 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
     make_affine(s);
     for (int k = 0; k < n; k++) s->order[k] = &sl[k];
     if (!with_pixels) return SWIN_OK;
-    size_t plane = (size_t)s->dim[0] * (size_t)s->dim[1];
-    if (!(s->hu = malloc(plane * (size_t)n * sizeof *s->hu))) {
+    /* in place: every slice straight into its plane of the grid (an even stack, or one with
+     * missing slices); else the slices first, then onto the grid */
+    const struct swin_stack_grid *g = &s->grid;
+    bool in_place = !g->plane_of || g->on_planes;
+    size_t plane = (size_t)s->dim[0] * (size_t)s->dim[1], planes = in_place ? (size_t)g->nz : (size_t)n;
+    if (!(s->hu = malloc(plane * planes * sizeof *s->hu))) {
         swin_dcm_series_free(s);
-        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %lld x %lld x %d voxels",
-                              (long long)s->dim[0], (long long)s->dim[1], n);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %lld x %lld x %zu voxels",
+                              (long long)s->dim[0], (long long)s->dim[1], planes);
     }
-    if ((st = read_pixels(s, err))) {
+    if ((st = read_pixels(s, in_place ? g->plane_of : NULL, err))) {
         swin_dcm_series_free(s);
         return st;
     }
-    if (s->grid.plane_of) { /* the slices onto the regular grid */
-        float *grid = malloc(plane * (size_t)s->grid.nz * sizeof *grid);
+    if (g->plane_of && in_place) swin_stack_grid_fill_gaps(g, s->dist, n, plane, s->hu);
+    if (!in_place) {
+        float *grid = malloc(plane * (size_t)g->nz * sizeof *grid);
         if (!grid) {
             swin_dcm_series_free(s);
             return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %lld x %lld x %lld voxels",
-                                  (long long)s->dim[0], (long long)s->dim[1], (long long)s->grid.nz);
+                                  (long long)s->dim[0], (long long)s->dim[1], (long long)g->nz);
         }
-        swin_stack_grid_fill(&s->grid, s->dist, n, s->hu, plane, grid);
+        swin_stack_grid_fill(g, s->dist, n, s->hu, plane, grid);
         free(s->hu);
         s->hu = grid;
     }

@@ -26,7 +26,12 @@ swin_status swin_stack_grid_plan(const double *dist, int n, double usual_gap, in
     g->step = dist[n - 1] / (double)(g->nz - 1);
     if (!(g->plane_of = malloc((size_t)n * sizeof *g->plane_of)))
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
-    for (int k = 0; k < n; k++) g->plane_of[k] = (int64_t)nearbyint(dist[k] / g->step);
+    g->on_planes = true;
+    for (int k = 0; k < n; k++) {
+        g->plane_of[k] = (int64_t)nearbyint(dist[k] / g->step);
+        g->on_planes = g->on_planes && fabs(dist[k] - (double)g->plane_of[k] * g->step) <= ON_SLICE_MM &&
+                       (k == 0 || g->plane_of[k] > g->plane_of[k - 1]);
+    }
     int k = 0;
     for (int64_t p = 0; p < g->nz; p++) {
         double t = (double)p * g->step;
@@ -37,24 +42,43 @@ swin_status swin_stack_grid_plan(const double *dist, int n, double usual_gap, in
     return SWIN_OK;
 }
 
+/* Plane p (at t mm) between slices a (at da) and b (at db), each copied where t is on it. */
+static void plane_between(double t, const float *a, double da, const float *b, double db, size_t plane, float *o)
+{
+    if (fabs(t - da) <= ON_SLICE_MM) {
+        if (o != a) memcpy(o, a, plane * sizeof *o);
+    } else if (fabs(db - t) <= ON_SLICE_MM) {
+        if (o != b) memcpy(o, b, plane * sizeof *o);
+    } else {
+        double w = (t - da) / (db - da);
+        for (size_t i = 0; i < plane; i++) o[i] = (float)((1.0 - w) * a[i] + w * b[i]);
+    }
+}
+
+/* The plane's position: the last plane exactly on the last slice. */
+static double plane_at(const struct swin_stack_grid *g, const double *dist, int n, int64_t p)
+{
+    return p == g->nz - 1 ? dist[n - 1] : (double)p * g->step;
+}
+
 void swin_stack_grid_fill(const struct swin_stack_grid *g, const double *dist, int n, const float *src,
                           size_t plane, float *dst)
 {
     int k = 0; /* the last slice at or before the plane, at most n - 2 */
     for (int64_t p = 0; p < g->nz; p++) {
-        double t = p == g->nz - 1 ? dist[n - 1] : (double)p * g->step;
+        double t = plane_at(g, dist, n, p);
         while (k + 2 < n && dist[k + 1] <= t) k++;
-        float *o = dst + (size_t)p * plane;
-        const float *a = src + (size_t)k * plane, *b = a + plane;
-        if (fabs(t - dist[k]) <= ON_SLICE_MM) {
-            memcpy(o, a, plane * sizeof *o);
-        } else if (fabs(dist[k + 1] - t) <= ON_SLICE_MM) {
-            memcpy(o, b, plane * sizeof *o);
-        } else {
-            double w = (t - dist[k]) / (dist[k + 1] - dist[k]);
-            for (size_t i = 0; i < plane; i++) o[i] = (float)((1.0 - w) * a[i] + w * b[i]);
-        }
+        const float *a = src + (size_t)k * plane;
+        plane_between(t, a, dist[k], a + plane, dist[k + 1], plane, dst + (size_t)p * plane);
     }
+}
+
+void swin_stack_grid_fill_gaps(const struct swin_stack_grid *g, const double *dist, int n, size_t plane, float *grid)
+{
+    for (int k = 0; k + 1 < n; k++)
+        for (int64_t p = g->plane_of[k] + 1; p < g->plane_of[k + 1]; p++)
+            plane_between(plane_at(g, dist, n, p), grid + (size_t)g->plane_of[k] * plane, dist[k],
+                          grid + (size_t)g->plane_of[k + 1] * plane, dist[k + 1], plane, grid + (size_t)p * plane);
 }
 
 void swin_stack_grid_free(struct swin_stack_grid *g)

@@ -9,6 +9,7 @@
 #ifndef SWIN_DICOM_STACK_GRID_H
 #define SWIN_DICOM_STACK_GRID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ struct swin_stack_grid {
     int64_t nz;        /* planes */
     double step;       /* between planes, mm along the line */
     int64_t *plane_of; /* per slice: its nearest plane; NULL when the stack is even (slice k is plane k) */
+    bool on_planes;    /* every slice on a plane of its own (missing slices): read in place */
     int filled;        /* planes that fall on no slice (interpolated) */
 };
 
@@ -32,6 +34,10 @@ swin_status swin_stack_grid_plan(const double *dist, int n, double usual_gap, in
 /* dst (g->nz planes of `plane` floats) from src (n planes, slice order). */
 void swin_stack_grid_fill(const struct swin_stack_grid *g, const double *dist, int n, const float *src,
                           size_t plane, float *dst);
+/* on_planes: grid (g->nz planes) holds slice k at plane plane_of[k]; the planes between are
+ * filled from the slices around them, as swin_stack_grid_fill would (the same values), with
+ * no second volume. */
+void swin_stack_grid_fill_gaps(const struct swin_stack_grid *g, const double *dist, int n, size_t plane, float *grid);
 void swin_stack_grid_free(struct swin_stack_grid *g);
 
 #endif

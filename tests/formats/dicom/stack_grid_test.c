@@ -4,8 +4,10 @@
  * between, interpolated by distance; two spacings give the finer one's grid (the median
  * gap), the coarse slices every other plane; a plane count over the limit is refused. The
  * filled planes are checked against a reference interpolation written here in float64
- * (plane p at p * step, between the slices around it). */
+ * (plane p at p * step, between the slices around it), and where every slice is on a plane
+ * of its own, the in-place fill against the two-buffer one (the same bits). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +27,16 @@ static int fill_matches(const struct swin_stack_grid *g, const double *dist, int
     float src[2 * 16], dst[2 * 64];
     for (int k = 0; k < n; k++) src[2 * k] = (float)(k + 1), src[2 * k + 1] = (float)(10 * (k + 1));
     swin_stack_grid_fill(g, dist, n, src, 2, dst);
+    if (g->on_planes) { /* in place: the slices at their planes, the gaps filled: the same values */
+        float grid[2 * 64];
+        memset(grid, 0xff, sizeof grid);
+        for (int k = 0; k < n; k++) memcpy(grid + 2 * g->plane_of[k], src + 2 * k, 2 * sizeof *grid);
+        swin_stack_grid_fill_gaps(g, dist, n, 2, grid);
+        if (memcmp(grid, dst, (size_t)g->nz * 2 * sizeof *grid)) {
+            printf("     in place: not the values of the two-buffer fill\n");
+            return 0;
+        }
+    }
     for (int64_t p = 0; p < g->nz; p++) {
         double t = (double)p * dist[n - 1] / (double)(g->nz - 1);
         int k = 0;
@@ -44,12 +56,12 @@ static int fill_matches(const struct swin_stack_grid *g, const double *dist, int
 }
 
 static void case_of(const char *what, const double *dist, int n, double usual, int64_t want_nz,
-                    const int64_t *want_plane_of, int want_filled)
+                    const int64_t *want_plane_of, int want_filled, bool want_on_planes)
 {
     struct swin_stack_grid g;
     swin_error err;
     swin_status st = swin_stack_grid_plan(dist, n, usual, 1000, &g, &err);
-    int ok = st == SWIN_OK && g.nz == want_nz && g.filled == want_filled &&
+    int ok = st == SWIN_OK && g.nz == want_nz && g.filled == want_filled && g.on_planes == want_on_planes &&
              (want_plane_of ? g.plane_of && !memcmp(g.plane_of, want_plane_of, (size_t)n * sizeof *want_plane_of)
                             : !g.plane_of);
     if (ok && g.plane_of) ok = fill_matches(&g, dist, n);
@@ -62,17 +74,17 @@ static void case_of(const char *what, const double *dist, int n, double usual, i
 int main(void)
 {
     const double even[] = {0, 2.5, 5.005, 7.495, 10};
-    case_of("even, positions jittered 0.005 mm", even, 5, 2.5, 5, NULL, 0);
+    case_of("even, positions jittered 0.005 mm", even, 5, 2.5, 5, NULL, 0, false);
     const double one[] = {0, 2.5, 5, 10, 12.5};
-    case_of("one missing slice", one, 5, 2.5, 6, (const int64_t[]){0, 1, 2, 4, 5}, 1);
+    case_of("one missing slice", one, 5, 2.5, 6, (const int64_t[]){0, 1, 2, 4, 5}, 1, true);
     const double two[] = {0, 1.25, 2.5, 6.25, 7.5};
-    case_of("two missing slices in a row", two, 5, 1.25, 7, (const int64_t[]){0, 1, 2, 5, 6}, 2);
+    case_of("two missing slices in a row", two, 5, 1.25, 7, (const int64_t[]){0, 1, 2, 5, 6}, 2, true);
     const double mixed[] = {0, 2.5, 5, 6.25, 7.5, 8.75, 10, 12.5};
     case_of("2.5 mm and 1.25 mm slices: the 1.25 mm grid", mixed, 8, 1.25, 11,
-            (const int64_t[]){0, 2, 4, 5, 6, 7, 8, 10}, 3);
+            (const int64_t[]){0, 2, 4, 5, 6, 7, 8, 10}, 3, true);
     const double off[] = {0, 3, 6, 7.5, 10.5};
     /* 10.5 mm in 3 mm gaps: 4 gaps of 2.625 mm; only the first and last planes on a slice */
-    case_of("slices off the planes: each on its nearest", off, 5, 3, 5, (const int64_t[]){0, 1, 2, 3, 4}, 3);
+    case_of("slices off the planes: each on its nearest", off, 5, 3, 5, (const int64_t[]){0, 1, 2, 3, 4}, 3, false);
     const double far[] = {0, 1, 2, 3000};
     struct swin_stack_grid g;
     swin_error err;
