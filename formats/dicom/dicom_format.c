@@ -244,6 +244,19 @@ static swin_dicom_class class_of_channel(const char *names, int channels, int ma
     return swin_dicom_class_named(line, end ? (size_t)(end - line) : strlen(line), label, out);
 }
 
+/* Marks seen[l] for every label l <= classes among n; with masks returns the union of the bit
+ * masks instead (bit c: channel c). */
+static unsigned mark_labels(const uint16_t *labels, size_t n, int masks, int classes, unsigned char *seen)
+{
+    unsigned any = 0;
+    for (size_t i = 0; i < n; i++)
+        if (masks)
+            any |= labels[i];
+        else if (labels[i] <= classes)
+            seen[labels[i]] = 1;
+    return any;
+}
+
 static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_error *err)
 {
     struct dicom_outputs *o = outputs;
@@ -258,13 +271,17 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     swin_status st = SWIN_OK;
     if (!seen || !present || !names) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     int np = 0;
+    bool dcm_outputs = is_dcm_name(o->out) || o->rtstruct;
     if (!st) {
-        unsigned any = 0; /* masks: the union of the bit masks */
-        for (size_t i = 0; i < n; i++)
-            if (o->masks)
-                any |= o->labels[i];
-            else if (o->labels[i] <= classes)
-                seen[o->labels[i]] = 1;
+        /* the labels the SEG and RTSTRUCT will hold: those on the slices (an organ found only on
+         * an interpolated plane gets no segment); a NIfTI label map holds the whole grid */
+        unsigned any = 0;
+        if (dcm_outputs && s->grid.plane_of)
+            for (int k = 0; k < s->nslices; k++)
+                any |= mark_labels(o->labels + o->plane_n * (size_t)s->grid.plane_of[k], o->plane_n, o->masks,
+                                   classes, seen);
+        else
+            any = mark_labels(o->labels, n, o->masks, classes, seen);
         for (int c = 0; c < o->masks; c++) seen[c + 1] = (any >> c) & 1;
         int nt = o->p->dicom_nclasses;
         const swin_dicom_class *table = o->p->dicom_classes;
@@ -277,13 +294,13 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
                                        : swin_dicom_class_for(table, nt, l, names[np]);
                 np++;
             }
-        rep->labels_present = np;
+        if (!(dcm_outputs && s->grid.plane_of)) rep->labels_present = np; /* else: the grid's, from the statistics */
     }
     o->present = np;
     /* the SEG and RTSTRUCT cover the slices: each one's plane of the grid */
     const uint16_t *slice_labels = o->labels;
     uint16_t *gathered = NULL;
-    if (!st && np > 0 && s->grid.plane_of && (is_dcm_name(o->out) || o->rtstruct)) {
+    if (!st && np > 0 && s->grid.plane_of && dcm_outputs) {
         if (!(gathered = malloc(o->plane_n * (size_t)s->nslices * sizeof *gathered)))
             st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the slices' labels");
         for (int k = 0; k < s->nslices && !st; k++)
@@ -295,7 +312,7 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     struct swin_dcm_content content = {.classes = present, .nclasses = np, .labels = slice_labels, .masks = o->masks,
                                        .software_version = SWINRUN_VERSION, .seg_type = o->p->seg_type,
                                        .uid_seed = o->p->dicom_uid_seed};
-    if (!st && np > 0 && (is_dcm_name(o->out) || o->rtstruct))
+    if (!st && np > 0 && dcm_outputs)
         st = swin_dcm_ref_identity(&ref, rep->dicom_notice, sizeof rep->dicom_notice, err);
     if (!st) {
         if (!is_dcm_name(o->out)) {
