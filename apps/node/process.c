@@ -178,11 +178,13 @@ static void run_job(struct node_proc *p, int w, const char *job)
                    job, series, (long long)rep.dicom_slices, rep.labels_present, seconds);
     if (rep.dicom_written) st = jobs_segmented(p->spool, job, &err);
     else {
-        /* no organ found: no SEG, no RT Structure Set, nothing to deliver */
+        /* no organ on the slices: no SEG, no RT Structure Set, nothing to deliver */
         st = durable_remove_tree(dir, &err);
         if (!st) st = jobs_done(p->spool, "queue", job, report, &err);
         if (!st)
-            node_log_event("done", job + 17, "\"job\": \"%s\", \"result\": \"no organ found: nothing to send\"", job);
+            node_log_event("done", job + 17, "\"job\": \"%s\", \"result\": \"%s: nothing to send\"", job,
+                           rep.labels_present ? "organs only on planes interpolated between the slices"
+                                              : "no organ found");
     }
     if (st) log_failed(job, "outbox", err.msg);
     else if (rep.dicom_written && p->segmented) p->segmented(p->user);
