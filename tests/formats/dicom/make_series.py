@@ -15,6 +15,7 @@ Good series (one folder each, plus NAME.nii.gz: the same voxels in NIfTI-2 with 
   missing   slices 6, 14 and 15 left out (gaps of one and two missing slices); its NIfTI copy
             is the whole grid, the missing planes interpolated linearly between the slices
             around them (float32)
+  tilted_missing  tilted as tilted, slices 6 and 14 left out: a sheared grid with filled planes
 Bad series (folders bad_*): several series, mixed geometry, duplicate positions, a gap of
 four missing slices, a tilted stack with one slice off its line, MPEG-2 (a syntax swinrun does
 not decode), an MR image among CT.
@@ -202,6 +203,7 @@ def main():
         "jpegls": dict(geo=axial, dcmtk=("dcmcjpls", ["+el"])),
         "tilted": dict(geo=tilted, extra={"GantryDetectorTilt": "20"}),
         "missing": dict(geo=axial, skip=(6, 14, 15)),
+        "tilted_missing": dict(geo=tilted, skip=(6, 14), extra={"GantryDetectorTilt": "20"}),
     }
     meta = {}
     for name, g in good.items():

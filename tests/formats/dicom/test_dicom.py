@@ -7,8 +7,9 @@ On every generated good series (make_series.py):
     labels agree with `swinrun copy.nii.gz` on the test's own NIfTI copy on >= 99.99 % of
     voxels (compared in world coordinates);
   - the report's dicom_tilt_degrees is the tilt make_series.py wrote (tilted: 20, its grid
-    sheared; the others 0), and the CLI names a tilt in one line;
-  - missing (three slices left out): the label map is the regular grid across the gaps, its
+    sheared; tilted_missing: 20 with slices 6 and 14 left out; the others 0), and the CLI
+    names a tilt in one line;
+  - missing (three slices left out; tilted_missing two, on its sheared grid): the label map is the regular grid across the gaps, its
     labels agree with the NIfTI copy whose missing planes the test interpolated itself; the
     SEG and RTSTRUCT cover the slices there are, each from its plane; the report counts the
     interpolated planes and the CLI says so;
@@ -40,8 +41,8 @@ import numpy as np
 import pydicom
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GOOD = ["axial", "oblique", "feetfirst", "rle", "jpegll", "jpegls", "tilted", "missing"]
-TILT = {"tilted": 20.0}  # the gantry tilt make_series.py wrote (degrees), else 0
+GOOD = ["axial", "oblique", "feetfirst", "rle", "jpegll", "jpegls", "tilted", "missing", "tilted_missing"]
+TILT = {"tilted": 20.0, "tilted_missing": 20.0}  # the gantry tilt make_series.py wrote (degrees), else 0
 BAD = {  # folder -> words its one-line message must contain
     "bad_two_series": "ambiguous: 2 axial CT series",
     "bad_mixed_geometry": "mixed geometry",
