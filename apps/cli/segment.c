@@ -387,12 +387,14 @@ int cli_segment(const struct cli_args *a)
         } else {
             size_t ol = strlen(out);
             bool wants_dicom = sp.rtstruct_path || (ol > 4 && !strcasecmp(out + ol - 4, ".dcm"));
-            if (rep.dicom_input && !rep.dicom_written && wants_dicom && !rep.labels_present)
-                fprintf(stderr, "swinrun: no organ found in %s: no DICOM SEG or RT Structure Set written\n", in);
-            else if (rep.dicom_input && !rep.dicom_written && wants_dicom)
-                fprintf(stderr,
-                        "swinrun: %s: organs found only on planes interpolated between the slices: no DICOM SEG "
-                        "or RT Structure Set written\n", in);
+            if (rep.dicom_input && !rep.dicom_written && wants_dicom) {
+                if (!rep.labels_present)
+                    fprintf(stderr, "swinrun: no organ found in %s: no DICOM SEG or RT Structure Set written\n", in);
+                else
+                    fprintf(stderr,
+                            "swinrun: %s: organs found only on planes interpolated between the slices: no DICOM SEG "
+                            "or RT Structure Set written\n", in);
+            }
             if (rep.dicom_written && rep.dicom_notice[0]) fprintf(stderr, "swinrun: %s: %s\n", in, rep.dicom_notice);
             if (bar.on)
                 fprintf(stderr, "%s -> %s: %lld cubes, %.1f s\n", bar.name, out, rep.cubes, swin_clock_seconds() - t0);

@@ -272,11 +272,12 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
     if (!seen || !present || !names) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     int np = 0;
     bool dcm_outputs = is_dcm_name(o->out) || o->rtstruct;
+    bool grid_not_slices = dcm_outputs && s->grid.plane_of; /* the DICOM outputs cover only the slices' planes */
     if (!st) {
         /* the labels the SEG and RTSTRUCT will hold: those on the slices (an organ found only on
          * an interpolated plane gets no segment); a NIfTI label map holds the whole grid */
         unsigned any = 0;
-        if (dcm_outputs && s->grid.plane_of)
+        if (grid_not_slices)
             for (int k = 0; k < s->nslices; k++)
                 any |= mark_labels(o->labels + o->plane_n * (size_t)s->grid.plane_of[k], o->plane_n, o->masks,
                                    classes, seen);
@@ -294,13 +295,13 @@ static swin_status dicom_finish(void *outputs, swin_segment_report *rep, swin_er
                                        : swin_dicom_class_for(table, nt, l, names[np]);
                 np++;
             }
-        if (!(dcm_outputs && s->grid.plane_of)) rep->labels_present = np; /* else: the grid's, from the statistics */
+        if (!grid_not_slices) rep->labels_present = np; /* else: the grid's, from the statistics */
     }
     o->present = np;
     /* the SEG and RTSTRUCT cover the slices: each one's plane of the grid */
     const uint16_t *slice_labels = o->labels;
     uint16_t *gathered = NULL;
-    if (!st && np > 0 && s->grid.plane_of && dcm_outputs) {
+    if (!st && np > 0 && grid_not_slices) {
         if (!(gathered = malloc(o->plane_n * (size_t)s->nslices * sizeof *gathered)))
             st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for the slices' labels");
         for (int k = 0; k < s->nslices && !st; k++)

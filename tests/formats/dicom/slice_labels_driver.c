@@ -8,7 +8,7 @@
  * organs:  label 1 (a 6 x 6 square) on every plane, label 6 (4 x 4) on slice 0's plane only,
  *          label 3 (4 x 4) on the first interpolated plane only;
  * between: label 3 on the first interpolated plane and nothing else.
- * Prints one JSON line: the interpolated planes, the slices' planes, dicom_written. */
+ * Prints one JSON line: the first interpolated plane, the slices' planes, dicom_written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

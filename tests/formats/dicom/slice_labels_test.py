@@ -54,8 +54,9 @@ def main():
 
     seg2, rt2 = os.path.join(work, "seg_between.dcm"), os.path.join(work, "rt_between.dcm")
     r = td.run([driver, series, seg2, rt2, "between"])
-    td.check("only between the slices: nothing written, no file left", r.returncode == 0 and
-             not json.loads(r.stdout or "{}").get("dicom_written", True) and sorted(os.listdir(work)) == ["rt.dcm", "seg.dcm"],
+    written = json.loads(r.stdout or "{}").get("dicom_written", True)
+    td.check("only between the slices: nothing written, no file left",
+             r.returncode == 0 and not written and sorted(os.listdir(work)) == ["rt.dcm", "seg.dcm"],
              (r.stderr.strip() + " " + " ".join(sorted(os.listdir(work))))[-200:])
     sys.exit(0 if td.ok else 1)
 

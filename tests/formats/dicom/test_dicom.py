@@ -9,10 +9,10 @@ On every generated good series (make_series.py):
   - the report's dicom_tilt_degrees is the tilt make_series.py wrote (tilted: 20, its grid
     sheared; tilted_missing: 20 with slices 6 and 14 left out; the others 0), and the CLI
     names a tilt in one line;
-  - missing (three slices left out; tilted_missing two, on its sheared grid): the label map is the regular grid across the gaps, its
-    labels agree with the NIfTI copy whose missing planes the test interpolated itself; the
-    SEG and RTSTRUCT cover the slices there are, each from its plane; the report counts the
-    interpolated planes and the CLI says so;
+  - missing (three slices left out; tilted_missing two, on its sheared grid): the label map
+    is the regular grid across the gaps, its labels agree with the NIfTI copy whose missing
+    planes the test interpolated itself; the SEG and RTSTRUCT cover the slices there are, each
+    from its plane; the report counts the interpolated planes and the CLI says so;
   - `swinrun CT_DIR/ seg.dcm --rtstruct rt.dcm`: dciodvfy reports no error for either;
     highdicom reads the SEG back voxel-exact against that label map, every frame's plane
     position is its source CT slice's, ReferencedSeriesSequence lists every CT instance;
