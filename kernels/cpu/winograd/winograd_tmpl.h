@@ -22,7 +22,10 @@
 #ifndef CHUNK
 #define CHUNK 16
 #endif
-/* How far ahead along x the input transform prefetches, in tiles. */
+/* How far ahead along x the input transform prefetches, in tiles. Into L2 (_MM_HINT_T1), not
+ * L1: a tile's rows, its buffer and its V stores already fill L1, which evicted the lines
+ * prefetched there before the next tile read them (bench/results/cpu_speed/zen4, "Prefetch
+ * into L2"). */
 #define PREFETCH_TILES 1
 
 /* U[p][ci][co0, co0 + VW) for one input channel (n: the channels left from co0; lanes past
@@ -126,7 +129,7 @@ V_FN static void input_tile(const struct wino_task *t, long tile, int slot, floa
                     continue;
                 }
                 const float *src = swin_vol_f32(in) + (((long)iz * in.h + iy) * in.w + x0) * in.pitch + k0;
-                for (int x = pf0; x < pf1; x++) _mm_prefetch((const char *)(src + x * in.pitch), _MM_HINT_T0);
+                for (int x = pf0; x < pf1; x++) _mm_prefetch((const char *)(src + x * in.pitch), _MM_HINT_T1);
                 for (int g = 0; g < kn; g += VW) {
                     vf c[WA];
                     if (inner && k0 + g < cfull) {
