@@ -21,6 +21,22 @@ static struct delivery_try *find(struct node_deliver *d, const char *job)
     return NULL;
 }
 
+/* A new entry for job's tries, or NULL where memory ran out (the job is then given up after
+ * this try, as after its last). */
+static struct delivery_try *add_try(struct node_deliver *d, const char *job)
+{
+    if (d->ntries == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 16;
+        struct delivery_try *p = realloc(d->tries, (size_t)cap * sizeof *p);
+        if (!p) return NULL;
+        d->tries = p, d->cap = cap;
+    }
+    struct delivery_try fresh = {0};
+    snprintf(fresh.job, sizeof fresh.job, "%s", job);
+    d->tries[d->ntries] = fresh;
+    return &d->tries[d->ntries++];
+}
+
 static void forget(struct node_deliver *d, const char *job)
 {
     struct delivery_try *t = find(d, job);
@@ -79,16 +95,7 @@ static void deliver_job(struct node_deliver *d, const char *job)
         }
         pthread_mutex_lock(&d->lock);
         struct delivery_try *t = find(d, job);
-        if (!t && d->ntries == d->cap) {
-            int cap = d->cap ? 2 * d->cap : 16;
-            struct delivery_try *p = realloc(d->tries, (size_t)cap * sizeof *p);
-            if (p) d->tries = p, d->cap = cap;
-        }
-        if (!t && d->ntries < d->cap) {
-            t = &d->tries[d->ntries++];
-            memset(t, 0, sizeof *t);
-            snprintf(t->job, sizeof t->job, "%s", job);
-        }
+        if (!t) t = add_try(d, job);
         int tries = t ? ++t->tries : cfg->attempts;
         if (t) t->next = swin_clock_seconds() + fmin(cfg->first_delay_s * pow(2, tries - 1), cfg->max_delay_s);
         pthread_mutex_unlock(&d->lock);
