@@ -9,19 +9,57 @@
 /* positions are written with two decimals: closer than this, a plane is on a slice */
 #define ON_SLICE_MM 0.01
 
+/* Two gaps are one spacing when they differ by at most this (positions written with two decimals). */
+static double gap_tolerance(double gap)
+{
+    return fmax(1e-2, 1e-2 * gap);
+}
+
+static int cmp_gap(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The finest spacing of the stack: the smallest gap that at least a tenth of the gaps (two at
+ * least) share within 2 tolerances, as the median of those gaps; never above usual_gap. A lone
+ * pair of slices closer than the rest (a stray near-duplicate) is no spacing of its own. */
+static swin_status finest_gap(const double *dist, int n, double usual_gap, double *fine, swin_error *err)
+{
+    int ngaps = n - 1, need = (ngaps + 9) / 10 > 2 ? (ngaps + 9) / 10 : 2;
+    double *gaps = malloc((size_t)ngaps * sizeof *gaps);
+    if (!gaps) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
+    for (int k = 0; k < ngaps; k++) gaps[k] = dist[k + 1] - dist[k];
+    qsort(gaps, (size_t)ngaps, sizeof *gaps, cmp_gap);
+    *fine = usual_gap;
+    for (int i = 0, j = 0; i < ngaps && gaps[i] < usual_gap - gap_tolerance(usual_gap); i++) {
+        if (j < i) j = i;
+        while (j < ngaps && gaps[j] <= gaps[i] + 2 * gap_tolerance(gaps[i])) j++;
+        if (j - i >= need) {
+            *fine = gaps[i + (j - i - 1) / 2];
+            break;
+        }
+    }
+    free(gaps);
+    return SWIN_OK;
+}
+
 swin_status swin_stack_grid_plan(const double *dist, int n, double usual_gap, int64_t max_planes,
                                  struct swin_stack_grid *g, swin_error *err)
 {
     *g = (struct swin_stack_grid){.nz = n, .step = dist[n - 1] / (n - 1)};
     bool even = true;
     for (int k = 0; k + 1 < n; k++)
-        if (fabs(dist[k + 1] - dist[k] - usual_gap) > fmax(1e-2, 1e-2 * usual_gap)) even = false;
+        if (fabs(dist[k + 1] - dist[k] - usual_gap) > gap_tolerance(usual_gap)) even = false;
     if (even) return SWIN_OK;
-    double planes = nearbyint(dist[n - 1] / usual_gap) + 1;
+    double gap = usual_gap;
+    swin_status st = finest_gap(dist, n, usual_gap, &gap, err);
+    if (st) return st;
+    double planes = nearbyint(dist[n - 1] / gap) + 1;
     if (planes > (double)max_planes)
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%.1f mm of slices %.4g mm apart: %.0f planes, more than the %lld swinrun reads",
-                              dist[n - 1], usual_gap, planes, (long long)max_planes);
+                              dist[n - 1], gap, planes, (long long)max_planes);
     g->nz = (int64_t)planes;
     g->step = dist[n - 1] / (double)(g->nz - 1);
     if (!(g->plane_of = malloc((size_t)n * sizeof *g->plane_of)))

@@ -1,8 +1,10 @@
 /* An unevenly spaced CT stack (a missing slice, slices of two spacings) on a regular grid.
  *
  * The n slices lie at distances dist[0] = 0 < dist[1] < ... < dist[n - 1] along the stack's
- * line (mm). The grid has nz planes from the first slice to the last, the usual gap apart
- * (the median gap, adjusted so that the last plane falls on the last slice); a plane's HU
+ * line (mm). The grid has nz planes from the first slice to the last, the finest spacing
+ * apart (the finest gap that at least a tenth of the gaps, two at least, share; else the
+ * median gap; adjusted so that the last plane falls on the last slice): 2.5 mm slices with a
+ * run of 1.25 mm ones give a 1.25 mm grid whichever spacing has more slices. A plane's HU
  * are the linear interpolation between the two slices around it (a copy where it falls on a
  * slice, within the 0.01 mm of positions written with two decimals). Each slice's labels are
  * read back from its nearest plane: the plane itself where it lies on one. */
@@ -26,9 +28,9 @@ struct swin_stack_grid {
     int filled;        /* planes that fall on no slice (interpolated) */
 };
 
-/* Even: every gap within 1 % (0.01 mm at least) of usual_gap, the grid is the slices. Else
- * plane_of is allocated (SWIN_ERR_NOMEM) and nz planes must not exceed max_planes
- * (SWIN_ERR_FORMAT, a message naming the series' extent). */
+/* Even: every gap within 1 % (0.01 mm at least) of usual_gap (the median gap), the grid is
+ * the slices. Else plane_of is allocated (SWIN_ERR_NOMEM) and nz planes must not exceed
+ * max_planes (SWIN_ERR_FORMAT, a message naming the series' extent). */
 swin_status swin_stack_grid_plan(const double *dist, int n, double usual_gap, int64_t max_planes,
                                  struct swin_stack_grid *g, swin_error *err);
 /* dst (g->nz planes of `plane` floats) from src (n planes, slice order). */

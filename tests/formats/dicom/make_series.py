@@ -16,6 +16,8 @@ Good series (one folder each, plus NAME.nii.gz: the same voxels in NIfTI-2 with 
             is the whole grid, the missing planes interpolated linearly between the slices
             around them (float32)
   tilted_missing  tilted as tilted, slices 6 and 14 left out: a sheared grid with filled planes
+  two_spacings  slices 1, 3, ..., 15 left out: 5 mm apart up to slice 16, then 2.5 mm; more
+            gaps of 5 mm than of 2.5 mm, read on the 2.5 mm grid all the same
 Bad series (folders bad_*): several series, mixed geometry, duplicate positions, a gap of
 four missing slices, a tilted stack with one slice off its line, MPEG-2 (a syntax swinrun does
 not decode), an MR image among CT.
@@ -204,6 +206,7 @@ def main():
         "tilted": dict(geo=tilted, extra={"GantryDetectorTilt": "20"}),
         "missing": dict(geo=axial, skip=(6, 14, 15)),
         "tilted_missing": dict(geo=tilted, skip=(6, 14), extra={"GantryDetectorTilt": "20"}),
+        "two_spacings": dict(geo=axial, skip=tuple(range(1, 16, 2))),
     }
     meta = {}
     for name, g in good.items():

@@ -1,8 +1,10 @@
 /* An uneven stack on a regular grid (formats/dicom/stack_grid.h) against what each case
  * means, worked out by hand: an even stack (with the 0.005 mm jitter of positions written
  * with two decimals) is its own grid; one missing slice and two in a row give the planes
- * between, interpolated by distance; two spacings give the finer one's grid (the median
- * gap), the coarse slices every other plane; a plane count over the limit is refused. The
+ * between, interpolated by distance; two spacings give the finer one's grid, the coarse
+ * slices every other plane, whether the finer spacing is the median gap or not; a lone pair
+ * of slices closer than the rest is no spacing (each slice on its nearest plane of the usual
+ * grid); a plane count over the limit is refused. The
  * filled planes are checked against a reference interpolation written here in float64
  * (plane p at p * step, between the slices around it), and where every slice is on a plane
  * of its own, the in-place fill against the two-buffer one (the same bits). */
@@ -82,6 +84,12 @@ int main(void)
     const double mixed[] = {0, 2.5, 5, 6.25, 7.5, 8.75, 10, 12.5};
     case_of("2.5 mm and 1.25 mm slices: the 1.25 mm grid", mixed, 8, 1.25, 11,
             (const int64_t[]){0, 2, 4, 5, 6, 7, 8, 10}, 3, true);
+    const double coarse[] = {0, 2.5, 5, 7.5, 10, 11.25, 12.5};
+    case_of("mostly 2.5 mm, two 1.25 mm gaps: the 1.25 mm grid", coarse, 7, 2.5, 11,
+            (const int64_t[]){0, 2, 4, 6, 8, 9, 10}, 4, true);
+    const double stray[] = {0, 2.5, 5, 5.1, 7.5, 10};
+    case_of("one pair 0.1 mm apart: the 2.5 mm grid, both on plane 2", stray, 6, 2.5, 5,
+            (const int64_t[]){0, 1, 2, 2, 3, 4}, 0, false);
     const double off[] = {0, 3, 6, 7.5, 10.5};
     /* 10.5 mm in 3 mm gaps: 4 gaps of 2.625 mm; only the first and last planes on a slice */
     case_of("slices off the planes: each on its nearest", off, 5, 3, 5, (const int64_t[]){0, 1, 2, 3, 4}, 3, false);

@@ -12,7 +12,8 @@ On every generated good series (make_series.py):
   - missing (three slices left out; tilted_missing two, on its sheared grid): the label map
     is the regular grid across the gaps, its labels agree with the NIfTI copy whose missing
     planes the test interpolated itself; the SEG and RTSTRUCT cover the slices there are, each
-    from its plane; the report counts the interpolated planes and the CLI says so;
+    from its plane; the report counts the interpolated planes and the CLI says so; so too
+    two_spacings (5 mm gaps, more of them, then 2.5 mm ones): the grid is 2.5 mm;
   - `swinrun CT_DIR/ seg.dcm --rtstruct rt.dcm`: dciodvfy reports no error for either;
     highdicom reads the SEG back voxel-exact against that label map, every frame's plane
     position is its source CT slice's, ReferencedSeriesSequence lists every CT instance;
@@ -41,7 +42,8 @@ import numpy as np
 import pydicom
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GOOD = ["axial", "oblique", "feetfirst", "rle", "jpegll", "jpegls", "tilted", "missing", "tilted_missing"]
+GOOD = ["axial", "oblique", "feetfirst", "rle", "jpegll", "jpegls", "tilted", "missing", "tilted_missing",
+        "two_spacings"]
 TILT = {"tilted": 20.0, "tilted_missing": 20.0}  # the gantry tilt make_series.py wrote (degrees), else 0
 BAD = {  # folder -> words its one-line message must contain
     "bad_two_series": "ambiguous: 2 axial CT series",
@@ -76,6 +78,20 @@ def check(what, cond, detail=""):
     return bool(cond)
 
 
+def finest_spacing(gaps):
+    """The grid's spacing (docs/dicom.md): the smallest gap g that at least a tenth of the gaps
+    (two at least) lie within [g, g + 2 tol] of, tol = max(0.01, 1 % of g), as those gaps'
+    lower median; else the median gap (the upper one of an even count), as series.c takes it."""
+    gaps = np.sort(gaps)
+    median = gaps[len(gaps) // 2]
+    need = max(2, int(np.ceil(len(gaps) / 10)))
+    for g in gaps[gaps < median - max(0.01, 0.01 * median)]:
+        near = gaps[(gaps >= g) & (gaps <= g + 2 * max(0.01, 0.01 * g))]
+        if len(near) >= need:
+            return near[(len(near) - 1) // 2]
+    return median
+
+
 class Series:
     """The CT files as the test reads them: pydicom, sorted along the normal."""
 
@@ -94,10 +110,10 @@ class Series:
         self.series_uid = dss[0].SeriesInstanceUID
         lps = np.eye(4)
         lps[:3, 0], lps[:3, 1] = self.r * self.dc, self.c * self.dr
-        # the regular grid: planes the median gap apart along the normal, from the first
+        # the regular grid: planes the finest spacing apart along the normal, from the first
         # slice to the last; each slice on its nearest plane (missing slices: planes between)
         d = (self.pos - self.pos[0]) @ self.n
-        self.nz = int(np.rint(d[-1] / np.median(np.diff(d)))) + 1
+        self.nz = int(np.rint(d[-1] / finest_spacing(np.diff(d)))) + 1
         self.plane_of = np.rint(d / (d[-1] / (self.nz - 1))).astype(int)
         lps[:3, 2] = (self.pos[-1] - self.pos[0]) / (self.nz - 1)
         lps[:3, 3] = self.pos[0]
