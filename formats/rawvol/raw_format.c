@@ -10,7 +10,8 @@
 
 struct raw_state {
     const struct swin_raw_kind *kind;
-    struct swin_raw_image img;
+    struct swin_raw_image img; /* the float32 copy until release where the file's narrower values stay */
+    float *plane;              /* hu_plane's, from the file's values */
 };
 
 static bool named(const char *path, const char *ext)
@@ -55,7 +56,11 @@ swin_status swin_raw_format_read(const struct swin_raw_kind *k, const char *cons
     struct swin_raw_header h;
     swin_status st = k->read_header(paths[0], &h, err);
     if (!st) st = swin_raw_read(paths[0], &h, &s->img, err);
+    const size_t np = st ? 0 : (size_t)(h.dim[0] * h.dim[1]);
+    if (!st && s->img.narrow && !(s->plane = malloc(np * sizeof *s->plane)))
+        st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for a plane of %s", paths[0]);
     if (st) {
+        swin_raw_image_free(&s->img);
         free(s);
         return st;
     }
@@ -65,20 +70,28 @@ swin_status swin_raw_format_read(const struct swin_raw_kind *k, const char *cons
     const swin_mat4 a = swin_raw_affine(&img->h);
     memcpy(in->affine, a.m, sizeof in->affine);
     in->read_peak = img->read_peak;
-    in->kept_bytes = (size_t)(in->dim[0] * in->dim[1] * in->dim[2]) * (size_t)img->channels * sizeof(float);
-    in->hu_kept = true;
+    in->hu_kept = !img->narrow;
+    in->kept_bytes = img->narrow ? swin_raw_narrow_bytes(img) + np * sizeof *s->plane
+                                 : (size_t)(in->dim[0] * in->dim[1] * in->dim[2]) * (size_t)img->channels * sizeof(float);
     return SWIN_OK;
 }
 
 void swin_raw_format_release(struct swin_format_input *in)
 {
-    /* the float32 intensities are what hu_plane reads */
+    struct raw_state *s = in->state;
+    swin_raw_image_drop_data(&s->img); /* where the file's values stay */
+    if (!s->img.data) in->hu = NULL;
 }
 
 swin_status swin_raw_format_hu_plane(struct swin_format_input *in, int64_t k, const float **plane, swin_error *err)
 {
-    const struct raw_state *s = in->state;
-    *plane = s->img.data + (size_t)k * (size_t)(in->dim[0] * in->dim[1]);
+    struct raw_state *s = in->state;
+    if (s->img.data) {
+        *plane = s->img.data + (size_t)k * (size_t)(in->dim[0] * in->dim[1]);
+    } else {
+        swin_raw_image_plane(&s->img, k, s->plane);
+        *plane = s->plane;
+    }
     return SWIN_OK;
 }
 
@@ -129,6 +142,7 @@ void swin_raw_format_close(struct swin_format_input *in)
     struct raw_state *s = in->state;
     if (!s) return;
     swin_raw_image_free(&s->img);
+    free(s->plane);
     free(s);
     in->state = NULL;
     in->hu = NULL;

@@ -1,6 +1,7 @@
 /* Text-header volumes' voxels (raw_read.h): read whole, inflated when compressed, widened to
  * float32 and de-interleaved (the file holds a voxel's components together, i fastest, then
- * j, k, the fourth axis last). */
+ * j, k, the fourth axis last); 1- and 2-byte values also kept as they are, for the planes
+ * wanted after the float32 copy is gone. */
 #include "formats/rawvol/raw_read.h"
 
 #include <errno.h>
@@ -96,12 +97,11 @@ static bool widen_native(const uint8_t *raw, enum swin_raw_type t, size_t count,
     }
 }
 
-/* raw (the file's values) -> img->data, channel after channel. */
-static swin_status widen(const char *path, const uint8_t *raw, struct swin_raw_image *img, swin_error *err)
+/* raw (the file's values; in host order where swap is false) -> img->data, channel after channel. */
+static swin_status widen(const char *path, const uint8_t *raw, bool swap, struct swin_raw_image *img, swin_error *err)
 {
     const struct swin_raw_header *h = &img->h;
     const size_t n = (size_t)(h->dim[0] * h->dim[1] * h->dim[2]), comps = (size_t)h->components;
-    const bool swap = h->msb; /* swinrun's hosts are little-endian */
     /* one component: the file's order is data's, volume after volume */
     if (!swap && comps == 1 && widen_native(raw, h->type, n * (size_t)h->dim[3], img->data)) return SWIN_OK;
     for (size_t t = 0; t < (size_t)h->dim[3]; t++)
@@ -184,17 +184,54 @@ swin_status swin_raw_read(const char *path, const struct swin_raw_header *header
     if (!raw || !img->data) st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %s's voxels", path);
     size_t compressed = 0;
     if (!st) st = read_raw(h, raw, raw_n, &compressed, err);
-    if (!st) st = widen(path, raw, img, err);
+    /* 1- or 2-byte values of one component stay (in host order) beside their float32 copy */
+    const bool keep = h->type_bytes <= 2 && h->components == 1;
+    bool swap = h->msb; /* swinrun's hosts are little-endian */
+    if (!st && keep && swap) {
+        for (size_t i = 0; h->type_bytes == 2 && i < values; i++) {
+            const uint8_t b = raw[2 * i];
+            raw[2 * i] = raw[2 * i + 1], raw[2 * i + 1] = b;
+        }
+        swap = false;
+    }
+    if (!st) st = widen(path, raw, swap, img, err);
     img->read_peak = raw_n + values * sizeof *img->data + compressed;
+    if (!st && keep) {
+        const size_t first = values / (size_t)img->channels * (size_t)h->type_bytes;
+        uint8_t *kept = realloc(raw, first); /* the first channel; where the shrink fails, all of raw */
+        img->narrow = kept ? kept : raw;
+        raw = NULL;
+    }
     free(raw);
     if (st) swin_raw_image_free(img);
     return st;
 }
 
+size_t swin_raw_narrow_bytes(const struct swin_raw_image *img)
+{
+    return img->narrow ? (size_t)(img->h.dim[0] * img->h.dim[1] * img->h.dim[2]) * (size_t)img->h.type_bytes : 0;
+}
+
+void swin_raw_image_plane(const struct swin_raw_image *img, int64_t k, float *out)
+{
+    const size_t np = (size_t)(img->h.dim[0] * img->h.dim[1]), at = (size_t)k * np;
+    const uint8_t *v = (const uint8_t *)img->narrow + at * (size_t)img->h.type_bytes;
+    widen_native(v, img->h.type, np, out); /* 1- or 2-byte values: always widened here */
+}
+
+void swin_raw_image_drop_data(struct swin_raw_image *img)
+{
+    if (!img->narrow) return;
+    free(img->data);
+    img->data = NULL;
+}
+
 void swin_raw_image_free(struct swin_raw_image *img)
 {
     free(img->data);
+    free(img->narrow);
     img->data = NULL;
+    img->narrow = NULL;
 }
 
 swin_mat4 swin_raw_affine(const struct swin_raw_header *h)

@@ -21,6 +21,7 @@
 
     mha_test.py SWINRUN MODEL_1CH MODEL_4CH WORKDIR"""
 import gzip
+import json
 import os
 import resource
 import shutil
@@ -147,6 +148,19 @@ def as_xyz(im):
     return a.transpose(2, 1, 0) if a.ndim == 3 else a.transpose(3, 2, 1, 0)
 
 
+def statistics_match(report_path, labels, ct):
+    """The report's organ statistics (voxels, mL, HU mean and SD) against numpy's on the CT's
+    own values at the label map's voxels (the same grid): read from the file's int16 values
+    after the float32 copy is freed, or from that copy, they must be these."""
+    stats = json.load(open(report_path))["volumes"][0]["statistics"]
+    ml = float(np.prod(SPACING)) / 1000
+    want = [(lab, v.size, v.size * ml, v.mean(), v.std())
+            for lab in (int(x) for x in np.unique(labels) if x) for v in [ct[labels == lab].astype(np.float64)]]
+    got = [(x["label"], x["voxels"], x["volume_ml"], x["hu_mean"], x["hu_std"]) for x in stats]
+    return len(got) == len(want) and all(
+        g[:2] == w[:2] and np.allclose(g[2:], w[2:], rtol=1e-5, atol=1e-3) for g, w in zip(got, want))
+
+
 def single_channel(swinrun, model, work):
     ct = phantom((72, 60, 28), SPACING, seed=5)
     twin = os.path.join(work, "twin.nii")
@@ -161,7 +175,8 @@ def single_channel(swinrun, model, work):
           len(np.unique(want)) >= 3)
     for name, path in ct_variants(work, ct).items():
         out = os.path.join(work, "out_" + name.replace(".", "_") + ".mha")
-        r = run([swinrun, path, out, "--model", model])
+        report = out + ".json"
+        r = run([swinrun, path, out, "--model", model, "--json", report])
         if not check(f"{name}: segments", r.returncode == 0, r.stderr.strip()[-300:]):
             continue
         im = sitk.ReadImage(out)
@@ -170,6 +185,8 @@ def single_channel(swinrun, model, work):
               got.shape == ct.shape and same_geometry(im), f"{got.shape} {im.GetPixelIDTypeAsString()}")
         check(f"{name}: the labels are the NIfTI twin's, voxel for voxel", got.shape == want.shape and
               np.array_equal(got, want), f"{int(np.sum(got != want)) if got.shape == want.shape else '-'} differ")
+        check(f"{name}: --json statistics = numpy's on the CT's values", got.shape == ct.shape and
+              statistics_match(report, got, ct))
 
     src = os.path.join(work, "sitk_zlib_int16.mha")
     seg, prob, masks = (os.path.join(work, n) for n in ("p_seg.mha", "p_prob.mha", "masks.mha"))

@@ -87,7 +87,8 @@ def single_channel(swinrun, model, work, ct, twin_seg):
     want = np.asarray(nib.load(twin_seg).dataobj)
     for name, path in ct_variants(work, ct).items():
         out = os.path.join(work, "out_" + name.replace(".", "_") + ".nrrd")
-        r = run([swinrun, path, out, "--model", model])
+        report = out + ".json"
+        r = run([swinrun, path, out, "--model", model, "--json", report])
         if not check(f"{name}: segments", r.returncode == 0, r.stderr.strip()[-300:]):
             continue
         im = sitk.ReadImage(out)
@@ -96,6 +97,8 @@ def single_channel(swinrun, model, work, ct, twin_seg):
               got.shape == ct.shape and mt.same_geometry(im), f"{got.shape} {im.GetPixelIDTypeAsString()}")
         check(f"{name}: the labels are the NIfTI twin's, voxel for voxel", got.shape == want.shape and
               np.array_equal(got, want), f"{int(np.sum(got != want)) if got.shape == want.shape else '-'} differ")
+        check(f"{name}: --json statistics = numpy's on the CT's values", got.shape == ct.shape and
+              mt.statistics_match(report, got, ct))
 
 
 def no_space(swinrun, model, work, ct):
