@@ -36,6 +36,7 @@ struct swin_dcm_slice {
     int series_number;             /* -1 when absent */
     double slice_thickness;        /* SliceThickness in mm (0 when absent) */
     int rows, cols, bits_allocated, bits_stored, pixel_representation, samples_per_pixel;
+    int high_bit;                  /* HighBit (BitsStored - 1 when absent): the stored value's top bit */
     bool has_position, has_orientation, has_spacing;
     double position[3];            /* ImagePositionPatient (LPS mm): centre of the first pixel */
     double orientation[6];         /* ImageOrientationPatient: row direction, then column direction */

@@ -176,6 +176,7 @@ swin_status swin_dcm_read_header(const char *path, struct swin_dcm_slice **slice
     s->cols = get_int(d, DCM_Columns, 0);
     s->bits_allocated = get_int(d, DCM_BitsAllocated, 0);
     s->bits_stored = get_int(d, DCM_BitsStored, s->bits_allocated);
+    s->high_bit = get_int(d, DCM_HighBit, s->bits_stored - 1);
     s->pixel_representation = get_int(d, DCM_PixelRepresentation, 0);
     s->samples_per_pixel = get_int(d, DCM_SamplesPerPixel, 1);
     s->has_padding = get_stored(d, DCM_PixelPaddingValue, s->pixel_representation, &s->padding[0]);
@@ -268,9 +269,6 @@ static inline float stored_to_hu(const struct swin_dcm_slice *s, int v)
 // A JPEG 2000 / HTJ2K frame in HU.
 static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float *out, swin_error *err)
 {
-    if (s->bits_stored < 1 || s->bits_stored > s->bits_allocated)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: BitsStored %d with BitsAllocated %d: a corrupt file", s->path,
-                              s->bits_stored, s->bits_allocated);
     try {
         std::vector<Uint8> cs;
         swin_status st = j2k_codestream(d, s, cs, err);
@@ -286,16 +284,26 @@ static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float
     return SWIN_OK;
 }
 
+// The stored value in a sample: BitsStored bits ending at HighBit, two's complement when
+// PixelRepresentation is 1. The bits around it are ignored, as DCMTK, GDCM and pydicom ignore
+// them: old scanners kept overlays there, and 12-bit signed values need not be sign-extended.
+static inline int stored_value(unsigned sample, unsigned shift, unsigned bits, bool is_signed)
+{
+    const unsigned v = (sample >> shift) & ((1u << bits) - 1u);
+    return is_signed && (v >> (bits - 1)) ? (int)v - (int)(1u << bits) : (int)v;
+}
+
 // The stored values of one frame as HU, from a frame buffer of bits_allocated-bit samples.
 static void to_hu(const struct swin_dcm_slice *s, const Uint8 *buf, float *out)
 {
     const size_t n = (size_t)s->rows * (size_t)s->cols;
-    // stored values above BitsStored are not masked: CT writers keep them sign-extended
+    const unsigned bits = (unsigned)s->bits_stored, shift = (unsigned)(s->high_bit + 1 - s->bits_stored);
+    const bool is_signed = s->pixel_representation != 0;
     if (s->bits_allocated == 16) {
         const Uint16 *px = (const Uint16 *)(const void *)buf;
-        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, s->pixel_representation ? (int)(Sint16)px[i] : (int)px[i]);
+        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, stored_value(px[i], shift, bits, is_signed));
     } else {
-        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, s->pixel_representation ? (int)(Sint8)buf[i] : (int)buf[i]);
+        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, stored_value(buf[i], shift, bits, is_signed));
     }
 }
 
@@ -306,6 +314,12 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *c
     if (a.bits_allocated != 16 && a.bits_allocated != 8)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: BitsAllocated %d; swinrun reads 8- and 16-bit CT pixels",
                               a.path, a.bits_allocated);
+    for (int i = 0; i < n; i++)
+        if (s[i]->bits_stored < 1 || s[i]->bits_stored > s[i]->bits_allocated ||
+            s[i]->high_bit < s[i]->bits_stored - 1 || s[i]->high_bit >= s[i]->bits_allocated)
+            return swin_error_set(err, SWIN_ERR_FORMAT,
+                                  "%s: BitsStored %d, HighBit %d with BitsAllocated %d: a corrupt file", s[i]->path,
+                                  s[i]->bits_stored, s[i]->high_bit, s[i]->bits_allocated);
     // values longer than DCM_MaxReadLength stay in the file: the pixel data is read frame by frame
     DcmFileFormat ff;
     OFCondition c = EC_CorruptedData;

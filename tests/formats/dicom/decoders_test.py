@@ -21,6 +21,9 @@
    unsigned one of the values + 2^(bits-1) with the sign bit of its SIZ component set: the
    standard's DC level shift (ITU-T T.800 G.1) makes the two codestreams code the same
    samples.
+   12 of 16 bits with other bits above the value (old scanners' overlays), a signed value not
+   sign-extended, a value in the top bits (HighBit 15): the stored values, as pydicom reads
+   them; HighBit below BitsStored - 1: refused.
 2. Hostile JPEG 2000 / HTJ2K pixel data: truncated, Rows, BitsStored or PixelRepresentation
    not those of the codestream, three components, not a codestream, no fragment; an
    unsupported syntax (MPEG2) and an unknown UID: each refused, exit 2, one line naming the
@@ -186,6 +189,40 @@ def pixels_part(tool, work):
                           f"RMS {100 * rms:.3f} %, max {100 * peak:.3f} % of the range")
 
 
+def high_bits_part(tool, work):
+    """12 bits stored in 16: only the BitsStored bits ending at HighBit are the value (as DCMTK,
+    GDCM and pydicom read them). Above them old scanners kept overlays, and a signed value need
+    not be sign-extended; a value may also sit in the top bits (HighBit 15). Each decoded =
+    stored * 2 - 1024, and where HighBit is 11 pydicom reads the same stored values. A HighBit
+    below BitsStored - 1 is refused."""
+    rng = np.random.default_rng(31)
+    for signed in (False, True):
+        v = known_pixels(12, signed, rng)
+        want = (v.astype(np.float64) * SLOPE + INTERCEPT).astype(np.float32)
+        noise = rng.integers(0, 16, v.shape)
+        for what, high_bit, samples in (("other bits above", 11, (v & 0xFFF) | (noise << 12)),
+                                        ("nothing above", 11, v & 0xFFF),
+                                        ("in the top bits, other bits below (HighBit 15)", 15, ((v & 0xFFF) << 4) | noise)):
+            ds = dataset(v, 12, signed)
+            ds.HighBit = high_bit
+            ds.PixelData = samples.astype("<u2").tobytes()
+            path = os.path.join(work, f"high_bits_{'s' if signed else 'u'}_{high_bit}_{samples.max() > 0xFFF}.dcm")
+            ds.save_as(path, enforce_file_format=True)
+            got, r = decode(tool, path)
+            same_as_pydicom = high_bit != 11 or np.array_equal(pydicom.dcmread(path).pixel_array, v)
+            check(f"12 of 16 bits {'signed' if signed else 'unsigned'}, {what}: the stored values",
+                  got is not None and np.array_equal(got, want) and same_as_pydicom,
+                  r.stderr.strip()[-200:] if got is None else f"{int((got != want).sum())} differ, pydicom "
+                  f"{'agrees' if same_as_pydicom else 'differs'}")
+    ds = dataset(known_pixels(12, False, rng), 12, False)
+    ds.HighBit = 3
+    path = os.path.join(work, "high_bit_3.dcm")
+    ds.save_as(path, enforce_file_format=True)
+    got, r = decode(tool, path)
+    check("BitsStored 12 with HighBit 3: exit 2, one line naming them", r.returncode == 2 and
+          len(r.stderr.strip().splitlines()) == 1 and "HighBit 3" in r.stderr, r.stderr.strip()[-200:])
+
+
 def hostile_part(tool, work):
     rng = np.random.default_rng(30)
     v = known_pixels(16, False, rng)
@@ -265,6 +302,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     pixels_part(tool, work)
+    high_bits_part(tool, work)
     hostile_part(tool, work)
     series_part(swinrun, model, work)
     print("all ok" if ok else "FAILED")
