@@ -106,10 +106,10 @@ SWIN_AVX512BF16_INLINE void panel(int m, int cols, int kc, const float *a, int l
     for (; m - i > 4; i += 8) {
         const int rows = m - i < 8 ? m - i : 8;
         pack_a(ap, kp, a + (size_t)i * lda, lda, rows, kc, 8);
-        /* A streamed from memory (a long m: a conv's voxels): the next tile's rows, while this
-         * one multiplies */
+        /* A streamed from memory (a long m: a conv's voxels): the next tile's rows, into L2
+         * while this one multiplies (as gemm_f32_avx512.c) */
         for (int r = 8; r < 16 && m >= STREAM_ROWS && i + r < m; r++)
-            for (int k = 0; k < kc; k += 16) _mm_prefetch((const char *)(a + (size_t)(i + r) * lda + k), _MM_HINT_T0);
+            for (int k = 0; k < kc; k += 16) _mm_prefetch((const char *)(a + (size_t)(i + r) * lda + k), _MM_HINT_T1);
         tile(ap, kp, wp, rows, bias, c + (size_t)i * ldc, ldc, cols, add_c, 8, NV);
     }
     if (i < m) {
