@@ -21,9 +21,11 @@ static int cmp_gap(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The finest spacing of the stack: the smallest gap that at least a tenth of the gaps (two at
- * least) share within 2 tolerances, as the median of those gaps; never above usual_gap. A lone
- * pair of slices closer than the rest (a stray near-duplicate) is no spacing of its own. */
+/* The finest spacing of the stack: sorted, the first gap g (at most usual_gap) that at least a
+ * tenth of the gaps (two at least) lie within [g, g + 2 tolerances] of, as those gaps' mean
+ * (positions written with two decimals put 0.625 mm slices 0.62 and 0.63 mm apart: their mean
+ * is the spacing, no one gap is); usual_gap where none is. A lone pair of slices closer than
+ * the rest (a stray near-duplicate) is no spacing of its own. */
 static swin_status finest_gap(const double *dist, int n, double usual_gap, double *fine, swin_error *err)
 {
     int ngaps = n - 1, need = (ngaps + 9) / 10 > 2 ? (ngaps + 9) / 10 : 2;
@@ -32,11 +34,13 @@ static swin_status finest_gap(const double *dist, int n, double usual_gap, doubl
     for (int k = 0; k < ngaps; k++) gaps[k] = dist[k + 1] - dist[k];
     qsort(gaps, (size_t)ngaps, sizeof *gaps, cmp_gap);
     *fine = usual_gap;
-    for (int i = 0, j = 0; i < ngaps && gaps[i] < usual_gap - gap_tolerance(usual_gap); i++) {
+    for (int i = 0, j = 0; i < ngaps && gaps[i] <= usual_gap; i++) {
         if (j < i) j = i;
         while (j < ngaps && gaps[j] <= gaps[i] + 2 * gap_tolerance(gaps[i])) j++;
         if (j - i >= need) {
-            *fine = gaps[i + (j - i - 1) / 2];
+            double sum = 0;
+            for (int k = i; k < j; k++) sum += gaps[k];
+            *fine = sum / (j - i);
             break;
         }
     }

@@ -2,9 +2,10 @@
  *
  * The n slices lie at distances dist[0] = 0 < dist[1] < ... < dist[n - 1] along the stack's
  * line (mm). The grid has nz planes from the first slice to the last, the finest spacing
- * apart (the finest gap that at least a tenth of the gaps, two at least, share; else the
- * median gap; adjusted so that the last plane falls on the last slice): 2.5 mm slices with a
- * run of 1.25 mm ones give a 1.25 mm grid whichever spacing has more slices. A plane's HU
+ * apart (the mean of the finest gaps that at least a tenth of the gaps, two at least, share;
+ * else the median gap; adjusted so that the last plane falls on the last slice): 2.5 mm
+ * slices with a run of 1.25 mm ones give a 1.25 mm grid whichever spacing has more slices,
+ * and 0.625 mm slices written as 0.62 and 0.63 mm gaps a 0.625 mm one. A plane's HU
  * are the linear interpolation between the two slices around it (a copy where it falls on a
  * slice, within the 0.01 mm of positions written with two decimals). Each slice's labels are
  * read back from its nearest plane: the plane itself where it lies on one. */

@@ -4,7 +4,8 @@
  * between, interpolated by distance; two spacings give the finer one's grid, the coarse
  * slices every other plane, whether the finer spacing is the median gap or not; a lone pair
  * of slices closer than the rest is no spacing (each slice on its nearest plane of the usual
- * grid); a plane count over the limit is refused. The
+ * grid); 300 slices 0.625 mm apart at two decimals with one missing give 300 planes; a plane
+ * count over the limit is refused. The
  * filled planes are checked against a reference interpolation written here in float64
  * (plane p at p * step, between the slices around it), and where every slice is on a plane
  * of its own, the in-place fill against the two-buffer one (the same bits). */
@@ -26,11 +27,11 @@ static void expect(int ok, const char *what)
 /* Each slice's plane values are its index + 1 (pixel 0) and 10 x that (pixel 1). */
 static int fill_matches(const struct swin_stack_grid *g, const double *dist, int n)
 {
-    float src[2 * 16], dst[2 * 64];
+    static float src[2 * 512], dst[2 * 512];
     for (int k = 0; k < n; k++) src[2 * k] = (float)(k + 1), src[2 * k + 1] = (float)(10 * (k + 1));
     swin_stack_grid_fill(g, dist, n, src, 2, dst);
     if (g->on_planes) { /* in place: the slices at their planes, the gaps filled: the same values */
-        float grid[2 * 64];
+        static float grid[2 * 512];
         memset(grid, 0xff, sizeof grid);
         for (int k = 0; k < n; k++) memcpy(grid + 2 * g->plane_of[k], src + 2 * k, 2 * sizeof *grid);
         swin_stack_grid_fill_gaps(g, dist, n, 2, grid);
@@ -90,6 +91,15 @@ int main(void)
     const double stray[] = {0, 2.5, 5, 5.1, 7.5, 10};
     case_of("one pair 0.1 mm apart: the 2.5 mm grid, both on plane 2", stray, 6, 2.5, 5,
             (const int64_t[]){0, 1, 2, 2, 3, 4}, 0, false);
+    /* 0.625 mm slices, positions written with two decimals (gaps of 0.62 and 0.63), slice 150 of
+     * 300 missing: the grid is 300 planes, every slice on its own (a step of one gap, 0.62 or
+     * 0.63 mm, would make 302 or 298) */
+    static double rounded[299];
+    static int64_t rounded_plane[299];
+    for (int k = 0, p = 0; p < 300; p++)
+        if (p != 150) rounded_plane[k] = p, rounded[k++] = round(p * 62.5) / 100.0;
+    case_of("0.625 mm at two decimals, one of 300 missing: 300 planes", rounded, 299, 0.63, 300, rounded_plane, 1,
+            true);
     const double off[] = {0, 3, 6, 7.5, 10.5};
     /* 10.5 mm in 3 mm gaps: 4 gaps of 2.625 mm; only the first and last planes on a slice */
     case_of("slices off the planes: each on its nearest", off, 5, 3, 5, (const int64_t[]){0, 1, 2, 3, 4}, 3, false);

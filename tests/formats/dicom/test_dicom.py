@@ -79,16 +79,17 @@ def check(what, cond, detail=""):
 
 
 def finest_spacing(gaps):
-    """The grid's spacing (docs/dicom.md): the smallest gap g that at least a tenth of the gaps
-    (two at least) lie within [g, g + 2 tol] of, tol = max(0.01, 1 % of g), as those gaps'
-    lower median; else the median gap (the upper one of an even count), as series.c takes it."""
+    """The grid's spacing (docs/dicom.md): the smallest gap g, at most the median gap, that at
+    least a tenth of the gaps (two at least) lie within [g, g + 2 tol] of, tol = max(0.01, 1 % of
+    g), as those gaps' mean; else the median gap (the upper one of an even count, as series.c
+    takes it)."""
     gaps = np.sort(gaps)
     median = gaps[len(gaps) // 2]
     need = max(2, int(np.ceil(len(gaps) / 10)))
-    for g in gaps[gaps < median - max(0.01, 0.01 * median)]:
+    for g in gaps[gaps <= median]:
         near = gaps[(gaps >= g) & (gaps <= g + 2 * max(0.01, 0.01 * g))]
         if len(near) >= need:
-            return near[(len(near) - 1) // 2]
+            return near.mean()
     return median
 
 
