@@ -258,11 +258,17 @@ static swin_status j2k_codestream(DcmDataset *d, const struct swin_dcm_slice *s,
     return SWIN_OK;
 }
 
-// One stored value in HU: value * slope + intercept, or air for a padding value (outside
-// the reconstructed field of view).
-static inline float stored_to_hu(const struct swin_dcm_slice *s, int v)
+static inline bool is_padding(const struct swin_dcm_slice *s, int v)
 {
-    if (s->has_padding && v >= s->padding[0] && v <= s->padding[1]) return SWIN_DCM_PADDING_HU;
+    return s->has_padding && v >= s->padding[0] && v <= s->padding[1];
+}
+
+// One stored value v in HU: v * slope + intercept, or air for a padding value (outside the
+// reconstructed field of view). whole: the sample read at its full width (a padding value
+// outside BitsStored's range, as 63536 with 12 bits stored, is matched there).
+static inline float stored_to_hu(const struct swin_dcm_slice *s, int v, int whole)
+{
+    if (is_padding(s, v) || is_padding(s, whole)) return SWIN_DCM_PADDING_HU;
     return (float)((double)v * s->slope + s->intercept);
 }
 
@@ -276,7 +282,7 @@ static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float
         std::vector<int32_t> px((size_t)s->rows * (size_t)s->cols);
         const struct swin_j2k_expect want = {s->rows, s->cols, s->bits_stored, s->pixel_representation != 0};
         if ((st = swin_j2k_decode(cs.data(), cs.size(), &want, px.data(), s->path, err))) return st;
-        for (size_t i = 0; i < px.size(); i++) out[i] = stored_to_hu(s, px[i]);
+        for (size_t i = 0; i < px.size(); i++) out[i] = stored_to_hu(s, px[i], px[i]);
     } catch (const std::bad_alloc &) {
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory decoding a %d x %d JPEG 2000 frame", s->path,
                               s->rows, s->cols);
@@ -301,9 +307,11 @@ static void to_hu(const struct swin_dcm_slice *s, const Uint8 *buf, float *out)
     const bool is_signed = s->pixel_representation != 0;
     if (s->bits_allocated == 16) {
         const Uint16 *px = (const Uint16 *)(const void *)buf;
-        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, stored_value(px[i], shift, bits, is_signed));
+        for (size_t i = 0; i < n; i++)
+            out[i] = stored_to_hu(s, stored_value(px[i], shift, bits, is_signed), stored_value(px[i], 0, 16, is_signed));
     } else {
-        for (size_t i = 0; i < n; i++) out[i] = stored_to_hu(s, stored_value(buf[i], shift, bits, is_signed));
+        for (size_t i = 0; i < n; i++)
+            out[i] = stored_to_hu(s, stored_value(buf[i], shift, bits, is_signed), stored_value(buf[i], 0, 8, is_signed));
     }
 }
 

@@ -23,7 +23,8 @@
    samples.
    12 of 16 bits with other bits above the value (old scanners' overlays), a signed value not
    sign-extended, a value in the top bits (HighBit 15): the stored values, as pydicom reads
-   them; HighBit below BitsStored - 1: refused.
+   them; a PixelPaddingValue outside 12 bits (63536) still marks air; HighBit below BitsStored - 1:
+   refused.
 2. Hostile JPEG 2000 / HTJ2K pixel data: truncated, Rows, BitsStored or PixelRepresentation
    not those of the codestream, three components, not a codestream, no fragment; an
    unsupported syntax (MPEG2) and an unknown UID: each refused, exit 2, one line naming the
@@ -214,6 +215,21 @@ def high_bits_part(tool, work):
                   got is not None and np.array_equal(got, want) and same_as_pydicom,
                   r.stderr.strip()[-200:] if got is None else f"{int((got != want).sum())} differ, pydicom "
                   f"{'agrees' if same_as_pydicom else 'differs'}")
+    # a padding value outside 12 bits (GE's 63536): matched on the whole sample, -1024 HU (air)
+    v = known_pixels(12, False, rng)
+    samples = v.astype(np.uint16).copy()
+    samples[:4, :] = 63536
+    want = (v.astype(np.float64) * SLOPE + INTERCEPT).astype(np.float32)
+    want[:4, :] = -1024.0
+    ds = dataset(v, 12, False)
+    ds.PixelData = samples.astype("<u2").tobytes()
+    ds.add_new(0x00280120, "US", 63536)  # PixelPaddingValue
+    path = os.path.join(work, "high_bits_padding.dcm")
+    ds.save_as(path, enforce_file_format=True)
+    got, r = decode(tool, path)
+    check("12 of 16 bits, PixelPaddingValue 63536 on 4 rows: -1024 HU there, the stored values elsewhere",
+          got is not None and np.array_equal(got, want),
+          r.stderr.strip()[-200:] if got is None else f"{int((got != want).sum())} differ")
     ds = dataset(known_pixels(12, False, rng), 12, False)
     ds.HighBit = 3
     path = os.path.join(work, "high_bit_3.dcm")
