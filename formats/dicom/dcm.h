@@ -73,7 +73,8 @@ swin_status swin_dcm_read_dicomdir(const char *path, swin_status (*add)(void *us
  * The file is opened once and its pixel data read one frame at a time. Reads
  * uncompressed (implicit and explicit VR little endian, explicit big endian, deflate), RLE,
  * JPEG (baseline, extended, lossless), JPEG-LS (DCMTK's decoders), JPEG 2000 and HTJ2K
- * (j2k_decode.h; single-frame files); refuses other transfer syntaxes, naming them. */
+ * (j2k_decode.h; a multi-frame file's frames found by frame_fragments.h); refuses other
+ * transfer syntaxes, naming them. */
 swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *const *out, int n, swin_error *err);
 
 /* The CT series an output refers to: slices sorted along the slice normal. */

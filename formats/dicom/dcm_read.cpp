@@ -1,4 +1,5 @@
 // Reading CT files with DCMTK: the attributes the series reader checks and the pixels in HU.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <dcmtk/oflog/oflog.h>
 
 #include "formats/dicom/dcm.h"
+#include "formats/dicom/frame_fragments.h"
 #include "formats/dicom/j2k_decode.h"
 
 static std::once_flag init_once;
@@ -228,10 +230,15 @@ static swin_status refuse_syntax(const struct swin_dcm_slice *s, swin_error *err
                           s->path, DcmXfer(s->transfer_syntax).getXferName(), s->transfer_syntax);
 }
 
-// The codestream of a single-frame file: its encapsulated fragments after the basic offset
-// table, concatenated.
-static swin_status j2k_codestream(DcmDataset *d, const struct swin_dcm_slice *s, std::vector<Uint8> &cs,
-                                  swin_error *err)
+// The encapsulated fragments of a file's pixel data (their values stay in the dataset) and
+// the offset table's value, for frame_fragments.h.
+struct encapsulated {
+    std::vector<swin_fragment> frag;
+    const Uint8 *bot = NULL;
+    size_t bot_len = 0;
+};
+
+static swin_status read_fragments(DcmDataset *d, const struct swin_dcm_slice *s, encapsulated &px, swin_error *err)
 {
     DcmElement *e = NULL;
     if (d->findAndGetElement(DCM_PixelData, e).bad() || !e)
@@ -246,14 +253,18 @@ static swin_status j2k_codestream(DcmDataset *d, const struct swin_dcm_slice *s,
                               "%s: transfer syntax %s but the pixel data holds no encapsulated fragment: a corrupt "
                               "file",
                               s->path, s->transfer_syntax);
-    for (unsigned long i = 1; i < seq->card(); i++) {
+    for (unsigned long i = 0; i < seq->card(); i++) {
         DcmPixelItem *it = NULL;
         Uint8 *p = NULL;
-        if (seq->getItem(it, i).bad() || !it) continue;
+        if (seq->getItem(it, i).bad() || !it)
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable pixel data item %lu", s->path, i);
         const Uint32 len = it->getLength();
         if (len && (it->getUint8Array(p).bad() || !p))
             return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable pixel data fragment %lu", s->path, i);
-        if (len) cs.insert(cs.end(), p, p + len);
+        if (i)
+            px.frag.push_back({len ? p : NULL, len});
+        else
+            px.bot = p, px.bot_len = len;
     }
     return SWIN_OK;
 }
@@ -272,20 +283,38 @@ static inline float stored_to_hu(const struct swin_dcm_slice *s, int v, int whol
     return (float)((double)v * s->slope + s->intercept);
 }
 
-// A JPEG 2000 / HTJ2K frame in HU.
-static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *s, float *out, swin_error *err)
+// JPEG 2000 / HTJ2K frames in HU: s[i]'s frame into out[i]. The codestream of a frame split
+// over fragments is decoded from their concatenation.
+static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *const *s, float *const *out, int n,
+                            swin_error *err)
 {
+    const struct swin_dcm_slice &a = *s[0];
+    const int nframes = a.frame ? get_int(d, DCM_NumberOfFrames, 0) : 1;
     try {
-        std::vector<Uint8> cs;
-        swin_status st = j2k_codestream(d, s, cs, err);
+        encapsulated px;
+        swin_status st = read_fragments(d, &a, px, err);
         if (st) return st;
-        std::vector<int32_t> px((size_t)s->rows * (size_t)s->cols);
-        const struct swin_j2k_expect want = {s->rows, s->cols, s->bits_stored, s->pixel_representation != 0};
-        if ((st = swin_j2k_decode(cs.data(), cs.size(), &want, px.data(), s->path, err))) return st;
-        for (size_t i = 0; i < px.size(); i++) out[i] = stored_to_hu(s, px[i], px[i]);
+        std::vector<size_t> first((size_t)std::max(nframes, 1) + 1);
+        if ((st = swin_frame_fragments(px.bot, px.bot_len, px.frag.data(), px.frag.size(), nframes, first.data(),
+                                       a.path, err)))
+            return st;
+        std::vector<Uint8> cs;
+        std::vector<int32_t> v((size_t)a.rows * (size_t)a.cols);
+        for (int i = 0; i < n; i++) {
+            const int f = s[i]->frame ? s[i]->frame - 1 : 0;
+            if (f >= nframes)
+                return swin_error_set(err, SWIN_ERR_FORMAT, "%s: frame %d of NumberOfFrames %d", a.path, f + 1,
+                                      nframes);
+            cs.clear();
+            for (size_t k = first[(size_t)f]; k < first[(size_t)f + 1]; k++)
+                if (px.frag[k].len) cs.insert(cs.end(), px.frag[k].bytes, px.frag[k].bytes + px.frag[k].len);
+            const struct swin_j2k_expect want = {a.rows, a.cols, a.bits_stored, a.pixel_representation != 0};
+            if ((st = swin_j2k_decode(cs.data(), cs.size(), &want, v.data(), a.path, err))) return st;
+            for (size_t j = 0; j < v.size(); j++) out[i][j] = stored_to_hu(s[i], v[j], v[j]);
+        }
     } catch (const std::bad_alloc &) {
-        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory decoding a %d x %d JPEG 2000 frame", s->path,
-                              s->rows, s->cols);
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory decoding a %d x %d JPEG 2000 frame", a.path,
+                              a.rows, a.cols);
     }
     return SWIN_OK;
 }
@@ -338,14 +367,7 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *c
     }
     if (c.bad()) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", a.path, c.text());
     DcmDataset *d = ff.getDataset();
-    if (is_j2k(a.transfer_syntax)) {
-        if (n > 1 || a.frame)
-            return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "%s: a multi-frame JPEG 2000 / HTJ2K file; swinrun reads these syntaxes in "
-                                  "single-frame files only: convert the series (e.g. gdcmconv --raw)",
-                                  a.path);
-        return read_j2k(d, &a, out[0], err);
-    }
+    if (is_j2k(a.transfer_syntax)) return read_j2k(d, s, out, n, err);
     // a syntax DCMTK does not know was parsed as another: refused before its bytes are read as pixels
     if (DcmXfer(a.transfer_syntax).getXfer() == EXS_Unknown) return refuse_syntax(&a, err);
     DcmXfer x(d->getOriginalXfer());

@@ -18,7 +18,7 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        skips, a data file named as the header itself), npy/ (small float32 arrays in .npy formats 1.0 and 2.0, and ones
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
-       uncompressed and RLE, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
+       uncompressed, RLE and JPEG 2000, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
        and a safetensors file with a SwinUNETR's keys), pickle/ (data.pkl of each TEST_DATA/ckpt case) and
        large_files/ (large_files.yml files in the forms swinrun fetch reads, and a metadata.json),
        node_config/ (swinrun serve's configuration: the smallest accepted, and one with every key).
@@ -234,8 +234,8 @@ def dicom_seeds(out):
     """CT slices of 16 x 12 pixels: uncompressed, RLE, JPEG lossless and JPEG-LS (the last two
     with DCMTK's dcmcjpeg / dcmcjpls when installed), HTJ2K (openjph's ojph_compress, when
     installed), one with a gantry tilt; JPEG 2000 (pydicom + pylibjpeg-openjpeg) at 32 x 32,
-    the smallest that encoder takes; and 3-frame Enhanced CT (uncompressed, RLE) and Legacy
-    Converted Enhanced CT files."""
+    the smallest that encoder takes; and 3-frame Enhanced CT (uncompressed, RLE; JPEG 2000 at
+    32 x 32, two fragments a frame) and Legacy Converted Enhanced CT files."""
     import subprocess
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "formats", "dicom"))
     import decoders_test as dt
@@ -271,6 +271,19 @@ def dicom_seeds(out):
             dt.write("htj2k_rpcl", ms.make_slice(geo, 0, px, ms.new_uids(), 1), os.path.join(d, "htj2k.dcm"), work)
         px32 = np.random.default_rng(19).integers(-1000, 1000, size=(32, 32)).astype(np.float64)
         dt.write("j2k", ms.make_slice(geo, 0, px32, ms.new_uids(), 1), os.path.join(d, "j2k.dcm"), work)
+        # 3-frame Enhanced CT in JPEG 2000, each frame in two fragments, no offset table
+        from pydicom.encaps import encapsulate, generate_frames
+        from pydicom.uid import JPEG2000Lossless
+        dss32 = [ms.make_slice(geo, k, px32 + 10 * k, ms.new_uids(), k + 1) for k in range(3)]
+        for x in dss32[1:]:
+            x.StudyInstanceUID, x.SeriesInstanceUID, x.FrameOfReferenceUID = (
+                dss32[0].StudyInstanceUID, dss32[0].SeriesInstanceUID, dss32[0].FrameOfReferenceUID)
+        path = os.path.join(d, "enhanced_j2k.dcm")
+        ect.write_enhanced(dss32, path)
+        ds = pydicom.dcmread(path)
+        ds.compress(JPEG2000Lossless, encoding_plugin="pylibjpeg")
+        ds.PixelData = encapsulate(list(generate_frames(ds.PixelData, number_of_frames=3)), 2, has_bot=False)
+        ds.save_as(path, enforce_file_format=True)
 
 
 def bundle_seeds(out):

@@ -24,15 +24,18 @@ int main(int argc, char **argv)
         return 2;
     }
     const struct swin_dcm_slice *s = frames; /* the first frame */
-    if (!is_dicom || s->rows <= 0 || s->cols <= 0 || s->rows > 4096 || s->cols > 4096) {
-        fprintf(stderr, "%s: not a DICOM image of at most 4096 x 4096\n", argv[1]);
+    if (!is_dicom || s->rows <= 0 || s->cols <= 0 || s->rows > 4096 || s->cols > 4096 || nframes > 64) {
+        fprintf(stderr, "%s: not a DICOM image of at most 64 frames of 4096 x 4096\n", argv[1]);
         free(frames);
         return 2;
     }
     const size_t n = (size_t)s->rows * (size_t)s->cols;
-    float *hu = malloc(n * sizeof *hu);
+    float *hu = malloc(n * (size_t)nframes * sizeof *hu);
+    const struct swin_dcm_slice *in[64];
+    float *out[64];
     if (!hu) return 1;
-    if (swin_dcm_read_pixels(&s, &hu, 1, &err)) {
+    for (int f = 0; f < nframes; f++) in[f] = &frames[f], out[f] = hu + n * (size_t)f;
+    if (swin_dcm_read_pixels(in, out, nframes, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         free(hu);
         free(frames);
@@ -40,7 +43,8 @@ int main(int argc, char **argv)
     }
     free(frames);
     FILE *f = fopen(argv[2], "wb");
-    bool ok = f && fwrite(hu, sizeof *hu, n, f) == n;
+    const size_t total = n * (size_t)nframes;
+    bool ok = f && fwrite(hu, sizeof *hu, total, f) == total;
     if (f && fclose(f)) ok = false;
     free(hu);
     return ok ? 0 : 1;

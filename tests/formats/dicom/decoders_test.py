@@ -156,12 +156,14 @@ def write(kind, ds, path, work):
     return True
 
 
-def decode(tool, path):
+def decode(tool, path, frames=0):
+    """The decoded HU: ROWS x COLS (frames 0: one frame), else frames x ROWS x COLS."""
     out = path + ".f32"
     r = run([tool, path, out])
     if r.returncode:
         return None, r
-    return np.fromfile(out, np.float32).reshape(ROWS, COLS), r
+    got = np.fromfile(out, np.float32)
+    return (got.reshape(frames, ROWS, COLS) if frames else got.reshape(ROWS, COLS)), r
 
 
 def pixels_part(tool, work):
@@ -282,6 +284,86 @@ def hostile_part(tool, work):
               and reads, f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[:200]}")
 
 
+def multiframe(frames_v, bits, signed, codestreams, per_frame, has_bot):
+    """A multi-frame file (the per-frame functional groups of an Enhanced CT, rescale shared)
+    of frames_v, each frame's codestream split into per_frame fragments, with or without an
+    offset table."""
+    ds = dataset(frames_v[0], bits, signed)
+    ds.NumberOfFrames = len(frames_v)
+    shared = pydicom.Dataset()
+    rescale = pydicom.Dataset()
+    rescale.RescaleSlope, rescale.RescaleIntercept = SLOPE, INTERCEPT
+    shared.PixelValueTransformationSequence = [rescale]
+    ds.SharedFunctionalGroupsSequence = [shared]
+    per = []
+    for f in range(len(frames_v)):
+        pos, item = pydicom.Dataset(), pydicom.Dataset()
+        pos.ImagePositionPatient = [0.0, 0.0, 2.5 * f]
+        item.PlanePositionSequence = [pos]
+        per.append(item)
+    ds.PerFrameFunctionalGroupsSequence = per
+    frag = []
+    for c in codestreams:  # fragments are of even length: split at even bytes, the last one padded
+        cut = [(len(c) * i // per_frame) & ~1 for i in range(per_frame)] + [len(c)]
+        frag += [c[cut[i]:cut[i + 1]] for i in range(per_frame)]
+    items = [f + b"\0" * (len(f) % 2) for f in frag]
+    offsets, at = [], 0
+    for i, f in enumerate(items):
+        if i % per_frame == 0:
+            offsets.append(at)
+        at += 8 + len(f)
+    bot = np.array(offsets, "<u4").tobytes() if has_bot else b""
+    tag = b"\xfe\xff\x00\xe0"
+    ds.PixelData = b"".join(tag + np.uint32(len(x)).astype("<u4").tobytes() + x for x in [bot, *items])
+    ds["PixelData"].VR = "OB"
+    ds["PixelData"].is_undefined_length = True
+    return ds
+
+
+def multiframe_part(tool, work):
+    """Multi-frame JPEG 2000 and HTJ2K: three frames of different known values, one fragment
+    a frame or each codestream split in two or three, with
+    an offset table or without one (the frames then found by their SOC markers): each frame
+    decoded = its stored * 2 - 1024. A table that points inside a fragment and fragments that
+    make fewer frames than NumberOfFrames: refused, one line."""
+    rng = np.random.default_rng(32)
+    for bits, signed in ((12, True), (16, False)):
+        v = [known_pixels(bits, signed, rng) for _ in range(3)]
+        want = np.stack([(x.astype(np.float64) * SLOPE + INTERCEPT).astype(np.float32) for x in v])
+        j2k = []
+        for x in v:
+            ds = dataset(x, bits, signed)
+            ds.compress(JPEG2000Lossless, encoding_plugin="pylibjpeg")
+            j2k.append(next(pydicom.encaps.generate_frames(ds.PixelData, number_of_frames=1)))
+        htj2k = [htj2k_codestream(x.astype(np.int64), bits, signed, work, True, "RPCL") for x in v]
+        for name, syntax, cs in (("j2k", JPEG2000Lossless, j2k), ("htj2k", HTJ2K_SYNTAX["htj2k_rpcl"], htj2k)):
+            for per_frame, has_bot in ((1, False), (1, True), (2, True), (3, False)):
+                ds = multiframe(v, bits, signed, cs, per_frame, has_bot)
+                ds.file_meta.TransferSyntaxUID = syntax
+                what = (f"multi-frame {name} {bits}-bit {'signed' if signed else 'unsigned'}, {per_frame} "
+                        f"fragment(s) a frame, {'an' if has_bot else 'no'} offset table")
+                path = os.path.join(work, f"mf_{name}_{bits}_{per_frame}_{has_bot}.dcm")
+                ds.save_as(path, enforce_file_format=True)
+                got, r = decode(tool, path, 3)
+                check(f"{what}: every frame", got is not None and np.array_equal(got, want),
+                      r.stderr.strip()[-200:] if got is None else f"{int((got != want).sum())} differ")
+    for what, per_frame, has_bot, frames, patch, words in (
+            ("offset table pointing inside a fragment", 2, True, 3, True, "not where a fragment starts"),
+            ("two codestreams for NumberOfFrames 3, no table", 2, False, 2, False, "do not make 3 frames")):
+        ds = multiframe(v, 16, False, j2k[:frames], per_frame, has_bot)
+        ds.file_meta.TransferSyntaxUID = JPEG2000Lossless
+        if patch:  # frame 2's offset (the table's second value, after its item tag and length) + 2
+            raw = bytearray(ds.PixelData)
+            raw[12:16] = (int.from_bytes(raw[12:16], "little") + 2).to_bytes(4, "little")
+            ds.PixelData = bytes(raw)
+        path = os.path.join(work, "mf_hostile_" + what.replace(" ", "_") + ".dcm")
+        ds.save_as(path, enforce_file_format=True)
+        got, r = decode(tool, path, 3)
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        check(f"multi-frame, {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and words in r.stderr,
+              f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[:200]}")
+
+
 def series_part(swinrun, model, work):
     rng = np.random.default_rng(31)
     vol = ms.phantom((64, 48, 24), (0.7 * 4, 0.9 * 4, 2.5), seed=3)
@@ -320,6 +402,7 @@ def main():
     pixels_part(tool, work)
     high_bits_part(tool, work)
     hostile_part(tool, work)
+    multiframe_part(tool, work)
     series_part(swinrun, model, work)
     print("all ok" if ok else "FAILED")
     return 0 if ok else 1

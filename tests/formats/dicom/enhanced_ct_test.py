@@ -11,7 +11,10 @@ two multi-frame twins, written here:
             their order along the normal, orientation and pixel spacing shared, position and
             rescale per frame (another intercept on every frame, the stored values to match),
             and the CT functional groups of the Enhanced CT IOD;
-  enhanced_rle  the same, RLE Lossless (pydicom's encoder): frames decoded one by one.
+  enhanced_rle  the same, RLE Lossless (pydicom's encoder): frames decoded one by one;
+  enhanced_j2k  the same, JPEG 2000 Lossless (pylibjpeg-openjpeg's encoder), each frame in two
+            fragments and no offset table (pydicom's encapsulate): the frames found by their
+            codestreams' first markers.
 `swinrun segment DIR out.nii.gz` and `swinrun segment DIR seg.dcm --rtstruct rt.dcm` on each:
   - the twins' label maps equal the single-frame series' voxel for voxel, on the same affine;
   - dciodvfy reports no error for any SEG or RTSTRUCT;
@@ -36,7 +39,8 @@ import numpy as np
 import pydicom
 from pydicom.dataset import Dataset, FileMetaDataset
 from pydicom.sequence import Sequence
-from pydicom.uid import ExplicitVRLittleEndian, RLELossless, generate_uid
+from pydicom.encaps import encapsulate, generate_frames
+from pydicom.uid import ExplicitVRLittleEndian, JPEG2000Lossless, RLELossless, generate_uid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -267,7 +271,7 @@ def main():
         return 2
     swinrun, model, work = sys.argv[1:]
     shutil.rmtree(work, ignore_errors=True)
-    twins = ("legacy", "enhanced", "enhanced_rle")
+    twins = ("legacy", "enhanced", "enhanced_rle", "enhanced_j2k")
     dirs = {n: os.path.join(work, n) for n in ("single", *twins, *BAD, "out")}
     for d in dirs.values():
         os.makedirs(d)
@@ -277,6 +281,11 @@ def main():
     rle = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
     rle.compress(RLELossless, encoding_plugin="pydicom")
     rle.save_as(os.path.join(dirs["enhanced_rle"], "ect.dcm"), enforce_file_format=True)
+    j2k = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
+    j2k.compress(JPEG2000Lossless, encoding_plugin="pylibjpeg")
+    frames = list(generate_frames(j2k.PixelData, number_of_frames=int(j2k.NumberOfFrames)))
+    j2k.PixelData = encapsulate(frames, fragments_per_frame=2, has_bot=False)
+    j2k.save_as(os.path.join(dirs["enhanced_j2k"], "ect.dcm"), enforce_file_format=True)
     write_enhanced(dss, os.path.join(dirs["bad_enhanced_gap"], "ect.dcm"), drop=slice(7, 11))
     bad = pydicom.dcmread(os.path.join(dirs["enhanced"], "ect.dcm"))
     del bad.PerFrameFunctionalGroupsSequence[4].PlanePositionSequence
