@@ -83,6 +83,25 @@ static bool is_float_cast(const SwinOnnx__NodeProto *n)
     return !strcmp(n->op_type, "Cast") && onnx_dtype_is_float((int)swin_onnx_node_attr_int(n, "to", 0));
 }
 
+/* An Unsqueeze whose axes (input 1 from opset 13, else the attribute) are [0] or [-1]: of a
+ * scalar, the one axis of the result. */
+static bool unsqueezes_first(const struct swin_onnx_index *g, const SwinOnnx__NodeProto *n)
+{
+    int64_t axis;
+    if (n->n_input < 2) {
+        const int64_t *v;
+        if (swin_onnx_node_attr_ints(n, "axes", &v) != 1) return false;
+        axis = v[0];
+    } else {
+        const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, n->input[1]);
+        swin_error ignored;
+        if (!t || t->numel != 1 || (t->dtype != ONNX_INT64 && t->dtype != ONNX_INT32) ||
+            swin_onnx_tensor_read_i64(g->f, t, &axis, 1, &ignored) != SWIN_OK)
+            return false;
+    }
+    return axis == 0 || axis == -1;
+}
+
 static swin_status nomem(struct swin_onnx_index *g, swin_error *err)
 {
     return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory while indexing the graph", g->f->path);
@@ -141,6 +160,17 @@ swin_status swin_onnx_index_build(struct swin_onnx_index *g, struct swin_onnx_fi
             const struct swin_onnx_tensor *t = id < 0 ? NULL : id < f->n_inits ? &f->inits[id] : &g->consts[id - f->n_inits];
             if (t && (n->op_type[0] == 'I' || onnx_dtype_is_float(t->dtype)) && !swin_strmap_put(&g->tensor, n->output[0], id))
                 st = nomem(g, err);
+        } else if (!strcmp(n->op_type, "Unsqueeze") && n->n_input >= 1 && n->n_output == 1) {
+            /* a scalar int constant made 1-D: a Slice bound as the TorchScript exporter writes
+             * it without constant folding (Unsqueeze(Constant 3, axes [0])); the same values */
+            int id = swin_strmap_get(&g->tensor, n->input[0]);
+            const struct swin_onnx_tensor *t = id < 0 ? NULL : id < f->n_inits ? &f->inits[id] : &g->consts[id - f->n_inits];
+            if (t && t->ndim == 0 && (t->dtype == ONNX_INT64 || t->dtype == ONNX_INT32) && unsqueezes_first(g, n)) {
+                struct swin_onnx_tensor *u = &g->consts[g->n_consts];
+                *u = *t;
+                u->name = n->output[0], u->producer = i, u->ndim = 1, u->dims[0] = 1;
+                if (!swin_strmap_put(&g->tensor, n->output[0], f->n_inits + g->n_consts++)) st = nomem(g, err);
+            }
         }
     }
     /* Consumer lists (CSR). */

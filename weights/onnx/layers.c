@@ -92,6 +92,21 @@ static bool eps_ok(const SwinOnnx__NodeProto *n)
     return fabsf(swin_onnx_node_attr_float(n, "epsilon", 1e-5f) - 1e-5f) <= 1e-7f;
 }
 
+/* The 2-D float constant W when `name` is Transpose(W) with perm [1, 0] (or none): a
+ * Linear's weight as the TorchScript exporter leaves it without constant folding,
+ * x @ W^T with W stored (out, in). */
+static const struct swin_onnx_tensor *transposed_weight(const struct swin_onnx_index *g, const char *name)
+{
+    int p = swin_onnx_index_producer(g, name);
+    if (p < 0) return NULL;
+    const SwinOnnx__NodeProto *t = g->f->nodes[p];
+    if (strcmp(t->op_type ? t->op_type : "", "Transpose") || t->n_input != 1) return NULL;
+    const struct swin_onnx_tensor *w = swin_onnx_index_tensor(g, swin_onnx_node_in(t, 0));
+    const int64_t *perm;
+    int np = swin_onnx_node_attr_ints(t, "perm", &perm);
+    return is_float_const(w, 2) && (np < 0 || (np == 2 && perm[0] == 1 && perm[1] == 0)) ? w : NULL;
+}
+
 /* Recognises node i; *l->kind is set and 1 returned when it carries weights, 0 when it is a
  * plain operator, -1 on error. rm: the ReduceMean nodes a decomposed LayerNorm ending here
  * uses (else left alone). */
@@ -134,6 +149,8 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
     }
     if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) {
         const struct swin_onnx_tensor *b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
+        bool b_transposed = false;
+        if (!b && op[0] == 'M') b = transposed_weight(g, swin_onnx_node_in(n, 1)), b_transposed = b != NULL;
         if (!b || swin_onnx_index_tensor(g, swin_onnx_node_in(n, 0))) return 0;   /* activation x activation (attention) */
         if (!is_float_const(b, 2)) {
             node_err(g, i, SWIN_ERR_MODEL, "expected a constant 2-D float weight for a Linear layer", err);
@@ -141,6 +158,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         }
         l->kind = L_LINEAR;
         l->w = b;
+        l->w_out_in = b_transposed;
         if (op[0] == 'G') {
             if (swin_onnx_node_attr_int(n, "transA", 0) || swin_onnx_node_attr_float(n, "alpha", 1) != 1 || swin_onnx_node_attr_float(n, "beta", 1) != 1) {
                 node_err(g, i, SWIN_ERR_MODEL, "expected Gemm with transA=0, alpha=1, beta=1", err);

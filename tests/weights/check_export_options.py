@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""torch.onnx.export options a user may set, each export run by swinrun and by ONNX Runtime on
+the same file and input, held to check_logits.py's criterion:
+  nofold            TorchScript opset 17, do_constant_folding=False: each Linear's weight reaches
+                    its MatMul through a Transpose of the (out, in) parameter, and the patch
+                    merging's Slice bounds are Unsqueeze(Constant scalar)
+  nofold_v2_affine  the same with use_v2, mergingv2 and affine instance norm
+  nofold_pre15      the same with MONAI < 1.5's merging order (read from those Slice bounds)
+  nofold_opset14    opset 14 (a LayerNorm written out as ReduceMean ... Div)
+  nofold_opset12    opset 12 (Unsqueeze's axes an attribute)
+  initializers_as_inputs  keep_initializers_as_inputs=True (every weight also a graph input)
+  dynamic_batch     dynamic_axes on the batch dimension only
+Models are f=12, 32^3, Co 3, MONAI SwinUNETRs built and initialised as make_test_data.sh
+builds them (tools/export/export_swin_unetr.py, seed 0); the input is uniform [0, 1).
+
+    check_export_options.py SWINRUN WORKDIR"""
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "export"))
+import check_logits  # noqa: E402
+import export_swin_unetr as exporter  # noqa: E402
+
+COMMON = ["--feature-size", "12", "--out-channels", "3", "--size", "32", "32", "32", "--exporter", "torchscript"]
+CASES = {  # name -> (exporter args, torch.onnx.export keyword arguments)
+    "nofold": ([], {"do_constant_folding": False, "opset_version": 17}),
+    "nofold_v2_affine": (["--use-v2", "--downsample", "mergingv2", "--instnorm-affine"],
+                         {"do_constant_folding": False, "opset_version": 17}),
+    "nofold_pre15": (["--merge-order", "pre15"], {"do_constant_folding": False, "opset_version": 17}),
+    "nofold_opset14": ([], {"do_constant_folding": False, "opset_version": 14}),
+    "nofold_opset12": ([], {"do_constant_folding": False, "opset_version": 12}),
+    "initializers_as_inputs": ([], {"keep_initializers_as_inputs": True, "opset_version": 17}),
+    "dynamic_batch": ([], {"opset_version": 17, "dynamic_axes": {"input": {0: "N"}, "logits": {0: "N"}}}),
+}
+
+
+def main() -> int:
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    swinrun, work = sys.argv[1:3]
+    os.makedirs(work, exist_ok=True)
+    import onnxruntime as ort
+    import torch
+    warnings.filterwarnings("ignore")
+    x = np.random.default_rng(1).random((1, 1, 32, 32, 32), dtype=np.float32)
+    inp = os.path.join(work, "input.npy")
+    np.save(inp, x)
+    bad = 0
+    for name, (args, kw) in CASES.items():
+        model, _ = exporter.make_model(exporter.parse_args(COMMON + args))
+        path = os.path.join(work, f"{name}.onnx")
+        with torch.no_grad():
+            torch.onnx.export(model, (torch.zeros(1, 1, 32, 32, 32),), path, dynamo=False, input_names=["input"],
+                              output_names=["logits"], **kw)
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        ref = sess.run(None, {"input": x})[0]
+        out = os.path.join(work, f"{name}_swinrun.npy")
+        r = subprocess.run([swinrun, "forward", path, inp, out], capture_output=True, text=True)
+        if r.returncode:
+            print(f"FAIL {name}: swinrun exit {r.returncode}: {r.stderr.strip()[-300:]}")
+            bad += 1
+            continue
+        ok, line = check_logits.compare(np.load(out), ref)
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {line}")
+        bad += not ok
+    print("PASS" if not bad else f"FAIL: {bad} of {len(CASES)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
