@@ -11,7 +11,10 @@ held to MONAI's logits of the same module on the same input (tools/export/check_
     (the pickled SwinUNETR's attribute; a trace does not keep it). Each must differ from the
     plain model's logits, else the check could not fail;
   - an option the module contradicts (--merge-order pre15 on PatchMergingV2, --no-normalize on
-    normalize=True): refused, exit 2, naming both.
+    normalize=True): refused, exit 2, naming both;
+  - a model built with norm_name=("group", {"num_groups": 3}), traced and pickled: refused,
+    exit 2, naming GroupNorm (its state dict has affine instance norm's keys; only the classes
+    tell them apart).
 
 torch.jit.load(f).state_dict() of each TorchScript file is compared with the state dict first,
 so a failure names the file, not swinrun, when torch writes something else.
@@ -115,6 +118,17 @@ def main():
                                    "normalize=True")):
         r = subprocess.run([swinrun, "info", path, *opt], capture_output=True, text=True)
         check(name, r.returncode == 2 and want in r.stderr and len(r.stderr.strip().split("\n")) == 1,
+              f"exit {r.returncode}: {r.stderr.strip()}")
+    from monai.networks.nets import SwinUNETR
+    torch.manual_seed(0)
+    group = SwinUNETR(in_channels=cfg["in_channels"], out_channels=cfg["out_channels"], feature_size=cfg["feature_size"],
+                      norm_name=("group", {"num_groups": 3})).eval()
+    traced_group = os.path.join(work, "traced_group.ts")
+    with torch.no_grad():
+        torch.jit.save(torch.jit.trace(group, x), traced_group)
+    for name, path in (("traced GroupNorm", traced_group), ("pickled GroupNorm", pickled("pickled_group", group))):
+        r = subprocess.run([swinrun, "info", path], capture_output=True, text=True)
+        check(name, r.returncode == 2 and "GroupNorm" in r.stderr and len(r.stderr.strip().split("\n")) == 1,
               f"exit {r.returncode}: {r.stderr.strip()}")
     print("FAILED: " + ", ".join(failed) if failed else "PASS")
     return 1 if failed else 0

@@ -37,8 +37,10 @@ struct swin_ckpt_file {
     int n;
     /* What a module's classes and attributes tell (torch_zip.c), -1 where the file does not say:
      * SwinUNETR.normalize, and whether its patch merging is PatchMergingV2 (1) or PatchMerging (0:
-     * MONAI >= 1.5 or < 1.5, which the class name cannot tell apart). */
-    int says_normalize, says_merging_v2;
+     * MONAI >= 1.5 or < 1.5, which the class name cannot tell apart); says_group_norm: 1 when a
+     * submodule is a GroupNorm (norm_name='group', whose state dict keys are affine instance
+     * norm's), else -1. */
+    int says_normalize, says_merging_v2, says_group_norm;
     /* owned */
     struct swin_zip zip;
     struct swin_pickle pk;

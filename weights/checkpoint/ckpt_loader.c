@@ -60,6 +60,10 @@ static swin_status settle_unweighted(const struct swin_ckpt_file *c, const struc
     if (mk == SWIN_MERGE_PRE15 && c->says_merging_v2 == 1)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's patch merging is PatchMergingV2 ('mergingv2'), but the "
                               "merge order given is MONAI < 1.5 'merging'", c->path);
+    if (c->says_group_norm == 1)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are GroupNorm (norm_name='group'); swinrun "
+                              "runs instance norm (MONAI's default) and batch norm, and would compute other logits from "
+                              "these weights", c->path);
     if (no_normalize && c->says_normalize == 1)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the pickled SwinUNETR has normalize=True, but normalize=False was "
                               "given", c->path);

@@ -210,6 +210,7 @@ static void note_config(struct swin_ckpt_file *c, const struct pk_value *m)
     const struct pk_value *nz = swin_pickle_dict_get(m->state, "normalize");
     if (!strcmp(cls, "SwinUNETR") && nz && nz->kind == PK_BOOL) c->says_normalize = nz->i != 0;
     if (!strcmp(cls, "PatchMergingV2")) c->says_merging_v2 = 1;
+    if (!strcmp(cls, "GroupNorm")) c->says_group_norm = 1;
     if (!strcmp(cls, "PatchMerging") && c->says_merging_v2 < 0) c->says_merging_v2 = 0;
 }
 
