@@ -52,9 +52,11 @@ struct swin_format {
     /* Optional: the channels the inputs hold, from their headers alone, so that a count the
      * model cannot take is refused before any volume is read; 0 when unknown (read says why). */
     int (*channels)(const char *const *paths, int npaths);
-    /* out: the output path check() took (what the reader must make referable depends on it). */
+    /* out: the output path check() took (what the reader must make referable depends on it);
+     * threads: how many the reader may use (a DICOM series' files decoded side by side), at
+     * least 1. */
     swin_status (*read)(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
-                        struct swin_format_input *in, swin_segment_report *rep, swin_error *err);
+                        int threads, struct swin_format_input *in, swin_segment_report *rep, swin_error *err);
     /* The pipeline is done with in->hu; the format may free it (hu_plane gets its planes back
      * from what the format keeps: kept_bytes). */
     void (*release)(struct swin_format_input *in);

@@ -443,7 +443,7 @@ swin_status swin_pipeline_prepare(const struct swin_format *f, const char *const
     struct job *j = &pv->j;
     double t0 = swin_clock_seconds();
     report(&j->ctl, SWIN_STAGE_READ, 0);
-    if ((st = poll_cancel(&j->ctl, err)) || (st = f->read(paths, npaths, out_path, o, &pv->in, rep, err))) {
+    if ((st = poll_cancel(&j->ctl, err)) || (st = f->read(paths, npaths, out_path, o, swin_parallel_threads(p->threads), &pv->in, rep, err))) {
         job_free(j);
         free(pv);
         return st;

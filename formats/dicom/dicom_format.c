@@ -145,12 +145,12 @@ struct dicom_outputs {
 };
 
 static swin_status dicom_read(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
-                              struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
+                              int threads, struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
 {
     rep->dicom_input = true;
     struct swin_dcm_series *s = calloc(1, sizeof *s);
     if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    swin_status st = swin_dcm_series_read(paths, npaths, p->dicom_series, 1, s, err);
+    swin_status st = swin_dcm_series_read(paths, npaths, p->dicom_series, threads, s, err);
     if (!st && (is_dcm_name(out) || p->rtstruct_path) && (st = swin_dcm_series_check_references(s, err)))
         swin_dcm_series_free(s);
     const struct swin_dcm_choice *c = &s->choice;

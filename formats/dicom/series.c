@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "formats/dicom/series.h"
+#include "formats/dicom/decode_files.h"
 #include "formats/dicom/stack_grid.h"
 #include "formats/dicom/study.h"
 #include "formats/format.h"
@@ -208,10 +209,10 @@ static int cmp_file_frame(const void *a, const void *b)
     return c ? c : x->frame - y->frame;
 }
 
-/* The HU of every slice, one file at a time: a multi-frame file is opened once and decoded
- * in its own frame order, whatever the slice order. Slice k into plane plane_of[k] of s->hu
- * (NULL: plane k). */
-static swin_status read_pixels(struct swin_dcm_series *s, const int64_t *plane_of, swin_error *err)
+/* The HU of every slice, file by file (threads files at a time): a multi-frame file is opened
+ * once and decoded in its own frame order, whatever the slice order. Slice k into plane
+ * plane_of[k] of s->hu (NULL: plane k). */
+static swin_status read_pixels(struct swin_dcm_series *s, const int64_t *plane_of, int threads, swin_error *err)
 {
     const int n = s->nslices;
     const size_t plane = (size_t)s->dim[0] * (size_t)s->dim[1];
@@ -225,10 +226,7 @@ static swin_status read_pixels(struct swin_dcm_series *s, const int64_t *plane_o
         int64_t i = by_file[k] - s->slices;
         out[k] = s->hu + plane * (size_t)(plane_of ? plane_of[i] : i);
     }
-    for (int a = 0, b; a < n && !st; a = b) {
-        for (b = a + 1; b < n && !strcmp(by_file[b]->path, by_file[a]->path);) b++;
-        st = swin_dcm_read_pixels(by_file + a, out + a, b - a, err);
-    }
+    if (!st) st = swin_dcm_decode_files(by_file, out, n, threads, err);
     free(by_file);
     free(out);
     return st;
@@ -280,7 +278,7 @@ static swin_status chosen_slices(struct swin_dcm_study *st, struct swin_dcm_slic
     return SWIN_OK;
 }
 
-swin_status swin_dcm_series_read(const char *const *paths, int npaths, const char *pick, int with_pixels,
+swin_status swin_dcm_series_read(const char *const *paths, int npaths, const char *pick, int pixel_threads,
                                  struct swin_dcm_series *s, swin_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -308,7 +306,7 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
     s->dim[0] = sl[0].cols, s->dim[1] = sl[0].rows, s->dim[2] = s->grid.nz;
     make_affine(s);
     for (int k = 0; k < n; k++) s->order[k] = &sl[k];
-    if (!with_pixels) return SWIN_OK;
+    if (pixel_threads < 1) return SWIN_OK;
     /* in place: every slice straight into its plane of the grid (an even stack, or one with
      * missing slices); else the slices first, then onto the grid */
     const struct swin_stack_grid *g = &s->grid;
@@ -319,7 +317,7 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
         return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %lld x %lld x %zu voxels",
                               (long long)s->dim[0], (long long)s->dim[1], planes);
     }
-    if ((st = read_pixels(s, in_place ? g->plane_of : NULL, err))) {
+    if ((st = read_pixels(s, in_place ? g->plane_of : NULL, pixel_threads, err))) {
         swin_dcm_series_free(s);
         return st;
     }

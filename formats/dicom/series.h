@@ -47,8 +47,10 @@ int swin_dcm_is_dicom_input(const char *path);
 /* paths: folders, DICOMDIRs and files (study.h); the series read is the one pick names (a
  * UID or a number), else the default of study.h. Every refusal is one line naming the files
  * and saying what to do; SWIN_ERR_FORMAT for a series swinrun will not read (or none chosen).
- * with_pixels false: only the checks and geometry (hu NULL). */
-swin_status swin_dcm_series_read(const char *const *paths, int npaths, const char *pick, int with_pixels,
+ * pixel_threads 0: only the checks and geometry (hu NULL); else the pixels too, the files
+ * decoded by that many threads side by side (the caller's included; a refusal is the one of
+ * the first file in slice-file order that has one, whatever the thread count). */
+swin_status swin_dcm_series_read(const char *const *paths, int npaths, const char *pick, int pixel_threads,
                                  struct swin_dcm_series *s, swin_error *err);
 /* What the DICOM outputs need beyond the volume: every slice's SOPInstanceUID (the dataset's,
  * else the file meta's) a valid UID, as the SEG and the RT Structure Set reference each slice

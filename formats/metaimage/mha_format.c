@@ -28,7 +28,7 @@ static swin_status mha_check(const char *const *paths, int npaths, const char *o
 }
 
 static swin_status mha_read(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
-                            struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
+                            int threads, struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
 {
     return swin_raw_format_read(&mha, paths, npaths, in, err);
 }

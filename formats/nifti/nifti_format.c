@@ -115,7 +115,7 @@ static swin_status append_channels(const char *const *paths, int npaths, struct 
 }
 
 static swin_status nifti_read(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
-                              struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
+                              int threads, struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
 {
     struct nifti_state *s = calloc(1, sizeof *s);
     if (!s) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");

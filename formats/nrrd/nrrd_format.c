@@ -28,7 +28,7 @@ static swin_status nrrd_check(const char *const *paths, int npaths, const char *
 }
 
 static swin_status nrrd_read(const char *const *paths, int npaths, const char *out, const swin_segment_params *p,
-                             struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
+                             int threads, struct swin_format_input *in, swin_segment_report *rep, swin_error *err)
 {
     return swin_raw_format_read(&nrrd, paths, npaths, in, err);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The DICOM reader's decoders against the pixels they were made from (issue 29, part A).
 
-    decoders_test.py DECODE_PIXELS SWINRUN MODEL WORK
+    decoders_test.py DECODE_PIXELS SWINRUN MODEL WORK SERIES_HU
 
 1. Pixels: 37 x 33 images of known stored values (a smooth pattern with noise, the range's
    both ends present) at 8, 12 and 16 bits, unsigned and signed, RescaleSlope 2 and
@@ -30,7 +30,9 @@
    unsupported syntax (MPEG2) and an unknown UID: each refused, exit 2, one line naming the
    problem, nothing else printed.
 3. swinrun: a 64 x 48 x 24 phantom series and its JPEG 2000 lossless, HTJ2K lossless and
-   lossless RPCL and deflate twins give the same label map. (The lossy twins are not run:
+   lossless RPCL and deflate twins give the same label map; the JPEG 2000 one decoded on 1, 2
+   and 3 threads (SERIES_HU: the series reader's volume) equal to the uncompressed twin's, and
+   with two files truncated the same refusal on every thread count, naming the first. (The lossy twins are not run:
    the test model's labels move with errors far below the codecs', so their agreement says
    nothing of the decoder; part 1 bounds the lossy pixels.)"""
 import os
@@ -364,7 +366,7 @@ def multiframe_part(tool, work):
               f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[:200]}")
 
 
-def series_part(swinrun, model, work):
+def series_part(swinrun, series_hu, model, work):
     rng = np.random.default_rng(31)
     vol = ms.phantom((64, 48, 24), (0.7 * 4, 0.9 * 4, 2.5), seed=3)
     axial = ms.Geometry((1, 0, 0), (0, 1, 0), 0.9, 0.7, 2.5)
@@ -393,17 +395,49 @@ def series_part(swinrun, model, work):
         same_grid = lab.shape == ref.shape and np.array_equal(a, aff)
         check(f"series {kind}: the label map of the uncompressed twin", same_grid and np.array_equal(lab, ref),
               f"labels {np.unique(lab).tolist()}")
+    threads_part(swinrun, series_hu, env, os.path.join(work, "series_j2k"), plain, work)
+
+
+def threads_part(swinrun, series_hu, env, folder, plain, work):
+    """The files of a series decoded on 1, 2 and 3 threads (series_hu: the series reader's
+    volume): the uncompressed twin's volume every time; with two of them truncated, the same
+    one-line refusal from swinrun on every thread count, naming the first of the two in file
+    order."""
+    def volume(path, t):
+        out = os.path.join(work, f"hu_{os.path.basename(path)}_{t}.f32")
+        r = run([series_hu, path, t, out])
+        return (np.fromfile(out, np.float32) if r.returncode == 0 else None), r.stderr.strip()[-200:]
+    want, why = volume(plain, 1)
+    for t in (1, 2, 3):
+        got, why = volume(folder, t)
+        check(f"series j2k decoded on {t} thread(s): the uncompressed twin's volume",
+              got is not None and want is not None and np.array_equal(got, want), why)
+    bad = os.path.join(work, "series_j2k_two_truncated")
+    shutil.copytree(folder, bad)
+    names = sorted(os.listdir(bad))
+    for n in (names[5], names[17]):
+        p = os.path.join(bad, n)
+        data = open(p, "rb").read()
+        open(p, "wb").write(data[: len(data) - 600])
+    msgs = []
+    for t in (1, 2, 3, 2):
+        r = run([swinrun, bad + "/", os.path.join(work, "never.nii.gz"), "--threads", t], env=env)
+        msgs.append((r.returncode, r.stderr.strip()))
+    first = os.path.join(bad, names[5])
+    check("two truncated files on 1, 2, 3 threads: exit 2, one line naming the first, every time",
+          all(rc == 2 and m == msgs[0][1] and len(m.splitlines()) == 1 and first in m for rc, m in msgs) and
+          not os.path.exists(os.path.join(work, "never.nii.gz")), "; ".join(m[:160] for _, m in msgs[:2]))
 
 
 def main():
-    tool, swinrun, model, work = sys.argv[1:5]
+    tool, swinrun, model, work, series_hu = sys.argv[1:6]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     pixels_part(tool, work)
     high_bits_part(tool, work)
     hostile_part(tool, work)
     multiframe_part(tool, work)
-    series_part(swinrun, model, work)
+    series_part(swinrun, series_hu, model, work)
     print("all ok" if ok else "FAILED")
     return 0 if ok else 1
 

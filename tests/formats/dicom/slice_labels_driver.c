@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     swin_error err = {0};
     struct swin_format_input in = {0};
     if (f->check(paths, 1, argv[2], &p, &err)) return fail("check", &err);
-    if (f->read(paths, 1, argv[2], &p, &in, &rep, &err)) return fail("read", &err);
+    if (f->read(paths, 1, argv[2], &p, 1, &in, &rep, &err)) return fail("read", &err);
     const struct swin_dcm_series *s = in.state;
     if (!s->grid.plane_of || !s->grid.filled) {
         fprintf(stderr, "slice_labels_driver: %s has no interpolated plane\n", argv[1]);
