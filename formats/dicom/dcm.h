@@ -70,12 +70,15 @@ swin_status swin_dcm_read_dicomdir(const char *path, swin_status (*add)(void *us
 /* Decodes n slices of one file (s[i]->path all the same; multi-frame: in increasing frame
  * order), s[i] into out[i] (rows x cols, row by row) as HU (stored value * slope +
  * intercept; stored values in the padding range are outside the scan: SWIN_DCM_PADDING_HU).
- * The file is opened once and its pixel data read one frame at a time. Reads
+ * The file is opened once and its pixel data read one frame at a time; JPEG 2000 / HTJ2K
+ * frames on up to `threads` threads (at least 1, the caller's included; a refusal is the
+ * first frame's that has one). Reads
  * uncompressed (implicit and explicit VR little endian, explicit big endian, deflate), RLE,
  * JPEG (baseline, extended, lossless), JPEG-LS (DCMTK's decoders), JPEG 2000 and HTJ2K
  * (j2k_decode.h; a multi-frame file's frames found by frame_fragments.h); refuses other
  * transfer syntaxes, naming them. */
-swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *const *out, int n, swin_error *err);
+swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *const *out, int n, int threads,
+                                 swin_error *err);
 
 /* The CT series an output refers to: slices sorted along the slice normal. */
 struct swin_dcm_ref {

@@ -1,6 +1,7 @@
 /* Files decoded side by side (decode_files.h): each thread takes the next file from a shared
  * counter; after a refusal at file f, files past f are skipped, files before it still run,
- * so the earliest refusal wins. */
+ * so the earliest refusal wins. With fewer files than threads (an Enhanced CT), each file
+ * gets a share of the threads for its frames (swin_dcm_read_pixels). */
 #include "formats/dicom/decode_files.h"
 
 #include <pthread.h>
@@ -14,7 +15,7 @@ struct job {
     const struct swin_dcm_slice *const *s;
     float *const *out;
     const int *start; /* file f: slices start[f] .. start[f + 1] - 1 */
-    int files;
+    int files, per_file; /* per_file: the threads each file's frames may use */
     atomic_int next, first_bad;
     pthread_mutex_t lock;
     swin_error err; /* first_bad's refusal */
@@ -27,7 +28,7 @@ static void *worker(void *arg)
         if (f > atomic_load(&j->first_bad)) continue;
         swin_error e = {SWIN_OK, ""};
         const int a = j->start[f];
-        if (swin_dcm_read_pixels(j->s + a, j->out + a, j->start[f + 1] - a, &e) == SWIN_OK) continue;
+        if (swin_dcm_read_pixels(j->s + a, j->out + a, j->start[f + 1] - a, j->per_file, &e) == SWIN_OK) continue;
         pthread_mutex_lock(&j->lock);
         if (f < atomic_load(&j->first_bad)) {
             atomic_store(&j->first_bad, f);
@@ -47,7 +48,8 @@ swin_status swin_dcm_decode_files(const struct swin_dcm_slice *const *s, float *
     for (int k = 0; k < n; k++)
         if (!k || strcmp(s[k]->path, s[k - 1]->path)) start[files++] = k;
     start[files] = n;
-    struct job j = {.s = s, .out = out, .start = start, .files = files};
+    struct job j = {.s = s, .out = out, .start = start, .files = files,
+                    .per_file = files < threads ? threads / files : 1};
     atomic_init(&j.next, 0);
     atomic_init(&j.first_bad, files);
     pthread_mutex_init(&j.lock, NULL);

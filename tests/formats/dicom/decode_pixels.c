@@ -1,7 +1,8 @@
 /* One DICOM file's pixels in HU, as the series reader decodes them (swin_dcm_read_header,
  * swin_dcm_read_pixels), for decoders_test.py to compare with the pixels it encoded.
  *
- *   dicom_decode_pixels FILE OUT.f32   rows x cols float32 HU of its first frame, row by row; exit 0
+ *   dicom_decode_pixels FILE OUT.f32 [THREADS]   frames x rows x cols float32 HU, every frame of
+ *   the file (at most 64) in order, row by row, decoded on THREADS threads (default 1); exit 0;
  *   on a refusal: its one-line message on stderr, exit 2 */
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,8 +12,8 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: dicom_decode_pixels FILE OUT.f32\n");
+    if ((argc != 3 && argc != 4) || (argc == 4 && atoi(argv[3]) < 1)) {
+        fprintf(stderr, "usage: dicom_decode_pixels FILE OUT.f32 [THREADS]\n");
         return 1;
     }
     struct swin_dcm_slice *frames = NULL;
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
     float *out[64];
     if (!hu) return 1;
     for (int f = 0; f < nframes; f++) in[f] = &frames[f], out[f] = hu + n * (size_t)f;
-    if (swin_dcm_read_pixels(in, out, nframes, &err)) {
+    if (swin_dcm_read_pixels(in, out, nframes, argc == 4 ? atoi(argv[3]) : 1, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         free(hu);
         free(frames);

@@ -158,10 +158,10 @@ def write(kind, ds, path, work):
     return True
 
 
-def decode(tool, path, frames=0):
+def decode(tool, path, frames=0, threads=1):
     """The decoded HU: ROWS x COLS (frames 0: one frame), else frames x ROWS x COLS."""
     out = path + ".f32"
-    r = run([tool, path, out])
+    r = run([tool, path, out, threads])
     if r.returncode:
         return None, r
     got = np.fromfile(out, np.float32)
@@ -326,8 +326,9 @@ def multiframe_part(tool, work):
     """Multi-frame JPEG 2000 and HTJ2K: three frames of different known values, one fragment
     a frame or each codestream split in two or three, with
     an offset table or without one (the frames then found by their SOC markers): each frame
-    decoded = its stored * 2 - 1024. A table that points inside a fragment and fragments that
-    make fewer frames than NumberOfFrames: refused, one line."""
+    decoded = its stored * 2 - 1024, on 1 and on 3 threads. A table that points inside a
+    fragment, fragments that make fewer frames than NumberOfFrames, and frames 2 and 3 cut
+    short: refused, one line, on either thread count the same (naming frame 2 for the last)."""
     rng = np.random.default_rng(32)
     for bits, signed in ((12, True), (16, False)):
         v = [known_pixels(bits, signed, rng) for _ in range(3)]
@@ -346,13 +347,16 @@ def multiframe_part(tool, work):
                         f"fragment(s) a frame, {'an' if has_bot else 'no'} offset table")
                 path = os.path.join(work, f"mf_{name}_{bits}_{per_frame}_{has_bot}.dcm")
                 ds.save_as(path, enforce_file_format=True)
-                got, r = decode(tool, path, 3)
-                check(f"{what}: every frame", got is not None and np.array_equal(got, want),
-                      r.stderr.strip()[-200:] if got is None else f"{int((got != want).sum())} differ")
+                for threads in (1, 3):
+                    got, r = decode(tool, path, 3, threads)
+                    check(f"{what}, {threads} thread(s): every frame", got is not None and np.array_equal(got, want),
+                          r.stderr.strip()[-200:] if got is None else f"{int((got != want).sum())} differ")
     for what, per_frame, has_bot, frames, patch, words in (
             ("offset table pointing inside a fragment", 2, True, 3, True, "not where a fragment starts"),
-            ("two codestreams for NumberOfFrames 3, no table", 2, False, 2, False, "do not make 3 frames")):
-        ds = multiframe(v, 16, False, j2k[:frames], per_frame, has_bot)
+            ("two codestreams for NumberOfFrames 3, no table", 2, False, 2, False, "do not make 3 frames"),
+            ("frames 2 and 3 truncated", 1, True, 3, False, "frame 2: the JPEG 2000 codestream")):
+        cs = j2k[:frames] if frames < 3 else [j2k[0], j2k[1][: len(j2k[1]) // 2], j2k[2][: len(j2k[2]) // 2]]
+        ds = multiframe(v, 16, False, cs, per_frame, has_bot)
         ds.file_meta.TransferSyntaxUID = JPEG2000Lossless
         if patch:  # frame 2's offset (the table's second value, after its item tag and length) + 2
             raw = bytearray(ds.PixelData)
@@ -360,10 +364,12 @@ def multiframe_part(tool, work):
             ds.PixelData = bytes(raw)
         path = os.path.join(work, "mf_hostile_" + what.replace(" ", "_") + ".dcm")
         ds.save_as(path, enforce_file_format=True)
-        got, r = decode(tool, path, 3)
-        lines = (r.stdout + r.stderr).strip().splitlines()
-        check(f"multi-frame, {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and words in r.stderr,
-              f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[:200]}")
+        for threads in (1, 3):
+            got, r = decode(tool, path, 3, threads)
+            lines = (r.stdout + r.stderr).strip().splitlines()
+            check(f"multi-frame, {what}, {threads} thread(s): exit 2, one line",
+                  r.returncode == 2 and len(lines) == 1 and words in r.stderr,
+                  f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[-200:]}")
 
 
 def series_part(swinrun, series_hu, model, work):

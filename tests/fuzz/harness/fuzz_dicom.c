@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
         static float px[2][1024 * 1024];
         const struct swin_dcm_slice *frames[2] = {&s[0], &s[nframes - 1]}; /* the first and last frame */
         float *out[2] = {px[0], px[1]};
-        st = swin_dcm_read_pixels(frames, out, nframes > 1 ? 2 : 1, &err);
+        st = swin_dcm_read_pixels(frames, out, nframes > 1 ? 2 : 1, 2, &err);
         fuzz_check_error(st, &err);
     }
     free(s);
