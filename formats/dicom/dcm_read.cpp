@@ -1,14 +1,11 @@
 // Reading CT files with DCMTK: the attributes the series reader checks and the pixels in HU.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <new>
 #include <stdexcept>
-#include <system_error>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,6 +21,7 @@
 #include "formats/dicom/dcm.h"
 #include "formats/dicom/frame_fragments.h"
 #include "formats/dicom/j2k_decode.h"
+#include "formats/dicom/ordered_work.h"
 
 static std::once_flag init_once;
 
@@ -288,64 +286,43 @@ static inline float stored_to_hu(const struct swin_dcm_slice *s, int v, int whol
 
 // JPEG 2000 / HTJ2K frames in HU: s[i]'s frame into out[i]. The codestream of a frame split
 // over fragments is decoded from their concatenation. The fragments are in memory, so frames
-// are decoded side by side on up to `threads` threads (the caller's included), each taking
-// the next frame; after a refusal at frame i, later frames are skipped and earlier ones still
-// run, so the refusal is always the first frame's that has one.
+// are decoded side by side (ordered_work.h: the refusal is the first failing frame's).
 struct j2k_frames {
     const struct swin_dcm_slice *const *s;
     float *const *out;
-    int n, nframes;
+    int nframes;
     const encapsulated *px;
     const size_t *first;
-    std::atomic<int> next{0}, first_bad;
-    std::mutex lock;
-    swin_error err = {SWIN_OK, ""};
 };
 
-static swin_status decode_frame(const j2k_frames &j, int i, std::vector<Uint8> &cs, std::vector<int32_t> &v,
-                                swin_error *err)
+static swin_status decode_frame(void *user, int i, swin_error *err)
 {
+    const j2k_frames &j = *static_cast<const j2k_frames *>(user);
     const struct swin_dcm_slice &a = *j.s[0];
     const int f = j.s[i]->frame ? j.s[i]->frame - 1 : 0;
     if (f >= j.nframes)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: frame %d of NumberOfFrames %d", a.path, f + 1, j.nframes);
     try {
-        cs.clear();
+        std::vector<Uint8> cs;
         for (size_t k = j.first[(size_t)f]; k < j.first[(size_t)f + 1]; k++) {
             const swin_fragment &g = j.px->frag[k];
             if (g.len) cs.insert(cs.end(), g.bytes, g.bytes + g.len);
         }
-        v.resize((size_t)a.rows * (size_t)a.cols);
+        std::vector<int32_t> v((size_t)a.rows * (size_t)a.cols);
+        const struct swin_j2k_expect want = {a.rows, a.cols, a.bits_stored, a.pixel_representation != 0};
+        char what[sizeof a.path + 32];
+        if (j.s[i]->frame)
+            std::snprintf(what, sizeof what, "%s frame %d", a.path, f + 1);
+        else
+            std::snprintf(what, sizeof what, "%s", a.path);
+        swin_status st = swin_j2k_decode(cs.data(), cs.size(), &want, v.data(), what, err);
+        if (st) return st;
+        for (size_t p = 0; p < v.size(); p++) j.out[i][p] = stored_to_hu(j.s[i], v[p], v[p]);
     } catch (const std::bad_alloc &) {
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory decoding a %d x %d JPEG 2000 frame", a.path,
                               a.rows, a.cols);
     }
-    const struct swin_j2k_expect want = {a.rows, a.cols, a.bits_stored, a.pixel_representation != 0};
-    char what[sizeof a.path + 32];
-    if (j.s[i]->frame)
-        std::snprintf(what, sizeof what, "%s frame %d", a.path, f + 1);
-    else
-        std::snprintf(what, sizeof what, "%s", a.path);
-    swin_status st = swin_j2k_decode(cs.data(), cs.size(), &want, v.data(), what, err);
-    if (st) return st;
-    for (size_t p = 0; p < v.size(); p++) j.out[i][p] = stored_to_hu(j.s[i], v[p], v[p]);
     return SWIN_OK;
-}
-
-static void j2k_worker(j2k_frames *j)
-{
-    std::vector<Uint8> cs;
-    std::vector<int32_t> v;
-    for (int i; (i = j->next++) < j->n;) {
-        if (i > j->first_bad.load()) continue;
-        swin_error e = {SWIN_OK, ""};
-        if (!decode_frame(*j, i, cs, v, &e)) continue;
-        std::lock_guard<std::mutex> g(j->lock);
-        if (i < j->first_bad.load()) {
-            j->first_bad.store(i);
-            j->err = e;
-        }
-    }
 }
 
 static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *const *s, float *const *out, int n,
@@ -361,28 +338,12 @@ static swin_status read_j2k(DcmDataset *d, const struct swin_dcm_slice *const *s
         if ((st = swin_frame_fragments(px.bot, px.bot_len, px.frag.data(), px.frag.size(), nframes, first.data(),
                                        a.path, err)))
             return st;
-        j2k_frames j;
-        j.s = s, j.out = out, j.n = n, j.nframes = nframes, j.px = &px, j.first = first.data();
-        j.first_bad.store(n);
-        std::vector<std::thread> helpers;
-        for (int t = 1; t < std::min(threads, n); t++) {
-            try {
-                helpers.emplace_back(j2k_worker, &j);
-            } catch (const std::system_error &) {
-                break; // the threads that started share the frames
-            }
-        }
-        j2k_worker(&j);
-        for (std::thread &t : helpers) t.join();
-        if (j.first_bad.load() < n) {
-            *err = j.err;
-            return err->status;
-        }
+        j2k_frames j = {s, out, nframes, &px, first.data()};
+        return swin_dcm_run_ordered(n, threads, decode_frame, &j, err);
     } catch (const std::bad_alloc &) {
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of memory decoding a %d x %d JPEG 2000 frame", a.path,
                               a.rows, a.cols);
     }
-    return SWIN_OK;
 }
 
 // The stored value in a sample: BitsStored bits ending at HighBit, two's complement when

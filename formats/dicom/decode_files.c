@@ -1,42 +1,25 @@
-/* Files decoded side by side (decode_files.h): each thread takes the next file from a shared
- * counter; after a refusal at file f, files past f are skipped, files before it still run,
- * so the earliest refusal wins. With fewer files than threads (an Enhanced CT), each file
- * gets a share of the threads for its frames (swin_dcm_read_pixels). */
+/* Files decoded side by side (decode_files.h) through ordered_work.h, a file an item. With
+ * fewer files than threads (an Enhanced CT), each file gets a share of the threads for its
+ * frames (swin_dcm_read_pixels). */
 #include "formats/dicom/decode_files.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_THREADS 64
+#include "formats/dicom/ordered_work.h"
 
-struct job {
+struct files {
     const struct swin_dcm_slice *const *s;
     float *const *out;
     const int *start; /* file f: slices start[f] .. start[f + 1] - 1 */
-    int files, per_file; /* per_file: the threads each file's frames may use */
-    atomic_int next, first_bad;
-    pthread_mutex_t lock;
-    swin_error err; /* first_bad's refusal */
+    int per_file;     /* the threads each file's frames may use */
 };
 
-static void *worker(void *arg)
+static swin_status decode_file(void *user, int f, swin_error *err)
 {
-    struct job *j = arg;
-    for (int f; (f = atomic_fetch_add(&j->next, 1)) < j->files;) {
-        if (f > atomic_load(&j->first_bad)) continue;
-        swin_error e = {SWIN_OK, ""};
-        const int a = j->start[f];
-        if (swin_dcm_read_pixels(j->s + a, j->out + a, j->start[f + 1] - a, j->per_file, &e) == SWIN_OK) continue;
-        pthread_mutex_lock(&j->lock);
-        if (f < atomic_load(&j->first_bad)) {
-            atomic_store(&j->first_bad, f);
-            j->err = e;
-        }
-        pthread_mutex_unlock(&j->lock);
-    }
-    return NULL;
+    const struct files *j = user;
+    const int a = j->start[f];
+    return swin_dcm_read_pixels(j->s + a, j->out + a, j->start[f + 1] - a, j->per_file, err);
 }
 
 swin_status swin_dcm_decode_files(const struct swin_dcm_slice *const *s, float *const *out, int n, int threads,
@@ -48,24 +31,8 @@ swin_status swin_dcm_decode_files(const struct swin_dcm_slice *const *s, float *
     for (int k = 0; k < n; k++)
         if (!k || strcmp(s[k]->path, s[k - 1]->path)) start[files++] = k;
     start[files] = n;
-    struct job j = {.s = s, .out = out, .start = start, .files = files,
-                    .per_file = files < threads ? threads / files : 1};
-    atomic_init(&j.next, 0);
-    atomic_init(&j.first_bad, files);
-    pthread_mutex_init(&j.lock, NULL);
-    if (threads > files) threads = files;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
-    for (int t = 1; t < threads; t++)
-        if (!pthread_create(&tid[started], NULL, worker, &j)) started++;
-    worker(&j);
-    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&j.lock);
+    struct files j = {.s = s, .out = out, .start = start, .per_file = files < threads ? threads / files : 1};
+    swin_status st = swin_dcm_run_ordered(files, threads, decode_file, &j, err);
     free(start);
-    if (atomic_load(&j.first_bad) < files) {
-        *err = j.err;
-        return err->status;
-    }
-    return SWIN_OK;
+    return st;
 }
