@@ -50,6 +50,7 @@ struct swin_config {
     bool use_v2;                  /* residual conv block before each Swin stage */
     bool instnorm_affine;         /* CNN-block InstanceNorm has gamma/beta */
     bool batch_norm;              /* norm_name='batch': CNN blocks' batch norms folded into their convs */
+    int norm_groups;              /* norm_name=('group', {'num_groups': G}): G; 0 for instance or batch norm */
     swin_merge_order merge_order; /* sub-grid order of every patch merging */
     enum swin_merge_kind merge_kind;
     int cube[3];                  /* export cube (D, H, W); 0 where the axis is dynamic */
@@ -82,12 +83,14 @@ struct swin_block_w {
 };
 
 /* UnetResBlock: conv1 3x3x3, conv2 3x3x3, conv3 1x1x1 (only when cin != cout), each followed
- * by an InstanceNorm; norm*_w/_b are its affine parameters, NULL unless instnorm_affine.
+ * by an InstanceNorm, or a GroupNorm of norm_groups groups (0: instance norm); norm*_w/_b are
+ * its affine parameters, NULL unless instnorm_affine or group norm (always affine).
  * With norm_name='batch' the exporters fold each (inference-mode) batch norm into the conv
  * before it: bn_folded, the convs carry the folded biases and no norm follows them. */
 struct swin_resblock_w {
     int cin, cout;
     bool bn_folded;
+    int norm_groups;
     const float *conv1_w;             /* (3,3,3, cin, cout) */
     const float *conv2_w;             /* (3,3,3, cout, cout) */
     const float *conv3_w;             /* (1,1,1, cin, cout) or NULL */

@@ -160,6 +160,21 @@ int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, 
     return rc ? rc : o->instnorm_act(be, x, stats, normalize, gamma, beta, residual, lrelu);
 }
 
+int swin_op_groupnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, int groups,
+                          const float *gamma, const float *beta, const struct swin_residual *residual, bool lrelu)
+{
+    if (!o->groupnorm_act)
+        return fail(o, be, SWIN_ERR_ARG,
+                    "groupnorm_act: the %s backend does not run group norm (a model built with norm_name='group'); "
+                    "run it on the CPU backend",
+                    o->name);
+    const int rc = check_instnorm(o, be, "groupnorm_act", x, stats, true, gamma, beta, residual);
+    if (rc) return rc;
+    if (groups < 1 || x.c % groups)
+        return fail(o, be, SWIN_ERR_ARG, "groupnorm_act: %d groups do not divide x's %d channels", groups, x.c);
+    return o->groupnorm_act(be, x, stats, groups, gamma, beta, residual, lrelu);
+}
+
 /* The bytes from v's first element to the end of its last. */
 static size_t vol_span(struct swin_vol v)
 {

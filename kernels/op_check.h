@@ -27,6 +27,8 @@ int swin_op_conv_transpose2(const struct swin_ops *o, void *be, struct swin_vol 
                             const float *w);
 int swin_op_instnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, bool normalize,
                          const float *gamma, const float *beta, const struct swin_residual *residual, bool lrelu);
+int swin_op_groupnorm_act(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats, int groups,
+                          const float *gamma, const float *beta, const struct swin_residual *residual, bool lrelu);
 int swin_op_instnorm_act_narrow_shortcut(const struct swin_ops *o, void *be, struct swin_vol x, const void *stats,
                                         const float *gamma, const float *beta, struct swin_vol src, const float *w,
                                         const float *res_gamma, const float *res_beta);

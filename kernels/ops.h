@@ -111,6 +111,13 @@ struct swin_ops {
      * the statistics then come from it instead of a read of x. */
     int (*instnorm_act)(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                         const float *beta, const struct swin_residual *residual, bool lrelu);
+    /* Optional (NULL: the backend does not run group norm, norm_name='group'): instnorm_act with
+     * normalize, each channel's mean and variance those of its group, groups groups of x.c /
+     * groups consecutive channels (torch.nn.GroupNorm; groups divides x.c; groups == x.c is
+     * instance norm); a residual with normalize is group-normalised the same way. stats as
+     * instnorm_act's. */
+    int (*groupnorm_act)(void *be, struct swin_vol x, const void *stats, int groups, const float *gamma,
+                         const float *beta, const struct swin_residual *residual, bool lrelu);
     /* Optional (NULL: the caller runs the shortcut conv3d, k 1, into a map of its own and passes
      * it to instnorm_act as a normalised residual): the end of a residual block whose shortcut is
      * a 1x1 conv from an input of at most SWIN_NARROW_SHORTCUT_MAX_CIN channels, in place on x:

@@ -76,6 +76,13 @@ static swin_status open_iface(const struct swin_backend_iface *iface, swin_backe
                                            .isa = isa};
     *b = (struct swin_backend_ctx){.iface = iface, .kind = kind, .precision = precision};
     st = iface->create(&bp, &b->inst, err);
+    if (!st && m->cfg.norm_groups && !b->inst.ops->groupnorm_act) {
+        iface->free(&b->inst);
+        st = swin_error_set(err, SWIN_ERR_ARG,
+                            "the %s backend does not run group norm (this model was built with norm_name='group'): "
+                            "run it with --backend cpu",
+                            iface->name);
+    }
     if (st) *b = (struct swin_backend_ctx){0};
     return st;
 }

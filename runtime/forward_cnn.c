@@ -33,10 +33,21 @@ static void conv3_then_norm(struct swin_exec *e, struct swin_workspace *stats, s
     swin_exec_release(e, ws.id);
 }
 
+/* x = LReLU(norm(x) * gamma + beta (+ res)) for one of the block's norms: group norm where
+ * the block has one (ops.h groupnorm_act), else instnorm_act (no norm with bn_folded). */
+static void block_norm_act(struct swin_exec *e, struct swin_vol x, const void *stats, const struct swin_resblock_w *w,
+                           const float *gamma, const float *beta, const struct swin_residual *res)
+{
+    if (w->norm_groups)
+        EXEC_OP(e, groupnorm_act, x, stats, w->norm_groups, gamma, beta, res, true);
+    else
+        EXEC_OP(e, instnorm_act, x, stats, !w->bn_folded, gamma, beta, res, true);
+}
+
 /* Whether the backend folds norm1 + LReLU into conv2's reads (ops.h conv3d_normed_input). */
 static bool norm1_folded(const struct swin_exec *e, const struct swin_resblock_w *w)
 {
-    return e->ops->conv3d_normed_input && !w->bn_folded;
+    return e->ops->conv3d_normed_input && !w->bn_folded && !w->norm_groups;
 }
 
 /* b = conv2(a), followed by its norm as conv3_then_norm: where norm1_folded, a is conv1's raw
@@ -86,7 +97,7 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
     if (!swin_exec_activation(e, &a, x.v.d, x.v.h, x.v.w, w->cout, name)) return b;
     conv3_then_norm(e, &a_stats, a.v, x.v, w->conv1_w, w->conv1_b, !w->bn_folded, NULL);
     if (!norm1_folded(e, w)) {
-        EXEC_OP(e, instnorm_act, a.v, a_stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+        block_norm_act(e, a.v, a_stats.data, w, w->norm1_w, w->norm1_b, NULL);
         swin_exec_release(e, a_stats.id);
     }
     swin_inplace_conv1x1_narrow(e, &x, w->conv3_w, w->conv3_b, w->cout);
@@ -104,7 +115,7 @@ static struct swin_activation resblock_narrowing(struct swin_exec *e, struct swi
         swin_exec_release(e, b.id);
         return out;
     }
-    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &res, true);
+    block_norm_act(e, b.v, stats.data, w, w->norm2_w, w->norm2_b, &res);
     swin_exec_release(e, stats.id);
     swin_exec_release(e, x.id);
     return b;
@@ -123,7 +134,7 @@ static bool shortcut(struct swin_exec *e, struct swin_activation *res, struct sw
  * instnorm_act_narrow_shortcut: encoder1's image channels), so that res is never stored. */
 static bool narrow_shortcut(const struct swin_exec *e, struct swin_vol in, const struct swin_resblock_w *w)
 {
-    return e->ops->instnorm_act_narrow_shortcut && w->conv3_w && !w->bn_folded &&
+    return e->ops->instnorm_act_narrow_shortcut && w->conv3_w && !w->bn_folded && !w->norm_groups &&
            in.c <= SWIN_NARROW_SHORTCUT_MAX_CIN && in.c <= w->cout;
 }
 
@@ -152,7 +163,7 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
     conv3_then_norm(e, &a_stats, a.v, in, w->conv1_w, w->conv1_b, !w->bn_folded, NULL);
     if (w->conv3_w && !res_late) swin_exec_release(e, in_id);  /* in is no longer read: res holds conv3(in) */
     if (!norm1_folded(e, w)) {
-        EXEC_OP(e, instnorm_act, a.v, a_stats.data, !w->bn_folded, w->norm1_w, w->norm1_b, NULL, true);
+        block_norm_act(e, a.v, a_stats.data, w, w->norm1_w, w->norm1_b, NULL);
         swin_exec_release(e, a_stats.id);
     }
     if (dest) b.v = *dest;
@@ -171,7 +182,7 @@ struct swin_activation swin_fwd_resblock(struct swin_exec *e, struct swin_vol in
         swin_exec_release(e, in_id);
     }
     const struct swin_residual r = shortcut_residual(res.v, w);
-    EXEC_OP(e, instnorm_act, b.v, stats.data, !w->bn_folded, w->norm2_w, w->norm2_b, &r, true);
+    block_norm_act(e, b.v, stats.data, w, w->norm2_w, w->norm2_b, &r);
     swin_exec_release(e, stats.id);
     if (!w->conv3_w) swin_exec_release(e, in_id);  /* in was the residual */
     swin_exec_release(e, res.id);
@@ -182,7 +193,8 @@ struct swin_activation swin_fwd_resblock_head(struct swin_exec *e, struct swin_v
                                               const struct swin_resblock_w *w, const float *head_w,
                                               const float *head_b, int head_cout, const char *name)
 {
-    if (narrowing(in, in_id, w, NULL) && e->ops->instnorm_act_conv1x1 && w->cout <= SWIN_NORM_CONV1X1_MAX_CIN &&
+    if (narrowing(in, in_id, w, NULL) && e->ops->instnorm_act_conv1x1 && !w->norm_groups &&
+        w->cout <= SWIN_NORM_CONV1X1_MAX_CIN &&
         head_cout <= SWIN_NORM_CONV1X1_MAX_COUT) {
         const struct head_conv head = {.w = head_w, .bias = head_b, .cout = head_cout};
         return resblock_narrowing(e, (struct swin_activation){.v = in, .id = in_id}, w, &head, name);

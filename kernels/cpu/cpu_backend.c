@@ -270,6 +270,7 @@ const struct swin_ops swin_cpu_ops = {
     .conv3d_normed_input = swin_cpu_conv3d_normed_input,
     .conv_transpose2 = swin_cpu_conv_transpose2,
     .instnorm_act = swin_cpu_instnorm_act,
+    .groupnorm_act = swin_cpu_groupnorm_act,
     .instnorm_act_narrow_shortcut = swin_cpu_instnorm_act_narrow_shortcut,
     .instnorm_act_conv1x1 = swin_cpu_instnorm_act_conv1x1,
     .layernorm = swin_cpu_layernorm,

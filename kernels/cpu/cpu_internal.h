@@ -124,6 +124,8 @@ size_t swin_cpu_conv3d_taps_ws(void *be, struct swin_vol out, struct swin_vol in
 int swin_cpu_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cpu_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                           const float *beta, const struct swin_residual *residual, bool lrelu);
+int swin_cpu_groupnorm_act(void *be, struct swin_vol x, const void *stats, int groups, const float *gamma,
+                           const float *beta, const struct swin_residual *residual, bool lrelu);
 int swin_cpu_instnorm_act_narrow_shortcut(void *be, struct swin_vol x, const void *stats, const float *gamma,
                                           const float *beta, struct swin_vol src, const float *w,
                                           const float *res_gamma, const float *res_beta);

@@ -309,6 +309,7 @@ extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
     .conv3d_normed_input = NULL, /* the runtime runs instnorm_act, then conv3d */                                  \
     .conv_transpose2 = swin_cuda_conv_transpose2,                                                                  \
     .instnorm_act = swin_cuda_instnorm_act,                                                                        \
+    .groupnorm_act = NULL,                /* group-norm models run on the CPU backend */                           \
     .instnorm_act_narrow_shortcut = NULL, /* the runtime runs the shortcut conv3d, then instnorm_act */            \
     .instnorm_act_conv1x1 = NULL,         /* the runtime runs instnorm_act, then conv3d k 1 */                     \
     .layernorm = swin_cuda_layernorm,                                                                              \

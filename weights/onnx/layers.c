@@ -63,6 +63,43 @@ static bool is_float_const(const struct swin_onnx_tensor *t, int rank)
     return t && onnx_dtype_is_float(t->dtype) && t->ndim == rank;
 }
 
+/* The one consumer of value `name`, when it is one node of type op; else -1. */
+static int sole_consumer(const struct swin_onnx_index *g, const char *name, const char *op)
+{
+    const int *c;
+    return swin_onnx_index_consumers(g, name, &c) == 1 && !strcmp(g->f->nodes[c[0]]->op_type, op) ? c[0] : -1;
+}
+
+/* The float constant input of Mul / Add node i (the other input a value), else NULL. */
+static const struct swin_onnx_tensor *const_operand(const struct swin_onnx_index *g, int i)
+{
+    const SwinOnnx__NodeProto *n = g->f->nodes[i];
+    for (int k = 0; k < 2; k++) {
+        const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(n, k));
+        if (t && onnx_dtype_is_float(t->dtype) && !swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1 - k))) return t;
+    }
+    return NULL;
+}
+
+/* InstanceNormalization node i as GroupNorm's decomposition (layers.h): its input a Reshape's
+ * output, its output reshaped back and then multiplied and added by constants of equal size.
+ * Fills l->groups, group_w, group_b when it is. */
+static void group_norm_parts(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l)
+{
+    const SwinOnnx__NodeProto *n = g->f->nodes[i];
+    const int producer = swin_onnx_index_producer(g, swin_onnx_node_in(n, 0));
+    if (producer < 0 || strcmp(g->f->nodes[producer]->op_type, "Reshape")) return;
+    const int back = sole_consumer(g, swin_onnx_node_out(n, 0), "Reshape");
+    const int mul = back < 0 ? -1 : sole_consumer(g, swin_onnx_node_out(g->f->nodes[back], 0), "Mul");
+    const int add = mul < 0 ? -1 : sole_consumer(g, swin_onnx_node_out(g->f->nodes[mul], 0), "Add");
+    if (add < 0) return;
+    const struct swin_onnx_tensor *gw = const_operand(g, mul), *gb = const_operand(g, add);
+    if (!gw || !gb || gw->numel != gb->numel || gw->numel <= 1) return;
+    l->groups = (int)l->w->numel;
+    l->group_w = gw;
+    l->group_b = gb;
+}
+
 /* Cubic kernel, equal strides, equal pads, unit dilation, group 1. */
 static swin_status conv_attrs(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l, swin_error *err)
 {
@@ -204,6 +241,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
             node_err(g, i, SWIN_ERR_SHAPE, "scale and bias have different lengths", err);
             return -1;
         }
+        if (l->kind == L_IN) group_norm_parts(g, i, l);
         /* an affine applied by separate Mul/Add nodes would be silently lost: refuse it */
         const int *c;
         int nc = swin_onnx_index_consumers(g, swin_onnx_node_out(n, 0), &c);
@@ -219,6 +257,28 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
                     return -1;
                 }
             }
+        }
+        return 1;
+    }
+    if (!strcmp(op, "GroupNormalization")) {
+        /* opset 21's (scale and bias per channel, as torch.nn.GroupNorm's); opsets 18-20 took
+         * them per group, which no GroupNorm exports to */
+        l->kind = L_IN;
+        l->x = swin_onnx_node_in(n, 0);
+        l->groups = (int)swin_onnx_node_attr_int(n, "num_groups", 0);
+        l->group_w = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
+        l->group_b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 2));
+        if (g->f->opset < 21) {
+            node_err(g, i, SWIN_ERR_MODEL, "GroupNormalization before opset 21 (scale and bias per group): re-export at opset 21 or later", err);
+            return -1;
+        }
+        if (!is_float_const(l->group_w, 1) || !is_float_const(l->group_b, 1) || l->groups < 1) {
+            node_err(g, i, SWIN_ERR_MODEL, "expected num_groups >= 1 and constant 1-D float scale and bias", err);
+            return -1;
+        }
+        if (!eps_ok(n)) {
+            node_err(g, i, SWIN_ERR_MODEL, "epsilon differs from MONAI's 1e-5", err);
+            return -1;
         }
         return 1;
     }

@@ -20,6 +20,7 @@ struct walker {
     swin_error *err;
     bool in_affine_seen;              /* some CNN-block InstanceNorm has gamma != 1 or beta != 0 */
     bool batch_norm_seen;             /* some CNN block's convs carry folded batch norms */
+    int norm_groups;                  /* the CNN norms' groups so far: -1 none seen, 0 instance norm, G group norm */
     bool have_window, have_merge_order;
 };
 
@@ -186,10 +187,50 @@ static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin
                 (uint64_t)k * k * k);
 }
 
-/* InstanceNormalization over c channels. Its affine parameters are bound as optional plans,
- * kept only when some CNN-block InstanceNorm turns out to be affine (see swin_walk_model). */
+/* A GroupNorm's scale or bias over c channels: the (c, 1, 1, 1) constant of its Mul or Add. */
+static swin_status bind_group_vec(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_tensor *t,
+                                  const float **slot, int64_t c, const char *what, const char *key)
+{
+    if (t->numel != (uint64_t)c || t->ndim < 1 || t->dims[0] != c)
+        return fail(w, l->node, SWIN_ERR_SHAPE, "%s: its affine '%s' has %llu values, the map %lld channels", what,
+                    t->name, (unsigned long long)t->numel, (long long)c);
+    TRY(check_name(w, l, t, key));
+    return plan(w, l, slot, t, LAYOUT_COPY, (uint64_t)c, 1, 1);
+}
+
+/* The CNN norms' kind: every one the same, as MONAI builds them from one norm_name. */
+static swin_status norm_kind(struct walker *w, const struct swin_onnx_layer *l, int groups, const char *what)
+{
+    if (w->norm_groups >= 0 && w->norm_groups != groups)
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s is %s, the norms before it %s; MONAI builds every block's norm alike",
+                    what, groups ? "a group norm" : "an instance norm", w->norm_groups ? "group norms" : "instance norms");
+    w->norm_groups = groups;
+    return SWIN_OK;
+}
+
+/* A GroupNorm of l->groups groups over c channels (layers.h): the InstanceNormalization's
+ * own scale and bias must be 1 and 0, the affine is the Mul's and Add's. */
+static swin_status bind_group(struct walker *w, const struct swin_onnx_layer *l, int64_t c, bool plain,
+                              const float **ws, const float **bs, const char *what, const char *prefix)
+{
+    char key[176]; /* prefix (< 160) + ".weight" */
+    if (!plain)
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s: a group norm whose InstanceNormalization has an affine of its own", what);
+    if (c % l->groups)
+        return fail(w, l->node, SWIN_ERR_SHAPE, "%s: %d groups do not divide its %lld channels", what, l->groups,
+                    (long long)c);
+    TRY(norm_kind(w, l, l->groups, what));
+    snprintf(key, sizeof key, "%s.weight", prefix);
+    TRY(bind_group_vec(w, l, l->group_w, ws, c, what, key));
+    snprintf(key, sizeof key, "%s.bias", prefix);
+    return bind_group_vec(w, l, l->group_b, bs, c, what, key);
+}
+
+/* InstanceNormalization over c channels, or a GroupNorm exported as one (bind_group). Its
+ * affine parameters are bound as optional plans, kept only when some CNN-block InstanceNorm
+ * turns out to be affine (see swin_walk_model). *groups: the norm's groups, 0 for instance norm. */
 static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const float **bs, const char *what,
-                           const char *prefix, bool v2)
+                           const char *prefix, bool v2, int *groups)
 {
     const struct swin_onnx_layer *l = NULL;
     TRY(expect(w, L_IN, what, &l));
@@ -198,6 +239,9 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
     if (st) return st;
     plain = plain && swin_onnx_index_const_all(w->g, l->b, 0.0f, w->err, &st);
     if (st) return st;
+    *groups = l->groups;
+    if (l->groups) return bind_group(w, l, c, plain, ws, bs, what, prefix);
+    TRY(norm_kind(w, l, 0, what));
     if (v2) {
         if (!plain)
             return fail(w, l->node, SWIN_ERR_MODEL, "%s has affine parameters; MONAI's v2 block InstanceNorm has none", what);
@@ -205,8 +249,8 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
     }
     if (l->w && l->w->numel != (uint64_t)c && l->w->numel > 1 && c % (int64_t)l->w->numel == 0)
         return fail(w, l->node, SWIN_ERR_MODEL,
-                    "%s normalises %llu groups of a %lld-channel map: a model built with norm_name='group' (GroupNorm is "
-                    "exported as instance norm over channel groups)? swinrun runs instance norm, MONAI's default",
+                    "%s normalises %llu groups of a %lld-channel map, but not as torch exports GroupNorm (Reshape, "
+                    "InstanceNormalization, Reshape, Mul, Add)",
                     what, (unsigned long long)l->w->numel, (long long)c);
     w->in_affine_seen |= !plain;
     int first = w->out->n_plans;
@@ -245,7 +289,7 @@ static swin_status bind_res_conv(struct walker *w, struct swin_resblock_w *r, in
     if (l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias and an InstanceNormalization after it; MONAI's has no bias", desc);
     snprintf(key, sizeof key, "%s.norm%d", prefix, idx);
     snprintf(desc, sizeof desc, "%s norm%d", what, idx);
-    return bind_in(w, r->cout, gslot[idx - 1], betaslot[idx - 1], desc, key, v2);
+    return bind_in(w, r->cout, gslot[idx - 1], betaslot[idx - 1], desc, key, v2, &r->norm_groups);
 }
 
 /* UnetResBlock cin -> cout (conv3 only when cin != cout); prefix e.g. "encoder1.layer". */
@@ -474,7 +518,7 @@ static swin_status read_input(struct walker *w)
 swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_onnx_layer_list *layers, struct swin_model *m, struct swin_walk_out *out,
                        swin_error *err)
 {
-    struct walker wk = {.g = g, .L = layers, .m = m, .out = out, .err = err}, *w = &wk;
+    struct walker wk = {.g = g, .L = layers, .m = m, .out = out, .err = err, .norm_groups = -1}, *w = &wk;
     struct swin_config *cfg = &m->cfg;
     out->plans = NULL;
     out->n_plans = 0;
@@ -543,6 +587,7 @@ swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_o
     /* InstanceNorm gamma/beta are kept only for an affine model */
     cfg->instnorm_affine = w->in_affine_seen;
     cfg->batch_norm = w->batch_norm_seen;
+    cfg->norm_groups = w->norm_groups > 0 ? w->norm_groups : 0;
     if (!cfg->instnorm_affine) {
         int k = 0;
         for (int i = 0; i < out->n_plans; i++)

@@ -20,7 +20,8 @@
  * instnorm_act_narrow_shortcut (ops.h) runs the same apply pass with its residual the
  * normalised 1x1 conv of a narrow input, its coefficients from that input's moments (below).
  * instnorm_act_conv1x1 takes the same coefficients and hands each voxel's normalised channels
- * to a 1x1 conv instead of storing them (instnorm_conv1x1.h). */
+ * to a 1x1 conv instead of storing them (instnorm_conv1x1.h). groupnorm_act is instnorm_act
+ * with each channel's statistics those of its group (per-channel moments merged, norm_act). */
 #include "kernels/cpu/cpu_internal.h"
 
 #include <math.h>
@@ -126,60 +127,123 @@ static double reduce(const struct in_task *t, int i)
     return s;
 }
 
+/* mean[i], var[i] (biased) of v's channels t->c0 + i, i < t->nc: from what the conv kept,
+ * `stats` (in_stats.h), or one pass over v. */
+static void block_moments(struct swin_cpu_backend *be, struct in_task *t, struct swin_vol v, const void *stats,
+                          double *mean, double *var)
+{
+    const int64_t n = (int64_t)swin_vol_voxels(v);
+    if (swin_cpu_in_stats_moments(stats, n, t->c0, t->nc, mean, var)) return;
+    const struct swin_vol keep = t->x;
+    t->x = v;
+    for (int c = 0; c < t->nc; c++) t->shift_k[c] = swin_vol_f32(v)[t->c0 + c];
+    t->apply = false;
+    swin_cpu_run(be, in_run, t);
+    t->x = keep;
+    for (int c = 0; c < t->nc; c++) {
+        const double m1 = reduce(t, c) / (double)n, m2 = reduce(t, IN_BLOCK + c) / (double)n;
+        mean[c] = t->shift_k[c] + m1;
+        var[c] = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
+    }
+}
+
+/* k[c] for channel t->c0 + c of mean and 1 / sqrt(var + eps) rstd, then gamma and beta. */
+static void fill_coef(const struct in_task *t, double mean, double rstd, int c, const float *gamma, const float *beta,
+                      struct swin_cpu_in_coef *k)
+{
+    const double g = gamma ? gamma[t->c0 + c] : 1.0, bb = gamma ? beta[t->c0 + c] : 0.0;
+    k->mean_hi[c] = (float)mean;
+    k->mean_lo[c] = (float)(mean - k->mean_hi[c]);
+    k->scale[c] = (float)(rstd * g);
+    k->shift[c] = (float)bb;
+}
+
 /* k = the apply coefficients of v's channels [t->c0, t->c0 + t->nc): its statistics when
- * normalize (from what the conv kept, `stats` (in_stats.h), or one pass over v), then gamma
- * and beta. */
+ * normalize, then gamma and beta. */
 static void block_coef(struct swin_cpu_backend *be, struct in_task *t, struct swin_vol v, const void *stats,
                        bool normalize, const float *gamma, const float *beta, struct swin_cpu_in_coef *k)
 {
-    const double n = (double)swin_vol_voxels(v);
-    const int c0 = t->c0;
-    double kept_mean[IN_BLOCK], kept_var[IN_BLOCK];
-    const bool kept = normalize && swin_cpu_in_stats_moments(stats, (int64_t)swin_vol_voxels(v), c0, t->nc,
-                                                             kept_mean, kept_var);
-    const struct swin_vol keep = t->x;
-    t->x = v;
-    for (int c = 0; c < t->nc; c++) t->shift_k[c] = swin_vol_f32(v)[c0 + c];
-    t->apply = false;
-    if (normalize && !kept) swin_cpu_run(be, in_run, t);
-    t->x = keep;
-    for (int c = 0; c < t->nc; c++) {
-        double mean = 0.0, rstd = 1.0;
-        if (kept) {
-            mean = kept_mean[c];
-            rstd = 1.0 / sqrt(kept_var[c] + 1e-5);
-        } else if (normalize) {
-            const double m1 = reduce(t, c) / n, m2 = reduce(t, IN_BLOCK + c) / n;
-            const double var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
-            mean = t->shift_k[c] + m1;
-            rstd = 1.0 / sqrt(var + 1e-5);
+    double mean[IN_BLOCK], var[IN_BLOCK];
+    if (normalize) block_moments(be, t, v, stats, mean, var);
+    for (int c = 0; c < t->nc; c++)
+        fill_coef(t, normalize ? mean[c] : 0.0, normalize ? 1.0 / sqrt(var[c] + 1e-5) : 1.0, c, gamma, beta, k);
+}
+
+/* Group norm's statistics: channels [s0, s0 + span) of v hold whole groups of cpg channels
+ * (at most IN_BLOCK groups); group j's mean and rstd go to mean[j], rstd[j]. Each channel's
+ * moments come as block_moments gives them and are merged into their group's by the
+ * pairwise update (equal voxel counts: exact in exact arithmetic). */
+static void group_moments(struct swin_cpu_backend *be, struct in_task *t, struct swin_vol v, const void *stats,
+                          int s0, int span, int cpg, double *mean, double *rstd)
+{
+    double m2[IN_BLOCK], cm[IN_BLOCK], cv[IN_BLOCK];
+    for (int c0 = s0; c0 < s0 + span; c0 += IN_BLOCK) {
+        t->c0 = c0;
+        t->nc = s0 + span - c0 < IN_BLOCK ? s0 + span - c0 : IN_BLOCK;
+        block_moments(be, t, v, stats, cm, cv);
+        for (int c = 0; c < t->nc; c++) {
+            const int j = (c0 + c - s0) / cpg, seen = (c0 + c - s0) % cpg;   /* channels of group j merged so far */
+            if (!seen) mean[j] = m2[j] = 0.0;
+            const double delta = cm[c] - mean[j];
+            mean[j] += delta / (seen + 1);
+            m2[j] += cv[c] + delta * delta * seen / (seen + 1);   /* in units of the voxel count */
         }
-        const double g = gamma ? gamma[c0 + c] : 1.0, bb = gamma ? beta[c0 + c] : 0.0;
-        k->mean_hi[c] = (float)mean;
-        k->mean_lo[c] = (float)(mean - k->mean_hi[c]);
-        k->scale[c] = (float)(rstd * g);
-        k->shift[c] = (float)bb;
     }
+    for (int j = 0; j < span / cpg; j++) rstd[j] = 1.0 / sqrt(m2[j] / cpg + 1e-5);
+}
+
+/* instnorm_act with the statistics of groups of x.c / groups channels (groups 0: of each
+ * channel). Group norm runs in spans of whole groups: a group's statistics for every block
+ * of its span first, then the apply pass block by block. */
+static int norm_act(struct swin_cpu_backend *be, struct swin_vol x, const void *stats, bool normalize, int groups,
+                    const float *gamma, const float *beta, const struct swin_residual *residual, bool lrelu)
+{
+    struct in_task t = {.x = x, .res = residual ? &residual->v : NULL, .lrelu = lrelu, .red = be->red,
+                        .avx2 = be->simd >= SWIN_CPU_SIMD_AVX2};
+    const int cpg = groups ? x.c / groups : 1;
+    const int span = cpg == 1 ? IN_BLOCK : cpg <= IN_BLOCK ? IN_BLOCK / cpg * cpg : cpg;
+    const bool res_norm = residual && residual->normalize;
+    for (int s0 = 0; s0 < x.c; s0 += span) {
+        const int ns = x.c - s0 < span ? x.c - s0 : span;
+        double xm[IN_BLOCK], xr[IN_BLOCK], rm[IN_BLOCK], rr[IN_BLOCK];
+        if (cpg > 1) {
+            if (res_norm) group_moments(be, &t, residual->v, NULL, s0, ns, cpg, rm, rr);
+            group_moments(be, &t, x, stats, s0, ns, cpg, xm, xr);
+        }
+        for (int c0 = s0; c0 < s0 + ns; c0 += IN_BLOCK) {
+            t.c0 = c0;
+            t.nc = s0 + ns - c0 < IN_BLOCK ? s0 + ns - c0 : IN_BLOCK;
+            if (cpg == 1) {
+                /* without normalize and gamma the residual's coefficients are the identity (((r - 0)
+                 * - 0) * 1 + 0 = r in float, a zero's sign aside), so one apply path serves both kinds */
+                if (residual)
+                    block_coef(be, &t, residual->v, NULL, residual->normalize, residual->gamma, residual->beta, &t.rk);
+                block_coef(be, &t, x, stats, normalize, gamma, beta, &t.k);
+            } else {
+                for (int c = 0; c < t.nc; c++) {
+                    const int j = (c0 + c - s0) / cpg;
+                    fill_coef(&t, xm[j], xr[j], c, gamma, beta, &t.k);
+                    if (res_norm) fill_coef(&t, rm[j], rr[j], c, residual->gamma, residual->beta, &t.rk);
+                    else fill_coef(&t, 0.0, 1.0, c, NULL, NULL, &t.rk);
+                }
+            }
+            t.apply = true;
+            swin_cpu_run(be, in_run, &t);
+        }
+    }
+    return 0;
 }
 
 int swin_cpu_instnorm_act(void *bev, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                           const float *beta, const struct swin_residual *residual, bool lrelu)
 {
-    struct swin_cpu_backend *be = bev;
-    struct in_task t = {.x = x, .res = residual ? &residual->v : NULL, .lrelu = lrelu, .red = be->red,
-                        .avx2 = be->simd >= SWIN_CPU_SIMD_AVX2};
-    for (int c0 = 0; c0 < x.c; c0 += IN_BLOCK) {
-        t.c0 = c0;
-        t.nc = x.c - c0 < IN_BLOCK ? x.c - c0 : IN_BLOCK;
-        /* without normalize and gamma the residual's coefficients are the identity (((r - 0)
-         * - 0) * 1 + 0 = r in float, a zero's sign aside), so one apply path serves both kinds */
-        if (residual)
-            block_coef(be, &t, residual->v, NULL, residual->normalize, residual->gamma, residual->beta, &t.rk);
-        block_coef(be, &t, x, stats, normalize, gamma, beta, &t.k);
-        t.apply = true;
-        swin_cpu_run(be, in_run, &t);
-    }
-    return 0;
+    return norm_act(bev, x, stats, normalize, 0, gamma, beta, residual, lrelu);
+}
+
+int swin_cpu_groupnorm_act(void *bev, struct swin_vol x, const void *stats, int groups, const float *gamma,
+                           const float *beta, const struct swin_residual *residual, bool lrelu)
+{
+    return norm_act(bev, x, stats, true, groups, gamma, beta, residual, lrelu);
 }
 
 /* The narrow shortcut's input: its channels' shifted sums over all voxels, in the chunks of
