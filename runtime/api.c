@@ -34,11 +34,21 @@ swin_status swin_model_load_ex(const char *model_path, const swin_model_load_par
     struct swin_model *m = calloc(1, sizeof *m);
     if (!m) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     /* by content: a PyTorch checkpoint or safetensors file, else ONNX */
-    struct swin_ckpt_load_opts co = {.merge = kinds[mo], .no_normalize = p && p->no_normalize};
+    const int groups = p ? p->norm_groups : 0;
+    if (groups < 0 || groups > 4096)
+        return swin_error_set(err, SWIN_ERR_ARG, "norm_groups %d: expected 0 (instance or batch norm) or 1..4096", groups);
+    struct swin_ckpt_load_opts co = {.merge = kinds[mo], .no_normalize = p && p->no_normalize, .norm_groups = groups};
     struct swin_onnx_load_opts oo = {.merge_order = orders[mo]};
     swin_status st = swin_bundle_detect(model_path) ? swin_bundle_load(model_path, &co, m, err)
                      : swin_ckpt_detect(model_path) ? swin_ckpt_load(model_path, &co, m, err)
                                                    : swin_onnx_load_opts(model_path, &oo, m, err);
+    if (!st && groups && m->cfg.norm_groups != groups) {
+        char kind[48];
+        snprintf(kind, sizeof kind, "group norms of %d groups", m->cfg.norm_groups);
+        st = swin_error_set(err, SWIN_ERR_ARG, "%s: its CNN norms are %s, but %d norm groups were given", model_path,
+                            m->cfg.norm_groups ? kind : m->cfg.batch_norm ? "batch norms" : "instance norms", groups);
+        swin_model_release(m);
+    }
     if (st) {
         free(m);
         return st;
@@ -61,6 +71,7 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
         .in_channels = c->in_channels, .out_channels = c->out_channels, .feature_size = c->feature_size,
         .normalize = c->normalize, .use_v2 = c->use_v2, .qkv_bias = c->qkv_bias,
         .patch_norm = c->patch_norm, .instnorm_affine = c->instnorm_affine, .batch_norm = c->batch_norm,
+        .norm_groups = c->norm_groups,
         .downsample = swin_merge_kind_name(c->merge_kind),
         .param_count = m->param_count, .weight_bytes = m->flat_bytes,
         .opset = m->source.opset, .exporter = m->source.exporter, .post = m->source.post,

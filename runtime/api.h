@@ -39,6 +39,7 @@ typedef struct swin_model_info {
     int cube[3];            /* export cube (D, H, W); 0 where the export is dynamic */
     bool normalize, use_v2, qkv_bias, patch_norm, instnorm_affine;
     bool batch_norm;        /* norm_name='batch': the CNN blocks' batch norms folded into their convs */
+    int norm_groups;        /* norm_name=('group', {'num_groups': G}): G; 0 for instance or batch norm */
     const char *downsample; /* patch-merging order, e.g. "merging (MONAI >= 1.5 order)" */
     size_t param_count;     /* float parameters */
     size_t weight_bytes;    /* bytes of the one weight buffer */
@@ -101,6 +102,9 @@ typedef enum swin_merge_order_choice {
 typedef struct swin_model_load_params {
     swin_merge_order_choice merge_order; /* also overrides an ONNX graph's order when not DEFAULT */
     bool no_normalize;            /* checkpoint: built with normalize=False (ONNX: read from the graph) */
+    int norm_groups;              /* checkpoint: built with norm_name=('group', {'num_groups': G}): G (its state
+                                     dict keys are affine instance norm's); 0: instance or batch norm as the keys
+                                     say. ONNX files and bundles say it themselves (a value given must agree). */
 } swin_model_load_params;
 
 /* swin_model_load with params (NULL: all defaults). */

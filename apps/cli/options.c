@@ -109,6 +109,10 @@ static const char *st_fetch_timeout(struct cli_args *a, char **v)
 static const char *st_quiet(struct cli_args *a, char **v) { a->quiet = true; return NULL; }
 static const char *st_half(struct cli_args *a, char **v) { a->ctx.precision = SWIN_PRECISION_FP16; return NULL; }
 static const char *st_no_normalize(struct cli_args *a, char **v) { a->load.no_normalize = true; return NULL; }
+static const char *st_norm_groups(struct cli_args *a, char **v)
+{
+    return integer(v[0], 1, 4096, &a->load.norm_groups) ? NULL : "an integer 1..4096";
+}
 
 static const char *st_merge_order(struct cli_args *a, char **v)
 {
@@ -389,6 +393,9 @@ static const struct cli_option options[] = {
      "pre15 ('merging', MONAI < 1.5), v2 ('mergingv2'); an ONNX file's own order otherwise"},
     {"--no-normalize", NULL, 0, NULL, V_ALL, st_no_normalize,
      "a checkpoint of a model built with normalize=False (an ONNX file says so itself)"},
+    {"--norm-groups", NULL, 1, "G", V_ALL, st_norm_groups,
+     "a checkpoint of a model built with norm_name=('group', {'num_groups': G}) (its keys are\n"
+     "affine instance norm's); an ONNX file or bundle says so itself"},
     {"--json", NULL, 1, "FILE", V_ALL | V_LS, st_json,
      "a machine-readable report to FILE ('-' = stdout), written whole or not\n"
      "at all"},

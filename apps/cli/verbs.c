@@ -81,13 +81,13 @@ int cli_info(const struct cli_args *a)
         fprintf(jf, "{\"in_channels\": %d, \"out_channels\": %d, \"feature_size\": %d, "
                "\"depths\": [%d, %d, %d, %d], \"heads\": [%d, %d, %d, %d], \"window\": [%d, %d, %d], "
                "\"cube\": [%d, %d, %d], \"normalize\": %s, \"use_v2\": %s, \"qkv_bias\": %s, "
-               "\"patch_norm\": %s, \"instnorm_affine\": %s, \"batch_norm\": %s, \"downsample\": \"%s\", "
+               "\"patch_norm\": %s, \"instnorm_affine\": %s, \"batch_norm\": %s, \"norm_groups\": %d, \"downsample\": \"%s\", "
                "\"params\": %zu, \"weight_bytes\": %zu, \"opset\": %d, \"exporter\": ",
                i.in_channels, i.out_channels, i.feature_size, i.depths[0], i.depths[1], i.depths[2],
                i.depths[3], i.heads[0], i.heads[1], i.heads[2], i.heads[3], i.window[0], i.window[1],
                i.window[2], i.cube[0], i.cube[1], i.cube[2], i.normalize ? "true" : "false",
                i.use_v2 ? "true" : "false", i.qkv_bias ? "true" : "false", i.patch_norm ? "true" : "false",
-               i.instnorm_affine ? "true" : "false", i.batch_norm ? "true" : "false", i.downsample, i.param_count,
+               i.instnorm_affine ? "true" : "false", i.batch_norm ? "true" : "false", i.norm_groups, i.downsample, i.param_count,
                i.weight_bytes, i.opset);
         json_string(jf, i.exporter);
         fprintf(jf, ", \"post_processing\": ");
@@ -126,9 +126,12 @@ int cli_info(const struct cli_args *a)
         printf("use_v2         %s\n", i.use_v2 ? "yes" : "no");
         printf("qkv bias       %s\n", i.qkv_bias ? "yes" : "no");
         printf("patch norm     %s\n", i.patch_norm ? "yes" : "no");
-        printf("CNN norm       %s\n", i.batch_norm ? (i.opset ? "batch, folded into the convolutions by the exporter"
-                                                  : "batch, folded into the convolutions at load")
-                                   : i.instnorm_affine ? "instance, affine" : "instance");
+        if (i.norm_groups)
+            printf("CNN norm       group, %d groups (affine)\n", i.norm_groups);
+        else
+            printf("CNN norm       %s\n", i.batch_norm ? (i.opset ? "batch, folded into the convolutions by the exporter"
+                                                      : "batch, folded into the convolutions at load")
+                                       : i.instnorm_affine ? "instance, affine" : "instance");
         printf("downsample     %s\n", i.downsample);
         swin_segment_params sp = swin_model_segment_params(m);
         cli_print_recipe(stdout, &i, &sp);

@@ -14,7 +14,7 @@ held to MONAI's logits of the same module on the same input (tools/export/check_
     normalize=True): refused, exit 2, naming both;
   - a model built with norm_name=("group", {"num_groups": 3}), traced and pickled: refused,
     exit 2, naming GroupNorm (its state dict has affine instance norm's keys; only the classes
-    tell them apart).
+    tell them apart); with --norm-groups 3 each agrees with MONAI's logits of it.
 
 torch.jit.load(f).state_dict() of each TorchScript file is compared with the state dict first,
 so a failure names the file, not swinrun, when torch writes something else.
@@ -53,11 +53,12 @@ class Wrapper(torch.nn.Module):
         return self.model(x)
 
 
-def agree(swinrun, name, path, input_npy, ref_npy, work):
+def agree(swinrun, name, path, input_npy, ref_npy, work, opts=()):
     out = os.path.join(work, name + ".logits.npy")
     if os.path.exists(out):
         os.remove(out)
-    r = subprocess.run([swinrun, "forward", path, input_npy, out, "--threads", "2"], capture_output=True, text=True)
+    r = subprocess.run([swinrun, "forward", path, input_npy, out, "--threads", "2", *opts], capture_output=True,
+                       text=True)
     c = subprocess.run([sys.executable, CHECK, out, ref_npy], capture_output=True, text=True) if r.returncode == 0 else None
     check(name, c is not None and c.returncode == 0, (c.stdout if c else r.stderr).strip()[-300:])
 
@@ -126,10 +127,14 @@ def main():
     traced_group = os.path.join(work, "traced_group.ts")
     with torch.no_grad():
         torch.jit.save(torch.jit.trace(group, x), traced_group)
+    with torch.no_grad():
+        group_ref = os.path.join(work, "group.ref.npy")
+        np.save(group_ref, group(x).numpy())
     for name, path in (("traced GroupNorm", traced_group), ("pickled GroupNorm", pickled("pickled_group", group))):
         r = subprocess.run([swinrun, "info", path], capture_output=True, text=True)
         check(name, r.returncode == 2 and "GroupNorm" in r.stderr and len(r.stderr.strip().split("\n")) == 1,
               f"exit {r.returncode}: {r.stderr.strip()}")
+        agree(swinrun, name.replace(" ", "_") + "_groups3", path, input_npy, group_ref, work, ["--norm-groups", "3"])
     print("FAILED: " + ", ".join(failed) if failed else "PASS")
     return 1 if failed else 0
 

@@ -142,6 +142,7 @@ swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *
             snprintf(merge_why, sizeof merge_why, "as the caller set it");
         }
         if (override->no_normalize) opts.no_normalize = true;
+        if (override->norm_groups && !opts.norm_groups) opts.norm_groups = override->norm_groups;
     }
     if (!st) st = swin_ckpt_load(weights, &opts, out, err);
     if (!st && (st = swin_bundle_network_check(&inf, net, &out->cfg, weights_name, err))) swin_model_release(out);

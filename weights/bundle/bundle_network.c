@@ -49,6 +49,36 @@ static bool listed(const char *k, const char *const *l)
     return false;
 }
 
+/* norm_name in MONAI's get_norm_layer forms: "instance", "batch", ["instance", {"affine": true}],
+ * ["group", {"num_groups": G}]: *name ("?" when it is none of these), *affine, *groups (0 unless
+ * group). */
+static void norm_name_of(const struct swin_bundle_config *inf, const json_node *net, const char **name, bool *affine,
+                         int *groups)
+{
+    char w[160];
+    const json_node *v = swin_bundle_member(inf, net, "norm_name", w, sizeof w);
+    *name = "instance";
+    *affine = false;
+    *groups = 0;
+    if (v && v->kind == JSON_ARRAY && swin_json_len(v) == 2) {
+        const json_node *a = swin_json_at(v, 0), *args = swin_json_at(v, 1);
+        *name = a->kind == JSON_STRING ? a->text : "?";
+        const json_node *af = args->kind == JSON_OBJECT ? swin_json_get(args, "affine") : NULL;
+        if (af && !swin_bundle_bool(af, affine)) *name = "?";
+        const json_node *ng = args->kind == JSON_OBJECT ? swin_json_get(args, "num_groups") : NULL;
+        double g = 0.0;
+        if (!swin_bundle_number(ng, &g)) g = 0.0;
+        if (!strcmp(*name, "group") || !strcmp(*name, "GROUP")) {
+            if (g >= 1.0 && g <= 4096.0 && g == (double)(int)g) *groups = (int)g;
+            else *name = "?";
+        }
+    } else if (v && v->kind == JSON_STRING) {
+        *name = v->text;
+    } else if (v || w[0]) {
+        *name = "?";
+    }
+}
+
 swin_status swin_bundle_network_opts(const struct swin_bundle_config *inf, const json_node *net,
                                      const char *monai_version, struct swin_ckpt_load_opts *opts, char *why,
                                      size_t why_len, struct swin_recipe *r, swin_error *err)
@@ -64,6 +94,9 @@ swin_status swin_bundle_network_opts(const struct swin_bundle_config *inf, const
     if ((n && !swin_bundle_bool(n, &normalize)) || (!n && w[0]))
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: network_def normalize is not true or false", inf->name);
     opts->no_normalize = !normalize;
+    const char *norm;
+    bool affine;
+    norm_name_of(inf, net, &norm, &affine, &opts->norm_groups);
     const json_node *d = swin_bundle_member(inf, net, "downsample", w, sizeof w);
     const char *ds = d && d->kind == JSON_STRING ? d->text : d || w[0] ? NULL : "merging";
     if (!ds || (strcmp(ds, "merging") && strcmp(ds, "mergingv2")))
@@ -126,36 +159,26 @@ static swin_status check_bool(const struct swin_bundle_config *inf, const json_n
                           have ? "true" : "false");
 }
 
-/* norm_name: "instance", "batch", or ["instance", {"affine": true}] (MONAI's get_norm_layer forms). */
 static swin_status check_norm(const struct swin_bundle_config *inf, const json_node *net, const struct swin_config *cfg,
                               const char *weights_name, swin_error *err)
 {
-    char w[160];
-    const json_node *v = swin_bundle_member(inf, net, "norm_name", w, sizeof w);
-    const char *name = "instance";
-    bool affine = false;
-    if (v && v->kind == JSON_ARRAY && swin_json_len(v) == 2) {
-        const json_node *a = swin_json_at(v, 0), *args = swin_json_at(v, 1);
-        name = a->kind == JSON_STRING ? a->text : "?";
-        const json_node *af = args->kind == JSON_OBJECT ? swin_json_get(args, "affine") : NULL;
-        if (af && !swin_bundle_bool(af, &affine)) name = "?";
-    } else if (v && v->kind == JSON_STRING) {
-        name = v->text;
-    } else if (v || w[0]) {
-        name = "?";
-    }
+    const char *name;
+    bool affine;
+    int groups;
+    norm_name_of(inf, net, &name, &affine, &groups);
     bool inst = !strcmp(name, "instance") || !strcmp(name, "INSTANCE");
     bool batch = !strcmp(name, "batch") || !strcmp(name, "BATCH");
-    if (!inst && !batch)
+    if (!inst && !batch && !groups)
         return swin_error_set(err, SWIN_ERR_MODEL,
-                              "%s: network_def norm_name is not \"instance\" or \"batch\": swinrun "
-                              "runs those two",
+                              "%s: network_def norm_name is not \"instance\", \"batch\" or [\"group\", {\"num_groups\": G}]: "
+                              "swinrun runs those",
                               inf->name);
-    if (batch != cfg->batch_norm || (inst && affine && !cfg->instnorm_affine))
+    if (batch != cfg->batch_norm || groups != cfg->norm_groups || (inst && affine && !cfg->instnorm_affine))
         return swin_error_set(err, SWIN_ERR_MODEL,
                               "%s: network_def norm_name does not match %s, whose weights are of %s", inf->name,
                               weights_name,
                               cfg->batch_norm        ? "batch norms"
+                              : cfg->norm_groups     ? "group norms"
                               : cfg->instnorm_affine ? "affine instance norms"
                                                      : "instance norms");
     return SWIN_OK;

@@ -25,8 +25,12 @@ static void describe(const struct swin_ckpt_file *c, struct swin_model *m, const
 {
     struct swin_source *src = &m->source;
     snprintf(src->exporter, sizeof src->exporter, "%s, state dict at %s", c->format, c->where);
-    snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s (not in the tensors); affine CNN norms "
-             "taken as instance norm (group norm has the same keys)", normalize_from, merge_from);
+    if (m->cfg.norm_groups)
+        snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s, CNN norms: group norm of %d "
+                 "groups (option)", normalize_from, merge_from, m->cfg.norm_groups);
+    else
+        snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s (not in the tensors); affine CNN "
+                 "norms taken as instance norm (group norm has the same keys)", normalize_from, merge_from);
 }
 
 /* Which dtypes the bound tensors were stored in (swin_source.weight_storage). */
@@ -60,10 +64,13 @@ static swin_status settle_unweighted(const struct swin_ckpt_file *c, const struc
     if (mk == SWIN_MERGE_PRE15 && c->says_merging_v2 == 1)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's patch merging is PatchMergingV2 ('mergingv2'), but the "
                               "merge order given is MONAI < 1.5 'merging'", c->path);
-    if (c->says_group_norm == 1)
-        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are GroupNorm (norm_name='group'); swinrun "
-                              "runs instance norm (MONAI's default) and batch norm, and would compute other logits from "
-                              "these weights", c->path);
+    const int groups = opts ? opts->norm_groups : 0;
+    if (c->says_group_norm == 1 && !groups)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are GroupNorm (norm_name='group'): give the "
+                              "num_groups it was built with (--norm-groups G)", c->path);
+    if (c->says_group_norm == 0 && groups)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are not GroupNorm, but %d norm groups were "
+                              "given", c->path, groups);
     if (no_normalize && c->says_normalize == 1)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the pickled SwinUNETR has normalize=True, but normalize=False was "
                               "given", c->path);
@@ -92,6 +99,7 @@ swin_status swin_ckpt_load(const char *path, const struct swin_ckpt_load_opts *o
     struct swin_ckpt_walk_out w;
     swin_status st = swin_ckpt_open(path, &c, &e);
     if (!st) {
+        out->cfg.norm_groups = opts ? opts->norm_groups : 0;
         st = swin_ckpt_walk(&c, out, &w, &e);
         if (!st) {
             st = settle_unweighted(&c, opts, out, &e);

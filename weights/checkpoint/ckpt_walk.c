@@ -159,6 +159,8 @@ static swin_status res_conv(struct cw *w, struct swin_resblock_w *r, int idx, in
         return plan(w, bslot[idx - 1], -1, LAYOUT_ZERO, (uint64_t)r->cout, 1, 1);
     }
     if (cfg->instnorm_affine) return affine(w, norm, r->cout, gslot[idx - 1], betaslot[idx - 1]);
+    snprintf(key, sizeof key, "%s.weight", norm);
+    if (cfg->norm_groups && has(w, key)) return affine(w, norm, r->cout, gslot[idx - 1], betaslot[idx - 1]);
     return SWIN_OK;
 }
 
@@ -167,6 +169,10 @@ static swin_status resblock(struct cw *w, struct swin_resblock_w *r, int64_t cin
     r->cin = (int)cin;
     r->cout = (int)cout;
     r->bn_folded = w->m->cfg.batch_norm && !v2;
+    r->norm_groups = v2 ? 0 : w->m->cfg.norm_groups;
+    if (r->norm_groups && cout % r->norm_groups)
+        return fail(w, SWIN_ERR_MODEL, "%d norm groups do not divide %s's %lld channels", r->norm_groups, prefix,
+                    (long long)cout);
     TRY(res_conv(w, r, 1, cin, prefix, v2));
     TRY(res_conv(w, r, 2, cout, prefix, v2));
     return cin == cout ? SWIN_OK : res_conv(w, r, 3, cin, prefix, v2);
@@ -307,6 +313,10 @@ static swin_status detect(struct cw *w)
     cfg->use_v2 = has(w, "swinViT.layers1c.0.layer.conv1.conv.weight");
     cfg->batch_norm = has(w, "encoder1.layer.norm1.running_mean");
     cfg->instnorm_affine = !cfg->batch_norm && has(w, "encoder1.layer.norm1.weight");
+    if (cfg->norm_groups && cfg->batch_norm)
+        return fail(w, SWIN_ERR_MODEL, "%d norm groups were given, but the CNN norms are batch norms (running_mean keys)",
+                    cfg->norm_groups);
+    if (cfg->norm_groups) cfg->instnorm_affine = false;   /* the affine is the group norm's */
     return SWIN_OK;
 }
 

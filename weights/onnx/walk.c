@@ -198,7 +198,8 @@ static swin_status bind_group_vec(struct walker *w, const struct swin_onnx_layer
     return plan(w, l, slot, t, LAYOUT_COPY, (uint64_t)c, 1, 1);
 }
 
-/* The CNN norms' kind: every one the same, as MONAI builds them from one norm_name. */
+/* The CNN norms' kind: every one the same, as MONAI builds them from one norm_name (the v2
+ * blocks' instance norms aside). */
 static swin_status norm_kind(struct walker *w, const struct swin_onnx_layer *l, int groups, const char *what)
 {
     if (w->norm_groups >= 0 && w->norm_groups != groups)
@@ -240,8 +241,10 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
     plain = plain && swin_onnx_index_const_all(w->g, l->b, 0.0f, w->err, &st);
     if (st) return st;
     *groups = l->groups;
+    if (l->groups && v2)
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s is a group norm; MONAI's v2 blocks use instance norm whatever norm_name says",
+                    what);
     if (l->groups) return bind_group(w, l, c, plain, ws, bs, what, prefix);
-    TRY(norm_kind(w, l, 0, what));
     if (v2) {
         if (!plain)
             return fail(w, l->node, SWIN_ERR_MODEL, "%s has affine parameters; MONAI's v2 block InstanceNorm has none", what);
@@ -252,6 +255,7 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
                     "%s normalises %llu groups of a %lld-channel map, but not as torch exports GroupNorm (Reshape, "
                     "InstanceNormalization, Reshape, Mul, Add)",
                     what, (unsigned long long)l->w->numel, (long long)c);
+    TRY(norm_kind(w, l, 0, what));
     w->in_affine_seen |= !plain;
     int first = w->out->n_plans;
     TRY(bind_affine(w, l, c, ws, bs, what, prefix));

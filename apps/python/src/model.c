@@ -16,11 +16,12 @@ static void free_context(PyObject *capsule)
 PyObject *swinpy_model_load(PyObject *self, PyObject *args)
 {
     const char *path;
-    int merge_order, no_normalize;
-    if (!PyArg_ParseTuple(args, "sip", &path, &merge_order, &no_normalize)) return NULL;
+    int merge_order, no_normalize, norm_groups;
+    if (!PyArg_ParseTuple(args, "sipi", &path, &merge_order, &no_normalize, &norm_groups)) return NULL;
     if (merge_order < SWIN_MERGE_ORDER_DEFAULT || merge_order > SWIN_MERGE_ORDER_V2)
         return swinpy_raise_status(SWIN_ERR_ARG, "merge order %d is not one of 0..3", merge_order);
-    swin_model_load_params lp = {.merge_order = (swin_merge_order_choice)merge_order, .no_normalize = no_normalize};
+    swin_model_load_params lp = {.merge_order = (swin_merge_order_choice)merge_order, .no_normalize = no_normalize,
+                                 .norm_groups = norm_groups};
     swin_model_t *m = NULL;
     swin_error err = {0};
     swin_status st;

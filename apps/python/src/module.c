@@ -73,7 +73,7 @@ static PyObject *status_names(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
     {"_set_errors", set_errors, METH_O, "Registers the exception class of each status."},
     {"status_names", status_names, METH_NOARGS, "The library's status names, indexed by status."},
-    {"model_load", swinpy_model_load, METH_VARARGS, "model_load(path, merge_order, no_normalize) -> model"},
+    {"model_load", swinpy_model_load, METH_VARARGS, "model_load(path, merge_order, no_normalize, norm_groups) -> model"},
     {"model_info", swinpy_model_info, METH_VARARGS, "model_info(model) -> dict"},
     {"model_plan", swinpy_model_plan, METH_VARARGS, "model_plan(model, context params) -> dict"},
     {"model_segment_defaults", swinpy_model_segment_defaults, METH_VARARGS,

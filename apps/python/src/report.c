@@ -50,6 +50,7 @@ PyObject *swinpy_model_info_dict(const swin_model_info *i)
             put(d, "qkv_bias", PyBool_FromLong(i->qkv_bias)) || put(d, "patch_norm", PyBool_FromLong(i->patch_norm)) ||
             put(d, "instnorm_affine", PyBool_FromLong(i->instnorm_affine)) ||
             put(d, "batch_norm", PyBool_FromLong(i->batch_norm)) ||
+            put(d, "norm_groups", PyLong_FromLong(i->norm_groups)) ||
             put(d, "downsample", PyUnicode_FromString(i->downsample ? i->downsample : "")) ||
             put(d, "param_count", PyLong_FromSize_t(i->param_count)) ||
             put(d, "weight_bytes", PyLong_FromSize_t(i->weight_bytes)) || put(d, "opset", PyLong_FromLong(i->opset)) ||

@@ -74,7 +74,8 @@ class Model:
     0 = every core. device: the CUDA device. mem_limit: refuse plans above this many bytes
     (an int, or a string such as "4GiB"); None = no limit. merge_order: what a checkpoint
     cannot tell: "v15" (MONAI >= 1.5, the default), "pre15" (weights trained with MONAI < 1.5)
-    or "v2"; normalize=False for a network built with normalize=False.
+    or "v2"; normalize=False for a network built with normalize=False; norm_groups=G for one built
+    with norm_name=("group", {"num_groups": G}) (an ONNX file or bundle says so itself).
 
     A context (the planned memory of one cube size) is created on first use of each cube size
     and kept; a model may be used from several threads (calls on one cube size take turns).
@@ -82,7 +83,7 @@ class Model:
 
     def __init__(self, path: PathLike, backend: str = "auto", precision: str = "fp32", threads: int = 0,
                  device: int = 0, mem_limit: int | str | None = None, *, merge_order: str | None = None,
-                 normalize: bool = True):
+                 normalize: bool = True, norm_groups: int = 0):
         self.path = os.fspath(path)
         self._backend = _choice("backend", backend, BACKENDS)
         self._precision = _choice("precision", precision, PRECISIONS)
@@ -91,8 +92,10 @@ class Model:
                 raise ArgumentError(f"{name}={v!r}: expected an int >= 0")
         self._threads, self._device = threads, device
         self._mem_limit = _bytes(mem_limit)
+        if isinstance(norm_groups, bool) or not isinstance(norm_groups, int) or norm_groups < 0:
+            raise ArgumentError(f"norm_groups={norm_groups!r}: expected an int >= 0")
         self._model = _swinrun.model_load(self.path, _choice("merge_order", merge_order, MERGE_ORDERS),
-                                          not normalize)
+                                          not normalize, norm_groups)
         self._info = _swinrun.model_info(self._model)
         self._contexts: dict[Cube, Any] = {}
         self._locks: dict[Cube, threading.Lock] = {}
