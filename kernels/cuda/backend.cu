@@ -203,7 +203,7 @@ extern "C" swin_status swin_cuda_backend_start(struct swin_cuda_backend *be, swi
     } else if ((e = cudaMalloc((void **)&be->stage, SWIN_CUDA_STAGE_FLOATS * sizeof(float))) != cudaSuccess ||
                (e = cudaMalloc((void **)&be->red, (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double))) !=
                    cudaSuccess ||
-               (e = cudaMalloc((void **)&be->mean, 2 * SWIN_CUDA_RED_CH * sizeof(double))) != cudaSuccess ||
+               (e = cudaMalloc((void **)&be->mean, 6 * SWIN_CUDA_RED_CH * sizeof(double))) != cudaSuccess ||
                (e = cudaMalloc((void **)&be->scale, 2 * SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess ||
                (e = cudaMalloc((void **)&be->shift, 2 * SWIN_CUDA_RED_CH * sizeof(float))) != cudaSuccess) {
         what = "cudaMalloc of the backend scratch";
@@ -284,7 +284,7 @@ extern "C" size_t swin_cuda_weight_bytes(const struct swin_model *m, enum swin_d
 extern "C" size_t swin_cuda_context_bytes(const struct swin_cuda_backend *be)
 {
     return SWIN_CUDA_STAGE_FLOATS * sizeof(float) + (size_t)SWIN_CUDA_RED_PARTS * SWIN_CUDA_RED_CH * sizeof(double) +
-           2 * SWIN_CUDA_RED_CH * (sizeof(double) + 2 * sizeof(float));
+           2 * SWIN_CUDA_RED_CH * (3 * sizeof(double) + 2 * sizeof(float));
 }
 
 extern "C" swin_status swin_cuda_synchronize(struct swin_cuda_backend *be, swin_error *err)
@@ -309,7 +309,7 @@ extern "C" void *swin_cuda_backend_stream(struct swin_cuda_backend *be)
     .conv3d_normed_input = NULL, /* the runtime runs instnorm_act, then conv3d */                                  \
     .conv_transpose2 = swin_cuda_conv_transpose2,                                                                  \
     .instnorm_act = swin_cuda_instnorm_act,                                                                        \
-    .groupnorm_act = NULL,                /* group-norm models run on the CPU backend */                           \
+    .groupnorm_act = swin_cuda_groupnorm_act,                                                                      \
     .instnorm_act_narrow_shortcut = NULL, /* the runtime runs the shortcut conv3d, then instnorm_act */            \
     .instnorm_act_conv1x1 = NULL,         /* the runtime runs instnorm_act, then conv3d k 1 */                     \
     .layernorm = swin_cuda_layernorm,                                                                              \

@@ -60,7 +60,8 @@ struct swin_cuda_backend {
     int pinned_next;
     struct swin_cuda_idle idle;
     double *red;                  /* (SWIN_CUDA_RED_PARTS, SWIN_CUDA_RED_CH) partial sums */
-    double *mean;                 /* (2, SWIN_CUDA_RED_CH): instnorm_act's x, then its residual */
+    double *mean;                 /* (6, SWIN_CUDA_RED_CH): instnorm_act's x, then its residual; groupnorm_act's
+                                     group means and M2s of x, then of the residual */
     float *scale, *shift;         /* (2, SWIN_CUDA_RED_CH) */
     bool sync_check;              /* SWIN_CUDA_SYNC_CHECK: synchronise after every op */
     size_t chunk_bytes;           /* workspace budget of the chunked ops (cuda_backend.h) */
@@ -190,6 +191,8 @@ size_t swin_cuda_conv3d_stats_bytes(void *be, struct swin_vol out);
 int swin_cuda_conv_transpose2(void *be, struct swin_vol out, struct swin_vol in, const float *w);
 int swin_cuda_instnorm_act(void *be, struct swin_vol x, const void *stats, bool normalize, const float *gamma,
                            const float *beta, const struct swin_residual *residual, bool lrelu);
+int swin_cuda_groupnorm_act(void *be, struct swin_vol x, const void *stats, int groups, const float *gamma,
+                            const float *beta, const struct swin_residual *residual, bool lrelu);
 int swin_cuda_layernorm(void *be, struct swin_vol out, struct swin_vol in, const float *gamma, const float *beta);
 int swin_cuda_swin_attention(void *be, struct swin_vol x, const struct swin_block_w *blk,
                              const struct swin_window_geom *g, void *ws, size_t ws_bytes);

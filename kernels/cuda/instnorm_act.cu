@@ -25,7 +25,14 @@
  *                      y = (x - mean) * scale + shift (+ residual, or + (r - rmean) rscale
  *                      + rshift, LeakyReLU);
  *                      vectors of 4 float / 8 __half when x, residual, their pitches
- *                      and nc allow, else one channel at a time. */
+ *                      and nc allow, else one channel at a time.
+ * groupnorm_act (ops.h) is the same with each channel's statistics those of its group of cpg
+ * channels: in spans of whole groups, each block's parts (instnorm_partial, or the conv's)
+ *   groupnorm_merge    one block, thread per group, its channels in order: each channel's
+ *                      mean and M2 merged from its parts as above, then into the group's
+ *                      by the pairwise update (equal voxel counts);
+ *   groupnorm_coef     thread per channel: mean = its group's, scale = rstd * gamma, shift =
+ *                      beta; then instnorm_apply as above. */
 #include "kernels/cuda/cuda_internal.cuh"
 #include "kernels/cuda/grid_walk.cuh"
 
@@ -135,6 +142,57 @@ __global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long
     }
 }
 
+/* Group norm's statistics (groupnorm_act): channels [c0, c0 + nc) of a span of whole groups of
+ * cpg channels (span offset off = c0 - the span's first channel) merged into their groups'
+ * mean and M2 (gmean, gm2 [group in span]), one thread per group, its channels in order, each
+ * channel's mean and M2 merged from the parts as instnorm_finalize does; a group's first channel
+ * starts it afresh. With n voxels a channel, merging channel k (k channels of n voxels merged
+ * before) is the pairwise update with weights k n and n: mean += d / (k + 1), M2 += M2_c + d^2
+ * n k / (k + 1). */
+__global__ void __launch_bounds__(256) groupnorm_merge(int parts, long long chunk, long long nvox, int nc, int off,
+                                                       int cpg, const double *pmean, const double *pm2,
+                                                       long long pstride, double *gmean, double *gm2)
+{
+    const int g0 = off / cpg, g1 = (off + nc - 1) / cpg;
+    const double n = (double)nvox, last = (double)(nvox - (long long)(parts - 1) * chunk);
+    for (int j = g0 + (int)threadIdx.x; j <= g1; j += blockDim.x) {
+        const int b = j * cpg > off ? j * cpg : off, e = (j + 1) * cpg < off + nc ? (j + 1) * cpg : off + nc;
+        for (int sc = b; sc < e; sc++) {
+            const int ch = sc - off;
+            double s = 0.0;
+            for (int p = 0; p < parts; p++)
+                s += (p + 1 < parts ? (double)chunk : last) * pmean[p * pstride + ch];
+            const double mean = s / n;
+            double m2 = 0.0;
+            for (int p = 0; p < parts; p++) {
+                const double d = pmean[p * pstride + ch] - mean;
+                m2 += pm2[p * pstride + ch] + (p + 1 < parts ? (double)chunk : last) * d * d;
+            }
+            const int k = sc - j * cpg;
+            if (k == 0) gmean[j] = gm2[j] = 0.0;
+            const double d = mean - gmean[j];
+            gmean[j] += d / (k + 1);
+            gm2[j] += m2 + d * d * n * k / (k + 1);
+        }
+    }
+}
+
+/* The apply coefficients of channels [c0, c0 + nc) (span offset off) from their groups':
+ * mean, scale = gamma / sqrt(M2 / (n cpg) + eps), shift = beta (1 and 0 without gamma). */
+template <class T>
+__global__ void __launch_bounds__(256) groupnorm_coef(long long nvox, int nc, int c0, int off, int cpg,
+                                                      const double *gmean, const double *gm2, double *mean_out,
+                                                      float *scale, float *shift, const T *gamma, const T *beta)
+{
+    for (int ch = threadIdx.x; ch < nc; ch += blockDim.x) {
+        const int j = (off + ch) / cpg;
+        const float g = gamma ? ldf(gamma + c0 + ch) : 1.0f, bt = gamma ? ldf(beta + c0 + ch) : 0.0f;
+        mean_out[ch] = gmean[j];
+        scale[ch] = (float)((double)g / sqrt(gm2[j] / ((double)nvox * cpg) + 1e-5));
+        shift[ch] = bt;
+    }
+}
+
 } // namespace swin_cuda
 
 using namespace swin_cuda;
@@ -222,4 +280,92 @@ extern "C" int swin_cuda_instnorm_act(void *bev, struct swin_vol x, const void *
     struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
     return be->dtype == SWIN_F16 ? instnorm_act_typed<__half>(be, x, stats, normalize, gamma, beta, residual, lrelu)
                                  : instnorm_act_typed<float>(be, x, stats, normalize, gamma, beta, residual, lrelu);
+}
+
+/* The group statistics of v's channels [s0, s0 + ns) (whole groups of cpg) into gmean, gm2:
+ * per block of SWIN_CUDA_RED_CH channels, the parts' means and M2s from the conv that wrote v
+ * (st, over all c channels) or from a read of v, then merged into the groups. */
+template <class T>
+static void group_stats(struct swin_cuda_backend *be, const T *v, int pitch, int c, long long nvox,
+                        const double *st, int s0, int ns, int cpg, double *gmean, double *gm2)
+{
+    const struct swin_cuda_parts pp = swin_cuda_stats_parts(nvox);
+    double *red_m2 = be->red + SWIN_CUDA_RED_PARTS / 2 * SWIN_CUDA_RED_CH;
+    for (int c0 = s0; c0 < s0 + ns; c0 += SWIN_CUDA_RED_CH) {
+        const int nc = s0 + ns - c0 < SWIN_CUDA_RED_CH ? s0 + ns - c0 : SWIN_CUDA_RED_CH;
+        const double *pmean = st ? st + c0 : be->red, *pm2 = st ? st + (long long)pp.parts * c + c0 : red_m2;
+        const long long pstride = st ? c : SWIN_CUDA_RED_CH;
+        if (!st)
+            SWIN_LAUNCH(instnorm_partial<T>, dim3(pp.parts, swin_cuda_blocks(nc, 32)), dim3(32, 8), 0, be->stream)(
+                v, pitch, nvox, c0, nc, pp.chunk, be->red, red_m2, (long long)SWIN_CUDA_RED_CH);
+        SWIN_LAUNCH(groupnorm_merge, dim3(1), dim3(256), 0, be->stream)(pp.parts, pp.chunk, nvox, nc, c0 - s0, cpg,
+                                                                       pmean, pm2, pstride, gmean, gm2);
+    }
+}
+
+/* groupnorm_act in spans of whole groups (as many as fit in SWIN_CUDA_RED_CH channels, or one
+ * group of more): the residual's group statistics and x's into be->mean's group part (x's
+ * means, x's M2s, the residual's means, its M2s), then per block of the span the
+ * coefficients and instnorm_apply. */
+template <class T>
+static int groupnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, const void *stats, int groups,
+                               const float *gamma, const float *beta, const struct swin_residual *residual,
+                               bool lrelu)
+{
+    const T *g, *b, *rg = nullptr, *rb = nullptr;
+    if (!swin_cuda_weight(be, "groupnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
+        !swin_cuda_weight(be, "groupnorm_act", "beta", beta, (size_t)x.c, &b))
+        return SWIN_ERR_ARG;
+    if (residual && (!swin_cuda_weight(be, "groupnorm_act", "residual gamma", residual->gamma, (size_t)x.c, &rg) ||
+                     !swin_cuda_weight(be, "groupnorm_act", "residual beta", residual->beta, (size_t)x.c, &rb)))
+        return SWIN_ERR_ARG;
+    T *xd = (T *)x.data;
+    const T *rd = residual ? (const T *)residual->v.data : nullptr;
+    const int rpitch = residual ? residual->v.pitch : 0;
+    const bool res_norm = residual && residual->normalize;
+    double *rmean = be->mean + SWIN_CUDA_RED_CH;
+    float *rscale = be->scale + SWIN_CUDA_RED_CH, *rshift = be->shift + SWIN_CUDA_RED_CH;
+    double *xgs = be->mean + 2 * SWIN_CUDA_RED_CH, *rgs = be->mean + 4 * SWIN_CUDA_RED_CH;
+    const long long nvox = (long long)swin_vol_voxels(x);
+    const double *st = stats ? (const double *)swin_cuda_align_ptr((void *)stats) : nullptr;
+    const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
+    const dim3 apply_grid(apply_blocks < 4096 ? apply_blocks : 4096);
+    const int cpg = x.c / groups;
+    const int span = cpg <= SWIN_CUDA_RED_CH ? SWIN_CUDA_RED_CH / cpg * cpg : cpg;
+    for (int s0 = 0; s0 < x.c; s0 += span) {
+        const int ns = x.c - s0 < span ? x.c - s0 : span;
+        if (res_norm) group_stats<T>(be, rd, rpitch, x.c, nvox, nullptr, s0, ns, cpg, rgs, rgs + SWIN_CUDA_RED_CH);
+        group_stats<T>(be, xd, x.pitch, x.c, nvox, st, s0, ns, cpg, xgs, xgs + SWIN_CUDA_RED_CH);
+        for (int c0 = s0; c0 < s0 + ns; c0 += SWIN_CUDA_RED_CH) {
+            const int nc = s0 + ns - c0 < SWIN_CUDA_RED_CH ? s0 + ns - c0 : SWIN_CUDA_RED_CH;
+            if (res_norm)
+                SWIN_LAUNCH(groupnorm_coef<T>, dim3(1), dim3(256), 0, be->stream)(
+                    nvox, nc, c0, c0 - s0, cpg, rgs, rgs + SWIN_CUDA_RED_CH, rmean, rscale, rshift, rg, rb);
+            SWIN_LAUNCH(groupnorm_coef<T>, dim3(1), dim3(256), 0, be->stream)(
+                nvox, nc, c0, c0 - s0, cpg, xgs, xgs + SWIN_CUDA_RED_CH, be->mean, be->scale, be->shift, g, b);
+            constexpr int VW = vec16_elems<T>();
+            const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, rpitch));
+            if (vec)
+                SWIN_LAUNCH((instnorm_apply<T, VW>), apply_grid, dim3(256), 0, be->stream)(
+                    xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
+                    rscale, rshift, lrelu);
+            else
+                SWIN_LAUNCH((instnorm_apply<T, 1>), apply_grid, dim3(256), 0, be->stream)(
+                    xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
+                    rscale, rshift, lrelu);
+            int rc = swin_cuda_check_launch(be, "groupnorm_act", "c%d in %d groups on %dx%dx%d, channels %d+%d", x.c,
+                                            groups, x.d, x.h, x.w, c0, nc);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+extern "C" int swin_cuda_groupnorm_act(void *bev, struct swin_vol x, const void *stats, int groups,
+                                       const float *gamma, const float *beta, const struct swin_residual *residual,
+                                       bool lrelu)
+{
+    struct swin_cuda_backend *be = (struct swin_cuda_backend *)bev;
+    return be->dtype == SWIN_F16 ? groupnorm_act_typed<__half>(be, x, stats, groups, gamma, beta, residual, lrelu)
+                                 : groupnorm_act_typed<float>(be, x, stats, groups, gamma, beta, residual, lrelu);
 }

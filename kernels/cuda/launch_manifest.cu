@@ -82,6 +82,8 @@ int main()
     row("instnorm_partial<", 32 * 8, 0);
     row("instnorm_finalize<", 256, 0);
     row("instnorm_apply<", 256, 0);
+    row("groupnorm_merge", 256, 0);
+    row("groupnorm_coef<", 256, 0);
     row("layernorm_rows<", 256, 0);
     row("window_gather_ln<", 256, 0);
     row("merge_gather<", 256, 0);

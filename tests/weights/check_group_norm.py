@@ -13,12 +13,16 @@ forward` and held to check_logits.py's criterion against an independent referenc
     state_dict_g3  torch.save(state_dict) run with --norm-groups 3 (its keys are affine instance
                    norm's); the same file without the option must give other logits
     bundle_g3      a bundle whose network_def says norm_name ["group", {"num_groups": 3}]
+  the CUDA backend, emulated (SWINRUN_EMU given; swinrun_emu fails unless the emulated device's
+  high-water mark is the planned total): ts17_g3, ts17_v2_g4, ts17_g1 and state_dict_g3 against
+  the same references, float32; ts17_g3 in half (--half) at the half criterion (1e-2 of
+  max(1, max|ref|), the same label on 99.5 % of voxels);
   refusals, exit 2 in one line: --norm-groups 5 on a 12-channel model; --norm-groups 4 on a
   3-group ONNX file; `swinrun info --json` reports norm_groups 3.
 Models are f=12, 32^3, Co 3, initialised as tools/export/export_swin_unetr.py does (seed 0);
 the input is uniform [0, 1).
 
-    check_group_norm.py SWINRUN WORKDIR"""
+    check_group_norm.py SWINRUN WORKDIR [SWINRUN_EMU]"""
 import json
 import os
 import subprocess
@@ -63,13 +67,13 @@ def run(swinrun, args):
     return subprocess.run([swinrun, *args], capture_output=True, text=True)
 
 
-def agree(swinrun, name, path, inp, ref, work, opts=()):
+def agree(swinrun, name, path, inp, ref, work, opts=(), **criterion):
     out = os.path.join(work, f"{name}_swinrun.npy")
     r = run(swinrun, ["forward", path, inp, out, *opts])
-    if r.returncode:
+    if r.returncode or "running on the CPU backend" in r.stderr:
         check(name, False, f"swinrun exit {r.returncode}: {r.stderr.strip()[-300:]}")
         return None
-    ok, line = check_logits.compare(np.load(out), ref)
+    ok, line = check_logits.compare(np.load(out), ref, **criterion)
     check(name, ok, line)
     return np.load(out)
 
@@ -81,11 +85,13 @@ def refused(swinrun, name, args, want):
 
 
 def main() -> int:
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__)
         return 2
     swinrun, work = sys.argv[1:3]
+    emu = sys.argv[3] if len(sys.argv) == 4 else None
     os.makedirs(work, exist_ok=True)
+    refs = {}
     import onnxruntime as ort
     import torch
     warnings.filterwarnings("ignore")
@@ -99,6 +105,7 @@ def main() -> int:
             torch.onnx.export(group_model(groups, v2), (torch.zeros(1, 1, 32, 32, 32),), path,
                               dynamo=kind == "dynamo", input_names=["input"], output_names=["logits"], **kw)
         ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+        refs[name] = (path, ref)
         agree(swinrun, name, path, inp, ref, work)
 
     g3 = group_model(3)
@@ -125,6 +132,13 @@ def main() -> int:
     torch.save(g3.state_dict(), os.path.join(bundle, "models", "model.pt"))
     agree(swinrun, "bundle_g3", bundle, inp, monai_ref, work)
 
+    if emu:
+        cuda = ["--backend", "cuda"]
+        for name in ("ts17_g3", "ts17_v2_g4", "ts17_g1"):
+            agree(emu, f"cuda_{name}", refs[name][0], inp, refs[name][1], work, cuda)
+        agree(emu, "cuda_state_dict_g3", sd, inp, monai_ref, work, cuda + ["--norm-groups", "3"])
+        agree(emu, "cuda_half_ts17_g3", refs["ts17_g3"][0], inp, refs["ts17_g3"][1], work, cuda + ["--half"],
+              rel=1e-2, min_agreement=0.995)
     refused(swinrun, "--norm-groups 5 on 12 channels", ["info", sd, "--norm-groups", "5"], "do not divide")
     refused(swinrun, "--norm-groups 4 on a 3-group ONNX file",
             ["info", os.path.join(work, "ts17_g3.onnx"), "--norm-groups", "4"], "3 groups")
