@@ -259,7 +259,8 @@ def kernel_spec(name):
         return dict(threads=64, dyn_smem=4 * (2 * 32 * int(m.group(1)) + 2 * 32))
     if name.startswith("window_attention_wmma<"):  # 4 warps of 16 queries, static smem (window_attention_wmma.cuh)
         return dict(threads=128)
-    for pat in ("instnorm_partial", "instnorm_apply", "instnorm_finalize", "layernorm_rows", "splitk_reduce"):
+    for pat in ("instnorm_partial", "instnorm_apply", "instnorm_finalize", "groupnorm_merge", "groupnorm_coef",
+                "layernorm_rows", "splitk_reduce"):
         if name.startswith(pat):
             return dict(threads=256)
     if name.startswith("stats_merge_tiles"):

@@ -65,6 +65,8 @@ HOT = {
 # Kernels allowed to spill or keep a stack frame: they do not run per voxel.
 EXEMPT = {
     "instnorm_finalize": "one block per norm, a thread per channel",
+    "groupnorm_merge": "one block per group norm's channel block, a thread per group",
+    "groupnorm_coef": "one block per group norm's channel block, a thread per channel",
     "stage_to_array": "the weight upload, once when the backend is created",
 }
 
