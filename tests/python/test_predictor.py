@@ -79,3 +79,24 @@ def test_inferer_and_numpy(monai_checkpoint):
         model(x.to(torch.bfloat16))
     with pytest.raises(swinrun.ArgumentError, match="float64"):
         model(x.double())
+
+
+def test_group_norm_checkpoint(tmp_path):
+    """norm_groups=G runs a state dict of norm_name=("group", {"num_groups": G}) as MONAI does;
+    read without it (as affine instance norm) it does not pass the criterion."""
+    from monai.networks.nets import SwinUNETR
+    import export_swin_unetr as ex
+    net = SwinUNETR(in_channels=1, out_channels=3, feature_size=12, norm_name=("group", {"num_groups": 3})).eval()
+    ex.randomize(net, seed=7)
+    path = str(tmp_path / "group.pt")
+    torch.save(net.state_dict(), path)
+    x = _volume(3)[..., :32, :32, :32]
+    with torch.no_grad():
+        ref = net(x).numpy()
+    model = swinrun.Model(path, norm_groups=3, threads=2)
+    assert model.config["norm_groups"] == 3
+    ok, line = compare(model(x.numpy()), ref)
+    assert ok, line
+    assert not compare(swinrun.Model(path, threads=2)(x.numpy()), ref)[0]
+    with pytest.raises(swinrun.ArgumentError):
+        swinrun.Model(path, norm_groups=-1)
