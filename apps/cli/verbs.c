@@ -127,7 +127,7 @@ int cli_info(const struct cli_args *a)
         printf("qkv bias       %s\n", i.qkv_bias ? "yes" : "no");
         printf("patch norm     %s\n", i.patch_norm ? "yes" : "no");
         if (i.norm_groups)
-            printf("CNN norm       group, %d groups (affine)\n", i.norm_groups);
+            printf("CNN norm       group, %d groups\n", i.norm_groups);
         else
             printf("CNN norm       %s\n", i.batch_norm ? (i.opset ? "batch, folded into the convolutions by the exporter"
                                                       : "batch, folded into the convolutions at load")

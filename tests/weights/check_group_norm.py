@@ -9,6 +9,8 @@ forward` and held to check_logits.py's criterion against an independent referenc
     dynamo21_g3    dynamo at opset 21: one GroupNormalization node
     ts17_v2_g4     use_v2 (its blocks' instance norms beside the group norms), 4 groups
     ts17_g1        one group: each norm over all channels and voxels
+    sim_unit_scale every GroupNorm weight 1, then onnx-simplifier: it drops the Mul by ones
+    sim_no_affine  GroupNorm(affine=False), onnx-simplifier: neither Mul nor Add is left
   checkpoints and bundles, against MONAI's forward of the same weights:
     state_dict_g3  torch.save(state_dict) run with --norm-groups 3 (its keys are affine instance
                    norm's); the same file without the option must give other logits
@@ -37,12 +39,14 @@ import check_logits  # noqa: E402
 import export_swin_unetr as exporter  # noqa: E402
 import make_bundle  # noqa: E402
 
-ONNX_CASES = {  # name -> (groups, use_v2, exporter, opset)
-    "ts17_g3": (3, False, "torchscript", 17),
-    "dynamo_g3": (3, False, "dynamo", None),
-    "dynamo21_g3": (3, False, "dynamo", 21),
-    "ts17_v2_g4": (4, True, "torchscript", 17),
-    "ts17_g1": (1, False, "torchscript", 17),
+ONNX_CASES = {  # name -> (groups, use_v2, exporter, opset, variant)
+    "ts17_g3": (3, False, "torchscript", 17, None),
+    "dynamo_g3": (3, False, "dynamo", None, None),
+    "dynamo21_g3": (3, False, "dynamo", 21, None),
+    "ts17_v2_g4": (4, True, "torchscript", 17, None),
+    "ts17_g1": (1, False, "torchscript", 17, None),
+    "sim_unit_scale": (3, False, "torchscript", 17, "unit_scale"),
+    "sim_no_affine": (3, False, "torchscript", 17, "no_affine"),
 }
 failed = []
 
@@ -53,14 +57,34 @@ def check(name, ok, detail):
         failed.append(name)
 
 
-def group_model(groups, use_v2=False):
+def group_model(groups, use_v2=False, variant=None):
     import torch
     from monai.networks.nets import SwinUNETR
     m = SwinUNETR(in_channels=1, out_channels=3, feature_size=12, use_v2=use_v2, spatial_dims=3,
-                  norm_name=("group", {"num_groups": groups})).eval()
+                  norm_name=("group", {"num_groups": groups, "affine": variant != "no_affine"})).eval()
     exporter.randomize(m, seed=0)
-    assert any(isinstance(x, torch.nn.GroupNorm) for x in m.modules())
+    norms = [x for x in m.modules() if isinstance(x, torch.nn.GroupNorm)]
+    assert norms
+    if variant == "unit_scale":
+        for x in norms:
+            torch.nn.init.ones_(x.weight)
     return m
+
+
+def simplified(path):
+    """The file at path through onnx-simplifier, in place (as users run it)."""
+    import onnx
+    import onnxsim
+    with open(os.devnull, "w") as null:
+        fd = os.dup(2)
+        os.dup2(null.fileno(), 2)   # its warnings about the shape-dependent mask
+        try:
+            model, ok = onnxsim.simplify(onnx.load(path))
+        finally:
+            os.dup2(fd, 2)
+            os.close(fd)
+    assert ok
+    onnx.save(model, path)
 
 
 def run(swinrun, args):
@@ -98,12 +122,14 @@ def main() -> int:
     x = np.random.default_rng(1).random((1, 1, 32, 32, 32), dtype=np.float32)
     inp = os.path.join(work, "input.npy")
     np.save(inp, x)
-    for name, (groups, v2, kind, opset) in ONNX_CASES.items():
+    for name, (groups, v2, kind, opset, variant) in ONNX_CASES.items():
         path = os.path.join(work, f"{name}.onnx")
         kw = {"opset_version": opset} if opset else {}
         with torch.no_grad():
-            torch.onnx.export(group_model(groups, v2), (torch.zeros(1, 1, 32, 32, 32),), path,
+            torch.onnx.export(group_model(groups, v2, variant), (torch.zeros(1, 1, 32, 32, 32),), path,
                               dynamo=kind == "dynamo", input_names=["input"], output_names=["logits"], **kw)
+        if variant:
+            simplified(path)
         ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
         refs[name] = (path, ref)
         agree(swinrun, name, path, inp, ref, work)

@@ -8,7 +8,9 @@ TEST_DATA  the exported test models (tools/export/make_test_data.sh): the smalle
 OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constant folding,
            large constants made initializers, no value_info; every initializer moved to the
            external-data file OUT/onnx_data/CASE.data, which the ONNX harnesses link next
-           to their input: the fuzzed bytes are the graph alone), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
+           to their input: the fuzzed bytes are the graph alone; also two group-norm models exported
+           here: TorchScript's Reshape/InstanceNormalization/Reshape/Mul/Add and opset 21's
+           GroupNormalization), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension; gzipped also as many members and with bytes past the data), mha/ (small
        MetaImage files: zlib, gzip and raw voxels, both byte orders, several element types, a
@@ -83,12 +85,30 @@ def small_graph(model):
     return model
 
 
+def group_norm_exports(tmp):
+    """case -> path of f=12 32^3 SwinUNETRs with norm_name=("group", {"num_groups": 3})."""
+    import torch
+    from monai.networks.nets import SwinUNETR
+    torch.manual_seed(0)
+    net = SwinUNETR(in_channels=1, out_channels=3, feature_size=12, norm_name=("group", {"num_groups": 3})).eval()
+    paths = {}
+    for case, dynamo, opset in (("group_norm_ts", False, 17), ("group_norm_opset21", True, 21)):
+        paths[case] = os.path.join(tmp, case + ".onnx")
+        with quiet(), torch.no_grad():
+            torch.onnx.export(net, (torch.zeros(1, 1, 32, 32, 32),), paths[case], dynamo=dynamo, opset_version=opset,
+                              input_names=["input"], output_names=["logits"])
+    return paths
+
+
 def onnx_seeds(test_data, out):
     d, data = os.path.join(out, "onnx"), os.path.join(out, "onnx_data")
     os.makedirs(d)
     os.makedirs(data)
-    for case in ONNX_CASES:
-        model = small_graph(onnx.load(os.path.join(test_data, case, "model.onnx")))
+    exports = tempfile.mkdtemp()
+    sources = {case: os.path.join(test_data, case, "model.onnx") for case in ONNX_CASES}
+    sources.update(group_norm_exports(exports))
+    for case, path in sources.items():
+        model = small_graph(onnx.load(path))
         # initializers only: the loader refuses Constant nodes with external data
         convert_model_to_external_data(model, all_tensors_to_one_file=True, location=case + ".data",
                                        size_threshold=0, convert_attribute=False)
@@ -96,6 +116,7 @@ def onnx_seeds(test_data, out):
             onnx.save_model(model, os.path.join(tmp, "graph.onnx"))
             shutil.move(os.path.join(tmp, "graph.onnx"), os.path.join(d, case + ".onnx"))
             shutil.move(os.path.join(tmp, case + ".data"), os.path.join(data, case + ".data"))
+    shutil.rmtree(exports)
 
 
 def nifti_bytes(img, big_endian):
@@ -304,6 +325,9 @@ def bundle_seeds(out):
         cfg["inferer"]["sigma_scale"] = "@preprocessing::transforms::3::pixdim"
         cfg["network_def"]["norm_name"] = ["instance", {"affine": True}]
         with open(os.path.join(d, name + "_variants.json"), "w") as f:
+            json.dump(cfg, f)
+        cfg["network_def"]["norm_name"] = ["group", {"num_groups": 3}]
+        with open(os.path.join(d, name + "_group.json"), "w") as f:
             json.dump(cfg, f)
         # metadata.json's keys beside the recipe's (the harness reads the input as both files)
         cfg.update(monai_version=c["monai"], network_data_format={"outputs": {"pred": {"channel_def": {

@@ -82,19 +82,21 @@ static const struct swin_onnx_tensor *const_operand(const struct swin_onnx_index
 }
 
 /* InstanceNormalization node i as GroupNorm's decomposition (layers.h): its input a Reshape's
- * output, its output reshaped back and then multiplied and added by constants of equal size.
- * Fills l->groups, group_w, group_b when it is. */
+ * output, its output reshaped back, then multiplied by a constant and added one (either
+ * absent where an optimiser dropped it). Fills l->groups, group_w, group_b when it is. */
 static void group_norm_parts(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l)
 {
     const SwinOnnx__NodeProto *n = g->f->nodes[i];
     const int producer = swin_onnx_index_producer(g, swin_onnx_node_in(n, 0));
-    if (producer < 0 || strcmp(g->f->nodes[producer]->op_type, "Reshape")) return;
+    if (producer < 0 || strcmp(g->f->nodes[producer]->op_type, "Reshape") || !l->w) return;
     const int back = sole_consumer(g, swin_onnx_node_out(n, 0), "Reshape");
-    const int mul = back < 0 ? -1 : sole_consumer(g, swin_onnx_node_out(g->f->nodes[back], 0), "Mul");
-    const int add = mul < 0 ? -1 : sole_consumer(g, swin_onnx_node_out(g->f->nodes[mul], 0), "Add");
-    if (add < 0) return;
-    const struct swin_onnx_tensor *gw = const_operand(g, mul), *gb = const_operand(g, add);
-    if (!gw || !gb || gw->numel != gb->numel || gw->numel <= 1) return;
+    if (back < 0) return;
+    const char *v = swin_onnx_node_out(g->f->nodes[back], 0);
+    const int mul = sole_consumer(g, v, "Mul");
+    const struct swin_onnx_tensor *gw = mul < 0 ? NULL : const_operand(g, mul);
+    if (gw) v = swin_onnx_node_out(g->f->nodes[mul], 0);
+    const int add = sole_consumer(g, v, "Add");
+    const struct swin_onnx_tensor *gb = add < 0 ? NULL : const_operand(g, add);
     l->groups = (int)l->w->numel;
     l->group_w = gw;
     l->group_b = gb;

@@ -23,8 +23,9 @@ struct swin_onnx_layer {
     const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
     float scale;                       /* Attention (opset 23): the logits' scale, 0 when the default 1/sqrt(head dim) */
     /* InstanceNormalization that is a GroupNorm (torch exports GroupNorm(G, C) as Reshape to
-     * (N, G, -1), InstanceNormalization over the G rows, Reshape back, Mul, Add): G, and the
-     * Mul's and Add's constants (C values each); groups 0 otherwise. */
+     * (N, G, -1), InstanceNormalization over the G rows, Reshape back, Mul, Add; an optimiser
+     * drops a Mul by ones and an Add of zeros): G, and the Mul's and Add's constants (C values
+     * each; NULL where dropped); groups 0 otherwise. */
     int groups;
     const struct swin_onnx_tensor *group_w, *group_b;
 };

@@ -15,6 +15,10 @@ swin_status swin_layout_convert(const struct swin_onnx_file *f, const struct swi
         memset(dst, 0, (size_t)n * sizeof *dst);
         return SWIN_OK;
     }
+    if (kind == LAYOUT_ONE) {
+        for (uint64_t i = 0; i < n; i++) dst[i] = 1.0f;
+        return SWIN_OK;
+    }
     if (t->numel != n)
         return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: tensor '%s' has %llu elements, layout expects %llu", f->path,
                               t->name, (unsigned long long)t->numel, (unsigned long long)n);

@@ -11,6 +11,7 @@ enum layout_kind {
                          Linear stored (out, in) (k = 1) */
     LAYOUT_IN_OUT,    /* source (d0 = in, d1 = out, k) -> (k, in, out): ConvTranspose (cin, cout, 2, 2, 2) */
     LAYOUT_ZERO,      /* no source: zeros (a bias the exporter dropped because it was all zero) */
+    LAYOUT_ONE,       /* no source: ones (a scale an optimiser dropped because it was all one) */
 };
 
 /* Recovers a relative-position bias table (T, heads) from a constant-folded bias

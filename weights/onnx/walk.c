@@ -187,10 +187,13 @@ static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin
                 (uint64_t)k * k * k);
 }
 
-/* A GroupNorm's scale or bias over c channels: the (c, 1, 1, 1) constant of its Mul or Add. */
+/* A GroupNorm's scale or bias over c channels: the (c, 1, 1, 1) constant of its Mul or Add;
+ * where an optimiser dropped that node (t NULL), `absent`'s constant (ones or zeros). */
 static swin_status bind_group_vec(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_tensor *t,
-                                  const float **slot, int64_t c, const char *what, const char *key)
+                                  enum layout_kind absent, const float **slot, int64_t c, const char *what,
+                                  const char *key)
 {
+    if (!t) return plan(w, l, slot, NULL, absent, (uint64_t)c, 1, 1);
     if (t->numel != (uint64_t)c || t->ndim < 1 || t->dims[0] != c)
         return fail(w, l->node, SWIN_ERR_SHAPE, "%s: its affine '%s' has %llu values, the map %lld channels", what,
                     t->name, (unsigned long long)t->numel, (long long)c);
@@ -210,7 +213,8 @@ static swin_status norm_kind(struct walker *w, const struct swin_onnx_layer *l, 
 }
 
 /* A GroupNorm of l->groups groups over c channels (layers.h): the InstanceNormalization's
- * own scale and bias must be 1 and 0, the affine is the Mul's and Add's. */
+ * own scale and bias must be 1 and 0, the affine is the Mul's and Add's (none when both were
+ * dropped). */
 static swin_status bind_group(struct walker *w, const struct swin_onnx_layer *l, int64_t c, bool plain,
                               const float **ws, const float **bs, const char *what, const char *prefix)
 {
@@ -221,10 +225,11 @@ static swin_status bind_group(struct walker *w, const struct swin_onnx_layer *l,
         return fail(w, l->node, SWIN_ERR_SHAPE, "%s: %d groups do not divide its %lld channels", what, l->groups,
                     (long long)c);
     TRY(norm_kind(w, l, l->groups, what));
+    if (!l->group_w && !l->group_b) return SWIN_OK;
     snprintf(key, sizeof key, "%s.weight", prefix);
-    TRY(bind_group_vec(w, l, l->group_w, ws, c, what, key));
+    TRY(bind_group_vec(w, l, l->group_w, LAYOUT_ONE, ws, c, what, key));
     snprintf(key, sizeof key, "%s.bias", prefix);
-    return bind_group_vec(w, l, l->group_b, bs, c, what, key);
+    return bind_group_vec(w, l, l->group_b, LAYOUT_ZERO, bs, c, what, key);
 }
 
 /* InstanceNormalization over c channels, or a GroupNorm exported as one (bind_group). Its

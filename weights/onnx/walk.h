@@ -12,7 +12,7 @@
 
 struct swin_bind_plan {
     const float **slot;               /* the struct swin_model field */
-    const struct swin_onnx_tensor *t;      /* source; NULL for LAYOUT_ZERO */
+    const struct swin_onnx_tensor *t;      /* source; NULL for LAYOUT_ZERO and LAYOUT_ONE */
     enum layout_kind layout;
     uint64_t d0, d1, k;               /* source dims as the layout sees them (see layout.h);
                                          folded bias: d0 = heads, d1 = n tokens */
