@@ -12,9 +12,12 @@ held to MONAI's logits of the same module on the same input (tools/export/check_
     plain model's logits, else the check could not fail;
   - an option the module contradicts (--merge-order pre15 on PatchMergingV2, --no-normalize on
     normalize=True): refused, exit 2, naming both;
-  - a model built with norm_name=("group", {"num_groups": 3}), traced and pickled: refused,
-    exit 2, naming GroupNorm (its state dict has affine instance norm's keys; only the classes
-    tell them apart); with --norm-groups 3 each agrees with MONAI's logits of it.
+  - a model built with norm_name=("group", {"num_groups": 3}) (its state dict has affine
+    instance norm's keys; only the classes tell them apart): pickled, it agrees with MONAI's
+    logits of it as it is (the pickled GroupNorms keep num_groups); traced, it is refused,
+    exit 2, naming GroupNorm (TorchScript keeps num_groups in its code), and agrees with
+    --norm-groups 3; --norm-groups 4 on the pickled one and --norm-groups 3 on the pickled
+    instance-norm model are refused.
 
 torch.jit.load(f).state_dict() of each TorchScript file is compared with the state dict first,
 so a failure names the file, not swinrun, when torch writes something else.
@@ -130,11 +133,18 @@ def main():
     with torch.no_grad():
         group_ref = os.path.join(work, "group.ref.npy")
         np.save(group_ref, group(x).numpy())
-    for name, path in (("traced GroupNorm", traced_group), ("pickled GroupNorm", pickled("pickled_group", group))):
-        r = subprocess.run([swinrun, "info", path], capture_output=True, text=True)
-        check(name, r.returncode == 2 and "GroupNorm" in r.stderr and len(r.stderr.strip().split("\n")) == 1,
+    pickled_group = pickled("pickled_group", group)
+    r = subprocess.run([swinrun, "info", traced_group], capture_output=True, text=True)
+    check("traced GroupNorm", r.returncode == 2 and "GroupNorm" in r.stderr and len(r.stderr.strip().split("\n")) == 1,
+          f"exit {r.returncode}: {r.stderr.strip()}")
+    agree(swinrun, "traced_GroupNorm_groups3", traced_group, input_npy, group_ref, work, ["--norm-groups", "3"])
+    agree(swinrun, "pickled_GroupNorm", pickled_group, input_npy, group_ref, work)
+    for name, path, groups, want in (("--norm-groups 4 on GroupNorm(3)", pickled_group, "4", "num_groups 3"),
+                                     ("--norm-groups 3 on InstanceNorm3d", os.path.join(work, "pickled.pt"), "3",
+                                      "not GroupNorm")):
+        r = subprocess.run([swinrun, "info", path, "--norm-groups", groups], capture_output=True, text=True)
+        check(name, r.returncode == 2 and want in r.stderr and len(r.stderr.strip().split("\n")) == 1,
               f"exit {r.returncode}: {r.stderr.strip()}")
-        agree(swinrun, name.replace(" ", "_") + "_groups3", path, input_npy, group_ref, work, ["--norm-groups", "3"])
     print("FAILED: " + ", ".join(failed) if failed else "PASS")
     return 1 if failed else 0
 

@@ -82,6 +82,7 @@ swin_status swin_ckpt_open(const char *path, struct swin_ckpt_file *c, swin_erro
     memset(c, 0, sizeof *c);
     c->path = path;
     c->says_normalize = c->says_merging_v2 = c->says_group_norm = -1;
+    c->says_norm_groups = 0;
     c->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (c->fd < 0) return FAIL(SWIN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;

@@ -39,8 +39,10 @@ struct swin_ckpt_file {
      * SwinUNETR.normalize, and whether its patch merging is PatchMergingV2 (1) or PatchMerging (0:
      * MONAI >= 1.5 or < 1.5, which the class name cannot tell apart); says_group_norm: 1 when a
      * submodule is a GroupNorm (norm_name='group', whose state dict keys are affine instance
-     * norm's), else -1. */
-    int says_normalize, says_merging_v2, says_group_norm;
+     * norm's), 0 when none is and some is an InstanceNorm3d or BatchNorm3d; says_norm_groups: the
+     * pickled GroupNorms' num_groups (0: not kept, as in TorchScript, whose code holds it; -1:
+     * they differ). */
+    int says_normalize, says_merging_v2, says_group_norm, says_norm_groups;
     /* owned */
     struct swin_zip zip;
     struct swin_pickle pk;

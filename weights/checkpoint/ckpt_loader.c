@@ -21,13 +21,14 @@ static void fold_bn(const struct swin_bn_fold *b)
     }
 }
 
-static void describe(const struct swin_ckpt_file *c, struct swin_model *m, const char *normalize_from, const char *merge_from)
+static void describe(const struct swin_ckpt_file *c, struct swin_model *m, const char *normalize_from, const char *merge_from,
+                     const char *groups_from)
 {
     struct swin_source *src = &m->source;
     snprintf(src->exporter, sizeof src->exporter, "%s, state dict at %s", c->format, c->where);
     if (m->cfg.norm_groups)
         snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s, CNN norms: group norm of %d "
-                 "groups (option)", normalize_from, merge_from, m->cfg.norm_groups);
+                 "groups (%s)", normalize_from, merge_from, m->cfg.norm_groups, groups_from);
     else
         snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s (not in the tensors); affine CNN "
                  "norms taken as instance norm (group norm has the same keys)", normalize_from, merge_from);
@@ -64,13 +65,6 @@ static swin_status settle_unweighted(const struct swin_ckpt_file *c, const struc
     if (mk == SWIN_MERGE_PRE15 && c->says_merging_v2 == 1)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's patch merging is PatchMergingV2 ('mergingv2'), but the "
                               "merge order given is MONAI < 1.5 'merging'", c->path);
-    const int groups = opts ? opts->norm_groups : 0;
-    if (c->says_group_norm == 1 && !groups)
-        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are GroupNorm (norm_name='group'): give the "
-                              "num_groups it was built with (--norm-groups G)", c->path);
-    if (c->says_group_norm == 0 && groups)
-        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are not GroupNorm, but %d norm groups were "
-                              "given", c->path, groups);
     if (no_normalize && c->says_normalize == 1)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the pickled SwinUNETR has normalize=True, but normalize=False was "
                               "given", c->path);
@@ -83,7 +77,30 @@ static swin_status settle_unweighted(const struct swin_ckpt_file *c, const struc
     memcpy(out->cfg.merge_order, order, sizeof(swin_merge_order));
     out->cfg.merge_kind = mk == SWIN_MERGE_PRE15 || mk == SWIN_MERGE_V2 ? mk : SWIN_MERGE_V15;
     out->cfg.normalize = !no_normalize;
-    describe(c, out, normalize_from, merge_from);
+    describe(c, out, normalize_from, merge_from, opts && opts->norm_groups ? "option" : "the pickled module");
+    return SWIN_OK;
+}
+
+/* The CNN norms' groups (struct swin_config norm_groups): the option where given, else what a
+ * pickled module's GroupNorms say; a module of GroupNorms whose num_groups it does not keep
+ * (TorchScript) needs the option, and one the module contradicts is refused. */
+static swin_status settle_groups(const struct swin_ckpt_file *c, const struct swin_ckpt_load_opts *opts, int *groups,
+                                 swin_error *err)
+{
+    const int given = opts ? opts->norm_groups : 0;
+    *groups = given;
+    if (c->says_group_norm == 0 && given)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are not GroupNorm, but %d norm groups were "
+                              "given", c->path, given);
+    if (c->says_group_norm != 1) return SWIN_OK;
+    if (c->says_norm_groups > 0 && given && given != c->says_norm_groups)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's GroupNorms have num_groups %d, but %d norm groups were "
+                              "given", c->path, c->says_norm_groups, given);
+    if (!given && c->says_norm_groups > 0) *groups = c->says_norm_groups;
+    if (!*groups)
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are GroupNorm (norm_name='group') and %s: "
+                              "give the num_groups it was built with (--norm-groups G)", c->path,
+                              c->says_norm_groups < 0 ? "their num_groups differ" : "the file does not keep num_groups");
     return SWIN_OK;
 }
 
@@ -99,8 +116,8 @@ swin_status swin_ckpt_load(const char *path, const struct swin_ckpt_load_opts *o
     struct swin_ckpt_walk_out w;
     swin_status st = swin_ckpt_open(path, &c, &e);
     if (!st) {
-        out->cfg.norm_groups = opts ? opts->norm_groups : 0;
-        st = swin_ckpt_walk(&c, out, &w, &e);
+        st = settle_groups(&c, opts, &out->cfg.norm_groups, &e);
+        if (!st) st = swin_ckpt_walk(&c, out, &w, &e);
         if (!st) {
             st = settle_unweighted(&c, opts, out, &e);
             if (!st) describe_storage(&w, out);

@@ -210,7 +210,14 @@ static void note_config(struct swin_ckpt_file *c, const struct pk_value *m)
     const struct pk_value *nz = swin_pickle_dict_get(m->state, "normalize");
     if (!strcmp(cls, "SwinUNETR") && nz && nz->kind == PK_BOOL) c->says_normalize = nz->i != 0;
     if (!strcmp(cls, "PatchMergingV2")) c->says_merging_v2 = 1;
-    if (!strcmp(cls, "GroupNorm")) c->says_group_norm = 1;
+    if (!strcmp(cls, "GroupNorm")) {
+        const struct pk_value *g = swin_pickle_dict_get(m->state, "num_groups");
+        const int groups = g && g->kind == PK_INT && g->i >= 1 && g->i <= 4096 ? (int)g->i : 0;
+        if (c->says_group_norm != 1) c->says_norm_groups = groups;
+        else if (c->says_norm_groups != groups) c->says_norm_groups = -1;
+        c->says_group_norm = 1;
+    }
+    if ((!strcmp(cls, "InstanceNorm3d") || !strcmp(cls, "BatchNorm3d")) && c->says_group_norm < 0) c->says_group_norm = 0;
     if (!strcmp(cls, "PatchMerging") && c->says_merging_v2 < 0) c->says_merging_v2 = 0;
 }
 
