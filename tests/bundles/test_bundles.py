@@ -72,6 +72,10 @@ def recipe(swinrun, work):
     for line in ("spacing      1.5 x 1.5 x 2 mm", "intensity    [-175, 250]", "overlap 0.5, constant",
                  "probabilities by linear interpolation"):
         check(line in r.stdout, f"btcv: info prints '{line}'")
+    # MONAI's norm factory takes any case, and instance_nvfuser is instance norm
+    for name in ("INSTANCE", "instance_nvfuser"):
+        r, _ = info(swinrun, edit(btcv, os.path.join(work, "norm_" + name), lambda c: c["network_def"].update(norm_name=name)))
+        check(r.returncode == 0, f"btcv with norm_name {name!r}: exit 0 ({r.stderr.strip()})")
     v2 = bundle(work, "v2")
     r, j = info(swinrun, v2)
     check(r.returncode == 0, f"info v2: exit 0 ({r.stderr.strip()})")
@@ -180,6 +184,11 @@ def refused(swinrun, work):
          lambda d: edit(btcv, d, lambda c: c["network_def"].update(feature_size=24)))
     case("classes", "out_channels does not match", lambda d: edit(btcv, d, lambda c: c["network_def"].update(out_channels=14)))
     case("norm", "norm_name does not match", lambda d: edit(btcv, d, lambda c: c["network_def"].update(norm_name="batch")))
+    case("norm_syncbatch", "norm_name does not match",
+         lambda d: edit(btcv, d, lambda c: c["network_def"].update(norm_name="SyncBatch")))
+    case("norm_group", "norm_name does not match",
+         lambda d: edit(btcv, d, lambda c: c["network_def"].update(norm_name=["group", {"num_groups": 3}])))
+    case("norm_layer", "swinrun runs those", lambda d: edit(btcv, d, lambda c: c["network_def"].update(norm_name="layer")))
     case("roi", "roi_size is not 3 integers", lambda d: edit(btcv, d, lambda c: c.update(roi=[64, 64])))
     case("no_weights", "no models/model.pt", lambda d: (shutil.copytree(btcv, d), os.remove(os.path.join(d, "models", "model.pt"))))
     case("loop", "references more than 16 deep", lambda d: edit(btcv, d, lambda c: c.update(roi="@roi")))

@@ -145,7 +145,7 @@ swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *
         if (override->norm_groups && !opts.norm_groups) opts.norm_groups = override->norm_groups;
     }
     if (!st) st = swin_ckpt_load(weights, &opts, out, err);
-    if (!st && (st = swin_bundle_network_check(&inf, net, &out->cfg, weights_name, err))) swin_model_release(out);
+    if (!st && (st = swin_bundle_network_check(&inf, net, out, weights_name, err))) swin_model_release(out);
     if (!st && (st = swin_bundle_recipe_read(&inf, out->cfg.in_channels, out->cfg.out_channels, r, err))) swin_model_release(out);
     swin_bundle_config_free(&inf);
     if (st) {

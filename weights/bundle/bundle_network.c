@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 swin_status swin_bundle_network_find(const struct swin_bundle_config *inf, const json_node **net, swin_error *err)
 {
@@ -50,8 +51,9 @@ static bool listed(const char *k, const char *const *l)
 }
 
 /* norm_name in MONAI's get_norm_layer forms: "instance", "batch", ["instance", {"affine": true}],
- * ["group", {"num_groups": G}]: *name ("?" when it is none of these), *affine, *groups (0 unless
- * group). */
+ * ["group", {"num_groups": G}] (names in any case): *name ("?" when it is none of these), *affine
+ * (the args' "affine", else the layer's default: false for instance norm, true for GroupNorm),
+ * *groups (0 unless group). */
 static void norm_name_of(const struct swin_bundle_config *inf, const json_node *net, const char **name, bool *affine,
                          int *groups)
 {
@@ -63,12 +65,13 @@ static void norm_name_of(const struct swin_bundle_config *inf, const json_node *
     if (v && v->kind == JSON_ARRAY && swin_json_len(v) == 2) {
         const json_node *a = swin_json_at(v, 0), *args = swin_json_at(v, 1);
         *name = a->kind == JSON_STRING ? a->text : "?";
+        *affine = !strcasecmp(*name, "group");   /* GroupNorm's default; InstanceNorm3d's is false */
         const json_node *af = args->kind == JSON_OBJECT ? swin_json_get(args, "affine") : NULL;
         if (af && !swin_bundle_bool(af, affine)) *name = "?";
         const json_node *ng = args->kind == JSON_OBJECT ? swin_json_get(args, "num_groups") : NULL;
         double g = 0.0;
         if (!swin_bundle_number(ng, &g)) g = 0.0;
-        if (!strcmp(*name, "group") || !strcmp(*name, "GROUP")) {
+        if (!strcasecmp(*name, "group")) {
             if (g >= 1.0 && g <= 4096.0 && g == (double)(int)g) *groups = (int)g;
             else *name = "?";
         }
@@ -159,34 +162,40 @@ static swin_status check_bool(const struct swin_bundle_config *inf, const json_n
                           have ? "true" : "false");
 }
 
-static swin_status check_norm(const struct swin_bundle_config *inf, const json_node *net, const struct swin_config *cfg,
+static swin_status check_norm(const struct swin_bundle_config *inf, const json_node *net, const struct swin_model *m,
                               const char *weights_name, swin_error *err)
 {
+    const struct swin_config *cfg = &m->cfg;
+    const bool norm_weights = m->encoder[0].norm1_w != NULL;
     const char *name;
     bool affine;
     int groups;
     norm_name_of(inf, net, &name, &affine, &groups);
-    bool inst = !strcmp(name, "instance") || !strcmp(name, "INSTANCE");
-    bool batch = !strcmp(name, "batch") || !strcmp(name, "BATCH");
+    /* MONAI's Norm factory takes names in any case; instance_nvfuser is instance norm's math, a
+     * SyncBatchNorm at inference a batch norm's */
+    bool inst = !strcasecmp(name, "instance") || !strcasecmp(name, "instance_nvfuser");
+    bool batch = !strcasecmp(name, "batch") || !strcasecmp(name, "syncbatch");
     if (!inst && !batch && !groups)
         return swin_error_set(err, SWIN_ERR_MODEL,
                               "%s: network_def norm_name is not \"instance\", \"batch\" or [\"group\", {\"num_groups\": G}]: "
                               "swinrun runs those",
                               inf->name);
-    if (batch != cfg->batch_norm || groups != cfg->norm_groups || (inst && affine && !cfg->instnorm_affine))
+    if (batch != cfg->batch_norm || groups != cfg->norm_groups || (inst && affine && !cfg->instnorm_affine) ||
+        (groups && affine != norm_weights))
         return swin_error_set(err, SWIN_ERR_MODEL,
                               "%s: network_def norm_name does not match %s, whose weights are of %s", inf->name,
                               weights_name,
                               cfg->batch_norm        ? "batch norms"
-                              : cfg->norm_groups     ? "group norms"
+                              : cfg->norm_groups     ? (norm_weights ? "affine group norms" : "group norms without affine")
                               : cfg->instnorm_affine ? "affine instance norms"
                                                      : "instance norms");
     return SWIN_OK;
 }
 
 swin_status swin_bundle_network_check(const struct swin_bundle_config *inf, const json_node *net,
-                                      const struct swin_config *cfg, const char *weights_name, swin_error *err)
+                                      const struct swin_model *model, const char *weights_name, swin_error *err)
 {
+    const struct swin_config *cfg = &model->cfg;
     const int three = 3, two[3] = {2, 2, 2};
     int mlp_ratio_ok = 1;
     swin_status st;
@@ -202,7 +211,7 @@ swin_status swin_bundle_network_check(const struct swin_bundle_config *inf, cons
         (st = check_bool(inf, net, "patch_norm", false, cfg->patch_norm, weights_name, err)) ||
         (st = check_bool(inf, net, "use_v2", false, cfg->use_v2, weights_name, err)) ||
         (st = check_bool(inf, net, "use_hyena", false, false, weights_name, err)) ||
-        (st = check_norm(inf, net, cfg, weights_name, err)))
+        (st = check_norm(inf, net, model, weights_name, err)))
         return st;
     char w[160];
     double ratio = 4.0;

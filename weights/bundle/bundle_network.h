@@ -21,6 +21,6 @@ swin_status swin_bundle_network_opts(const struct swin_bundle_config *inf, const
 
 /* SWIN_ERR_MODEL naming the first key whose value the loaded weights contradict. */
 swin_status swin_bundle_network_check(const struct swin_bundle_config *inf, const json_node *net,
-                                      const struct swin_config *cfg, const char *weights_name, swin_error *err);
+                                      const struct swin_model *model, const char *weights_name, swin_error *err);
 
 #endif
