@@ -149,9 +149,9 @@ __global__ void __launch_bounds__(256) instnorm_apply(T *x, int pitch, long long
  * starts it afresh. With n voxels a channel, merging channel k (k channels of n voxels merged
  * before) is the pairwise update with weights k n and n: mean += d / (k + 1), M2 += M2_c + d^2
  * n k / (k + 1). */
-__global__ void __launch_bounds__(256) groupnorm_merge(int parts, long long chunk, long long nvox, int nc, int off,
-                                                       int cpg, const double *pmean, const double *pm2,
-                                                       long long pstride, double *gmean, double *gm2)
+static __global__ void __launch_bounds__(256) groupnorm_merge(int parts, long long chunk, long long nvox, int nc,
+                                                              int off, int cpg, const double *pmean, const double *pm2,
+                                                              long long pstride, double *gmean, double *gm2)
 {
     const int g0 = off / cpg, g1 = (off + nc - 1) / cpg;
     const double n = (double)nvox, last = (double)(nvox - (long long)(parts - 1) * chunk);
