@@ -23,6 +23,7 @@ struct swin_recipe;
 #define SWIN_STAGES 4
 #define SWIN_MAX_DEPTH 16   /* blocks per stage; MONAI defaults to 2 */
 #define SWIN_DECODERS 5     /* decoder5 .. decoder1, stored as decoder[4] .. decoder[0] */
+#define SWIN_MAX_NORM_GROUPS 4096  /* group norm's groups (torch.nn.GroupNorm num_groups) swinrun reads */
 
 /* Offsets (o_d, o_h, o_w) of the 8 sub-grids that patch merging concatenates, in
  * concatenation order. MONAI >= 1.5 'merging', MONAI < 1.5 'merging' (which repeats two

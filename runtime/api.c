@@ -35,8 +35,9 @@ swin_status swin_model_load_ex(const char *model_path, const swin_model_load_par
     if (!m) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     /* by content: a PyTorch checkpoint or safetensors file, else ONNX */
     const int groups = p ? p->norm_groups : 0;
-    if (groups < 0 || groups > 4096)
-        return swin_error_set(err, SWIN_ERR_ARG, "norm_groups %d: expected 0 (instance or batch norm) or 1..4096", groups);
+    if (groups < 0 || groups > SWIN_MAX_NORM_GROUPS)
+        return swin_error_set(err, SWIN_ERR_ARG, "norm_groups %d: expected 0 (instance or batch norm) or 1..%d", groups,
+                              SWIN_MAX_NORM_GROUPS);
     struct swin_ckpt_load_opts co = {.merge = kinds[mo], .no_normalize = p && p->no_normalize, .norm_groups = groups};
     struct swin_onnx_load_opts oo = {.merge_order = orders[mo]};
     swin_status st = swin_bundle_detect(model_path) ? swin_bundle_load(model_path, &co, m, err)

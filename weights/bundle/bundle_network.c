@@ -72,7 +72,7 @@ static void norm_name_of(const struct swin_bundle_config *inf, const json_node *
         double g = 0.0;
         if (!swin_bundle_number(ng, &g)) g = 0.0;
         if (!strcasecmp(*name, "group")) {
-            if (g >= 1.0 && g <= 4096.0 && g == (double)(int)g) *groups = (int)g;
+            if (g >= 1.0 && g <= SWIN_MAX_NORM_GROUPS && g == (double)(int)g) *groups = (int)g;
             else *name = "?";
         }
     } else if (v && v->kind == JSON_STRING) {

@@ -5,6 +5,7 @@
  * plus ARCHIVE/code/ (the TorchScript source, never read) and ARCHIVE/constants.pkl; its data.pkl
  * is the module, walked into a state dict the same way. */
 #include "weights/checkpoint/ckpt_file.h"
+#include "core/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,7 +213,7 @@ static void note_config(struct swin_ckpt_file *c, const struct pk_value *m)
     if (!strcmp(cls, "PatchMergingV2")) c->says_merging_v2 = 1;
     if (!strcmp(cls, "GroupNorm")) {
         const struct pk_value *g = swin_pickle_dict_get(m->state, "num_groups");
-        const int groups = g && g->kind == PK_INT && g->i >= 1 && g->i <= 4096 ? (int)g->i : 0;
+        const int groups = g && g->kind == PK_INT && g->i >= 1 && g->i <= SWIN_MAX_NORM_GROUPS ? (int)g->i : 0;
         if (c->says_group_norm != 1) c->says_norm_groups = groups;
         else if (c->says_norm_groups != groups) c->says_norm_groups = -1;
         c->says_group_norm = 1;

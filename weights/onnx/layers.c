@@ -1,5 +1,6 @@
 #include "weights/onnx/layers.h"
 
+#include "core/model.h"
 #include "weights/onnx/ln_decomposed.h"
 #include "weights/onnx/order.h"
 
@@ -88,7 +89,9 @@ static void group_norm_parts(const struct swin_onnx_index *g, int i, struct swin
 {
     const SwinOnnx__NodeProto *n = g->f->nodes[i];
     const int producer = swin_onnx_index_producer(g, swin_onnx_node_in(n, 0));
-    if (producer < 0 || strcmp(g->f->nodes[producer]->op_type, "Reshape") || !l->w) return;
+    if (producer < 0 || strcmp(g->f->nodes[producer]->op_type, "Reshape") || !l->w || l->w->numel < 1 ||
+        l->w->numel > SWIN_MAX_NORM_GROUPS)
+        return;
     const int back = sole_consumer(g, swin_onnx_node_out(n, 0), "Reshape");
     if (back < 0) return;
     const char *v = swin_onnx_node_out(g->f->nodes[back], 0);
@@ -267,7 +270,8 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
          * them per group, which no GroupNorm exports to */
         l->kind = L_IN;
         l->x = swin_onnx_node_in(n, 0);
-        l->groups = (int)swin_onnx_node_attr_int(n, "num_groups", 0);
+        const int64_t groups = swin_onnx_node_attr_int(n, "num_groups", 0);
+        l->groups = groups >= 1 && groups <= SWIN_MAX_NORM_GROUPS ? (int)groups : 0;
         l->group_w = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
         l->group_b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 2));
         if (g->f->opset < 21) {
@@ -275,7 +279,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
             return -1;
         }
         if (!is_float_const(l->group_w, 1) || !is_float_const(l->group_b, 1) || l->groups < 1) {
-            node_err(g, i, SWIN_ERR_MODEL, "expected num_groups >= 1 and constant 1-D float scale and bias", err);
+            node_err(g, i, SWIN_ERR_MODEL, "expected num_groups 1..4096 and constant 1-D float scale and bias", err);
             return -1;
         }
         if (!eps_ok(n)) {
