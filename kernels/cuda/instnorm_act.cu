@@ -213,18 +213,51 @@ extern "C" size_t swin_cuda_conv3d_stats_bytes(void *, struct swin_vol out)
     return SWIN_CUDA_ALIGN + swin_cuda_round((size_t)2 * swin_cuda_stats_parts(nvox).parts * out.c * sizeof(double));
 }
 
+/* The device copies of the norm's affine and its residual's (nullptr where absent); false with
+ * the error recorded in be. */
+template <class T>
+static bool norm_affine(struct swin_cuda_backend *be, const char *op, struct swin_vol x, const float *gamma,
+                        const float *beta, const struct swin_residual *residual, const T **g, const T **b,
+                        const T **rg, const T **rb)
+{
+    *rg = *rb = nullptr;
+    return swin_cuda_weight(be, op, "gamma", gamma, (size_t)x.c, g) &&
+           swin_cuda_weight(be, op, "beta", beta, (size_t)x.c, b) &&
+           (!residual || (swin_cuda_weight(be, op, "residual gamma", residual->gamma, (size_t)x.c, rg) &&
+                          swin_cuda_weight(be, op, "residual beta", residual->beta, (size_t)x.c, rb)));
+}
+
+/* instnorm_apply on channels [c0, c0 + nc) of x with the coefficients in be->mean, scale,
+ * shift (a normalised residual's in their second halves): 16-byte vectors where x, the
+ * residual, their pitches and nc allow. */
+template <class T>
+static void apply_block(struct swin_cuda_backend *be, struct swin_vol x, const struct swin_residual *residual, int c0,
+                        int nc, bool lrelu)
+{
+    T *xd = (T *)x.data;
+    const T *rd = residual ? (const T *)residual->v.data : nullptr;
+    const int rpitch = residual ? residual->v.pitch : 0;
+    const double *rmean = residual && residual->normalize ? be->mean + SWIN_CUDA_RED_CH : nullptr;
+    const float *rscale = be->scale + SWIN_CUDA_RED_CH, *rshift = be->shift + SWIN_CUDA_RED_CH;
+    const long long nvox = (long long)swin_vol_voxels(x);
+    const unsigned blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
+    const dim3 grid(blocks < 4096 ? blocks : 4096);
+    constexpr int VW = vec16_elems<T>();
+    if (nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, rpitch)))
+        SWIN_LAUNCH((instnorm_apply<T, VW>), grid, dim3(256), 0, be->stream)(
+            xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, rmean, rscale, rshift, lrelu);
+    else
+        SWIN_LAUNCH((instnorm_apply<T, 1>), grid, dim3(256), 0, be->stream)(
+            xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, rmean, rscale, rshift, lrelu);
+}
+
 template <class T>
 static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, const void *stats, bool normalize,
                               const float *gamma, const float *beta, const struct swin_residual *residual,
                               bool lrelu)
 {
-    const T *g, *b, *rg = nullptr, *rb = nullptr;
-    if (!swin_cuda_weight(be, "instnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
-        !swin_cuda_weight(be, "instnorm_act", "beta", beta, (size_t)x.c, &b))
-        return SWIN_ERR_ARG;
-    if (residual && (!swin_cuda_weight(be, "instnorm_act", "residual gamma", residual->gamma, (size_t)x.c, &rg) ||
-                     !swin_cuda_weight(be, "instnorm_act", "residual beta", residual->beta, (size_t)x.c, &rb)))
-        return SWIN_ERR_ARG;
+    const T *g, *b, *rg, *rb;
+    if (!norm_affine<T>(be, "instnorm_act", x, gamma, beta, residual, &g, &b, &rg, &rb)) return SWIN_ERR_ARG;
     T *xd = (T *)x.data;
     const T *rd = residual ? (const T *)residual->v.data : nullptr;
     const int rpitch = residual ? residual->v.pitch : 0;
@@ -235,7 +268,6 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
     const long long nvox = (long long)swin_vol_voxels(x);
     const struct swin_cuda_parts pp = swin_cuda_stats_parts(nvox);
     const double *st = stats ? (const double *)swin_cuda_align_ptr((void *)stats) : nullptr;
-    const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
     double *red_m2 = be->red + SWIN_CUDA_RED_PARTS / 2 * SWIN_CUDA_RED_CH; /* be->red's M2 half */
     for (int c0 = 0; c0 < x.c; c0 += SWIN_CUDA_RED_CH) {
         const int nc = x.c - c0 < SWIN_CUDA_RED_CH ? x.c - c0 : SWIN_CUDA_RED_CH;
@@ -255,17 +287,7 @@ static int instnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, c
         SWIN_LAUNCH(instnorm_finalize<T>, dim3(1), dim3(256), 0, be->stream)(
             normalize ? pp.parts : 0, pp.chunk, nvox, nc, c0, pmean, pm2, pstride, be->mean, be->scale, be->shift, g,
             b);
-        constexpr int VW = vec16_elems<T>();
-        const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, rpitch));
-        const dim3 apply_grid(apply_blocks < 4096 ? apply_blocks : 4096);
-        if (vec)
-            SWIN_LAUNCH((instnorm_apply<T, VW>), apply_grid, dim3(256), 0, be->stream)(
-                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
-                rscale, rshift, lrelu);
-        else
-            SWIN_LAUNCH((instnorm_apply<T, 1>), apply_grid, dim3(256), 0, be->stream)(
-                xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
-                rscale, rshift, lrelu);
+        apply_block<T>(be, x, residual, c0, nc, lrelu);
         int rc = swin_cuda_check_launch(be, "instnorm_act", "c%d on %dx%dx%d, channels %d+%d", x.c, x.d, x.h, x.w,
                                         c0, nc);
         if (rc) return rc;
@@ -312,30 +334,22 @@ static int groupnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, 
                                const float *gamma, const float *beta, const struct swin_residual *residual,
                                bool lrelu)
 {
-    const T *g, *b, *rg = nullptr, *rb = nullptr;
-    if (!swin_cuda_weight(be, "groupnorm_act", "gamma", gamma, (size_t)x.c, &g) ||
-        !swin_cuda_weight(be, "groupnorm_act", "beta", beta, (size_t)x.c, &b))
-        return SWIN_ERR_ARG;
-    if (residual && (!swin_cuda_weight(be, "groupnorm_act", "residual gamma", residual->gamma, (size_t)x.c, &rg) ||
-                     !swin_cuda_weight(be, "groupnorm_act", "residual beta", residual->beta, (size_t)x.c, &rb)))
-        return SWIN_ERR_ARG;
-    T *xd = (T *)x.data;
+    const T *g, *b, *rg, *rb;
+    if (!norm_affine<T>(be, "groupnorm_act", x, gamma, beta, residual, &g, &b, &rg, &rb)) return SWIN_ERR_ARG;
     const T *rd = residual ? (const T *)residual->v.data : nullptr;
-    const int rpitch = residual ? residual->v.pitch : 0;
     const bool res_norm = residual && residual->normalize;
     double *rmean = be->mean + SWIN_CUDA_RED_CH;
     float *rscale = be->scale + SWIN_CUDA_RED_CH, *rshift = be->shift + SWIN_CUDA_RED_CH;
     double *xgs = be->mean + 2 * SWIN_CUDA_RED_CH, *rgs = be->mean + 4 * SWIN_CUDA_RED_CH;
     const long long nvox = (long long)swin_vol_voxels(x);
     const double *st = stats ? (const double *)swin_cuda_align_ptr((void *)stats) : nullptr;
-    const unsigned apply_blocks = swin_cuda_blocks(nvox * SWIN_CUDA_RED_CH, 256);
-    const dim3 apply_grid(apply_blocks < 4096 ? apply_blocks : 4096);
     const int cpg = x.c / groups;
     const int span = cpg <= SWIN_CUDA_RED_CH ? SWIN_CUDA_RED_CH / cpg * cpg : cpg;
     for (int s0 = 0; s0 < x.c; s0 += span) {
         const int ns = x.c - s0 < span ? x.c - s0 : span;
-        if (res_norm) group_stats<T>(be, rd, rpitch, x.c, nvox, nullptr, s0, ns, cpg, rgs, rgs + SWIN_CUDA_RED_CH);
-        group_stats<T>(be, xd, x.pitch, x.c, nvox, st, s0, ns, cpg, xgs, xgs + SWIN_CUDA_RED_CH);
+        if (res_norm)
+            group_stats<T>(be, rd, residual->v.pitch, x.c, nvox, nullptr, s0, ns, cpg, rgs, rgs + SWIN_CUDA_RED_CH);
+        group_stats<T>(be, (const T *)x.data, x.pitch, x.c, nvox, st, s0, ns, cpg, xgs, xgs + SWIN_CUDA_RED_CH);
         for (int c0 = s0; c0 < s0 + ns; c0 += SWIN_CUDA_RED_CH) {
             const int nc = s0 + ns - c0 < SWIN_CUDA_RED_CH ? s0 + ns - c0 : SWIN_CUDA_RED_CH;
             if (res_norm)
@@ -343,16 +357,7 @@ static int groupnorm_act_typed(struct swin_cuda_backend *be, struct swin_vol x, 
                     nvox, nc, c0, c0 - s0, cpg, rgs, rgs + SWIN_CUDA_RED_CH, rmean, rscale, rshift, rg, rb);
             SWIN_LAUNCH(groupnorm_coef<T>, dim3(1), dim3(256), 0, be->stream)(
                 nvox, nc, c0, c0 - s0, cpg, xgs, xgs + SWIN_CUDA_RED_CH, be->mean, be->scale, be->shift, g, b);
-            constexpr int VW = vec16_elems<T>();
-            const bool vec = nc % VW == 0 && vec16_ok<T>(xd + c0, x.pitch) && (!rd || vec16_ok<T>(rd + c0, rpitch));
-            if (vec)
-                SWIN_LAUNCH((instnorm_apply<T, VW>), apply_grid, dim3(256), 0, be->stream)(
-                    xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
-                    rscale, rshift, lrelu);
-            else
-                SWIN_LAUNCH((instnorm_apply<T, 1>), apply_grid, dim3(256), 0, be->stream)(
-                    xd, x.pitch, nvox, c0, nc, be->mean, be->scale, be->shift, rd, rpitch, res_norm ? rmean : nullptr,
-                    rscale, rshift, lrelu);
+            apply_block<T>(be, x, residual, c0, nc, lrelu);
             int rc = swin_cuda_check_launch(be, "groupnorm_act", "c%d in %d groups on %dx%dx%d, channels %d+%d", x.c,
                                             groups, x.d, x.h, x.w, c0, nc);
             if (rc) return rc;
