@@ -395,7 +395,7 @@ static const struct cli_option options[] = {
      "a checkpoint of a model built with normalize=False (an ONNX file says so itself)"},
     {"--norm-groups", NULL, 1, "G", V_ALL, st_norm_groups,
      "a checkpoint of a model built with norm_name=('group', {'num_groups': G}) (its keys are\n"
-     "affine instance norm's); an ONNX file or bundle says so itself"},
+     "affine instance norm's); an ONNX file, a bundle or a pickled module says so itself"},
     {"--json", NULL, 1, "FILE", V_ALL | V_LS, st_json,
      "a machine-readable report to FILE ('-' = stdout), written whole or not\n"
      "at all"},
