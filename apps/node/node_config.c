@@ -357,6 +357,18 @@ static swin_status member(struct ctx *c, const json_node *m, struct node_config 
     if (!strcmp(k, "spool")) return text(c, m, sizeof cfg->spool, cfg->spool, "a folder");
     if (!strcmp(k, "log")) return text(c, m, sizeof cfg->log, cfg->log, "a file, or \"-\" for stderr");
     if (!strcmp(k, "model")) return text(c, m, sizeof cfg->model, cfg->model, "a model file or bundle folder");
+    if (!strcmp(k, "merge_order")) {
+        static const char *const orders[] = {"v15", "pre15", "v2"};
+        if (!(st = choice(c, m, orders, 3, &v, "\"v15\", \"pre15\" or \"v2\"")))
+            cfg->load.merge_order = (swin_merge_order_choice)(SWIN_MERGE_ORDER_V15 + v);
+        return st;
+    }
+    if (!strcmp(k, "normalize")) {
+        bool normalize = true;
+        if (!(st = boolean(c, m, &normalize))) cfg->load.no_normalize = !normalize;
+        return st;
+    }
+    if (!strcmp(k, "norm_groups")) return integer(c, m, 1, 4096, &cfg->load.norm_groups, "an integer 1..4096");
     if (!strcmp(k, "cube")) return cube(c, m, cfg->cube);
     if (!strcmp(k, "backend")) {
         if (!(st = choice(c, m, backends, 3, &v, "\"auto\", \"cpu\" or \"cuda\""))) cfg->backend = (enum node_backend)v;
@@ -378,8 +390,9 @@ static swin_status member(struct ctx *c, const json_node *m, struct node_config 
     if (!strcmp(k, "limits")) return limits(c, m, cfg);
     if (!strcmp(k, "tls")) return tls(c, m, "", true, &cfg->tls);
     return unknown(c, "", m,
-                   "ae_title, port, tls, spool, log, model, cube, backend, precision, threads, mem_limit, workers, "
-                   "stable_age_s, outputs, callers, destinations, delivery, limits");
+                   "ae_title, port, tls, spool, log, model, merge_order, normalize, norm_groups, cube, backend, "
+                   "precision, threads, mem_limit, workers, stable_age_s, outputs, callers, destinations, delivery, "
+                   "limits");
 }
 
 swin_status node_config_parse(const char *text_in, size_t len, const char *name, struct node_config *cfg,

@@ -12,6 +12,7 @@ extern "C" { /* core/status.h declares C functions without saying so */
 #include <stddef.h>
 
 #include "core/status.h"
+#include "pipeline/swinrun.h"
 
 #define NODE_CONFIG_MAX_BYTES (1u << 20)
 #define NODE_MAX_CALLERS 64
@@ -61,6 +62,7 @@ struct node_config {
     char log[4096];      /* JSON lines of study events; "-" (the default): stderr */
     /* the model and its contexts */
     char model[4096];
+    swin_model_load_params load; /* merge_order, normalize, norm_groups: what a checkpoint cannot say */
     int cube[3]; /* 0 0 0: the export cube */
     enum node_backend backend;
     enum node_precision precision;

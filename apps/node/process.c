@@ -51,12 +51,20 @@ static void digest_path(struct swin_sha256 *h, const char *path)
     if (n >= 0) free(names);
 }
 
-static void model_seed(const char *path, char *out, size_t size)
+/* The model's digest, and the load options when any is not the default (they change the
+ * outputs, so they must change the outputs' UIDs). */
+static void model_seed(const char *path, const swin_model_load_params *load, char *out, size_t size)
 {
     struct swin_sha256 h;
     unsigned char d[32];
     swin_sha256_init(&h);
     digest_path(&h, path);
+    if (load->merge_order || load->no_normalize || load->norm_groups) {
+        char opts[96];
+        int n = snprintf(opts, sizeof opts, "merge_order %d normalize %d norm_groups %d", (int)load->merge_order,
+                         !load->no_normalize, load->norm_groups);
+        swin_sha256_update(&h, opts, (size_t)n + 1);
+    }
     swin_sha256_final(&h, d);
     int n = snprintf(out, size, "swinrun-node model ");
     for (int i = 0; i < 16 && n + 2 < (int)size; i++) n += snprintf(out + n, size - (size_t)n, "%02x", d[i]);
@@ -67,7 +75,7 @@ swin_status node_proc_open(struct node_proc *p, const struct node_config *cfg, s
 {
     memset(p, 0, sizeof *p);
     p->cfg = cfg, p->spool = spool;
-    swin_status st = swin_model_load(cfg->model, &p->model, err);
+    swin_status st = swin_model_load_ex(cfg->model, &cfg->load, &p->model, err);
     if (st) return st;
     swin_context_params cp = swin_context_default_params();
     static const swin_backend backends[] = {SWIN_BACKEND_AUTO, SWIN_BACKEND_CPU, SWIN_BACKEND_CUDA};
@@ -96,7 +104,7 @@ swin_status node_proc_open(struct node_proc *p, const struct node_config *cfg, s
                               "segment per pixel: set outputs.seg to \"binary\"",
                               cfg->model);
     }
-    model_seed(cfg->model, p->seed, sizeof p->seed);
+    model_seed(cfg->model, &cfg->load, p->seed, sizeof p->seed);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     return SWIN_OK;

@@ -39,7 +39,8 @@ static void usage(FILE *f)
                "    CONFIG is one JSON file (docs/node.md lists its keys).\n"
                "\nOptions:\n"
                "  --check                 read CONFIG, load the model and plan every worker's context\n"
-               "                          (limits included), then exit: 0 when the node would start\n"
+               "                          (limits included), say what the model is, then exit: 0 when\n"
+               "                          the node would start\n"
                "  --status                print the running node's status (SPOOL/status.json) and exit\n"
                "  --help, -h              this text\n"
                "\nExit status: 0 stopped cleanly (or checked), 1 a failure while running, 2 a bad\n"
@@ -193,10 +194,17 @@ int node_serve_main(int argc, char **argv)
         return 2;
     }
     if (check) {
-        node_proc_stop(&n.proc);
-        spool_close(&n.spool);
+        swin_model_info mi;
+        swin_model_get_info(n.proc.model, &mi);
+        char norm[32];
+        if (mi.norm_groups) snprintf(norm, sizeof norm, "group norm (%d groups)", mi.norm_groups);
+        else snprintf(norm, sizeof norm, "%s", mi.batch_norm ? "batch norm" : "instance norm");
         printf("swinrun serve: %s: ready (AE %s, port %d, %d worker(s), %d destination(s))\n", config, n.cfg.ae,
                n.cfg.port, n.cfg.workers, n.cfg.ndests);
+        printf("model: %d -> %d channels, feature size %d, %s, %s, normalize %s\n", mi.in_channels, mi.out_channels,
+               mi.feature_size, norm, mi.downsample, mi.normalize ? "true" : "false");
+        node_proc_stop(&n.proc);
+        spool_close(&n.spool);
         return 0;
     }
     pthread_mutex_init(&n.lock, NULL);

@@ -160,7 +160,7 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model) {
         if (access(bundle, F_OK) == 0) snprintf(path, sizeof path, "%s/%llu", location, (unsigned long long)version);
     }
     swin_error err;
-    if (swin_model_load(path, &ms->model, &err)) {
+    if (swin_model_load_ex(path, &ms->cfg.load, &ms->model, &err)) {
         e = error_new(code_of(err.status), "model '%s': %s", ms->cfg.name, err.msg);
         free(ms);
         return e;

@@ -183,13 +183,25 @@ static bool read_parameter(swt_config *c, const char *key, const char *v, char *
         if (!choose(key, v, CHOICES({"true", 1}, {"false", 0}), &choice, why, why_len)) return false;
         c->multi_label = choice;
         c->multi_label_given = true;
+    } else if (!strcmp(key, "merge_order")) {
+        if (!choose(key, v, CHOICES({"v15", SWIN_MERGE_ORDER_V15}, {"pre15", SWIN_MERGE_ORDER_PRE15}, {"v2", SWIN_MERGE_ORDER_V2}),
+                    &choice, why, why_len))
+            return false;
+        c->load.merge_order = (swin_merge_order_choice)choice;
+    } else if (!strcmp(key, "normalize")) {
+        if (!choose(key, v, CHOICES({"true", 1}, {"false", 0}), &choice, why, why_len)) return false;
+        c->load.no_normalize = !choice;
+    } else if (!strcmp(key, "norm_groups")) {
+        if (!parse_ll(v, 1, 4096, &n)) return fail(why, why_len, "parameter norm_groups '%s': an integer 1..4096", v);
+        c->load.norm_groups = (int)n;
     } else if (!strcmp(key, "max_voxels")) {
         if (!parse_ll(v, 1, 1LL << 40, &n)) return fail(why, why_len, "parameter max_voxels '%s': a positive integer", v);
         c->max_voxels = n;
     } else {
         return fail(why, why_len,
-                    "unknown parameter '%s' (known: mode backend precision threads memory_limit cube spacing_mm "
-                    "intensity_range overlap blend intensity_norm multi_label max_voxels)", key);
+                    "unknown parameter '%s' (known: mode backend precision threads memory_limit cube merge_order "
+                    "normalize norm_groups spacing_mm intensity_range overlap blend intensity_norm multi_label "
+                    "max_voxels)", key);
     }
     return true;
 }

@@ -47,6 +47,8 @@ typedef struct swt_config {
     swt_precision precision;       /* "precision" */
     int threads;                   /* "threads": CPU threads per instance, 0 = every core (default 1) */
     size_t mem_limit;              /* "memory_limit": bytes, suffixes KiB MiB GiB; 0 = none */
+    swin_model_load_params load;   /* "merge_order": v15 | pre15 | v2, "normalize": true | false, "norm_groups": G
+                                      (what a checkpoint cannot say; swinrun serve's keys of the same names) */
     int cube[3];                   /* "cube": "D,H,W"; else window mode's fixed input dims (D, H, W);
                                       0 = the model's cube (the export's, or a bundle's roi_size) */
     /* segmentation mode */

@@ -474,6 +474,15 @@ def multi_label_bundle(work):
     return bundle
 
 
+def option_checkpoint(work):
+    """A state dict that needs norm_groups 3, normalize false and merge order pre15."""
+    folder = os.path.join(work, "option_ckpt")
+    if not os.path.exists(os.path.join(folder, "logits.npy")):
+        subprocess.run([sys.executable, os.path.join(HERE, "..", "weights", "make_option_checkpoint.py"), folder],
+                       check=True)
+    return os.path.join(folder, "model.pt")
+
+
 def case_config(a, work):
     base = {"ae_title": "SWINRUN", "port": 11112, "spool": os.path.join(work, "spool"), "model": a.model,
             "callers": [{"ae_title": "SCANNER"}],
@@ -496,7 +505,12 @@ def case_config(a, work):
            ("STOW-RS with a port", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "http://h/x",
                                                             "port": 104}]), "(stowrs) takes name and url only"),
            ("a label map SEG of a multi-label model", dict(base, model=multi_label_bundle(work),
-                                                            outputs={"seg": "labelmap"}), "set outputs.seg to")]
+                                                            outputs={"seg": "labelmap"}), "set outputs.seg to"),
+           ("merge order", dict(base, merge_order="1.4"), "merge_order takes \"v15\", \"pre15\" or \"v2\""),
+           ("normalize", dict(base, normalize="no"), "normalize takes true or false"),
+           ("groups", dict(base, norm_groups=0), "norm_groups takes an integer 1..4096"),
+           ("groups the checkpoint's channels refuse", dict(base, model=option_checkpoint(work), norm_groups=5),
+            "5")]
     for what, cfg, want in bad:
         p = os.path.join(work, "bad.json")
         with open(p, "w") as f:
@@ -510,6 +524,19 @@ def case_config(a, work):
         json.dump(base, f)
     r = subprocess.run([a.swinrun, "serve", p, "--check"], capture_output=True, text=True)
     check("a good configuration: --check exits 0", r.returncode == 0 and "ready" in r.stdout, r.stderr[-160:])
+    # a checkpoint that cannot say how it was built: the load options reach the loader
+    opts = dict(merge_order="pre15", normalize=False, norm_groups=3, cube=[32, 32, 32])
+    for what, cfg, want in (("with the load options", dict(base, model=option_checkpoint(work), **opts),
+                             "group norm (3 groups), merging (MONAI < 1.5 order"),
+                            ("without them", dict(base, model=option_checkpoint(work), cube=[32, 32, 32]),
+                             "instance norm, merging (MONAI >= 1.5 order), normalize true")):
+        with open(p, "w") as f:
+            json.dump(cfg, f)
+        r = subprocess.run([a.swinrun, "serve", p, "--check"], capture_output=True, text=True)
+        want_normalize = "normalize false" if "norm_groups" in cfg else "normalize true"
+        check(f"a checkpoint {what}: --check says {want}", r.returncode == 0 and want in r.stdout
+              and want_normalize in r.stdout,
+              (r.stdout + r.stderr)[-200:])
     r = subprocess.run([a.swinrun, "serve", "--help"], capture_output=True, text=True)
     check("swinrun serve --help", r.returncode == 0 and "--check" in r.stdout and "--status" in r.stdout)
 

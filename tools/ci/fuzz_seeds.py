@@ -407,7 +407,8 @@ def node_config_seeds(out):
     small = {"ae_title": "SWINRUN", "port": 11112, "spool": "/var/lib/swinrun", "model": "/opt/model.onnx",
              "callers": [{"ae_title": "SCANNER"}],
              "destinations": [{"name": "pacs", "ae_title": "PACS", "host": "10.0.0.5", "port": 104}]}
-    full = dict(small, log="/var/log/swinrun/node.jsonl", cube=[96, 96, 96], backend="cpu", precision="bf16",
+    full = dict(small, log="/var/log/swinrun/node.jsonl", merge_order="pre15", normalize=False, norm_groups=16,
+                cube=[96, 96, 96], backend="cpu", precision="bf16",
                 threads=4, mem_limit="6G", workers=2, stable_age_s=10,
                 outputs={"seg": "labelmap", "rtstruct": True, "report": True},
                 callers=[{"ae_title": "SCANNER"}, {"ae_title": "ORTHANC", "host": "pacs.example.org"}],

@@ -38,6 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
     }
     require(c.mode == SWT_MODE_WINDOW || c.mode == SWT_MODE_SEGMENT);
     require(c.threads >= 0 && c.threads <= SWIN_THREADS_MAX && c.max_voxels >= 1);
+    require(c.load.norm_groups >= 0 && c.load.norm_groups <= 4096 && c.load.merge_order >= SWIN_MERGE_ORDER_DEFAULT &&
+            c.load.merge_order <= SWIN_MERGE_ORDER_V2);
     require(c.n_inputs >= 0 && c.n_inputs <= 2 && c.n_outputs >= 0 && c.n_outputs <= 1);
     if (!zero) return 0;
 

@@ -75,6 +75,15 @@ static void test_refusals(void) {
     EXPECT(parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"intensity_norm\":{\"string_value\":"
                  "\"zscore-nonzero\"},\"precision\":{\"string_value\":\"bf16\"}}}", &c, why));
     EXPECT(c.normalize == SWIN_NORM_ZSCORE_NONZERO && c.norm_given && c.precision == SWT_PRECISION_BF16);
+    EXPECT(parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"merge_order\":{\"string_value\":\"pre15\"},"
+                 "\"normalize\":{\"string_value\":\"false\"},\"norm_groups\":{\"string_value\":\"16\"}}}", &c, why));
+    EXPECT(c.load.merge_order == SWIN_MERGE_ORDER_PRE15 && c.load.no_normalize && c.load.norm_groups == 16);
+    EXPECT(parse("{\"name\":\"w\"," WINDOW_TENSORS "}", &c, why));
+    EXPECT(c.load.merge_order == SWIN_MERGE_ORDER_DEFAULT && !c.load.no_normalize && c.load.norm_groups == 0);
+    EXPECT(!parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"norm_groups\":{\"string_value\":\"0\"}}}", &c, why));
+    EXPECT(strstr(why, "parameter norm_groups '0': an integer 1..4096"));
+    EXPECT(!parse("{\"name\":\"w\"," WINDOW_TENSORS ",\"parameters\":{\"merge_order\":{\"string_value\":\"1.4\"}}}", &c, why));
+    EXPECT(strstr(why, "parameter merge_order '1.4': use v15, pre15 or v2"));
     EXPECT(!parse("{\"name\":\"w\",\"max_batch_size\":4," WINDOW_TENSORS "}", &c, why));
     EXPECT(strstr(why, "needs 4 dims"));
     EXPECT(!parse("{\"name\":\"w\"," WINDOW_TENSORS ",}", &c, why));

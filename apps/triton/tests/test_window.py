@@ -1,7 +1,8 @@
 """Window mode against a real tritonserver: Triton's logits bitwise equal to `swinrun forward`
 with the same thread count on the same model and input, and within the end-to-end criterion
 of ONNX Runtime's (tools/export/check_logits.py); a batch of windows (max_batch_size > 0) equal
-window by window; HTTP and gRPC alike.
+window by window; HTTP and gRPC alike; a checkpoint served with the parameters merge_order,
+normalize and norm_groups agrees with MONAI's forward of it, and without them does not.
 
     test_window.py BACKEND_SO SWINRUN MAIN_PYTHON TEST_DATA WORK
 """
@@ -23,6 +24,19 @@ models = [("w_default", "f12_c32_default", (32, 32, 32), 0),
           ("w_batch", "f12_c32_ts", (32, 32, 32), 4)]
 for name, case, cube, mbs in models:
     write_model(repo, name, os.path.join(data, case), window_config(cube, max_batch=mbs))
+
+# a state dict that runs right only with the load options it cannot say itself (group norm,
+# normalize=False, MONAI < 1.5's merge order), served with them and without
+opt_dir = os.path.join(work, "option_ckpt")
+subprocess.run([main_py, os.path.join(REPO_ROOT, "tests", "weights", "make_option_checkpoint.py"), opt_dir], check=True)
+option_params = "".join(', { key: "%s", value: { string_value: "%s" } }' % kv
+                        for kv in (("norm_groups", "3"), ("normalize", "false"), ("merge_order", "pre15")))
+for name, extra in (("w_options", option_params), ("w_no_options", "")):
+    os.makedirs(os.path.join(repo, name, "1"))
+    os.symlink(os.path.join(opt_dir, "model.pt"), os.path.join(repo, name, "1", "model.pt"))
+    with open(os.path.join(repo, name, "config.pbtxt"), "w") as fh:
+        fh.write('name: "%s"\nbackend: "swinrun"\ndefault_model_filename: "model.pt"\n%s'
+                 % (name, window_config((32, 32, 32), cout=3, extra=extra)))
 
 with Server(backend_so, repo, work) as s:
     client = s.http()
@@ -60,6 +74,17 @@ with Server(backend_so, repo, work) as s:
     stats = client.get_inference_statistics("w_batch")["model_stats"][0]
     check(int(stats["inference_count"]) == 3 and int(stats["execution_count"]) == 1,
           "w_batch statistics: 3 inferences (windows) in 1 execution")
+    # the checkpoint: with its options MONAI's logits, without them others
+    x = np.load(os.path.join(opt_dir, "input.npy"))
+    for name, want in (("w_options", 0), ("w_no_options", 1)):
+        out = os.path.join(work, name + ".triton.npy")
+        np.save(out, infer_window(client, name, x))
+        r = subprocess.run([main_py, os.path.join(REPO_ROOT, "tools", "export", "check_logits.py"), out,
+                            os.path.join(opt_dir, "logits.npy")], capture_output=True, text=True)
+        print(r.stdout.strip())
+        check(r.returncode == want, "%s: %s MONAI's forward of the checkpoint" % (name, "agrees with" if not want
+                                                                                     else "differs from"))
+
     log = s.log_text()
     check("swinrun instance 'w_default_0_0': cpu backend" in log, "the instance logs its backend and plan")
 print("PASS")

@@ -51,6 +51,8 @@ static void check_accepted(const struct node_config *c)
                strspn(c->dests[i].name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                         "0123456789_-") != strlen(c->dests[i].name);
     for (int k = 0; k < 3; k++) bad |= c->cube[k] % 32 != 0 || c->cube[k] < 0 || c->cube[k] > 1024;
+    bad |= c->load.norm_groups < 0 || c->load.norm_groups > 4096 || c->load.merge_order < SWIN_MERGE_ORDER_DEFAULT ||
+           c->load.merge_order > SWIN_MERGE_ORDER_V2;
     if (bad) {
         fprintf(stderr, "fuzz harness: the configuration reader accepted an out-of-range value\n");
         abort();
