@@ -44,8 +44,9 @@ __attribute__((format(printf, 4, 5))) static Uint16 refuse(Uint16 status, char *
     return status;
 }
 
-Uint16 node_receive(struct node_spool *s, DcmDataset *received, E_TransferSyntax xfer, const char *sop_class,
-                    const char *sop_instance, uint64_t bytes, char key[SPOOL_KEY_LEN + 1], char *why, size_t why_size)
+Uint16 node_receive(struct node_spool *s, DcmDataset *received, E_TransferSyntax xfer, const char *syntax,
+                    const char *sop_class, const char *sop_instance, uint64_t bytes, char key[SPOOL_KEY_LEN + 1],
+                    char *why, size_t why_size)
 {
     key[0] = 0;
     why[0] = 0;
@@ -82,12 +83,17 @@ Uint16 node_receive(struct node_spool *s, DcmDataset *received, E_TransferSyntax
     if (meta->putAndInsertString(DCM_MediaStorageSOPClassUID, sop_class).bad() ||
         meta->putAndInsertString(DCM_MediaStorageSOPInstanceUID, sop_instance).bad())
         return refuse(NODE_STORE_OUT_OF_RESOURCES, why, why_size, "out of memory for the file meta");
+    // a syntax DCMTK does not know: the meta as xfer's, then that syntax's UID in it
+    if (syntax && (ff.validateMetaInfo(xfer, EWM_fileformat).bad() ||
+                   meta->putAndInsertString(DCM_TransferSyntaxUID, syntax).bad()))
+        return refuse(NODE_STORE_OUT_OF_RESOURCES, why, why_size, "out of memory for the file meta");
     char tmp[PATH_MAX];
     spool_tmp_name(s, tmp, sizeof tmp);
     OFCondition c = EC_IllegalCall;
     errno = 0;
     try {
-        c = ff.saveFile(tmp, xfer, EET_ExplicitLength, EGL_recalcGL, EPD_noChange, 0, 0, EWM_fileformat);
+        c = ff.saveFile(tmp, xfer, EET_ExplicitLength, EGL_recalcGL, EPD_noChange, 0, 0,
+                        syntax ? EWM_dontUpdateMeta : EWM_fileformat);
     } catch (const std::exception &e) { // DCMTK 3.6.7 throws on some malformed values
         unlink(tmp);
         return refuse(NODE_STORE_CANNOT_UNDERSTAND, why, why_size, "the data set cannot be written: %.160s", e.what());

@@ -24,8 +24,11 @@
 extern const char *const node_ct_classes[3];
 
 /* ds: the data set as received (ownership taken; NULL allowed, refused), in transfer syntax
- * xfer; bytes: its size as received. key: the study's KEY when the instance was kept. */
-Uint16 node_receive(struct node_spool *s, DcmDataset *ds, E_TransferSyntax xfer, const char *sop_class,
-                    const char *sop_instance, uint64_t bytes, char key[SPOOL_KEY_LEN + 1], char *why, size_t why_size);
+ * xfer; syntax: the file meta's TransferSyntaxUID when it is not xfer's (an HTJ2K data set,
+ * parsed as xfer = JPEG 2000's encoding), else NULL; bytes: its size as received. key: the
+ * study's KEY when the instance was kept. */
+Uint16 node_receive(struct node_spool *s, DcmDataset *ds, E_TransferSyntax xfer, const char *syntax,
+                    const char *sop_class, const char *sop_instance, uint64_t bytes, char key[SPOOL_KEY_LEN + 1],
+                    char *why, size_t why_size);
 
 #endif

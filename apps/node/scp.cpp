@@ -29,6 +29,8 @@ std::atomic<int> g_associations{0};
 std::mutex g_pool_lock;
 DcmBaseSCPPool *g_pool;
 bool g_stop; // node_scp_stop came before the pool was listening
+// HTJ2K Lossless, Lossless RPCL and HTJ2K (PS3.5 A.4.11)
+const char *const htj2k_syntaxes[] = {"1.2.840.10008.1.2.4.201", "1.2.840.10008.1.2.4.202", "1.2.840.10008.1.2.4.203"};
 
 // Whether host (a name or an address from the allow-list) is the peer's address.
 bool host_is(const char *host, const OFString &peer)
@@ -57,6 +59,18 @@ void log_refused(const OFString &calling, const OFString &called, const OFString
 }
 
 class NodeSCP : public DcmThreadSCP {
+  public:
+    // DcmSCPPool's worker runs each association through here: the association is kept for
+    // relabel_htj2k.
+    OFCondition run(T_ASC_Association *assoc) override
+    {
+        assoc_ = assoc;
+        std::memset(relabelled_, 0, sizeof relabelled_);
+        OFCondition c = DcmThreadSCP::run(assoc);
+        assoc_ = nullptr;
+        return c;
+    }
+
   protected:
     OFBool checkCalledAETitleAccepted(const OFString &called) override
     {
@@ -88,6 +102,7 @@ class NodeSCP : public DcmThreadSCP {
     {
         acknowledged_ = true;
         g_associations++;
+        relabel_htj2k();
     }
     void notifyAssociationTermination() override
     {
@@ -125,7 +140,8 @@ class NodeSCP : public DcmThreadSCP {
             return c.bad() ? c : DIMSE_RECEIVEFAILED;
         }
         char key[SPOOL_KEY_LEN + 1], why[400];
-        const Uint16 status = node_receive(g_spool, ds, DcmXfer(pc.acceptedTransferSyntax.c_str()).getXfer(),
+        const char *syntax = relabelled_[pc.presentationContextID][0] ? relabelled_[pc.presentationContextID] : nullptr;
+        const Uint16 status = node_receive(g_spool, ds, DcmXfer(pc.acceptedTransferSyntax.c_str()).getXfer(), syntax,
                                            req.AffectedSOPClassUID, req.AffectedSOPInstanceUID, received_, key, why,
                                            sizeof why);
         if (status != NODE_STORE_SUCCESS) log_store(status, why);
@@ -133,6 +149,31 @@ class NodeSCP : public DcmThreadSCP {
     }
 
   private:
+    // HTJ2K (PS3.5 A.4.11) encodes a data set as JPEG 2000 does (explicit VR little endian, the
+    // pixel data encapsulated), but DCMTK 3.6.7 does not know its UIDs, and its DIMSE layer
+    // refuses a context in a syntax it does not know at every step (the command, the data set,
+    // the answer). Once the A-ASSOCIATE-AC is sent, the node's own record of each accepted HTJ2K
+    // context is relabelled JPEG 2000 Lossless, its UID kept here for the file meta.
+    void relabel_htj2k()
+    {
+        LST_HEAD **l = &assoc_->params->DULparams.requestedPresentationContext;
+        auto *pc = static_cast<DUL_PRESENTATIONCONTEXT *>(LST_Head(l));
+        (void)LST_Position(l, pc);
+        for (; pc; pc = static_cast<DUL_PRESENTATIONCONTEXT *>(LST_Next(l)))
+            if (pc->result == ASC_P_ACCEPTANCE && is_htj2k(pc->acceptedTransferSyntax)) {
+                std::snprintf(relabelled_[pc->presentationContextID], sizeof relabelled_[0], "%s",
+                              pc->acceptedTransferSyntax);
+                std::snprintf(pc->acceptedTransferSyntax, sizeof pc->acceptedTransferSyntax, "%s",
+                              UID_JPEG2000LosslessOnlyTransferSyntax);
+            }
+    }
+    static bool is_htj2k(const char *uid)
+    {
+        for (const char *h : htj2k_syntaxes)
+            if (!std::strcmp(uid, h)) return true;
+        return false;
+    }
+
     void log_store(Uint16 status, const char *why)
     {
         char a[64], w[600], s[500];
@@ -143,6 +184,8 @@ class NodeSCP : public DcmThreadSCP {
 
     unsigned long received_ = 0;
     bool too_big_ = false, acknowledged_ = false;
+    T_ASC_Association *assoc_ = nullptr;
+    char relabelled_[256][DUL_LEN_UID + 1]; // by presentation context ID: the HTJ2K UID, or ""
 };
 
 // The pool refuses an association itself when all its workers are busy (and drops one whose
@@ -168,7 +211,7 @@ class NodePool : public DcmBaseSCPPool {
     }
 };
 
-// The transfer syntaxes of the reader that DCMTK 3.6.7's network layer knows (not HTJ2K).
+// The transfer syntaxes of the reader; the HTJ2K ones are relabelled after negotiation (NodeSCP).
 const char *const syntaxes[] = {UID_LittleEndianExplicitTransferSyntax,
                                 UID_LittleEndianImplicitTransferSyntax,
                                 UID_BigEndianExplicitTransferSyntax,
@@ -181,7 +224,10 @@ const char *const syntaxes[] = {UID_LittleEndianExplicitTransferSyntax,
                                 UID_JPEGLSLosslessTransferSyntax,
                                 UID_JPEGLSLossyTransferSyntax,
                                 UID_JPEG2000LosslessOnlyTransferSyntax,
-                                UID_JPEG2000TransferSyntax};
+                                UID_JPEG2000TransferSyntax,
+                                htj2k_syntaxes[0],
+                                htj2k_syntaxes[1],
+                                htj2k_syntaxes[2]};
 
 } // namespace
 

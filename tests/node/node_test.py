@@ -183,6 +183,86 @@ def case_e2e(a, work):
         orthanc.stop()
 
 
+HTJ2K_RPCL = "1.2.840.10008.1.2.4.202"
+
+
+def htj2k_series(ct, work):
+    """The series' slices re-encoded, in place, as HTJ2K Lossless RPCL (openjph's ojph_compress)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "formats", "dicom"))
+    import decoders_test
+    for p in nh.files_of(ct):
+        decoders_test.write("htj2k_rpcl", pydicom.dcmread(p), p, work)
+
+
+def pynetdicom_store(port, files, syntax):
+    """pynetdicom (an SCU that knows HTJ2K) sends the files on one association proposing CT Image
+    Storage in `syntax` only; the C-STORE statuses, or None when the association is refused."""
+    from pynetdicom import AE
+    ae = AE(ae_title="SCANNER")
+    ae.add_requested_context("1.2.840.10008.5.1.4.1.1.2", [syntax])
+    assoc = ae.associate("127.0.0.1", port, ae_title="SWINRUN")
+    if not assoc.is_established:
+        return None
+    statuses = []
+    for f in files:
+        r = assoc.send_c_store(pydicom.dcmread(f))
+        statuses.append(int(r.Status) if r else None)
+    assoc.release()
+    return statuses
+
+
+def case_htj2k(a, work):
+    ct, plain = os.path.join(work, "ct"), os.path.join(work, "ct_plain")
+    study, series, sops = nh.make_series(ct)
+    shutil.copytree(ct, plain)
+    htj2k_series(ct, work)
+    check("the series re-encoded as HTJ2K Lossless RPCL", all(pydicom.dcmread(p).file_meta.TransferSyntaxUID
+                                                              == HTJ2K_RPCL for p in nh.files_of(ct)))
+    recv, recv_port = os.path.join(work, "archive"), nh.free_port()
+    os.makedirs(recv)
+    archive = subprocess.Popen(["storescp", "-aet", "ARCHIVE", "-od", recv, str(recv_port)])
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, outputs={"seg": "binary", "rtstruct": False},
+                   destinations=[{"name": "archive", "ae_title": "ARCHIVE", "host": "127.0.0.1", "port": recv_port}])
+    try:
+        if not node.start():
+            return
+        statuses = pynetdicom_store(node.port, nh.files_of(ct), HTJ2K_RPCL)
+        check("pynetdicom's HTJ2K association accepted, every C-STORE answered Success",
+              statuses == [0] * len(sops), str(statuses)[:120])
+        got = wait_for("the SEG at the archive", lambda: os.listdir(recv), timeout=60, step=0.05)
+        check("no instance refused", not node.events("store_refused"), str(node.events("store_refused"))[:200])
+        if not got:
+            return
+        cli_seg = os.path.join(work, "cli_seg.dcm")
+        r = subprocess.run([a.swinrun, plain + "/", cli_seg, "--model", a.model, "--backend", "cpu", "--threads", "2"],
+                           capture_output=True, text=True)
+        if check("swinrun CT_DIR/ seg.dcm on the uncompressed series", r.returncode == 0, r.stderr[-200:]):
+            mine, cli = seg_pixels(os.path.join(recv, os.listdir(recv)[0]), sops), seg_pixels(cli_seg, sops)
+            check("highdicom: the node's SEG of the HTJ2K series = the CLI's of the uncompressed one",
+                  mine.shape == cli.shape and np.array_equal(mine, cli) and int(mine.max()) > 0,
+                  f"{int(np.sum(mine != cli)) if mine.shape == cli.shape else 'shapes differ'} voxels differ")
+        check("nothing left in the spool's tmp/", not os.listdir(os.path.join(node.spool, "tmp")))
+    finally:
+        node.stop()
+        archive.terminate()
+        archive.wait()
+    # a node that holds its studies an hour: the instance as kept, before any segmentation
+    holder = nh.Node(a.swinrun, os.path.join(work, "holder"), a.model, stable_age_s=3600,
+                     destinations=[{"name": "archive", "ae_title": "ARCHIVE", "host": "127.0.0.1", "port": recv_port}])
+    try:
+        if not holder.start():
+            return
+        sent = nh.files_of(ct)[0]
+        check("one instance sent to a node that holds it", pynetdicom_store(holder.port, [sent], HTJ2K_RPCL) == [0])
+        kept = [os.path.join(d, n) for d, _, names in os.walk(os.path.join(holder.spool, "incoming")) for n in names]
+        k, x = (pydicom.dcmread(kept[0]), pydicom.dcmread(sent)) if len(kept) == 1 else (None, None)
+        check("kept with the HTJ2K UID in its file meta, the pixel data byte for byte as sent",
+              k is not None and k.file_meta.TransferSyntaxUID == HTJ2K_RPCL and k.PixelData == x.PixelData
+              and k.SOPInstanceUID == x.SOPInstanceUID, f"{len(kept)} kept")
+    finally:
+        holder.stop()
+
+
 # the big studies: the untrained test model's RT Structure Set of a 96 x 96 x 32 study is tens
 # of MB of contours, which Orthanc takes longer to store than a test should wait
 SEG_ONLY = {"seg": "binary", "rtstruct": False}

@@ -22,9 +22,10 @@ APT_PKGS="libcurl4-openssl-dev libssl-dev ca-certificates libprotobuf-c-dev prot
 # plugin, the STOW-RS server of node_stowrs
 # openssl: the certificates of the node's TLS test (tests/node, node_tls), made at test time
 # ccache: tools/test.sh's compiler cache (~/.cache/swinrun/ccache), shared by fresh clones
+# pynetdicom: an SCU that knows the HTJ2K syntaxes, the sender of the node's HTJ2K test (node_htj2k)
 # SimpleITK: ITK's MetaIO, the independent reader and writer of the MetaImage tests (tests/formats/metaimage)
 # nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm: the CUDA binary utilities of bench/sass/sass_census.py
-PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86 pydicom==3.0.2 highdicom==0.28.2 dcmqi==1.5.7 safetensors==0.8.0 pylibjpeg==2.1.0 pylibjpeg-openjpeg==2.6.0 pytest==9.2.0 SimpleITK==2.5.7"
+PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86 pydicom==3.0.2 pynetdicom==3.0.4 highdicom==0.28.2 dcmqi==1.5.7 safetensors==0.8.0 pylibjpeg==2.1.0 pylibjpeg-openjpeg==2.6.0 pytest==9.2.0 SimpleITK==2.5.7"
 LOCK="$here/requirements-lock.txt"
 
 do_apt=1

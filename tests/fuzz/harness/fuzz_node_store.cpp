@@ -35,16 +35,17 @@ static void setup(const char *dir)
 }
 
 // The instance kept under incoming/: read back, its meta the request's, then removed.
-static void check_kept(const char *key, const char *sop_class, const char *sop_instance)
+static void check_kept(const char *key, const char *sop_class, const char *sop_instance, const char *syntax)
 {
     char path[PATH_MAX], dir[PATH_MAX];
     node_path(dir, sizeof dir, "%s/incoming/%s", spool.root, key);
     node_path(path, sizeof path, "%s/%s.dcm", dir, sop_instance);
     DcmFileFormat ff;
-    OFString k, i;
+    OFString k, i, t;
     if (ff.loadFile(path).bad() || ff.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPClassUID, k).bad() ||
         ff.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPInstanceUID, i).bad() || k != sop_class ||
-        i != sop_instance) {
+        i != sop_instance ||
+        (syntax && (ff.getMetaInfo()->findAndGetOFString(DCM_TransferSyntaxUID, t).bad() || t != syntax))) {
         std::fprintf(stderr, "fuzz harness: kept %s, which does not read back as its request\n", path);
         std::abort();
     }
@@ -78,14 +79,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     OFString sop_class, sop_instance;
     ff.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPClassUID, sop_class);
     ff.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPInstanceUID, sop_instance);
-    const E_TransferSyntax xfer = ff.getDataset()->getOriginalXfer();
+    OFString syntax;
+    ff.getMetaInfo()->findAndGetOFString(DCM_TransferSyntaxUID, syntax);
+    // an HTJ2K file as the SCP hands it over: parsed as JPEG 2000, its own UID for the meta
+    const bool htj2k = syntax.compare(0, 22, "1.2.840.10008.1.2.4.20") == 0 && syntax.size() == 23 &&
+                       syntax[22] >= '1' && syntax[22] <= '3';
+    const E_TransferSyntax xfer = htj2k ? EXS_JPEG2000LosslessOnly : ff.getDataset()->getOriginalXfer();
     DcmDataset *ds = ff.getAndRemoveDataset();
     char key[SPOOL_KEY_LEN + 1], why[400];
-    Uint16 status = node_receive(&spool, ds, xfer, sop_class.c_str(), sop_instance.c_str(), size, key, why, sizeof why);
+    Uint16 status = node_receive(&spool, ds, xfer, htj2k ? syntax.c_str() : nullptr, sop_class.c_str(),
+                                 sop_instance.c_str(), size, key, why, sizeof why);
     if (status != NODE_STORE_SUCCESS && (!why[0] || std::strchr(why, '\n'))) {
         std::fprintf(stderr, "fuzz harness: status 0x%04X without a one-line reason: '%s'\n", status, why);
         std::abort();
     }
-    if (status == NODE_STORE_SUCCESS) check_kept(key, sop_class.c_str(), sop_instance.c_str());
+    if (status == NODE_STORE_SUCCESS)
+        check_kept(key, sop_class.c_str(), sop_instance.c_str(), htj2k ? syntax.c_str() : nullptr);
     return 0;
 }
