@@ -77,6 +77,17 @@ swin_status node_proc_open(struct node_proc *p, const struct node_config *cfg, s
     p->cfg = cfg, p->spool = spool;
     swin_status st = swin_model_load_ex(cfg->model, &cfg->load, &p->model, err);
     if (st) return st;
+    swin_model_info mi;
+    swin_model_get_info(p->model, &mi);
+    if (!cfg->cube[0] && !mi.cube[0]) {
+        swin_model_free(p->model);
+        p->model = NULL;
+        return swin_error_set(err, SWIN_ERR_ARG,
+                              "%s: the model does not say which cube it runs on (a checkpoint, or an export with "
+                              "dynamic axes): set \"cube\": [D, H, W] in the configuration (multiples of 32; "
+                              "MONAI's Swin UNETR recipes use [96, 96, 96])",
+                              cfg->model);
+    }
     swin_context_params cp = swin_context_default_params();
     static const swin_backend backends[] = {SWIN_BACKEND_AUTO, SWIN_BACKEND_CPU, SWIN_BACKEND_CUDA};
     static const swin_precision precisions[] = {SWIN_PRECISION_FP32, SWIN_PRECISION_FP16, SWIN_PRECISION_BF16};
@@ -93,8 +104,6 @@ swin_status node_proc_open(struct node_proc *p, const struct node_config *cfg, s
         return st;
     }
     p->base = swin_model_segment_params(p->model);
-    swin_model_info mi;
-    swin_model_get_info(p->model, &mi);
     if (cfg->seg == NODE_SEG_LABELMAP && swin_mask_channels(p->base.activation, mi.out_channels)) {
         for (int i = 0; i < cfg->workers; i++) swin_context_free(p->ctx[i]);
         swin_model_free(p->model);

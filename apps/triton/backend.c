@@ -167,6 +167,11 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model) {
     }
     swin_model_get_info(ms->model, &ms->info);
     if (ms->cfg.mode == SWT_MODE_SEGMENT) e = check_volume_dims(ms);
+    if (!e && ms->cfg.mode == SWT_MODE_SEGMENT && !ms->cfg.cube[0] && !ms->info.cube[0])
+        e = error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                      "model '%s': the model does not say which cube it runs on (a checkpoint, or an export with "
+                      "dynamic axes): give parameter cube \"D,H,W\" (multiples of 32; MONAI's recipes use 96,96,96)",
+                      ms->cfg.name);
     if (!e && ms->cfg.mode == SWT_MODE_WINDOW) {
         const int *cube = ms->cfg.cube[0] ? ms->cfg.cube : ms->info.cube;
         if (!cube[0])

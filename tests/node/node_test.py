@@ -589,8 +589,9 @@ def case_config(a, work):
            ("merge order", dict(base, merge_order="1.4"), "merge_order takes \"v15\", \"pre15\" or \"v2\""),
            ("normalize", dict(base, normalize="no"), "normalize takes true or false"),
            ("groups", dict(base, norm_groups=0), "norm_groups takes an integer 1..4096"),
-           ("groups the checkpoint's channels refuse", dict(base, model=option_checkpoint(work), norm_groups=5),
-            "5")]
+           ("groups the checkpoint's channels refuse", dict(base, model=option_checkpoint(work), norm_groups=5,
+                                                             cube=[32, 32, 32]), "5 norm groups do not divide"),
+           ("a checkpoint without a cube", dict(base, model=option_checkpoint(work)), "set \"cube\": [D, H, W]")]
     for what, cfg, want in bad:
         p = os.path.join(work, "bad.json")
         with open(p, "w") as f:

@@ -26,6 +26,11 @@ write_model(repo, "badparam", case_dir, window_config((32, 32, 32), extra=',\n{ 
 write_model(repo, "baddims", case_dir, window_config((32, 32, 32), cout=13))
 # a model of four input channels with a volume of one declared
 write_model(repo, "seg_mri_3d", os.path.join(data, "f24_c64_cfg_ts"), segment_config("TYPE_FP32"))
+# a checkpoint (no cube of its own) in segment mode without parameter cube
+os.makedirs(os.path.join(repo, "seg_nocube", "1"))
+os.symlink(os.path.join(data, "ckpt", "plain", "model.pt"), os.path.join(repo, "seg_nocube", "1", "model.pt"))
+with open(os.path.join(repo, "seg_nocube", "config.pbtxt"), "w") as fh:
+    fh.write('name: "seg_nocube"\nbackend: "swinrun"\ndefault_model_filename: "model.pt"\n' + segment_config("TYPE_FP32"))
 # fixed dims other than the export's cube are the cube (no cube parameter needed)
 write_model(repo, "cube64", case_dir, window_config((32, 32, 64)))
 
@@ -99,6 +104,8 @@ with Server(backend_so, repo, work, explicit=["w", "w_any", "seg"]) as s:
     expect_error("config dims against the model's", lambda: c.load_model("baddims"), "dims[1] is 13", "the model has 14")
     expect_error("a volume of one channel for a model of four", lambda: c.load_model("seg_mri_3d"),
                  "takes 4 input channels", "dims [ 4, -1, -1, -1 ]")
+    expect_error("a checkpoint in segment mode without a cube", lambda: c.load_model("seg_nocube"),
+                 "seg_nocube", "give parameter cube")
     c.load_model("cube64")
     x64 = np.concatenate([x, x[..., ::-1]], axis=4)
     got = infer_window(c, "cube64", x64)
