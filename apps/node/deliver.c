@@ -43,12 +43,17 @@ static void forget(struct node_deliver *d, const char *job)
     if (t) *t = d->tries[--d->ntries];
 }
 
-/* A job whose next try is not yet due. */
+/* A job with no try due: each destination it has failed and not given up waits for its next
+ * (the others were sent to or given up in the pass that made the entry). */
 static int waiting(void *user, const char *job)
 {
     struct node_deliver *d = user;
     const struct delivery_try *t = find(d, job);
-    return t && t->next > swin_clock_seconds();
+    if (!t) return 0;
+    const double now = swin_clock_seconds();
+    for (int i = 0; i < d->cfg->ndests; i++)
+        if (t->tries[i] && !t->sent[i] && !t->gave_up[i] && t->next[i] <= now) return 0;
+    return 1;
 }
 
 static void log_attempt(const char *job, const char *dest, int tries, const struct node_config *cfg, const char *why)
@@ -68,6 +73,27 @@ static double seconds_since_queued(const char *job)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9 - (double)strtoull(job, NULL, 16) * 1e-9;
 }
 
+/* Moves the job to the dead letters: its reason the given-up destinations' last failures. */
+static void give_up(struct node_deliver *d, const char *job, const struct delivery_try *t, const char *only_reason)
+{
+    const struct node_config *cfg = d->cfg;
+    char reason[NODE_MAX_DESTS * (DELIVERY_REASON_MAX + 80)] = "", names[NODE_MAX_DESTS * 34] = "";
+    size_t r = 0, k = 0;
+    for (int i = 0; i < cfg->ndests; i++) {
+        if (t ? !t->gave_up[i] : !!strcmp(cfg->dests[i].name, only_reason ? only_reason : "")) continue;
+        r += (size_t)snprintf(reason + r, sizeof reason - r, "%s%s: not delivered after %d tries: %s", r ? "\n" : "",
+                              cfg->dests[i].name, t ? t->tries[i] : cfg->attempts,
+                              t ? t->reason[i] : "out of memory for its tries");
+        k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", cfg->dests[i].name);
+        if (r >= sizeof reason || k >= sizeof names) break;
+    }
+    swin_error e2;
+    if (jobs_dead(d->spool, "outbox", job, reason, &e2)) log_attempt(job, names, 0, cfg, e2.msg);
+    else
+        node_log_event("failed", job + 17, "\"job\": \"%s\", \"stage\": \"delivery\", \"destination\": \"%s\"", job,
+                       names);
+}
+
 static void deliver_job(struct node_deliver *d, const char *job)
 {
     const struct node_config *cfg = d->cfg;
@@ -80,9 +106,16 @@ static void deliver_job(struct node_deliver *d, const char *job)
         if (access(paths[n], F_OK) == 0) files[n] = paths[n], n++;
     }
     swin_error err = {0};
+    bool pending = false, failed = false; /* a destination still to be tried; one given up */
     for (int i = 0; i < cfg->ndests; i++) {
         const struct node_dest *dest = &cfg->dests[i];
         if (jobs_was_sent(d->spool, job, dest->name)) continue;
+        pthread_mutex_lock(&d->lock);
+        struct delivery_try *t = find(d, job);
+        const bool skip = t && (t->gave_up[i] || (t->tries[i] && t->next[i] > swin_clock_seconds()));
+        if (t) failed |= t->gave_up[i], pending |= skip && !t->gave_up[i];
+        pthread_mutex_unlock(&d->lock);
+        if (skip) continue;
         double t0 = swin_clock_seconds();
         swin_status st = dest->kind == NODE_DEST_STOWRS ? node_stow(dest, cfg->timeout_s, files, n, &err)
                                                         : node_send(dest, cfg->ae, cfg->timeout_s, files, n, &err);
@@ -91,27 +124,36 @@ static void deliver_job(struct node_deliver *d, const char *job)
                            "\"job\": \"%s\", \"destination\": \"%s\", \"files\": %d, \"seconds\": %.3f, "
                            "\"seconds_since_queued\": %.3f",
                            job, dest->name, n, swin_clock_seconds() - t0, seconds_since_queued(job));
+            pthread_mutex_lock(&d->lock);
+            if ((t = find(d, job))) t->sent[i] = true;
+            pthread_mutex_unlock(&d->lock);
             continue;
         }
         pthread_mutex_lock(&d->lock);
-        struct delivery_try *t = find(d, job);
-        if (!t) t = add_try(d, job);
-        int tries = t ? ++t->tries : cfg->attempts;
-        if (t) t->next = swin_clock_seconds() + fmin(cfg->first_delay_s * pow(2, tries - 1), cfg->max_delay_s);
+        if (!(t = find(d, job))) t = add_try(d, job);
+        int tries = t ? ++t->tries[i] : cfg->attempts;
+        if (t) {
+            t->next[i] = swin_clock_seconds() + fmin(cfg->first_delay_s * pow(2, tries - 1), cfg->max_delay_s);
+            if (tries >= cfg->attempts) {
+                t->gave_up[i] = true;
+                snprintf(t->reason[i], sizeof t->reason[i], "%s", err.msg);
+            }
+        }
         pthread_mutex_unlock(&d->lock);
         log_attempt(job, dest->name, tries, cfg, err.msg);
-        if (tries >= cfg->attempts) {
-            char reason[1200];
-            snprintf(reason, sizeof reason, "not delivered after %d tries: %s", tries, err.msg);
-            swin_error e2;
-            if (jobs_dead(d->spool, "outbox", job, reason, &e2)) log_attempt(job, dest->name, tries, cfg, e2.msg);
-            else
-                node_log_event("failed", job + 17, "\"job\": \"%s\", \"stage\": \"delivery\", \"destination\": \"%s\"",
-                               job, dest->name);
-            pthread_mutex_lock(&d->lock);
-            forget(d, job);
-            pthread_mutex_unlock(&d->lock);
+        if (!t) { /* no memory to count its tries: given up now, as after its last */
+            give_up(d, job, NULL, dest->name);
+            return;
         }
+        failed |= tries >= cfg->attempts, pending |= tries < cfg->attempts;
+    }
+    if (pending) return;
+    if (failed) {
+        pthread_mutex_lock(&d->lock);
+        struct delivery_try copy = *find(d, job);
+        forget(d, job);
+        pthread_mutex_unlock(&d->lock);
+        give_up(d, job, &copy, NULL);
         return;
     }
     char record[256];

@@ -1,8 +1,11 @@
 /* Delivery: one thread sends each job of the outbox (jobs.h), oldest first, to every
- * destination that has not yet acknowledged it (scu.h), marking each as it succeeds; a failed
- * destination is tried again after first_delay_s, doubled each time up to max_delay_s, and
- * after `attempts` tries the job goes to the dead letters with the last reason. The tries are
- * counted in memory: after a restart every job of the outbox is tried again from the first. */
+ * destination that has not yet acknowledged it (scu.h, stow.h), marking each as it succeeds.
+ * The destinations of a job are independent: a failed one is tried again after first_delay_s,
+ * doubled each time up to max_delay_s, and given up after `attempts` tries, while the others
+ * are sent to; once every destination has acknowledged the job it is done, and once each has
+ * acknowledged or been given up (one at least) it goes to the dead letters with each given-up
+ * destination's last reason. The tries are counted in memory: after a restart every job of the
+ * outbox is tried again from the first, at the destinations that have not acknowledged it. */
 #ifndef SWIN_NODE_DELIVER_H
 #define SWIN_NODE_DELIVER_H
 
@@ -12,10 +15,15 @@
 #include "apps/node/node_config.h"
 #include "apps/node/spool.h"
 
+#define DELIVERY_REASON_MAX 600
+
+/* A job some destination has failed: per destination (the configuration's order). */
 struct delivery_try {
     char job[SPOOL_JOB_LEN + 1];
-    int tries;   /* failed tries so far */
-    double next; /* swin_clock_seconds of the next one */
+    int tries[NODE_MAX_DESTS];   /* failed tries so far */
+    double next[NODE_MAX_DESTS]; /* swin_clock_seconds of the next one */
+    bool sent[NODE_MAX_DESTS], gave_up[NODE_MAX_DESTS];
+    char reason[NODE_MAX_DESTS][DELIVERY_REASON_MAX]; /* a given-up destination's last failure */
 };
 
 struct node_deliver {

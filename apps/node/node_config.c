@@ -209,7 +209,9 @@ static swin_status limits(struct ctx *c, const json_node *o, struct node_config 
 
 /* {certificate, private_key, ca, verify_peer}; server: the listening side, which must have its
  * own certificate. */
-static swin_status tls(struct ctx *c, const json_node *o, const char *parent, bool server, struct node_tls *t)
+/* server: the listening side's (certificate and key required); web: a STOW-RS destination's
+ * (https verifies the server always, against ca or the system's trusted certificates). */
+static swin_status tls(struct ctx *c, const json_node *o, const char *parent, bool server, bool web, struct node_tls *t)
 {
     char path[64];
     snprintf(path, sizeof path, "%s%s%s", parent, parent[0] ? "." : "", "tls");
@@ -228,7 +230,12 @@ static swin_status tls(struct ctx *c, const json_node *o, const char *parent, bo
         return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs certificate and private_key", c->file, path);
     if (!t->certificate[0] != !t->private_key[0])
         return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s takes certificate and private_key together", c->file, path);
-    if (t->verify_peer && !t->ca[0])
+    if (web && !t->verify_peer)
+        return swin_error_set(c->err, SWIN_ERR_ARG,
+                              "%s: %s.verify_peer: an https destination is always verified (a private CA: give it "
+                              "as ca)",
+                              c->file, path);
+    if (!web && t->verify_peer && !t->ca[0])
         return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s.verify_peer needs ca (the trusted certificates)", c->file,
                               path);
     return SWIN_OK;
@@ -275,21 +282,62 @@ static swin_status url(struct ctx *c, const json_node *n, char *out)
     return SWIN_OK;
 }
 
+/* HTTP Basic's user: 1 to 127 printable ASCII characters, no ':' (RFC 7617 2). */
+static swin_status user(struct ctx *c, const json_node *n, char *out)
+{
+    const char *takes = "a user name: 1 to 127 printable ASCII characters, no ':'";
+    if (n->kind != JSON_STRING || !n->text[0] || strlen(n->text) > 127 || strchr(n->text, ':')) return bad(c, n, takes);
+    for (const char *p = n->text; *p; p++)
+        if (*p < 0x20 || *p > 0x7e) return bad(c, n, takes);
+    strcpy(out, n->text);
+    return SWIN_OK;
+}
+
+/* Whether the URL's host is this machine (credentials may go there over http). */
+static bool url_is_loopback(const char *url)
+{
+    const char *h = url + (strncmp(url, "https://", 8) ? 7 : 8);
+    size_t n = strcspn(h, ":/");
+    if (h[0] == '[') n = strcspn(h, "]") + 1;
+    static const char *const loopback[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++)
+        if (strlen(loopback[i]) == n && !strncmp(h, loopback[i], n)) return true;
+    return false;
+}
+
 /* What a destination of its kind needs, and nothing of the other kind. */
 static swin_status dest_complete(struct ctx *c, const char *parent, const struct node_dest *d)
 {
     if (d->kind == NODE_DEST_STOWRS) {
+        const bool https = !strncmp(d->url, "https://", 8);
         if (!d->name[0] || !d->url[0])
             return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s (stowrs) needs name and url", c->file, parent);
-        if (d->ae[0] || d->host[0] || d->port || d->tls.on)
+        if (d->ae[0] || d->host[0] || d->port)
             return swin_error_set(c->err, SWIN_ERR_ARG,
-                                  "%s: %s (stowrs) takes name and url only: ae_title, host, port and tls are for "
-                                  "DIMSE destinations",
+                                  "%s: %s (stowrs) takes name, url, tls, user, password_file and token_file: "
+                                  "ae_title, host and port are for DIMSE destinations",
+                                  c->file, parent);
+        if (d->tls.on && !https)
+            return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s.tls is for an https:// url", c->file, parent);
+        if (!d->user[0] != !d->password_file[0])
+            return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s takes user and password_file together", c->file,
+                                  parent);
+        if (d->user[0] && d->token_file[0])
+            return swin_error_set(
+                c->err, SWIN_ERR_ARG,
+                "%s: %s: user and password_file (HTTP Basic) or token_file (a bearer token), not both", c->file,
+                parent);
+        if ((d->user[0] || d->token_file[0]) && !https && !url_is_loopback(d->url))
+            return swin_error_set(c->err, SWIN_ERR_ARG,
+                                  "%s: %s: credentials go over https only (or to this machine): make the url "
+                                  "https://",
                                   c->file, parent);
         return SWIN_OK;
     }
-    if (d->url[0])
-        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s: url is for \"kind\": \"stowrs\"", c->file, parent);
+    if (d->url[0] || d->user[0] || d->password_file[0] || d->token_file[0])
+        return swin_error_set(c->err, SWIN_ERR_ARG,
+                              "%s: %s: url, user, password_file and token_file are for \"kind\": \"stowrs\"", c->file,
+                              parent);
     if (!d->name[0] || !d->ae[0] || !d->host[0] || !d->port)
         return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs name, ae_title, host and port", c->file, parent);
     return SWIN_OK;
@@ -304,6 +352,7 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
     int i = 0;
     for (const json_node *e = a->child; e && !st; e = e->next, i++) {
         struct node_dest *d = &cfg->dests[cfg->ndests++];
+        const json_node *tls_node = NULL;
         char parent[64];
         snprintf(parent, sizeof parent, "destinations[%d]", i);
         at(c, "destinations", NULL, i);
@@ -318,12 +367,23 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
             } else if (!strcmp(m->key, "ae_title")) st = ae_title(c, m, d->ae);
             else if (!strcmp(m->key, "host")) st = host(c, m, d->host);
             else if (!strcmp(m->key, "port")) st = integer(c, m, 1, 65535, &d->port, "a port 1..65535");
-            else if (!strcmp(m->key, "tls")) st = tls(c, m, parent, false, &d->tls);
+            else if (!strcmp(m->key, "tls")) tls_node = m;
+            else if (!strcmp(m->key, "user")) st = user(c, m, d->user);
+            else if (!strcmp(m->key, "password_file"))
+                st = text(c, m, sizeof d->password_file, d->password_file, "a file holding the password");
+            else if (!strcmp(m->key, "token_file"))
+                st = text(c, m, sizeof d->token_file, d->token_file, "a file holding the bearer token");
             else if (!strcmp(m->key, "kind")) {
                 int v = 0;
                 if (!(st = choice(c, m, kinds, 2, &v, "\"dimse\" or \"stowrs\""))) d->kind = (enum node_dest_kind)v;
             } else if (!strcmp(m->key, "url")) st = url(c, m, d->url);
-            else st = unknown(c, parent, m, "name, kind, ae_title, host, port, tls, url");
+            else
+                st = unknown(c, parent, m,
+                             "name, kind, ae_title, host, port, tls, url, user, password_file, token_file");
+        }
+        if (!st && tls_node) { /* after the loop: whether it is https's depends on kind */
+            at(c, parent, "tls", 0);
+            st = tls(c, tls_node, parent, false, d->kind == NODE_DEST_STOWRS, &d->tls);
         }
         if (!st) st = dest_complete(c, parent, d);
         for (int j = 0; !st && j + 1 < cfg->ndests; j++)
@@ -388,7 +448,7 @@ static swin_status member(struct ctx *c, const json_node *m, struct node_config 
     if (!strcmp(k, "destinations")) return destinations(c, m, cfg);
     if (!strcmp(k, "delivery")) return delivery(c, m, cfg);
     if (!strcmp(k, "limits")) return limits(c, m, cfg);
-    if (!strcmp(k, "tls")) return tls(c, m, "", true, &cfg->tls);
+    if (!strcmp(k, "tls")) return tls(c, m, "", true, false, &cfg->tls);
     return unknown(c, "", m,
                    "ae_title, port, tls, spool, log, model, merge_order, normalize, norm_groups, cube, backend, "
                    "precision, threads, mem_limit, workers, stable_age_s, outputs, callers, destinations, delivery, "

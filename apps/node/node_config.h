@@ -47,7 +47,12 @@ struct node_dest {
     char ae[NODE_AE_MAX];
     char host[NODE_HOST_MAX];
     int port;
-    struct node_tls tls;
+    struct node_tls tls; /* dimse: DICOM TLS; stowrs: https's client certificate and trusted CAs */
+    /* stowrs credentials, read from their files at each delivery: HTTP Basic (user and the
+     * password in password_file) or an OAuth 2 bearer token (token_file), one or neither */
+    char user[128];
+    char password_file[NODE_PATH_MAX];
+    char token_file[NODE_PATH_MAX];
 };
 
 enum node_backend { NODE_BACKEND_AUTO, NODE_BACKEND_CPU, NODE_BACKEND_CUDA };
@@ -63,7 +68,7 @@ struct node_config {
     /* the model and its contexts */
     char model[4096];
     swin_model_load_params load; /* merge_order, normalize, norm_groups: what a checkpoint cannot say */
-    int cube[3]; /* 0 0 0: the export cube */
+    int cube[3];                 /* 0 0 0: the export cube */
     enum node_backend backend;
     enum node_precision precision;
     int threads;      /* per worker; 0 = every core */

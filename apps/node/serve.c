@@ -18,6 +18,7 @@
 #include "apps/node/node_log.h"
 #include "apps/node/process.h"
 #include "apps/node/scp.h"
+#include "apps/node/secret.h"
 #include "apps/node/serve.h"
 #include "apps/node/spool.h"
 #include "apps/node/status.h"
@@ -147,9 +148,18 @@ static int open_node(struct node *n, const char *config, swin_error *err)
     for (int i = 0; i < n->cfg.ndests; i++) stow |= n->cfg.dests[i].kind == NODE_DEST_STOWRS;
     if (!st && stow) st = node_stow_init(err);
     for (int i = 0; !st && i < n->cfg.ndests; i++) {
+        const struct node_dest *d = &n->cfg.dests[i];
         char key[40];
         snprintf(key, sizeof key, "destinations[%d].tls", i);
-        if (n->cfg.dests[i].tls.on) st = node_tls_check(&n->cfg.dests[i].tls, false, config, key, err);
+        if (d->tls.on) st = node_tls_check(&d->tls, false, config, key, err);
+        const char *secret_file = d->token_file[0] ? d->token_file : d->password_file;
+        if (!st && secret_file[0]) {
+            char what[4200], secret[NODE_SECRET_MAX];
+            snprintf(what, sizeof what, "%s: destinations[%d].%s", config, i,
+                     d->token_file[0] ? "token_file" : "password_file");
+            st = node_secret_read(secret_file, what, secret, sizeof secret, err);
+            node_secret_wipe(secret, sizeof secret);
+        }
     }
     if (!st) st = node_log_open(n->cfg.log, err);
     if (!st) st = spool_open(&n->spool, &n->cfg, err);

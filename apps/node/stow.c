@@ -10,6 +10,7 @@
 
 #include <curl/curl.h>
 
+#include "apps/node/secret.h"
 #include "apps/node/stow.h"
 #include "core/json.h"
 
@@ -127,6 +128,12 @@ static swin_status judge(const struct node_dest *d, const char *url, long status
         if (!isspace((unsigned char)*p)) said[k++] = *p;
         else if (k && said[k - 1] != ' ') said[k++] = ' ';
     said[k] = 0;
+    if (status == 401 || status == 403)
+        return swin_error_set(err, SWIN_ERR_IO, "%s (STOW-RS %s): HTTP %ld: %s%s(%s)", d->name, url, status, said,
+                              said[0] ? " " : "",
+                              d->user[0] || d->token_file[0]
+                                  ? "the server refused the credentials given"
+                                  : "the server wants credentials: user and password_file, or token_file");
     if (status != 200 && status != 202)
         return swin_error_set(err, SWIN_ERR_IO, "%s (STOW-RS %s): HTTP %ld: %s", d->name, url, status, said);
     char why[160];
@@ -159,6 +166,17 @@ swin_status node_stow(const struct node_dest *d, int timeout_s, const char *cons
         free(parts.data);
         return st;
     }
+    char secret[NODE_SECRET_MAX] = "";
+    const char *secret_file = d->token_file[0] ? d->token_file : d->password_file;
+    if (secret_file[0]) {
+        char key[64];
+        snprintf(key, sizeof key, "%s: %s", d->name, d->token_file[0] ? "token_file" : "password_file");
+        if ((st = node_secret_read(secret_file, key, secret, sizeof secret, err))) {
+            curl_easy_cleanup(c);
+            free(parts.data);
+            return st;
+        }
+    }
     snprintf(url, sizeof url, "%s/studies", d->url);
     snprintf(type, sizeof type, "Content-Type: multipart/related; type=\"application/dicom\"; boundary=%s", boundary);
     const char *const lines[] = {type, "Accept: application/dicom+json", "Expect:"}; /* Expect: no 100-continue */
@@ -180,6 +198,22 @@ swin_status node_stow(const struct node_dest *d, int timeout_s, const char *cons
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L); /* a transfer stalled for timeout_s fails */
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)timeout_s);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (d->token_file[0]) { /* libcurl keeps copies of these strings until the cleanup */
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, secret);
+    } else if (d->user[0]) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(c, CURLOPT_USERNAME, d->user);
+        curl_easy_setopt(c, CURLOPT_PASSWORD, secret);
+    }
+    node_secret_wipe(secret, sizeof secret);
+    if (d->tls.certificate[0]) { /* a client certificate (mutual TLS) */
+        curl_easy_setopt(c, CURLOPT_SSLCERT, d->tls.certificate);
+        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(c, CURLOPT_SSLKEY, d->tls.private_key);
+        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (d->tls.ca[0]) curl_easy_setopt(c, CURLOPT_CAINFO, d->tls.ca);
     char curl_err[CURL_ERROR_SIZE] = "";
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
     CURLcode rc = headers ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;

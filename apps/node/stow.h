@@ -1,7 +1,9 @@
 /* DICOMweb STOW-RS delivery (PS3.18 10.5): the outputs POSTed to a destination's URL/studies
- * in one multipart/related request of application/dicom parts, through libcurl (https with
- * the system's trusted certificates, peer and host verified). Built without libcurl,
- * stow_stub.c refuses such destinations at start. */
+ * in one multipart/related request of application/dicom parts, through libcurl (https: peer
+ * and host verified against the destination's ca or the system's trusted certificates, its
+ * client certificate when it has one), with its credentials (HTTP Basic, or a bearer token)
+ * read from their files (secret.h) for each request. Built without libcurl, stow_stub.c
+ * refuses such destinations at start. */
 #ifndef SWIN_NODE_STOW_H
 #define SWIN_NODE_STOW_H
 

@@ -74,9 +74,10 @@ def make_series(folder, big=False, seed=3, edit=None, slices=16):
 
 class Orthanc:
     """Debian's Orthanc on 127.0.0.1 with its storage in work/; modalities: {name: (aet, port)};
-    dicomweb: its DICOMweb plugin (Debian's orthanc-dicomweb) at /dicom-web."""
+    dicomweb: its DICOMweb plugin (Debian's orthanc-dicomweb) at /dicom-web; users: {user:
+    password}, HTTP Basic required."""
 
-    def __init__(self, work, modalities, http_port=None, dicom_port=None, dicomweb=False):
+    def __init__(self, work, modalities, http_port=None, dicom_port=None, dicomweb=False, users=None):
         self.work = work
         self.http = http_port or free_port()
         self.dicom = dicom_port or free_port()
@@ -87,6 +88,12 @@ class Orthanc:
                "Plugins": [], "StableAge": 1, "SaveJobs": False, "DicomScuTimeout": 30,
                "DicomModalities": {n: {"AET": aet, "Host": "127.0.0.1", "Port": port}
                                    for n, (aet, port) in modalities.items()}}
+        self.auth = {}
+        if users:  # HTTP Basic on its REST API and DICOMweb; the harness calls it as the first user
+            import base64
+            cfg["AuthenticationEnabled"], cfg["RegisteredUsers"] = True, users
+            user, password = next(iter(users.items()))
+            self.auth = {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
         if dicomweb:
             cfg["Plugins"] = [DICOMWEB_PLUGIN]
             cfg["DicomWeb"] = {"Enable": True, "Root": "/dicom-web/"}
@@ -112,7 +119,8 @@ class Orthanc:
 
     def get(self, path, raw=False):
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.http}{path}", timeout=30) as r:
+            req = urllib.request.Request(f"http://127.0.0.1:{self.http}{path}", headers=self.auth)
+            with urllib.request.urlopen(req, timeout=30) as r:
                 data = r.read()
                 return data if raw else json.loads(data)
         except (urllib.error.URLError, ConnectionError, OSError):
@@ -120,7 +128,7 @@ class Orthanc:
 
     def post(self, path, body, raw=False):
         data = body if raw else json.dumps(body).encode()
-        req = urllib.request.Request(f"http://127.0.0.1:{self.http}{path}", data=data, method="POST")
+        req = urllib.request.Request(f"http://127.0.0.1:{self.http}{path}", data=data, method="POST", headers=self.auth)
         with urllib.request.urlopen(req, timeout=120) as r:
             return json.loads(r.read())
 

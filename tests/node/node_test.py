@@ -583,7 +583,24 @@ def case_config(a, work):
            ("STOW-RS URL", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "ftp://h/x"}]),
             "destinations[0].url takes an http:// or https:// URL"),
            ("STOW-RS with a port", dict(base, destinations=[{"name": "w", "kind": "stowrs", "url": "http://h/x",
-                                                            "port": 104}]), "(stowrs) takes name and url only"),
+                                                            "port": 104}]), "(stowrs) takes name, url, tls, user"),
+           ("credentials over http to another machine", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "http://pacs.example.org/dw", "token_file": "/t"}]),
+            "credentials go over https only"),
+           ("a user without password_file", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "https://h/dw", "user": "u"}]), "user and password_file together"),
+           ("a password and a token", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "https://h/dw", "user": "u", "password_file": "/p",
+                "token_file": "/t"}]), "not both"),
+           ("https unverified", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "https://h/dw", "tls": {"verify_peer": False}}]),
+            "an https destination is always verified"),
+           ("tls on an http url", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "http://h/dw", "tls": {"ca": "/ca.pem"}}]),
+            "tls is for an https:// url"),
+           ("a missing password file", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "https://h/dw", "user": "u",
+                "password_file": os.path.join(work, "none.pw")}]), "destinations[0].password_file"),
            ("a label map SEG of a multi-label model", dict(base, model=multi_label_bundle(work),
                                                             outputs={"seg": "labelmap"}), "set outputs.seg to"),
            ("merge order", dict(base, merge_order="1.4"), "merge_order takes \"v15\", \"pre15\" or \"v2\""),
@@ -627,16 +644,17 @@ def openssl(work, *args):
 
 
 def make_certificates(work):
-    """ca (signs node, scanner, archive) and rogue_ca (signs rogue): NAME.key / NAME.pem in work."""
+    """ca (signs node, scanner, archive) and rogue_ca (signs rogue): NAME.key / NAME.pem in work,
+    each for 127.0.0.1 and localhost (subjectAltName: what an https client checks)."""
     for ca in ("ca", "rogue_ca"):
         openssl(work, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", f"/CN=test {ca}",
                 "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-addext", "basicConstraints=critical,CA:TRUE",
                 "-addext", "keyUsage=critical,keyCertSign,cRLSign")
     for name, ca in (("node", "ca"), ("scanner", "ca"), ("archive", "ca"), ("rogue", "rogue_ca")):
         openssl(work, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={name}", "-keyout",
-                f"{name}.key", "-out", f"{name}.csr")
+                f"{name}.key", "-out", f"{name}.csr", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost")
         openssl(work, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
-                "-CAcreateserial", "-sha256", "-days", "2", "-out", f"{name}.pem")
+                "-CAcreateserial", "-sha256", "-days", "2", "-out", f"{name}.pem", "-copy_extensions", "copyall")
     return lambda name: os.path.join(work, name)
 
 
@@ -779,7 +797,7 @@ def case_stowrs(a, work):
         # a server that answers 200 but lists one instance as failed: not delivered
         ct2 = os.path.join(work, "ct2")
         nh.make_series(ct2, seed=8)
-        stub, got = partial_stow_server()
+        stub, got = stow_server()
         with open(node.cfg) as f:
             cfg = json.load(f)
         cfg["destinations"] = [{"name": "partial", "kind": "stowrs", "url": f"http://127.0.0.1:{stub.server_port}/dw"}]
@@ -795,17 +813,19 @@ def case_stowrs(a, work):
               and not [e for e in node.events("delivered") if e["destination"] == "partial"],
               str([e["reason"] for e in failed[:1]])[:160])
         check("the request: multipart/related, one application/dicom part per output (SEG, RTSTRUCT)",
-              got and all(sorted(r) == ["RTSTRUCT", "SEG"] for r in got), str(got)[:120])
+              got and all(sorted(r) == ["RTSTRUCT", "SEG"] for r, _, _ in got), str(got)[:120])
         stub.shutdown()
     finally:
         node.stop()
         orthanc.stop()
 
 
-def partial_stow_server():
+def stow_server(store_all=False, token=None, ssl_context=None):
     """A STOW-RS server on a free port that reads each request's parts with pydicom and answers
-    200 with the first instance stored and the second failed (0xA700). Returns (server, the
-    modalities of each request's parts)."""
+    200 with the first instance stored and the second failed (0xA700), or all stored
+    (store_all); with token (a list of one, which the test may change): 401 unless the request
+    carries `Authorization: Bearer token[0]`; over TLS with ssl_context. Returns (server, per
+    request: (the parts' modalities, its Authorization header, the client certificate's CN))."""
     import http.server
     import io
     import threading
@@ -815,19 +835,29 @@ def partial_stow_server():
         def do_POST(self):
             ctype = self.headers["Content-Type"]
             body = self.rfile.read(int(self.headers["Content-Length"]))
+            auth = self.headers.get("Authorization")
+            peer = self.connection.getpeercert() if ssl_context else None
+            cn = dict(x[0] for x in peer["subject"]).get("commonName") if peer else None
             boundary = ctype.split("boundary=")[1].strip('"').encode()
             parts = [p for p in body.split(b"--" + boundary)[1:-1]]
             dss = [pydicom.dcmread(io.BytesIO(p.split(b"\r\n\r\n", 1)[1][:-2])) for p in parts
                    if b"Content-Type: application/dicom" in p.split(b"\r\n\r\n", 1)[0]]
-            got.append([d.Modality for d in dss])
+            got.append(([d.Modality for d in dss], auth, cn))
+            if token and auth != "Bearer " + token[0]:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", "Bearer")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
 
             def ref(d, extra=None):
                 item = {"00081150": {"vr": "UI", "Value": [str(d.SOPClassUID)]},
                         "00081155": {"vr": "UI", "Value": [str(d.SOPInstanceUID)]}}
                 return dict(item, **(extra or {}))
-            answer = {"00081199": {"vr": "SQ", "Value": [ref(d) for d in dss[:1]]},
+            stored = dss if store_all else dss[:1]
+            answer = {"00081199": {"vr": "SQ", "Value": [ref(d) for d in stored]},
                       "00081198": {"vr": "SQ", "Value": [ref(d, {"00081197": {"vr": "US", "Value": [0xA700]}})
-                                                         for d in dss[1:]]}}
+                                                         for d in dss[len(stored):]]}}
             data = json.dumps(answer).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/dicom+json")
@@ -838,8 +868,86 @@ def partial_stow_server():
         def log_message(self, *args):
             pass
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if ssl_context:
+        server.socket = ssl_context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, got
+
+
+def case_stowrs_auth(a, work):
+    if not os.path.exists(nh.DICOMWEB_PLUGIN):
+        check(f"Orthanc's DICOMweb plugin ({nh.DICOMWEB_PLUGIN}; Debian: orthanc-dicomweb)", False)
+        return
+    import ssl
+    p = make_certificates(work)
+    for name, text in (("password", "s3cret-pw\n"), ("wrong", "guessed-pw\n"), ("token", "tok-one\n")):
+        with open(p(name), "w") as f:
+            f.write(text)
+    ct = os.path.join(work, "ct")
+    study, _, _ = nh.make_series(ct)
+    orthanc = nh.Orthanc(os.path.join(work, "orthanc"), {}, dicomweb=True, users={"swinrun": "s3cret-pw"})
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(p("archive.pem"), p("archive.key"))
+    ctx.load_verify_locations(p("ca.pem"))
+    ctx.verify_mode = ssl.CERT_REQUIRED  # mutual TLS: the node's certificate, signed by ca
+    token = ["tok-one"]
+    stub, got = stow_server(store_all=True, token=token, ssl_context=ctx)
+    web, secure = f"http://127.0.0.1:{orthanc.http}/dicom-web", f"https://127.0.0.1:{stub.server_port}/dw"
+    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model,
+                   delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
+                   destinations=[{"name": "web", "kind": "stowrs", "url": web, "user": "swinrun",
+                                  "password_file": p("password")},
+                                 {"name": "wrongpw", "kind": "stowrs", "url": web, "user": "swinrun",
+                                  "password_file": p("wrong")},
+                                 {"name": "mtls", "kind": "stowrs", "url": secure, "token_file": p("token"),
+                                  "tls": {"certificate": p("node.pem"), "private_key": p("node.key"),
+                                          "ca": p("ca.pem")}},
+                                 {"name": "nocert", "kind": "stowrs", "url": secure, "token_file": p("token"),
+                                  "tls": {"ca": p("ca.pem")}}])
+    try:
+        if not (orthanc.start() and node.start()):
+            return
+        nh.storescu(node.port, nh.files_of(ct))
+        wait_for("the job in the dead letters (a wrong password, no client certificate)", lambda: node.jobs("dead"),
+                 timeout=60)
+        have = delivered_to(orthanc, study)
+        check("HTTP Basic to Orthanc (its users on): the SEG and RT Structure Set, once",
+              have and len(have.get("SEG", [])) == 1 and len(have.get("RTSTRUCT", [])) == 1,
+              str({k: len(v) for k, v in (have or {}).items()}))
+        failed = {d: [e["reason"] for e in node.events("delivery_failed") if e["destination"] == d]
+                  for d in ("wrongpw", "nocert")}
+        check("a wrong password: 2 tries, HTTP 401, 'refused the credentials'", len(failed["wrongpw"]) == 2
+              and "HTTP 401" in failed["wrongpw"][0] and "refused the credentials" in failed["wrongpw"][0],
+              str(failed["wrongpw"][:1])[:200])
+        check("https without the client certificate: 2 tries, refused in the handshake, no request reached the "
+              "server", len(failed["nocert"]) == 2 and all(cn == "node" for _, _, cn in got),
+              str(failed["nocert"][:1])[:200])
+        check("mutual TLS and a bearer token: one request, the node's certificate, 'Bearer tok-one', both outputs",
+              [(sorted(m), auth, cn) for m, auth, cn in got] == [(["RTSTRUCT", "SEG"], "Bearer tok-one", "node")],
+              str(got)[:200])
+        dead = node.jobs("dead")
+        reason = open(os.path.join(node.spool, "dead", dead[0], "reason.txt")).read() if dead else ""
+        check("destinations apart: the ones after a failing one delivered, dead/JOB/reason.txt names the two given up",
+              "wrongpw: not delivered after 2 tries" in reason and "nocert: not delivered after 2 tries" in reason
+              and "web:" not in reason and "mtls:" not in reason, reason.strip()[:240])
+        # the token rotated in its file: the next delivery carries the new one
+        with open(p("token"), "w") as f:
+            f.write("tok-two\n")
+        token[0] = "tok-two"
+        ct2 = os.path.join(work, "ct2")
+        nh.make_series(ct2, seed=9)
+        nh.storescu(node.port, nh.files_of(ct2))
+        wait_for("the second study delivered to the TLS server", lambda: len(got) == 2, timeout=60)
+        check("the token file re-read at each delivery: the second request carries 'Bearer tok-two'",
+              len(got) == 2 and got[1][1] == "Bearer tok-two", str([g[1] for g in got]))
+        wait_for("both jobs settled", lambda: len(node.jobs("dead")) == 2, timeout=60)
+        with open(node.log) as f:
+            log = f.read()
+        check("no password or token in the event log", not any(x in log for x in ("s3cret", "guessed", "tok-")))
+    finally:
+        node.stop()
+        orthanc.stop()
+        stub.shutdown()
 
 
 LOAD_STUDIES, LOAD_SENDERS, LOAD_WORKERS, LOAD_SLICES = 20, 4, 2, 32

@@ -421,7 +421,12 @@ def node_config_seeds(out):
                               {"name": "archive", "ae_title": "ARCHIVE", "host": "10.0.0.6", "port": 2762,
                                "tls": {"certificate": "/etc/swinrun/node.pem", "private_key": "/etc/swinrun/node.key",
                                        "verify_peer": False}},
-                              {"name": "web", "kind": "stowrs", "url": "https://pacs.example.org/dicom-web"}])
+                              {"name": "web", "kind": "stowrs", "url": "https://pacs.example.org/dicom-web",
+                               "token_file": "/etc/swinrun/token",
+                               "tls": {"certificate": "/etc/swinrun/node.pem", "private_key": "/etc/swinrun/node.key",
+                                       "ca": "/etc/swinrun/ca.pem"}},
+                              {"name": "basic", "kind": "stowrs", "url": "http://127.0.0.1:8042/dicom-web",
+                               "user": "swinrun", "password_file": "/etc/swinrun/password"}])
     for name, cfg in (("small.json", small), ("full.json", full)):
         with open(os.path.join(d, name), "w") as f:
             json.dump(cfg, f, indent=1)

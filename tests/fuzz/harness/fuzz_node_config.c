@@ -42,14 +42,17 @@ static void check_accepted(const struct node_config *c)
     bad |= !tls_ok(&c->tls, 1);
     for (int i = 0; i < c->ncallers; i++) bad |= !ae_ok(c->callers[i].ae);
     for (int i = 0; i < c->ndests; i++)
-        bad |= (c->dests[i].kind == NODE_DEST_STOWRS
-                    ? !url_ok(c->dests[i].url) || c->dests[i].ae[0] || c->dests[i].host[0] || c->dests[i].port ||
-                          c->dests[i].tls.on
-                    : !ae_ok(c->dests[i].ae) || !c->dests[i].host[0] || c->dests[i].port < 1 ||
-                          c->dests[i].port > 65535 || c->dests[i].url[0]) ||
-               !c->dests[i].name[0] || !tls_ok(&c->dests[i].tls, 0) ||
-               strspn(c->dests[i].name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                        "0123456789_-") != strlen(c->dests[i].name);
+        bad |=
+            (c->dests[i].kind == NODE_DEST_STOWRS
+                 ? !url_ok(c->dests[i].url) || c->dests[i].ae[0] || c->dests[i].host[0] || c->dests[i].port ||
+                       (c->dests[i].tls.on && (strncmp(c->dests[i].url, "https://", 8) || !c->dests[i].tls.verify_peer))
+                 : !ae_ok(c->dests[i].ae) || !c->dests[i].host[0] || c->dests[i].port < 1 || c->dests[i].port > 65535 ||
+                       c->dests[i].url[0] || c->dests[i].user[0] || c->dests[i].token_file[0]) ||
+            !c->dests[i].user[0] != !c->dests[i].password_file[0] ||
+            (c->dests[i].user[0] && (c->dests[i].token_file[0] || strchr(c->dests[i].user, ':'))) ||
+            !c->dests[i].name[0] || !tls_ok(&c->dests[i].tls, 0) ||
+            strspn(c->dests[i].name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-") != strlen(c->dests[i].name);
     for (int k = 0; k < 3; k++) bad |= c->cube[k] % 32 != 0 || c->cube[k] < 0 || c->cube[k] > 1024;
     bad |= c->load.norm_groups < 0 || c->load.norm_groups > 4096 || c->load.merge_order < SWIN_MERGE_ORDER_DEFAULT ||
            c->load.merge_order > SWIN_MERGE_ORDER_V2;
