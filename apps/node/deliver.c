@@ -74,16 +74,15 @@ static double seconds_since_queued(const char *job)
 }
 
 /* Moves the job to the dead letters: its reason the given-up destinations' last failures. */
-static void give_up(struct node_deliver *d, const char *job, const struct delivery_try *t, const char *only_reason)
+static void give_up(struct node_deliver *d, const char *job, const struct delivery_try *t)
 {
     const struct node_config *cfg = d->cfg;
     char reason[NODE_MAX_DESTS * (DELIVERY_REASON_MAX + 80)] = "", names[NODE_MAX_DESTS * 34] = "";
     size_t r = 0, k = 0;
     for (int i = 0; i < cfg->ndests; i++) {
-        if (t ? !t->gave_up[i] : !!strcmp(cfg->dests[i].name, only_reason ? only_reason : "")) continue;
+        if (!t->gave_up[i]) continue;
         r += (size_t)snprintf(reason + r, sizeof reason - r, "%s%s: not delivered after %d tries: %s", r ? "\n" : "",
-                              cfg->dests[i].name, t ? t->tries[i] : cfg->attempts,
-                              t ? t->reason[i] : "out of memory for its tries");
+                              cfg->dests[i].name, t->tries[i], t->reason[i]);
         k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", cfg->dests[i].name);
         if (r >= sizeof reason || k >= sizeof names) break;
     }
@@ -142,7 +141,10 @@ static void deliver_job(struct node_deliver *d, const char *job)
         pthread_mutex_unlock(&d->lock);
         log_attempt(job, dest->name, tries, cfg, err.msg);
         if (!t) { /* no memory to count its tries: given up now, as after its last */
-            give_up(d, job, NULL, dest->name);
+            struct delivery_try alone = {0};
+            alone.tries[i] = 1, alone.gave_up[i] = true;
+            snprintf(alone.reason[i], sizeof alone.reason[i], "%s", err.msg);
+            give_up(d, job, &alone);
             return;
         }
         failed |= tries >= cfg->attempts, pending |= tries < cfg->attempts;
@@ -153,7 +155,7 @@ static void deliver_job(struct node_deliver *d, const char *job)
         struct delivery_try copy = *find(d, job);
         forget(d, job);
         pthread_mutex_unlock(&d->lock);
-        give_up(d, job, &copy, NULL);
+        give_up(d, job, &copy);
         return;
     }
     char record[256];
