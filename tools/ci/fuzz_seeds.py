@@ -21,7 +21,7 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
        uncompressed, RLE and JPEG 2000, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
-       and a safetensors file with a SwinUNETR's keys), pickle/ (data.pkl of each TEST_DATA/ckpt case) and
+       and a safetensors file with a SwinUNETR's keys, a torch.export archive), pickle/ (data.pkl of each TEST_DATA/ckpt case) and
        large_files/ (large_files.yml files in the forms swinrun fetch reads, and a metadata.json),
        node_config/ (swinrun serve's configuration: the smallest accepted, and one with every key).
 """
@@ -372,6 +372,7 @@ def ckpt_seeds(test_data, out):
             if n.endswith("/data.pkl"):
                 open(os.path.join(pk, "script.pkl"), "wb").write(z.read(n))
     os.remove(script)
+    pt2_seed({k: v for i, (k, v) in enumerate(tiny.items()) if i < 12 or k in keep}, os.path.join(ck, "tiny.pt2"))
     for case in sorted(os.listdir(os.path.join(test_data, "ckpt"))):
         f = os.path.join(test_data, "ckpt", case, "model.pt")
         if os.path.isfile(f):
@@ -379,6 +380,57 @@ def ckpt_seeds(test_data, out):
                 name = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
                 with open(os.path.join(pk, case + ".pkl"), "wb") as o:
                     o.write(z.read(name))
+
+
+def pt2_seed(tiny, path):
+    """A few tensors as a torch.export archive (weights/checkpoint/pt2.c) with a small hand-made graph of
+    what the reader looks at: a group_norm, layer norms with and without weights, the first
+    PatchMerging's 8 slice chains into a cat, and a user input of (1, 1, 64, 64, 64)."""
+    import zipfile
+    codes = {torch_dtype: code for torch_dtype, code in ((np.float32, 7), (np.int64, 5))}
+    cfg, files = {}, {}
+    for i, (k, v) in enumerate(tiny.items()):
+        a = v.numpy()
+        files[f"weight_{i}"] = a.tobytes()
+        cfg[k] = {"path_name": f"weight_{i}", "is_param": True, "use_pickle": False,
+                  "tensor_meta": {"dtype": codes[a.dtype.type], "sizes": [{"as_int": d} for d in a.shape],
+                                  "strides": [{"as_int": st // a.itemsize} for st in a.strides],
+                                  "storage_offset": {"as_int": 0}}}
+
+    def node(target, inputs, out, module=""):
+        return {"target": target, "inputs": [{"name": n, "arg": a} for n, a in inputs],
+                "outputs": [{"as_tensor": {"name": out}}],
+                "metadata": {"nn_module_stack": f"L__self__,,monai.networks.nets.swin_unetr.SwinUNETR{module}"}}
+    merging = ";L__self__swinViT.layers1.0.downsample,swinViT.layers1.0.downsample," \
+              "monai.networks.nets.swin_unetr.PatchMerging"
+    nodes = [node("torch.ops.aten.group_norm.default", [("input", {"as_tensor": {"name": "x_in"}}),
+                                                       ("num_groups", {"as_int": 3})], "gn"),
+             node("torch.ops.aten.layer_norm.default", [("weight", {"as_tensor": {"name": "w"}})], "ln1"),
+             node("torch.ops.aten.layer_norm.default", [("weight", {"as_none": True})], "ln2")]
+    cat = []
+    for m, off in enumerate(((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 0), (0, 1, 1), (1, 1, 1))):
+        prev = "ln1"
+        for dim in (1, 2, 3):
+            name = f"slice_{m}_{dim}"
+            nodes.append(node("torch.ops.aten.slice.Tensor", [("self", {"as_tensor": {"name": prev}}),
+                                                              ("dim", {"as_int": dim}),
+                                                              ("start", {"as_int": off[dim - 1]}),
+                                                              ("end", {"as_int": 9223372036854775807}),
+                                                              ("step", {"as_int": 2})], name, merging))
+            prev = name
+        cat.append({"name": prev})
+    nodes.append(node("torch.ops.aten.cat.default", [("tensors", {"as_tensors": cat}), ("dim", {"as_int": -1})],
+                      "cat", merging))
+    graph = {"graph_module": {"graph": {"nodes": nodes, "tensor_values": {"x_in": {"sizes": [
+        {"as_int": d} for d in (1, 1, 64, 64, 64)]}}},
+        "signature": {"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "x_in"}}}}]}}}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("tiny/archive_format", "pt2")
+        z.writestr("tiny/byteorder", "little")
+        z.writestr("tiny/data/weights/model_weights_config.json", json.dumps({"config": cfg}))
+        for name, data in files.items():
+            z.writestr(f"tiny/data/weights/{name}", data)
+        z.writestr("tiny/models/model.json", json.dumps(graph))
 
 
 def large_files_seeds(out):

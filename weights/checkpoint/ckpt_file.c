@@ -83,6 +83,7 @@ swin_status swin_ckpt_open(const char *path, struct swin_ckpt_file *c, swin_erro
     c->path = path;
     c->says_normalize = c->says_merging_v2 = c->says_group_norm = -1;
     c->says_norm_groups = 0;
+    c->says_source = "the pickled module";
     c->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (c->fd < 0) return FAIL(SWIN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;

@@ -1,6 +1,7 @@
 /* A weights file as a state dict: a PyTorch checkpoint (the zip torch.save writes,
  * torch_zip.c), a TorchScript module (the zip torch.jit.save writes: the module's parameters
- * and buffers, torch_zip.c) or a .safetensors file (safetensors.c), told apart by content. Either way the
+ * and buffers, torch_zip.c), a torch.export archive (.pt2, pt2.c) or a .safetensors file
+ * (safetensors.c), told apart by content. Either way the
  * result is the state dict's entries with their keys (a DataParallel `module.` or a
  * Lightning `model.`/`net.` prefix stripped), each a tensor record pointing at its storage
  * in the file, checked to lie inside it; payloads are read later, straight from the file. */
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/json.h"
+#include "core/model.h"
 #include "weights/onnx/onnx_file.h"
 #include "weights/checkpoint/pickle.h"
 #include "weights/checkpoint/zip_reader.h"
@@ -43,6 +45,10 @@ struct swin_ckpt_file {
      * pickled GroupNorms' num_groups (0: not kept, as in TorchScript, whose code holds it; -1:
      * they differ). */
     int says_normalize, says_merging_v2, says_group_norm, says_norm_groups;
+    const char *says_source;      /* what said them: "the pickled module", "the exported graph" */
+    bool says_order;              /* the graph gave its patch merging's sub-grid order (pt2.c) */
+    swin_merge_order order;
+    int says_cube[3];             /* the graph's static input (D, H, W); 0 where it does not say */
     /* owned */
     struct swin_zip zip;
     struct swin_pickle pk;
@@ -84,5 +90,9 @@ void swin_ckpt_as_onnx_file(const struct swin_ckpt_file *c, struct swin_onnx_fil
 /* Used by torch_zip.c and safetensors.c: fill c->t, c->n, c->format, c->where. */
 swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err);
 swin_status swin_safetensors_read(struct swin_ckpt_file *c, swin_error *err);
+/* torch_zip.c found ARCHIVE/data/weights/model_weights_config.json (config): a torch.export
+ * archive (pt2.c); prefix is "ARCHIVE/", c->zip open. */
+swin_status swin_pt2_read(struct swin_ckpt_file *c, const char *prefix, const struct swin_zip_entry *config,
+                          swin_error *err);
 
 #endif

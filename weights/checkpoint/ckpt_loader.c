@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "weights/onnx/bind.h"
+#include "weights/onnx/merge.h"
 #include "weights/checkpoint/ckpt_walk.h"
 
 #define BN_EPS 1e-5f   /* MONAI's BatchNorm3d default; a state dict does not store it */
@@ -66,18 +67,26 @@ static swin_status settle_unweighted(const struct swin_ckpt_file *c, const struc
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's patch merging is PatchMergingV2 ('mergingv2'), but the "
                               "merge order given is MONAI < 1.5 'merging'", c->path);
     if (no_normalize && c->says_normalize == 1)
-        return swin_error_set(err, SWIN_ERR_MODEL, "%s: the pickled SwinUNETR has normalize=True, but normalize=False was "
-                              "given", c->path);
-    const char *merge_from = mk != SWIN_MERGE_V15 ? "option" : c->says_merging_v2 == 1 ? "the module's classes" : "default";
-    const char *normalize_from = no_normalize ? "option" : c->says_normalize >= 0 ? "the pickled module" : "default";
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: %s says normalize=True, but normalize=False was given", c->path,
+                              c->says_source);
+    if (c->says_order && mk != SWIN_MERGE_V15 &&
+        memcmp(c->order, mk == SWIN_MERGE_PRE15 ? swin_merge_order_pre15 : swin_merge_order_v2, sizeof c->order))
+        return swin_error_set(err, SWIN_ERR_MODEL, "%s: %s merges its sub-grids in another order than the merge order "
+                              "given", c->path, c->says_source);
+    const char *merge_from = c->says_order                ? c->says_source
+                             : mk != SWIN_MERGE_V15        ? "option"
+                             : c->says_merging_v2 == 1     ? "the module's classes"
+                                                           : "default";
+    const char *normalize_from = no_normalize ? "option" : c->says_normalize >= 0 ? c->says_source : "default";
     if (c->says_merging_v2 == 1) mk = SWIN_MERGE_V2;
     if (c->says_normalize == 0) no_normalize = true;
     const int (*order)[3] = mk == SWIN_MERGE_PRE15 ? swin_merge_order_pre15 : mk == SWIN_MERGE_V2 ? swin_merge_order_v2
                                                                                                : swin_merge_order_v15;
-    memcpy(out->cfg.merge_order, order, sizeof(swin_merge_order));
-    out->cfg.merge_kind = mk == SWIN_MERGE_PRE15 || mk == SWIN_MERGE_V2 ? mk : SWIN_MERGE_V15;
+    memcpy(out->cfg.merge_order, c->says_order ? (const int(*)[3])c->order : order, sizeof(swin_merge_order));
+    out->cfg.merge_kind = c->says_order ? swin_merge_kind_of(out->cfg.merge_order)
+                          : mk == SWIN_MERGE_PRE15 || mk == SWIN_MERGE_V2 ? mk : SWIN_MERGE_V15;
     out->cfg.normalize = !no_normalize;
-    describe(c, out, normalize_from, merge_from, opts && opts->norm_groups ? "option" : "the pickled module");
+    describe(c, out, normalize_from, merge_from, opts && opts->norm_groups ? "option" : c->says_source);
     return SWIN_OK;
 }
 
@@ -120,6 +129,7 @@ swin_status swin_ckpt_load(const char *path, const struct swin_ckpt_load_opts *o
         if (!st) st = swin_ckpt_walk(&c, out, &w, &e);
         if (!st) {
             st = settle_unweighted(&c, opts, out, &e);
+            memcpy(out->cfg.cube, c.says_cube, sizeof out->cfg.cube);
             if (!st) describe_storage(&w, out);
             struct swin_onnx_file f;
             struct swin_onnx_side_file side;

@@ -311,6 +311,17 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
         }
     }
     if (!pkl) {
+        for (int i = 0; i < c->zip.n; i++) { /* torch.export.save's archive: ARCHIVE/data/weights/... */
+            const char *nm = c->zip.entries[i].name, *sl = strchr(nm, '/');
+            if (sl && !strcmp(sl, "/data/weights/model_weights_config.json")) {
+                char prefix[512];
+                size_t pn = (size_t)(sl - nm) + 1;
+                if (pn >= sizeof prefix) return FAIL(SWIN_ERR_FORMAT, "%s: archive name too long", c->path);
+                memcpy(prefix, nm, pn);
+                prefix[pn] = 0;
+                return swin_pt2_read(c, prefix, &c->zip.entries[i], err);
+            }
+        }
         for (int i = 0; i < c->zip.n; i++) {
             const char *nm = c->zip.entries[i].name, *cf = strstr(nm, "configs/metadata.json");
             if (cf && (cf == nm || cf[-1] == '/') && !cf[strlen("configs/metadata.json")])
