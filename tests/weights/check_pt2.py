@@ -8,7 +8,8 @@ random weights as tools/export/export_swin_unetr.py draws them):
                    three read from the graph (the state dict alone needs three options)
     v2             use_v2, downsample='mergingv2', affine instance norm
 `swinrun info` takes the export's input size as the cube; refusals, exit 2 in one line: --norm-groups 4 on the 3-group archive; --merge-order v2 on the
-pre-1.5 archive; a weights entry pickled (use_pickle: a tensor subclass); `swinrun info` names
+pre-1.5 archive; a weights entry pickled (use_pickle: a tensor subclass); the older archive layout
+(serialized_exported_program.json) and an AOTInductor package (compiled code); `swinrun info` names
 the archive and the graph as the source of normalize, downsample and the groups.
 
     check_pt2.py SWINRUN WORKDIR"""
@@ -116,6 +117,14 @@ def main() -> int:
                 data = json.dumps(cfg).encode()
             dst.writestr(item.filename, data)
     refused(swinrun, "a pickled weights entry", ["info", pickled], "pickled (a tensor subclass)")
+    for name, entries, want in (("older layout", ("old/serialized_exported_program.json", "old/version"), "older layout"),
+                                ("AOTInductor", ("m/archive_format", "m/data/aotinductor/model/model.so"),
+                                 "an AOTInductor package")):
+        path = os.path.join(work, name.replace(" ", "_") + ".pt2")
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+            for e in entries:
+                z.writestr(e, "x")
+        refused(swinrun, f"a torch.export archive in the {name} form", ["info", path], want)
     print("PASS" if not failed else "FAILED: " + ", ".join(failed))
     return 1 if failed else 0
 

@@ -323,6 +323,16 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err)
             }
         }
         for (int i = 0; i < c->zip.n; i++) {
+            const char *nm = c->zip.entries[i].name, *sl = strchr(nm, '/');
+            if (sl && !strcmp(sl, "/serialized_exported_program.json"))
+                return FAIL(SWIN_ERR_MODEL, "%s: a torch.export archive in the older layout (it holds '%s'), which "
+                            "swinrun does not read: save it again with torch.export.save of a current PyTorch (the "
+                            "PT2 archive format), or save the state dict (torch.save(model.state_dict(), f))", c->path, nm);
+            if (sl && !strncmp(sl, "/data/aotinductor/", 18))
+                return FAIL(SWIN_ERR_MODEL, "%s: an AOTInductor package (it holds '%s'): compiled code, which swinrun "
+                            "does not run; give the torch.export.save archive or the state dict instead", c->path, nm);
+        }
+        for (int i = 0; i < c->zip.n; i++) {
             const char *nm = c->zip.entries[i].name, *cf = strstr(nm, "configs/metadata.json");
             if (cf && (cf == nm || cf[-1] == '/') && !cf[strlen("configs/metadata.json")])
                 return FAIL(SWIN_ERR_MODEL, "%s: a MONAI bundle zipped (it holds '%s'): unzip it and give the bundle's folder "
