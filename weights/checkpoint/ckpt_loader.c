@@ -30,6 +30,9 @@ static void describe(const struct swin_ckpt_file *c, struct swin_model *m, const
     if (m->cfg.norm_groups)
         snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s, CNN norms: group norm of %d "
                  "groups (%s)", normalize_from, merge_from, m->cfg.norm_groups, groups_from);
+    else if (c->says_group_norm == 0)
+        snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s, CNN norms: not group norm (%s)",
+                 normalize_from, merge_from, c->says_source);
     else
         snprintf(src->post, sizeof src->post, "the weights; normalize: %s, downsample: %s (not in the tensors); affine CNN "
                  "norms taken as instance norm (group norm has the same keys)", normalize_from, merge_from);
