@@ -97,6 +97,18 @@ swin_status node_proc_open(struct node_proc *p, const struct node_config *cfg, s
     memcpy(cp.cube, cfg->cube, sizeof cp.cube);
     cp.mem_limit = cfg->mem_limit / (size_t)cfg->workers; /* every context's plan within its share */
     for (int i = 0; i < cfg->workers && !st; i++) st = swin_context_create(p->model, &cp, &p->ctx[i], err);
+    swin_plan_info plan;
+    swin_error plan_err;
+    cp.mem_limit = 0;
+    if (st == SWIN_ERR_MEM_LIMIT && !swin_model_plan(p->model, &cp, &plan, &plan_err)) /* in the node's own terms */
+        swin_error_set(err, SWIN_ERR_MEM_LIMIT,
+                       "mem_limit %.1f MiB gives each of the %d worker(s) %.1f MiB, and a context at cube %dx%dx%d "
+                       "needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f): raise mem_limit to at least %.1f "
+                       "MiB, or run fewer workers or a smaller cube",
+                       cfg->mem_limit / 1048576.0, cfg->workers, cfg->mem_limit / (double)cfg->workers / 1048576.0,
+                       plan.cube[0], plan.cube[1], plan.cube[2], plan.total_bytes / 1048576.0,
+                       plan.weight_bytes / 1048576.0, plan.arena_bytes / 1048576.0, plan.context_bytes / 1048576.0,
+                       plan.total_bytes * (double)cfg->workers / 1048576.0);
     if (st) {
         for (int i = 0; i < cfg->workers; i++) swin_context_free(p->ctx[i]);
         swin_model_free(p->model);
