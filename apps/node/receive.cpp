@@ -11,6 +11,15 @@
 
 const char *const node_ct_classes[3] = {"1.2.840.10008.5.1.4.1.1.2", "1.2.840.10008.5.1.4.1.1.2.1",
                                         "1.2.840.10008.5.1.4.1.1.2.2"};
+const char *const node_htj2k_syntaxes[3] = {"1.2.840.10008.1.2.4.201", "1.2.840.10008.1.2.4.202",
+                                            "1.2.840.10008.1.2.4.203"};
+
+bool node_is_htj2k(const char *syntax_uid)
+{
+    for (const char *h : node_htj2k_syntaxes)
+        if (!std::strcmp(syntax_uid, h)) return true;
+    return false;
+}
 
 // PS3.5 9.1: 1 to 64 characters, digit components separated by single dots, no leading zero.
 static bool valid_uid(const char *u)

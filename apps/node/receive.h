@@ -22,6 +22,9 @@
 
 /* The CT storage classes the node takes: those swinrun's DICOM reader reads. */
 extern const char *const node_ct_classes[3];
+/* HTJ2K Lossless, Lossless RPCL and HTJ2K (PS3.5 A.4.11): syntaxes DCMTK 3.6.7 does not know. */
+extern const char *const node_htj2k_syntaxes[3];
+bool node_is_htj2k(const char *syntax_uid);
 
 /* ds: the data set as received (ownership taken; NULL allowed, refused), in transfer syntax
  * xfer; syntax: the file meta's TransferSyntaxUID when it is not xfer's (an HTJ2K data set,

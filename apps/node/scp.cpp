@@ -29,8 +29,6 @@ std::atomic<int> g_associations{0};
 std::mutex g_pool_lock;
 DcmBaseSCPPool *g_pool;
 bool g_stop; // node_scp_stop came before the pool was listening
-// HTJ2K Lossless, Lossless RPCL and HTJ2K (PS3.5 A.4.11)
-const char *const htj2k_syntaxes[] = {"1.2.840.10008.1.2.4.201", "1.2.840.10008.1.2.4.202", "1.2.840.10008.1.2.4.203"};
 
 // Whether host (a name or an address from the allow-list) is the peer's address.
 bool host_is(const char *host, const OFString &peer)
@@ -160,18 +158,12 @@ class NodeSCP : public DcmThreadSCP {
         auto *pc = static_cast<DUL_PRESENTATIONCONTEXT *>(LST_Head(l));
         (void)LST_Position(l, pc);
         for (; pc; pc = static_cast<DUL_PRESENTATIONCONTEXT *>(LST_Next(l)))
-            if (pc->result == ASC_P_ACCEPTANCE && is_htj2k(pc->acceptedTransferSyntax)) {
+            if (pc->result == ASC_P_ACCEPTANCE && node_is_htj2k(pc->acceptedTransferSyntax)) {
                 std::snprintf(relabelled_[pc->presentationContextID], sizeof relabelled_[0], "%s",
                               pc->acceptedTransferSyntax);
                 std::snprintf(pc->acceptedTransferSyntax, sizeof pc->acceptedTransferSyntax, "%s",
                               UID_JPEG2000LosslessOnlyTransferSyntax);
             }
-    }
-    static bool is_htj2k(const char *uid)
-    {
-        for (const char *h : htj2k_syntaxes)
-            if (!std::strcmp(uid, h)) return true;
-        return false;
     }
 
     void log_store(Uint16 status, const char *why)
@@ -211,7 +203,8 @@ class NodePool : public DcmBaseSCPPool {
     }
 };
 
-// The transfer syntaxes of the reader; the HTJ2K ones are relabelled after negotiation (NodeSCP).
+// The transfer syntaxes of the reader DCMTK knows; the HTJ2K ones (receive.h) join them, relabelled
+// after negotiation (NodeSCP).
 const char *const syntaxes[] = {UID_LittleEndianExplicitTransferSyntax,
                                 UID_LittleEndianImplicitTransferSyntax,
                                 UID_BigEndianExplicitTransferSyntax,
@@ -224,10 +217,7 @@ const char *const syntaxes[] = {UID_LittleEndianExplicitTransferSyntax,
                                 UID_JPEGLSLosslessTransferSyntax,
                                 UID_JPEGLSLossyTransferSyntax,
                                 UID_JPEG2000LosslessOnlyTransferSyntax,
-                                UID_JPEG2000TransferSyntax,
-                                htj2k_syntaxes[0],
-                                htj2k_syntaxes[1],
-                                htj2k_syntaxes[2]};
+                                UID_JPEG2000TransferSyntax};
 
 } // namespace
 
@@ -266,6 +256,7 @@ extern "C" swin_status node_scp_run(const struct node_config *cfg, struct node_s
     dcmSocketSendTimeout.set(cfg->timeout_s);
     OFList<OFString> all, plain;
     for (const char *s : syntaxes) all.push_back(s);
+    for (const char *s : node_htj2k_syntaxes) all.push_back(s);
     plain.push_back(UID_LittleEndianExplicitTransferSyntax);
     plain.push_back(UID_LittleEndianImplicitTransferSyntax);
     c.addPresentationContext(UID_VerificationSOPClass, plain);

@@ -220,9 +220,9 @@ def case_htj2k(a, work):
                                                               == HTJ2K_RPCL for p in nh.files_of(ct)))
     recv, recv_port = os.path.join(work, "archive"), nh.free_port()
     os.makedirs(recv)
-    archive = subprocess.Popen(["storescp", "-aet", "ARCHIVE", "-od", recv, str(recv_port)])
     node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, outputs={"seg": "binary", "rtstruct": False},
                    destinations=[{"name": "archive", "ae_title": "ARCHIVE", "host": "127.0.0.1", "port": recv_port}])
+    archive = subprocess.Popen(["storescp", "-aet", "ARCHIVE", "-od", recv, str(recv_port)])
     try:
         if not node.start():
             return
@@ -893,19 +893,20 @@ def case_stowrs_auth(a, work):
     ctx.verify_mode = ssl.CERT_REQUIRED  # mutual TLS: the node's certificate, signed by ca
     token = ["tok-one"]
     stub, got = stow_server(store_all=True, token=token, ssl_context=ctx)
-    web, secure = f"http://127.0.0.1:{orthanc.http}/dicom-web", f"https://127.0.0.1:{stub.server_port}/dw"
-    node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model,
-                   delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
-                   destinations=[{"name": "web", "kind": "stowrs", "url": web, "user": "swinrun",
-                                  "password_file": p("password")},
-                                 {"name": "wrongpw", "kind": "stowrs", "url": web, "user": "swinrun",
-                                  "password_file": p("wrong")},
-                                 {"name": "mtls", "kind": "stowrs", "url": secure, "token_file": p("token"),
-                                  "tls": {"certificate": p("node.pem"), "private_key": p("node.key"),
-                                          "ca": p("ca.pem")}},
-                                 {"name": "nocert", "kind": "stowrs", "url": secure, "token_file": p("token"),
-                                  "tls": {"ca": p("ca.pem")}}])
+    node = None
     try:
+        web, secure = f"http://127.0.0.1:{orthanc.http}/dicom-web", f"https://127.0.0.1:{stub.server_port}/dw"
+        node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model,
+                       delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
+                       destinations=[{"name": "web", "kind": "stowrs", "url": web, "user": "swinrun",
+                                      "password_file": p("password")},
+                                     {"name": "wrongpw", "kind": "stowrs", "url": web, "user": "swinrun",
+                                      "password_file": p("wrong")},
+                                     {"name": "mtls", "kind": "stowrs", "url": secure, "token_file": p("token"),
+                                      "tls": {"certificate": p("node.pem"), "private_key": p("node.key"),
+                                              "ca": p("ca.pem")}},
+                                     {"name": "nocert", "kind": "stowrs", "url": secure, "token_file": p("token"),
+                                      "tls": {"ca": p("ca.pem")}}])
         if not (orthanc.start() and node.start()):
             return
         nh.storescu(node.port, nh.files_of(ct))
@@ -946,7 +947,8 @@ def case_stowrs_auth(a, work):
             log = f.read()
         check("no password or token in the event log", not any(x in log for x in ("s3cret", "guessed", "tok-")))
     finally:
-        node.stop()
+        if node:
+            node.stop()
         orthanc.stop()
         stub.shutdown()
 

@@ -82,8 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     OFString syntax;
     ff.getMetaInfo()->findAndGetOFString(DCM_TransferSyntaxUID, syntax);
     // an HTJ2K file as the SCP hands it over: parsed as JPEG 2000, its own UID for the meta
-    const bool htj2k = syntax.compare(0, 22, "1.2.840.10008.1.2.4.20") == 0 && syntax.size() == 23 &&
-                       syntax[22] >= '1' && syntax[22] <= '3';
+    const bool htj2k = node_is_htj2k(syntax.c_str());
     const E_TransferSyntax xfer = htj2k ? EXS_JPEG2000LosslessOnly : ff.getDataset()->getOriginalXfer();
     DcmDataset *ds = ff.getAndRemoveDataset();
     char key[SPOOL_KEY_LEN + 1], why[400];
