@@ -152,10 +152,24 @@ def main() -> int:
     os.makedirs(d, exist_ok=True)
     onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
 
-    # saved by ONNX Runtime at the extended level: its private fused operators
+    # saved by ONNX Runtime at the extended level (its contrib FusedMatMul and Gelu, which swinrun
+    # reads), then one fused operator it does not: a FusedMatMul given a transpose, and the Gelu
+    # made FastGelu (the tanh approximation)
     tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "export", "transform_onnx.py")
-    subprocess.run([sys.executable, tool, "ort-extended", src, os.path.join(out, "ort_extended", "model.onnx")],
-                   check=True, stdout=subprocess.DEVNULL)
+    ext = os.path.join(out, "ort_extended", "model.onnx")
+    subprocess.run([sys.executable, tool, "ort-extended", src, ext], check=True, stdout=subprocess.DEVNULL)
+    for name, op, change in (("ort_fused_transposed", "FusedMatMul", "transB"), ("ort_fast_gelu", "Gelu", "FastGelu")):
+        m = onnx.load(ext)
+        n = next(n for n in m.graph.node if n.domain == "com.microsoft" and n.op_type == op)
+        if change == "transB":
+            kept = [a for a in n.attribute if a.name != "transB"]
+            del n.attribute[:]
+            n.attribute.extend(kept + [helper.make_attribute("transB", 1)])
+        else:
+            n.op_type = change
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
     print("ok", out)
     return 0
 

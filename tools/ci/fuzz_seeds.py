@@ -359,7 +359,9 @@ def ckpt_seeds(test_data, out):
     pool = torch.arange(64, dtype=torch.float32)
     torch.save({"a": pool[3:11].view(2, 4).t(), "b": pool[1:5], "c": pool}, os.path.join(ck, "strided.pt"))
     save_file({k: v.contiguous() for k, v in tiny.items()}, os.path.join(ck, "tiny.safetensors"))
-    # the same as a TorchScript module, its code/ records (600 source files, never read) left out
+    # the same as a TorchScript module, its code/ records (600 source files) replaced by one, deflated,
+    # of what weights/checkpoint/ts_code.c reads: group norms, layer norms with and without weights
+    # and a PatchMergingV2 whose 8 slice chains its cat takes as a named list
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
     from script_module import module_of_state_dict, module_tree
     torch.save(module_tree(tiny), os.path.join(ck, "module.pt"))   # the module pickled whole
@@ -371,6 +373,7 @@ def ckpt_seeds(test_data, out):
                 o.writestr(n, z.read(n))
             if n.endswith("/data.pkl"):
                 open(os.path.join(pk, "script.pkl"), "wb").write(z.read(n))
+                o.writestr(n[:-len("data.pkl")] + "code/__torch__/swin_unetr.py", torchscript_code(), zipfile.ZIP_DEFLATED)
     os.remove(script)
     pt2_seed({k: v for i, (k, v) in enumerate(tiny.items()) if i < 12 or k in keep}, os.path.join(ck, "tiny.pt2"))
     for case in sorted(os.listdir(os.path.join(test_data, "ckpt"))):
@@ -380,6 +383,36 @@ def ckpt_seeds(test_data, out):
                 name = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
                 with open(os.path.join(pk, case + ".pkl"), "wb") as o:
                     o.write(z.read(name))
+
+
+def torchscript_code():
+    """A TorchScript code record in the form torch.jit.trace prints a SwinUNETR's classes."""
+    chains, names = [], []
+    for m, (d, h, w) in enumerate([(0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0), (1, 0, 1), (1, 1, 0), (1, 1, 1)]):
+        src = "x"
+        for axis, start in ((0, None), (1, d), (2, h), (3, w), (4, None)):
+            name = f"_{5 * m + axis}"
+            step = "" if start is None else ", 2"
+            chains.append(f"    {name} = torch.slice({src}, {axis}, {start or 0}, 9223372036854775807{step})")
+            src = name
+        names.append(src)
+    return "\n".join([
+        "class GroupNorm(Module):",
+        "  def forward(self: __torch__.GroupNorm, argument_1: Tensor) -> Tensor:",
+        "    out = torch.group_norm(argument_1, 3, weight, bias)",
+        "    return out",
+        "class SwinTransformer(Module):",
+        "  def forward(self: __torch__.SwinTransformer, input: Tensor) -> Tensor:",
+        "    x0 = torch.layer_norm(input, [12], weight, bias)",
+        "    x1 = torch.layer_norm(x0, [12])",
+        "    return x1",
+        "class PatchMergingV2(Module):",
+        "  def forward(self: __torch__.PatchMergingV2, x: Tensor) -> Tensor:",
+        *chains,
+        f"    _40 = [{', '.join(names)}]",
+        "    input = torch.cat(_40, -1)",
+        "    return input",
+        ""]).encode()
 
 
 def pt2_seed(tiny, path):

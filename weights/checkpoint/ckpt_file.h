@@ -42,13 +42,13 @@ struct swin_ckpt_file {
      * MONAI >= 1.5 or < 1.5, which the class name cannot tell apart); says_group_norm: 1 when a
      * submodule is a GroupNorm (norm_name='group', whose state dict keys are affine instance
      * norm's), 0 when none is and some is an InstanceNorm3d or BatchNorm3d; says_norm_groups: the
-     * pickled GroupNorms' num_groups (0: not kept, as in TorchScript, whose code holds it; -1:
-     * they differ). */
+     * pickled GroupNorms' num_groups (0: not kept, as in a TorchScript module whose code does not
+     * say it; -1: they differ). */
     int says_normalize, says_merging_v2, says_group_norm, says_norm_groups;
-    const char *says_source;      /* what said them: "the pickled module", "the exported graph" */
-    bool says_order;              /* the graph gave its patch merging's sub-grid order (pt2.c) */
+    const char *says_source;      /* what said them: "the pickled module", "the exported graph", "the TorchScript module" */
+    bool says_order;              /* the graph or code gave its patch merging's sub-grid order (pt2.c, ts_code.c) */
     swin_merge_order order;
-    int says_cube[3];             /* the graph's static input (D, H, W); 0 where it does not say */
+    int says_cube[3];             /* the graph's static input or the traced input (D, H, W); 0 where not said */
     /* owned */
     struct swin_zip zip;
     struct swin_pickle pk;
@@ -92,6 +92,10 @@ swin_status swin_torch_zip_read(struct swin_ckpt_file *c, swin_error *err);
 swin_status swin_safetensors_read(struct swin_ckpt_file *c, swin_error *err);
 /* torch_zip.c found ARCHIVE/data/weights/model_weights_config.json (config): a torch.export
  * archive (pt2.c); prefix is "ARCHIVE/", c->zip open. */
+/* A TorchScript archive's ARCHIVE/code/ and ARCHIVE/traced_inputs.pkl (prefix "ARCHIVE/"):
+ * fills the says_* its module's pickled attributes left open, and says_cube (ts_code.c);
+ * what it cannot read says nothing. */
+void swin_ts_code_read(struct swin_ckpt_file *c, const char *prefix);
 swin_status swin_pt2_read(struct swin_ckpt_file *c, const char *prefix, const struct swin_zip_entry *config,
                           swin_error *err);
 

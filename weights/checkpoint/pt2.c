@@ -13,6 +13,7 @@
  *       slices and concatenation (its merge order), and the input's size (the export cube).
  * Pickled tensors (use_pickle: tensor subclasses) are refused; nothing is decompressed. */
 #include "weights/checkpoint/ckpt_file.h"
+#include "weights/onnx/merge.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -179,12 +180,7 @@ static bool merge_order_of(const json_node *nodes, swin_merge_order order)
                 if (!as_int(input(p, "dim"), &dim) || !as_int(input(p, "start"), &start) ||
                     !as_int(input(p, "step"), &step))
                     return false;
-                if (dim >= 1 && dim <= 3) {
-                    if (step != 2 || start > 1 || off[dim - 1] >= 0) return false;
-                    off[dim - 1] = (int)start;
-                } else if (step != 1 || start != 0) {
-                    return false;
-                }
+                if (!swin_merge_slice_take(off, dim, start, step)) return false;
                 p = producer(nodes,
                              swin_json_text(swin_json_get(swin_json_get(input(p, "self"), "as_tensor"), "name")));
             }

@@ -2,8 +2,8 @@
  * ARCHIVE/data/KEY (one storage each, raw little-endian elements), ARCHIVE/byteorder,
  * ARCHIVE/version. The state dict is found in the pickle's inert tree (pickle.h), or made from
  * a whole module torch.save(model) pickled. The zip torch.jit.save writes has the same records
- * plus ARCHIVE/code/ (the TorchScript source, never read) and ARCHIVE/constants.pkl; its data.pkl
- * is the module, walked into a state dict the same way. */
+ * plus ARCHIVE/code/ (the TorchScript source, read as text by ts_code.c) and
+ * ARCHIVE/constants.pkl; its data.pkl is the module, walked into a state dict the same way. */
 #include "weights/checkpoint/ckpt_file.h"
 #include "core/model.h"
 
@@ -275,8 +275,11 @@ static swin_status read_script(struct swin_ckpt_file *c, const char *prefix, swi
                     "save the model's state_dict() with torch.save, or export it to ONNX", c->path,
                     root->kind == PK_OBJECT || root->kind == PK_GLOBAL ? root->s : "a plain value");
     snprintf(c->format, sizeof c->format, "TorchScript module (torch.jit.save)");
+    c->says_source = "the TorchScript module";
     snprintf(c->where, sizeof c->where, "the attributes of module '%s'", root->s + 10);
-    return read_module(c, prefix, root, err);
+    swin_status st = read_module(c, prefix, root, err);
+    if (!st) swin_ts_code_read(c, prefix);
+    return st;
 }
 
 /* A whole module torch.save(model) pickled: the top level, or under one of the keys a state

@@ -1,5 +1,7 @@
 #include "weights/checkpoint/zip_reader.h"
 
+#include <libdeflate.h>
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -192,6 +194,7 @@ static swin_status read_central(struct swin_zip *z, uint64_t cd_off, uint64_t cd
         }
         e->data_off = data;
         e->size = csize;
+        e->usize = usize;
         e->method = method;
         spans[2 * i] = local;
         spans[2 * i + 1] = data + csize;
@@ -275,4 +278,31 @@ swin_status swin_zip_read(const struct swin_zip *z, const struct swin_zip_entry 
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: read of %zu bytes at %llu past the end of zip entry '%s'", z->path, len,
                               (unsigned long long)off, e->name);
     return swin_pread_exact(z->fd, z->path, e->data_off + off, len, dst, err);
+}
+
+swin_status swin_zip_inflate(const struct swin_zip *z, const struct swin_zip_entry *e, void *dst, size_t cap, size_t *len,
+                             swin_error *err)
+{
+    if (e->usize > cap)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: zip entry '%s' declares %llu bytes, over the %zu read", z->path, e->name,
+                              (unsigned long long)e->usize, cap);
+    *len = (size_t)e->usize;
+    if (!e->method) return swin_zip_read(z, e, 0, (size_t)e->size, dst, err);
+    if (e->method != 8)
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: zip entry '%s' is compressed by method %d, not deflate", z->path,
+                              e->name, e->method);
+    if (e->size > (uint64_t)cap + cap / 8 + 1024)   /* deflate never grows text by more */
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: zip entry '%s' has %llu deflated bytes for %llu", z->path, e->name,
+                              (unsigned long long)e->size, (unsigned long long)e->usize);
+    void *in = malloc((size_t)e->size + 1);
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    swin_status st = !in || !d ? swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory inflating '%s'", z->path, e->name)
+                               : swin_pread_exact(z->fd, z->path, e->data_off, (size_t)e->size, in, err);
+    size_t got = 0;
+    if (!st && (libdeflate_deflate_decompress(d, in, (size_t)e->size, dst, *len, &got) != LIBDEFLATE_SUCCESS || got != *len))
+        st = swin_error_set(err, SWIN_ERR_FORMAT, "%s: zip entry '%s' does not inflate to the %zu bytes it declares", z->path,
+                            e->name, *len);
+    if (d) libdeflate_free_decompressor(d);
+    free(in);
+    return st;
 }

@@ -1,7 +1,10 @@
 /* A reader of the zip container torch.save writes: stored (uncompressed) entries only,
  * ZIP64 records, every offset and length checked against the file before it is used.
  *
- * Nothing is ever decompressed: a compressed entry is listed but reading it fails. Refused:
+ * Storages are read only when stored: swin_zip_read refuses a compressed entry. The one
+ * decompression is swin_zip_inflate, of a deflated entry into a caller's buffer of its declared
+ * size, for text torch.jit.save deflates (the TorchScript code): its output cannot exceed that
+ * buffer, however the bytes are crafted. Refused:
  * encrypted entries, names that are empty, absolute, hold a `..`
  * component, a backslash or a control byte, duplicate names, entries that overlap each
  * other or the central directory (the trick of non-recursive zip bombs), and a local header
@@ -19,7 +22,8 @@ struct swin_zip_entry {
     char *name;
     uint64_t data_off;   /* where the entry's bytes start in the file */
     uint64_t size;       /* bytes in the file */
-    int method;          /* 0 stored; anything else is indexed (names tell what the archive is) but never read */
+    uint64_t usize;      /* bytes once inflated, as the central directory declares them (size when stored) */
+    int method;          /* 0 stored, 8 deflated; any other is indexed (names tell what the archive is) but never read */
 };
 
 struct swin_zip {
@@ -40,6 +44,11 @@ const struct swin_zip_entry *swin_zip_find(const struct swin_zip *z, const char 
 /* Reads len bytes from offset off of entry e (off + len within the entry). */
 swin_status swin_zip_read(const struct swin_zip *z, const struct swin_zip_entry *e, uint64_t off, size_t len, void *dst,
                           swin_error *err);
+
+/* The whole entry e, stored or deflated, into dst (cap bytes); *len: e->usize. Fails where
+ * usize exceeds cap or the deflate stream does not inflate to exactly usize bytes. */
+swin_status swin_zip_inflate(const struct swin_zip *z, const struct swin_zip_entry *e, void *dst, size_t cap, size_t *len,
+                             swin_error *err);
 
 /* pread of exactly len bytes at off of fd, failing with a message naming path. */
 swin_status swin_pread_exact(int fd, const char *path, uint64_t off, size_t len, void *dst, swin_error *err);

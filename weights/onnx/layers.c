@@ -149,6 +149,26 @@ static const struct swin_onnx_tensor *transposed_weight(const struct swin_onnx_i
     return is_float_const(w, 2) && (np < 0 || (np == 2 && perm[0] == 1 && perm[1] == 0)) ? w : NULL;
 }
 
+/* ONNX Runtime's FusedMatMul (extended optimisation level): alpha * op(A) @ op(B). Of two
+ * activations with nothing transposed it is an attention product, q k^T (k already transposed)
+ * with the 1/sqrt(head dim) Mul folded into alpha, or attn @ v: a plain operator, as MatMul is.
+ * 0, or -1 for any other use (a Linear layer's weight would go unbound). */
+static int fused_matmul(const struct swin_onnx_index *g, int i, swin_error *err)
+{
+    const SwinOnnx__NodeProto *n = g->f->nodes[i];
+    static const char *const trans[] = {"transA", "transB", "transBatchA", "transBatchB"};
+    bool plain = n->n_input == 2 && !swin_onnx_index_tensor(g, swin_onnx_node_in(n, 0)) &&
+                 !swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
+    for (size_t k = 0; k < sizeof trans / sizeof *trans; k++) plain = plain && !swin_onnx_node_attr_int(n, trans[k], 0);
+    if (plain) return 0;
+    node_err(g, i, SWIN_ERR_MODEL,
+             "an ONNX Runtime FusedMatMul with a constant input or a transpose (a fused Linear layer), which only ONNX "
+             "Runtime can run; re-save the model at the basic level (SessionOptions.graph_optimization_level = "
+             "ORT_ENABLE_BASIC) or use the original export",
+             err);
+    return -1;
+}
+
 /* Recognises node i; *l->kind is set and 1 returned when it carries weights, 0 when it is a
  * plain operator, -1 on error. rm: the ReduceMean nodes a decomposed LayerNorm ending here
  * uses (else left alone). */
@@ -158,6 +178,9 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
     const char *op = n->op_type ? n->op_type : "";
     memset(l, 0, sizeof *l);
     l->node = i;
+    if (n->domain && !strcmp(n->domain, "com.microsoft") && !strcmp(op, "FusedMatMul")) return fused_matmul(g, i, err);
+    if (n->domain && !strcmp(n->domain, "com.microsoft") && !strcmp(op, "Gelu") && n->n_input == 1)
+        return 0;   /* ONNX Runtime's fusion of the exact erf GELU's Div/Erf/Add/Mul (its FastGelu is tanh's) */
     if (n->domain && !strncmp(n->domain, "com.microsoft", 13)) {
         node_err(g, i, SWIN_ERR_MODEL,
                  "an ONNX Runtime fused operator: this file was saved by ONNX Runtime at the extended or all optimisation "

@@ -76,3 +76,12 @@ enum swin_merge_kind swin_merge_kind_of(swin_merge_order order)
     if (!memcmp(order, swin_merge_order_v2, sizeof(swin_merge_order))) return SWIN_MERGE_V2;
     return SWIN_MERGE_OTHER;
 }
+
+bool swin_merge_slice_take(int off[3], int64_t axis, int64_t start, int64_t step)
+{
+    if (axis < 0) axis += RANK;
+    if (axis < 1 || axis > 3) return (axis == 0 || axis == RANK - 1) && step == 1 && start == 0;
+    if (step != 2 || (start != 0 && start != 1) || off[axis - 1] >= 0) return false;
+    off[axis - 1] = (int)start;
+    return true;
+}
