@@ -207,10 +207,10 @@ static swin_status limits(struct ctx *c, const json_node *o, struct node_config 
     return st;
 }
 
-/* {certificate, private_key, ca, verify_peer}; server: the listening side, which must have its
- * own certificate. */
-/* server: the listening side's (certificate and key required); web: a STOW-RS destination's
- * (https verifies the server always, against ca or the system's trusted certificates). */
+/* {certificate, private_key, ca, crl, peer_name, verify_peer}. server: the listening side's
+ * (certificate and key required; no peer_name: callers are known by certificate and AE title);
+ * web: a STOW-RS destination's (https verifies the server always, against ca or the system's
+ * trusted certificates, and its name against the URL's host: no peer_name either). */
 static swin_status tls(struct ctx *c, const json_node *o, const char *parent, bool server, bool web, struct node_tls *t)
 {
     char path[64];
@@ -222,10 +222,18 @@ static swin_status tls(struct ctx *c, const json_node *o, const char *parent, bo
         if (!strcmp(m->key, "certificate")) st = text(c, m, sizeof t->certificate, t->certificate, "a PEM file");
         else if (!strcmp(m->key, "private_key")) st = text(c, m, sizeof t->private_key, t->private_key, "a PEM file");
         else if (!strcmp(m->key, "ca")) st = text(c, m, sizeof t->ca, t->ca, "a PEM file of trusted certificates");
+        else if (!strcmp(m->key, "crl")) st = text(c, m, sizeof t->crl, t->crl, "a PEM file of revoked certificates");
+        else if (!strcmp(m->key, "peer_name") && !server && !web)
+            st = text(c, m, sizeof t->peer_name, t->peer_name, "the host name or address the peer's certificate names");
         else if (!strcmp(m->key, "verify_peer")) st = boolean(c, m, &t->verify_peer);
-        else st = unknown(c, path, m, "certificate, private_key, ca, verify_peer");
+        else st = unknown(c, path, m, server || web ? "certificate, private_key, ca, crl, verify_peer"
+                                                    : "certificate, private_key, ca, crl, peer_name, verify_peer");
     }
     if (st) return st;
+    if (t->peer_name[0] && !t->verify_peer)
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s.peer_name is checked only with verify_peer", c->file, path);
+    if (t->crl[0] && !t->verify_peer)
+        return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s.crl is checked only with verify_peer", c->file, path);
     if (server && (!t->certificate[0] || !t->private_key[0]))
         return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs certificate and private_key", c->file, path);
     if (!t->certificate[0] != !t->private_key[0])
@@ -386,6 +394,8 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
             st = tls(c, tls_node, parent, false, d->kind == NODE_DEST_STOWRS, &d->tls);
         }
         if (!st) st = dest_complete(c, parent, d);
+        if (!st && d->kind == NODE_DEST_DIMSE && d->tls.on && d->tls.verify_peer && !d->tls.peer_name[0])
+            memcpy(d->tls.peer_name, d->host, sizeof d->tls.peer_name); /* both NODE_HOST_MAX, host terminated */
         for (int j = 0; !st && j + 1 < cfg->ndests; j++)
             if (!strcmp(cfg->dests[j].name, d->name))
                 st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: two destinations named \"%s\"", c->file, d->name);

@@ -30,6 +30,10 @@ struct node_tls {
     char certificate[NODE_PATH_MAX];
     char private_key[NODE_PATH_MAX];
     char ca[NODE_PATH_MAX]; /* trusted certificates, one PEM file */
+    char crl[NODE_PATH_MAX]; /* revoked certificates, one PEM file: the peer's is checked against it */
+    /* a DIMSE destination's: the name its certificate must carry (DNS name or IP address; the
+     * destination's host unless given) */
+    char peer_name[NODE_HOST_MAX];
     bool verify_peer;
 };
 

@@ -1,5 +1,6 @@
 // Sending the outputs to a destination (scu.h).
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,6 +76,12 @@ extern "C" swin_status node_send(const struct node_dest *d, const char *ae, int 
     OFCondition c = scu.initNetwork();
     if (c.good() && tls) c = scu.useSecureConnection(tls.get()); // on the network initNetwork made
     if (c.good()) c = scu.negotiateAssociation();
+    if (c.bad() && tls && std::strstr(c.text(), "certificate verify failed")) // OpenSSL does not say which check
+        return swin_error_set(err, SWIN_ERR_IO,
+                              "%s (%s at %s:%d): no association: %s (it must be signed by tls.ca, name %s "
+                              "(tls.peer_name)%s)",
+                              d->name, d->ae, d->host, d->port, c.text(), d->tls.peer_name,
+                              d->tls.crl[0] ? " and not be revoked in tls.crl" : "");
     if (c.bad())
         return swin_error_set(err, SWIN_ERR_IO, "%s (%s at %s:%d): no association: %s", d->name, d->ae, d->host,
                               d->port, c.text());

@@ -214,6 +214,7 @@ swin_status node_stow(const struct node_dest *d, int timeout_s, const char *cons
         curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
     }
     if (d->tls.ca[0]) curl_easy_setopt(c, CURLOPT_CAINFO, d->tls.ca);
+    if (d->tls.crl[0]) curl_easy_setopt(c, CURLOPT_CRLFILE, d->tls.crl); /* the server's certificate checked against it */
     char curl_err[CURL_ERROR_SIZE] = "";
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
     CURLcode rc = headers ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;

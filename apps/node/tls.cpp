@@ -7,6 +7,10 @@
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmtls/tlslayer.h>
 
+#include <arpa/inet.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include "apps/node/tls.h"
 
 namespace {
@@ -18,6 +22,22 @@ swin_status readable(const char *path, const char *file, const char *key, const 
     if (!f) return swin_error_set(err, SWIN_ERR_ARG, "%s: %s.%s %s: %s", file, key, what, path, std::strerror(errno));
     std::fclose(f);
     return SWIN_OK;
+}
+
+// Every connection the layer makes checks that the peer's certificate names name: an IP
+// address against its subjectAltName addresses, a host name against its DNS names (the common
+// name where it has none), wildcards only whole-label, as https clients check (RFC 6125).
+// DCMTK leaves this to the caller: it has the OpenSSL context, whose parameters each
+// connection copies.
+bool check_peer_name(DcmTLSTransportLayer *l, const char *name)
+{
+    SSL_CTX *ctx = l->getNativeHandle();
+    X509_VERIFY_PARAM *p = ctx ? SSL_CTX_get0_param(ctx) : nullptr;
+    if (!p) return false;
+    X509_VERIFY_PARAM_set_hostflags(p, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    unsigned char addr[16];
+    bool ip = inet_pton(AF_INET, name, addr) == 1 || inet_pton(AF_INET6, name, addr) == 1;
+    return (ip ? X509_VERIFY_PARAM_set1_ip_asc(p, name) : X509_VERIFY_PARAM_set1_host(p, name, 0)) == 1;
 }
 
 } // namespace
@@ -61,6 +81,19 @@ DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, cons
             swin_error_set(err, SWIN_ERR_ARG, "%s: %s.ca %s: no PEM certificate in it", file, key, t->ca);
             return nullptr;
         }
+    }
+    if (t->crl[0]) {
+        if (readable(t->crl, file, key, "crl", err)) return nullptr;
+        if (l->addCertificateRevocationList(t->crl, DCF_Filetype_PEM).bad() ||
+            l->setCRLverification(TCR_checkLeafCRL).bad()) {
+            swin_error_set(err, SWIN_ERR_ARG, "%s: %s.crl %s: not a PEM certificate revocation list", file, key, t->crl);
+            return nullptr;
+        }
+    }
+    if (!server && t->verify_peer && t->peer_name[0] && !check_peer_name(l.get(), t->peer_name)) {
+        swin_error_set(err, SWIN_ERR_ARG, "%s: %s.peer_name '%s': not a host name or address OpenSSL can check", file, key,
+                       t->peer_name);
+        return nullptr;
     }
     l->setCertificateVerification(t->verify_peer ? DCV_requireCertificate : DCV_ignoreCertificate);
     return l.release();

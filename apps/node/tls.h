@@ -1,7 +1,9 @@
 /* DICOM TLS for the node's two sides (DCMTK's dcmtls on OpenSSL): a transport layer made from
  * a node_tls (node_config.h) with the BCP 195 profile, its files checked one by one so that a
  * missing file, an unreadable or encrypted key, a certificate that is not the key's, or a CA
- * file without a certificate is one line naming the key. */
+ * or CRL file without one is one line naming the key. A verified peer's certificate must be
+ * signed by ca, not be revoked in crl (when given), and, for a destination, name its
+ * peer_name (its host unless given). */
 #ifndef SWIN_NODE_TLS_H
 #define SWIN_NODE_TLS_H
 

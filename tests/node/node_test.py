@@ -33,12 +33,15 @@ DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest
                 0; after a restart the study is delivered once.
   config        bad configuration files: exit 2 and one line naming the key; a good one --check 0.
   tls           DICOM TLS both ways (certificates made here with openssl: a CA, the node's, a
-                scanner's, the archive's, and a scanner's from another CA): echoscu and storescu with
-                the CA's client certificate get through; no TLS, TLS without a certificate, and a
-                certificate of another CA are refused at the handshake (logged); a silent peer
-                holds the listener for timeout_s only; the study is delivered over TLS to a DCMTK
-                storescp +tls and not to one whose certificate another CA signed; a missing key, a key that is not the
-                certificate's and a file that is not a key: exit 2, one line naming the key.
+                scanner's, the archive's, one for another host name, one the CA's CRL revokes, and
+                one from another CA): echoscu and storescu with the CA's client certificate get
+                through; no TLS, TLS without a certificate, a certificate of another CA and a revoked
+                one are refused at the handshake (logged); a silent peer holds the listener for
+                timeout_s only; the study is delivered over TLS to a DCMTK storescp +tls and not to
+                one whose certificate another CA signed, names another host (unless peer_name names
+                it) or is revoked; a missing key, a key that is not the certificate's, a file that is
+                not a key, a CRL file without one, peer_name on the listening side: exit 2, one
+                line naming the key.
   stowrs        delivery by DICOMweb STOW-RS to Orthanc's DICOMweb plugin: the SEG and RT
                 Structure Set in Orthanc once, the node's UIDs; a second destination whose URL
                 answers 404 is tried, logged with the status, and the job ends in the dead letters
@@ -55,6 +58,7 @@ DCMTK's echoscu / storescu / storescp, pydicom and highdicom. One case per CTest
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -645,17 +649,28 @@ def openssl(work, *args):
 
 
 def make_certificates(work):
-    """ca (signs node, scanner, archive) and rogue_ca (signs rogue): NAME.key / NAME.pem in work,
-    each for 127.0.0.1 and localhost (subjectAltName: what an https client checks)."""
+    """ca (signs node, scanner, archive, elsewhere, revoked) and rogue_ca (signs rogue): NAME.key /
+    NAME.pem in work, each for 127.0.0.1 and localhost (subjectAltName: what an https client
+    checks) but elsewhere, for pacs.elsewhere.test only; ca.crl: ca's revocation list, revoked in it."""
     for ca in ("ca", "rogue_ca"):
         openssl(work, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", f"/CN=test {ca}",
                 "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-addext", "basicConstraints=critical,CA:TRUE",
                 "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    for name, ca in (("node", "ca"), ("scanner", "ca"), ("archive", "ca"), ("rogue", "rogue_ca")):
+    for name, ca in (("node", "ca"), ("scanner", "ca"), ("archive", "ca"), ("rogue", "rogue_ca"), ("elsewhere", "ca"),
+                     ("revoked", "ca")):
+        names = "DNS:pacs.elsewhere.test" if name == "elsewhere" else "IP:127.0.0.1,DNS:localhost"
         openssl(work, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={name}", "-keyout",
-                f"{name}.key", "-out", f"{name}.csr", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost")
+                f"{name}.key", "-out", f"{name}.csr", "-addext", f"subjectAltName={names}")
         openssl(work, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
                 "-CAcreateserial", "-sha256", "-days", "2", "-out", f"{name}.pem", "-copy_extensions", "copyall")
+    with open(os.path.join(work, "ca.cnf"), "w") as f:
+        f.write("[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\n"
+                "default_crl_days = 2\n")
+    open(os.path.join(work, "index.txt"), "w").close()
+    with open(os.path.join(work, "crlnumber"), "w") as f:
+        f.write("01\n")
+    openssl(work, "ca", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-revoke", "revoked.pem")
+    openssl(work, "ca", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-gencrl", "-out", "ca.crl")
     return lambda name: os.path.join(work, name)
 
 
@@ -669,21 +684,34 @@ def case_tls(a, work):
     study, _, _ = nh.make_series(ct)
     archive_port, recv = nh.free_port(), os.path.join(work, "archive")
     impostor_port, impostor_recv = nh.free_port(), os.path.join(work, "impostor")
-    os.makedirs(recv)
-    os.makedirs(impostor_recv)
-    node_tls = {"certificate": p("node.pem"), "private_key": p("node.key"), "ca": p("ca.pem"), "verify_peer": True}
+    elsewhere_port, elsewhere_recv = nh.free_port(), os.path.join(work, "elsewhere")
+    revoked_port, revoked_recv = nh.free_port(), os.path.join(work, "revoked")
+    for d in (recv, impostor_recv, elsewhere_recv, revoked_recv):
+        os.makedirs(d)
+    node_tls = {"certificate": p("node.pem"), "private_key": p("node.key"), "ca": p("ca.pem"), "crl": p("ca.crl"),
+                "verify_peer": True}
+
+    def dest(name, port, **tls):
+        return {"name": name, "ae_title": "ARCHIVE", "host": "127.0.0.1", "port": port, "tls": dict(node_tls, **tls)}
+    # elsewhere's certificate names pacs.elsewhere.test only: "misnamed" (checked against its host,
+    # 127.0.0.1) must not send to it, "named" (peer_name) must
+    failing = ("impostor", "misnamed", "revoked_peer")
     node = nh.Node(a.swinrun, os.path.join(work, "node"), a.model, tls=node_tls,
                    delivery={"attempts": 2, "first_delay_s": 0.2, "max_delay_s": 0.2, "timeout_s": 5},
-                   destinations=[{"name": "archive", "ae_title": "ARCHIVE", "host": "127.0.0.1", "port": archive_port,
-                                  "tls": node_tls},
-                                 {"name": "impostor", "ae_title": "ARCHIVE", "host": "127.0.0.1",
-                                  "port": impostor_port, "tls": node_tls}])
-    archive = subprocess.Popen(["storescp", "-aet", "ARCHIVE", *tls_args(p, "archive"), "-od", recv,
-                                str(archive_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   destinations=[dest("archive", archive_port), dest("impostor", impostor_port),
+                                 dest("misnamed", elsewhere_port), dest("named", elsewhere_port,
+                                                                        peer_name="pacs.elsewhere.test"),
+                                 dest("revoked_peer", revoked_port)])
+
+    def storescp(who, folder, port):
+        return subprocess.Popen(["storescp", "-aet", "ARCHIVE", "+tls", p(f"{who}.key"), p(f"{who}.pem"), "+cf",
+                                 p("ca.pem"), "-od", folder, str(port)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    archive = storescp("archive", recv, archive_port)
     # a peer whose certificate the node's CA did not sign (it would take the node's: same CA file)
-    impostor = subprocess.Popen(["storescp", "-aet", "ARCHIVE", "+tls", p("rogue.key"), p("rogue.pem"), "+cf",
-                                 p("ca.pem"), "-od", impostor_recv, str(impostor_port)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    impostor = storescp("rogue", impostor_recv, impostor_port)
+    elsewhere = storescp("elsewhere", elsewhere_recv, elsewhere_port)
+    revoked = storescp("revoked", revoked_recv, revoked_port)
     base = ["-to", "5", "-aet", "SCANNER", "-aec", "SWINRUN"]
 
     def echo(*tls):
@@ -701,11 +729,12 @@ def case_tls(a, work):
         refused_before = len(node.events("association_refused"))
         plain, anonymous = echo(), echo("+tla", "+cf", p("ca.pem"))
         rogue = echo("+tls", p("rogue.key"), p("rogue.pem"), "+cf", p("ca.pem"))
-        check("no TLS, TLS without a certificate, a certificate of another CA: each refused",
-              plain.returncode and anonymous.returncode and rogue.returncode,
-              f"rc {plain.returncode} {anonymous.returncode} {rogue.returncode}")
+        revoked_caller = echo(*tls_args(p, "revoked"))
+        check("no TLS, TLS without a certificate, a certificate of another CA, a revoked one (tls.crl): each refused",
+              plain.returncode and anonymous.returncode and rogue.returncode and revoked_caller.returncode,
+              f"rc {plain.returncode} {anonymous.returncode} {rogue.returncode} {revoked_caller.returncode}")
         logged = [e for e in node.events("association_refused")[refused_before:] if "TLS" in e["reason"]]
-        check("the refused handshakes logged", len(logged) == 3, str([e["reason"] for e in logged])[:160])
+        check("the refused handshakes logged", len(logged) == 4, str([e["reason"] for e in logged])[:160])
         check("still answering over TLS", echo(*tls_args(p, "scanner")).returncode == 0)
         # the handshake runs in the listening thread: a silent peer holds it for timeout_s (5 s)
         # only. The bound sits halfway to DCMTK's 60 s, as the node's worker may be segmenting the
@@ -721,15 +750,23 @@ def case_tls(a, work):
         check("delivered over TLS to storescp +tls: the SEG and RT Structure Set of the study",
               sorted(d.Modality for d in sent) == ["RTSTRUCT", "SEG"] and all(d.StudyInstanceUID == study for d in sent)
               and node.events("delivered"), str([d.Modality for d in sent]))
-        wait_for("the impostor given up", lambda: node.jobs("dead"), timeout=30)
-        failed = [e for e in node.events("delivery_failed") if e["destination"] == "impostor"]
-        check("a peer whose certificate another CA signed: not sent to (2 failed tries, nothing received)",
-              len(failed) == 2 and not os.listdir(impostor_recv), str([e["reason"] for e in failed[:1]])[:160])
+        wait_for("the failing destinations given up", lambda: node.jobs("dead"), timeout=30)
+        for name, folder, what in (("impostor", impostor_recv, "a peer whose certificate another CA signed"),
+                                   ("misnamed", None, "a peer whose certificate names another host"),
+                                   ("revoked_peer", revoked_recv, "a peer whose certificate tls.crl revokes")):
+            failed = [e for e in node.events("delivery_failed") if e["destination"] == name]
+            check(f"{what}: not sent to (2 failed tries, nothing received), the reason naming what is checked",
+                  len(failed) == 2 and (folder is None or not os.listdir(folder))
+                  and all("name 127.0.0.1 (tls.peer_name)" in e["reason"] for e in failed),
+                  str([e["reason"] for e in failed[:1]])[:160])
+        landed = [pydicom.dcmread(os.path.join(elsewhere_recv, n)).Modality for n in os.listdir(elsewhere_recv)]
+        check("the same peer given as peer_name (the name its certificate carries): sent to, once",
+              sorted(landed) == ["RTSTRUCT", "SEG"], str(landed))
         rc = node.terminate()
         check("SIGTERM: exit 0", rc == 0, f"rc {rc}")
     finally:
         node.stop()
-        for peer in (archive, impostor):
+        for peer in (archive, impostor, elsewhere, revoked):
             peer.terminate()
             peer.wait()
     # the files, checked at start
@@ -740,7 +777,10 @@ def case_tls(a, work):
            ("not a key", dict(node_tls, private_key=p("garbage.pem")), "not an unencrypted PEM private key"),
            ("a CA file without a certificate", dict(node_tls, ca=p("garbage.pem")), "tls.ca"),
            ("verify_peer without ca", {k: v for k, v in node_tls.items() if k != "ca"}, "tls.verify_peer needs ca"),
-           ("a destination's missing certificate", None, "destinations[0].tls.certificate")]
+           ("a destination's missing certificate", None, "destinations[0].tls.certificate"),
+           ("a CRL file without a CRL", dict(node_tls, crl=p("garbage.pem")), "tls.crl " + p("garbage.pem")),
+           ("peer_name on the listening side", dict(node_tls, peer_name="scanner"), 'unknown key "peer_name" in tls'),
+           ("crl without verify_peer", dict(node_tls, verify_peer=False), "tls.crl is checked only with verify_peer")]
     with open(node.cfg) as f:
         good = json.load(f)
     for what, tls, want in bad:
@@ -893,6 +933,10 @@ def case_stowrs_auth(a, work):
     ctx.verify_mode = ssl.CERT_REQUIRED  # mutual TLS: the node's certificate, signed by ca
     token = ["tok-one"]
     stub, got = stow_server(store_all=True, token=token, ssl_context=ctx)
+    # an https server whose certificate ca.crl revokes
+    revoked_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    revoked_ctx.load_cert_chain(p("revoked.pem"), p("revoked.key"))
+    revoked_stub, revoked_got = stow_server(store_all=True, token=token, ssl_context=revoked_ctx)
     node = None
     try:
         web, secure = f"http://127.0.0.1:{orthanc.http}/dicom-web", f"https://127.0.0.1:{stub.server_port}/dw"
@@ -906,7 +950,10 @@ def case_stowrs_auth(a, work):
                                       "tls": {"certificate": p("node.pem"), "private_key": p("node.key"),
                                               "ca": p("ca.pem")}},
                                      {"name": "nocert", "kind": "stowrs", "url": secure, "token_file": p("token"),
-                                      "tls": {"ca": p("ca.pem")}}])
+                                      "tls": {"ca": p("ca.pem")}},
+                                     {"name": "revokedweb", "kind": "stowrs", "token_file": p("token"),
+                                      "url": f"https://127.0.0.1:{revoked_stub.server_port}/dw",
+                                      "tls": {"ca": p("ca.pem"), "crl": p("ca.crl")}}])
         if not (orthanc.start() and node.start()):
             return
         nh.storescu(node.port, nh.files_of(ct))
@@ -924,14 +971,17 @@ def case_stowrs_auth(a, work):
         check("https without the client certificate: 2 tries, refused in the handshake, no request reached the "
               "server", len(failed["nocert"]) == 2 and all(cn == "node" for _, _, cn in got),
               str(failed["nocert"][:1])[:200])
+        revoked_failed = [e["reason"] for e in node.events("delivery_failed") if e["destination"] == "revokedweb"]
+        check("https to a server whose certificate tls.crl revokes: 2 tries, no request reached it",
+              len(revoked_failed) == 2 and not revoked_got, str(revoked_failed[:1])[:200])
         check("mutual TLS and a bearer token: one request, the node's certificate, 'Bearer tok-one', both outputs",
               [(sorted(m), auth, cn) for m, auth, cn in got] == [(["RTSTRUCT", "SEG"], "Bearer tok-one", "node")],
               str(got)[:200])
         dead = node.jobs("dead")
         reason = open(os.path.join(node.spool, "dead", dead[0], "reason.txt")).read() if dead else ""
-        check("destinations apart: the ones after a failing one delivered, dead/JOB/reason.txt names the two given up",
+        check("destinations apart: the ones after a failing one delivered, dead/JOB/reason.txt names those given up",
               "wrongpw: not delivered after 2 tries" in reason and "nocert: not delivered after 2 tries" in reason
-              and "web:" not in reason and "mtls:" not in reason, reason.strip()[:240])
+              and not re.search(r"(^|\s)(web|mtls):", reason), reason.strip()[:240])
         # the token rotated in its file: the next delivery carries the new one
         with open(p("token"), "w") as f:
             f.write("tok-two\n")
@@ -951,6 +1001,7 @@ def case_stowrs_auth(a, work):
             node.stop()
         orthanc.stop()
         stub.shutdown()
+        revoked_stub.shutdown()
 
 
 LOAD_STUDIES, LOAD_SENDERS, LOAD_WORKERS, LOAD_SLICES = 20, 4, 2, 32
