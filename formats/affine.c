@@ -2,6 +2,7 @@
  * References (installed MONAI 1.6.1 and nibabel): nibabel.orientations.io_orientation,
  * monai.data.utils.zoom_affine and compute_shape_offset, monai Spacing.__call__. */
 #include "formats/affine.h"
+#include "core/settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -284,8 +285,9 @@ bool swin_resample_grid_plan(swin_mat4 in_affine, const int64_t in_dim[3], bool 
     if (n > (double)max_voxels) {
         snprintf(msg, msg_len,
                  "resampling to the requested spacing would make a %lld x %lld x %lld grid (%.3g voxels, limit "
-                 "%lld): check the image's spacing (pixdim) and --spacing",
-                 (long long)g->dim[0], (long long)g->dim[1], (long long)g->dim[2], n, (long long)max_voxels);
+                 "%lld): check the image's spacing (pixdim) and %s",
+                 (long long)g->dim[0], (long long)g->dim[1], (long long)g->dim[2], n, (long long)max_voxels,
+                 swin_setting(SWIN_SETTING_SPACING));
         return false;
     }
     return true;

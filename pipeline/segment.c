@@ -1,4 +1,5 @@
 #include "pipeline/segment.h"
+#include "core/settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -70,7 +71,7 @@ static swin_status check_channels(const struct swin_pipeline *p, int channels, c
                               "%d volumes, or %d files on one grid, in the order the model was trained with",
                               name, p->in_channels, p->in_channels, p->in_channels);
     return swin_error_set(err, SWIN_ERR_SHAPE, "%s: %d channels, but the model takes %d%s", name, channels,
-                          p->in_channels, p->in_channels == 1 ? ": give one 3D volume (several volumes: --out-dir)" : "");
+                          p->in_channels, p->in_channels == 1 ? ": give one 3D volume (several: segment each on its own)" : "");
 }
 
 /* Progress, cancel and the predictor of one run. */

@@ -1,6 +1,7 @@
 /* swin_segment, swin_segment_file and swin_segment_dicom (pipeline/segment_api.h): the pipeline
  * of segment.h with the context's forward pass as its predictor. */
 #include "pipeline/segment_api.h"
+#include "core/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,13 +86,15 @@ static swin_status device_for(swin_context_t *ctx, const swin_segment_params *pa
     if (params->blend_on == SWIN_BLEND_ON_DEVICE && !blends)
         return swin_error_set(err, SWIN_ERR_ARG,
                               "the cubes cannot be blended on the device: this context's backend blends on the host "
-                              "(use --blend-on auto or host, or --backend cuda)");
+                              "(use %s auto or host, or %s cuda)",
+                              swin_setting(SWIN_SETTING_BLEND_ON), swin_setting(SWIN_SETTING_BACKEND));
     /* the device's ring reduces to one label per voxel: overlapping masks are made on the host */
     const bool masks = swin_mask_channels(params->activation, p->out_channels) > 0;
     if (params->blend_on == SWIN_BLEND_ON_DEVICE && masks)
         return swin_error_set(err, SWIN_ERR_ARG,
                               "the overlapping sigmoid masks of a multi-label run are blended on the host (use "
-                              "--blend-on auto or host)");
+                              "%s auto or host)",
+                              swin_setting(SWIN_SETTING_BLEND_ON));
     *d = (struct device_predictor){.ctx = ctx, .params = &p->params, .classes = p->out_channels,
                                    .dev = {.user = d, .begin = device_begin, .predict_blend = device_predict_blend,
                                            .finish_rows = device_finish_rows, .end = device_end}};

@@ -28,6 +28,7 @@
 #define SWINRUN_H
 
 #include "core/status.h"
+#include "core/settings.h"
 #include "core/version.h"
 #include "runtime/api.h"
 #include "pipeline/segment_params.h"

@@ -1,5 +1,6 @@
 /* The public C API of runtime/api.h: models, plans and contexts. */
 #include "runtime/api.h"
+#include "core/settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -130,11 +131,11 @@ static swin_status resolve_cube(const struct swin_model *m, const swin_context_p
     bool given = p->cube[0] || p->cube[1] || p->cube[2];
     for (int k = 0; k < 3; k++) cube[k] = given ? p->cube[k] : m->cfg.cube[k];
     if (!given && (!cube[0] || !cube[1] || !cube[2]))
-        return swin_error_set(err, SWIN_ERR_ARG, m->source.opset
-                                  ? "the model was exported with dynamic spatial axes: give the cube size "
-                                    "(--cube D H W, each a multiple of 32)"
-                                  : "a checkpoint does not say which cube the model runs on: give it (--cube D H W, "
-                                    "each a multiple of 32; MONAI's Swin UNETR recipes use 96 96 96)");
+        return swin_error_set(err, SWIN_ERR_ARG, "%s: give it (%s D H W, each a multiple of 32%s)",
+                              m->source.opset ? "the model was exported with dynamic spatial axes, so its cube is not set"
+                                              : "a checkpoint does not say which cube the model runs on",
+                              swin_setting(SWIN_SETTING_CUBE),
+                              m->source.opset ? "" : "; MONAI's Swin UNETR recipes use 96 96 96");
     return check_cube(m, cube, err);
 }
 
@@ -153,8 +154,8 @@ static swin_status check_bias_coverage(const struct swin_model *m, const int cub
             return swin_error_set(err, SWIN_ERR_SHAPE,
                                   "cube %d x %d x %d: stage %d needs attention windows of %d tokens, but this "
                                   "export folded its relative-position bias for %d-token windows only; use a "
-                                  "smaller --cube (such as the export cube) or re-export without constant folding",
-                                  cube[0], cube[1], cube[2], s + 1, n, n_max);
+                                  "smaller cube (%s; the export cube, say) or re-export without constant folding",
+                                  cube[0], cube[1], cube[2], s + 1, n, n_max, swin_setting(SWIN_SETTING_CUBE));
     }
     return SWIN_OK;
 }
@@ -233,9 +234,10 @@ static swin_status check_limit(const swin_plan_info *i, size_t limit, const char
                  i->ring_bytes / mib);
     return swin_error_set(err, SWIN_ERR_MEM_LIMIT,
                           "cube %dx%dx%d needs %.1f MiB (weights %.1f + arena %.1f + scratch %.1f%s), over the limit "
-                          "of %.1f MiB: raise --mem-limit to at least %.1f MiB%s",
+                          "of %.1f MiB: raise %s to at least %.1f MiB%s",
                           i->cube[0], i->cube[1], i->cube[2], i->total_bytes / mib, i->weight_bytes / mib,
-                          i->arena_bytes / mib, i->context_bytes / mib, ring, limit / mib, i->total_bytes / mib, fits);
+                          i->arena_bytes / mib, i->context_bytes / mib, ring, limit / mib,
+                          swin_setting(SWIN_SETTING_MEM_LIMIT), i->total_bytes / mib, fits);
 }
 
 /* The largest window (each axis min(its size, s), s a multiple of 32) whose plan on b fits
@@ -267,7 +269,8 @@ static swin_status fitting_cube(const struct swin_model *m, const struct swin_ba
 }
 
 /* On CUDA float32, what fp16 would fit in `limit` (alone or with a smaller window), as
- * " or --half (X MiB)" or " or --half with a DxHxW cube (X MiB)"; "" when nothing does. */
+ * " or PRECISION fp16 (X MiB)" or " or PRECISION fp16 with a DxHxW cube (X MiB)" (PRECISION the
+ * setting's name); "" when nothing does. */
 static swin_status fitting_half(const struct swin_model *m, const swin_context_params *p, const int cube[3],
                                 const struct swin_ring_request *rq, char *out, size_t cap, swin_error *err)
 {
@@ -284,9 +287,11 @@ static swin_status fitting_half(const struct swin_model *m, const swin_context_p
         swin_backend_close(&h);
         return swin_error_set(err, st, "%s", why.msg);
     }
+    char fp16[80];
+    snprintf(fp16, sizeof fp16, "%s fp16", swin_setting(SWIN_SETTING_PRECISION));
     if (st == SWIN_OK && i.total_bytes <= p->mem_limit)
-        snprintf(out, cap, " or --half (%.1f MiB)", i.total_bytes / (1024.0 * 1024.0));
-    else if (h.iface) st = fitting_cube(m, &h, cube, rq, p->mem_limit, "--half with ", out, cap, err);
+        snprintf(out, cap, " or %s (%.1f MiB)", fp16, i.total_bytes / (1024.0 * 1024.0));
+    else if (h.iface) st = fitting_cube(m, &h, cube, rq, p->mem_limit, strcat(fp16, " with "), out, cap, err);
     else st = SWIN_OK; /* no CUDA to plan fp16 on */
     swin_backend_close(&h);
     return st;
@@ -303,14 +308,14 @@ static swin_status plan_in_limit(const struct swin_model *m, const swin_context_
     swin_status st = make_plan(cube, b, rq, plan, info, err);
     if (st || !p->mem_limit || info->total_bytes <= p->mem_limit) return st;
     swin_plan_release(plan);
-    char fits[352], smaller[96], half[96] = "", host[96] = "";
+    char fits[480], smaller[96], half[160] = "", host[160] = "";
     if ((st = fitting_cube(m, b, cube, rq, p->mem_limit, "", smaller, sizeof smaller, err))) return st;
     if (info->backend == SWIN_BACKEND_CUDA && info->precision == SWIN_PRECISION_FP32 &&
         (st = fitting_half(m, p, cube, rq, half, sizeof half, err)))
         return st;
     if (info->ring_bytes && info->total_bytes - info->ring_bytes <= p->mem_limit)
-        snprintf(host, sizeof host, " or the cubes blended on the host (--blend-on host: %.1f MiB)",
-                 (info->total_bytes - info->ring_bytes) / (1024.0 * 1024.0));
+        snprintf(host, sizeof host, " or the cubes blended on the host (%s host: %.1f MiB)",
+                 swin_setting(SWIN_SETTING_BLEND_ON), (info->total_bytes - info->ring_bytes) / (1024.0 * 1024.0));
     snprintf(fits, sizeof fits, "%s%s%s", smaller, half, host);
     if (!fits[0]) snprintf(fits, sizeof fits, " (no smaller window fits either)");
     return check_limit(info, p->mem_limit, fits, err);
@@ -424,8 +429,8 @@ static swin_status check_half_finite(const swin_context_t *ctx, const float *log
     if (!bad) return SWIN_OK;
     return swin_error_set(err, SWIN_ERR_BACKEND,
                           "CUDA half mode: %zu of %zu logits are not finite (a float16 activation overflowed its "
-                          "range of +-65504; is the input normalised like the training data?): run without --half",
-                          bad, n);
+                          "range of +-65504; is the input normalised like the training data?): run with %s fp32",
+                          bad, n, swin_setting(SWIN_SETTING_PRECISION));
 }
 
 swin_status swin_context_run(swin_context_t *ctx, const float *input, float *logits, swin_error *err)

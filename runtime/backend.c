@@ -1,4 +1,5 @@
 #include "runtime/backend.h"
+#include "core/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,23 +8,33 @@
 #include "runtime/backend_registry.h"
 #include "runtime/plan.h"
 
-/* The backends of the public enum: each one's registry name, the precision it refuses and
- * why (said whether or not this build has the backend), and what to say when it has not. */
+/* The backends of the public enum: each one's registry name and the precision it refuses. */
 static const struct public_backend {
     const char *name;
     swin_precision refused;
-    const char *refusal, *absent;
 } public_backends[] = {
-    [SWIN_BACKEND_CPU] = {"cpu", SWIN_PRECISION_FP16,
-                          "half precision is a CUDA backend mode; the CPU backend runs float32 or bfloat16 (use "
-                          "--precision fp32 or bf16, or --backend cuda or auto)",
-                          "this build has no CPU backend"},
-    [SWIN_BACKEND_CUDA] = {"cuda", SWIN_PRECISION_BF16,
-                           "bfloat16 is a CPU backend mode; the CUDA backend runs float32 or float16 (use --precision "
-                           "fp32 or fp16, or --backend cpu)",
-                           "this build has no CUDA backend (it was built without the CUDA toolkit); use the CPU "
-                           "backend (--backend cpu or auto)"},
+    [SWIN_BACKEND_CPU] = {"cpu", SWIN_PRECISION_FP16},
+    [SWIN_BACKEND_CUDA] = {"cuda", SWIN_PRECISION_BF16},
 };
+
+/* Why kind refuses its precision, said whether or not this build has the backend. */
+static swin_status refuse_precision(swin_backend kind, swin_error *err)
+{
+    const char *precision = swin_setting(SWIN_SETTING_PRECISION), *backend = swin_setting(SWIN_SETTING_BACKEND);
+    if (kind == SWIN_BACKEND_CPU)
+        return swin_error_set(err, SWIN_ERR_ARG, "half precision is a CUDA backend mode; the CPU backend runs float32 or "
+                              "bfloat16 (use %s fp32 or bf16, or %s cuda or auto)", precision, backend);
+    return swin_error_set(err, SWIN_ERR_ARG, "bfloat16 is a CPU backend mode; the CUDA backend runs float32 or float16 "
+                          "(use %s fp32 or fp16, or %s cpu)", precision, backend);
+}
+
+/* What to say when this build lacks kind. */
+static swin_status absent(swin_backend kind, swin_error *err)
+{
+    if (kind == SWIN_BACKEND_CPU) return swin_error_set(err, SWIN_ERR_BACKEND, "this build has no CPU backend");
+    return swin_error_set(err, SWIN_ERR_BACKEND, "this build has no CUDA backend (it was built without the CUDA "
+                          "toolkit); use the CPU backend (%s cpu or auto)", swin_setting(SWIN_SETTING_BACKEND));
+}
 
 static enum swin_numerics numerics_of(swin_precision p)
 {
@@ -80,8 +91,8 @@ static swin_status open_iface(const struct swin_backend_iface *iface, swin_backe
         iface->free(&b->inst);
         st = swin_error_set(err, SWIN_ERR_ARG,
                             "the %s backend does not run group norm (this model was built with norm_name='group'): "
-                            "run it with --backend cpu",
-                            iface->name);
+                            "run it with %s cpu",
+                            iface->name, swin_setting(SWIN_SETTING_BACKEND));
     }
     if (st) *b = (struct swin_backend_ctx){0};
     return st;
@@ -105,8 +116,8 @@ static swin_status open_public(swin_backend kind, const struct swin_model *m, co
                                struct swin_backend_ctx *b, swin_error *err)
 {
     const struct public_backend *pb = &public_backends[kind];
-    if (p->precision == pb->refused) return swin_error_set(err, SWIN_ERR_ARG, "%s", pb->refusal);
-    if (!swin_backend_find(pb->name)) return swin_error_set(err, SWIN_ERR_BACKEND, "%s", pb->absent);
+    if (p->precision == pb->refused) return refuse_precision(kind, err);
+    if (!swin_backend_find(pb->name)) return absent(kind, err);
     return swin_backend_open_named(pb->name, kind, m, p, b, err);
 }
 
@@ -115,7 +126,7 @@ static swin_status open_auto_cpu(const struct swin_model *m, const swin_context_
                                  struct swin_backend_ctx *b, swin_error *err)
 {
     const struct swin_backend_iface *cpu = swin_backend_find(public_backends[SWIN_BACKEND_CPU].name);
-    if (!cpu) return swin_error_set(err, SWIN_ERR_BACKEND, "%s", public_backends[SWIN_BACKEND_CPU].absent);
+    if (!cpu) return absent(SWIN_BACKEND_CPU, err);
     swin_status st = open_iface(cpu, SWIN_BACKEND_CPU, SWIN_PRECISION_FP32, m, p, b, err);
     if (!st) snprintf(b->reason, sizeof b->reason, "%s", why);
     return st;

@@ -1,5 +1,6 @@
 /* A context's ring (runtime/context_ring.h). */
 #include "runtime/context_ring.h"
+#include "core/settings.h"
 
 #include "runtime/context.h"
 #include "runtime/forward.h"
@@ -33,17 +34,18 @@ swin_status swin_context_ring_begin(swin_context_t *ctx, const struct swin_ring_
     if (ctx->mem_limit && ctx->info.total_bytes + bytes > ctx->mem_limit)
         return swin_error_set(err, SWIN_ERR_MEM_LIMIT,
                               "the device ring of the %lldx%lldx%lld grid needs %.1f MiB besides the context's %.1f, "
-                              "over the limit of %.1f MiB: blend on the host (--blend-on host), or use a smaller cube "
-                              "(swinrun plan --volume says what fits)",
+                              "over the limit of %.1f MiB: blend on the host (%s host), or use a smaller cube "
+                              "(%s says what fits)",
                               (long long)g->size[0], (long long)g->size[1], (long long)g->size[2], bytes / mib,
-                              ctx->info.total_bytes / mib, ctx->mem_limit / mib);
+                              ctx->info.total_bytes / mib, ctx->mem_limit / mib, swin_setting(SWIN_SETTING_BLEND_ON),
+                              swin_setting(SWIN_SETTING_SEGMENT_PLAN));
     swin_error why = {0};
     if (swin_backend_arena_alloc(&ctx->backend, bytes, &ctx->ring, &why))
         return swin_error_set(err, SWIN_ERR_NOMEM,
                               "out of device memory for the %.1f MiB ring of the %lldx%lldx%lld grid (%s): blend on "
-                              "the host (--blend-on host), or use a smaller cube",
+                              "the host (%s host), or use a smaller cube",
                               bytes / mib, (long long)g->size[0], (long long)g->size[1], (long long)g->size[2],
-                              why.msg);
+                              why.msg, swin_setting(SWIN_SETTING_BLEND_ON));
     ctx->ring_geom = *g;
     ctx->ring_bytes = bytes;
     int rc = swin_op_ring_start(ctx->backend.inst.ops, ctx->backend.inst.be, ctx->ring, &ctx->ring_geom, importance);
@@ -78,8 +80,8 @@ swin_status swin_context_ring_finish(swin_context_t *ctx, int64_t plane, int64_t
         return swin_error_set(err, SWIN_ERR_BACKEND,
                               "CUDA half mode: %lld logits of the cubes are not finite (a float16 activation "
                               "overflowed its range of +-65504; is the input normalised like the training data?): "
-                              "run without --half",
-                              nonfinite);
+                              "run with %s fp32",
+                              nonfinite, swin_setting(SWIN_SETTING_PRECISION));
     return SWIN_OK;
 }
 

@@ -92,6 +92,7 @@ static int run(enum cli_verb verb, int argc, char **argv, int first)
 
 int main(int argc, char **argv)
 {
+    swin_set_vocabulary(SWIN_VOCAB_CLI);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -24,6 +24,7 @@
 #include "apps/node/status.h"
 #include "apps/node/stow.h"
 #include "apps/node/tls.h"
+#include "core/settings.h"
 #include "core/clock.h"
 #include "pipeline/swinrun.h"
 
@@ -170,6 +171,7 @@ static int open_node(struct node *n, const char *config, swin_error *err)
 
 int node_serve_main(int argc, char **argv)
 {
+    swin_set_vocabulary(SWIN_VOCAB_NODE);
     const char *config = NULL;
     bool check = false, status = false;
     for (int i = 1; i < argc; i++) {

@@ -78,6 +78,7 @@ static TRITONSERVER_Error *check_volume_dims(const model_state *ms) {
 }
 
 TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend) {
+    swin_set_vocabulary(SWIN_VOCAB_TRITON);
     uint32_t major, minor;
     TRITONSERVER_Error *e = TRITONBACKEND_ApiVersion(&major, &minor);
     if (e) return e;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "formats/dicom/files.h"
+#include "core/settings.h"
 #include "formats/dicom/study.h"
 
 static const struct {
@@ -330,8 +331,8 @@ swin_status swin_dcm_study_refuse(const struct swin_dcm_study *s, const char *in
     }
     if (r < l->n) snprintf(list + len, sizeof list - len, "; and %d more", l->n - r);
     return swin_error_set(err, SWIN_ERR_FORMAT,
-                          "%s: %s; its series: %s; pick one with --series UID|NUMBER (swinrun dicom-ls lists them)",
-                          input, l->reason, list);
+                          "%s: %s; its series: %s; pick one with %s UID|NUMBER (swinrun dicom-ls lists them)",
+                          input, l->reason, list, swin_setting(SWIN_SETTING_SERIES));
 }
 
 static size_t add(char *what, size_t n, size_t len, int count, const char *one, const char *many)

@@ -2,6 +2,7 @@
  * bfloat16 copy of the model that start makes (a plan needs its size alone); a context
  * without its thread pool until start; the arena in host memory. */
 #include "kernels/cpu/cpu_iface.h"
+#include "core/settings.h"
 
 #include <stdlib.h>
 
@@ -73,8 +74,8 @@ static swin_status cpu_arena_alloc(struct swin_backend_inst *b, size_t bytes, si
     if (!*arena)
         return swin_error_set(err, SWIN_ERR_NOMEM,
                               "out of host memory for the %.1f MiB activation arena: free some, or use a smaller "
-                              "window (--cube)",
-                              (double)bytes / (1024.0 * 1024.0));
+                              "cube (%s)",
+                              (double)bytes / (1024.0 * 1024.0), swin_setting(SWIN_SETTING_CUBE));
     return SWIN_OK;
 }
 

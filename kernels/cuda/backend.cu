@@ -1,6 +1,7 @@
 /* The CUDA backend context: device selection, the one weight upload, the fixed scratch,
  * the arena allocation, error recording and the op table. */
 #include "kernels/cuda/cuda_internal.cuh"
+#include "core/settings.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -187,8 +188,9 @@ extern "C" swin_status swin_cuda_backend_start(struct swin_cuda_backend *be, swi
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0)
         return swin_error_set(err, SWIN_ERR_BACKEND,
-                              "no CUDA device is available (%s): use the CPU backend (--backend cpu)",
-                              e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+                              "no CUDA device is available (%s): use the CPU backend (%s cpu)",
+                              e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0",
+                              swin_setting(SWIN_SETTING_BACKEND));
     if (be->device < 0 || be->device >= count)
         return swin_error_set(err, SWIN_ERR_ARG, "CUDA device %d does not exist (this machine has %d)", be->device,
                               count);
@@ -261,9 +263,11 @@ extern "C" void *swin_cuda_arena_alloc(struct swin_cuda_backend *be, size_t byte
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, bytes ? bytes : SWIN_CUDA_ALIGN);
     if (e != cudaSuccess) {
+        char fp16[80] = "";
+        if (be->dtype != SWIN_F16) snprintf(fp16, sizeof fp16, " or %s fp16", swin_setting(SWIN_SETTING_PRECISION));
         swin_error_set(err, SWIN_ERR_NOMEM,
-                       "out of device memory for the %.1f MiB activation arena (%s): use a smaller window (--cube)%s",
-                       bytes / (1024.0 * 1024.0), cudaGetErrorString(e), be->dtype == SWIN_F16 ? "" : " or --half");
+                       "out of device memory for the %.1f MiB activation arena (%s): use a smaller cube (%s)%s",
+                       bytes / (1024.0 * 1024.0), cudaGetErrorString(e), swin_setting(SWIN_SETTING_CUBE), fp16);
         return NULL;
     }
     return p;

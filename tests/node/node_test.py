@@ -609,6 +609,8 @@ def case_config(a, work):
            ("a label map SEG of a multi-label model", dict(base, model=multi_label_bundle(work),
                                                             outputs={"seg": "labelmap"}), "set outputs.seg to"),
            ("merge order", dict(base, merge_order="1.4"), "merge_order takes \"v15\", \"pre15\" or \"v2\""),
+           ("bfloat16 on CUDA, in the configuration's words", dict(base, backend="cuda", precision="bf16"),
+            "use \"precision\" fp32 or fp16, or \"backend\" cpu"),
            ("normalize", dict(base, normalize="no"), "normalize takes true or false"),
            ("groups", dict(base, norm_groups=0), "norm_groups takes an integer 1..4096"),
            ("groups the checkpoint's channels refuse", dict(base, model=option_checkpoint(work), norm_groups=5,

@@ -16,7 +16,7 @@ for the preview, probability planes for the inversion and the output):
   - the label maps, the probabilities and the previews of both runs are equal (the
     probabilities to the bit: the emulator's device exp is the host's);
   - with --half, a CT of intensities around 3e4 fed unclipped overflows float16: blended on the
-    device the run fails as on the host (exit 1, saying to run without --half, no output).
+    device the run fails as on the host (exit 1, saying to run with --precision fp32, no output).
 Exit status 0 when every check passes."""
 import json
 import os
@@ -102,8 +102,8 @@ def main():
         nib.save(nib.Nifti1Image(data.astype(np.float32), img.affine), hot)
         out_hot = os.path.join(work, "overflow_labels.nii.gz")
         r = run([exe, hot, out_hot, *common, "--blend-on", "device", "--no-intensity-clip"])
-        check("half overflow blended on the device: exit 1, 'run without --half': " + r.stderr.strip()[-200:],
-              r.returncode == 1 and "run without --half" in r.stderr and not os.path.exists(out_hot))
+        check("half overflow blended on the device: exit 1, 'run with --precision fp32': " + r.stderr.strip()[-200:],
+              r.returncode == 1 and "run with --precision fp32" in r.stderr and not os.path.exists(out_hot))
     print("FAILED: %d" % len(failures) if failures else "PASS")
     return 1 if failures else 0
 

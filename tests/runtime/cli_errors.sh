@@ -39,7 +39,7 @@ expect "memory limit"       1 "raise --mem-limit"    "" -- plan "$model" --mem-l
 if "$swinrun" plan "$model" --backend cuda 2>&1 | grep -q "has no CUDA backend"; then
     echo "skip limit names --half: this build has no CUDA backend"
 else
-    expect "limit names --half" 1 "or --half (" "" -- plan "$model" --backend cuda --mem-limit 25M
+    expect "limit names --precision fp16" 1 "or --precision fp16 (" "" -- plan "$model" --backend cuda --mem-limit 25M
 fi
 expect "half on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --backend cpu --half
 expect "fp16 on the CPU"    2 "CUDA backend mode"    "" -- plan "$model" --backend cpu --precision fp16

@@ -69,6 +69,9 @@ int main(int argc, char **argv)
     ok &= check_true("the plan over its limit names 32^3 and starts no thread",
                      swin_model_plan(m, &p, &info, &err) == SWIN_ERR_MEM_LIMIT && strstr(err.msg, "32x32x32") &&
                          created == 0);
+    /* a C program that sets no vocabulary is told the C API's field (core/settings.h) */
+    ok &= check_true("the refusal names swin_context_params.mem_limit",
+                     strstr(err.msg, "raise swin_context_params.mem_limit to at least") != NULL);
     p.precision = SWIN_PRECISION_BF16;
     ok &= context_case("bf16, 64^3 over its limit", m, &p, SWIN_ERR_MEM_LIMIT, "", 0);
     p.precision = SWIN_PRECISION_FP32;

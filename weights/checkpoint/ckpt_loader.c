@@ -1,4 +1,5 @@
 #include "weights/checkpoint/ckpt_loader.h"
+#include "core/settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -111,8 +112,9 @@ static swin_status settle_groups(const struct swin_ckpt_file *c, const struct sw
     if (!given && c->says_norm_groups > 0) *groups = c->says_norm_groups;
     if (!*groups)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's CNN norms are GroupNorm (norm_name='group') and %s: "
-                              "give the num_groups it was built with (--norm-groups G)", c->path,
-                              c->says_norm_groups < 0 ? "their num_groups differ" : "the file does not keep num_groups");
+                              "give the num_groups it was built with (%s G)", c->path,
+                              c->says_norm_groups < 0 ? "their num_groups differ" : "the file does not keep num_groups",
+                              swin_setting(SWIN_SETTING_NORM_GROUPS));
     return SWIN_OK;
 }
 

@@ -100,6 +100,7 @@ PyMODINIT_FUNC PyInit__swinrun(void)
 {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
+    swin_set_vocabulary(SWIN_VOCAB_PYTHON);
     if (PyModule_AddStringConstant(m, "VERSION", SWINRUN_VERSION) ||
         PyModule_AddIntConstant(m, "CUBE_MULTIPLE", SWIN_CUBE_MULTIPLE) ||
         PyModule_AddIntConstant(m, "CUBE_MIN", SWIN_CUBE_MIN) ||
