@@ -158,6 +158,36 @@ def recipe(swinrun, work):
         check(all(j[k] == jp[k] for k in same) and j["exporter"].startswith("TorchScript module"),
               f"torchscript: models/model.ts read as the same model and recipe as model.pt ({j['exporter']})")
 
+    # a real trace of the network, made with MONAI >= 1.5 (its merge order), in a bundle whose
+    # metadata.json says MONAI 1.0.1: the order the module's code slices in wins over the
+    # version's guess (and the < 1.5 trace it replaced would have been read as < 1.5)
+    from monai.networks.nets import SwinUNETR
+    import export_swin_unetr  # noqa: E402
+    export_swin_unetr._disable_instnorm_spatial_check()   # a 32^3 trace: 1-voxel norms at the bottom
+    net = SwinUNETR(in_channels=1, out_channels=5, feature_size=12).eval()
+    net.load_state_dict(torch.load(os.path.join(btcv, "models", "model.pt"), weights_only=True))
+    traced = os.path.join(work, "traced_v15")
+    shutil.rmtree(traced, ignore_errors=True)
+    shutil.copytree(btcv, traced)
+    os.remove(os.path.join(traced, "models", "model.pt"))
+    with torch.no_grad():
+        torch.jit.save(torch.jit.trace(net, torch.zeros(1, 1, 32, 32, 32)), os.path.join(traced, "models", "model.ts"))
+    r, j = info(swinrun, traced)
+    check(r.returncode == 0 and j and ">= 1.5" in j["downsample"] and "models/model.ts itself gives" in json.dumps(j)
+          and j["cube"] == [64, 64, 64],
+          f"a >= 1.5 trace in a MONAI 1.0.1 bundle: the trace's order, the recipe's roi ({r.stderr.strip()}"
+          f"{j and j['downsample']})")
+    # a torch.export archive as the bundle's weights (models/model.pt2)
+    pt2 = os.path.join(work, "exported")
+    shutil.rmtree(pt2, ignore_errors=True)
+    shutil.copytree(btcv, pt2)
+    os.remove(os.path.join(pt2, "models", "model.pt"))
+    with torch.no_grad():
+        torch.export.save(torch.export.export(net, (torch.zeros(1, 1, 32, 32, 32),)), os.path.join(pt2, "models", "model.pt2"))
+    r, j = info(swinrun, pt2)
+    check(r.returncode == 0 and j and j["exporter"].startswith("torch.export archive") and ">= 1.5" in j["downsample"],
+          f"models/model.pt2: the bundle's weights, its graph's merge order ({r.stderr.strip()}{j and j['exporter']})")
+
 
 
 def refused(swinrun, work):

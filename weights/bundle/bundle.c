@@ -92,18 +92,20 @@ static swin_status read_meta(const char *dir, struct bundle_meta *m, struct swin
 }
 
 /* models/model.pt, else models/model.safetensors, else models/model.ts (TorchScript: the
- * module's parameters and buffers, weights/checkpoint/torch_zip.c). */
+ * module's parameters and buffers, weights/checkpoint/torch_zip.c), else models/model.pt2 (a
+ * torch.export archive, weights/checkpoint/pt2.c). */
 static swin_status find_weights(const char *dir, char *path, size_t len, const char **name, swin_error *err)
 {
-    static const char *const names[] = {"models/model.pt", "models/model.safetensors", "models/model.ts"};
+    static const char *const names[] = {"models/model.pt", "models/model.safetensors", "models/model.ts",
+                                        "models/model.pt2"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (join(path, len, dir, names[i]) && is_file(path)) {
             *name = names[i];
             return SWIN_OK;
         }
     return swin_error_set(err, SWIN_ERR_IO,
-                          "%s: no models/model.pt, models/model.safetensors or models/model.ts: the bundle's weights are "
-                          "not downloaded (`swinrun fetch`, or the URL in its large_files.yml)",
+                          "%s: no models/model.pt, models/model.safetensors, models/model.ts or models/model.pt2: the "
+                          "bundle's weights are not downloaded (`swinrun fetch`, or the URL in its large_files.yml)",
                           dir);
 }
 
@@ -139,6 +141,7 @@ swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *
     if (!st && override) {
         if (override->merge != SWIN_MERGE_V15) {
             opts.merge = override->merge;
+            opts.merge_guessed = false;
             snprintf(merge_why, sizeof merge_why, "as the caller set it");
         }
         if (override->no_normalize) opts.no_normalize = true;
@@ -153,6 +156,9 @@ swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *
         memset(out, 0, sizeof *out);
         return st;
     }
+    if (opts.merge_guessed && out->cfg.merge_kind != opts.merge)
+        snprintf(merge_why, sizeof merge_why, "the merge order %s itself gives (metadata.json's monai_version implied "
+                 "another)", weights_name);
     for (int k = 0; k < 3; k++)
         if (r->cube[k]) out->cfg.cube[k] = r->cube[k];
     if (!meta.name[0]) base_name(dir, meta.name, sizeof meta.name);

@@ -110,9 +110,11 @@ swin_status swin_bundle_network_opts(const struct swin_bundle_config *inf, const
         snprintf(why, why_len, "network_def downsample \"mergingv2\"");
     } else if (before_1_5(monai_version)) {
         opts->merge = SWIN_MERGE_PRE15;
+        opts->merge_guessed = true;
         snprintf(why, why_len, "'merging' of MONAI %s (metadata.json monai_version): the < 1.5 order", monai_version);
     } else {
         opts->merge = SWIN_MERGE_V15;
+        opts->merge_guessed = true;
         snprintf(why, why_len, "'merging' of MONAI %s: the >= 1.5 order",
                  monai_version && monai_version[0] ? monai_version : "(version not stated in metadata.json)");
     }

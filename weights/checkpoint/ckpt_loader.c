@@ -62,7 +62,7 @@ static void describe_storage(const struct swin_ckpt_walk_out *w, struct swin_mod
 static swin_status settle_unweighted(const struct swin_ckpt_file *c, const struct swin_ckpt_load_opts *opts,
                                      struct swin_model *out, swin_error *err)
 {
-    enum swin_merge_kind mk = opts ? opts->merge : SWIN_MERGE_V15;
+    enum swin_merge_kind mk = opts && !(opts->merge_guessed && c->says_order) ? opts->merge : SWIN_MERGE_V15;
     bool no_normalize = opts && opts->no_normalize;
     if (mk == SWIN_MERGE_V2 && c->says_merging_v2 == 0)
         return swin_error_set(err, SWIN_ERR_MODEL, "%s: the module's patch merging is PatchMerging ('merging'), but the "

@@ -17,6 +17,8 @@ struct swin_ckpt_load_opts {
     enum swin_merge_kind merge;   /* patch-merging order: SWIN_MERGE_V15 ('merging', MONAI >= 1.5), _PRE15 or _V2 ('mergingv2') */
     bool no_normalize;            /* the model was built with normalize=False (no proj_out LayerNorms) */
     int norm_groups;              /* norm_name=('group', {'num_groups': G}): G; 0: instance or batch norm */
+    bool merge_guessed;           /* merge is inferred (a bundle's monai_version), not given: an order the
+                                     file itself gives (a TorchScript module's code, an exported graph) wins */
 };
 
 /* Whether the file's first bytes are a PyTorch checkpoint's (new or legacy format) or a
