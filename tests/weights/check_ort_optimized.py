@@ -15,21 +15,13 @@ import os
 import shutil
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "export"))
 import check_logits  # noqa: E402
-
-failed = []
-
-
-def check(name, ok, detail):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}")
-    if not ok:
-        failed.append(name)
+from weights_checks import check, input_cube, summary  # noqa: E402
 
 
 def optimised(src_dir, work, case, level):
@@ -60,12 +52,8 @@ def main() -> int:
         print(__doc__)
         return 2
     swinrun, data, work = sys.argv[1:4]
-    os.makedirs(work, exist_ok=True)
-    warnings.filterwarnings("ignore")
     import onnxruntime as ort
-    x = np.random.default_rng(4).random((1, 1, 32, 32, 32), dtype=np.float32)
-    inp = os.path.join(work, "input.npy")
-    np.save(inp, x)
+    x, inp = input_cube(work, 4)
     wanted = {"f12_c32_default": {"FusedMatMul"}, "f12_c32_ts": {"FusedMatMul", "Gelu"}}
     ext_ts = None
     for case, ops in wanted.items():
@@ -99,8 +87,7 @@ def main() -> int:
     err = r.stderr.strip()
     check("a FusedMatMul with transB=1 refused", r.returncode == 2 and "FusedMatMul" in err and "\n" not in err,
           f"exit {r.returncode}: {err[-300:]}")
-    print("PASS" if not failed else "FAILED: " + ", ".join(failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":
