@@ -313,6 +313,32 @@ static bool url_is_loopback(const char *url)
     return false;
 }
 
+/* A STOW-RS destination's OAuth 2 client credentials: {token_url, client_id, client_secret_file,
+ * scope}; the token endpoint, like the STOW-RS URL, is https or this machine. */
+static swin_status oauth(struct ctx *c, const json_node *o, const char *parent, struct node_oauth *a)
+{
+    char path[80];
+    snprintf(path, sizeof path, "%s.oauth", parent);
+    *a = (struct node_oauth){.on = true};
+    swin_status st = object(c, o);
+    for (const json_node *m = st ? NULL : o->child; m && !st; m = m->next) {
+        at(c, path, m->key, 0);
+        if (!strcmp(m->key, "token_url")) st = url(c, m, a->token_url);
+        else if (!strcmp(m->key, "client_id")) st = user(c, m, a->client_id);
+        else if (!strcmp(m->key, "client_secret_file"))
+            st = text(c, m, sizeof a->client_secret_file, a->client_secret_file, "a file holding the client secret");
+        else if (!strcmp(m->key, "scope")) st = text(c, m, sizeof a->scope, a->scope, "the scopes, space-separated");
+        else st = unknown(c, path, m, "token_url, client_id, client_secret_file, scope");
+    }
+    if (!st && (!a->token_url[0] || !a->client_id[0] || !a->client_secret_file[0]))
+        st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs token_url, client_id and client_secret_file", c->file,
+                            path);
+    if (!st && strncmp(a->token_url, "https://", 8) && !url_is_loopback(a->token_url))
+        st = swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s.token_url: the client secret goes over https only (or to "
+                            "this machine)", c->file, path);
+    return st;
+}
+
 /* What a destination of its kind needs, and nothing of the other kind. */
 static swin_status dest_complete(struct ctx *c, const char *parent, const struct node_dest *d)
 {
@@ -322,7 +348,7 @@ static swin_status dest_complete(struct ctx *c, const char *parent, const struct
             return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s (stowrs) needs name and url", c->file, parent);
         if (d->ae[0] || d->host[0] || d->port)
             return swin_error_set(c->err, SWIN_ERR_ARG,
-                                  "%s: %s (stowrs) takes name, url, tls, user, password_file and token_file: "
+                                  "%s: %s (stowrs) takes name, url, tls, user, password_file, token_file and oauth: "
                                   "ae_title, host and port are for DIMSE destinations",
                                   c->file, parent);
         if (d->tls.on && !https)
@@ -330,22 +356,22 @@ static swin_status dest_complete(struct ctx *c, const char *parent, const struct
         if (!d->user[0] != !d->password_file[0])
             return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s takes user and password_file together", c->file,
                                   parent);
-        if (d->user[0] && d->token_file[0])
+        if ((d->user[0] != 0) + (d->token_file[0] != 0) + d->oauth.on > 1)
             return swin_error_set(
                 c->err, SWIN_ERR_ARG,
-                "%s: %s: user and password_file (HTTP Basic) or token_file (a bearer token), not both", c->file,
-                parent);
-        if ((d->user[0] || d->token_file[0]) && !https && !url_is_loopback(d->url))
+                "%s: %s: one of user and password_file (HTTP Basic), token_file (a bearer token) or oauth (client "
+                "credentials)", c->file, parent);
+        if ((d->user[0] || d->token_file[0] || d->oauth.on) && !https && !url_is_loopback(d->url))
             return swin_error_set(c->err, SWIN_ERR_ARG,
                                   "%s: %s: credentials go over https only (or to this machine): make the url "
                                   "https://",
                                   c->file, parent);
         return SWIN_OK;
     }
-    if (d->url[0] || d->user[0] || d->password_file[0] || d->token_file[0])
+    if (d->url[0] || d->user[0] || d->password_file[0] || d->token_file[0] || d->oauth.on)
         return swin_error_set(c->err, SWIN_ERR_ARG,
-                              "%s: %s: url, user, password_file and token_file are for \"kind\": \"stowrs\"", c->file,
-                              parent);
+                              "%s: %s: url, user, password_file, token_file and oauth are for \"kind\": \"stowrs\"",
+                              c->file, parent);
     if (!d->name[0] || !d->ae[0] || !d->host[0] || !d->port)
         return swin_error_set(c->err, SWIN_ERR_ARG, "%s: %s needs name, ae_title, host and port", c->file, parent);
     return SWIN_OK;
@@ -376,6 +402,7 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
             else if (!strcmp(m->key, "host")) st = host(c, m, d->host);
             else if (!strcmp(m->key, "port")) st = integer(c, m, 1, 65535, &d->port, "a port 1..65535");
             else if (!strcmp(m->key, "tls")) tls_node = m;
+            else if (!strcmp(m->key, "oauth")) st = oauth(c, m, parent, &d->oauth);
             else if (!strcmp(m->key, "user")) st = user(c, m, d->user);
             else if (!strcmp(m->key, "password_file"))
                 st = text(c, m, sizeof d->password_file, d->password_file, "a file holding the password");
@@ -387,7 +414,7 @@ static swin_status destinations(struct ctx *c, const json_node *a, struct node_c
             } else if (!strcmp(m->key, "url")) st = url(c, m, d->url);
             else
                 st = unknown(c, parent, m,
-                             "name, kind, ae_title, host, port, tls, url, user, password_file, token_file");
+                             "name, kind, ae_title, host, port, tls, url, user, password_file, token_file, oauth");
         }
         if (!st && tls_node) { /* after the loop: whether it is https's depends on kind */
             at(c, parent, "tls", 0);

@@ -53,10 +53,18 @@ struct node_dest {
     int port;
     struct node_tls tls; /* dimse: DICOM TLS; stowrs: https's client certificate and trusted CAs */
     /* stowrs credentials, read from their files at each delivery: HTTP Basic (user and the
-     * password in password_file) or an OAuth 2 bearer token (token_file), one or neither */
+     * password in password_file), an OAuth 2 bearer token (token_file), or one fetched with the
+     * client credentials grant (oauth); one or none */
     char user[128];
     char password_file[NODE_PATH_MAX];
     char token_file[NODE_PATH_MAX];
+    struct node_oauth {
+        bool on;
+        char token_url[NODE_PATH_MAX]; /* the authorization server's token endpoint */
+        char client_id[256];
+        char client_secret_file[NODE_PATH_MAX];
+        char scope[512];              /* "" = none sent */
+    } oauth;
 };
 
 enum node_backend { NODE_BACKEND_AUTO, NODE_BACKEND_CPU, NODE_BACKEND_CUDA };

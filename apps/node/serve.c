@@ -153,11 +153,13 @@ static int open_node(struct node *n, const char *config, swin_error *err)
         char key[40];
         snprintf(key, sizeof key, "destinations[%d].tls", i);
         if (d->tls.on) st = node_tls_check(&d->tls, false, config, key, err);
-        const char *secret_file = d->token_file[0] ? d->token_file : d->password_file;
+        const char *secret_file = d->token_file[0]   ? d->token_file
+                                  : d->oauth.on       ? d->oauth.client_secret_file
+                                                      : d->password_file;
         if (!st && secret_file[0]) {
             char what[4200], secret[NODE_SECRET_MAX];
             snprintf(what, sizeof what, "%s: destinations[%d].%s", config, i,
-                     d->token_file[0] ? "token_file" : "password_file");
+                     d->token_file[0] ? "token_file" : d->oauth.on ? "oauth.client_secret_file" : "password_file");
             st = node_secret_read(secret_file, what, secret, sizeof secret, err);
             node_secret_wipe(secret, sizeof secret);
         }

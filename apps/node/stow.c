@@ -10,6 +10,7 @@
 
 #include <curl/curl.h>
 
+#include "apps/node/oauth.h"
 #include "apps/node/secret.h"
 #include "apps/node/stow.h"
 #include "core/json.h"
@@ -131,9 +132,9 @@ static swin_status judge(const struct node_dest *d, const char *url, long status
     if (status == 401 || status == 403)
         return swin_error_set(err, SWIN_ERR_IO, "%s (STOW-RS %s): HTTP %ld: %s%s(%s)", d->name, url, status, said,
                               said[0] ? " " : "",
-                              d->user[0] || d->token_file[0]
+                              d->user[0] || d->token_file[0] || d->oauth.on
                                   ? "the server refused the credentials given"
-                                  : "the server wants credentials: user and password_file, or token_file");
+                                  : "the server wants credentials: user and password_file, token_file or oauth");
     if (status != 200 && status != 202)
         return swin_error_set(err, SWIN_ERR_IO, "%s (STOW-RS %s): HTTP %ld: %s", d->name, url, status, said);
     char why[160];
@@ -171,11 +172,14 @@ swin_status node_stow(const struct node_dest *d, int timeout_s, const char *cons
     if (secret_file[0]) {
         char key[64];
         snprintf(key, sizeof key, "%s: %s", d->name, d->token_file[0] ? "token_file" : "password_file");
-        if ((st = node_secret_read(secret_file, key, secret, sizeof secret, err))) {
-            curl_easy_cleanup(c);
-            free(parts.data);
-            return st;
-        }
+        st = node_secret_read(secret_file, key, secret, sizeof secret, err);
+    } else if (d->oauth.on) {
+        st = node_oauth_token(d, timeout_s, secret, sizeof secret, err);
+    }
+    if (st) {
+        curl_easy_cleanup(c);
+        free(parts.data);
+        return st;
     }
     snprintf(url, sizeof url, "%s/studies", d->url);
     snprintf(type, sizeof type, "Content-Type: multipart/related; type=\"application/dicom\"; boundary=%s", boundary);
@@ -198,7 +202,7 @@ swin_status node_stow(const struct node_dest *d, int timeout_s, const char *cons
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L); /* a transfer stalled for timeout_s fails */
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)timeout_s);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (d->token_file[0]) { /* libcurl keeps copies of these strings until the cleanup */
+    if (d->token_file[0] || d->oauth.on) { /* libcurl keeps copies of these strings until the cleanup */
         curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
         curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, secret);
     } else if (d->user[0]) {
@@ -224,6 +228,7 @@ swin_status node_stow(const struct node_dest *d, int timeout_s, const char *cons
         st = swin_error_set(err, SWIN_ERR_IO, "%s (STOW-RS %s): %s", d->name, url,
                             curl_err[0] ? curl_err : curl_easy_strerror(rc));
     else st = judge(d, url, status, &answer, nfiles, err);
+    if (!rc && status == 401 && d->oauth.on) node_oauth_forget(d); /* revoked early: the next try fetches anew */
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     free(parts.data);

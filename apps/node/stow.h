@@ -2,7 +2,8 @@
  * in one multipart/related request of application/dicom parts, through libcurl (https: peer
  * and host verified against the destination's ca or the system's trusted certificates, its
  * client certificate when it has one), with its credentials (HTTP Basic, or a bearer token)
- * read from their files (secret.h) for each request. Built without libcurl, stow_stub.c
+ * read from their files (secret.h) for each request, or a bearer token from its OAuth 2
+ * authorization server (oauth.h). Built without libcurl, stow_stub.c
  * refuses such destinations at start. */
 #ifndef SWIN_NODE_STOW_H
 #define SWIN_NODE_STOW_H

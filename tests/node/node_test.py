@@ -594,9 +594,21 @@ def case_config(a, work):
             "credentials go over https only"),
            ("a user without password_file", dict(base, destinations=[
                {"name": "w", "kind": "stowrs", "url": "https://h/dw", "user": "u"}]), "user and password_file together"),
+           ("oauth's secret over http to another machine", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "https://h/dw", "oauth": {
+                   "token_url": "http://login.example.org/token", "client_id": "c", "client_secret_file": "/s"}}]),
+            "oauth.token_url: the client secret goes over https only"),
+           ("oauth without client_id", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "https://h/dw", "oauth": {
+                   "token_url": "https://login.example.org/token", "client_secret_file": "/s"}}]),
+            "oauth needs token_url, client_id and client_secret_file"),
+           ("oauth and a token file", dict(base, destinations=[
+               {"name": "w", "kind": "stowrs", "url": "https://h/dw", "token_file": "/t", "oauth": {
+                   "token_url": "https://login.example.org/token", "client_id": "c", "client_secret_file": "/s"}}]),
+            "token_file (a bearer token) or oauth"),
            ("a password and a token", dict(base, destinations=[
                {"name": "w", "kind": "stowrs", "url": "https://h/dw", "user": "u", "password_file": "/p",
-                "token_file": "/t"}]), "not both"),
+                "token_file": "/t"}]), "one of user and password_file"),
            ("https unverified", dict(base, destinations=[
                {"name": "w", "kind": "stowrs", "url": "https://h/dw", "tls": {"verify_peer": False}}]),
             "an https destination is always verified"),
@@ -917,13 +929,49 @@ def stow_server(store_all=False, token=None, ssl_context=None):
     return server, got
 
 
+def token_server(client_id, secret, lifetime_s, newest):
+    """An OAuth 2 token endpoint on a free loopback port (client credentials, client_secret_post):
+    each good request gets a new access token oauth-N that lives lifetime_s, kept as newest[0]
+    before it is answered; a wrong client 401 invalid_client. Returns (server, the tokens issued,
+    in order)."""
+    import http.server
+    import threading
+    import urllib.parse
+    issued = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+            good = (form.get("grant_type") == ["client_credentials"] and form.get("client_id") == [client_id]
+                    and form.get("client_secret") == [secret] and form.get("scope") == ["dicom.write"])
+            if good:
+                issued.append(f"oauth-{len(issued) + 1}")
+                newest[0] = issued[-1]
+                answer, code = {"access_token": issued[-1], "token_type": "Bearer", "expires_in": lifetime_s}, 200
+            else:
+                answer, code = {"error": "invalid_client", "error_description": "bad client credentials"}, 401
+            data = json.dumps(answer).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, issued
+
+
 def case_stowrs_auth(a, work):
     if not os.path.exists(nh.DICOMWEB_PLUGIN):
         check(f"Orthanc's DICOMweb plugin ({nh.DICOMWEB_PLUGIN}; Debian: orthanc-dicomweb)", False)
         return
     import ssl
     p = make_certificates(work)
-    for name, text in (("password", "s3cret-pw\n"), ("wrong", "guessed-pw\n"), ("token", "tok-one\n")):
+    for name, text in (("password", "s3cret-pw\n"), ("wrong", "guessed-pw\n"), ("token", "tok-one\n"),
+                       ("client_secret", "c-s3cret\n")):
         with open(p(name), "w") as f:
             f.write(text)
     ct = os.path.join(work, "ct")
@@ -939,6 +987,15 @@ def case_stowrs_auth(a, work):
     revoked_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     revoked_ctx.load_cert_chain(p("revoked.pem"), p("revoked.key"))
     revoked_stub, revoked_got = stow_server(store_all=True, token=token, ssl_context=revoked_ctx)
+    # OAuth 2 client credentials: tokens of 2 s, the STOW-RS server taking only the newest
+    newest = [None]
+    tokens, issued = token_server("swinrun-node", "c-s3cret", 2, newest)
+    oauth_stub, oauth_got = stow_server(store_all=True, token=newest)
+
+    def oauth_dest(name, secret):
+        return {"name": name, "kind": "stowrs", "url": f"http://127.0.0.1:{oauth_stub.server_port}/dw",
+                "oauth": {"token_url": f"http://127.0.0.1:{tokens.server_port}/token", "client_id": "swinrun-node",
+                          "client_secret_file": p(secret), "scope": "dicom.write"}}
     node = None
     try:
         web, secure = f"http://127.0.0.1:{orthanc.http}/dicom-web", f"https://127.0.0.1:{stub.server_port}/dw"
@@ -955,7 +1012,8 @@ def case_stowrs_auth(a, work):
                                       "tls": {"ca": p("ca.pem")}},
                                      {"name": "revokedweb", "kind": "stowrs", "token_file": p("token"),
                                       "url": f"https://127.0.0.1:{revoked_stub.server_port}/dw",
-                                      "tls": {"ca": p("ca.pem"), "crl": p("ca.crl")}}])
+                                      "tls": {"ca": p("ca.pem"), "crl": p("ca.crl")}},
+                                     oauth_dest("oauth", "client_secret"), oauth_dest("oauthbad", "wrong")])
         if not (orthanc.start() and node.start()):
             return
         nh.storescu(node.port, nh.files_of(ct))
@@ -995,15 +1053,25 @@ def case_stowrs_auth(a, work):
         check("the token file re-read at each delivery: the second request carries 'Bearer tok-two'",
               len(got) == 2 and got[1][1] == "Bearer tok-two", str([g[1] for g in got]))
         wait_for("both jobs settled", lambda: len(node.jobs("dead")) == 2, timeout=60)
+        bad = [e["reason"] for e in node.events("delivery_failed") if e["destination"] == "oauthbad"]
+        check("OAuth 2 client credentials: a token per 2 s life, each study sent once with the token then current",
+              [(sorted(m), auth) for m, auth, _ in oauth_got] == [(["RTSTRUCT", "SEG"], "Bearer oauth-1"),
+                                                                  (["RTSTRUCT", "SEG"], "Bearer oauth-2")],
+              f"{[(m, auth) for m, auth, _ in oauth_got]} issued {issued}")
+        check("a wrong client secret: the token endpoint's 401 invalid_client in the reason, nothing sent",
+              len(bad) == 4 and "HTTP 401: invalid_client (bad client credentials)" in bad[0], str(bad[:1])[:200])
         with open(node.log) as f:
             log = f.read()
-        check("no password or token in the event log", not any(x in log for x in ("s3cret", "guessed", "tok-")))
+        check("no password, client secret or token in the event log",
+              not any(x in log for x in ("s3cret", "guessed", "tok-", "oauth-")))
     finally:
         if node:
             node.stop()
         orthanc.stop()
         stub.shutdown()
         revoked_stub.shutdown()
+        oauth_stub.shutdown()
+        tokens.shutdown()
 
 
 LOAD_STUDIES, LOAD_SENDERS, LOAD_WORKERS, LOAD_SLICES = 20, 4, 2, 32

@@ -512,7 +512,11 @@ def node_config_seeds(out):
                                "tls": {"certificate": "/etc/swinrun/node.pem", "private_key": "/etc/swinrun/node.key",
                                        "ca": "/etc/swinrun/ca.pem"}},
                               {"name": "basic", "kind": "stowrs", "url": "http://127.0.0.1:8042/dicom-web",
-                               "user": "swinrun", "password_file": "/etc/swinrun/password"}])
+                               "user": "swinrun", "password_file": "/etc/swinrun/password"},
+                              {"name": "azure", "kind": "stowrs", "url": "https://ws.dicom.azurehealthcareapis.com/v1",
+                               "oauth": {"token_url": "https://login.microsoftonline.com/t/oauth2/v2.0/token",
+                                         "client_id": "swinrun", "client_secret_file": "/etc/swinrun/client_secret",
+                                         "scope": "https://dicom.healthcareapis.azure.com/.default"}}])
     for name, cfg in (("small.json", small), ("full.json", full)):
         with open(os.path.join(d, name), "w") as f:
             json.dump(cfg, f, indent=1)
