@@ -29,7 +29,7 @@ endif()
 # each other relative to themselves ("../core/status.h"), so that <swinrun/swinrun.h> with the
 # include directory above finds them as well as <swinrun.h> does.
 set(SWIN_PUBLIC_HEADERS pipeline/swinrun.h runtime/api.h pipeline/segment_params.h pipeline/segment_api.h
-    core/status.h core/version.h core/plan_info.h core/segment_params.h core/segment_report.h)
+    core/status.h core/settings.h core/version.h core/plan_info.h core/segment_params.h core/segment_report.h)
 
 set(_whole)
 foreach(a ${SWIN_INSTALL_ARCHIVES})

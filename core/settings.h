@@ -7,7 +7,7 @@
 #ifndef SWIN_SETTINGS_H
 #define SWIN_SETTINGS_H
 
-#include "core/status.h"
+#include "../core/status.h"
 
 #ifdef __cplusplus
 extern "C" {
