@@ -177,6 +177,33 @@ def recipe(swinrun, work):
           and j["cube"] == [64, 64, 64],
           f"a >= 1.5 trace in a MONAI 1.0.1 bundle: the trace's order, the recipe's roi ({r.stderr.strip()}"
           f"{j and j['downsample']})")
+    # MONAI's own deployment export (monai.bundle ckpt_export: a trace with the bundle's metadata.json
+    # and inference.json inside, extra/): read as the bundle, its recipe and channel names from the
+    # module, its weights the module's
+    from monai.bundle import ckpt_export
+    src = os.path.join(work, "exportable")
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(btcv, src)
+    p = os.path.join(src, "configs", "inference.json")
+    cfg = json.load(open(p))
+    cfg["network_def"].pop("img_size", None)   # MONAI 1.6 builds the network to trace it: no img_size
+    json.dump(cfg, open(p, "w"))
+    shipped = os.path.join(work, "shipped.ts")
+    ckpt_export(net_id="network_def", filepath=shipped, ckpt_file=os.path.join(src, "models", "model.pt"),
+                meta_file=os.path.join(src, "configs", "metadata.json"), config_file=p, bundle_root=src,
+                use_trace=True, input_shape=[1, 1, 64, 64, 64])
+    r, j = info(swinrun, shipped)
+    _, jf = info(swinrun, src)
+
+    def recipe_lines(path):
+        out = subprocess.run([swinrun, "info", path], capture_output=True, text=True).stdout
+        return [line for line in out.splitlines() if line.startswith("  ")]
+    check(r.returncode == 0 and j and jf and all(j[k] == jf[k] for k in ("recipe_warnings", "cube", "channel_names"))
+          and recipe_lines(shipped) == recipe_lines(src) and len(recipe_lines(src)) >= 4
+          and "inside the TorchScript module" in j["recipe"] and j["exporter"].startswith("TorchScript module"),
+          f"ckpt_export's model.ts: the bundle's recipe and channel names from inside it ({r.stderr.strip()}"
+          f"{j and j['recipe']})")
+
     # a torch.export archive as the bundle's weights (models/model.pt2)
     pt2 = os.path.join(work, "exported")
     shutil.rmtree(pt2, ignore_errors=True)

@@ -367,13 +367,26 @@ def ckpt_seeds(test_data, out):
     torch.save(module_tree(tiny), os.path.join(ck, "module.pt"))   # the module pickled whole
     script = os.path.join(out, "script_full.pt")
     torch.jit.save(module_of_state_dict(tiny), script)
-    with zipfile.ZipFile(script) as z, zipfile.ZipFile(os.path.join(ck, "script.pt"), "w", zipfile.ZIP_STORED) as o:
-        for n in z.namelist():
-            if "/code/" not in n:
-                o.writestr(n, z.read(n))
-            if n.endswith("/data.pkl"):
-                open(os.path.join(pk, "script.pkl"), "wb").write(z.read(n))
-                o.writestr(n[:-len("data.pkl")] + "code/__torch__/swin_unetr.py", torchscript_code(), zipfile.ZIP_DEFLATED)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
+    import make_bundle
+    c = make_bundle.CONFIGS["btcv"]
+    inference = json.dumps(make_bundle.inference_json("btcv", c, dict(make_bundle.BASE, **c["model"])))
+    # script_bundle.pt: as MONAI's ckpt_export writes it, the bundle's configs beside the module
+    for seed, extras in (("script.pt", False), ("script_bundle.pt", True)):
+        with zipfile.ZipFile(script) as z, zipfile.ZipFile(os.path.join(ck, seed), "w", zipfile.ZIP_STORED) as o:
+            for n in z.namelist():
+                if "/code/" not in n:
+                    o.writestr(n, z.read(n))
+                if not n.endswith("/data.pkl"):
+                    continue
+                archive = n[:-len("data.pkl")]
+                if not extras:
+                    open(os.path.join(pk, "script.pkl"), "wb").write(z.read(n))
+                o.writestr(archive + "code/__torch__/swin_unetr.py", torchscript_code(), zipfile.ZIP_DEFLATED)
+                if extras:
+                    o.writestr(archive + "extra/inference.json", inference)
+                    o.writestr(archive + "extra/metadata.json", json.dumps({"monai_version": c["monai"]}),
+                               zipfile.ZIP_DEFLATED)
     os.remove(script)
     pt2_seed({k: v for i, (k, v) in enumerate(tiny.items()) if i < 12 or k in keep}, os.path.join(ck, "tiny.pt2"))
     for case in sorted(os.listdir(os.path.join(test_data, "ckpt"))):

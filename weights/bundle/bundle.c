@@ -9,14 +9,17 @@
 
 #include "core/recipe.h"
 #include "weights/bundle/bundle_config.h"
+#include "weights/bundle/bundle_embedded.h"
 #include "weights/bundle/bundle_network.h"
 #include "weights/bundle/bundle_recipe.h"
 
-bool swin_bundle_detect(const char *path)
+static bool is_dir(const char *path)
 {
     struct stat s;
     return stat(path, &s) == 0 && S_ISDIR(s.st_mode);
 }
+
+bool swin_bundle_detect(const char *path) { return is_dir(path) || swin_bundle_embedded(path); }
 
 static bool join(char *out, size_t len, const char *dir, const char *name)
 {
@@ -70,23 +73,47 @@ static void read_channel_def(const json_node *meta, struct swin_recipe *r)
     }
 }
 
-static swin_status read_meta(const char *dir, struct bundle_meta *m, struct swin_recipe *r, swin_error *err)
+/* metadata.json's root (NULL: there is none) into m and the recipe's channel names. */
+static void meta_from(const json_node *root, const char *name, struct bundle_meta *m, struct swin_recipe *r)
+{
+    memset(m, 0, sizeof *m);
+    if (!root) {
+        swin_recipe_warn(r, "%s: missing; the MONAI version (the patch-merging order) is not known", name);
+        return;
+    }
+    copy_text(root, "name", m->name, sizeof m->name);
+    copy_text(root, "version", m->version, sizeof m->version);
+    copy_text(root, "monai_version", m->monai_version, sizeof m->monai_version);
+    read_channel_def(root, r);
+}
+
+/* A folder's configs/metadata.json (absent: warned) and configs/inference.json. */
+static swin_status folder_configs(const char *dir, struct bundle_meta *m, struct swin_bundle_config *inf,
+                                  struct swin_recipe *r, swin_error *err)
 {
     char path[PATH_MAX];
-    memset(m, 0, sizeof *m);
+    struct swin_bundle_config meta = {0};
+    memset(inf, 0, sizeof *inf);
     if (!join(path, sizeof path, dir, "configs/metadata.json"))
         return swin_error_set(err, SWIN_ERR_ARG, "%s: the path is too long", dir);
-    if (!is_file(path)) {
-        swin_recipe_warn(r, "configs/metadata.json: missing; the MONAI version (the patch-merging order) is not known");
-        return SWIN_OK;
-    }
-    struct swin_bundle_config meta;
-    swin_status st = swin_bundle_config_read(path, "configs/metadata.json", &meta, err);
+    swin_status st = is_file(path) ? swin_bundle_config_read(path, "configs/metadata.json", &meta, err) : SWIN_OK;
     if (st) return st;
-    copy_text(meta.root, "name", m->name, sizeof m->name);
-    copy_text(meta.root, "version", m->version, sizeof m->version);
-    copy_text(meta.root, "monai_version", m->monai_version, sizeof m->monai_version);
-    read_channel_def(meta.root, r);
+    meta_from(meta.root, "configs/metadata.json", m, r);
+    swin_bundle_config_free(&meta);
+    if (!join(path, sizeof path, dir, "configs/inference.json"))
+        return swin_error_set(err, SWIN_ERR_ARG, "%s: the path is too long", dir);
+    return swin_bundle_config_read(path, "configs/inference.json", inf, err);
+}
+
+/* A TorchScript module's extra/metadata.json and extra/inference.json (bundle_embedded.h). */
+static swin_status embedded_configs(const char *path, struct bundle_meta *m, struct swin_bundle_config *inf,
+                                    struct swin_recipe *r, swin_error *err)
+{
+    struct swin_bundle_config meta;
+    bool has_meta;
+    swin_status st = swin_bundle_embedded_configs(path, &meta, &has_meta, inf, err);
+    if (st) return st;
+    meta_from(has_meta ? meta.root : NULL, "extra/metadata.json", m, r);
     swin_bundle_config_free(&meta);
     return SWIN_OK;
 }
@@ -119,25 +146,27 @@ static void base_name(const char *dir, char *out, size_t len)
     snprintf(out, len, "%.*s", (int)(n - b), dir + b);
 }
 
-swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *override, struct swin_model *out,
+swin_status swin_bundle_load(const char *path, const struct swin_ckpt_load_opts *override, struct swin_model *out,
                              swin_error *err)
 {
     memset(out, 0, sizeof *out);
     struct swin_recipe *r = calloc(1, sizeof *r);
     if (!r) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
-    char path[PATH_MAX], weights[PATH_MAX], merge_why[112];
-    const char *weights_name = NULL;
+    const bool folder = is_dir(path);
+    char weights[PATH_MAX], merge_why[160];
+    const char *weights_name = NULL, *config_name = folder ? "configs/inference.json" : "extra/inference.json";
     struct bundle_meta meta;
     struct swin_bundle_config inf = {0};
     const json_node *net = NULL;
     struct swin_ckpt_load_opts opts;
-    swin_status st = read_meta(dir, &meta, r, err);
-    if (!st && !join(path, sizeof path, dir, "configs/inference.json"))
-        st = swin_error_set(err, SWIN_ERR_ARG, "%s: the path is too long", dir);
-    if (!st) st = swin_bundle_config_read(path, "configs/inference.json", &inf, err);
+    swin_status st = folder ? folder_configs(path, &meta, &inf, r, err) : embedded_configs(path, &meta, &inf, r, err);
     if (!st) st = swin_bundle_network_find(&inf, &net, err);
     if (!st) st = swin_bundle_network_opts(&inf, net, meta.monai_version, &opts, merge_why, sizeof merge_why, r, err);
-    if (!st) st = find_weights(dir, weights, sizeof weights, &weights_name, err);
+    if (!st && folder) st = find_weights(path, weights, sizeof weights, &weights_name, err);
+    if (!st && !folder) {
+        snprintf(weights, sizeof weights, "%s", path);
+        weights_name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    }
     if (!st && override) {
         if (override->merge != SWIN_MERGE_V15) {
             opts.merge = override->merge;
@@ -157,14 +186,14 @@ swin_status swin_bundle_load(const char *dir, const struct swin_ckpt_load_opts *
         return st;
     }
     if (opts.merge_guessed && out->cfg.merge_kind != opts.merge)
-        snprintf(merge_why, sizeof merge_why, "the merge order %s itself gives (metadata.json's monai_version implied "
-                 "another)", weights_name);
+        snprintf(merge_why, sizeof merge_why, "the merge order %.40s itself gives (metadata.json's monai_version "
+                 "implied another)", weights_name);
     for (int k = 0; k < 3; k++)
         if (r->cube[k]) out->cfg.cube[k] = r->cube[k];
-    if (!meta.name[0]) base_name(dir, meta.name, sizeof meta.name);
-    snprintf(r->source, sizeof r->source, "bundle %s%s%s, configs/inference.json", meta.name,
-             meta.version[0] ? " " : "", meta.version);
-    snprintf(out->source.post, sizeof out->source.post, "bundle %.32s: normalize from network_def, %s", meta.name,
+    if (!meta.name[0]) base_name(path, meta.name, sizeof meta.name);
+    snprintf(r->source, sizeof r->source, "bundle %s%s%s, %s%s", meta.name, meta.version[0] ? " " : "", meta.version,
+             config_name, folder ? "" : " inside the TorchScript module (MONAI's ckpt_export)");
+    snprintf(out->source.post, sizeof out->source.post, "bundle %.32s: normalize from network_def, %.120s", meta.name,
              merge_why);
     out->recipe = r;
     return SWIN_OK;

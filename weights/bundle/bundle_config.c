@@ -4,29 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-swin_status swin_bundle_config_read(const char *path, const char *name, struct swin_bundle_config *c, swin_error *err)
+swin_status swin_bundle_config_parse(const char *text, size_t len, const char *name, struct swin_bundle_config *c,
+                                     swin_error *err)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot be opened: is this a MONAI bundle folder?", name);
-    char *text = malloc(SWIN_BUNDLE_CONFIG_MAX_BYTES + 1);
-    size_t len = text ? fread(text, 1, SWIN_BUNDLE_CONFIG_MAX_BYTES + 1, f) : 0;
-    bool read_error = ferror(f);
-    fclose(f);
-    if (!text) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %s", name);
-    if (read_error) {
-        free(text);
-        return swin_error_set(err, SWIN_ERR_IO, "%s: read error", name);
-    }
-    if (len > SWIN_BUNDLE_CONFIG_MAX_BYTES) {
-        free(text);
+    if (len > SWIN_BUNDLE_CONFIG_MAX_BYTES)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: larger than %u MiB, not a bundle configuration", name,
                               SWIN_BUNDLE_CONFIG_MAX_BYTES >> 20);
-    }
     char why[160];
     c->root = swin_json_parse(text, len, why, sizeof why);
-    free(text);
     if (!c->root)
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: not valid JSON (%s); swinrun reads JSON bundle configurations, not YAML", name, why);
@@ -35,6 +22,22 @@ swin_status swin_bundle_config_read(const char *path, const char *name, struct s
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the configuration is not a JSON object", name);
     }
     return SWIN_OK;
+}
+
+swin_status swin_bundle_config_read(const char *path, const char *name, struct swin_bundle_config *c, swin_error *err)
+{
+    memset(c, 0, sizeof *c);
+    FILE *f = fopen(path, "rb");
+    if (!f) return swin_error_set(err, SWIN_ERR_IO, "%s: cannot be opened: is this a MONAI bundle folder?", name);
+    char *text = malloc(SWIN_BUNDLE_CONFIG_MAX_BYTES + 1);
+    size_t len = text ? fread(text, 1, SWIN_BUNDLE_CONFIG_MAX_BYTES + 1, f) : 0;
+    bool read_error = ferror(f);
+    fclose(f);
+    if (!text) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %s", name);
+    swin_status st = read_error ? swin_error_set(err, SWIN_ERR_IO, "%s: read error", name)
+                                : swin_bundle_config_parse(text, len, name, c, err);
+    free(text);
+    return st;
 }
 
 void swin_bundle_config_free(struct swin_bundle_config *c)

@@ -22,6 +22,9 @@ struct swin_bundle_config {
 /* SWIN_ERR_IO when it cannot be read, SWIN_ERR_FORMAT when it is not a JSON object (or is
  * larger than SWIN_BUNDLE_CONFIG_MAX_BYTES). */
 swin_status swin_bundle_config_read(const char *path, const char *name, struct swin_bundle_config *c, swin_error *err);
+/* The same from len bytes of text (a configuration kept inside another file). */
+swin_status swin_bundle_config_parse(const char *text, size_t len, const char *name, struct swin_bundle_config *c,
+                                     swin_error *err);
 void swin_bundle_config_free(struct swin_bundle_config *c);
 
 /* The value n stands for: n itself, or the value its "@id" names (references followed, at most
