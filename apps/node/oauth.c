@@ -1,10 +1,10 @@
 /* OAuth 2.0 client credentials for STOW-RS (oauth.h). */
-#include <ctype.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <curl/curl.h>
