@@ -301,12 +301,14 @@ static swin_status user(struct ctx *c, const json_node *n, char *out)
     return SWIN_OK;
 }
 
-/* Whether the URL's host is this machine (credentials may go there over http). */
+/* Whether the URL's host is this machine (credentials may go there over http): the whole host,
+ * up to the port's ':', the path's '/' or the end ("http://[::1]x.example.org" is not). */
 static bool url_is_loopback(const char *url)
 {
     const char *h = url + (strncmp(url, "https://", 8) ? 7 : 8);
     size_t n = strcspn(h, ":/");
     if (h[0] == '[') n = strcspn(h, "]") + 1;
+    if (h[n] && h[n] != ':' && h[n] != '/') return false;
     static const char *const loopback[] = {"127.0.0.1", "localhost", "[::1]"};
     for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++)
         if (strlen(loopback[i]) == n && !strncmp(h, loopback[i], n)) return true;
