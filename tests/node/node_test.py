@@ -875,6 +875,29 @@ def case_stowrs(a, work):
         orthanc.stop()
 
 
+def send_json(handler, code, obj, content_type):
+    """A JSON answer of status code from an http.server handler."""
+    data = json.dumps(obj).encode()
+    handler.send_response(code)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def serve_http(handler_class, ssl_context=None):
+    """handler_class, quiet, on a free loopback port (over TLS with ssl_context) in a daemon thread;
+    the caller's finally shuts it down."""
+    import http.server
+    import threading
+    handler_class.log_message = lambda self, *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+    if ssl_context:
+        server.socket = ssl_context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def stow_server(store_all=False, token=None, ssl_context=None):
     """A STOW-RS server on a free port that reads each request's parts with pydicom and answers
     200 with the first instance stored and the second failed (0xA700), or all stored
@@ -883,7 +906,6 @@ def stow_server(store_all=False, token=None, ssl_context=None):
     request: (the parts' modalities, its Authorization header, the client certificate's CN))."""
     import http.server
     import io
-    import threading
     got = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -913,20 +935,8 @@ def stow_server(store_all=False, token=None, ssl_context=None):
             answer = {"00081199": {"vr": "SQ", "Value": [ref(d) for d in stored]},
                       "00081198": {"vr": "SQ", "Value": [ref(d, {"00081197": {"vr": "US", "Value": [0xA700]}})
                                                          for d in dss[len(stored):]]}}
-            data = json.dumps(answer).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/dicom+json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    if ssl_context:
-        server.socket = ssl_context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, got
+            send_json(self, 200, answer, "application/dicom+json")
+    return serve_http(Handler, ssl_context), got
 
 
 def token_server(client_id, secret, lifetime_s, newest):
@@ -935,7 +945,6 @@ def token_server(client_id, secret, lifetime_s, newest):
     before it is answered; a wrong client 401 invalid_client. Returns (server, the tokens issued,
     in order)."""
     import http.server
-    import threading
     import urllib.parse
     issued = []
 
@@ -950,18 +959,8 @@ def token_server(client_id, secret, lifetime_s, newest):
                 answer, code = {"access_token": issued[-1], "token_type": "Bearer", "expires_in": lifetime_s}, 200
             else:
                 answer, code = {"error": "invalid_client", "error_description": "bad client credentials"}, 401
-            data = json.dumps(answer).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, issued
+            send_json(self, code, answer, "application/json")
+    return serve_http(Handler), issued
 
 
 def case_stowrs_auth(a, work):
