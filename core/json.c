@@ -261,9 +261,10 @@ void swin_json_free(json_node *n) {
 
 const json_node *swin_json_get(const json_node *obj, const char *key) {
     if (!obj || obj->kind != JSON_OBJECT) return NULL;
+    const json_node *found = NULL;
     for (const json_node *c = obj->child; c; c = c->next)
-        if (strcmp(c->key, key) == 0) return c;
-    return NULL;
+        if (strcmp(c->key, key) == 0) found = c;
+    return found;
 }
 
 size_t swin_json_len(const json_node *arr) {

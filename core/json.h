@@ -1,4 +1,5 @@
-/* A small JSON reader (Triton's model configuration, safetensors headers):
+/* A small JSON reader (Triton's model configuration, safetensors headers, bundle configs; core/yaml.h
+ * reads YAML into the same tree):
  * the whole text parsed into a tree of nodes, then looked up by member name or index.
  * Numbers are kept as their text (protobuf's int64 fields arrive as strings anyway). */
 #ifndef SWIN_CORE_JSON_H
@@ -23,7 +24,8 @@ struct json_node {
 json_node *swin_json_parse(const char *text, size_t len, char *why, size_t why_len);
 void swin_json_free(json_node *root);
 
-/* The member `key` of an object; NULL when obj is not an object or has no such member. */
+/* The member `key` of an object, the last when the key is repeated (as Python's json and
+ * yaml read one); NULL when obj is not an object or has no such member. */
 const json_node *swin_json_get(const json_node *obj, const char *key);
 /* Elements of an array (0 when not an array), and element i (NULL when out of range). */
 size_t swin_json_len(const json_node *arr);

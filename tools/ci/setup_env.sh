@@ -24,8 +24,9 @@ APT_PKGS="libcurl4-openssl-dev libssl-dev ca-certificates libprotobuf-c-dev prot
 # ccache: tools/test.sh's compiler cache (~/.cache/swinrun/ccache), shared by fresh clones
 # pynetdicom: an SCU that knows the HTJ2K syntaxes, the sender of the node's HTJ2K test (node_htj2k)
 # SimpleITK: ITK's MetaIO, the independent reader and writer of the MetaImage tests (tests/formats/metaimage)
+# PyYAML: what MONAI's ConfigParser reads YAML bundle configs with, the reference of core/yaml.c's tests
 # nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm: the CUDA binary utilities of bench/sass/sass_census.py
-PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86 pydicom==3.0.2 pynetdicom==3.0.4 highdicom==0.28.2 dcmqi==1.5.7 safetensors==0.8.0 pylibjpeg==2.1.0 pylibjpeg-openjpeg==2.6.0 pytest==9.2.0 SimpleITK==2.5.7"
+PINS="torch==2.15.0 monai==1.6.1 onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1 onnxscript==0.7.2 numpy==2.4.6 nibabel==5.4.2 einops==0.8.2 matplotlib==3.10.9 onnxsim==0.8.1 onnxslim==0.1.98 onnxconverter-common==1.16.0 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86 pydicom==3.0.2 pynetdicom==3.0.4 highdicom==0.28.2 dcmqi==1.5.7 safetensors==0.8.0 pylibjpeg==2.1.0 pylibjpeg-openjpeg==2.6.0 pytest==9.2.0 SimpleITK==2.5.7 PyYAML==6.0.4"
 LOCK="$here/requirements-lock.txt"
 
 do_apt=1
@@ -68,7 +69,7 @@ fi
 # ---- venv ---------------------------------------------------------------------------------
 want="$( { echo "$PINS"; cat "$LOCK"; } | sha256sum | cut -d' ' -f1)"
 if [ -x "$py" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
-    && "$py" -c "import torch, monai, onnx, onnxruntime, onnxscript, numpy, safetensors, nibabel, einops, onnxsim, onnxslim, onnxconverter_common, pydicom, highdicom, openvino" 2>/dev/null; then
+    && "$py" -c "import torch, monai, onnx, onnxruntime, onnxscript, numpy, safetensors, nibabel, einops, onnxsim, onnxslim, onnxconverter_common, pydicom, highdicom, openvino, yaml" 2>/dev/null; then
     log "venv $venv up to date"
 else
     if [ ! -x "$py" ]; then
