@@ -86,7 +86,7 @@ typedef struct swin_context_params {
  * (torch.save's zip: a state dict, or a training checkpoint holding one) or a .safetensors
  * file, told apart by content; a checkpoint's configuration is read from its weights, with
  * MONAI's defaults for what they cannot tell (normalize=True, 'merging' in the >= 1.5 order).
- * Or a MONAI bundle folder (configs/inference.json, configs/metadata.json, models/model.pt):
+ * Or a MONAI bundle folder (configs/inference.json or .yaml, configs/metadata.json, models/model.pt):
  * the weights, what they cannot tell from network_def and the MONAI version, and the recipe
  * (swin_model_segment_params; the cube, roi_size, as the model's cube) (docs/bundles.md). */
 SWIN_API swin_status swin_model_load(const char *model_path, swin_model_t **out, swin_error *err);

@@ -155,9 +155,9 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%llu/%s", location, (unsigned long long)version, ms->cfg.model_file);
     if (!ms->cfg.model_file_given && access(path, F_OK) != 0) {
-        /* no model.onnx: the version folder itself may be a MONAI bundle */
+        /* no model.onnx: the version folder itself may be a MONAI bundle (configs/inference.json or .yaml) */
         char bundle[4096];
-        snprintf(bundle, sizeof bundle, "%s/%llu/configs/inference.json", location, (unsigned long long)version);
+        snprintf(bundle, sizeof bundle, "%s/%llu/configs", location, (unsigned long long)version);
         if (access(bundle, F_OK) == 0) snprintf(path, sizeof path, "%s/%llu", location, (unsigned long long)version);
     }
     swin_error err;

@@ -19,11 +19,13 @@ import sys
 
 import numpy as np
 import torch
+import yaml
 
 here = os.path.dirname(os.path.abspath(__file__))
 export = os.path.join(here, "..", "..", "tools", "export")
 sys.path.insert(0, export)
 import make_bundle  # noqa: E402
+from bundle_reference import inference_config  # noqa: E402
 from script_module import module_of_state_dict  # noqa: E402
 
 fails = []
@@ -49,13 +51,15 @@ def info(swinrun, path):
 
 
 def edit(src, dst, change):
-    """A copy of bundle src at dst with its inference.json passed through change(dict)."""
+    """A copy of bundle src at dst with its inference config (JSON or YAML) passed through change(dict)."""
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst)
-    p = os.path.join(dst, "configs", "inference.json")
-    cfg = json.load(open(p))
+    p = inference_config(dst)
+    yml = not p.endswith(".json")
+    cfg = yaml.safe_load(open(p)) if yml else json.load(open(p))
     change(cfg)
-    json.dump(cfg, open(p, "w"))
+    with open(p, "w") as f:
+        yaml.safe_dump(cfg, f) if yml else json.dump(cfg, f)
     return dst
 
 
@@ -85,6 +89,27 @@ def recipe(swinrun, work):
     r = subprocess.run([swinrun, "info", v2], capture_output=True, text=True)
     for line in ("spacing      2 x 2 x 2.5 mm", "[-100, 200]", "overlap 0.25, gaussian", "labels by nearest"):
         check(line in r.stdout, f"v2: info prints '{line}'")
+
+    # the same configuration in YAML as people write it (tests/bundles/v2_inference.yaml: comments,
+    # anchors and a merge key, yes/off booleans, flow and block lists, folded text): PyYAML reads
+    # the JSON's configuration from it, and swinrun the same model and recipe
+    v2y = os.path.join(work, "v2_yaml")
+    shutil.rmtree(v2y, ignore_errors=True)
+    shutil.copytree(v2, v2y)
+    os.remove(os.path.join(v2y, "configs", "inference.json"))
+    shutil.copy(os.path.join(here, "v2_inference.yaml"), os.path.join(v2y, "configs", "inference.yaml"))
+    as_yaml = yaml.safe_load(open(os.path.join(v2y, "configs", "inference.yaml")))
+    as_yaml.pop("_defaults")
+    check(as_yaml == json.load(open(os.path.join(v2, "configs", "inference.json"))),
+          "v2_inference.yaml: PyYAML reads the v2 bundle's inference.json from it")
+    r, jy = info(swinrun, v2y)
+    _, jj = info(swinrun, v2)
+    lines = [subprocess.run([swinrun, "info", b], capture_output=True, text=True).stdout.splitlines() for b in (v2, v2y)]
+    # (the lines naming the bundle's folder and config file differ)
+    check(r.returncode == 0 and jy and jj and all(jy[k] == jj[k] for k in jj if k != "recipe")
+          and jy["recipe"] == jj["recipe"].replace("inference.json", "inference.yaml")
+          and [x for x in lines[0] if "v2" not in x] == [x for x in lines[1] if "v2" not in x] and len(lines[0]) > 10,
+          f"v2 in YAML: the model and recipe of its JSON ({r.stderr.strip()}{jy and jy['recipe']})")
 
     sg = bundle(work, "sigmoid")
     r, j = info(swinrun, sg)
@@ -229,8 +254,22 @@ def refused(swinrun, work):
 
     case("no_inference", "configs/inference.json: cannot be opened",
          lambda d: (shutil.copytree(btcv, d), os.remove(os.path.join(d, "configs", "inference.json"))))
-    case("yaml", "not YAML", lambda d: (shutil.copytree(btcv, d), open(os.path.join(d, "configs", "inference.json"), "w")
-                                        .write("network_def:\n  _target_: SwinUNETR\n")))
+    case("yaml_as_json", "configs/inference.json: not valid JSON", lambda d: (shutil.copytree(btcv, d), open(
+        os.path.join(d, "configs", "inference.json"), "w").write("network_def:\n  _target_: SwinUNETR\n")))
+
+    def yaml_bundle(text):
+        def make(d):
+            shutil.copytree(btcv, d)
+            os.remove(os.path.join(d, "configs", "inference.json"))
+            open(os.path.join(d, "configs", "inference.yaml"), "w").write(text)
+        return make
+    case("yaml_tab", "configs/inference.yaml: not valid YAML (line 3, column 1: a tab",
+         yaml_bundle("network_def:\n  _target_: SwinUNETR\n\tfeature_size: 12\n"))
+    case("yaml_reference", "line 2, column 10: '@' cannot start a plain scalar: quote MONAI references",
+         yaml_bundle("roi: [64, 64, 64]\ninferer: @roi\n"))
+    case("yaml_list", "configs/inference.yaml: the configuration is not a YAML mapping", yaml_bundle("- a\n- b\n"))
+    case("yaml_indented", "line 3, column 16: ':' after a value that spans lines",
+         yaml_bundle("network_def:\n  _target_: SwinUNETR\n   feature_size: 12\n"))
     # hostile bytes quoted in the message: a backslash before a newline, a member name holding a newline
     case("bad_escape", "a backslash before 0x0A", lambda d: (shutil.copytree(btcv, d), open(
         os.path.join(d, "configs", "inference.json"), "w").write('{"roi": "a\\\n"}')))

@@ -3,7 +3,7 @@
 #   run_harness.sh HARNESS SECONDS SEEDS WORK [CORPUS_DIR...]
 # HARNESS  a fuzz_* binary (tests/fuzz/harness); which seeds it takes follows from its name
 # SEEDS    the folder tools/ci/fuzz_seeds.py made (onnx/ and its onnx_data/, nifti/, nifti_gz/, npy/, dicom/,
-#          ckpt/, pickle/, bundle/, large_files/, node_config/)
+#          ckpt/, pickle/, bundle/, bundle_yaml/, large_files/, node_config/)
 # WORK     keeps what the run found: corpus/ (inputs with new coverage, kept between runs),
 #          findings/ (crash-*, leak-*, timeout-*, oom-*; earlier runs' stay, only this run's
 #          count), log.txt (libFuzzer's output)
@@ -23,6 +23,7 @@ case "$name" in
     fuzz_ckpt)           kind=ckpt  max_len=65536 ;;
     fuzz_pickle)         kind=pickle max_len=65536 ;;
     fuzz_bundle)         kind=bundle max_len=16384 ;;
+    fuzz_bundle_yaml)    kind=bundle_yaml max_len=16384 ;;
     fuzz_large_files)    kind=large_files max_len=65536 ;;
     fuzz_triton)         kind=triton max_len=65536 ;;  # apps/triton/fuzz, its seeds committed there
     fuzz_dicom)          kind=dicom max_len=16384 ;;

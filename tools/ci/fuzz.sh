@@ -5,7 +5,7 @@
 #   --parallel  how many harnesses run at once (default 1; each uses one core)
 #   --out       where each harness keeps corpus/, findings/ and log.txt (default build-fuzz/fuzz/long);
 #               a corpus left by an earlier run is where the next one starts
-#   HARNESS     fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_mha fuzz_nrrd fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_large_files
+#   HARNESS     fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_mha fuzz_nrrd fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_bundle_yaml fuzz_large_files
 #               (default: all)
 # Configures and builds build-fuzz/ (clang, -DSWIN_FUZZ=ON; only the harnesses and what they
 # link), makes the seed corpora from test-data/ (tools/ci/fuzz_seeds.py; $SWIN_TEST_DATA and
@@ -17,7 +17,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 seconds=1200 parallel=1 out="$repo/build-fuzz/fuzz/long"
-all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_mha fuzz_nrrd fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_large_files fuzz_node_config)
+all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_mha fuzz_nrrd fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_bundle_yaml fuzz_large_files fuzz_node_config)
 harnesses=()
 while [ $# -gt 0 ]; do
     case "$1" in

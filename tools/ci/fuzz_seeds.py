@@ -21,7 +21,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
        the reader refuses), dicom/ (16 x 12 CT slices: uncompressed, RLE, JPEG lossless,
        JPEG-LS, HTJ2K, a gantry tilt; a 32 x 32 one in JPEG 2000; 3-frame Enhanced CT,
        uncompressed, RLE and JPEG 2000, and Legacy Converted Enhanced CT), ckpt/ (small PyTorch checkpoints
-       and a safetensors file with a SwinUNETR's keys, a torch.export archive), pickle/ (data.pkl of each TEST_DATA/ckpt case) and
+       and a safetensors file with a SwinUNETR's keys, a torch.export archive), pickle/ (data.pkl of each TEST_DATA/ckpt case),
+       bundle/ and bundle_yaml/ (bundle inference configs in JSON and in YAML) and
        large_files/ (large_files.yml files in the forms swinrun fetch reads, and a metadata.json),
        node_config/ (swinrun serve's configuration: the smallest accepted, and one with every key).
 """
@@ -336,6 +337,31 @@ def bundle_seeds(out):
             json.dump(cfg, f)
 
 
+def bundle_yaml_seeds(out):
+    """bundle_yaml/: the bundle/ seeds written by yaml.safe_dump in block and flow style, the v2
+    bundle's configuration as people write YAML (tests/bundles/v2_inference.yaml: anchors, a
+    merge key, folded text), and a few documents of the constructs the reader handles."""
+    import yaml
+    src, d = os.path.join(out, "bundle"), os.path.join(out, "bundle_yaml")
+    os.makedirs(d)
+    for name in sorted(os.listdir(src)):
+        cfg = json.load(open(os.path.join(src, name)))
+        for style in (False, None):
+            with open(os.path.join(d, f"{name[:-5]}_{'block' if style is False else 'mixed'}.yaml"), "w") as f:
+                yaml.safe_dump(cfg, f, sort_keys=False, default_flow_style=style, width=60)
+    here = os.path.dirname(os.path.abspath(__file__))
+    shutil.copy(os.path.join(here, "..", "..", "tests", "bundles", "v2_inference.yaml"), d)
+    docs = {"scalars.yaml": "%YAML 1.1\n---\na: [yes, off, ~, 010, 0x1F, 1:30, 1.5e-3, .inf, 1e3, '@x', \"\\u00e9\\\n  y\"]\n"
+                            "b: |+\n  lit\n\nc: >-\n  folded\n  text\n...\n",
+            "anchors.yaml": "base: &b {roi: [64, 64, 32], mode: gaussian}\nover:\n  <<: [*b, {overlap: 0.5}]\n  mode: constant\n"
+                            "? explicit key\n: - &e !!str 1\n  - *e\n",
+            "flow.yaml": "{network_def: {_target_: SwinUNETR, feature_size: 12}, roi: [64, 64, 32],\n  inferer: {roi_size: '@roi',"
+                         " overlap: 0.25}, k: [a: 1, ? b : 2]}\n"}
+    for name, text in docs.items():
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+
+
 def ckpt_seeds(test_data, out):
     """Small weights files (ckpt/: under 64 KiB) and the pickles of the checkpoint matrix (pickle/):
     a SwinUNETR state dict's keys with tiny tensors (real shapes only where the walk starts), saved
@@ -549,6 +575,7 @@ def main():
     dicom_seeds(out)
     ckpt_seeds(test_data, out)
     bundle_seeds(out)
+    bundle_yaml_seeds(out)
     large_files_seeds(out)
     node_config_seeds(out)
 

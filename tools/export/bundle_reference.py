@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """MONAI's own run of a bundle: the transforms, inferer and post-processing built by
-monai.bundle.ConfigParser from the bundle's configs/inference.json, on one NIfTI CT.
+monai.bundle.ConfigParser from the bundle's configs/inference.json (or .yaml, .yml), on one NIfTI CT.
 
     bundle_reference.py BUNDLE_DIR CT.nii[.gz] OUT.npy
 
@@ -25,11 +25,20 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
+def inference_config(bundle):
+    """configs/inference.json, else .yaml, else .yml (the order swinrun looks in)."""
+    for ext in ("json", "yaml", "yml"):
+        path = os.path.join(bundle, "configs", "inference." + ext)
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(f"{bundle}: no configs/inference.json, .yaml or .yml")
+
+
 def bundle_parser(bundle):
-    """monai.bundle.ConfigParser over the bundle's inference.json with the adaptations above."""
+    """monai.bundle.ConfigParser over the bundle's inference config with the adaptations above."""
     from monai.bundle import ConfigParser
     parser = ConfigParser()
-    parser.read_config(os.path.join(bundle, "configs", "inference.json"))
+    parser.read_config(inference_config(bundle))
     parser["bundle_root"] = bundle
     net_def = parser["network_def"]
     net_def.pop("img_size", None)

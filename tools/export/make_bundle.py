@@ -3,7 +3,7 @@
 
     make_bundle.py OUTDIR CONFIG [--seed S]
 
-OUTDIR gets configs/inference.json, configs/metadata.json, models/model.pt (torch.save of the
+OUTDIR gets configs/inference.json (or .yaml), configs/metadata.json, models/model.pt (torch.save of the
 state dict, as the zoo's CheckpointLoader reads it), large_files.yml (the weights' md5) and
 LICENSE. CONFIGs:
 
@@ -18,7 +18,8 @@ LICENSE. CONFIGs:
   mri    BraTS-style: four input channels (MRI sequences, a 4D NIfTI), NormalizeIntensityd(
          nonzero=True, channel_wise=True) in place of the intensity range, 2 mm spacing, three
          overlapping regions (Activationsd(sigmoid) -> Invertd -> AsDiscreted(threshold=0.5) on
-         3 channels), roi (64, 64, 32), monai_version 1.5.0
+         3 channels), roi (64, 64, 32), monai_version 1.5.0; its inference config written as
+         configs/inference.yaml (yaml.safe_dump), as bundles written in YAML ship it
 """
 import argparse
 import hashlib
@@ -39,7 +40,7 @@ CONFIGS = {
                     overlap=0.5, mode=None, pixdim=[1.5, 1.5, 2.0], hu=[-175, 250], nearest=False, sigmoid=True),
     "mri": dict(model=dict(feature_size=12, in_channels=4, out_channels=3), merge_order="v15", monai="1.5.0",
                 roi=[64, 64, 32], overlap=0.5, mode=None, pixdim=[2.0, 2.0, 2.0], hu=None, nearest=True,
-                zscore_nonzero=True, sigmoid=True),
+                zscore_nonzero=True, sigmoid=True, yaml=True),
 }
 BASE = dict(feature_size=12, in_channels=1, out_channels=3, depths=[2, 2, 2, 2], heads=[3, 6, 12, 24], window=[7, 7, 7],
             use_v2=False, normalize=True, downsample="merging", merge_order="v15", qkv_bias=True, patch_norm=False,
@@ -122,8 +123,14 @@ def make(out, name, seed=0):
     os.makedirs(os.path.join(out, "models"), exist_ok=True)
     weights = os.path.join(out, "models", "model.pt")
     torch.save(model.state_dict(), weights)
-    with open(os.path.join(out, "configs", "inference.json"), "w") as f:
-        json.dump(inference_json(name, c, m), f, indent=4)
+    if c.get("yaml"):
+        import yaml
+        with open(os.path.join(out, "configs", "inference.yaml"), "w") as f:
+            f.write(f"# the inference config of the {name} test bundle\n")
+            yaml.safe_dump(inference_json(name, c, m), f, sort_keys=False)
+    else:
+        with open(os.path.join(out, "configs", "inference.json"), "w") as f:
+            json.dump(inference_json(name, c, m), f, indent=4)
     meta = {"version": "0.1.0", "name": f"test_{name}_bundle", "monai_version": c["monai"],
             "pytorch_version": torch.__version__.split("+")[0], "task": "test bundle (random weights)",
             "network_data_format": {"inputs": {"image": {"num_channels": m["in_channels"], "spatial_shape": c["roi"]}},

@@ -41,7 +41,7 @@ struct bundle_meta {
 static void copy_text(const json_node *obj, const char *key, char *out, size_t len)
 {
     const json_node *n = swin_json_get(obj, key);
-    snprintf(out, len, "%s", n && n->kind == JSON_STRING ? n->text : "");
+    snprintf(out, len, "%s", n && (n->kind == JSON_STRING || n->kind == JSON_NUMBER) ? n->text : ""); /* YAML: 1.5 */
     for (char *c = out; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
 }
@@ -87,22 +87,36 @@ static void meta_from(const json_node *root, const char *name, struct bundle_met
     read_channel_def(root, r);
 }
 
-/* A folder's configs/metadata.json (absent: warned) and configs/inference.json. */
+/* configs/STEM.json, else .yaml, else .yml (MONAI's ConfigParser reads each): its path and its
+ * name in the bundle; false when there is none (then the .json's, for messages). */
+static bool find_config(const char *dir, const char *stem, char *path, size_t len, char *name, size_t name_len)
+{
+    static const char *const ext[] = {"json", "yaml", "yml"};
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+            snprintf(name, name_len, "configs/%s.%s", stem, pass ? "json" : ext[i]);
+            if (join(path, len, dir, name) && (pass || is_file(path))) return !pass;
+        }
+    return false;
+}
+
+/* A folder's configs/metadata.json (absent: warned) and configs/inference.json (or their .yaml, .yml). */
 static swin_status folder_configs(const char *dir, struct bundle_meta *m, struct swin_bundle_config *inf,
                                   struct swin_recipe *r, swin_error *err)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], name[64];
     struct swin_bundle_config meta = {0};
     memset(inf, 0, sizeof *inf);
-    if (!join(path, sizeof path, dir, "configs/metadata.json"))
-        return swin_error_set(err, SWIN_ERR_ARG, "%s: the path is too long", dir);
-    swin_status st = is_file(path) ? swin_bundle_config_read(path, "configs/metadata.json", &meta, err) : SWIN_OK;
-    if (st) return st;
-    meta_from(meta.root, "configs/metadata.json", m, r);
-    swin_bundle_config_free(&meta);
     if (!join(path, sizeof path, dir, "configs/inference.json"))
         return swin_error_set(err, SWIN_ERR_ARG, "%s: the path is too long", dir);
-    return swin_bundle_config_read(path, "configs/inference.json", inf, err);
+    swin_status st = find_config(dir, "metadata", path, sizeof path, name, sizeof name)
+                         ? swin_bundle_config_read(path, name, &meta, err)
+                         : SWIN_OK;
+    if (st) return st;
+    meta_from(meta.root, name, m, r);
+    swin_bundle_config_free(&meta);
+    find_config(dir, "inference", path, sizeof path, name, sizeof name);
+    return swin_bundle_config_read(path, name, inf, err);
 }
 
 /* A TorchScript module's extra/metadata.json and extra/inference.json (bundle_embedded.h). */
@@ -154,7 +168,7 @@ swin_status swin_bundle_load(const char *path, const struct swin_ckpt_load_opts 
     if (!r) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     const bool folder = is_dir(path);
     char weights[PATH_MAX], merge_why[160];
-    const char *weights_name = NULL, *config_name = folder ? "configs/inference.json" : "extra/inference.json";
+    const char *weights_name = NULL;
     struct bundle_meta meta;
     struct swin_bundle_config inf = {0};
     const json_node *net = NULL;
@@ -192,7 +206,7 @@ swin_status swin_bundle_load(const char *path, const struct swin_ckpt_load_opts 
         if (r->cube[k]) out->cfg.cube[k] = r->cube[k];
     if (!meta.name[0]) base_name(path, meta.name, sizeof meta.name);
     snprintf(r->source, sizeof r->source, "bundle %s%s%s, %s%s", meta.name, meta.version[0] ? " " : "", meta.version,
-             config_name, folder ? "" : " inside the TorchScript module (MONAI's ckpt_export)");
+             inf.name, folder ? "" : " inside the TorchScript module (MONAI's ckpt_export)");
     snprintf(out->source.post, sizeof out->source.post, "bundle %.32s: normalize from network_def, %.120s", meta.name,
              merge_why);
     out->recipe = r;

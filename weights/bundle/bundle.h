@@ -1,4 +1,4 @@
-/* A MONAI bundle folder as a model: configs/inference.json (network_def and the recipe),
+/* A MONAI bundle folder as a model: configs/inference.json or .yaml (network_def and the recipe),
  * configs/metadata.json (name, version, the MONAI version that decides the patch-merging
  * order), and the weights in models/ (model.pt, else model.safetensors, model.ts, model.pt2)
  * through the checkpoint reader; or the same configs inside a TorchScript module

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/yaml.h"
+
 swin_status swin_bundle_config_parse(const char *text, size_t len, const char *name, struct swin_bundle_config *c,
                                      swin_error *err)
 {
@@ -12,14 +14,16 @@ swin_status swin_bundle_config_parse(const char *text, size_t len, const char *n
     if (len > SWIN_BUNDLE_CONFIG_MAX_BYTES)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: larger than %u MiB, not a bundle configuration", name,
                               SWIN_BUNDLE_CONFIG_MAX_BYTES >> 20);
-    char why[160];
-    c->root = swin_json_parse(text, len, why, sizeof why);
+    char why[200];
+    size_t n = strlen(name);
+    bool yaml = (n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml"));
+    c->root = yaml ? swin_yaml_parse(text, len, why, sizeof why) : swin_json_parse(text, len, why, sizeof why);
     if (!c->root)
-        return swin_error_set(err, SWIN_ERR_FORMAT,
-                              "%s: not valid JSON (%s); swinrun reads JSON bundle configurations, not YAML", name, why);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not valid %s (%s)", name, yaml ? "YAML" : "JSON", why);
     if (c->root->kind != JSON_OBJECT) {
         swin_bundle_config_free(c);
-        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the configuration is not a JSON object", name);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: the configuration is not a %s", name,
+                              yaml ? "YAML mapping" : "JSON object");
     }
     return SWIN_OK;
 }

@@ -1,4 +1,5 @@
-/* One JSON configuration file of a MONAI bundle (configs/inference.json, metadata.json) and
+/* One configuration file of a MONAI bundle (configs/inference.json, metadata.json; YAML when
+ * its name ends in .yaml or .yml, read as PyYAML reads it, core/yaml.h) and
  * MONAI's reference syntax over it: a string value "@id" stands for the value at id, an id
  * being keys and list indices joined by "::" (or the older "#"), e.g. "@network_def",
  * "@preprocessing::transforms::3". Nothing is evaluated: "$..." (a Python expression) and
@@ -19,8 +20,8 @@ struct swin_bundle_config {
     char name[64]; /* e.g. "configs/inference.json", for messages */
 };
 
-/* SWIN_ERR_IO when it cannot be read, SWIN_ERR_FORMAT when it is not a JSON object (or is
- * larger than SWIN_BUNDLE_CONFIG_MAX_BYTES). */
+/* SWIN_ERR_IO when it cannot be read, SWIN_ERR_FORMAT when it is not a JSON object or YAML
+ * mapping (or is larger than SWIN_BUNDLE_CONFIG_MAX_BYTES). name decides the format. */
 swin_status swin_bundle_config_read(const char *path, const char *name, struct swin_bundle_config *c, swin_error *err);
 /* The same from len bytes of text (a configuration kept inside another file). */
 swin_status swin_bundle_config_parse(const char *text, size_t len, const char *name, struct swin_bundle_config *c,
