@@ -9,9 +9,18 @@
 
 #include "core/yaml_internal.h"
 
-static bool in_set(char c, const char *set) { return c && strchr(set, c); }
-static bool at_entry(const yaml *y) { return yaml_at(y, 0) == '-' && yaml_space_or_end(yaml_at(y, 1)); }
-static bool at_value(const yaml *y) { return yaml_at(y, 0) == ':' && yaml_space_or_end(yaml_at(y, 1)); }
+static bool in_set(char c, const char *set)
+{
+    return c && strchr(set, c);
+}
+static bool at_entry(const yaml *y)
+{
+    return yaml_at(y, 0) == '-' && yaml_space_or_end(yaml_at(y, 1));
+}
+static bool at_value(const yaml *y)
+{
+    return yaml_at(y, 0) == ':' && yaml_space_or_end(yaml_at(y, 1));
+}
 
 /* Whether only indentation comes before y->p on its line (the next entry of a block collection
  * starts a line; the value before it may have passed the line break itself). */
@@ -29,7 +38,7 @@ static bool next_content(yaml *y, bool *crossed)
     for (;;) {
         while (yaml_at(y, 0) == ' ') y->p++;
         if (yaml_at(y, 0) == '\t') {
-            yaml_fail(y, "a tab outside a quoted or block scalar (YAML indents and separates with spaces)");
+            swin_yaml_fail(y, "a tab outside a quoted or block scalar (YAML indents and separates with spaces)");
             return false;
         }
         if (yaml_at(y, 0) == '#')
@@ -37,7 +46,7 @@ static bool next_content(yaml *y, bool *crossed)
         char c = yaml_at(y, 0);
         if (!c) return false;
         if (!yaml_break(c)) return true;
-        yaml_eat_break(y);
+        swin_yaml_eat_break(y);
         *crossed = true;
     }
 }
@@ -45,7 +54,7 @@ static bool next_content(yaml *y, bool *crossed)
 static bool enter(yaml *y)
 {
     if (++y->depth <= YAML_DEPTH_MAX) return true;
-    yaml_fail(y, "collections nested deeper than %d", YAML_DEPTH_MAX);
+    swin_yaml_fail(y, "collections nested deeper than %d", YAML_DEPTH_MAX);
     return false;
 }
 
@@ -63,14 +72,14 @@ static bool read_name(yaml *y, char name[64], const char *what)
 {
     y->p++;
     size_t n = 0;
-    for (char c; (c = yaml_at(y, n)) && ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                                          c == '-' || c == '_');)
+    for (char c; (c = yaml_at(y, n)) &&
+                 ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '-' || c == '_');)
         n++;
-    if (!n) yaml_fail(y, "expected a name after %s (letters, digits, '-' or '_')", what);
+    if (!n) swin_yaml_fail(y, "expected a name after %s (letters, digits, '-' or '_')", what);
     else if (!yaml_space_or_end(yaml_at(y, n)) && !in_set(yaml_at(y, n), "?:,]}%@`"))
-        yaml_fail(y, "an %s name holds a character other than letters, digits, '-' or '_'",
-                  what[0] == '&' ? "anchor" : "alias");
-    else if (n >= 64) yaml_fail(y, "an %s name longer than 63 characters", what[0] == '&' ? "anchor" : "alias");
+        swin_yaml_fail(y, "an %s name holds a character other than letters, digits, '-' or '_'",
+                       what[0] == '&' ? "anchor" : "alias");
+    else if (n >= 64) swin_yaml_fail(y, "an %s name longer than 63 characters", what[0] == '&' ? "anchor" : "alias");
     if (y->failed) return false;
     memcpy(name, y->p, n);
     name[n] = 0;
@@ -82,14 +91,14 @@ static size_t anchor_begin(yaml *y, const char *name)
 {
     for (size_t i = 0; i < y->n_anchors; i++)
         if (!strcmp(y->anchors[i].name, name)) {
-            yaml_fail(y, "the anchor &%s is defined twice (yaml.safe_load refuses that)", name);
+            swin_yaml_fail(y, "the anchor &%s is defined twice (yaml.safe_load refuses that)", name);
             return SIZE_MAX;
         }
     if (y->n_anchors == y->cap_anchors) {
         size_t cap = y->cap_anchors ? 2 * y->cap_anchors : 16;
         yaml_anchor *a = cap > YAML_NODES_MAX ? NULL : realloc(y->anchors, cap * sizeof *a);
         if (!a) {
-            yaml_fail(y, "out of memory for anchors");
+            swin_yaml_fail(y, "out of memory for anchors");
             return SIZE_MAX;
         }
         y->anchors = a;
@@ -110,12 +119,12 @@ static char *counted_copy(yaml *y, const char *s)
 {
     size_t len = strlen(s) + 1;
     if ((y->bytes += len) > YAML_TEXT_MAX) {
-        yaml_fail(y, "more than %u MiB of text (aliases copy what they name)", YAML_TEXT_MAX >> 20);
+        swin_yaml_fail(y, "more than %u MiB of text (aliases copy what they name)", YAML_TEXT_MAX >> 20);
         return NULL;
     }
     char *c = malloc(len);
     if (c) memcpy(c, s, len);
-    else yaml_fail(y, "out of memory");
+    else swin_yaml_fail(y, "out of memory");
     return c;
 }
 
@@ -123,10 +132,10 @@ static char *counted_copy(yaml *y, const char *s)
 static json_node *copy(yaml *y, const json_node *n, int depth, bool with_key)
 {
     if (depth > YAML_DEPTH_MAX) {
-        yaml_fail(y, "collections nested deeper than %d (counting what aliases copy)", YAML_DEPTH_MAX);
+        swin_yaml_fail(y, "collections nested deeper than %d (counting what aliases copy)", YAML_DEPTH_MAX);
         return NULL;
     }
-    json_node *c = yaml_node(y, n->kind, n->text);
+    json_node *c = swin_yaml_node(y, n->kind, n->text);
     if (c && with_key && n->key && !(c->key = counted_copy(y, n->key))) {
         swin_json_free(c);
         return NULL;
@@ -149,10 +158,10 @@ static json_node *alias(yaml *y)
     for (size_t i = 0; i < y->n_anchors; i++)
         if (!strcmp(y->anchors[i].name, name)) {
             if (y->anchors[i].node) return copy(y, y->anchors[i].node, y->depth, false);
-            yaml_fail(y, "the alias *%s is inside the node its anchor names", name);
+            swin_yaml_fail(y, "the alias *%s is inside the node its anchor names", name);
             return NULL;
         }
-    yaml_fail(y, "the alias *%s names no anchor before it", name);
+    swin_yaml_fail(y, "the alias *%s names no anchor before it", name);
     return NULL;
 }
 
@@ -174,8 +183,8 @@ static bool read_tag(yaml *y, struct props *pr)
             y->p += n;
             return true;
         }
-    yaml_fail(y, "the tag %.*s%s (swinrun reads !!str, !!int, !!float, !!bool, !!null, !!seq, !!map and !)",
-              n > 40 ? 40 : (int)n, y->p, n > 40 ? "..." : "");
+    swin_yaml_fail(y, "the tag %.*s%s (swinrun reads !!str, !!int, !!float, !!bool, !!null, !!seq, !!map and !)",
+                   n > 40 ? 40 : (int)n, y->p, n > 40 ? "..." : "");
     return false;
 }
 
@@ -184,7 +193,7 @@ static bool read_props(yaml *y, struct props *pr)
     while (!y->failed && in_set(yaml_at(y, 0), "&!")) {
         bool anchor = yaml_at(y, 0) == '&';
         if (anchor ? pr->anchor[0] != 0 : pr->tag[0] != 0) {
-            yaml_fail(y, "two %s on one node", anchor ? "anchors" : "tags");
+            swin_yaml_fail(y, "two %s on one node", anchor ? "anchors" : "tags");
             return false;
         }
         if (anchor ? !read_name(y, pr->anchor, "&") : !read_tag(y, pr)) return false;
@@ -193,7 +202,10 @@ static bool read_props(yaml *y, struct props *pr)
     return !y->failed;
 }
 
-static bool has_props(const struct props *pr) { return pr->anchor[0] || pr->tag[0]; }
+static bool has_props(const struct props *pr)
+{
+    return pr->anchor[0] || pr->tag[0];
+}
 
 /* A collection's tag: !!seq on a sequence, !!map on a mapping (or the non-specific !). */
 static bool tag_fits(yaml *y, const struct props *pr, const json_node *n)
@@ -202,14 +214,14 @@ static bool tag_fits(yaml *y, const struct props *pr, const json_node *n)
     if (n->kind != JSON_ARRAY && n->kind != JSON_OBJECT) return true;
     const char *want = n->kind == JSON_ARRAY ? "!!seq" : "!!map";
     if (!pr->tag[0] || !strcmp(pr->tag, "!") || !strcmp(pr->tag, want)) return true;
-    yaml_fail(y, "the tag %s on a %s", pr->tag, n->kind == JSON_ARRAY ? "sequence" : "mapping");
+    swin_yaml_fail(y, "the tag %s on a %s", pr->tag, n->kind == JSON_ARRAY ? "sequence" : "mapping");
     return false;
 }
 
 static json_node *empty_node(yaml *y, const struct props *pr)
 {
     yaml_text t = {0};
-    json_node *n = yaml_scalar_node(y, &t, true, pr && pr->tag[0] ? pr->tag : NULL);
+    json_node *n = swin_yaml_scalar_node(y, &t, true, pr && pr->tag[0] ? pr->tag : NULL);
     free(t.d);
     return n;
 }
@@ -224,7 +236,7 @@ typedef struct mapping {
 
 static void map_init(yaml *y, mapping *m)
 {
-    m->obj = yaml_node(y, JSON_OBJECT, NULL);
+    m->obj = swin_yaml_node(y, JSON_OBJECT, NULL);
     m->merged = m->own = NULL;
     m->merged_tail = &m->merged;
     m->own_tail = &m->own;
@@ -249,11 +261,12 @@ static void merge(yaml *y, mapping *m, json_node *value)
         size_t n = swin_json_len(value);
         for (size_t i = n; i-- > 0 && !y->failed;) {
             const json_node *e = swin_json_at(value, i);
-            if (e->kind != JSON_OBJECT) yaml_fail(y, "'<<' merges a mapping or a list of mappings; entry %zu is not one", i);
+            if (e->kind != JSON_OBJECT)
+                swin_yaml_fail(y, "'<<' merges a mapping or a list of mappings; entry %zu is not one", i);
             else merge_members(y, m, e);
         }
     } else {
-        yaml_fail(y, "'<<' merges a mapping or a list of mappings");
+        swin_yaml_fail(y, "'<<' merges a mapping or a list of mappings");
     }
     discard(y, value);
 }
@@ -298,8 +311,8 @@ static bool plain_start(yaml *y)
     if (!in_set(c, "-?:,[]{}#&*!|>'\"%@`")) return true;
     if (!yaml_space_or_end(c1) && (c == '-' || (!y->flow && (c == '?' || c == ':')))) return true;
     if (c == '@' || c == '%')
-        yaml_fail(y, "'%c' cannot start a plain scalar: quote MONAI references and macros (\"%cid\")", c, c);
-    else yaml_fail(y, "'%c' cannot start a plain scalar here (quote the value)", c);
+        swin_yaml_fail(y, "'%c' cannot start a plain scalar: quote MONAI references and macros (\"%cid\")", c, c);
+    else swin_yaml_fail(y, "'%c' cannot start a plain scalar here (quote the value)", c);
     return false;
 }
 
@@ -308,9 +321,9 @@ static bool scan_scalar(yaml *y, int indent, yaml_text *t, bool *plain, bool *li
 {
     char c = yaml_at(y, 0);
     *plain = c != '"' && c != '\'';
-    if (*plain) return plain_start(y) && yaml_plain_scalar(y, indent, t, lines);
+    if (*plain) return plain_start(y) && swin_yaml_plain_scalar(y, indent, t, lines);
     int line = y->line;
-    bool ok = yaml_quoted_scalar(y, t);
+    bool ok = swin_yaml_quoted_scalar(y, t);
     *lines = y->line != line;
     while (ok && yaml_at(y, 0) == ' ') y->p++;
     return ok;
@@ -323,9 +336,9 @@ static char *node_key(yaml *y, json_node *k, bool refuse_merge)
 {
     char *key = NULL;
     if (!k) return NULL;
-    if (k->kind == JSON_ARRAY || k->kind == JSON_OBJECT) yaml_fail(y, "a collection as a mapping key is not read");
+    if (k->kind == JSON_ARRAY || k->kind == JSON_OBJECT) swin_yaml_fail(y, "a collection as a mapping key is not read");
     else if (refuse_merge && k->kind == JSON_STRING && !strcmp(k->text, "<<"))
-        yaml_fail(y, "a '<<' key after '?' is not read (write <<: on its own line)");
+        swin_yaml_fail(y, "a '<<' key after '?' is not read (write <<: on its own line)");
     else key = counted_copy(y, k->kind == JSON_NULL ? "null" : k->text);
     discard(y, k);
     return key;
@@ -336,7 +349,7 @@ static bool key_ends(yaml *y, const char *start, int line, bool lines)
 {
     if (!at_value(y) || lines || y->line != line) return false;
     if (y->p - start > 1024) {
-        yaml_fail(y, "a key longer than 1024 characters (YAML's limit for a key without '?')");
+        swin_yaml_fail(y, "a key longer than 1024 characters (YAML's limit for a key without '?')");
         return false;
     }
     return true;
@@ -351,21 +364,24 @@ static json_node *block_seq(yaml *y, int col);
 static json_node *map_value(yaml *y, int col)
 {
     bool crossed = false;
-    if (!next_content(y, &crossed)) return y->failed ? NULL : yaml_node(y, JSON_NULL, NULL);
+    if (!next_content(y, &crossed)) return y->failed ? NULL : swin_yaml_node(y, JSON_NULL, NULL);
     if (!crossed) return block_node(y, col, false);
-    if (yaml_doc_marker(y)) return yaml_node(y, JSON_NULL, NULL);
+    if (swin_yaml_doc_marker(y)) return swin_yaml_node(y, JSON_NULL, NULL);
     if (yaml_column(y) == col && at_entry(y)) return block_seq(y, col); /* a sequence as deep as its key */
     if (yaml_column(y) == col && in_set(yaml_at(y, 0), "|>")) { /* a block scalar's header there (PyYAML reads it) */
         yaml_text t = {0};
-        json_node *n = yaml_block_scalar(y, col, &t) ? yaml_scalar_node(y, &t, false, NULL) : NULL;
+        json_node *n = swin_yaml_block_scalar(y, col, &t) ? swin_yaml_scalar_node(y, &t, false, NULL) : NULL;
         free(t.d);
         return n;
     }
-    if (yaml_column(y) <= col) return yaml_node(y, JSON_NULL, NULL);
+    if (yaml_column(y) <= col) return swin_yaml_node(y, JSON_NULL, NULL);
     return block_node(y, col, true);
 }
 
-static bool at_explicit_key(const yaml *y) { return yaml_at(y, 0) == '?' && yaml_space_or_end(yaml_at(y, 1)); }
+static bool at_explicit_key(const yaml *y)
+{
+    return yaml_at(y, 0) == '?' && yaml_space_or_end(yaml_at(y, 1));
+}
 
 /* One entry of a block mapping whose keys are at column col, y->p at its key: "key: value",
  * or "? key" with ": value" starting a later line at col (what PyYAML writes for long keys). */
@@ -378,15 +394,17 @@ static bool block_entry(yaml *y, int col, mapping *m)
         y->p++;
         if (!(key = node_key(y, block_node(y, col, true), true))) return false;
         bool crossed = false;
-        if (next_content(y, &crossed) && !yaml_doc_marker(y) && first_on_line(y) && yaml_column(y) == col && at_value(y)) {
+        if (next_content(y, &crossed) && !swin_yaml_doc_marker(y) && first_on_line(y) && yaml_column(y) == col &&
+            at_value(y)) {
             y->p++;
             value = block_node(y, col, true);
         } else {
-            value = y->failed ? NULL : yaml_node(y, JSON_NULL, NULL);
+            value = y->failed ? NULL : swin_yaml_node(y, JSON_NULL, NULL);
         }
     } else {
         if (in_set(yaml_at(y, 0), "[{&!*")) {
-            yaml_fail(y, "a collection as a key, or an anchor, tag or alias on a key: not read (write the key after '? ')");
+            swin_yaml_fail(
+                y, "a collection as a key, or an anchor, tag or alias on a key: not read (write the key after '? ')");
             return false;
         }
         const char *start = y->p;
@@ -395,12 +413,12 @@ static bool block_entry(yaml *y, int col, mapping *m)
         bool plain, lines;
         bool ok = scan_scalar(y, col, &t, &plain, &lines);
         if (ok && !key_ends(y, start, line, lines)) {
-            if (!y->failed) yaml_fail(y, "expected 'key: value' on this line of a mapping");
+            if (!y->failed) swin_yaml_fail(y, "expected 'key: value' on this line of a mapping");
             ok = false;
         }
         if (ok) {
             is_merge = plain && !strcmp(t.d, "<<");
-            if (!is_merge) key = node_key(y, yaml_scalar_node(y, &t, plain, NULL), false);
+            if (!is_merge) key = node_key(y, swin_yaml_scalar_node(y, &t, plain, NULL), false);
         }
         free(t.d);
         if (!ok || y->failed) {
@@ -423,18 +441,18 @@ static json_node *block_map(yaml *y, int col)
     if (!enter(y)) return map_finish(y, &m);
     while (block_entry(y, col, &m)) {
         bool crossed = false;
-        if (!next_content(y, &crossed) || yaml_doc_marker(y)) break;
+        if (!next_content(y, &crossed) || swin_yaml_doc_marker(y)) break;
         if (!first_on_line(y)) {
-            yaml_fail(y, "expected a line break after a mapping value (quote a value holding ': ' or ' #')");
+            swin_yaml_fail(y, "expected a line break after a mapping value (quote a value holding ': ' or ' #')");
             break;
         }
         if (yaml_column(y) < col) break;
         if (yaml_column(y) > col) {
-            yaml_fail(y, "a line indented deeper than its mapping's keys");
+            swin_yaml_fail(y, "a line indented deeper than its mapping's keys");
             break;
         }
         if (at_entry(y)) {
-            yaml_fail(y, "a sequence entry ('- ') among a mapping's keys");
+            swin_yaml_fail(y, "a sequence entry ('- ') among a mapping's keys");
             break;
         }
     }
@@ -445,7 +463,7 @@ static json_node *block_map(yaml *y, int col)
 /* A sequence whose '-' entries are at column col. */
 static json_node *block_seq(yaml *y, int col)
 {
-    json_node *arr = yaml_node(y, JSON_ARRAY, NULL), **tail = arr ? &arr->child : NULL;
+    json_node *arr = swin_yaml_node(y, JSON_ARRAY, NULL), **tail = arr ? &arr->child : NULL;
     if (!arr || !enter(y)) {
         swin_json_free(arr);
         return NULL;
@@ -457,12 +475,12 @@ static json_node *block_seq(yaml *y, int col)
         *tail = item;
         tail = &item->next;
         bool crossed = false;
-        if (!next_content(y, &crossed) || yaml_doc_marker(y)) break;
+        if (!next_content(y, &crossed) || swin_yaml_doc_marker(y)) break;
         if (!first_on_line(y)) {
-            yaml_fail(y, "expected a line break after a sequence entry");
+            swin_yaml_fail(y, "expected a line break after a sequence entry");
             break;
         }
-        if (yaml_column(y) > col) yaml_fail(y, "a line indented deeper than its sequence's entries");
+        if (yaml_column(y) > col) swin_yaml_fail(y, "a line indented deeper than its sequence's entries");
         if (yaml_column(y) != col || !at_entry(y)) break;
     }
     y->depth--;
@@ -488,15 +506,15 @@ static json_node *scalar_or_map(yaml *y, int indent, bool collections, const str
         return NULL;
     }
     if (!at_value(y) || (y->line != line && first_on_line(y))) { /* a ':' starting a later line is "? key"'s value */
-        n = yaml_scalar_node(y, &t, plain, pr->tag[0] ? pr->tag : NULL);
+        n = swin_yaml_scalar_node(y, &t, plain, pr->tag[0] ? pr->tag : NULL);
     } else if (!key_ends(y, start, line, lines)) {
         if (!y->failed)
-            yaml_fail(y, "':' after a value that spans lines, or at a line's start (quote a value holding ': ')");
+            swin_yaml_fail(y, "':' after a value that spans lines, or at a line's start (quote a value holding ': ')");
     } else if (!collections) {
-        yaml_fail(y, "a mapping cannot start on the line of another key or of '---' ('a: b: c'; quote a value "
-                     "holding ': ')");
+        swin_yaml_fail(y, "a mapping cannot start on the line of another key or of '---' ('a: b: c'; quote a value "
+                          "holding ': ')");
     } else if (props_on_line) {
-        yaml_fail(y, "an anchor or tag on a mapping key is not read (put it on the line before the mapping)");
+        swin_yaml_fail(y, "an anchor or tag on a mapping key is not read (put it on the line before the mapping)");
     } else {
         y->p = start; /* the key is read again as the mapping's first entry (it is on this line) */
         n = block_map(y, col);
@@ -511,15 +529,15 @@ static json_node *scalar_or_map(yaml *y, int indent, bool collections, const str
 static json_node *block_node(yaml *y, int indent, bool collections)
 {
     bool crossed = false;
-    if (!next_content(y, &crossed) || yaml_doc_marker(y) || (crossed && yaml_column(y) <= indent))
-        return y->failed ? NULL : yaml_node(y, JSON_NULL, NULL);
+    if (!next_content(y, &crossed) || swin_yaml_doc_marker(y) || (crossed && yaml_column(y) <= indent))
+        return y->failed ? NULL : swin_yaml_node(y, JSON_NULL, NULL);
     collections |= crossed;
     struct props pr = {{0}, {0}};
     bool props_on_line = false;
     while (in_set(yaml_at(y, 0), "&!")) { /* properties, on one line or several */
         if (!read_props(y, &pr)) return NULL;
         bool after = false;
-        if (!next_content(y, &after) || yaml_doc_marker(y) || (after && yaml_column(y) <= indent)) {
+        if (!next_content(y, &after) || swin_yaml_doc_marker(y) || (after && yaml_column(y) <= indent)) {
             if (y->failed) return NULL;
             size_t a = pr.anchor[0] ? anchor_begin(y, pr.anchor) : SIZE_MAX;
             json_node *n = y->failed ? NULL : empty_node(y, &pr);
@@ -530,7 +548,7 @@ static json_node *block_node(yaml *y, int indent, bool collections)
         collections |= after;
     }
     if (has_props(&pr) && props_on_line && at_value(y)) {
-        yaml_fail(y, "an anchor or tag on a mapping key is not read (put it on the line before the mapping)");
+        swin_yaml_fail(y, "an anchor or tag on a mapping key is not read (put it on the line before the mapping)");
         return NULL;
     }
     size_t a = pr.anchor[0] ? anchor_begin(y, pr.anchor) : SIZE_MAX;
@@ -538,22 +556,23 @@ static json_node *block_node(yaml *y, int indent, bool collections)
     char c = yaml_at(y, 0);
     json_node *n = NULL;
     if (at_entry(y) || at_explicit_key(y)) {
-        if (!collections) yaml_fail(y, "a block collection cannot start on the line of a key (put it on the lines below)");
-        else if (props_on_line) yaml_fail(y, "a block collection cannot start on the line of its anchor or tag");
+        if (!collections)
+            swin_yaml_fail(y, "a block collection cannot start on the line of a key (put it on the lines below)");
+        else if (props_on_line) swin_yaml_fail(y, "a block collection cannot start on the line of its anchor or tag");
         else n = c == '-' ? block_seq(y, yaml_column(y)) : block_map(y, yaml_column(y));
     } else if (c == '[' || c == '{') {
         n = flow_collection(y);
         while (n && yaml_at(y, 0) == ' ') y->p++;
-        if (n && at_value(y)) yaml_fail(y, "a collection as a mapping key is not read");
+        if (n && at_value(y)) swin_yaml_fail(y, "a collection as a mapping key is not read");
     } else if (c == '|' || c == '>') {
         yaml_text t = {0};
-        if (yaml_block_scalar(y, indent, &t)) n = yaml_scalar_node(y, &t, false, pr.tag[0] ? pr.tag : NULL);
+        if (swin_yaml_block_scalar(y, indent, &t)) n = swin_yaml_scalar_node(y, &t, false, pr.tag[0] ? pr.tag : NULL);
         free(t.d);
     } else if (c == '*') {
-        if (has_props(&pr)) yaml_fail(y, "an anchor or tag on an alias");
+        if (has_props(&pr)) swin_yaml_fail(y, "an anchor or tag on an alias");
         else n = alias(y);
         while (n && yaml_at(y, 0) == ' ') y->p++;
-        if (n && at_value(y)) yaml_fail(y, "an alias as a mapping key is not read");
+        if (n && at_value(y)) swin_yaml_fail(y, "an alias as a mapping key is not read");
     } else {
         n = scalar_or_map(y, indent, collections, &pr, props_on_line);
     }
@@ -572,11 +591,11 @@ static bool flow_skip(yaml *y)
 {
     bool crossed = false;
     if (!next_content(y, &crossed)) {
-        if (!y->failed) yaml_fail(y, "a [ or { not closed before the end of the text");
+        if (!y->failed) swin_yaml_fail(y, "a [ or { not closed before the end of the text");
         return false;
     }
-    if (yaml_doc_marker(y)) {
-        yaml_fail(y, "a document marker (--- or ...) inside [ ] or { }");
+    if (swin_yaml_doc_marker(y)) {
+        swin_yaml_fail(y, "a document marker (--- or ...) inside [ ] or { }");
         return false;
     }
     return true;
@@ -595,14 +614,14 @@ static json_node *flow_node(yaml *y, bool *plain)
     if (c == '[' || c == '{') {
         n = flow_collection(y);
     } else if (c == '*') {
-        if (has_props(&pr)) yaml_fail(y, "an anchor or tag on an alias");
+        if (has_props(&pr)) swin_yaml_fail(y, "an anchor or tag on an alias");
         else n = alias(y);
     } else if ((in_set(c, ",]}") || at_value(y)) && has_props(&pr)) {
         n = empty_node(y, &pr);
     } else {
         yaml_text t = {0};
         bool lines;
-        if (scan_scalar(y, -1, &t, plain, &lines)) n = yaml_scalar_node(y, &t, *plain, pr.tag[0] ? pr.tag : NULL);
+        if (scan_scalar(y, -1, &t, plain, &lines)) n = swin_yaml_scalar_node(y, &t, *plain, pr.tag[0] ? pr.tag : NULL);
         *plain &= !pr.tag[0];
         free(t.d);
     }
@@ -618,10 +637,10 @@ static json_node *flow_node(yaml *y, bool *plain)
 static json_node *flow_value(yaml *y, char close)
 {
     bool plain;
-    if (yaml_at(y, 0) != ':') return yaml_node(y, JSON_NULL, NULL);
+    if (yaml_at(y, 0) != ':') return swin_yaml_node(y, JSON_NULL, NULL);
     y->p++;
     if (!flow_skip(y)) return NULL;
-    return yaml_at(y, 0) == ',' || yaml_at(y, 0) == close ? yaml_node(y, JSON_NULL, NULL) : flow_node(y, &plain);
+    return yaml_at(y, 0) == ',' || yaml_at(y, 0) == close ? swin_yaml_node(y, JSON_NULL, NULL) : flow_node(y, &plain);
 }
 
 /* An entry's key ("? key" or a node, the '?' passed): NULL with *is_merge for a plain <<. */
@@ -636,12 +655,12 @@ static char *flow_key(yaml *y, char close, bool *is_merge)
     const char *start = y->p;
     int line = y->line;
     json_node *k = explicit_key && (in_set(yaml_at(y, 0), ",") || yaml_at(y, 0) == close || at_value(y))
-                       ? yaml_node(y, JSON_NULL, NULL)
+                       ? swin_yaml_node(y, JSON_NULL, NULL)
                        : flow_node(y, &plain);
     if (k && !explicit_key && y->p - start > 1024)
-        yaml_fail(y, "a key longer than 1024 characters (YAML's limit for a key without '?')");
+        swin_yaml_fail(y, "a key longer than 1024 characters (YAML's limit for a key without '?')");
     if (k && !explicit_key && flow_skip(y) && yaml_at(y, 0) == ':' && y->line != line)
-        yaml_fail(y, "a key and its ':' on different lines (write '? key' for that)");
+        swin_yaml_fail(y, "a key and its ':' on different lines (write '? key' for that)");
     if (!k || y->failed) {
         swin_json_free(k);
         return NULL;
@@ -649,7 +668,7 @@ static char *flow_key(yaml *y, char close, bool *is_merge)
     if (plain && k->kind == JSON_STRING && !strcmp(k->text, "<<")) {
         discard(y, k);
         if (close == '}') *is_merge = true;
-        else yaml_fail(y, "a '<<' key inside [ ] is not read (write <<: in a mapping)");
+        else swin_yaml_fail(y, "a '<<' key inside [ ] is not read (write <<: in a mapping)");
         return NULL;
     }
     return node_key(y, k, false);
@@ -658,7 +677,7 @@ static char *flow_key(yaml *y, char close, bool *is_merge)
 static bool flow_entry_start(yaml *y)
 {
     if (!flow_skip(y)) return false;
-    if (yaml_at(y, 0) == ',') yaml_fail(y, "a ',' with no entry before it");
+    if (yaml_at(y, 0) == ',') swin_yaml_fail(y, "a ',' with no entry before it");
     return !y->failed;
 }
 
@@ -667,14 +686,14 @@ static bool flow_entry_end(yaml *y, char close)
 {
     if (!flow_skip(y)) return false;
     if (yaml_at(y, 0) == ',') y->p++;
-    else if (yaml_at(y, 0) != close) yaml_fail(y, "expected ',' or '%c'", close);
+    else if (yaml_at(y, 0) != close) swin_yaml_fail(y, "expected ',' or '%c'", close);
     return !y->failed;
 }
 
 /* [key: value] or [? key: value]: a mapping of one pair, its key (taken) read, y->p before ':'. */
 static json_node *flow_pair(yaml *y, char *key)
 {
-    json_node *obj = key && flow_skip(y) ? yaml_node(y, JSON_OBJECT, NULL) : NULL;
+    json_node *obj = key && flow_skip(y) ? swin_yaml_node(y, JSON_OBJECT, NULL) : NULL;
     json_node *v = obj ? flow_value(y, ']') : NULL;
     if (!v) {
         free(key);
@@ -688,7 +707,7 @@ static json_node *flow_pair(yaml *y, char *key)
 
 static json_node *flow_seq(yaml *y)
 {
-    json_node *arr = yaml_node(y, JSON_ARRAY, NULL), **tail = arr ? &arr->child : NULL;
+    json_node *arr = swin_yaml_node(y, JSON_ARRAY, NULL), **tail = arr ? &arr->child : NULL;
     bool closed = false;
     while (arr && flow_skip(y)) {
         if (yaml_at(y, 0) == ']') {
@@ -704,11 +723,11 @@ static json_node *flow_seq(yaml *y)
             e = flow_pair(y, flow_key(y, ']', &plain));
         } else if ((e = flow_node(y, &plain)) && flow_skip(y) && yaml_at(y, 0) == ':') { /* [key: value] */
             if (y->line != line) {
-                yaml_fail(y, "a key and its ':' on different lines (write '? key' for that)");
+                swin_yaml_fail(y, "a key and its ':' on different lines (write '? key' for that)");
                 swin_json_free(e);
                 e = NULL;
             } else if (plain && e->kind == JSON_STRING && !strcmp(e->text, "<<")) {
-                yaml_fail(y, "a '<<' key inside [ ] is not read (write <<: in a mapping)");
+                swin_yaml_fail(y, "a '<<' key inside [ ] is not read (write <<: in a mapping)");
                 swin_json_free(e);
                 e = NULL;
             } else {
@@ -749,7 +768,7 @@ static json_node *flow_map(yaml *y)
         map_add(y, &m, key, flow_value(y, '}'), is_merge);
         if (y->failed || !flow_entry_end(y, '}')) break;
     }
-    if (!y->failed) yaml_fail(y, "a { not closed");
+    if (!y->failed) swin_yaml_fail(y, "a { not closed");
     return map_finish(y, &m);
 }
 
@@ -773,7 +792,11 @@ static bool text_ok(yaml *y)
     const unsigned char *s = (const unsigned char *)y->p, *e = (const unsigned char *)y->end;
     while (s < e) {
         uint32_t cp = *s;
-        size_t n = cp < 0x80 ? 1 : cp >= 0xC2 && cp < 0xE0 ? 2 : cp >= 0xE0 && cp < 0xF0 ? 3 : cp >= 0xF0 && cp < 0xF5 ? 4 : 0;
+        size_t n = cp < 0x80                 ? 1
+                   : cp >= 0xC2 && cp < 0xE0 ? 2
+                   : cp >= 0xE0 && cp < 0xF0 ? 3
+                   : cp >= 0xF0 && cp < 0xF5 ? 4
+                                             : 0;
         bool ok = n && (size_t)(e - s) >= n;
         if (ok && n > 1) {
             cp &= 0x7Fu >> n;
@@ -781,16 +804,18 @@ static bool text_ok(yaml *y)
                 ok &= (s[i] & 0xC0) == 0x80;
                 cp = cp << 6 | (s[i] & 0x3F);
             }
-            ok &= !(n == 3 && cp < 0x800) && !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) && !(cp >= 0xD800 && cp < 0xE000);
+            ok &= !(n == 3 && cp < 0x800) && !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) &&
+                  !(cp >= 0xD800 && cp < 0xE000);
         }
         y->p = (const char *)s;
         if (!ok) {
-            yaml_fail(y, "not UTF-8 (byte 0x%02X)", *s);
+            swin_yaml_fail(y, "not UTF-8 (byte 0x%02X)", *s);
             return false;
         }
         if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) ||
             cp == 0x2028 || cp == 0x2029 || cp == 0xFFFE || cp == 0xFFFF) {
-            yaml_fail(y, "the character U+%04X (control characters and the NEL, LS and PS line breaks are not read)", cp);
+            swin_yaml_fail(
+                y, "the character U+%04X (control characters and the NEL, LS and PS line breaks are not read)", cp);
             return false;
         }
         if (cp == '\n' || (cp == '\r' && (s + 1 == e || s[1] != '\n'))) {
@@ -807,19 +832,19 @@ static bool directives(yaml *y, bool *any)
     bool crossed = false;
     while (next_content(y, &crossed) && yaml_column(y) == 0 && yaml_at(y, 0) == '%') {
         if (y->end - y->p < 6 || memcmp(y->p, "%YAML ", 6)) {
-            yaml_fail(y, "a directive other than %%YAML (%%TAG is not read)");
+            swin_yaml_fail(y, "a directive other than %%YAML (%%TAG is not read)");
             return false;
         }
         y->p += 6;
         while (yaml_at(y, 0) == ' ') y->p++;
         if (yaml_at(y, 0) != '1' || yaml_at(y, 1) != '.' || !in_set(yaml_at(y, 2), "0123456789")) {
-            yaml_fail(y, "expected a YAML version 1.x after %%YAML");
+            swin_yaml_fail(y, "expected a YAML version 1.x after %%YAML");
             return false;
         }
         y->p += 2;
         while (in_set(yaml_at(y, 0), "0123456789")) y->p++;
         if (!yaml_space_or_end(yaml_at(y, 0))) {
-            yaml_fail(y, "expected a YAML version 1.x after %%YAML");
+            swin_yaml_fail(y, "expected a YAML version 1.x after %%YAML");
             return false;
         }
         *any = true;
@@ -832,28 +857,28 @@ static json_node *document(yaml *y)
     bool directive = false, crossed = false;
     if (!directives(y, &directive)) return NULL;
     json_node *root;
-    if (yaml_doc_marker(y) && yaml_at(y, 0) == '-') {
+    if (swin_yaml_doc_marker(y) && yaml_at(y, 0) == '-') {
         y->p += 3;
         root = block_node(y, -1, false);
     } else if (directive) {
-        yaml_fail(y, "expected '---' after the %%YAML directive");
+        swin_yaml_fail(y, "expected '---' after the %%YAML directive");
         return NULL;
     } else {
         root = block_node(y, -1, true);
     }
     if (!root) return NULL;
     bool ended = false;
-    while (next_content(y, &crossed) && yaml_doc_marker(y) && yaml_at(y, 0) == '.') {
+    while (next_content(y, &crossed) && swin_yaml_doc_marker(y) && yaml_at(y, 0) == '.') {
         y->p += 3;
         ended = true;
     }
     if (!y->failed && y->p < y->end) {
         if (ended) {
-            yaml_fail(y, "text after the document's end (...); yaml.safe_load reads one document");
-        } else if (yaml_doc_marker(y)) {
-            yaml_fail(y, "a second document (---); yaml.safe_load reads one");
+            swin_yaml_fail(y, "text after the document's end (...); yaml.safe_load reads one document");
+        } else if (swin_yaml_doc_marker(y)) {
+            swin_yaml_fail(y, "a second document (---); yaml.safe_load reads one");
         } else {
-            yaml_fail(y, "text after the document's top node (check its indentation)");
+            swin_yaml_fail(y, "text after the document's top node (check its indentation)");
         }
     }
     if (y->failed) {

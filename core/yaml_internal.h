@@ -41,31 +41,43 @@ typedef struct yaml_text {
 } yaml_text;
 
 /* The first error wins; the message gets "line L, column C: " in front. */
-void yaml_fail(yaml *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void swin_yaml_fail(yaml *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static inline char yaml_at(const yaml *y, size_t k) { return (size_t)(y->end - y->p) > k ? y->p[k] : 0; }
-static inline bool yaml_break(char c) { return c == '\n' || c == '\r'; }
+static inline char yaml_at(const yaml *y, size_t k)
+{
+    return (size_t)(y->end - y->p) > k ? y->p[k] : 0;
+}
+static inline bool yaml_break(char c)
+{
+    return c == '\n' || c == '\r';
+}
 /* PyYAML's '\0 \t\r\n': what ends a token (0 is the end of the text, which holds no NUL). */
-static inline bool yaml_space_or_end(char c) { return c == 0 || c == ' ' || c == '\t' || yaml_break(c); }
-static inline int yaml_column(const yaml *y) { return (int)(y->p - y->line_start); }
+static inline bool yaml_space_or_end(char c)
+{
+    return c == 0 || c == ' ' || c == '\t' || yaml_break(c);
+}
+static inline int yaml_column(const yaml *y)
+{
+    return (int)(y->p - y->line_start);
+}
 /* Passes one line break (\n, \r\n or \r). */
-void yaml_eat_break(yaml *y);
+void swin_yaml_eat_break(yaml *y);
 /* "---" or "..." at column 0 followed by a space or the line's end. */
-bool yaml_doc_marker(const yaml *y);
+bool swin_yaml_doc_marker(const yaml *y);
 
-bool yaml_put(yaml *y, yaml_text *t, const char *s, size_t n);
+bool swin_yaml_put(yaml *y, yaml_text *t, const char *s, size_t n);
 /* A node of kind with text (copied; may be NULL), counted against the limits. */
-json_node *yaml_node(yaml *y, json_kind kind, const char *text);
+json_node *swin_yaml_node(yaml *y, json_kind kind, const char *text);
 
 /* Scanners, each at its first character; indent is PyYAML's: the column of the enclosing
  * block collection (-1 at the top). plain_scalar sets *lines when the scalar spans lines. */
-bool yaml_plain_scalar(yaml *y, int indent, yaml_text *t, bool *lines);
-bool yaml_quoted_scalar(yaml *y, yaml_text *t);
-bool yaml_block_scalar(yaml *y, int indent, yaml_text *t);
+bool swin_yaml_plain_scalar(yaml *y, int indent, yaml_text *t, bool *lines);
+bool swin_yaml_quoted_scalar(yaml *y, yaml_text *t);
+bool swin_yaml_block_scalar(yaml *y, int indent, yaml_text *t);
 
 /* The node a scalar stands for. plain: resolved as PyYAML does (null, bool, int, float or
  * string); quoted and block scalars are strings. tag: NULL, or an explicit tag ("!!int",
  * "!"), which decides instead. */
-json_node *yaml_scalar_node(yaml *y, const yaml_text *t, bool plain, const char *tag);
+json_node *swin_yaml_scalar_node(yaml *y, const yaml_text *t, bool plain, const char *tag);
 
 #endif

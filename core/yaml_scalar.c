@@ -10,9 +10,12 @@
 
 #include "core/yaml_internal.h"
 
-static bool in_set(char c, const char *set) { return c && strchr(set, c); }
+static bool in_set(char c, const char *set)
+{
+    return c && strchr(set, c);
+}
 
-void yaml_fail(yaml *y, const char *fmt, ...)
+void swin_yaml_fail(yaml *y, const char *fmt, ...)
 {
     if (y->failed) return;
     y->failed = true;
@@ -25,7 +28,7 @@ void yaml_fail(yaml *y, const char *fmt, ...)
     va_end(ap);
 }
 
-void yaml_eat_break(yaml *y)
+void swin_yaml_eat_break(yaml *y)
 {
     if (yaml_at(y, 0) == '\r') y->p++;
     if (yaml_at(y, 0) == '\n') y->p++;
@@ -33,25 +36,25 @@ void yaml_eat_break(yaml *y)
     y->line_start = y->p;
 }
 
-bool yaml_doc_marker(const yaml *y)
+bool swin_yaml_doc_marker(const yaml *y)
 {
     return yaml_column(y) == 0 && y->end - y->p >= 3 && (!memcmp(y->p, "---", 3) || !memcmp(y->p, "...", 3)) &&
            yaml_space_or_end(yaml_at(y, 3));
 }
 
-bool yaml_put(yaml *y, yaml_text *t, const char *s, size_t n)
+bool swin_yaml_put(yaml *y, yaml_text *t, const char *s, size_t n)
 {
     if (y->failed) return false;
     if (t->n + n + 1 > t->cap) {
         if (t->n + n + 1 > YAML_TEXT_MAX) {
-            yaml_fail(y, "a scalar longer than %u MiB", YAML_TEXT_MAX >> 20);
+            swin_yaml_fail(y, "a scalar longer than %u MiB", YAML_TEXT_MAX >> 20);
             return false;
         }
         size_t cap = t->cap ? t->cap : 64;
         while (cap < t->n + n + 1) cap *= 2;
         char *d = realloc(t->d, cap);
         if (!d) {
-            yaml_fail(y, "out of memory");
+            swin_yaml_fail(y, "out of memory");
             return false;
         }
         t->d = d;
@@ -66,24 +69,24 @@ bool yaml_put(yaml *y, yaml_text *t, const char *s, size_t n)
 static bool put_repeated(yaml *y, yaml_text *t, const char *s, size_t times)
 {
     for (size_t i = 0; i < times; i++)
-        if (!yaml_put(y, t, s, strlen(s))) return false;
+        if (!swin_yaml_put(y, t, s, strlen(s))) return false;
     return true;
 }
 
-json_node *yaml_node(yaml *y, json_kind kind, const char *text)
+json_node *swin_yaml_node(yaml *y, json_kind kind, const char *text)
 {
     if (y->failed) return NULL;
     size_t len = text ? strlen(text) + 1 : 0;
     if (++y->nodes > YAML_NODES_MAX || (y->bytes += len) > YAML_TEXT_MAX) {
-        yaml_fail(y, "more than %u nodes or %u MiB of text (aliases copy what they name)", YAML_NODES_MAX,
-                  YAML_TEXT_MAX >> 20);
+        swin_yaml_fail(y, "more than %u nodes or %u MiB of text (aliases copy what they name)", YAML_NODES_MAX,
+                       YAML_TEXT_MAX >> 20);
         return NULL;
     }
     json_node *n = calloc(1, sizeof *n);
     if (n && text && (n->text = malloc(len))) memcpy(n->text, text, len);
     if (!n || (text && !n->text)) {
         free(n);
-        yaml_fail(y, "out of memory");
+        swin_yaml_fail(y, "out of memory");
         return NULL;
     }
     n->kind = kind;
@@ -101,27 +104,27 @@ static void plain_spaces(yaml *y, yaml_text *sp, bool *broke)
     const char *ws = y->p;
     while (yaml_at(y, 0) == ' ') y->p++;
     if (!yaml_break(yaml_at(y, 0))) {
-        if (y->p > ws) yaml_put(y, sp, ws, (size_t)(y->p - ws));
+        if (y->p > ws) swin_yaml_put(y, sp, ws, (size_t)(y->p - ws));
         return;
     }
-    yaml_eat_break(y);
+    swin_yaml_eat_break(y);
     *broke = true;
-    if (yaml_doc_marker(y)) return;
+    if (swin_yaml_doc_marker(y)) return;
     size_t breaks = 0;
     while (yaml_at(y, 0) == ' ' || yaml_break(yaml_at(y, 0))) {
         if (yaml_at(y, 0) == ' ') {
             y->p++;
             continue;
         }
-        yaml_eat_break(y);
+        swin_yaml_eat_break(y);
         breaks++;
-        if (yaml_doc_marker(y)) return;
+        if (swin_yaml_doc_marker(y)) return;
     }
-    if (!breaks) yaml_put(y, sp, " ", 1);
+    if (!breaks) swin_yaml_put(y, sp, " ", 1);
     else put_repeated(y, sp, "\n", breaks);
 }
 
-bool yaml_plain_scalar(yaml *y, int indent, yaml_text *t, bool *lines)
+bool swin_yaml_plain_scalar(yaml *y, int indent, yaml_text *t, bool *lines)
 {
     yaml_text sp = {0};
     bool broke = false;
@@ -137,14 +140,14 @@ bool yaml_plain_scalar(yaml *y, int indent, yaml_text *t, bool *lines)
         }
         if (!len) break;
         if (broke) *lines = true;
-        if (!yaml_put(y, t, sp.d, sp.n) || !yaml_put(y, t, y->p, len)) break;
+        if (!swin_yaml_put(y, t, sp.d, sp.n) || !swin_yaml_put(y, t, y->p, len)) break;
         y->p += len;
         broke = false;
         plain_spaces(y, &sp, &broke);
         if (!sp.n || yaml_at(y, 0) == '#' || (!y->flow && yaml_column(y) < indent + 1)) break;
     }
     free(sp.d);
-    if (!t->d) yaml_put(y, t, "", 0);
+    if (!t->d) swin_yaml_put(y, t, "", 0);
     return !y->failed;
 }
 
@@ -155,13 +158,13 @@ static size_t quoted_breaks(yaml *y)
 {
     size_t n = 0;
     for (;;) {
-        if (yaml_doc_marker(y)) {
-            yaml_fail(y, "a document marker (--- or ...) inside a quoted scalar");
+        if (swin_yaml_doc_marker(y)) {
+            swin_yaml_fail(y, "a document marker (--- or ...) inside a quoted scalar");
             return n;
         }
         while (yaml_at(y, 0) == ' ' || yaml_at(y, 0) == '\t') y->p++;
         if (!yaml_break(yaml_at(y, 0))) return n;
-        yaml_eat_break(y);
+        swin_yaml_eat_break(y);
         n++;
     }
 }
@@ -189,7 +192,7 @@ static void put_utf8(yaml *y, yaml_text *t, uint32_t cp)
         b[3] = (char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    yaml_put(y, t, b, n);
+    swin_yaml_put(y, t, b, n);
 }
 
 /* A double-quoted scalar's escape, y->p after the backslash. */
@@ -200,11 +203,14 @@ static void escape(yaml *y, yaml_text *t)
     char c = yaml_at(y, 0);
     const char *s = in_set(c, simple) ? strchr(simple, c) : NULL;
     if (s) {
-        yaml_put(y, t, &value[s - simple], 1);
+        swin_yaml_put(y, t, &value[s - simple], 1);
         y->p++;
         return;
     }
-    static const struct { char c; uint32_t cp; } named[] = {{'N', 0x85}, {'_', 0xA0}, {'L', 0x2028}, {'P', 0x2029}};
+    static const struct {
+        char c;
+        uint32_t cp;
+    } named[] = {{'N', 0x85}, {'_', 0xA0}, {'L', 0x2028}, {'P', 0x2029}};
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (c == named[i].c) {
             put_utf8(y, t, named[i].cp);
@@ -212,14 +218,14 @@ static void escape(yaml *y, yaml_text *t)
             return;
         }
     if (yaml_break(c)) { /* an escaped line break: the lines join with nothing between */
-        yaml_eat_break(y);
+        swin_yaml_eat_break(y);
         put_repeated(y, t, "\n", quoted_breaks(y));
         return;
     }
     int digits = c == 'x' ? 2 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
     if (!digits && c != '0') {
-        if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7F) yaml_fail(y, "an unknown escape \\%c", c);
-        else yaml_fail(y, "an unknown escape: a backslash before byte 0x%02X", (unsigned char)c);
+        if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7F) swin_yaml_fail(y, "an unknown escape \\%c", c);
+        else swin_yaml_fail(y, "an unknown escape: a backslash before byte 0x%02X", (unsigned char)c);
         return;
     }
     uint32_t cp = 0;
@@ -227,33 +233,34 @@ static void escape(yaml *y, yaml_text *t)
     for (int i = 0; i < digits; i++, y->p++) {
         char h = yaml_at(y, 0);
         if (!isxdigit((unsigned char)h)) {
-            yaml_fail(y, "expected %d hexadecimal digits after \\%c", digits, c);
+            swin_yaml_fail(y, "expected %d hexadecimal digits after \\%c", digits, c);
             return;
         }
         cp = cp * 16 + (uint32_t)(isdigit((unsigned char)h) ? h - '0' : tolower((unsigned char)h) - 'a' + 10);
     }
-    if (cp == 0) yaml_fail(y, "a NUL character escaped in a string");
-    else if ((cp >= 0xD800 && cp < 0xE000) || cp > 0x10FFFF) yaml_fail(y, "\\%c escapes U+%X, not a character", c, cp);
+    if (cp == 0) swin_yaml_fail(y, "a NUL character escaped in a string");
+    else if ((cp >= 0xD800 && cp < 0xE000) || cp > 0x10FFFF)
+        swin_yaml_fail(y, "\\%c escapes U+%X, not a character", c, cp);
     else put_utf8(y, t, cp);
 }
 
-bool yaml_quoted_scalar(yaml *y, yaml_text *t)
+bool swin_yaml_quoted_scalar(yaml *y, yaml_text *t)
 {
     char quote = *y->p++;
     bool dq = quote == '"';
-    yaml_put(y, t, "", 0);
+    swin_yaml_put(y, t, "", 0);
     while (!y->failed) {
         for (;;) { /* the text up to the next space, break or quote */
             size_t len = 0;
             while (!yaml_space_or_end(yaml_at(y, len)) && !in_set(yaml_at(y, len), "'\"\\")) len++;
-            yaml_put(y, t, y->p, len);
+            swin_yaml_put(y, t, y->p, len);
             y->p += len;
             char c = yaml_at(y, 0);
             if (!dq && c == '\'' && yaml_at(y, 1) == '\'') {
-                yaml_put(y, t, "'", 1);
+                swin_yaml_put(y, t, "'", 1);
                 y->p += 2;
             } else if ((dq && c == '\'') || (!dq && (c == '"' || c == '\\'))) {
-                yaml_put(y, t, &c, 1);
+                swin_yaml_put(y, t, &c, 1);
                 y->p++;
             } else if (dq && c == '\\') {
                 y->p++;
@@ -271,14 +278,14 @@ bool yaml_quoted_scalar(yaml *y, yaml_text *t)
         while (yaml_at(y, 0) == ' ' || yaml_at(y, 0) == '\t') y->p++;
         char c = yaml_at(y, 0);
         if (!c) {
-            yaml_fail(y, "a %s-quoted scalar not closed before the end of the text", dq ? "double" : "single");
+            swin_yaml_fail(y, "a %s-quoted scalar not closed before the end of the text", dq ? "double" : "single");
         } else if (yaml_break(c)) {
-            yaml_eat_break(y);
+            swin_yaml_eat_break(y);
             size_t breaks = quoted_breaks(y);
-            if (!breaks) yaml_put(y, t, " ", 1);
+            if (!breaks) swin_yaml_put(y, t, " ", 1);
             else put_repeated(y, t, "\n", breaks);
         } else {
-            yaml_put(y, t, ws, (size_t)(y->p - ws));
+            swin_yaml_put(y, t, ws, (size_t)(y->p - ws));
         }
     }
     return !y->failed;
@@ -292,7 +299,7 @@ static size_t block_breaks(yaml *y, int indent)
     size_t n = 0;
     while (yaml_column(y) < indent && yaml_at(y, 0) == ' ') y->p++;
     while (yaml_break(yaml_at(y, 0))) {
-        yaml_eat_break(y);
+        swin_yaml_eat_break(y);
         n++;
         while (yaml_column(y) < indent && yaml_at(y, 0) == ' ') y->p++;
     }
@@ -309,7 +316,7 @@ static bool block_header(yaml *y, int *chomp, int *increment)
             y->p++;
         } else if (isdigit((unsigned char)c) && !*increment) {
             if (c == '0') {
-                yaml_fail(y, "an indentation indicator of 0 (it counts from 1)");
+                swin_yaml_fail(y, "an indentation indicator of 0 (it counts from 1)");
                 return false;
             }
             *increment = c - '0';
@@ -318,25 +325,25 @@ static bool block_header(yaml *y, int *chomp, int *increment)
     }
     char c = yaml_at(y, 0);
     if (c && c != ' ' && !yaml_break(c)) {
-        yaml_fail(y, "expected a chomping or indentation indicator, a comment or a line break after | or >");
+        swin_yaml_fail(y, "expected a chomping or indentation indicator, a comment or a line break after | or >");
         return false;
     }
     while (yaml_at(y, 0) == ' ') y->p++;
     if (yaml_at(y, 0) == '#')
         while (yaml_at(y, 0) && !yaml_break(yaml_at(y, 0))) y->p++;
     if (yaml_at(y, 0) && !yaml_break(yaml_at(y, 0))) {
-        yaml_fail(y, "expected a comment or a line break after a block scalar's header");
+        swin_yaml_fail(y, "expected a comment or a line break after a block scalar's header");
         return false;
     }
-    if (yaml_at(y, 0)) yaml_eat_break(y);
+    if (yaml_at(y, 0)) swin_yaml_eat_break(y);
     return true;
 }
 
-bool yaml_block_scalar(yaml *y, int indent, yaml_text *t)
+bool swin_yaml_block_scalar(yaml *y, int indent, yaml_text *t)
 {
     bool folded = *y->p++ == '>';
     int chomp = 0, increment = 0;
-    yaml_put(y, t, "", 0);
+    swin_yaml_put(y, t, "", 0);
     if (!block_header(y, &chomp, &increment)) return false;
     int min_indent = indent + 1 < 1 ? 1 : indent + 1, ind;
     size_t breaks = 0;
@@ -347,7 +354,7 @@ bool yaml_block_scalar(yaml *y, int indent, yaml_text *t)
                 y->p++;
                 if (yaml_column(y) > max_indent) max_indent = yaml_column(y);
             } else {
-                yaml_eat_break(y);
+                swin_yaml_eat_break(y);
                 breaks++;
             }
         }
@@ -362,19 +369,19 @@ bool yaml_block_scalar(yaml *y, int indent, yaml_text *t)
         bool leading_non_space = yaml_at(y, 0) != ' ' && yaml_at(y, 0) != '\t';
         size_t len = 0;
         while (yaml_at(y, len) && !yaml_break(yaml_at(y, len))) len++;
-        yaml_put(y, t, y->p, len);
+        swin_yaml_put(y, t, y->p, len);
         y->p += len;
         line_break = yaml_break(yaml_at(y, 0));
-        if (line_break) yaml_eat_break(y);
+        if (line_break) swin_yaml_eat_break(y);
         breaks = block_breaks(y, ind);
         if (yaml_column(y) != ind || !yaml_at(y, 0)) break;
         if (folded && line_break && leading_non_space && yaml_at(y, 0) != ' ' && yaml_at(y, 0) != '\t') {
-            if (!breaks) yaml_put(y, t, " ", 1);
+            if (!breaks) swin_yaml_put(y, t, " ", 1);
         } else if (line_break) {
-            yaml_put(y, t, "\n", 1);
+            swin_yaml_put(y, t, "\n", 1);
         }
     }
-    if (chomp != -1 && line_break) yaml_put(y, t, "\n", 1);
+    if (chomp != -1 && line_break) swin_yaml_put(y, t, "\n", 1);
     if (chomp == 1) put_repeated(y, t, "\n", breaks);
     return !y->failed;
 }
@@ -503,7 +510,9 @@ static bool int_text(const char *s, char *out, size_t cap)
         }
     } else {
         for (const char *q = digits; *q; q++) {
-            int d = isdigit((unsigned char)*q) ? *q - '0' : isalpha((unsigned char)*q) ? tolower((unsigned char)*q) - 'a' + 10 : 99;
+            int d = isdigit((unsigned char)*q)   ? *q - '0'
+                    : isalpha((unsigned char)*q) ? tolower((unsigned char)*q) - 'a' + 10
+                                                 : 99;
             if (d >= base || mag > (limit - (unsigned)d) / (unsigned)base) return false;
             mag = mag * (unsigned)base + (unsigned)d;
         }
@@ -549,13 +558,16 @@ static bool float_text(const char *s, char *out, size_t cap)
     return true;
 }
 
-static json_node *bool_node(yaml *y, bool v) { return yaml_node(y, JSON_BOOL, v ? "true" : "false"); }
+static json_node *bool_node(yaml *y, bool v)
+{
+    return swin_yaml_node(y, JSON_BOOL, v ? "true" : "false");
+}
 
 static json_node *tagged(yaml *y, const char *s, const char *tag)
 {
     char num[160];
-    if (!strcmp(tag, "!!str")) return yaml_node(y, JSON_STRING, s);
-    if (!strcmp(tag, "!!null")) return yaml_node(y, JSON_NULL, NULL);
+    if (!strcmp(tag, "!!str")) return swin_yaml_node(y, JSON_STRING, s);
+    if (!strcmp(tag, "!!null")) return swin_yaml_node(y, JSON_NULL, NULL);
     if (!strcmp(tag, "!!bool")) {
         char low[8];
         size_t n = 0;
@@ -564,39 +576,39 @@ static json_node *tagged(yaml *y, const char *s, const char *tag)
         if (!s[n] && one_of(low, yes_words)) return bool_node(y, true);
         if (!s[n] && one_of(low, no_words)) return bool_node(y, false);
     } else if (!strcmp(tag, "!!int")) {
-        if (int_text(s, num, sizeof num)) return yaml_node(y, JSON_NUMBER, num);
+        if (int_text(s, num, sizeof num)) return swin_yaml_node(y, JSON_NUMBER, num);
     } else if (!strcmp(tag, "!!float")) {
-        if (float_text(s, num, sizeof num)) return yaml_node(y, JSON_NUMBER, num);
+        if (float_text(s, num, sizeof num)) return swin_yaml_node(y, JSON_NUMBER, num);
     } else {
-        yaml_fail(y, "the tag %.40s on a scalar", tag);
+        swin_yaml_fail(y, "the tag %.40s on a scalar", tag);
         return NULL;
     }
-    yaml_fail(y, "'%.40s%s' is not a %s", s, strlen(s) > 40 ? "..." : "", tag + 2);
+    swin_yaml_fail(y, "'%.40s%s' is not a %s", s, strlen(s) > 40 ? "..." : "", tag + 2);
     return NULL;
 }
 
-json_node *yaml_scalar_node(yaml *y, const yaml_text *t, bool plain, const char *tag)
+json_node *swin_yaml_scalar_node(yaml *y, const yaml_text *t, bool plain, const char *tag)
 {
     const char *s = t->d ? t->d : "";
     if (tag && strcmp(tag, "!")) return tagged(y, s, tag);
-    if (!plain && !tag) return yaml_node(y, JSON_STRING, s);
+    if (!plain && !tag) return swin_yaml_node(y, JSON_STRING, s);
     char num[160];
     if (one_of(s, yes_words)) return bool_node(y, true);
     if (one_of(s, no_words)) return bool_node(y, false);
     if (is_float(s)) {
-        if (float_text(s, num, sizeof num)) return yaml_node(y, JSON_NUMBER, num);
-        yaml_fail(y, "'%.40s' reads as a float but is not one", s);
+        if (float_text(s, num, sizeof num)) return swin_yaml_node(y, JSON_NUMBER, num);
+        swin_yaml_fail(y, "'%.40s' reads as a float but is not one", s);
         return NULL;
     }
     if (is_int(s)) {
-        if (int_text(s, num, sizeof num)) return yaml_node(y, JSON_NUMBER, num);
-        yaml_fail(y, "'%.40s' reads as an integer that is not one or passes 64 bits", s);
+        if (int_text(s, num, sizeof num)) return swin_yaml_node(y, JSON_NUMBER, num);
+        swin_yaml_fail(y, "'%.40s' reads as an integer that is not one or passes 64 bits", s);
         return NULL;
     }
-    if (one_of(s, null_words)) return yaml_node(y, JSON_NULL, NULL);
+    if (one_of(s, null_words)) return swin_yaml_node(y, JSON_NULL, NULL);
     if (!strcmp(s, "=")) {
-        yaml_fail(y, "'=' is YAML's value key, which yaml.safe_load refuses (quote it)");
+        swin_yaml_fail(y, "'=' is YAML's value key, which yaml.safe_load refuses (quote it)");
         return NULL;
     }
-    return yaml_node(y, JSON_STRING, s);
+    return swin_yaml_node(y, JSON_STRING, s);
 }
