@@ -1,5 +1,5 @@
 /* What swinrun fetch reads from a model-zoo bundle before trusting it: large_files.yml (the
- * large files of a bundle, each with its URL and hash) through a small YAML subset reader,
+ * large files of a bundle, each with its URL and hash) through the YAML reader (core/yaml.h),
  * and the "version" field of configs/metadata.json. Both files come from the network (or a
  * server named with --from): the readers only copy bounded, checked strings and execute
  * nothing; every refusal is a one-line message. */
@@ -25,14 +25,14 @@ struct fetch_large_files {
     struct fetch_large_file file[FETCH_MAX_LARGE_FILES];
 };
 
-/* Reads large_files.yml: a top-level "large_files:" key holding a block sequence of
- * mappings with the keys path, url, hash_val and hash_type (each required, none other),
- * scalars plain, 'single' or "double" quoted, '#' comments. Anything else is refused
- * (SWIN_ERR_FORMAT, naming the line). */
+/* Reads large_files.yml: YAML (as PyYAML reads it) whose top-level "large_files" key holds a
+ * list of mappings with the keys path, url, hash_val and hash_type (each required, given once,
+ * a string, none other). Anything else is refused (SWIN_ERR_FORMAT, naming the entry, or the
+ * line and column of a YAML error). */
 swin_status fetch_large_files_parse(const char *text, size_t len, struct fetch_large_files *out, swin_error *err);
 
-/* The first "version": "V" member of configs/metadata.json (V of [A-Za-z0-9._+-], at
- * most cap - 1 characters) into version; SWIN_ERR_FORMAT when there is none. */
+/* The top-level "version": "V" of configs/metadata.json (V of [A-Za-z0-9._+-], at most cap - 1
+ * characters) into version; SWIN_ERR_FORMAT when there is none or the file is not JSON. */
 swin_status fetch_metadata_version(const char *text, size_t len, char *version, size_t cap, swin_error *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* swinrun fetch's readers of downloaded text (apps/cli/fetch_manifest.h): large_files.yml in
- * the forms it is published in, and what must be refused; metadata.json's version. */
+ * the forms it is published in and other YAML forms, and what must be refused; metadata.json's
+ * version. */
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,15 @@ static void accepted(void)
     CHECK(lf.n == 2 && !strcmp(lf.file[0].url, "http://h/a'b") && !strcmp(lf.file[0].hash_type, "sha256") &&
               !strncmp(lf.file[0].hash_val, "abab", 4) && !strcmp(lf.file[1].path, "models/b.ts"),
           "plain and single-quoted scalars, comments, CRLF, upper case hashes lowered");
+    /* YAML as a writer may produce it: flow style, an anchor and alias, text across lines, other top-level keys */
+    CHECK(!parse("version: 1\nlarge_files: [{path: models/a.pt, url: \"https://h/a\", hash_type: &t md5,\n"
+                 "  hash_val: \"50dd67a01b28a1d5487fd9ac27e682fb\"},\n {path: models/b.pt, url: \"https://h/\\\n"
+                 "  b\", hash_type: *t, hash_val:\n  '50dd67a01b28a1d5487fd9ac27e682fc'\n }]\n",
+                 &err),
+          err.msg);
+    CHECK(lf.n == 2 && !strcmp(lf.file[1].url, "https://h/b") && !strcmp(lf.file[1].hash_type, "md5") &&
+              !strcmp(lf.file[1].hash_val, "50dd67a01b28a1d5487fd9ac27e682fc"),
+          "flow style, an alias, an escaped line break, a value on the next line");
 }
 
 /* Names that only start with dots are ordinary names, not '.' or '..' components (fuzz_large_files
@@ -96,10 +106,15 @@ static void refusals(void)
     refused("large_files:\n  - path: a\n" ITEM_TAIL "  - path: a\n" ITEM_TAIL, "a repeated path");
     refused("large_files:\n  - path: a\n      url: \"https://h\"\n", "a misaligned key");
     refused("large_files:\n\t- path: a\n" ITEM_TAIL, "a tab");
-    refused("large_files: [a, b]\n", "a flow sequence");
-    refused("large_files:\n  - path: &x a\n" ITEM_TAIL, "an anchor");
+    refused("large_files: [a, b]\n", "entries that are not mappings");
     refused("large_files:\n  - path: \"a\n" ITEM_TAIL, "an unterminated quote");
-    refused("large_files:\n  - path: \"a\\n\"\n" ITEM_TAIL, "an escape other than \\\" and \\\\");
+    refused("large_files:\n  - path: \"a\\n\"\n" ITEM_TAIL, "a path holding a line break (escaped)");
+    refused("large_files:\n  - path: a\n    url: \"https://h/a\"\n    hash_val: 12345678901234567890123456789012\n"
+            "    hash_type: md5\n",
+            "a hash YAML reads as a number (as MONAI would, which then cannot check it)");
+    refused("large_files:\n  - path: a\n  - path: b\n" ITEM_TAIL, "an entry without its keys");
+    refused("large_files:\n  path: a\n", "a mapping in place of the list");
+    refused("- large_files\n", "a list at the top");
     char many[8192] = "large_files:\n";
     for (int i = 0; i <= FETCH_MAX_LARGE_FILES; i++)
         snprintf(many + strlen(many), sizeof many - strlen(many), "  - path: f%d\n" ITEM_TAIL, i);
@@ -121,6 +136,11 @@ static void metadata(void)
     CHECK(fetch_metadata_version(longer, strlen(longer), v, sizeof v, &err) == SWIN_ERR_FORMAT, "a version too long");
     const char *odd = "{\"version\": \"0.5/6\"}";
     CHECK(fetch_metadata_version(odd, strlen(odd), v, sizeof v, &err) == SWIN_ERR_FORMAT, "a version with a slash");
+    const char *nested = "{\"changelog\": {\"version\": \"9.9.9\"}, \"version\": \"0.5.6\"}";
+    CHECK(!fetch_metadata_version(nested, strlen(nested), v, sizeof v, &err) && !strcmp(v, "0.5.6"),
+          "the top-level version, not a nested one");
+    const char *broken = "{\"version\": \"0.5.6\"";
+    CHECK(fetch_metadata_version(broken, strlen(broken), v, sizeof v, &err) == SWIN_ERR_FORMAT, "JSON cut short");
 }
 
 int main(void)

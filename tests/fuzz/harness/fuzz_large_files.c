@@ -1,7 +1,8 @@
 /* libFuzzer harness: swinrun fetch's readers of downloaded text (apps/cli/fetch_manifest.h),
- * the large_files.yml subset reader and metadata.json's version, on the fuzzed bytes. Whatever
- * they accept must hold only checked values: a relative path without empty, '.' or '..'
- * components, an http(s) URL without spaces, a hash of its type's length. */
+ * the large_files.yml reader (through core/yaml.c) and metadata.json's version (through
+ * core/json.c), on the fuzzed bytes. Whatever they accept must hold only checked values: a
+ * relative path without empty, '.' or '..' components, an http(s) URL without spaces, a hash of
+ * its type's length. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
