@@ -50,13 +50,19 @@ static const struct zoo_pin pins[] = {
 };
 #define ZOO_RAW "https://raw.githubusercontent.com/Project-MONAI/model-zoo"
 
-/* The small files of a bundle: fetched whole, at most SMALL_MAX bytes each. */
+/* The small files of a bundle: fetched whole, at most SMALL_MAX bytes each; where a bundle may
+ * write a file in JSON or YAML (MONAI reads either), the first of the names the server has. */
+enum { SMALL_NAMES = 3 };
 static const struct {
-    const char *path;
+    const char *path[SMALL_NAMES];
     int required;
 } small_files[] = {
-    {"configs/metadata.json", 1}, {"configs/inference.json", 1}, {"large_files.yml", 1}, {"LICENSE", 1},
-    {"docs/README.md", 0},        {"docs/data_license.txt", 0},
+    {{"configs/metadata.json"}, 1},
+    {{"configs/inference.json", "configs/inference.yaml", "configs/inference.yml"}, 1},
+    {{"large_files.yml", "large_files.yaml", "large_files.json"}, 1},
+    {{"LICENSE"}, 1},
+    {{"docs/README.md"}, 0},
+    {{"docs/data_license.txt"}, 0},
 };
 #define SMALL_MAX (4u << 20)
 
@@ -168,26 +174,53 @@ struct job {
     struct fetch_large_files large;
 };
 
-/* The small files into staging/bundle; metadata.json's version checked, large_files.yml read. */
+/* Small file i under the first of its names the server has: its bytes (data, len) and that name;
+ * SWIN_OK with *name NULL when an optional file is on the server under none. */
+static swin_status fetch_small_file(struct job *j, size_t i, char **data, size_t *len, const char **name,
+                                    swin_error *err)
+{
+    swin_status st = SWIN_OK;
+    *name = NULL;
+    for (int k = 0; k < SMALL_NAMES && small_files[i].path[k]; k++) {
+        char url[4096];
+        long status = 0;
+        snprintf(url, sizeof url, "%s/models/%s/%s", j->root, j->name, small_files[i].path[k]);
+        st = fetch_http_get(&j->http, url, SMALL_MAX, data, len, &status, err);
+        if (!st) {
+            *name = small_files[i].path[k];
+            return SWIN_OK;
+        }
+        if (status != 404) return st;
+    }
+    if (!small_files[i].required) {
+        fprintf(stderr, "swinrun fetch: %s: none on the server (optional)\n", small_files[i].path[0]);
+        return SWIN_OK;
+    }
+    if (small_files[i].path[1]) /* every name it was looked for under */
+        return swin_error_set(err, st, "HTTP status 404 for %s, %s%s%s under %s/models/%s/", small_files[i].path[0],
+                              small_files[i].path[1], small_files[i].path[2] ? " and " : "",
+                              small_files[i].path[2] ? small_files[i].path[2] : "", j->root, j->name);
+    return st;
+}
+
+/* The small files into staging/bundle; metadata.json's version checked, large_files read. */
 static swin_status fetch_small_files(struct job *j, swin_error *err)
 {
     for (size_t i = 0; i < sizeof small_files / sizeof *small_files; i++) {
-        char url[4096], path[4400];
-        snprintf(url, sizeof url, "%s/models/%s/%s", j->root, j->name, small_files[i].path);
-        snprintf(path, sizeof path, "%s/%s", j->bundle, small_files[i].path);
-        char *data = NULL;
+        char path[4400], *data = NULL;
         size_t len = 0;
-        long status = 0;
-        swin_status st = fetch_http_get(&j->http, url, SMALL_MAX, &data, &len, &status, err);
-        if (st && !small_files[i].required && status == 404) {
-            fprintf(stderr, "swinrun fetch: %s: none on the server (optional)\n", small_files[i].path);
+        const char *name;
+        swin_status st = fetch_small_file(j, i, &data, &len, &name, err);
+        if (st || !name) {
+            free(data);
+            if (st) return st;
             continue;
         }
-        if (!st) st = write_file(path, data, len, err);
-        if (!st && !strcmp(small_files[i].path, "configs/metadata.json"))
+        snprintf(path, sizeof path, "%s/%s", j->bundle, name);
+        st = write_file(path, data, len, err);
+        if (!st && !strcmp(name, "configs/metadata.json"))
             st = fetch_metadata_version(data, len, j->metadata_version, sizeof j->metadata_version, err);
-        if (!st && !strcmp(small_files[i].path, "large_files.yml"))
-            st = fetch_large_files_parse(data, len, &j->large, err);
+        if (!st && !strncmp(name, "large_files.", 12)) st = fetch_large_files_parse(data, len, &j->large, err);
         free(data);
         if (st) return st;
     }
@@ -196,9 +229,10 @@ static swin_status fetch_small_files(struct job *j, swin_error *err)
                               j->metadata_version, j->version);
     for (int k = 0; k < j->large.n; k++)
         for (size_t i = 0; i < sizeof small_files / sizeof *small_files; i++)
-            if (!strcmp(j->large.file[k].path, small_files[i].path))
-                return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml names %s, a file of the bundle itself",
-                                      small_files[i].path);
+            for (int n = 0; n < SMALL_NAMES && small_files[i].path[n]; n++)
+                if (!strcmp(j->large.file[k].path, small_files[i].path[n]))
+                    return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml names %s, a file of the bundle itself",
+                                          small_files[i].path[n]);
     return SWIN_OK;
 }
 

@@ -8,7 +8,8 @@ feature size 12, saved by torch.save as models/model.pt; configs modelled on the
 with a 32^3 cube), serves it from 127.0.0.1 on a free port, and runs swinrun fetch through the
 cases: success, a wrong checksum, a transfer cut short, resuming it with a Range request, a
 server that ignores Range, a redirect, too many redirects, HTTP 500 and 404, Ctrl-C, a version
-mismatch, an existing bundle replaced, a destination that is no bundle; then reads the fetched
+mismatch, an existing bundle replaced, a destination that is no bundle, a bundle whose configs
+and large_files are YAML (.yaml), one without any inference config; then reads the fetched
 bundle as a model (swinrun info) and segments a small volume without --model, which must take
 the fetched bundle. Every failure must exit non-zero with one line on stderr and leave nothing at
 the destination.
@@ -92,6 +93,7 @@ class State:
 
     def reset(self):
         self.mode = "normal"          # normal | cut | no_range | slow | status500
+        self.yaml = False             # the bundle's configs/inference and large_files in YAML (.yaml) only
         self.weights_path = "/weights/model.pt"
         self.yml_md5 = self.md5
         self.requests = []
@@ -116,11 +118,22 @@ def make_handler(state, port_box):
             with state.lock:
                 state.requests.append((self.path, self.headers.get("Range")))
             p = self.path
-            if p.startswith("/zoo/models/" + NAME + "/large_files.yml"):
+            zoo = "/zoo/models/" + NAME + "/"
+            if state.yaml and p in (zoo + "large_files.yml", zoo + "configs/inference.json"):
+                return self.send_bytes(404, b"not found\n")
+            if p.startswith(zoo + "large_files.yml") or (state.yaml and p == zoo + "large_files.yaml"):
                 url = "http://127.0.0.1:%d%s" % (port_box[0], state.weights_path)
                 text = ("large_files:\n  - path: \"models/model.pt\"\n    url: \"%s\"\n"
                         "    hash_val: \"%s\"\n    hash_type: \"md5\"\n" % (url, state.yml_md5))
+                if state.yaml:  # as a YAML writer may lay it out: flow style, an anchor
+                    text = ("large_files: [{path: &p models/model.pt, url: '%s',\n  hash_val: '%s', hash_type: md5}]\n"
+                            % (url, state.yml_md5))
                 return self.send_bytes(200, text.encode())
+            source = os.path.join(state.root, "models", NAME, "configs", "inference.json")
+            if state.yaml and p == zoo + "configs/inference.yaml" and os.path.isfile(source):
+                import yaml
+                with open(source) as fh:
+                    return self.send_bytes(200, yaml.safe_dump(json.load(fh), sort_keys=False).encode())
             if p.startswith("/zoo/"):
                 f = os.path.join(state.root, p[len("/zoo/"):])
                 if ".." in p or not os.path.isfile(f):
@@ -345,6 +358,27 @@ def main():
     used = json.load(open(report))["model"] if r.returncode == 0 else r.stderr.strip()
     check(used == os.path.join(work, "xdg", "swinrun", "bundles", NAME),
           "segment without --model takes the fetched bundle (%s)" % used)
+
+    # a bundle written in YAML: configs/inference.yaml and large_files.yaml only on the server
+    state.reset()
+    state.yaml = True
+    dest_yaml = os.path.join(work, "bundle_yaml")
+    r = fetch(dest_dir=dest_yaml)
+    check(r.returncode == 0 and all(os.path.isfile(os.path.join(dest_yaml, f)) for f in (
+        "configs/inference.yaml", "large_files.yaml", "models/model.pt")) and not os.path.exists(
+        os.path.join(dest_yaml, "configs", "inference.json")),
+        "a YAML bundle: inference.yaml and large_files.yaml fetched (%s)" % r.stderr.strip()[-200:])
+    r = subprocess.run([swinrun, "info", dest_yaml], env=env, capture_output=True, text=True)
+    check(r.returncode == 0 and "configs/inference.yaml" in r.stdout and "32 x 32 x 32" in r.stdout,
+          "a YAML bundle: read as a model (%s)" % r.stderr.strip()[-200:])
+    state.reset()
+    state.yaml = True
+    os.remove(os.path.join(state.root, "models", NAME, "configs", "inference.json"))
+    r = fetch(dest_dir=os.path.join(work, "no_config"))
+    lines = [line for line in r.stderr.splitlines() if "nothing was installed" in line]
+    check(r.returncode != 0 and len(lines) == 1 and "404 for configs/inference.json, configs/inference.yaml and configs/inference.yml" in lines[0]
+          and not os.path.exists(os.path.join(work, "no_config")),
+          "no inference config on the server: one line naming the three names, nothing installed (%r)" % lines)
 
     server.shutdown()
     if failures:
