@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Exports saved by ONNX Runtime at its extended and all optimisation levels
-(SessionOptions.optimized_model_filepath), as sites keep them to start sessions faster: the
-dynamo export (f12_c32_default) and the TorchScript exporter's at opset 17 (f12_c32_ts) of the
-test data. Each is run by `swinrun forward` and held to check_logits.py's criterion against ONNX
-Runtime's run of the same optimised file; the files must hold ONNX Runtime's contrib operators
-swinrun accepts (com.microsoft FusedMatMul: the attention products with the 1/sqrt(head dim)
-Mul folded into alpha; com.microsoft Gelu: the exact GELU's Div/Erf/Add/Mul), else the check
-could not fail. A FusedMatMul given a transpose (transB=1, not what a Swin UNETR's attention
-fuses to) is refused, exit 2, in one line.
+"""Exports saved by ONNX Runtime at its optimisation levels (SessionOptions.optimized_model_filepath),
+as sites keep them to start sessions faster: the dynamo export (f12_c32_default) and the
+TorchScript exporter's at opset 17 (f12_c32_ts) of the test data at the extended and all levels;
+the TorchScript exporter's at opset 16 (f12_c32_ts16), whose LayerNorms are decomposed, at the
+basic, extended and all levels, and two exported here at opset 14, normalize=False and use_v2,
+at the basic and extended levels. Each is run by `swinrun forward` and held to
+check_logits.py's criterion against ONNX Runtime's run of the same optimised file; each file
+must hold what makes it differ from its export, else the check could not fail: ONNX Runtime's
+contrib operators swinrun accepts (com.microsoft FusedMatMul: the attention products with the
+1/sqrt(head dim) Mul folded into alpha; com.microsoft Gelu: the exact GELU's Div/Erf/Add/Mul;
+SimplifiedLayerNormalization: the variance half of a decomposed LayerNorm after its centring),
+and for the decomposed LayerNorms ONNX Runtime's rewrites of them: a stage's first LayerNorm
+averaging over axis 1 with its Transpose moved into it, and a hidden state's proj_out merged with
+the next stage's norm1 (one Div used twice). A FusedMatMul given a transpose (transB=1, not what
+a Swin UNETR's attention fuses to) is refused, exit 2, in one line.
 
     check_ort_optimized.py SWINRUN TEST_DATA WORKDIR"""
 import collections
@@ -34,7 +40,8 @@ def optimised(src_dir, work, case, level):
             shutil.copy(os.path.join(src_dir, f), d)
     so = ort.SessionOptions()
     so.log_severity_level = 3
-    so.graph_optimization_level = {"extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    so.graph_optimization_level = {"basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+                                   "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
                                    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}[level]
     so.optimized_model_filepath = os.path.join(d, f"{level}.onnx")
     ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
@@ -42,9 +49,30 @@ def optimised(src_dir, work, case, level):
 
 
 def contrib_ops(path):
+    """The model, and what ONNX Runtime put in it: its contrib operators, and its rewrites of
+    decomposed LayerNorms ("ReduceMean over axis 1", "Div used twice")."""
     import onnx
     m = onnx.load(path, load_external_data=False)
-    return m, collections.Counter(n.op_type for n in m.graph.node if n.domain == "com.microsoft")
+    found = collections.Counter(n.op_type for n in m.graph.node
+                                if n.domain == "com.microsoft" or n.op_type == "SimplifiedLayerNormalization")
+    uses = collections.Counter(i for n in m.graph.node for i in n.input)
+    for n in m.graph.node:
+        axes = [list(a.ints) for a in n.attribute if a.name == "axes"]
+        if n.op_type == "ReduceMean" and axes == [[1]]:
+            found["ReduceMean over axis 1"] += 1
+        if n.op_type == "Div" and "norm" in n.name and uses[n.output[0]] > 1:
+            found["Div used twice"] += 1
+    return m, found
+
+
+def exported(work, name, *args):
+    """A TorchScript export at opset 14 (f=12, 32^3) made here with extra arguments."""
+    out = os.path.join(work, name, "model.onnx")
+    if not os.path.exists(out):
+        subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools", "export", "export_swin_unetr.py"),
+                        "--exporter", "torchscript", "--opset", "14", *args, "--out", out], check=True,
+                       capture_output=True)
+    return os.path.dirname(out)
 
 
 def main() -> int:
@@ -54,11 +82,23 @@ def main() -> int:
     swinrun, data, work = sys.argv[1:4]
     import onnxruntime as ort
     x, inp = input_cube(work, 4)
-    wanted = {"f12_c32_default": {"FusedMatMul"}, "f12_c32_ts": {"FusedMatMul", "Gelu"}}
+    both = ("extended", "all")
+    merged = {"ReduceMean over axis 1", "Div used twice"}
+    cases = {  # case: (its export's folder, the levels, what each level must have put in the file)
+        "f12_c32_default": (os.path.join(data, "f12_c32_default"), both, {"FusedMatMul"}),
+        "f12_c32_ts": (os.path.join(data, "f12_c32_ts"), both, {"FusedMatMul", "Gelu"}),
+        "f12_c32_ts16": (os.path.join(data, "f12_c32_ts16"), ("basic",) + both, merged),
+        "opset14_nonorm": (exported(work, "export_nonorm", "--no-normalize"), ("basic", "extended"),
+                           {"ReduceMean over axis 1"}),
+        "opset14_v2": (exported(work, "export_v2", "--use-v2"), ("basic", "extended"), {"ReduceMean over axis 1"}),
+    }
+    extended_only = {"opset14_nonorm": {"SimplifiedLayerNormalization"}, "opset14_v2": {"SimplifiedLayerNormalization"}}
     ext_ts = None
-    for case, ops in wanted.items():
-        for level in ("extended", "all"):
-            path = optimised(os.path.join(data, case), work, case, level)
+    for case, (src, levels, ops) in cases.items():
+        for level in levels:
+            if level != "basic" and case in extended_only:
+                ops = ops | extended_only[case]
+            path = optimised(src, work, case, level)
             model, contrib = contrib_ops(path)
             if case == "f12_c32_ts" and level == "extended":
                 ext_ts = (path, model)

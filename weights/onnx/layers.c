@@ -347,6 +347,16 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         return 1;
     }
     if (!strcmp(op, "Div")) return swin_ln_decomposed_match(g, i, l, rm, err);
+    if (!strcmp(op, "SimplifiedLayerNormalization") && (!n->domain || !n->domain[0] || !strcmp(n->domain, "com.microsoft"))) {
+        int r = swin_ln_simplified_match(g, i, l, &rm[0], err);
+        if (!r)
+            node_err(g, i, SWIN_ERR_MODEL,
+                     "an ONNX Runtime SimplifiedLayerNormalization (RMS norm) that does not follow the centring of a "
+                     "LayerNorm: not a Swin UNETR's",
+                     err);
+        return r ? r : -1;
+    }
+    if (!strcmp(op, "Mul")) return swin_ln_shared_affine_match(g, i, l, err);
     if (!strcmp(op, "ReduceMean")) return 0;   /* checked in swin_layers_find: part of a decomposed LayerNorm */
     if (!strcmp(op, "BatchNormalization")) {
         node_err(g, i, SWIN_ERR_MODEL,

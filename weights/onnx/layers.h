@@ -22,6 +22,8 @@ struct swin_onnx_layer {
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
     const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
     float scale;                       /* Attention (opset 23): the logits' scale, 0 when the default 1/sqrt(head dim) */
+    bool shared;                       /* decomposed LN without weights whose output the next stage's norm1
+                                          also scales (ONNX Runtime merged proj_out into it, ln_decomposed.h) */
     /* InstanceNormalization that is a GroupNorm (torch exports GroupNorm(G, C) as Reshape to
      * (N, G, -1), InstanceNormalization over the G rows, Reshape back, Mul, Add; an optimiser
      * drops a Mul by ones and an Add of zeros): G, and the Mul's and Add's constants (C values

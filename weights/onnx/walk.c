@@ -22,6 +22,7 @@ struct walker {
     bool batch_norm_seen;             /* some CNN block's convs carry folded batch norms */
     int norm_groups;                  /* the CNN norms' groups so far: -1 none seen, 0 instance norm, G group norm */
     bool have_window, have_merge_order;
+    bool proj_out_shared[SWIN_STAGES];   /* hidden state s's proj_out met at stage s + 1's start (merged with its norm1) */
 };
 
 #define TRY(x) do { swin_status st_ = (x); if (st_) return st_; } while (0)
@@ -433,7 +434,7 @@ static swin_status bind_block(struct walker *w, int s, int b)
  * without affine parameters (scale 1, bias 0 or absent). */
 static swin_status proj_out(struct walker *w, int hs)
 {
-    if (!w->m->cfg.normalize) return SWIN_OK;
+    if (!w->m->cfg.normalize || (hs < SWIN_STAGES && w->proj_out_shared[hs])) return SWIN_OK;
     int64_t c = swin_stage_channels(&w->m->cfg, hs);
     char what[80];
     snprintf(what, sizeof what, "the proj_out LayerNormalization of hidden state %d", hs);
@@ -462,6 +463,12 @@ static swin_status bind_stage(struct walker *w, int s)
         snprintf(pre, sizeof pre, "swinViT.layers%dc.0.layer", s + 1);
         snprintf(what, sizeof what, "stage %d v2 residual block", s + 1);
         TRY(bind_resblock(w, &st->v2, c, c, pre, what, true));
+    }
+    /* hidden state s's proj_out, merged by ONNX Runtime with this stage's first norm1: its
+     * weightless normalisation comes here, the norm1's scale and shift next */
+    if ((l = peek(w)) && l->kind == L_LN && l->shared && !l->w && !l->b) {
+        w->proj_out_shared[s] = true;
+        w->pos++;
     }
     int b = 0;
     while ((l = peek(w)) && l->kind == L_LN && ln_width(l) == (uint64_t)c) {
