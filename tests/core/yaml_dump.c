@@ -1,7 +1,7 @@
-/* yaml_dump FILE: core/yaml.c's reading of FILE written as JSON on stdout, every member as
- * read (a repeated key twice, merged members first), numbers as Python's json writes them
- * (an integer's digits, a float with '.', "Infinity", "NaN"); on an error the reason on
- * stderr and exit 2. The conformance test (yaml_conformance.py) compares it with PyYAML. */
+/* yaml_dump FILE...: core/yaml.c's reading of each FILE, one line each: "ok " and the value as
+ * JSON, every member as read (a repeated key twice, merged members first), numbers as Python's
+ * json writes them (an integer's digits, a float with '.', "Infinity", "NaN"); or "error " and
+ * the reason. The conformance test (yaml_conformance.py) compares it with PyYAML. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,26 +65,29 @@ static void write_node(const json_node *n)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: yaml_dump FILE\n");
-        return 1;
-    }
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) {
-        perror(argv[1]);
+    if (argc < 2) {
+        fprintf(stderr, "usage: yaml_dump FILE...\n");
         return 1;
     }
     static char text[16 << 20];
-    size_t len = fread(text, 1, sizeof text, f);
-    fclose(f);
-    char why[256];
-    json_node *root = swin_yaml_parse(text, len, why, sizeof why);
-    if (!root) {
-        fprintf(stderr, "%s\n", why);
-        return 2;
+    for (int i = 1; i < argc; i++) {
+        FILE *f = fopen(argv[i], "rb");
+        if (!f) {
+            perror(argv[i]);
+            return 1;
+        }
+        size_t len = fread(text, 1, sizeof text, f);
+        fclose(f);
+        char why[256];
+        json_node *root = swin_yaml_parse(text, len, why, sizeof why);
+        if (!root) {
+            printf("error %s\n", why);
+            continue;
+        }
+        fputs("ok ", stdout);
+        write_node(root);
+        putchar('\n');
+        swin_json_free(root);
     }
-    write_node(root);
-    putchar('\n');
-    swin_json_free(root);
     return 0;
 }

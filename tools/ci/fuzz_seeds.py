@@ -10,7 +10,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
            external-data file OUT/onnx_data/CASE.data, which the ONNX harnesses link next
            to their input: the fuzzed bytes are the graph alone; also two group-norm models exported
            here: TorchScript's Reshape/InstanceNormalization/Reshape/Mul/Add and opset 21's
-           GroupNormalization), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
+           GroupNormalization; and the opset-16 export saved by ONNX Runtime at its basic and
+           extended levels), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension; gzipped also as many members and with bytes past the data), mha/ (small
        MetaImage files: zlib, gzip and raw voxels, both byte orders, several element types, a
@@ -101,6 +102,21 @@ def group_norm_exports(tmp):
     return paths
 
 
+def ort_optimised(test_data, tmp):
+    """case -> path of the opset-16 export (decomposed LayerNorms) saved by ONNX Runtime at its basic
+    and extended levels, as it rewrites them (already folded: not simplified again)."""
+    import onnxruntime as ort
+    paths = {}
+    for name, level in (("basic", ort.GraphOptimizationLevel.ORT_ENABLE_BASIC),
+                        ("extended", ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)):
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        so.graph_optimization_level = level
+        so.optimized_model_filepath = paths[f"f12_c32_ts16_ort_{name}"] = os.path.join(tmp, f"ts16_{name}.onnx")
+        ort.InferenceSession(os.path.join(test_data, "f12_c32_ts16", "model.onnx"), so, providers=["CPUExecutionProvider"])
+    return paths
+
+
 def onnx_seeds(test_data, out):
     d, data = os.path.join(out, "onnx"), os.path.join(out, "onnx_data")
     os.makedirs(d)
@@ -108,8 +124,14 @@ def onnx_seeds(test_data, out):
     exports = tempfile.mkdtemp()
     sources = {case: os.path.join(test_data, case, "model.onnx") for case in ONNX_CASES}
     sources.update(group_norm_exports(exports))
+    optimised = ort_optimised(test_data, exports)
+    sources.update(optimised)
     for case, path in sources.items():
-        model = small_graph(onnx.load(path))
+        model = onnx.load(path)
+        if case in optimised:
+            del model.graph.value_info[:]
+        else:
+            model = small_graph(model)
         # initializers only: the loader refuses Constant nodes with external data
         convert_model_to_external_data(model, all_tensors_to_one_file=True, location=case + ".data",
                                        size_threshold=0, convert_attribute=False)
