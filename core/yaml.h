@@ -12,13 +12,13 @@
  * their folding, comments, explicit keys (? key, as PyYAML writes long ones), anchors and
  * aliases (copied), merge keys (<<), the tags !!str, !!int, !!float, !!bool, !!null, !!seq,
  * !!map and !, one document with its --- and ... markers, a %YAML directive. Refused, with
- * the line and column: what PyYAML refuses (tabs outside scalars, '@' or '`' starting a plain
- * scalar, a collection as a key, a duplicate anchor, '=' as a value), and, though PyYAML
+ * the line and column: what PyYAML refuses (tabs outside scalars, '@', '`' or '%' starting a
+ * plain scalar, a collection as a key, a duplicate anchor, '=' as a value), and, though PyYAML
  * reads them, anchors and tags on a block mapping's simple keys, aliases as keys or inside
- * the node they name, other tags (!!binary, !!set, custom ones), a tag before an indentless
- * sequence, %TAG, more than one document, NUL characters, integers in hex, octal, binary or
- * base 60 past 64 bits, text that is not UTF-8 or holds control characters or the NEL / LS /
- * PS line separators.
+ * the node they name, a << key after '?' or inside [ ], other tags (!!binary, !!set, custom
+ * ones), a tag before an indentless sequence, %TAG, more than one document, NUL characters,
+ * integers in hex, octal, binary or base 60 past 64 bits, text that is not UTF-8 or holds
+ * control characters or the NEL / LS / PS line separators.
  *
  * A repeated key is kept twice, as in the JSON tree: swin_json_get returns the last one, as
  * Python's dict does; members merged by << come before the mapping's own. */
