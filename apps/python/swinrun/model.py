@@ -195,9 +195,9 @@ class Model:
 
     # ---- segmentation -----------------------------------------------------------------------
     def segment_params(self) -> dict:
-        """The recipe ``segment`` uses by default: a bundle's own (inference.json), else MONAI's
-        usual: RAS, 1.5 x 1.5 x 2 mm, [-175, 250] HU clipped, overlap 0.5, constant blend,
-        labels back by nearest neighbour."""
+        """The recipe ``segment`` uses by default: a bundle's own (its inference config, JSON or
+        YAML), else MONAI's usual: RAS, 1.5 x 1.5 x 2 mm, [-175, 250] HU clipped, overlap 0.5,
+        constant blend, labels back by nearest neighbour."""
         p = _swinrun.model_segment_defaults(self._model)
         p["intensity_norm"] = {v: k for k, v in INTENSITY_NORMS.items()}[p["intensity_norm"]]
         return p
