@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
+
 #define JSON_DEPTH_MAX 64
 
 typedef struct parser {
@@ -55,25 +57,6 @@ static json_node *node_new(parser *p, json_kind kind) {
     return n;
 }
 
-/* Appends the UTF-8 encoding of code point cp to out[*n]. */
-static void put_utf8(char *out, size_t *n, unsigned cp) {
-    if (cp < 0x80) {
-        out[(*n)++] = (char)cp;
-    } else if (cp < 0x800) {
-        out[(*n)++] = (char)(0xC0 | (cp >> 6));
-        out[(*n)++] = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out[(*n)++] = (char)(0xE0 | (cp >> 12));
-        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[(*n)++] = (char)(0x80 | (cp & 0x3F));
-    } else {
-        out[(*n)++] = (char)(0xF0 | (cp >> 18));
-        out[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[(*n)++] = (char)(0x80 | (cp & 0x3F));
-    }
-}
-
 static bool hex4(parser *p, unsigned *cp) {
     if (p->end - p->s < 4) return false;
     unsigned v = 0;
@@ -121,7 +104,7 @@ static char *parse_string(parser *p) {
             unsigned cp;
             if (p->s > q_end || !hex4(p, &cp) || p->s > q_end) { fail(p, "bad \\u escape"); free(out); return NULL; }
             if (cp == 0) cp = 0xFFFD;  /* a NUL would cut the C string short */
-            put_utf8(out, &n, cp);
+            n += swin_utf8_encode(cp, out + n);
             break;
         }
         default: {

@@ -9,10 +9,6 @@
 
 #include "core/yaml_internal.h"
 
-static bool in_set(char c, const char *set)
-{
-    return c && strchr(set, c);
-}
 static bool at_entry(const yaml *y)
 {
     return yaml_at(y, 0) == '-' && yaml_space_or_end(yaml_at(y, 1));
@@ -76,7 +72,7 @@ static bool read_name(yaml *y, char name[64], const char *what)
                  ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '-' || c == '_');)
         n++;
     if (!n) swin_yaml_fail(y, "expected a name after %s (letters, digits, '-' or '_')", what);
-    else if (!yaml_space_or_end(yaml_at(y, n)) && !in_set(yaml_at(y, n), "?:,]}%@`"))
+    else if (!yaml_space_or_end(yaml_at(y, n)) && !yaml_in_set(yaml_at(y, n), "?:,]}%@`"))
         swin_yaml_fail(y, "an %s name holds a character other than letters, digits, '-' or '_'",
                        what[0] == '&' ? "anchor" : "alias");
     else if (n >= 64) swin_yaml_fail(y, "an %s name longer than 63 characters", what[0] == '&' ? "anchor" : "alias");
@@ -190,7 +186,7 @@ static bool read_tag(yaml *y, struct props *pr)
 
 static bool read_props(yaml *y, struct props *pr)
 {
-    while (!y->failed && in_set(yaml_at(y, 0), "&!")) {
+    while (!y->failed && yaml_in_set(yaml_at(y, 0), "&!")) {
         bool anchor = yaml_at(y, 0) == '&';
         if (anchor ? pr->anchor[0] != 0 : pr->tag[0] != 0) {
             swin_yaml_fail(y, "two %s on one node", anchor ? "anchors" : "tags");
@@ -308,7 +304,7 @@ static json_node *map_finish(yaml *y, mapping *m)
 static bool plain_start(yaml *y)
 {
     char c = yaml_at(y, 0), c1 = yaml_at(y, 1);
-    if (!in_set(c, "-?:,[]{}#&*!|>'\"%@`")) return true;
+    if (!yaml_in_set(c, "-?:,[]{}#&*!|>'\"%@`")) return true;
     if (!yaml_space_or_end(c1) && (c == '-' || (!y->flow && (c == '?' || c == ':')))) return true;
     if (c == '@' || c == '%')
         swin_yaml_fail(y, "'%c' cannot start a plain scalar: quote MONAI references and macros (\"%cid\")", c, c);
@@ -368,7 +364,7 @@ static json_node *map_value(yaml *y, int col)
     if (!crossed) return block_node(y, col, false);
     if (swin_yaml_doc_marker(y)) return swin_yaml_node(y, JSON_NULL, NULL);
     if (yaml_column(y) == col && at_entry(y)) return block_seq(y, col); /* a sequence as deep as its key */
-    if (yaml_column(y) == col && in_set(yaml_at(y, 0), "|>")) { /* a block scalar's header there (PyYAML reads it) */
+    if (yaml_column(y) == col && yaml_in_set(yaml_at(y, 0), "|>")) { /* a block scalar's header there (PyYAML reads it) */
         yaml_text t = {0};
         json_node *n = swin_yaml_block_scalar(y, col, &t) ? swin_yaml_scalar_node(y, &t, false, NULL) : NULL;
         free(t.d);
@@ -402,7 +398,7 @@ static bool block_entry(yaml *y, int col, mapping *m)
             value = y->failed ? NULL : swin_yaml_node(y, JSON_NULL, NULL);
         }
     } else {
-        if (in_set(yaml_at(y, 0), "[{&!*")) {
+        if (yaml_in_set(yaml_at(y, 0), "[{&!*")) {
             swin_yaml_fail(
                 y, "a collection as a key, or an anchor, tag or alias on a key: not read (write the key after '? ')");
             return false;
@@ -534,7 +530,7 @@ static json_node *block_node(yaml *y, int indent, bool collections)
     collections |= crossed;
     struct props pr = {{0}, {0}};
     bool props_on_line = false;
-    while (in_set(yaml_at(y, 0), "&!")) { /* properties, on one line or several */
+    while (yaml_in_set(yaml_at(y, 0), "&!")) { /* properties, on one line or several */
         if (!read_props(y, &pr)) return NULL;
         bool after = false;
         if (!next_content(y, &after) || swin_yaml_doc_marker(y) || (after && yaml_column(y) <= indent)) {
@@ -606,7 +602,7 @@ static json_node *flow_node(yaml *y, bool *plain)
 {
     struct props pr = {{0}, {0}};
     *plain = false;
-    if (in_set(yaml_at(y, 0), "&!") && (!read_props(y, &pr) || !flow_skip(y))) return NULL;
+    if (yaml_in_set(yaml_at(y, 0), "&!") && (!read_props(y, &pr) || !flow_skip(y))) return NULL;
     size_t a = pr.anchor[0] ? anchor_begin(y, pr.anchor) : SIZE_MAX;
     if (y->failed) return NULL;
     char c = yaml_at(y, 0);
@@ -616,7 +612,7 @@ static json_node *flow_node(yaml *y, bool *plain)
     } else if (c == '*') {
         if (has_props(&pr)) swin_yaml_fail(y, "an anchor or tag on an alias");
         else n = alias(y);
-    } else if ((in_set(c, ",]}") || at_value(y)) && has_props(&pr)) {
+    } else if ((yaml_in_set(c, ",]}") || at_value(y)) && has_props(&pr)) {
         n = empty_node(y, &pr);
     } else {
         yaml_text t = {0};
@@ -654,7 +650,7 @@ static char *flow_key(yaml *y, char close, bool *is_merge)
     }
     const char *start = y->p;
     int line = y->line;
-    json_node *k = explicit_key && (in_set(yaml_at(y, 0), ",") || yaml_at(y, 0) == close || at_value(y))
+    json_node *k = explicit_key && (yaml_in_set(yaml_at(y, 0), ",") || yaml_at(y, 0) == close || at_value(y))
                        ? swin_yaml_node(y, JSON_NULL, NULL)
                        : flow_node(y, &plain);
     if (k && !explicit_key && y->p - start > 1024)
@@ -837,12 +833,12 @@ static bool directives(yaml *y, bool *any)
         }
         y->p += 6;
         while (yaml_at(y, 0) == ' ') y->p++;
-        if (yaml_at(y, 0) != '1' || yaml_at(y, 1) != '.' || !in_set(yaml_at(y, 2), "0123456789")) {
+        if (yaml_at(y, 0) != '1' || yaml_at(y, 1) != '.' || !yaml_in_set(yaml_at(y, 2), "0123456789")) {
             swin_yaml_fail(y, "expected a YAML version 1.x after %%YAML");
             return false;
         }
         y->p += 2;
-        while (in_set(yaml_at(y, 0), "0123456789")) y->p++;
+        while (yaml_in_set(yaml_at(y, 0), "0123456789")) y->p++;
         if (!yaml_space_or_end(yaml_at(y, 0))) {
             swin_yaml_fail(y, "expected a YAML version 1.x after %%YAML");
             return false;

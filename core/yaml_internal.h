@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "core/json.h"
 
@@ -50,6 +51,11 @@ static inline char yaml_at(const yaml *y, size_t k)
 static inline bool yaml_break(char c)
 {
     return c == '\n' || c == '\r';
+}
+/* Whether c is one of set's characters (never the end's 0). */
+static inline bool yaml_in_set(char c, const char *set)
+{
+    return c && strchr(set, c);
 }
 /* PyYAML's '\0 \t\r\n': what ends a token (0 is the end of the text, which holds no NUL). */
 static inline bool yaml_space_or_end(char c)

@@ -8,12 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "core/yaml_internal.h"
-
-static bool in_set(char c, const char *set)
-{
-    return c && strchr(set, c);
-}
 
 void swin_yaml_fail(yaml *y, const char *fmt, ...)
 {
@@ -135,8 +131,8 @@ bool swin_yaml_plain_scalar(yaml *y, int indent, yaml_text *t, bool *lines)
         for (;; len++) {
             char c = yaml_at(y, len), next = yaml_at(y, len + 1);
             if (yaml_space_or_end(c)) break;
-            if (c == ':' && (yaml_space_or_end(next) || (y->flow && in_set(next, ",[]{}")))) break;
-            if (y->flow && in_set(c, ",?[]{}")) break;
+            if (c == ':' && (yaml_space_or_end(next) || (y->flow && yaml_in_set(next, ",[]{}")))) break;
+            if (y->flow && yaml_in_set(c, ",?[]{}")) break;
         }
         if (!len) break;
         if (broke) *lines = true;
@@ -172,27 +168,7 @@ static size_t quoted_breaks(yaml *y)
 static void put_utf8(yaml *y, yaml_text *t, uint32_t cp)
 {
     char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xC0 | (cp >> 6));
-        b[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xE0 | (cp >> 12));
-        b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (char)(0xF0 | (cp >> 18));
-        b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    swin_yaml_put(y, t, b, n);
+    swin_yaml_put(y, t, b, swin_utf8_encode(cp, b));
 }
 
 /* A double-quoted scalar's escape, y->p after the backslash. */
@@ -201,7 +177,7 @@ static void escape(yaml *y, yaml_text *t)
     static const char simple[] = "abtnvfre \"\\/\t";
     static const char value[] = "\a\b\t\n\v\f\r\x1b \"\\/\t";
     char c = yaml_at(y, 0);
-    const char *s = in_set(c, simple) ? strchr(simple, c) : NULL;
+    const char *s = yaml_in_set(c, simple) ? strchr(simple, c) : NULL;
     if (s) {
         swin_yaml_put(y, t, &value[s - simple], 1);
         y->p++;
@@ -252,7 +228,7 @@ bool swin_yaml_quoted_scalar(yaml *y, yaml_text *t)
     while (!y->failed) {
         for (;;) { /* the text up to the next space, break or quote */
             size_t len = 0;
-            while (!yaml_space_or_end(yaml_at(y, len)) && !in_set(yaml_at(y, len), "'\"\\")) len++;
+            while (!yaml_space_or_end(yaml_at(y, len)) && !yaml_in_set(yaml_at(y, len), "'\"\\")) len++;
             swin_yaml_put(y, t, y->p, len);
             y->p += len;
             char c = yaml_at(y, 0);
@@ -403,7 +379,7 @@ static const char *const nan_words[] = {".nan", ".NaN", ".NAN", NULL};
 
 static const char *digits_or_underscores(const char *q, const char *set)
 {
-    while (in_set(*q, set) || *q == '_') q++;
+    while (yaml_in_set(*q, set) || *q == '_') q++;
     return q;
 }
 
@@ -413,7 +389,7 @@ static const char *base60_groups(const char *q)
     if (*q != ':') return NULL;
     while (*q == ':') {
         q++;
-        if (in_set(q[0], "012345") && isdigit((unsigned char)q[1])) q += 2;
+        if (yaml_in_set(q[0], "012345") && isdigit((unsigned char)q[1])) q += 2;
         else if (isdigit((unsigned char)q[0])) q++;
         else return NULL;
     }
@@ -460,7 +436,7 @@ static bool is_int(const char *s)
         return q[2] && !*digits_or_underscores(q + 2, set);
     }
     if (q[0] == '0') return !*digits_or_underscores(q + 1, "01234567");
-    if (!in_set(q[0], "123456789")) return false;
+    if (!yaml_in_set(q[0], "123456789")) return false;
     q = digits_or_underscores(q + 1, "0123456789");
     return !*q || ((q = base60_groups(q)) && !*q);
 }

@@ -92,11 +92,12 @@ static void meta_from(const json_node *root, const char *name, struct bundle_met
 static bool find_config(const char *dir, const char *stem, char *path, size_t len, char *name, size_t name_len)
 {
     static const char *const ext[] = {"json", "yaml", "yml"};
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
-            snprintf(name, name_len, "configs/%s.%s", stem, pass ? "json" : ext[i]);
-            if (join(path, len, dir, name) && (pass || is_file(path))) return !pass;
-        }
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        snprintf(name, name_len, "configs/%s.%s", stem, ext[i]);
+        if (join(path, len, dir, name) && is_file(path)) return true;
+    }
+    snprintf(name, name_len, "configs/%s.json", stem);
+    join(path, len, dir, name);
     return false;
 }
 
