@@ -188,12 +188,14 @@ class NodePool : public DcmBaseSCPPool {
     {
         if (assoc && assoc->params) {
             const DUL_ASSOCIATESERVICEPARAMETERS &p = assoc->params->DULparams;
-            char why[120];
+            char why[200];
             if (!p.callingAPTitle[0]) // no request read: the TLS handshake failed, or not DICOM
                 std::snprintf(why, sizeof why, "%s",
-                              g_cfg->tls.on ? "TLS handshake refused (no certificate, or not "
-                                              "signed by tls.ca), or not DICOM"
-                                            : "no association request read");
+                              !g_cfg->tls.on ? "no association request read"
+                              : g_cfg->tls.crl[0]
+                                  ? "TLS handshake refused (no certificate, not signed by tls.ca, revoked in "
+                                    "tls.crl, or tls.crl out of date), or not DICOM"
+                                  : "TLS handshake refused (no certificate, or not signed by tls.ca), or not DICOM");
             else
                 std::snprintf(why, sizeof why, "all %d associations busy (limits.associations)",
                               g_cfg->max_associations);

@@ -12,6 +12,7 @@
 #include <openssl/x509v3.h>
 
 #include "apps/node/tls.h"
+#include "apps/node/tls_trust.h"
 
 namespace {
 
@@ -75,21 +76,7 @@ DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, cons
             return nullptr;
         }
     }
-    if (t->ca[0]) {
-        if (readable(t->ca, file, key, "ca", err)) return nullptr;
-        if (l->addTrustedCertificateFile(t->ca, DCF_Filetype_PEM).bad()) {
-            swin_error_set(err, SWIN_ERR_ARG, "%s: %s.ca %s: no PEM certificate in it", file, key, t->ca);
-            return nullptr;
-        }
-    }
-    if (t->crl[0]) {
-        if (readable(t->crl, file, key, "crl", err)) return nullptr;
-        if (l->addCertificateRevocationList(t->crl, DCF_Filetype_PEM).bad() ||
-            l->setCRLverification(TCR_checkLeafCRL).bad()) {
-            swin_error_set(err, SWIN_ERR_ARG, "%s: %s.crl %s: not a PEM certificate revocation list", file, key, t->crl);
-            return nullptr;
-        }
-    }
+    if (node_tls_trust_use(l->getNativeHandle(), t, server, file, key, err)) return nullptr;
     if (!server && t->verify_peer && t->peer_name[0] && !check_peer_name(l.get(), t->peer_name)) {
         swin_error_set(err, SWIN_ERR_ARG, "%s: %s.peer_name '%s': not a host name or address OpenSSL can check", file, key,
                        t->peer_name);

@@ -692,6 +692,51 @@ def tls_args(p, who):
     return ["+tls", p(f"{who}.key"), p(f"{who}.pem"), "+cf", p("ca.pem")]
 
 
+def crl_followed(p, node, echo):
+    """The running node follows tls.crl, as the job refreshing it beside the node replaces it
+    (written elsewhere, renamed over): a file cut short keeps the lists read before; a new list
+    revoking the archive's certificate refuses it as a caller from the next handshake on; a list
+    past its nextUpdate refuses every caller, logged as crl_expired; a fresh one lets them in."""
+    def install(name):
+        os.replace(p(name), p("ca.crl"))
+
+    def gencrl(name, *times):
+        openssl(os.path.dirname(p("ca.crl")), "ca", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem",
+                "-gencrl", *times, "-out", name)
+
+    def reloads(kind):
+        return [e for e in node.events(kind) if e.get("crl", e.get("file")) == p("ca.crl")]
+    scanner, archive = tls_args(p, "scanner"), tls_args(p, "archive")
+    with open(p("ca.crl")) as f:
+        text = f.read()
+    with open(p("cut.crl"), "w") as f:
+        f.write(text[:len(text) // 2])
+    install("cut.crl")
+    ok = echo(*scanner).returncode == 0
+    failed = reloads("trust_reload_failed")
+    check("tls.crl replaced by a file cut short: the lists read before kept (the scanner let in), logged",
+          ok and len(failed) == 1 and "cut short" in failed[0]["reason"], str(failed)[:200])
+    openssl(os.path.dirname(p("ca.crl")), "ca", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem",
+            "-revoke", p("archive.pem"))
+    gencrl("new.crl")
+    install("new.crl")
+    refused, ok = echo(*archive).returncode, echo(*scanner).returncode == 0
+    reloaded = reloads("trust_reloaded")
+    check("tls.crl replaced by a list that also revokes the archive's certificate: it is refused as a caller from "
+          "the next handshake on, the scanner still let in, no restart",
+          refused and ok and len(reloaded) == 1 and reloaded[0]["lists"] == 1, f"rc {refused}, {reloaded}"[:200])
+    gencrl("old.crl", "-crl_lastupdate", "20200101000000Z", "-crl_nextupdate", "20200102000000Z")
+    install("old.crl")
+    refused = echo(*scanner).returncode
+    expired = node.events("crl_expired")
+    check("tls.crl replaced by a list past its nextUpdate: every caller refused, crl_expired logged once",
+          refused and echo(*scanner).returncode and len(expired) == 1
+          and expired[0]["next_update"] == "2020-01-02T00:00:00Z", str(expired)[:200])
+    gencrl("fresh.crl")
+    install("fresh.crl")
+    check("a fresh list again: the scanner let in", echo(*scanner).returncode == 0)
+
+
 def case_tls(a, work):
     p = make_certificates(work)
     ct = os.path.join(work, "ct")
@@ -776,6 +821,7 @@ def case_tls(a, work):
         landed = [pydicom.dcmread(os.path.join(elsewhere_recv, n)).Modality for n in os.listdir(elsewhere_recv)]
         check("the same peer given as peer_name (the name its certificate carries): sent to, once",
               sorted(landed) == ["RTSTRUCT", "SEG"], str(landed))
+        crl_followed(p, node, echo)
         rc = node.terminate()
         check("SIGTERM: exit 0", rc == 0, f"rc {rc}")
     finally:
@@ -793,6 +839,9 @@ def case_tls(a, work):
            ("verify_peer without ca", {k: v for k, v in node_tls.items() if k != "ca"}, "tls.verify_peer needs ca"),
            ("a destination's missing certificate", None, "destinations[0].tls.certificate"),
            ("a CRL file without a CRL", dict(node_tls, crl=p("garbage.pem")), "tls.crl " + p("garbage.pem")),
+           # a certificate in the crl file must not become a trusted CA
+           ("a CRL file holding another CA's certificate, no list", dict(node_tls, crl=p("rogue_ca.pem")),
+            "tls.crl " + p("rogue_ca.pem") + ": no PEM certificate revocation list in it"),
            ("peer_name on the listening side", dict(node_tls, peer_name="scanner"), 'unknown key "peer_name" in tls'),
            ("crl without verify_peer", dict(node_tls, verify_peer=False), "tls.crl is checked only with verify_peer")]
     with open(node.cfg) as f:

@@ -1,0 +1,226 @@
+// The trust store of the node's TLS layers, read and followed (tls_trust.h).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include <sys/stat.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "apps/node/node_log.h"
+#include "apps/node/tls_trust.h"
+
+namespace {
+
+struct trust_files {
+    char ca[NODE_PATH_MAX], crl[NODE_PATH_MAX];
+};
+
+// A store read from the files, or why not: key the configuration key at fault ("ca", "crl").
+struct trust_read {
+    X509_STORE *store = nullptr;
+    int lists = 0;
+    time_t earliest = 0; // the soonest nextUpdate of the lists (0: none has one)
+    const char *key = nullptr;
+    char why[256] = "";
+};
+
+bool fail(trust_read *r, const char *key, const char *why, const char *detail = nullptr)
+{
+    r->key = key;
+    std::snprintf(r->why, sizeof r->why, "%s%s%s%s", why, detail ? " (OpenSSL: " : "", detail ? detail : "",
+                  detail ? ")" : "");
+    return false;
+}
+
+const char *openssl_reason()
+{
+    const char *s = ERR_reason_error_string(ERR_peek_last_error());
+    return s ? s : "no reason given";
+}
+
+bool add_ca(const char *path, trust_read *r)
+{
+    FILE *f = std::fopen(path, "rb");
+    if (!f) return fail(r, "ca", std::strerror(errno));
+    std::fclose(f);
+    if (X509_STORE_load_file(r->store, path) != 1) return fail(r, "ca", "no PEM certificate in it");
+    int certs = 0;
+    STACK_OF(X509_OBJECT) *objects = X509_STORE_get0_objects(r->store);
+    for (int i = 0; i < sk_X509_OBJECT_num(objects); i++)
+        certs += X509_OBJECT_get_type(sk_X509_OBJECT_value(objects, i)) == X509_LU_X509;
+    return certs ? true : fail(r, "ca", "no PEM certificate in it");
+}
+
+// The revocation lists of path, every other PEM block skipped. PEM_read_X509_CRL stops at the
+// end of the file (no further BEGIN line) or at a block or list it cannot read.
+bool add_crls(const char *path, trust_read *r)
+{
+    FILE *f = std::fopen(path, "rb");
+    if (!f) return fail(r, "crl", std::strerror(errno));
+    bool ok = true;
+    while (X509_CRL *c = PEM_read_X509_CRL(f, nullptr, nullptr, nullptr)) {
+        const ASN1_TIME *next = X509_CRL_get0_nextUpdate(c);
+        struct tm tm;
+        if (next && ASN1_TIME_to_tm(next, &tm) == 1) {
+            time_t t = timegm(&tm);
+            if (!r->earliest || t < r->earliest) r->earliest = t;
+        }
+        ok = X509_STORE_add_crl(r->store, c) == 1;
+        X509_CRL_free(c);
+        if (!ok) break;
+        r->lists++;
+    }
+    std::fclose(f);
+    unsigned long e = ERR_peek_last_error();
+    bool at_end = ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE;
+    if (!ok || !at_end)
+        return fail(r, "crl", "a list cut short or not a PEM certificate revocation list", openssl_reason());
+    return r->lists ? true : fail(r, "crl", "no PEM certificate revocation list in it");
+}
+
+trust_read read_trust(const trust_files &f)
+{
+    trust_read r;
+    ERR_clear_error();
+    r.store = X509_STORE_new();
+    bool ok = r.store ? true : fail(&r, f.ca[0] ? "ca" : "crl", "out of memory");
+    if (ok && f.ca[0]) ok = add_ca(f.ca, &r);
+    if (ok && f.crl[0]) ok = add_crls(f.crl, &r);
+    ERR_clear_error();
+    if (!ok) {
+        X509_STORE_free(r.store);
+        r.store = nullptr;
+    }
+    return r;
+}
+
+void utc_text(time_t t, char *buf, size_t size)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    std::strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+// What the listening side follows. Its lock serialises the check (a ClientHello of a
+// renegotiation could come from a worker's connection; renegotiation is off, the lock keeps it
+// safe regardless).
+struct trust_watch {
+    std::mutex lock;
+    trust_files files;
+    struct stat ca_seen, crl_seen; // zeroed: unreadable when last looked at
+    time_t earliest;
+    bool expired_logged;
+};
+
+bool same_file(const struct stat &a, const struct stat &b)
+{
+    return a.st_ino == b.st_ino && a.st_dev == b.st_dev && a.st_size == b.st_size &&
+           a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+// true when path's identity differs from seen (seen updated).
+bool changed(const char *path, struct stat *seen)
+{
+    struct stat st;
+    if (!path[0]) return false;
+    if (stat(path, &st) != 0) std::memset(&st, 0, sizeof st);
+    if (same_file(st, *seen)) return false;
+    *seen = st;
+    return true;
+}
+
+void reload(SSL_CTX *ctx, trust_watch *w)
+{
+    trust_read r = read_trust(w->files);
+    char a[NODE_PATH_MAX + 8], b[300];
+    if (!r.store) {
+        const char *path = !std::strcmp(r.key, "ca") ? w->files.ca : w->files.crl;
+        node_log_event("trust_reload_failed", nullptr,
+                       "\"file\": %s, \"reason\": %s, \"kept\": \"the store read before\"",
+                       node_log_str(path, a, sizeof a), node_log_str(r.why, b, sizeof b));
+        return;
+    }
+    SSL_CTX_set_cert_store(ctx, r.store); // frees the old store
+    w->earliest = r.earliest;
+    w->expired_logged = false;
+    char next[32] = "none";
+    if (r.earliest) utc_text(r.earliest, next, sizeof next);
+    node_log_event("trust_reloaded", nullptr, "\"crl\": %s, \"lists\": %d, \"next_update\": \"%s\"",
+                   node_log_str(w->files.crl, a, sizeof a), r.lists, next);
+}
+
+int on_client_hello(SSL *s, int *, void *arg)
+{
+    auto *w = static_cast<trust_watch *>(arg);
+    std::lock_guard<std::mutex> g(w->lock);
+    bool ca = changed(w->files.ca, &w->ca_seen), crl = changed(w->files.crl, &w->crl_seen);
+    if (ca || crl) reload(SSL_get_SSL_CTX(s), w);
+    if (w->earliest && std::time(nullptr) >= w->earliest && !w->expired_logged) {
+        char a[NODE_PATH_MAX + 8], when[32];
+        utc_text(w->earliest, when, sizeof when);
+        node_log_event("crl_expired", nullptr,
+                       "\"crl\": %s, \"next_update\": \"%s\", \"effect\": \"every caller refused until a newer list "
+                       "replaces it\"",
+                       node_log_str(w->files.crl, a, sizeof a), when);
+        w->expired_logged = true;
+    }
+    return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+void free_watch(void *, void *ptr, CRYPTO_EX_DATA *, int, long, void *)
+{
+    delete static_cast<trust_watch *>(ptr);
+}
+
+// The SSL_CTX slot that owns a context's watch (freed with the context).
+int watch_slot()
+{
+    static std::once_flag once;
+    static int slot = -1;
+    std::call_once(once, [] { slot = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, free_watch); });
+    return slot;
+}
+
+} // namespace
+
+swin_status node_tls_trust_use(SSL_CTX *ctx, const struct node_tls *t, bool server, const char *file, const char *key,
+                               swin_error *err)
+{
+    trust_files f;
+    std::snprintf(f.ca, sizeof f.ca, "%s", t->ca);
+    std::snprintf(f.crl, sizeof f.crl, "%s", t->crl);
+    if (!f.ca[0] && !f.crl[0]) return SWIN_OK;
+    struct stat ca_seen = {}, crl_seen = {}; // before reading: a change meanwhile is read again later
+    changed(f.ca, &ca_seen);
+    changed(f.crl, &crl_seen);
+    trust_read r = read_trust(f);
+    if (!r.store)
+        return swin_error_set(err, SWIN_ERR_ARG, "%s: %s.%s %s: %s", file, key, r.key,
+                              !std::strcmp(r.key, "ca") ? f.ca : f.crl, r.why);
+    SSL_CTX_set_cert_store(ctx, r.store);
+    if (f.crl[0]) {
+        X509_VERIFY_PARAM *p = SSL_CTX_get0_param(ctx); // copied into each connection
+        if (!p || X509_VERIFY_PARAM_set_flags(p, X509_V_FLAG_CRL_CHECK) != 1)
+            return swin_error_set(err, SWIN_ERR_IO, "%s: %s.crl: OpenSSL did not take the revocation check", file, key);
+    }
+    if (!server) return SWIN_OK;
+    auto *w = new (std::nothrow) trust_watch();
+    int slot = watch_slot();
+    if (!w || slot < 0 || SSL_CTX_set_ex_data(ctx, slot, w) != 1) {
+        delete w;
+        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: %s: no memory to follow the ca and crl files", file, key);
+    }
+    w->files = f;
+    w->earliest = r.earliest;
+    w->ca_seen = ca_seen;
+    w->crl_seen = crl_seen;
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+    SSL_CTX_set_client_hello_cb(ctx, on_client_hello, w);
+    return SWIN_OK;
+}
