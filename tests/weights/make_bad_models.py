@@ -152,16 +152,72 @@ def main() -> int:
     os.makedirs(d, exist_ok=True)
     onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
 
+    # an attention spelled out (MatMul, Add, Softmax) whose logits are scaled other than by
+    # 1/sqrt(head dim) = 0.5 (f=12: head dim 4): q's Mul by 0.25; TorchScript's decomposed SDPA
+    # scaling q and k by sqrt(0.5) each, k's made 0.5; a Mul by 2 after the product; a Mul by 0
+    def scale_variant(case, name, edit):
+        m = onnx.load(os.path.join(os.path.dirname(os.path.dirname(src)), case, "model.onnx"))
+        sm = next(n for n in m.graph.node if n.op_type == "Softmax")
+        edit(m, sm)
+        save(m, out, name)
+
+    def scalar_of(m, mul):
+        v = next(i for i in mul.input if i not in {o for n in m.graph.node if n.op_type != "Constant" for o in n.output})
+        return next((t for t in m.graph.initializer if t.name == v), None) or \
+            next(n for n in m.graph.node if n.op_type == "Constant" and v in n.output).attribute[0].t
+
+    def product_of(m, sm):   # q k^T: back from the Softmax through the views and the bias and mask Adds
+        made = {o: n for n in m.graph.node for o in n.output}
+
+        def find(v):
+            n = made.get(v)
+            if n is None or n.op_type == "Constant":
+                return None
+            if n.op_type == "MatMul":
+                return n
+            if n.op_type in ("Reshape", "Unsqueeze", "Cast"):
+                return find(n.input[0])
+            if n.op_type == "Add":
+                return find(n.input[0]) or find(n.input[1])
+            return None
+        return find(sm.input[0])
+
+    def set_scalar(m, mul, value):
+        t = scalar_of(m, mul)
+        t.CopyFrom(numpy_helper.from_array(np.array(value, np.float32).reshape(numpy_helper.to_array(t).shape), t.name))
+
+    def q_mul(m, sm, operand=0):
+        n = producer(m, product_of(m, sm).input[operand])
+        while n.op_type != "Mul":
+            n = producer(m, n.input[0])
+        return n
+
+    def post_mul(m, sm):
+        mm = product_of(m, sm)
+        m.graph.initializer.append(numpy_helper.from_array(np.array(2, np.float32), "post_scale"))
+        i = list(m.graph.node).index(mm)
+        m.graph.node.insert(i + 1, helper.make_node("Mul", [mm.output[0] + "_x2", "post_scale"], [mm.output[0]]))
+        mm.output[0] += "_x2"
+    scale_variant("f12_c32_ts", "qk_scale_quarter.onnx", lambda m, sm: set_scalar(m, q_mul(m, sm), 0.25))
+    scale_variant("f12_c32_flash_ts", "qk_scale_sdpa.onnx", lambda m, sm: set_scalar(m, q_mul(m, sm, 1), 0.5))
+    scale_variant("f12_c32_ts", "qk_scale_post.onnx", post_mul)
+    scale_variant("f12_c32_ts", "qk_scale_zero.onnx", lambda m, sm: set_scalar(m, q_mul(m, sm), 0))
+
     # saved by ONNX Runtime at the extended level (its contrib FusedMatMul and Gelu, which swinrun
     # reads), then one fused operator it does not: a FusedMatMul given a transpose, and the Gelu
     # made FastGelu (the tanh approximation)
     tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "export", "transform_onnx.py")
     ext = os.path.join(out, "ort_extended", "model.onnx")
     subprocess.run([sys.executable, tool, "ort-extended", src, ext], check=True, stdout=subprocess.DEVNULL)
-    for name, op, change in (("ort_fused_transposed", "FusedMatMul", "transB"), ("ort_fast_gelu", "Gelu", "FastGelu")):
+    for name, op, change in (("ort_fused_transposed", "FusedMatMul", "transB"), ("ort_fast_gelu", "Gelu", "FastGelu"),
+                             ("ort_fused_alpha", "FusedMatMul", "alpha")):
         m = onnx.load(ext)
         n = next(n for n in m.graph.node if n.domain == "com.microsoft" and n.op_type == op)
-        if change == "transB":
+        if change == "alpha":   # q k^T with the 0.5 folded into alpha: made 1
+            for a in n.attribute:
+                if a.name == "alpha":
+                    a.f = 1.0
+        elif change == "transB":
             kept = [a for a in n.attribute if a.name != "transB"]
             del n.attribute[:]
             n.attribute.extend(kept + [helper.make_attribute("transB", 1)])

@@ -1,6 +1,7 @@
 #include "weights/onnx/layers.h"
 
 #include "core/model.h"
+#include "weights/onnx/attn_scale.h"
 #include "weights/onnx/ln_decomposed.h"
 #include "weights/onnx/order.h"
 
@@ -171,8 +172,9 @@ static int fused_matmul(const struct swin_onnx_index *g, int i, swin_error *err)
 
 /* Recognises node i; *l->kind is set and 1 returned when it carries weights, 0 when it is a
  * plain operator, -1 on error. rm: the ReduceMean nodes a decomposed LayerNorm ending here
- * uses (else left alone). */
-static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l, int rm[2], swin_error *err)
+ * uses (else left alone). visits: what the attention-scale traces may still visit (attn_scale.h). */
+static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l, int rm[2], int *visits,
+                     swin_error *err)
 {
     const SwinOnnx__NodeProto *n = g->f->nodes[i];
     const char *op = n->op_type ? n->op_type : "";
@@ -346,6 +348,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         l->scale = swin_onnx_node_attr_float(n, "scale", 0);
         return 1;
     }
+    if (!strcmp(op, "Softmax")) return swin_attn_scale_match(g, i, l, visits, err);
     if (!strcmp(op, "Div")) return swin_ln_decomposed_match(g, i, l, rm, err);
     if (!strcmp(op, "SimplifiedLayerNormalization") && (!n->domain || !n->domain[0] || !strcmp(n->domain, "com.microsoft"))) {
         int r = swin_ln_simplified_match(g, i, l, &rm[0], err);
@@ -385,7 +388,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
 
 swin_status swin_layers_find(const struct swin_onnx_index *g, struct swin_onnx_layer_list *out, swin_error *err)
 {
-    int nn = g->f->n_nodes, *order = NULL, n_order = 0;
+    int nn = g->f->n_nodes, *order = NULL, n_order = 0, visits = SWIN_ATTN_SCALE_VISITS;
     out->n = 0;
     out->v = malloc(((size_t)nn + 1) * sizeof *out->v);
     struct swin_onnx_layer *by_node = malloc(((size_t)nn + 1) * sizeof *by_node);
@@ -394,7 +397,7 @@ swin_status swin_layers_find(const struct swin_onnx_index *g, struct swin_onnx_l
     /* every node is checked, in file order, so errors name the first offender as listed */
     for (int i = 0; i < nn && !st; i++) {
         int rm[2] = {-1, -1};
-        int r = recognise(g, i, &by_node[i], rm, err);
+        int r = recognise(g, i, &by_node[i], rm, &visits, err);
         if (r < 0) st = err->status;
         else has[i] = (unsigned char)r;
         for (int k = 0; k < 2; k++)

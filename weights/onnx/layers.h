@@ -1,8 +1,8 @@
 /* Layer recognition: one pass over the nodes that turns every node carrying
  * weights into a `struct swin_onnx_layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
  * LayerNormalization, InstanceNormalization, bias-table Gather, a constant (.., n, n)
- * added to attention logits: a folded bias or mask, and opset 23's fused Attention, which
- * carries none but whose scale is checked), listed in the canonical dataflow
+ * added to attention logits: a folded bias or mask, and an attention whose scale is checked:
+ * opset 23's fused Attention, or a spelled-out attention's Softmax (attn_scale.h)), listed in the canonical dataflow
  * order of order.h, and rejects operators a Swin UNETR export never contains. */
 #ifndef SWIN_WEIGHTS_LAYERS_H
 #define SWIN_WEIGHTS_LAYERS_H
@@ -21,7 +21,7 @@ struct swin_onnx_layer {
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
     const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
-    float scale;                       /* Attention (opset 23): the logits' scale, 0 when the default 1/sqrt(head dim) */
+    float scale;                       /* attention: the logits' scale, 0 when the default 1/sqrt(head dim) */
     bool shared;                       /* decomposed LN without weights whose output the next stage's norm1
                                           also scales (ONNX Runtime merged proj_out into it, ln_decomposed.h) */
     /* InstanceNormalization that is a GroupNorm (torch exports GroupNorm(G, C) as Reshape to
