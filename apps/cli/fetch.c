@@ -220,7 +220,7 @@ static swin_status fetch_small_files(struct job *j, swin_error *err)
         st = write_file(path, data, len, err);
         if (!st && !strcmp(name, "configs/metadata.json"))
             st = fetch_metadata_version(data, len, j->metadata_version, sizeof j->metadata_version, err);
-        if (!st && !strncmp(name, "large_files.", 12)) st = fetch_large_files_parse(data, len, &j->large, err);
+        if (!st && !strncmp(name, "large_files.", 12)) st = fetch_large_files_parse(name, data, len, &j->large, err);
         free(data);
         if (st) return st;
     }

@@ -56,35 +56,36 @@ static size_t hex_digits_of(const char *type)
 enum { HAS_PATH = 1, HAS_URL = 2, HAS_HASH_VAL = 4, HAS_HASH_TYPE = 8, HAS_ALL = 15 };
 
 /* Stores one key of entry i; refuses unknown and repeated keys and values that do not fit. */
-static swin_status store(int i, struct fetch_large_file *f, unsigned *seen, const json_node *m, swin_error *err)
+static swin_status store(const char *name, int i, struct fetch_large_file *f, unsigned *seen, const json_node *m,
+                         swin_error *err)
 {
     if (m->kind != JSON_STRING)
         return swin_error_set(err, SWIN_ERR_FORMAT,
-                              "large_files.yml: entry %d: %.16s is not a string (quote it: YAML reads 1e5 or 0123 as "
+                              "%s: entry %d: %.16s is not a string (quote it: YAML reads 1e5 or 0123 as "
                               "other types)",
-                              i, m->key);
+                              name, i, m->key);
     const char *value = m->text;
     size_t n = strlen(value);
     unsigned bit;
     if (!strcmp(m->key, "path")) {
         if (!safe_path(value))
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "large_files.yml: entry %d: path must be relative, of A-Z a-z 0-9 . _ - and '/', "
+                                  "%s: entry %d: path must be relative, of A-Z a-z 0-9 . _ - and '/', "
                                   "without '.' or '..'",
-                                  i);
+                                  name, i);
         memcpy(f->path, value, n + 1);
         bit = HAS_PATH;
     } else if (!strcmp(m->key, "url")) {
         if (n >= sizeof f->url || !safe_url(value))
             return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "large_files.yml: entry %d: url must be http:// or https:// without spaces, under "
+                                  "%s: entry %d: url must be http:// or https:// without spaces, under "
                                   "%zu bytes",
-                                  i, sizeof f->url);
+                                  name, i, sizeof f->url);
         memcpy(f->url, value, n + 1);
         bit = HAS_URL;
     } else if (!strcmp(m->key, "hash_val")) {
         if (n >= sizeof f->hash_val)
-            return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: entry %d: hash_val too long", i);
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: entry %d: hash_val too long", name, i);
         for (size_t k = 0; k <= n; k++) f->hash_val[k] = (char)tolower((unsigned char)value[k]);
         bit = HAS_HASH_VAL;
     } else if (!strcmp(m->key, "hash_type")) {
@@ -92,79 +93,76 @@ static swin_status store(int i, struct fetch_large_file *f, unsigned *seen, cons
         for (size_t k = 0; k < n; k++) f->hash_type[k] = (char)tolower((unsigned char)value[k]);
         f->hash_type[n] = 0;
         if (!hex_digits_of(f->hash_type))
-            return swin_error_set(err, SWIN_ERR_FORMAT,
-                                  "large_files.yml: entry %d: hash_type must be md5, sha1, sha256 or sha512", i);
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: entry %d: hash_type must be md5, sha1, sha256 or sha512",
+                                  name, i);
         bit = HAS_HASH_TYPE;
     } else {
         return swin_error_set(err, SWIN_ERR_FORMAT,
-                              "large_files.yml: entry %d: unknown key %.16s (path, url, hash_val and hash_type are "
+                              "%s: entry %d: unknown key %.16s (path, url, hash_val and hash_type are "
                               "read)",
-                              i, m->key);
+                              name, i, m->key);
     }
-    if (*seen & bit) return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: entry %d: %s repeated", i, m->key);
+    if (*seen & bit) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: entry %d: %s repeated", name, i, m->key);
     *seen |= bit;
     return SWIN_OK;
 }
 
 /* Entry i (from 1) of the list into out->file[i - 1]: a mapping of the four keys, the hash of its
  * type's length in hex, a path no earlier entry has. */
-static swin_status read_entry(int i, const json_node *e, struct fetch_large_files *out, swin_error *err)
+static swin_status read_entry(const char *name, int i, const json_node *e, struct fetch_large_files *out,
+                              swin_error *err)
 {
     struct fetch_large_file *f = &out->file[i - 1];
     if (e->kind != JSON_OBJECT)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: entry %d is not a mapping ('- path: ...')", i);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: entry %d is not a mapping ('- path: ...')", name, i);
     unsigned seen = 0;
     for (const json_node *m = e->child; m; m = m->next) {
-        swin_status st = store(i, f, &seen, m, err);
+        swin_status st = store(name, i, f, &seen, m, err);
         if (st) return st;
     }
     if (seen != HAS_ALL)
         return swin_error_set(err, SWIN_ERR_FORMAT,
-                              "large_files.yml: entry %d needs path, url, hash_val and hash_type (swinrun downloads "
+                              "%s: entry %d needs path, url, hash_val and hash_type (swinrun downloads "
                               "only files it can check)",
-                              i);
+                              name, i);
     size_t digits = hex_digits_of(f->hash_type);
     bool hex = strlen(f->hash_val) == digits;
     for (size_t k = 0; hex && k < digits; k++) hex = isxdigit((unsigned char)f->hash_val[k]) != 0;
     if (!hex)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: entry %d: hash_val is not %zu hex digits", i,
-                              digits);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s: entry %d: hash_val is not %zu hex digits", name, i, digits);
     for (int k = 0; k + 1 < i; k++)
         if (!strcmp(out->file[k].path, f->path))
-            return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: entry %d repeats a path", i);
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s: entry %d repeats a path", name, i);
     return SWIN_OK;
 }
 
-static swin_status read_list(const json_node *root, struct fetch_large_files *out, swin_error *err)
+static swin_status read_list(const char *name, const json_node *root, struct fetch_large_files *out, swin_error *err)
 {
     const json_node *list = swin_json_get(root, "large_files");
-    if (!list)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml has no 'large_files:' list at its top level");
-    if (list->kind != JSON_ARRAY)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: 'large_files' is not a list");
-    if (!list->child) return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml lists no file");
+    if (!list) return swin_error_set(err, SWIN_ERR_FORMAT, "%s has no 'large_files:' list at its top level", name);
+    if (list->kind != JSON_ARRAY) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: 'large_files' is not a list", name);
+    if (!list->child) return swin_error_set(err, SWIN_ERR_FORMAT, "%s lists no file", name);
     for (const json_node *e = list->child; e; e = e->next) {
         if (out->n == FETCH_MAX_LARGE_FILES)
-            return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml lists more than %d files",
-                                  FETCH_MAX_LARGE_FILES);
-        swin_status st = read_entry(++out->n, e, out, err);
+            return swin_error_set(err, SWIN_ERR_FORMAT, "%s lists more than %d files", name, FETCH_MAX_LARGE_FILES);
+        swin_status st = read_entry(name, ++out->n, e, out, err);
         if (st) return st;
     }
     return SWIN_OK;
 }
 
-swin_status fetch_large_files_parse(const char *text, size_t len, struct fetch_large_files *out, swin_error *err)
+swin_status fetch_large_files_parse(const char *name, const char *text, size_t len, struct fetch_large_files *out,
+                                    swin_error *err)
 {
     memset(out, 0, sizeof *out);
     if (len > FETCH_MANIFEST_MAX_BYTES)
-        return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml is larger than %d bytes",
-                              FETCH_MANIFEST_MAX_BYTES);
+        return swin_error_set(err, SWIN_ERR_FORMAT, "%s is larger than %d bytes", name, FETCH_MANIFEST_MAX_BYTES);
     char why[200];
     json_node *root = swin_yaml_parse(text, len, why, sizeof why);
-    if (!root) return swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml: not valid YAML (%s)", why);
+    if (!root) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: not valid YAML (%s)", name, why);
     swin_status st = root->kind == JSON_OBJECT
-                         ? read_list(root, out, err)
-                         : swin_error_set(err, SWIN_ERR_FORMAT, "large_files.yml is not a mapping ('large_files:')");
+                         ? read_list(name, root, out, err)
+                         : swin_error_set(err, SWIN_ERR_FORMAT, "%s is not a mapping ('large_files:')", name);
     swin_json_free(root);
     if (st) memset(out, 0, sizeof *out);
     return st;

@@ -25,11 +25,12 @@ struct fetch_large_files {
     struct fetch_large_file file[FETCH_MAX_LARGE_FILES];
 };
 
-/* Reads large_files.yml: YAML (as PyYAML reads it) whose top-level "large_files" key holds a
- * list of mappings with the keys path, url, hash_val and hash_type (each required, given once,
- * a string, none other). Anything else is refused (SWIN_ERR_FORMAT, naming the entry, or the
- * line and column of a YAML error). */
-swin_status fetch_large_files_parse(const char *text, size_t len, struct fetch_large_files *out, swin_error *err);
+/* Reads large_files.yml (or .yaml, .json: name, which the messages start with): YAML (as PyYAML
+ * reads it) whose top-level "large_files" key holds a list of mappings with the keys path, url,
+ * hash_val and hash_type (each required, given once, a string, none other). Anything else is
+ * refused (SWIN_ERR_FORMAT, naming the entry, or the line and column of a YAML error). */
+swin_status fetch_large_files_parse(const char *name, const char *text, size_t len, struct fetch_large_files *out,
+                                    swin_error *err);
 
 /* The top-level "version": "V" of configs/metadata.json (V of [A-Za-z0-9._+-], at most cap - 1
  * characters) into version; SWIN_ERR_FORMAT when there is none or the file is not JSON. */

@@ -21,7 +21,7 @@ static struct fetch_large_files lf;
 static swin_status parse(const char *text, swin_error *err)
 {
     *err = (swin_error){SWIN_OK, ""};
-    return fetch_large_files_parse(text, strlen(text), &lf, err);
+    return fetch_large_files_parse("large_files.yml", text, strlen(text), &lf, err);
 }
 
 #define ITEM_TAIL                                                                                                \
@@ -121,7 +121,16 @@ static void refusals(void)
     refused(many, "more files than the limit");
     swin_error err = {0};
     char nul[] = "large_files:\n  - path: a\0b\n";
-    CHECK(fetch_large_files_parse(nul, sizeof nul - 1, &lf, &err) == SWIN_ERR_FORMAT, "a NUL byte");
+    CHECK(fetch_large_files_parse("large_files.yml", nul, sizeof nul - 1, &lf, &err) == SWIN_ERR_FORMAT, "a NUL byte");
+    /* the messages name the file read, whichever of its names the bundle uses */
+    const char *keyless = "large_files:\n  - path: a\n";
+    CHECK(fetch_large_files_parse("large_files.yaml", keyless, strlen(keyless), &lf, &err) == SWIN_ERR_FORMAT &&
+              !strncmp(err.msg, "large_files.yaml: entry 1 needs path, url", 41),
+          "the message names large_files.yaml");
+    const char *flow = "{\"large_files\": []}";
+    CHECK(fetch_large_files_parse("large_files.json", flow, strlen(flow), &lf, &err) == SWIN_ERR_FORMAT &&
+              !strcmp(err.msg, "large_files.json lists no file"),
+          "the message names large_files.json");
 }
 
 static void metadata(void)

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
     static struct fetch_large_files lf;
     swin_error err = {SWIN_OK, ""};
-    swin_status st = fetch_large_files_parse((const char *)bytes, size, &lf, &err);
+    swin_status st = fetch_large_files_parse("large_files.yml", (const char *)bytes, size, &lf, &err);
     fuzz_check_error(st, &err);
     if (st == SWIN_OK) check_accepted(&lf);
     char version[64];
