@@ -152,6 +152,13 @@ def main() -> int:
     os.makedirs(d, exist_ok=True)
     onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
 
+    # a LeakyReLU of another slope than MONAI's 0.01 (the kernels apply 0.01)
+    m = onnx.load(src)
+    lr = next(n for n in m.graph.node if n.op_type == "LeakyRelu")
+    del lr.attribute[:]
+    lr.attribute.append(helper.make_attribute("alpha", 0.2))
+    save(m, out, "leaky_slope.onnx")
+
     # an attention spelled out (MatMul, Add, Softmax) whose logits are scaled other than by
     # 1/sqrt(head dim) = 0.5 (f=12: head dim 4): q's Mul by 0.25; TorchScript's decomposed SDPA
     # scaling q and k by sqrt(0.5) each, k's made 0.5; a Mul by 2 after the product; a Mul by 0

@@ -373,6 +373,13 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         return -1;
     }
     if (!strcmp(op, "Gelu")) return 0;   /* opset 20's exact GELU, in place of Div/Erf/Add/Mul */
+    if (!strcmp(op, "LeakyRelu") && fabsf(swin_onnx_node_attr_float(n, "alpha", 0.01f) - 0.01f) > 1e-7f) {
+        char m[160];
+        snprintf(m, sizeof m, "LeakyReLU with negative slope %g; MONAI's UNETR blocks use 0.01",
+                 (double)swin_onnx_node_attr_float(n, "alpha", 0.01f));
+        node_err(g, i, SWIN_ERR_MODEL, m, err);
+        return -1;
+    }
     if (!strcmp(op, "If")) {
         const char *bad = if_branch_op(n, 0);
         if (!bad) return 0;
