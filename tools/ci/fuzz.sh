@@ -5,8 +5,8 @@
 #   --parallel  how many harnesses run at once (default 1; each uses one core)
 #   --out       where each harness keeps corpus/, findings/ and log.txt (default build-fuzz/fuzz/long);
 #               a corpus left by an earlier run is where the next one starts
-#   HARNESS     fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_mha fuzz_nrrd fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_bundle_yaml fuzz_large_files
-#               (default: all)
+#   HARNESS     a harness tests/fuzz/harness/CMakeLists.txt defines, e.g. fuzz_onnx (default: every one
+#               it defines in this build, the DICOM reader's and the node's when CMake found DCMTK)
 # Configures and builds build-fuzz/ (clang, -DSWIN_FUZZ=ON; only the harnesses and what they
 # link), makes the seed corpora from test-data/ (tools/ci/fuzz_seeds.py; $SWIN_TEST_DATA and
 # $SWIN_PYTHON override where the models and the venv are), runs the harnesses at nice 10
@@ -17,7 +17,6 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 seconds=1200 parallel=1 out="$repo/build-fuzz/fuzz/long"
-all=(fuzz_onnx fuzz_wire fuzz_nifti fuzz_nifti_gz fuzz_mha fuzz_nrrd fuzz_npy fuzz_ckpt fuzz_pickle fuzz_bundle fuzz_bundle_yaml fuzz_large_files fuzz_node_config)
 harnesses=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -29,17 +28,12 @@ while [ $# -gt 0 ]; do
         *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
-default_set=0
-[ ${#harnesses[@]} -gt 0 ] || { harnesses=("${all[@]}"); default_set=1; }
 test_data="${SWIN_TEST_DATA:-$repo/test-data}"
 py="${SWIN_PYTHON:-$HOME/.cache/swinrun/venv/bin/python}"
 
 cmake -S . -B build-fuzz -DSWIN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSWIN_PYTHON="$py" \
     -DSWIN_TEST_DATA="$test_data" > build-fuzz-configure.log || { cat build-fuzz-configure.log; exit 1; }
-# the DICOM reader's and the node's C-STORE handler's harnesses exist when CMake found DCMTK
-if [ $default_set -eq 1 ] && grep -q '\.\.\. fuzz_dicom$' <<< "$(cmake --build build-fuzz --target help)"; then
-    harnesses+=(fuzz_dicom fuzz_node_store)
-fi
+[ ${#harnesses[@]} -gt 0 ] || mapfile -t harnesses < build-fuzz/fuzz_harnesses.txt
 cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"
 seeds="$repo/build-fuzz/fuzz/seeds"
 "$py" tools/ci/fuzz_seeds.py "$test_data" "$seeds"
