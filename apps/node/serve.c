@@ -217,6 +217,13 @@ int node_serve_main(int argc, char **argv)
                n.cfg.port, n.cfg.workers, n.cfg.ndests);
         printf("model: %d -> %d channels, feature size %d, %s, %s, normalize %s\n", mi.in_channels, mi.out_channels,
                mi.feature_size, norm, mi.downsample, mi.normalize ? "true" : "false");
+        char crl[200];
+        node_tls_crl_describe(&n.cfg.tls, crl, sizeof crl);
+        if (crl[0]) printf("tls.crl: %s\n", crl);
+        for (int i = 0; i < n.cfg.ndests; i++) {
+            node_tls_crl_describe(&n.cfg.dests[i].tls, crl, sizeof crl);
+            if (crl[0]) printf("destinations[%d].tls.crl: %s\n", i, crl);
+        }
         node_proc_stop(&n.proc);
         spool_close(&n.spool);
         return 0;

@@ -12,6 +12,7 @@ extern "C" {
 #endif
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "apps/node/node_config.h"
 #include "core/status.h"
@@ -19,6 +20,11 @@ extern "C" {
 /* Makes the layer and frees it: the check at start. key names the configuration's key in the
  * messages ("tls", "destinations[1].tls"); server: the listening side. */
 swin_status node_tls_check(const struct node_tls *t, bool server, const char *file, const char *key, swin_error *err);
+
+/* For swinrun serve --check: t->crl's lists in one line into buf ("2 lists, the soonest next
+ * update 2026-12-03T13:06:15Z", and, once that has passed, that peers are refused until a newer
+ * list replaces them); "" without a crl or when it cannot be read (node_tls_check says why). */
+void node_tls_crl_describe(const struct node_tls *t, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

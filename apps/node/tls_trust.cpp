@@ -13,6 +13,7 @@
 #include <openssl/x509.h>
 
 #include "apps/node/node_log.h"
+#include "apps/node/tls.h"
 #include "apps/node/tls_trust.h"
 
 namespace {
@@ -223,4 +224,24 @@ swin_status node_tls_trust_use(SSL_CTX *ctx, const struct node_tls *t, bool serv
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     SSL_CTX_set_client_hello_cb(ctx, on_client_hello, w);
     return SWIN_OK;
+}
+
+extern "C" void node_tls_crl_describe(const struct node_tls *t, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!t->crl[0]) return;
+    trust_files f = {};
+    std::snprintf(f.crl, sizeof f.crl, "%s", t->crl);
+    trust_read r = read_trust(f);
+    if (!r.store) return;
+    X509_STORE_free(r.store);
+    if (!r.earliest) {
+        std::snprintf(buf, size, "%d list%s, without a next update", r.lists, r.lists == 1 ? "" : "s");
+        return;
+    }
+    char when[32];
+    utc_text(r.earliest, when, sizeof when);
+    bool past = std::time(nullptr) >= r.earliest;
+    std::snprintf(buf, size, "%d list%s, the soonest next update %s%s", r.lists, r.lists == 1 ? "" : "s", when,
+                  past ? ": PASSED, peers are refused until a newer list replaces it" : "");
 }

@@ -697,8 +697,9 @@ def crl_followed(p, node, echo):
     (written elsewhere, renamed over): a file cut short keeps the lists read before; a new list
     revoking the archive's certificate refuses it as a caller from the next handshake on; a list
     past its nextUpdate refuses every caller, logged as crl_expired; a fresh one lets them in."""
-    def install(name):
-        os.replace(p(name), p("ca.crl"))
+    def install(name):   # name itself kept for later
+        shutil.copy(p(name), p("ca.crl.new"))
+        os.replace(p("ca.crl.new"), p("ca.crl"))
 
     def gencrl(name, *times):
         openssl(os.path.dirname(p("ca.crl")), "ca", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem",
@@ -829,6 +830,19 @@ def case_tls(a, work):
         for peer in (archive, impostor, elsewhere, revoked):
             peer.terminate()
             peer.wait()
+    # --check describes the lists: the fresh one, then the one past its nextUpdate (still exit 0:
+    # the job refreshing it may be about to)
+    described = []
+    for name in ("fresh.crl", "old.crl"):
+        shutil.copy(p(name), p("ca.crl"))
+        r = subprocess.run([a.swinrun, "serve", node.cfg, "--check"], capture_output=True, text=True)
+        described.append((r.returncode, [ln for ln in r.stdout.splitlines() if ln.startswith("tls.crl: ")]))
+    check("serve --check: tls.crl's lists and their next update, PASSED once past it",
+          described[0][0] == 0 and described[1][0] == 0 and len(described[0][1]) == 1
+          and described[0][1][0].startswith("tls.crl: 1 list, the soonest next update ")
+          and "PASSED" not in described[0][1][0]
+          and described[1][1] == ["tls.crl: 1 list, the soonest next update 2020-01-02T00:00:00Z: PASSED, peers are "
+                                  "refused until a newer list replaces it"], str(described)[:300])
     # the files, checked at start
     with open(p("garbage.pem"), "w") as f:
         f.write("not a key\n")
