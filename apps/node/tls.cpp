@@ -12,6 +12,7 @@
 #include <openssl/x509v3.h>
 
 #include "apps/node/tls.h"
+#include "apps/node/tls_follow.h"
 #include "apps/node/tls_trust.h"
 
 namespace {
@@ -43,8 +44,8 @@ bool check_peer_name(DcmTLSTransportLayer *l, const char *name)
 
 } // namespace
 
-DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, const char *file, const char *key,
-                                     swin_error *err)
+DcmTLSTransportLayer *node_tls_layer_read(const struct node_tls *t, bool server, const char *file, const char *key,
+                                          time_t *next_update, swin_error *err)
 {
     std::unique_ptr<DcmTLSTransportLayer> l(
         new DcmTLSTransportLayer(server ? NET_ACCEPTOR : NET_REQUESTOR, nullptr, OFTrue));
@@ -76,13 +77,24 @@ DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, cons
             return nullptr;
         }
     }
-    if (node_tls_trust_use(l->getNativeHandle(), t, server, file, key, err)) return nullptr;
+    if (node_tls_trust_use(l->getNativeHandle(), t, file, key, next_update, err)) return nullptr;
     if (!server && t->verify_peer && t->peer_name[0] && !check_peer_name(l.get(), t->peer_name)) {
         swin_error_set(err, SWIN_ERR_ARG, "%s: %s.peer_name '%s': not a host name or address OpenSSL can check", file, key,
                        t->peer_name);
         return nullptr;
     }
     l->setCertificateVerification(t->verify_peer ? DCV_requireCertificate : DCV_ignoreCertificate);
+    return l.release();
+}
+
+DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, const char *file, const char *key,
+                                     swin_error *err)
+{
+    struct node_tls_seen seen; // before reading: a change meanwhile is read again at the next caller
+    node_tls_seen_now(t, &seen);
+    time_t next_update;
+    std::unique_ptr<DcmTLSTransportLayer> l(node_tls_layer_read(t, server, file, key, &next_update, err));
+    if (l && server && node_tls_follow(l->getNativeHandle(), t, &seen, next_update, err)) return nullptr;
     return l.release();
 }
 

@@ -3,7 +3,8 @@
  * missing file, an unreadable or encrypted key, a certificate that is not the key's, or a CA
  * or CRL file without one is one line naming the key. A verified peer's certificate must be
  * signed by ca, not be revoked in crl (when given), and, for a destination, name its
- * peer_name (its host unless given). */
+ * peer_name (its host unless given). The listening side's layer follows its files
+ * (tls_follow.h); a destination's is made for each delivery. */
 #ifndef SWIN_NODE_TLS_H
 #define SWIN_NODE_TLS_H
 
@@ -29,10 +30,17 @@ void node_tls_crl_describe(const struct node_tls *t, char *buf, size_t size);
 #ifdef __cplusplus
 }
 
+#include <time.h>
+
 class DcmTLSTransportLayer;
-/* The layer (the caller deletes it), or NULL with err set. */
+/* The layer (the caller deletes it), or NULL with err set; the listening side's follows its
+ * files (tls_follow.h). */
 DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, const char *file, const char *key,
                                      swin_error *err);
+/* The layer read from t's files once, followed by nothing; *next_update: the soonest nextUpdate
+ * of the crl's lists (0: none). */
+DcmTLSTransportLayer *node_tls_layer_read(const struct node_tls *t, bool server, const char *file, const char *key,
+                                          time_t *next_update, swin_error *err);
 #endif
 
 #endif

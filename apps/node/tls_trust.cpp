@@ -1,18 +1,14 @@
-// The trust store of the node's TLS layers, read and followed (tls_trust.h).
+// The trust store of the node's TLS layers (tls_trust.h).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <mutex>
-
-#include <sys/stat.h>
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "apps/node/node_log.h"
 #include "apps/node/tls.h"
 #include "apps/node/tls_trust.h"
 
@@ -101,128 +97,34 @@ trust_read read_trust(const trust_files &f)
     return r;
 }
 
-void utc_text(time_t t, char *buf, size_t size)
+} // namespace
+
+void node_tls_utc_text(time_t t, char *buf, size_t size)
 {
     struct tm tm;
     gmtime_r(&t, &tm);
     std::strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-// What the listening side follows. Its lock serialises the check (a ClientHello of a
-// renegotiation could come from a worker's connection; renegotiation is off, the lock keeps it
-// safe regardless).
-struct trust_watch {
-    std::mutex lock;
-    trust_files files;
-    struct stat ca_seen, crl_seen; // zeroed: unreadable when last looked at
-    time_t earliest;
-    bool expired_logged;
-};
-
-bool same_file(const struct stat &a, const struct stat &b)
-{
-    return a.st_ino == b.st_ino && a.st_dev == b.st_dev && a.st_size == b.st_size &&
-           a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
-}
-
-// true when path's identity differs from seen (seen updated).
-bool changed(const char *path, struct stat *seen)
-{
-    struct stat st;
-    if (!path[0]) return false;
-    if (stat(path, &st) != 0) std::memset(&st, 0, sizeof st);
-    if (same_file(st, *seen)) return false;
-    *seen = st;
-    return true;
-}
-
-void reload(SSL_CTX *ctx, trust_watch *w)
-{
-    trust_read r = read_trust(w->files);
-    char a[NODE_PATH_MAX + 8], b[300];
-    if (!r.store) {
-        const char *path = !std::strcmp(r.key, "ca") ? w->files.ca : w->files.crl;
-        node_log_event("trust_reload_failed", nullptr,
-                       "\"file\": %s, \"reason\": %s, \"kept\": \"the store read before\"",
-                       node_log_str(path, a, sizeof a), node_log_str(r.why, b, sizeof b));
-        return;
-    }
-    SSL_CTX_set_cert_store(ctx, r.store); // frees the old store
-    w->earliest = r.earliest;
-    w->expired_logged = false;
-    char next[32] = "none";
-    if (r.earliest) utc_text(r.earliest, next, sizeof next);
-    node_log_event("trust_reloaded", nullptr, "\"crl\": %s, \"lists\": %d, \"next_update\": \"%s\"",
-                   node_log_str(w->files.crl, a, sizeof a), r.lists, next);
-}
-
-int on_client_hello(SSL *s, int *, void *arg)
-{
-    auto *w = static_cast<trust_watch *>(arg);
-    std::lock_guard<std::mutex> g(w->lock);
-    bool ca = changed(w->files.ca, &w->ca_seen), crl = changed(w->files.crl, &w->crl_seen);
-    if (ca || crl) reload(SSL_get_SSL_CTX(s), w);
-    if (w->earliest && std::time(nullptr) >= w->earliest && !w->expired_logged) {
-        char a[NODE_PATH_MAX + 8], when[32];
-        utc_text(w->earliest, when, sizeof when);
-        node_log_event("crl_expired", nullptr,
-                       "\"crl\": %s, \"next_update\": \"%s\", \"effect\": \"every caller refused until a newer list "
-                       "replaces it\"",
-                       node_log_str(w->files.crl, a, sizeof a), when);
-        w->expired_logged = true;
-    }
-    return SSL_CLIENT_HELLO_SUCCESS;
-}
-
-void free_watch(void *, void *ptr, CRYPTO_EX_DATA *, int, long, void *)
-{
-    delete static_cast<trust_watch *>(ptr);
-}
-
-// The SSL_CTX slot that owns a context's watch (freed with the context).
-int watch_slot()
-{
-    static std::once_flag once;
-    static int slot = -1;
-    std::call_once(once, [] { slot = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, free_watch); });
-    return slot;
-}
-
-} // namespace
-
-swin_status node_tls_trust_use(SSL_CTX *ctx, const struct node_tls *t, bool server, const char *file, const char *key,
-                               swin_error *err)
+swin_status node_tls_trust_use(SSL_CTX *ctx, const struct node_tls *t, const char *file, const char *key,
+                               time_t *next_update, swin_error *err)
 {
     trust_files f;
     std::snprintf(f.ca, sizeof f.ca, "%s", t->ca);
     std::snprintf(f.crl, sizeof f.crl, "%s", t->crl);
+    *next_update = 0;
     if (!f.ca[0] && !f.crl[0]) return SWIN_OK;
-    struct stat ca_seen = {}, crl_seen = {}; // before reading: a change meanwhile is read again later
-    changed(f.ca, &ca_seen);
-    changed(f.crl, &crl_seen);
     trust_read r = read_trust(f);
     if (!r.store)
         return swin_error_set(err, SWIN_ERR_ARG, "%s: %s.%s %s: %s", file, key, r.key,
                               !std::strcmp(r.key, "ca") ? f.ca : f.crl, r.why);
     SSL_CTX_set_cert_store(ctx, r.store);
+    *next_update = r.earliest;
     if (f.crl[0]) {
         X509_VERIFY_PARAM *p = SSL_CTX_get0_param(ctx); // copied into each connection
         if (!p || X509_VERIFY_PARAM_set_flags(p, X509_V_FLAG_CRL_CHECK) != 1)
             return swin_error_set(err, SWIN_ERR_IO, "%s: %s.crl: OpenSSL did not take the revocation check", file, key);
     }
-    if (!server) return SWIN_OK;
-    auto *w = new (std::nothrow) trust_watch();
-    int slot = watch_slot();
-    if (!w || slot < 0 || SSL_CTX_set_ex_data(ctx, slot, w) != 1) {
-        delete w;
-        return swin_error_set(err, SWIN_ERR_NOMEM, "%s: %s: no memory to follow the ca and crl files", file, key);
-    }
-    w->files = f;
-    w->earliest = r.earliest;
-    w->ca_seen = ca_seen;
-    w->crl_seen = crl_seen;
-    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
-    SSL_CTX_set_client_hello_cb(ctx, on_client_hello, w);
     return SWIN_OK;
 }
 
@@ -240,7 +142,7 @@ extern "C" void node_tls_crl_describe(const struct node_tls *t, char *buf, size_
         return;
     }
     char when[32];
-    utc_text(r.earliest, when, sizeof when);
+    node_tls_utc_text(r.earliest, when, sizeof when);
     bool past = std::time(nullptr) >= r.earliest;
     std::snprintf(buf, size, "%d list%s, the soonest next update %s%s", r.lists, r.lists == 1 ? "" : "s", when,
                   past ? ": PASSED, peers are refused until a newer list replaces it" : "");

@@ -62,6 +62,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -662,6 +663,15 @@ def openssl(work, *args):
     subprocess.run(["openssl", *args], cwd=work, check=True, capture_output=True)
 
 
+def issue_certificate(work, name, ca):
+    """NAME.key and NAME.pem (CN=NAME) signed by ca, for 127.0.0.1 and localhost but elsewhere."""
+    names = "DNS:pacs.elsewhere.test" if name == "elsewhere" else "IP:127.0.0.1,DNS:localhost"
+    openssl(work, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={name}", "-keyout",
+            f"{name}.key", "-out", f"{name}.csr", "-addext", f"subjectAltName={names}")
+    openssl(work, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+            "-CAcreateserial", "-sha256", "-days", "2", "-out", f"{name}.pem", "-copy_extensions", "copyall")
+
+
 def make_certificates(work):
     """ca (signs node, scanner, archive, elsewhere, revoked) and rogue_ca (signs rogue): NAME.key /
     NAME.pem in work, each for 127.0.0.1 and localhost (subjectAltName: what an https client
@@ -672,11 +682,7 @@ def make_certificates(work):
                 "-addext", "keyUsage=critical,keyCertSign,cRLSign")
     for name, ca in (("node", "ca"), ("scanner", "ca"), ("archive", "ca"), ("rogue", "rogue_ca"), ("elsewhere", "ca"),
                      ("revoked", "ca")):
-        names = "DNS:pacs.elsewhere.test" if name == "elsewhere" else "IP:127.0.0.1,DNS:localhost"
-        openssl(work, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={name}", "-keyout",
-                f"{name}.key", "-out", f"{name}.csr", "-addext", f"subjectAltName={names}")
-        openssl(work, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
-                "-CAcreateserial", "-sha256", "-days", "2", "-out", f"{name}.pem", "-copy_extensions", "copyall")
+        issue_certificate(work, name, ca)
     with open(os.path.join(work, "ca.cnf"), "w") as f:
         f.write("[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\n"
                 "default_crl_days = 2\n")
@@ -692,21 +698,52 @@ def tls_args(p, who):
     return ["+tls", p(f"{who}.key"), p(f"{who}.pem"), "+cf", p("ca.pem")]
 
 
+def install_file(p, name, target):
+    """name copied over target as a job replacing it would: written beside it, renamed over it."""
+    shutil.copy(p(name), p(target + ".new"))
+    os.replace(p(target + ".new"), p(target))
+
+
+def presented_name(p, port):
+    """The CN of the certificate the node presents to the scanner."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.load_verify_locations(p("ca.pem"))
+    ctx.load_cert_chain(p("scanner.pem"), p("scanner.key"))
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, ctx.wrap_socket(raw) as tls:
+        return dict(x[0] for x in tls.getpeercert()["subject"])["commonName"]
+
+
+def certificate_followed(p, node, echo, work):
+    """The running node follows its certificate and key: a renewed pair (CN node2) replacing them,
+    the key first: in between the two do not match, and the pair read before is kept (logged);
+    once both are replaced the node presents the new certificate, no restart."""
+    issue_certificate(work, "node2", "ca")
+    before = presented_name(p, node.port)
+    install_file(p, "node2.key", "node.key")
+    ok = echo(*tls_args(p, "scanner")).returncode == 0
+    failed = [e["reason"] for e in node.events("tls_reload_failed")]
+    check("tls.private_key replaced alone (not the certificate's): the pair read before kept, the scanner let in, "
+          "logged", before == "node" and ok and any("is not private_key" in r for r in failed), str(failed)[-200:])
+    install_file(p, "node2.pem", "node.pem")
+    check("tls.certificate replaced too: the node presents the renewed certificate, no restart",
+          presented_name(p, node.port) == "node2" and echo(*tls_args(p, "scanner")).returncode == 0)
+
+
 def crl_followed(p, node, echo):
     """The running node follows tls.crl, as the job refreshing it beside the node replaces it
     (written elsewhere, renamed over): a file cut short keeps the lists read before; a new list
     revoking the archive's certificate refuses it as a caller from the next handshake on; a list
     past its nextUpdate refuses every caller, logged as crl_expired; a fresh one lets them in."""
-    def install(name):   # name itself kept for later
-        shutil.copy(p(name), p("ca.crl.new"))
-        os.replace(p("ca.crl.new"), p("ca.crl"))
+    def install(name):
+        install_file(p, name, "ca.crl")
 
     def gencrl(name, *times):
         openssl(os.path.dirname(p("ca.crl")), "ca", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem",
                 "-gencrl", *times, "-out", name)
 
     def reloads(kind):
-        return [e for e in node.events(kind) if e.get("crl", e.get("file")) == p("ca.crl")]
+        return node.events(kind)
     scanner, archive = tls_args(p, "scanner"), tls_args(p, "archive")
     with open(p("ca.crl")) as f:
         text = f.read()
@@ -714,7 +751,7 @@ def crl_followed(p, node, echo):
         f.write(text[:len(text) // 2])
     install("cut.crl")
     ok = echo(*scanner).returncode == 0
-    failed = reloads("trust_reload_failed")
+    failed = reloads("tls_reload_failed")
     check("tls.crl replaced by a file cut short: the lists read before kept (the scanner let in), logged",
           ok and len(failed) == 1 and "cut short" in failed[0]["reason"], str(failed)[:200])
     openssl(os.path.dirname(p("ca.crl")), "ca", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem",
@@ -722,10 +759,11 @@ def crl_followed(p, node, echo):
     gencrl("new.crl")
     install("new.crl")
     refused, ok = echo(*archive).returncode, echo(*scanner).returncode == 0
-    reloaded = reloads("trust_reloaded")
+    reloaded = reloads("tls_reloaded")
     check("tls.crl replaced by a list that also revokes the archive's certificate: it is refused as a caller from "
           "the next handshake on, the scanner still let in, no restart",
-          refused and ok and len(reloaded) == 1 and reloaded[0]["lists"] == 1, f"rc {refused}, {reloaded}"[:200])
+          refused and ok and len(reloaded) == 1 and reloaded[0]["crl_next_update"] != "none",
+          f"rc {refused}, {reloaded}"[:200])
     gencrl("old.crl", "-crl_lastupdate", "20200101000000Z", "-crl_nextupdate", "20200102000000Z")
     install("old.crl")
     refused = echo(*scanner).returncode
@@ -823,6 +861,7 @@ def case_tls(a, work):
         check("the same peer given as peer_name (the name its certificate carries): sent to, once",
               sorted(landed) == ["RTSTRUCT", "SEG"], str(landed))
         crl_followed(p, node, echo)
+        certificate_followed(p, node, echo, work)
         rc = node.terminate()
         check("SIGTERM: exit 0", rc == 0, f"rc {rc}")
     finally:
