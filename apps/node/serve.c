@@ -24,6 +24,7 @@
 #include "apps/node/status.h"
 #include "apps/node/stow.h"
 #include "apps/node/tls.h"
+#include "apps/node/tls_trust.h"
 #include "core/settings.h"
 #include "core/clock.h"
 #include "pipeline/swinrun.h"

@@ -13,7 +13,6 @@ extern "C" {
 #endif
 
 #include <stdbool.h>
-#include <stddef.h>
 
 #include "apps/node/node_config.h"
 #include "core/status.h"
@@ -22,25 +21,16 @@ extern "C" {
  * messages ("tls", "destinations[1].tls"); server: the listening side. */
 swin_status node_tls_check(const struct node_tls *t, bool server, const char *file, const char *key, swin_error *err);
 
-/* For swinrun serve --check: t->crl's lists in one line into buf ("2 lists, the soonest next
- * update 2026-12-03T13:06:15Z", and, once that has passed, that peers are refused until a newer
- * list replaces them); "" without a crl or when it cannot be read (node_tls_check says why). */
-void node_tls_crl_describe(const struct node_tls *t, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
-
-#include <time.h>
 
 class DcmTLSTransportLayer;
 /* The layer (the caller deletes it), or NULL with err set; the listening side's follows its
  * files (tls_follow.h). */
 DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, const char *file, const char *key,
                                      swin_error *err);
-/* The layer read from t's files once, followed by nothing; *next_update: the soonest nextUpdate
- * of the crl's lists (0: none). */
-DcmTLSTransportLayer *node_tls_layer_read(const struct node_tls *t, bool server, const char *file, const char *key,
-                                          time_t *next_update, swin_error *err);
+
 #endif
 
 #endif

@@ -13,8 +13,8 @@
 #include <openssl/x509.h>
 
 #include "apps/node/node_log.h"
-#include "apps/node/tls.h"
 #include "apps/node/tls_follow.h"
+#include "apps/node/tls_layer.h"
 #include "apps/node/tls_trust.h"
 
 namespace {

@@ -9,7 +9,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "apps/node/tls.h"
 #include "apps/node/tls_trust.h"
 
 namespace {

@@ -4,6 +4,7 @@
 #ifndef SWIN_NODE_TLS_TRUST_H
 #define SWIN_NODE_TLS_TRUST_H
 
+#include <stddef.h>
 #include <time.h>
 
 #include "apps/node/node_config.h"
@@ -20,5 +21,16 @@ swin_status node_tls_trust_use(SSL_CTX *ctx, const struct node_tls *t, const cha
 
 /* t as 2026-12-03T13:06:15Z. */
 void node_tls_utc_text(time_t t, char *buf, size_t size);
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* For swinrun serve --check: t->crl's lists in one line into buf ("2 lists, the soonest next
+ * update 2026-12-03T13:06:15Z", and, once that has passed, that peers are refused until a newer
+ * list replaces them); "" without a crl or when it cannot be read (node_tls_check says why). */
+void node_tls_crl_describe(const struct node_tls *t, char *buf, size_t size);
+#ifdef __cplusplus
+}
+#endif
 
 #endif
