@@ -10,6 +10,9 @@ the same file and input, held to check_logits.py's criterion:
   nofold_opset11    opset 11, the lowest torch exports this model at (Unsqueeze's axes an attribute)
   initializers_as_inputs  keep_initializers_as_inputs=True (every weight also a graph input)
   dynamic_batch     dynamic_axes on the batch dimension only
+  monai_convert_to_onnx  MONAI's own route, monai.networks.utils.convert_to_onnx (traced, then
+                    torch.onnx.export; dynamo=False passed through: with MONAI 1.6.1 and torch
+                    2.15 its default, torch's dynamo exporter, fails on SwinUNETR's input check)
 Models are f=12, 32^3, Co 3, MONAI SwinUNETRs built and initialised as make_test_data.sh
 builds them (tools/export/export_swin_unetr.py, seed 0); the input is uniform [0, 1).
 
@@ -36,7 +39,20 @@ CASES = {  # name -> (exporter args, torch.onnx.export keyword arguments)
     "nofold_opset11": ([], {"do_constant_folding": False, "opset_version": 11}),
     "initializers_as_inputs": ([], {"keep_initializers_as_inputs": True, "opset_version": 17}),
     "dynamic_batch": ([], {"opset_version": 17, "dynamic_axes": {"input": {0: "N"}, "logits": {0: "N"}}}),
+    "monai_convert_to_onnx": ([], {"opset_version": 17, "monai": True}),
 }
+
+
+def export(model, path, kw):
+    import torch
+    with torch.no_grad():
+        if kw.pop("monai", False):
+            from monai.networks.utils import convert_to_onnx
+            convert_to_onnx(model, [torch.zeros(1, 1, 32, 32, 32)], input_names=["input"], output_names=["logits"],
+                            filename=path, use_trace=True, dynamo=False, **kw)
+        else:
+            torch.onnx.export(model, (torch.zeros(1, 1, 32, 32, 32),), path, dynamo=False, input_names=["input"],
+                              output_names=["logits"], **kw)
 
 
 def main() -> int:
@@ -46,7 +62,6 @@ def main() -> int:
     swinrun, work = sys.argv[1:3]
     os.makedirs(work, exist_ok=True)
     import onnxruntime as ort
-    import torch
     warnings.filterwarnings("ignore")
     x = np.random.default_rng(1).random((1, 1, 32, 32, 32), dtype=np.float32)
     inp = os.path.join(work, "input.npy")
@@ -55,9 +70,7 @@ def main() -> int:
     for name, (args, kw) in CASES.items():
         model, _ = exporter.make_model(exporter.parse_args(COMMON + args))
         path = os.path.join(work, f"{name}.onnx")
-        with torch.no_grad():
-            torch.onnx.export(model, (torch.zeros(1, 1, 32, 32, 32),), path, dynamo=False, input_names=["input"],
-                              output_names=["logits"], **kw)
+        export(model, path, dict(kw))
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         ref = sess.run(None, {"input": x})[0]
         out = os.path.join(work, f"{name}_swinrun.npy")
