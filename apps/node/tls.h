@@ -3,8 +3,7 @@
  * missing file, an unreadable or encrypted key, a certificate that is not the key's, or a CA
  * or CRL file without one is one line naming the key. A verified peer's certificate must be
  * signed by ca, not be revoked in crl (when given), and, for a destination, name its
- * peer_name (its host unless given). The listening side's layer follows its files
- * (tls_follow.h); a destination's is made for each delivery. */
+ * peer_name (its host unless given). */
 #ifndef SWIN_NODE_TLS_H
 #define SWIN_NODE_TLS_H
 
@@ -21,16 +20,13 @@ extern "C" {
  * messages ("tls", "destinations[1].tls"); server: the listening side. */
 swin_status node_tls_check(const struct node_tls *t, bool server, const char *file, const char *key, swin_error *err);
 
-
 #ifdef __cplusplus
 }
 
 class DcmTLSTransportLayer;
-/* The layer (the caller deletes it), or NULL with err set; the listening side's follows its
- * files (tls_follow.h). */
+/* The layer (the caller deletes it), or NULL with err set. */
 DcmTLSTransportLayer *node_tls_layer(const struct node_tls *t, bool server, const char *file, const char *key,
                                      swin_error *err);
-
 #endif
 
 #endif

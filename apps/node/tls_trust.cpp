@@ -13,10 +13,6 @@
 
 namespace {
 
-struct trust_files {
-    char ca[NODE_PATH_MAX], crl[NODE_PATH_MAX];
-};
-
 // A store read from the files, or why not: key the configuration key at fault ("ca", "crl").
 struct trust_read {
     X509_STORE *store = nullptr;
@@ -80,14 +76,15 @@ bool add_crls(const char *path, trust_read *r)
     return r->lists ? true : fail(r, "crl", "no PEM certificate revocation list in it");
 }
 
-trust_read read_trust(const trust_files &f)
+// ca and crl: paths, "" where not given.
+trust_read read_trust(const char *ca, const char *crl)
 {
     trust_read r;
     ERR_clear_error();
     r.store = X509_STORE_new();
-    bool ok = r.store ? true : fail(&r, f.ca[0] ? "ca" : "crl", "out of memory");
-    if (ok && f.ca[0]) ok = add_ca(f.ca, &r);
-    if (ok && f.crl[0]) ok = add_crls(f.crl, &r);
+    bool ok = r.store ? true : fail(&r, ca[0] ? "ca" : "crl", "out of memory");
+    if (ok && ca[0]) ok = add_ca(ca, &r);
+    if (ok && crl[0]) ok = add_crls(crl, &r);
     ERR_clear_error();
     if (!ok) {
         X509_STORE_free(r.store);
@@ -96,30 +93,26 @@ trust_read read_trust(const trust_files &f)
     return r;
 }
 
-} // namespace
-
-void node_tls_utc_text(time_t t, char *buf, size_t size)
+// t as 2026-12-03T13:06:15Z.
+void utc_text(time_t t, char *buf, size_t size)
 {
     struct tm tm;
     gmtime_r(&t, &tm);
     std::strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+} // namespace
+
 swin_status node_tls_trust_use(SSL_CTX *ctx, const struct node_tls *t, const char *file, const char *key,
-                               time_t *next_update, swin_error *err)
+                               swin_error *err)
 {
-    trust_files f;
-    std::snprintf(f.ca, sizeof f.ca, "%s", t->ca);
-    std::snprintf(f.crl, sizeof f.crl, "%s", t->crl);
-    *next_update = 0;
-    if (!f.ca[0] && !f.crl[0]) return SWIN_OK;
-    trust_read r = read_trust(f);
+    if (!t->ca[0] && !t->crl[0]) return SWIN_OK;
+    trust_read r = read_trust(t->ca, t->crl);
     if (!r.store)
         return swin_error_set(err, SWIN_ERR_ARG, "%s: %s.%s %s: %s", file, key, r.key,
-                              !std::strcmp(r.key, "ca") ? f.ca : f.crl, r.why);
+                              !std::strcmp(r.key, "ca") ? t->ca : t->crl, r.why);
     SSL_CTX_set_cert_store(ctx, r.store);
-    *next_update = r.earliest;
-    if (f.crl[0]) {
+    if (t->crl[0]) {
         X509_VERIFY_PARAM *p = SSL_CTX_get0_param(ctx); // copied into each connection
         if (!p || X509_VERIFY_PARAM_set_flags(p, X509_V_FLAG_CRL_CHECK) != 1)
             return swin_error_set(err, SWIN_ERR_IO, "%s: %s.crl: OpenSSL did not take the revocation check", file, key);
@@ -131,9 +124,7 @@ extern "C" void node_tls_crl_describe(const struct node_tls *t, char *buf, size_
 {
     buf[0] = 0;
     if (!t->crl[0]) return;
-    trust_files f = {};
-    std::snprintf(f.crl, sizeof f.crl, "%s", t->crl);
-    trust_read r = read_trust(f);
+    trust_read r = read_trust("", t->crl);
     if (!r.store) return;
     X509_STORE_free(r.store);
     if (!r.earliest) {
@@ -141,7 +132,7 @@ extern "C" void node_tls_crl_describe(const struct node_tls *t, char *buf, size_
         return;
     }
     char when[32];
-    node_tls_utc_text(r.earliest, when, sizeof when);
+    utc_text(r.earliest, when, sizeof when);
     bool past = std::time(nullptr) >= r.earliest;
     std::snprintf(buf, size, "%d list%s, the soonest next update %s%s", r.lists, r.lists == 1 ? "" : "s", when,
                   past ? ": PASSED, peers are refused until a newer list replaces it" : "");

@@ -5,7 +5,6 @@
 #define SWIN_NODE_TLS_TRUST_H
 
 #include <stddef.h>
-#include <time.h>
 
 #include "apps/node/node_config.h"
 #include "core/status.h"
@@ -15,12 +14,10 @@ typedef struct ssl_ctx_st SSL_CTX;
 /* Reads t->ca and t->crl (those given) into a new store that replaces ctx's and, with a crl,
  * turns on the check of the peer's certificate against the lists. A file that cannot be read,
  * a ca without a certificate, a crl without a list or with one cut short: an error naming the
- * key ("FILE: KEY.crl PATH: ..."). *next_update: the soonest nextUpdate of the lists (0: none). */
+ * key ("FILE: KEY.crl PATH: ..."). Read once, when the layer is made: at start for the
+ * listening side, at each delivery for a destination. */
 swin_status node_tls_trust_use(SSL_CTX *ctx, const struct node_tls *t, const char *file, const char *key,
-                               time_t *next_update, swin_error *err);
-
-/* t as 2026-12-03T13:06:15Z. */
-void node_tls_utc_text(time_t t, char *buf, size_t size);
+                               swin_error *err);
 
 #ifdef __cplusplus
 extern "C" {

@@ -24,24 +24,20 @@ static bool is_any(const char *op, const char *const *set)
     return false;
 }
 
-/* For a Mul or Div node with one constant float scalar operand: its factor (1/c for a Div by c)
- * in *f, the other operand in *other; 0. 1 when neither operand is such a constant (or a Div by
- * one on the left), -1 when it cannot be read. */
+/* For a Mul or Div node with a constant float scalar operand (a Div's divisor): its factor
+ * (1/c for a Div by c) in *f, the other operand in *other; 0. 1 when it has none, -1 when it
+ * cannot be read. */
 static int scalar_factor(const struct swin_onnx_index *g, const SwinOnnx__NodeProto *n, float *f, const char **other,
                          swin_error *err)
 {
     bool div = !strcmp(n->op_type, "Div");
-    for (int k = 0; k < 2; k++) {
-        const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(n, k));
-        if (!t || !onnx_dtype_is_float(t->dtype) || t->numel != 1 || (div && k == 0)) continue;
-        float c;
-        if (swin_onnx_tensor_read_f32(g->f, t, 0, 1, &c, err)) return -1;
-        if (div && c == 0) return 1;
-        *f = div ? 1.0f / c : c;
-        *other = swin_onnx_node_in(n, 1 - k);
-        return 0;
-    }
-    return 1;
+    const struct swin_onnx_tensor *t = swin_onnx_const_float_operand(g, n, other);
+    if (!t || t->numel != 1 || (div && *other != swin_onnx_node_in(n, 0))) return 1;
+    float c;
+    if (swin_onnx_tensor_read_f32(g->f, t, 0, 1, &c, err)) return -1;
+    if (div && c == 0) return 1;
+    *f = div ? 1.0f / c : c;
+    return 0;
 }
 
 /* q or k from the MatMul back to the qkv projection: through the head split's shape operators

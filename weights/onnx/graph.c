@@ -236,3 +236,16 @@ bool swin_onnx_index_const_all(const struct swin_onnx_index *g, const struct swi
     }
     return true;
 }
+
+const struct swin_onnx_tensor *swin_onnx_const_float_operand(const struct swin_onnx_index *g,
+                                                             const SwinOnnx__NodeProto *n, const char **other)
+{
+    for (int k = 0; k < 2; k++) {
+        const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(n, k));
+        if (t && onnx_dtype_is_float(t->dtype)) {
+            *other = swin_onnx_node_in(n, 1 - k);
+            return t;
+        }
+    }
+    return NULL;
+}

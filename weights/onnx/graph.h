@@ -47,6 +47,11 @@ int swin_onnx_index_const_i64(const struct swin_onnx_index *g, const char *name,
 /* True when a constant float tensor is absent or all `value` (the non-affine case). */
 bool swin_onnx_index_const_all(const struct swin_onnx_index *g, const struct swin_onnx_tensor *t, float value, swin_error *err, swin_status *st);
 
+/* The constant float tensor among node n's first two inputs (input 0 looked at first), the
+ * other input's name in *other; NULL when neither is one. */
+const struct swin_onnx_tensor *swin_onnx_const_float_operand(const struct swin_onnx_index *g,
+                                                             const SwinOnnx__NodeProto *n, const char **other);
+
 /* "node #12 '/swinViT/Conv' (Conv)" for messages. */
 const char *swin_onnx_node_desc(const struct swin_onnx_index *g, int node, char *buf, size_t n);
 

@@ -36,19 +36,6 @@ static bool channels_last(const struct swin_onnx_index *g, int t)
     return t >= 0 && swin_onnx_node_attr_ints(g->f->nodes[t], "perm", &perm) == 5 && !memcmp(perm, want, sizeof want);
 }
 
-/* The single constant float scalar among node n's two inputs; the other input's name in *other. */
-static const struct swin_onnx_tensor *const_operand(const struct swin_onnx_index *g, const SwinOnnx__NodeProto *n, const char **other)
-{
-    for (int k = 0; k < 2; k++) {
-        const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(n, k));
-        if (t && onnx_dtype_is_float(t->dtype)) {
-            *other = swin_onnx_node_in(n, 1 - k);
-            return t;
-        }
-    }
-    return NULL;
-}
-
 /* The one consumer of `value` if it is an `op` node, else -1. */
 static int single_consumer(const struct swin_onnx_index *g, const char *value, const char *op)
 {
@@ -95,7 +82,7 @@ static int normalisation(const struct swin_onnx_index *g, int div, const char **
     const char *d = swin_onnx_node_in(n, 0), *v = NULL;
     int sq = producer_op(g, swin_onnx_node_in(n, 1), "Sqrt");
     int add = sq >= 0 ? producer_op(g, swin_onnx_node_in(g->f->nodes[sq], 0), "Add") : -1;
-    const struct swin_onnx_tensor *eps = add >= 0 ? const_operand(g, g->f->nodes[add], &v) : NULL;
+    const struct swin_onnx_tensor *eps = add >= 0 ? swin_onnx_const_float_operand(g, g->f->nodes[add], &v) : NULL;
     int rm2 = eps ? producer_op(g, v, "ReduceMean") : -1;
     int pw = rm2 >= 0 ? producer_op(g, swin_onnx_node_in(g->f->nodes[rm2], 0), "Pow") : -1;
     bool moved;
@@ -118,11 +105,11 @@ static int normalisation(const struct swin_onnx_index *g, int div, const char **
 static void affine(const struct swin_onnx_index *g, int mul, struct swin_onnx_layer *l)
 {
     const char *rest;
-    const struct swin_onnx_tensor *gamma = mul >= 0 ? const_operand(g, g->f->nodes[mul], &rest) : NULL;
+    const struct swin_onnx_tensor *gamma = mul >= 0 ? swin_onnx_const_float_operand(g, g->f->nodes[mul], &rest) : NULL;
     if (!gamma || gamma->ndim != 1) return;
     l->w = gamma;
     int badd = single_consumer(g, swin_onnx_node_out(g->f->nodes[mul], 0), "Add");
-    const struct swin_onnx_tensor *beta = badd >= 0 ? const_operand(g, g->f->nodes[badd], &rest) : NULL;
+    const struct swin_onnx_tensor *beta = badd >= 0 ? swin_onnx_const_float_operand(g, g->f->nodes[badd], &rest) : NULL;
     if (beta && beta->ndim == 1) l->b = beta;
 }
 
@@ -156,7 +143,7 @@ int swin_ln_shared_affine_match(const struct swin_onnx_index *g, int mul, struct
 {
     const SwinOnnx__NodeProto *n = g->f->nodes[mul];
     const char *y;
-    const struct swin_onnx_tensor *gamma = const_operand(g, n, &y);
+    const struct swin_onnx_tensor *gamma = swin_onnx_const_float_operand(g, n, &y);
     if (!gamma || gamma->ndim != 1) return 0;
     int transpose = producer_op(g, y, "Transpose");
     int div = producer_op(g, transpose >= 0 ? swin_onnx_node_in(g->f->nodes[transpose], 0) : y, "Div");
@@ -194,7 +181,7 @@ int swin_ln_simplified_match(const struct swin_onnx_index *g, int node, struct s
     if (!l->w || l->w->ndim != 1) return 0;
     const char *rest;
     int badd = single_consumer(g, swin_onnx_node_out(n, 0), "Add");
-    const struct swin_onnx_tensor *beta = badd >= 0 ? const_operand(g, g->f->nodes[badd], &rest) : NULL;
+    const struct swin_onnx_tensor *beta = badd >= 0 ? swin_onnx_const_float_operand(g, g->f->nodes[badd], &rest) : NULL;
     if (beta && beta->ndim == 1) l->b = beta;
     return epsilon_check(g, node, swin_onnx_node_attr_float(n, "epsilon", 1e-5f), err);
 }
