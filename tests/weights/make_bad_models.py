@@ -3,8 +3,9 @@
 
     make_bad_models.py TEST_DATA_DIR OUTDIR
 from the cases f12_c32_ts (TorchScript), f12_c64_dynamo (external data), f12_c32_default
-(today's default export: GELU as one Gelu node) and f12_c32_flash_dynamo23 (opset 23's
-Attention). Each variant changes one thing; tests/weights/CMakeLists.txt lists the status and message
+(today's default export: GELU as one Gelu node), f12_c32_flash_dynamo23 (opset 23's
+Attention) and f12_w4_flash_dynamo21 (a relative-position bias and shifted-window mask folded
+into one constant). Each variant changes one thing; tests/weights/CMakeLists.txt lists the status and message
 each must produce."""
 import os
 import shutil
@@ -33,8 +34,9 @@ def main() -> int:
     src = os.path.join(data, "f12_c32_ts", "model.onnx")
     dyn_dir, default_dir, flash_dir = (os.path.join(data, c) for c in ("f12_c64_dynamo", "f12_c32_default",
                                                                         "f12_c32_flash_dynamo23"))
+    w4 = os.path.join(data, "f12_w4_flash_dynamo21", "model.onnx")
     for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data"),
-              os.path.join(default_dir, "model.onnx"), os.path.join(flash_dir, "model.onnx")):
+              os.path.join(default_dir, "model.onnx"), os.path.join(flash_dir, "model.onnx"), w4):
         if not os.path.isfile(p):
             print(f"FAIL: {p} missing (run tools/export/make_test_data.sh)")
             return 1
@@ -209,6 +211,15 @@ def main() -> int:
     scale_variant("f12_c32_flash_ts", "qk_scale_sdpa.onnx", lambda m, sm: set_scalar(m, q_mul(m, sm, 1), 0.5))
     scale_variant("f12_c32_ts", "qk_scale_post.onnx", post_mul)
     scale_variant("f12_c32_ts", "qk_scale_zero.onnx", lambda m, sm: set_scalar(m, q_mul(m, sm), 0))
+
+    # the folded bias + mask (windows, heads, n, n) of a shifted block with window 1's mask
+    # dropped where it is -100: bias plus a mask, but not the standard one
+    m = onnx.load(w4)
+    t = next(t for t in m.graph.initializer if len(t.dims) == 4 and t.dims[0] > 1 and t.dims[2] == t.dims[3] > 1)
+    a = numpy_helper.to_array(t).copy()
+    a[1] = np.where(a[1] < a[0] - 50, a[0], a[1])
+    t.CopyFrom(numpy_helper.from_array(a, t.name))
+    save(m, out, "folded_bias_mask.onnx")
 
     # saved by ONNX Runtime at the extended level (its contrib FusedMatMul and Gelu, which swinrun
     # reads), then one fused operator it does not: a FusedMatMul given a transpose, and the Gelu

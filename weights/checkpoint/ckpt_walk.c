@@ -84,7 +84,7 @@ static swin_status plan(struct cw *w, const float **slot, int idx, enum layout_k
         if (!v->name) TRY(swin_ckpt_tensor_view(w->c, &w->c->t[idx], v, &w->o->bufs[idx], w->err));
         t = v;
     }
-    o->plans[o->n_plans++] = (struct swin_bind_plan){slot, t, kind, d0, d1, k, false, d0 * d1 * k, -1, false};
+    o->plans[o->n_plans++] = (struct swin_bind_plan){slot, t, kind, d0, d1, k, false, {0, 0, 0}, d0 * d1 * k, -1, false};
     return SWIN_OK;
 }
 

@@ -29,7 +29,7 @@ swin_status swin_bind_plans(const struct swin_onnx_file *f, const struct swin_wa
     for (int i = 0; i < w->n_plans; i++) {
         const struct swin_bind_plan *p = &w->plans[i];
         uint64_t n = p->out_numel;
-        swin_status st = p->unfold_bias ? swin_layout_unfold_bias(f, p->t, p->d0, p->d1, m->cfg.window, flat + off, err)
+        swin_status st = p->unfold_bias ? swin_layout_unfold_bias(f, p->t, p->d0, p->d1, p->bias_strides, m->cfg.window, flat + off, err)
                                         : swin_layout_convert(f, p->t, p->layout, p->d0, p->d1, p->k, flat + off, err);
         if (st) {
             swin_big_free(flat);

@@ -1,5 +1,6 @@
 #include "weights/onnx/layers.h"
 
+
 #include "core/model.h"
 #include "weights/onnx/attn_scale.h"
 #include "weights/onnx/ln_decomposed.h"
@@ -325,12 +326,17 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         return 1;
     }
     if (!strcmp(op, "Add")) {
+        /* a constant (.., n, n), or one seen through layout-only nodes (const_view.h), added
+         * to a computed value */
         for (int k = 0; k < 2; k++) {
-            const struct swin_onnx_tensor *t = swin_onnx_index_tensor(g, swin_onnx_node_in(n, k));
-            if (t && onnx_dtype_is_float(t->dtype) && t->ndim >= 3 && t->ndim <= 5 && t->dims[t->ndim - 1] > 1 &&
-                t->dims[t->ndim - 1] == t->dims[t->ndim - 2] && !swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1 - k))) {
+            struct swin_const_view v;
+            if (swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1 - k)) ||
+                swin_const_view_follow(g, swin_onnx_node_in(n, k), &v, err) != 1)
+                continue;
+            if (v.ndim >= 3 && v.ndim <= 5 && v.dims[v.ndim - 1] > 1 && v.dims[v.ndim - 1] == v.dims[v.ndim - 2]) {
                 l->kind = L_FOLDED;
-                l->w = t;
+                l->w = v.src;
+                l->view = v;
                 return 1;
             }
         }

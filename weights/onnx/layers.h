@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "weights/onnx/const_view.h"
 #include "weights/onnx/graph.h"
 
 enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED, L_ATTN };
@@ -17,6 +18,7 @@ struct swin_onnx_layer {
     enum layer_kind kind;
     int node;                          /* the Conv / MatMul / Gemm / LN / IN / Gather / Add node */
     const struct swin_onnx_tensor *w;       /* weight, LN/IN scale, bias table, folded constant */
+    struct swin_const_view view;            /* folded constant: w as the Add sees it */
     const struct swin_onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */

@@ -51,31 +51,39 @@ swin_status swin_layout_convert(const struct swin_onnx_file *f, const struct swi
 }
 
 swin_status swin_layout_unfold_bias(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, uint64_t heads, uint64_t n,
-                               const int window[3], float *dst, swin_error *err)
+                                    const int64_t strides[3], const int window[3], float *dst, swin_error *err)
 {
     uint64_t rows = (uint64_t)(2 * window[0] - 1) * (2 * window[1] - 1) * (2 * window[2] - 1);
+    /* stored as (heads, n, n): read a query's row at a time; any other view: the whole source */
+    bool rowwise = strides[0] == (int64_t)(n * n) && strides[1] == (int64_t)n && strides[2] == 1;
+    uint64_t extent = (heads - 1) * (uint64_t)strides[0] + (n - 1) * ((uint64_t)strides[1] + (uint64_t)strides[2]) + 1;
+    if (!rowwise && extent > t->numel)
+        return swin_error_set(err, SWIN_ERR_INTERNAL, "%s: view of '%s' reaches past it", f->path, t->name);
     unsigned char *seen = calloc((size_t)(rows * heads), 1);
-    float *buf = malloc((size_t)n * sizeof *buf);
+    float *buf = malloc((size_t)(rowwise ? n : extent) * sizeof *buf);
     if (!seen || !buf) {
         free(seen);
         free(buf);
         return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory unfolding '%s'", f->path, t->name);
     }
     memset(dst, 0, (size_t)(rows * heads) * sizeof *dst);
-    swin_status st = SWIN_OK;
+    swin_status st = rowwise ? SWIN_OK : swin_onnx_tensor_read_f32(f, t, 0, extent, buf, err);
     for (uint64_t j = 0; j < heads && !st; j++)
         for (uint64_t i = 0; i < n && !st; i++) {
-            if ((st = swin_onnx_tensor_read_f32(f, t, (j * n + i) * n, n, buf, err))) break;
+            if (rowwise && (st = swin_onnx_tensor_read_f32(f, t, (j * n + i) * n, n, buf, err))) break;
+            const float *row = rowwise ? buf : buf + j * (uint64_t)strides[0] + i * (uint64_t)strides[1];
+            uint64_t step = rowwise ? 1 : (uint64_t)strides[2];
             for (uint64_t k = 0; k < n; k++) {
                 uint64_t cell = (uint64_t)window_rel_index(window, (int64_t)i, (int64_t)k) * heads + j;
-                if (seen[cell] && dst[cell] != buf[k]) {
+                float v = row[k * step];
+                if (seen[cell] && dst[cell] != v) {
                     st = swin_error_set(err, SWIN_ERR_MODEL,
                                         "%s: constant '%s' is not a folded relative-position bias: entries (%llu, %llu, %llu) and an earlier one "
                                         "map to the same table cell but differ",
                                         f->path, t->name, (unsigned long long)j, (unsigned long long)i, (unsigned long long)k);
                     break;
                 }
-                dst[cell] = buf[k];
+                dst[cell] = v;
                 seen[cell] = 1;
             }
         }

@@ -16,9 +16,11 @@ enum layout_kind {
 
 /* Recovers a relative-position bias table (T, heads) from a constant-folded bias
  * (heads, n, n) = table[R_full[i][t]][j] for the configured window w: rows that no (i, t < n)
- * reaches stay 0. Fails when two entries of one table cell disagree (not a bias). */
+ * reaches stay 0. Entry (j, i, t) is t's flat element j strides[0] + i strides[1] + t strides[2]
+ * ((n*n, n, 1) when stored as (heads, n, n); (1, n*heads, heads) for dynamo's folded
+ * table[index] of (n*n, heads)). Fails when two entries of one table cell disagree (not a bias). */
 swin_status swin_layout_unfold_bias(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, uint64_t heads, uint64_t n,
-                               const int window[3], float *dst, swin_error *err);
+                                    const int64_t strides[3], const int window[3], float *dst, swin_error *err);
 
 /* Writes d0*d1*k floats to dst. */
 swin_status swin_layout_convert(const struct swin_onnx_file *f, const struct swin_onnx_tensor *t, enum layout_kind kind, uint64_t d0,

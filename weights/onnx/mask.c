@@ -77,3 +77,48 @@ swin_status swin_attn_mask_check(const struct swin_onnx_file *f, const struct sw
     free(buf);
     return st;
 }
+
+/* the largest folded bias + mask read whole (elements): folded constants are small */
+#define BIAS_MASK_MAX ((uint64_t)1 << 26)
+
+swin_status swin_attn_bias_mask_check(const struct swin_onnx_file *f, const struct swin_config *cfg, int s,
+                                      const struct swin_const_view *v, swin_error *err)
+{
+    const struct swin_onnx_tensor *t = v->src;
+    int r = v->ndim;
+    struct axis ax[3];
+    uint64_t n = 1, nw = 1;
+    for (int k = 0; k < 3; k++) {
+        if (!cfg->cube[k]) return mismatch(f, t, s, "a folded bias and mask need the export's fixed size", err);
+        ax[k] = axis_of(cfg->cube[k] >> (s + 1), cfg->window[k]);
+        n *= (uint64_t)ax[k].w;
+        nw *= (uint64_t)(ax[k].p / ax[k].w);
+    }
+    uint64_t heads = (uint64_t)v->dims[r - 3];
+    if (r < 4 || (uint64_t)v->dims[r - 4] != nw || (uint64_t)v->dims[r - 1] != n || (uint64_t)v->dims[r - 2] != n)
+        return mismatch(f, t, s, "its shape is not windows x heads x tokens x tokens", err);
+    if (t->numel > BIAS_MASK_MAX) return mismatch(f, t, s, "too large for a folded bias and mask", err);
+    float *buf = malloc((size_t)t->numel * sizeof *buf);
+    if (!buf) return swin_error_set(err, SWIN_ERR_NOMEM, "%s: out of host memory checking '%s'", f->path, t->name);
+    swin_status st = swin_onnx_tensor_read_f32(f, t, 0, t->numel, buf, err);
+    const int64_t *sd = v->strides + r - 4;   /* window, head, query, key */
+    int nwin[3] = {ax[0].p / ax[0].w, ax[1].p / ax[1].w, ax[2].p / ax[2].w};
+    for (uint64_t omega = 0; omega < nw && !st; omega++) {
+        int a[3] = {(int)(omega / (uint64_t)nwin[2] / (uint64_t)nwin[1]), (int)(omega / (uint64_t)nwin[2] % (uint64_t)nwin[1]),
+                    (int)(omega % (uint64_t)nwin[2])};
+        for (uint64_t i = 0; i < n && !st; i++) {
+            int li = label(ax, a, i);
+            for (uint64_t h = 0; h < heads && !st; h++)
+                for (uint64_t k = 0; k < n; k++) {
+                    float bias = buf[h * (uint64_t)sd[1] + i * (uint64_t)sd[2] + k * (uint64_t)sd[3]];
+                    float want = label(ax, a, k) == li ? bias : bias + -100.0f;
+                    if (buf[omega * (uint64_t)sd[0] + h * (uint64_t)sd[1] + i * (uint64_t)sd[2] + k * (uint64_t)sd[3]] != want) {
+                        st = mismatch(f, t, s, "a window's entry is not the bias plus the standard mask", err);
+                        break;
+                    }
+                }
+        }
+    }
+    free(buf);
+    return st;
+}

@@ -5,6 +5,7 @@
 #define SWIN_WEIGHTS_MASK_H
 
 #include "core/model.h"
+#include "weights/onnx/const_view.h"
 #include "weights/onnx/onnx_file.h"
 
 /* Checks constant t against the mask of stage s (0-based) at the export cube: shape
@@ -12,5 +13,13 @@
  * With a dynamic cube only the values' set {0, -100} is checked. Sets *err on mismatch. */
 swin_status swin_attn_mask_check(const struct swin_onnx_file *f, const struct swin_config *cfg, int s, const struct swin_onnx_tensor *t,
                        swin_error *err);
+
+/* Checks constant v (nW, heads, n, n) as MONAI's flash-attention path builds it for a shifted
+ * block and an exporter folds it: the relative-position bias plus the stage's mask, window by
+ * window. Window 0's mask is 0 (every token in region 0), so its slice is the bias; every
+ * window must hold exactly that bias with the window's mask added (float32 sums, as folded).
+ * Needs the export cube. */
+swin_status swin_attn_bias_mask_check(const struct swin_onnx_file *f, const struct swin_config *cfg, int s,
+                                      const struct swin_const_view *v, swin_error *err);
 
 #endif

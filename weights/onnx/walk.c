@@ -107,7 +107,7 @@ static swin_status plan(struct walker *w, const struct swin_onnx_layer *l, const
         o->plans = p;
         w->cap = ncap;
     }
-    o->plans[o->n_plans++] = (struct swin_bind_plan){slot, t, kind, d0, d1, k, false, d0 * d1 * k, l->node, false};
+    o->plans[o->n_plans++] = (struct swin_bind_plan){slot, t, kind, d0, d1, k, false, {0, 0, 0}, d0 * d1 * k, l->node, false};
     return SWIN_OK;
 }
 
@@ -328,17 +328,31 @@ static swin_status set_heads(struct walker *w, const struct swin_onnx_layer *l, 
     return SWIN_OK;
 }
 
-/* A relative-position bias an exporter constant-folded into (1, heads, n, n): the table
- * rows it reaches are recovered (swin_layout_unfold_bias); cfg.bias_tokens[s] records n. */
+/* A relative-position bias an exporter constant-folded into (1, heads, n, n), or into
+ * table[index] (n*n, heads) viewed as that (const_view.h): the table rows it reaches are
+ * recovered (swin_layout_unfold_bias); cfg.bias_tokens[s] records n. */
 static swin_status bind_folded_bias(struct walker *w, const struct swin_onnx_layer *l, int s, int b)
 {
     struct swin_config *cfg = &w->m->cfg;
     const struct swin_onnx_tensor *t = l->w;
-    int r = t->ndim;
-    if (r == 5 || (r == 4 && t->dims[0] != 1))
-        return fail(w, l->node, SWIN_ERR_MODEL, "expected the relative-position bias (1, heads, n, n) to be added here, found constant '%s' of rank %d",
-                    t->name, r);
-    int64_t heads = t->dims[r - 3], n = t->dims[r - 1];
+    const struct swin_const_view *v = &l->view;
+    int r = v->ndim;
+    char sh[120];
+    /* (heads, n, n) after 1s; MONAI's flash-attention path adds the bias to the mask's view
+     * (1, nW, 1, n, n) before attention: (1, 1, heads, n, n) when only the bias was folded,
+     * (.., nW, heads, n, n) when the mask was folded into it too */
+    int ones = 0;
+    while (ones < r && v->dims[ones] == 1) ones++;
+    bool with_mask = r - ones == 4 && v->dims[r - 4] > 1;
+    if (r < 3 || (r - ones > 3 && !with_mask))
+        return fail(w, l->node, SWIN_ERR_MODEL, "expected the relative-position bias (1, heads, n, n) to be added here, found constant '%s' of shape %s",
+                    t->name, shape_str(v->dims, r, sh, sizeof sh));
+    if (with_mask) {
+        if (!w->have_window)
+            return fail(w, l->node, SWIN_ERR_MODEL, "constant '%s' folds a bias and a shifted-window mask before the window is known", t->name);
+        TRY(swin_attn_bias_mask_check(w->g->f, cfg, s, v, w->err));
+    }
+    int64_t heads = v->dims[r - 3], n = v->dims[r - 1];
     if (!w->have_window) {
         /* only the token count is left: a cubic window, unshrunk in stage 1 */
         int k = 1;
@@ -362,6 +376,7 @@ static swin_status bind_folded_bias(struct walker *w, const struct swin_onnx_lay
     TRY(plan(w, l, &w->m->stage[s].block[b].bias_table, t, LAYOUT_COPY, (uint64_t)heads, (uint64_t)n, (uint64_t)n));
     struct swin_bind_plan *p = &w->out->plans[w->out->n_plans - 1];
     p->unfold_bias = true;
+    for (int k = 0; k < 3; k++) p->bias_strides[k] = v->strides[r - 3 + k];
     p->out_numel = (uint64_t)swin_bias_table_rows(cfg) * (uint64_t)heads;
     return SWIN_OK;
 }
@@ -406,6 +421,10 @@ static swin_status bind_block(struct walker *w, int s, int b)
     }
     /* a folded shifted-window mask: checked, then dropped (the kernels derive it) */
     while ((t = peek(w)) && t->kind == L_FOLDED) {
+        if (!swin_const_view_contiguous(&t->view))
+            return fail(w, t->node, SWIN_ERR_MODEL,
+                        "constant '%s' reaches stage %d's attention logits through a transposed view; a folded shifted-window mask is checked in its stored order only",
+                        t->w->name, s + 1);
         TRY(swin_attn_mask_check(w->g->f, cfg, s, t->w, w->err));
         w->pos++;
     }

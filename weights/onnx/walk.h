@@ -17,6 +17,7 @@ struct swin_bind_plan {
     uint64_t d0, d1, k;               /* source dims as the layout sees them (see layout.h);
                                          folded bias: d0 = heads, d1 = n tokens */
     bool unfold_bias;                 /* source is a folded (heads, n, n) bias: swin_layout_unfold_bias */
+    int64_t bias_strides[3];          /* folded bias: its (head, query, key) strides in the source */
     uint64_t out_numel;               /* floats written to the slot */
     int node;                         /* the node it was bound at, for messages */
     bool in_affine;                   /* a CNN-block InstanceNorm gamma/beta: dropped unless cfg.instnorm_affine */
