@@ -4,7 +4,7 @@
     make_bad_models.py TEST_DATA_DIR OUTDIR
 from the cases f12_c32_ts (TorchScript), f12_c64_dynamo (external data), f12_c32_default
 (today's default export: GELU as one Gelu node), f12_c32_flash_dynamo23 (opset 23's
-Attention) and f12_w4_flash_dynamo21 (a relative-position bias and shifted-window mask folded
+Attention) and f12_w454_flash_dynamo21 (a relative-position bias and shifted-window mask folded
 into one constant). Each variant changes one thing; tests/weights/CMakeLists.txt lists the status and message
 each must produce."""
 import os
@@ -34,7 +34,7 @@ def main() -> int:
     src = os.path.join(data, "f12_c32_ts", "model.onnx")
     dyn_dir, default_dir, flash_dir = (os.path.join(data, c) for c in ("f12_c64_dynamo", "f12_c32_default",
                                                                         "f12_c32_flash_dynamo23"))
-    w4 = os.path.join(data, "f12_w4_flash_dynamo21", "model.onnx")
+    w4 = os.path.join(data, "f12_w454_flash_dynamo21", "model.onnx")
     for p in (src, os.path.join(dyn_dir, "model.onnx"), os.path.join(dyn_dir, "model.onnx.data"),
               os.path.join(default_dir, "model.onnx"), os.path.join(flash_dir, "model.onnx"), w4):
         if not os.path.isfile(p):

@@ -352,10 +352,11 @@ for o in 19 21 22 23; do spawn run_case f12_c32_dynamo$o "32 32 32" --feature-si
 # MONAI 1.6's use_flash_attention: decomposed by TorchScript, one Attention node at opset 23
 spawn run_case f12_c32_flash_ts    "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention $TS --opset 17
 spawn run_case f12_c32_flash_dynamo23 "32 32 32" --feature-size 12 --size 32 32 32 --flash-attention --exporter dynamo --opset 23
-# a window of 4: dynamo constant-folds each small table[index] lookup to (n*n, heads) and leaves its
-# view to (1, heads, n, n); flash attention adds the bias to the mask before attention, and the
-# sum is folded too where both are small (stage 3: one head, 2 windows)
-spawn run_case f12_w4_flash_dynamo21 "64 32 32" --feature-size 12 --size 64 32 32 --window 4 --heads 3,1,1,12 \
+# a small window (4 x 5 x 4, not a cube): dynamo constant-folds each small table[index] lookup to
+# (n*n, heads) and leaves its view to (1, heads, n, n), no table or index left to tell the window;
+# flash attention adds the bias to the mask before attention, and the sum is folded too where both
+# are small (stage 3: one head, 2 windows)
+spawn run_case f12_w454_flash_dynamo21 "64 32 32" --feature-size 12 --size 64 32 32 --window 4,5,4 --heads 3,1,1,12 \
                                         --flash-attention --exporter dynamo --opset 21
 # norm_name='batch': both exporters fold each batch norm into its conv
 spawn run_case f12_c32_batch_ts    "32 32 32" --feature-size 12 --size 32 32 32 --batch-norm $TS --opset 17

@@ -331,7 +331,7 @@ static swin_status set_heads(struct walker *w, const struct swin_onnx_layer *l, 
 /* A relative-position bias an exporter constant-folded into (1, heads, n, n), or into
  * table[index] (n*n, heads) viewed as that (const_view.h): the table rows it reaches are
  * recovered (swin_layout_unfold_bias); cfg.bias_tokens[s] records n. */
-static swin_status bind_folded_bias(struct walker *w, const struct swin_onnx_layer *l, int s, int b)
+static swin_status bind_folded_bias(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_layer *qkv, int s, int b)
 {
     struct swin_config *cfg = &w->m->cfg;
     const struct swin_onnx_tensor *t = l->w;
@@ -354,16 +354,21 @@ static swin_status bind_folded_bias(struct walker *w, const struct swin_onnx_lay
     }
     int64_t heads = v->dims[r - 3], n = v->dims[r - 1];
     if (!w->have_window) {
-        /* only the token count is left: a cubic window, unshrunk in stage 1 */
-        int k = 1;
-        while ((int64_t)k * k * k < n) k++;
+        /* no table: the window from stage 1's partition, or, when the graph computes its
+         * shapes, from the token count (a cube); either unshrunk by stage 1's grid */
+        int win[3];
+        if (!swin_window_from_partition(w->g, qkv->node, win, w->err) || (int64_t)win[0] * win[1] * win[2] != n) {
+            int k = 1;
+            while ((int64_t)k * k * k < n) k++;
+            win[0] = win[1] = win[2] = (int64_t)k * k * k == n ? k : 0;
+        }
         bool shrunk = false;
-        for (int a = 0; a < 3; a++) shrunk |= cfg->cube[a] && cfg->cube[a] / 2 <= k;
-        if ((int64_t)k * k * k != n || s != 0 || shrunk)
+        for (int a = 0; a < 3; a++) shrunk |= cfg->cube[a] && cfg->cube[a] / 2 <= win[a];
+        if (!win[0] || s != 0 || shrunk)
             return fail(w, l->node, SWIN_ERR_MODEL,
                         "the relative-position bias was constant-folded into '%s' for %lld-token windows; the configured window cannot be told from it (not a cube, or shrunk to the stage size)",
                         t->name, (long long)n);
-        cfg->window[0] = cfg->window[1] = cfg->window[2] = k;
+        memcpy(cfg->window, win, sizeof win);
         w->have_window = true;
     }
     if (n > (int64_t)cfg->window[0] * cfg->window[1] * cfg->window[2])
@@ -404,7 +409,7 @@ static swin_status bind_block(struct walker *w, int s, int b)
     const struct swin_onnx_layer *t = peek(w);
     if (t && t->kind == L_FOLDED) {
         w->pos++;
-        TRY(bind_folded_bias(w, t, s, b));
+        TRY(bind_folded_bias(w, t, qkv, s, b));
     } else {
         TRY(expect(w, L_TABLE, WHAT("relative_position_bias_table lookup"), &t));
         if (!w->have_window) {
