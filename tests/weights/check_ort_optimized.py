@@ -3,8 +3,11 @@
 as sites keep them to start sessions faster: the dynamo export (f12_c32_default) and the
 TorchScript exporter's at opset 17 (f12_c32_ts) of the test data at the extended and all levels;
 the TorchScript exporter's at opset 16 (f12_c32_ts16), whose LayerNorms are decomposed, at the
-basic, extended and all levels, and two exported here at opset 14, normalize=False and use_v2,
-at the basic and extended levels. Each is run by `swinrun forward` and held to
+basic, extended and all levels, two exported here at opset 14, normalize=False and use_v2,
+at the basic and extended levels, and the dynamo export with a 4 x 5 x 4 window whose biases
+dynamo folded (f12_w454_flash_dynamo21) at the basic level, where every bias and mask becomes a
+plain constant and each qkv projection a Gemm (the window read from its partition's Reshape).
+Each is run by `swinrun forward` and held to
 check_logits.py's criterion against ONNX Runtime's run of the same optimised file; each file
 must hold what makes it differ from its export, else the check could not fail: ONNX Runtime's
 contrib operators swinrun accepts (com.microsoft FusedMatMul: the attention products with the
@@ -62,6 +65,8 @@ def contrib_ops(path):
             found["ReduceMean over axis 1"] += 1
         if n.op_type == "Div" and "norm" in n.name and uses[n.output[0]] > 1:
             found["Div used twice"] += 1
+        if n.op_type == "Gemm":
+            found["Gemm"] += 1
     return m, found
 
 
@@ -91,7 +96,9 @@ def main() -> int:
         "opset14_nonorm": (exported(work, "export_nonorm", "--no-normalize"), ("basic", "extended"),
                            {"ReduceMean over axis 1"}),
         "opset14_v2": (exported(work, "export_v2", "--use-v2"), ("basic", "extended"), {"ReduceMean over axis 1"}),
+        "f12_w454_flash_dynamo21": (os.path.join(data, "f12_w454_flash_dynamo21"), ("basic",), {"Gemm"}),
     }
+    own_input = {"f12_w454_flash_dynamo21"}   # a 64 x 32 x 32 export: its case's input
     extended_only = {"opset14_nonorm": {"SimplifiedLayerNormalization"}, "opset14_v2": {"SimplifiedLayerNormalization"}}
     ext_ts = None
     for case, (src, levels, ops) in cases.items():
@@ -102,10 +109,11 @@ def main() -> int:
             model, contrib = contrib_ops(path)
             if case == "f12_c32_ts" and level == "extended":
                 ext_ts = (path, model)
+            cinp = os.path.join(src, "input.npy") if case in own_input else inp
             s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-            ref = s.run(None, {s.get_inputs()[0].name: x})[0]
+            ref = s.run(None, {s.get_inputs()[0].name: np.load(cinp)})[0]
             out = os.path.join(work, f"{case}_{level}.npy")
-            r = subprocess.run([swinrun, "forward", path, inp, out], capture_output=True, text=True)
+            r = subprocess.run([swinrun, "forward", path, cinp, out], capture_output=True, text=True)
             if r.returncode:
                 check(f"{case} {level}", False, f"swinrun exit {r.returncode}: {r.stderr.strip()[-300:]}")
                 continue

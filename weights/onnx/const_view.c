@@ -132,7 +132,7 @@ static bool reshape(struct swin_const_view *v, const int64_t *shape, int ns, boo
             infer = k;
             continue;
         }
-        if (nd[k] < 1) return false;
+        if (nd[k] < 1 || nd[k] > numel / known) return false;   /* the product must stay numel */
         known *= nd[k];
     }
     if (infer >= 0) {

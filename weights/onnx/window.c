@@ -92,9 +92,9 @@ bool swin_window_from_partition(const struct swin_onnx_index *g, int qkv_node, i
 {
     static const int64_t perm_want[8] = {0, 1, 3, 5, 2, 4, 6, 7};
     int64_t shape[8];
-    int flat = swin_onnx_index_producer(g, swin_onnx_node_in(g->f->nodes[qkv_node], 0));
-    if (!is_node(g, flat, "Reshape")) return false;
-    int tr = swin_onnx_index_producer(g, swin_onnx_node_in(g->f->nodes[flat], 0));
+    /* the flattening Reshape, and a second one to 2-D where ONNX Runtime made the projection a Gemm */
+    int tr = swin_onnx_index_producer(g, swin_onnx_node_in(g->f->nodes[qkv_node], 0));
+    for (int k = 0; k < 2 && is_node(g, tr, "Reshape"); k++) tr = swin_onnx_index_producer(g, swin_onnx_node_in(g->f->nodes[tr], 0));
     if (!is_node(g, tr, "Transpose")) return false;
     const int64_t *perm;
     if (swin_onnx_node_attr_ints(g->f->nodes[tr], "perm", &perm) != 8 || memcmp(perm, perm_want, sizeof perm_want)) return false;

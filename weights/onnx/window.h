@@ -10,7 +10,7 @@
 swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_node, int64_t rows, int window[3], swin_error *err);
 
 /* The window a static export's first partition uses, read back from the qkv projection's
- * input: Reshape (-1, n, C) <- Transpose (0, 1, 3, 5, 2, 4, 6, 7) <- Reshape (B, D/w1, w1,
+ * input: Reshape (-1, n, C) [<- Reshape to 2-D before a Gemm] <- Transpose (0, 1, 3, 5, 2, 4, 6, 7) <- Reshape (B, D/w1, w1,
  * H/w2, w2, W/w3, w3, C); false when the graph does not show it (shapes computed at run time).
  * It is the stage's effective window: a window axis the stage's grid shrank equals the grid. */
 bool swin_window_from_partition(const struct swin_onnx_index *g, int qkv_node, int window[3], swin_error *err);
