@@ -4,7 +4,9 @@ as sites keep them to start sessions faster: the dynamo export (f12_c32_default)
 TorchScript exporter's at opset 17 (f12_c32_ts) of the test data at the extended and all levels;
 the TorchScript exporter's at opset 16 (f12_c32_ts16), whose LayerNorms are decomposed, at the
 basic, extended and all levels, two exported here at opset 14, normalize=False and use_v2,
-at the basic and extended levels, and the dynamo export with a 4 x 5 x 4 window whose biases
+at the basic and extended levels, one exported here at opset 14 with patch_norm at the basic level (ONNX Runtime leaves the patch
+norm over axis 1 of (B, C, D*H*W), its scale and shift (1, C, 1)), and the dynamo export with a
+4 x 5 x 4 window whose biases
 dynamo folded (f12_w454_flash_dynamo21) at the basic level, where every bias and mask becomes a
 plain constant and each qkv projection a Gemm (the window read from its partition's Reshape).
 Each is run by `swinrun forward` and held to
@@ -16,7 +18,9 @@ SimplifiedLayerNormalization: the variance half of a decomposed LayerNorm after 
 and for the decomposed LayerNorms ONNX Runtime's rewrites of them: a stage's first LayerNorm
 averaging over axis 1 with its Transpose moved into it, and a hidden state's proj_out merged with
 the next stage's norm1 (one Div used twice). A FusedMatMul given a transpose (transB=1, not what
-a Swin UNETR's attention fuses to) is refused, exit 2, in one line.
+a Swin UNETR's attention fuses to) is refused, exit 2, in one line, and so is that patch norm
+with its scale made (1, 1, D*H*W) (a scale per token: no LayerNorm's; its ReduceMeans are
+then no LayerNorm's either).
 
     check_ort_optimized.py SWINRUN TEST_DATA WORKDIR"""
 import collections
@@ -96,11 +100,12 @@ def main() -> int:
         "opset14_nonorm": (exported(work, "export_nonorm", "--no-normalize"), ("basic", "extended"),
                            {"ReduceMean over axis 1"}),
         "opset14_v2": (exported(work, "export_v2", "--use-v2"), ("basic", "extended"), {"ReduceMean over axis 1"}),
+        "opset14_patchnorm": (exported(work, "export_patchnorm", "--patch-norm"), ("basic",), {"ReduceMean over axis 1"}),
         "f12_w454_flash_dynamo21": (os.path.join(data, "f12_w454_flash_dynamo21"), ("basic",), {"Gemm"}),
     }
     own_input = {"f12_w454_flash_dynamo21"}   # a 64 x 32 x 32 export: its case's input
     extended_only = {"opset14_nonorm": {"SimplifiedLayerNormalization"}, "opset14_v2": {"SimplifiedLayerNormalization"}}
-    ext_ts = None
+    ext_ts = patchnorm = None
     for case, (src, levels, ops) in cases.items():
         for level in levels:
             if level != "basic" and case in extended_only:
@@ -109,6 +114,8 @@ def main() -> int:
             model, contrib = contrib_ops(path)
             if case == "f12_c32_ts" and level == "extended":
                 ext_ts = (path, model)
+            if case == "opset14_patchnorm":
+                patchnorm = (path, model)
             cinp = os.path.join(src, "input.npy") if case in own_input else inp
             s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             ref = s.run(None, {s.get_inputs()[0].name: np.load(cinp)})[0]
@@ -134,6 +141,23 @@ def main() -> int:
     r = subprocess.run([swinrun, "info", bad], capture_output=True, text=True)
     err = r.stderr.strip()
     check("a FusedMatMul with transB=1 refused", r.returncode == 2 and "FusedMatMul" in err and "\n" not in err,
+          f"exit {r.returncode}: {err[-300:]}")
+
+    from onnx import numpy_helper
+    path, model = patchnorm
+    inits = {t.name: t for t in model.graph.initializer}
+    mul = next(n for n in model.graph.node if n.op_type == "Mul" and any(
+        i in inits and len(inits[i].dims) == 3 and inits[i].dims[1] > 1 and inits[i].dims[2] == 1 for i in n.input))
+    name = next(i for i in mul.input if i in inits)
+    c = inits[name].dims[1]
+    tokens = (32 // 2) ** 3
+    inits[name].CopyFrom(numpy_helper.from_array(np.linspace(0.5, 1.5, tokens, dtype=np.float32).reshape(1, 1, tokens), name))
+    bad = os.path.join(os.path.dirname(path), "per_token_scale.onnx")
+    onnx.save(model, bad)
+    r = subprocess.run([swinrun, "info", bad], capture_output=True, text=True)
+    err = r.stderr.strip()
+    check(f"a patch norm scaled per token instead of per channel ({c}) refused",
+          r.returncode == 2 and "ReduceMean that is not part of a decomposed LayerNormalization" in err and "\n" not in err,
           f"exit {r.returncode}: {err[-300:]}")
     return summary()
 

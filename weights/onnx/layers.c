@@ -413,7 +413,8 @@ swin_status swin_layers_find(const struct swin_onnx_index *g, struct swin_onnx_l
         int r = recognise(g, i, &by_node[i], rm, &visits, err);
         if (r < 0) st = err->status;
         else has[i] = (unsigned char)r;
-        for (int k = 0; k < 2; k++)
+        /* a LayerNorm recognised claims its ReduceMeans; a shape it was not taken as claims none */
+        for (int k = 0; k < 2 && r > 0; k++)
             if (rm[k] >= 0) in_ln[rm[k]] = 1;
     }
     for (int i = 0; i < nn && !st; i++)

@@ -100,17 +100,28 @@ static int normalisation(const struct swin_onnx_index *g, int div, const char **
     return epsilon_check(g, div, e, err);
 }
 
-/* The affine part after the normalisation's output y (already moved channels-last where it
- * averaged over axis 1): Mul by a constant vector, then Add of one; l->w, l->b set when there. */
-static void affine(const struct swin_onnx_index *g, int mul, struct swin_onnx_layer *l)
+/* Whether t holds one value per channel as the affine part broadcasts it: a vector (C) for
+ * channels last, (1, C, 1, ..) for channels on axis 1. */
+static bool per_channel(const struct swin_onnx_tensor *t, bool channels_first)
+{
+    if (!t) return false;
+    if (!channels_first) return t->ndim == 1;
+    if (t->ndim < 2 || (uint64_t)t->dims[1] != t->numel) return false;
+    return true;
+}
+
+/* The affine part after the normalisation's output y (channels last, or on axis 1 where it
+ * averaged over axis 1 and y was not moved): Mul by a constant per channel, then Add of one;
+ * l->w, l->b set when there. */
+static void affine(const struct swin_onnx_index *g, int mul, struct swin_onnx_layer *l, bool channels_first)
 {
     const char *rest;
     const struct swin_onnx_tensor *gamma = mul >= 0 ? swin_onnx_const_float_operand(g, g->f->nodes[mul], &rest) : NULL;
-    if (!gamma || gamma->ndim != 1) return;
+    if (!per_channel(gamma, channels_first)) return;
     l->w = gamma;
     int badd = single_consumer(g, swin_onnx_node_out(g->f->nodes[mul], 0), "Add");
     const struct swin_onnx_tensor *beta = badd >= 0 ? swin_onnx_const_float_operand(g, g->f->nodes[badd], &rest) : NULL;
-    if (beta && beta->ndim == 1) l->b = beta;
+    if (per_channel(beta, channels_first)) l->b = beta;
 }
 
 int swin_ln_decomposed_match(const struct swin_onnx_index *g, int div, struct swin_onnx_layer *l, int reduce_means[2], swin_error *err)
@@ -122,9 +133,11 @@ int swin_ln_decomposed_match(const struct swin_onnx_index *g, int div, struct sw
     const int *c;
     int consumers = swin_onnx_index_consumers(g, y, &c);
     /* over the channels of (B, C, D, H, W): ONNX Runtime's transpose optimiser (any level) moves
-     * the Transpose before a stage's first LayerNorm below its decomposition (opset <= 16) */
+     * the Transpose before a stage's first LayerNorm below its decomposition (opset <= 16); the
+     * patch norm over (B, C, D*H*W) it leaves channels first, its affine constants (1, C, 1) */
     int transpose = axis == 1 && consumers == 1 ? single_consumer(g, y, "Transpose") : -1;
-    if (axis == 1 && consumers == 1 && !channels_last(g, transpose)) return 0;
+    bool channels_first = axis == 1 && consumers == 1 && transpose < 0;
+    if (axis == 1 && consumers == 1 && !channels_first && !channels_last(g, transpose)) return 0;
     memset(l, 0, sizeof *l);
     l->kind = L_LN;
     l->node = div;
@@ -132,10 +145,13 @@ int swin_ln_decomposed_match(const struct swin_onnx_index *g, int div, struct sw
     /* one use: its affine Mul follows; several: ONNX Runtime merged the hidden state's proj_out
      * (weightless) with the next stage's norm1, whose affine part is matched at its Mul
      * (swin_ln_shared_affine_match) */
-    if (consumers == 1)
-        affine(g, single_consumer(g, swin_onnx_node_out(transpose >= 0 ? g->f->nodes[transpose] : g->f->nodes[div], 0), "Mul"), l);
-    else
+    if (consumers == 1) {
+        affine(g, single_consumer(g, swin_onnx_node_out(transpose >= 0 ? g->f->nodes[transpose] : g->f->nodes[div], 0), "Mul"), l,
+               channels_first);
+        if (channels_first && !l->w) return 0;   /* a weightless LayerNorm over axis 1: not MONAI's */
+    } else {
         l->shared = true;
+    }
     return 1;
 }
 
@@ -159,7 +175,7 @@ int swin_ln_shared_affine_match(const struct swin_onnx_index *g, int mul, struct
     l->kind = L_LN;
     l->node = mul;
     l->x = x;
-    affine(g, mul, l);
+    affine(g, mul, l, false);
     return 1;
 }
 

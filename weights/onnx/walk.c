@@ -117,7 +117,10 @@ static swin_status bind_vec(struct walker *w, const struct swin_onnx_layer *l, c
                             int64_t n, const char *what, const char *key)
 {
     if (!t) return plan(w, l, slot, NULL, LAYOUT_ZERO, (uint64_t)n, 1, 1);
-    TRY(check_shape(w, l, t, what, 1, &n));
+    /* (1, C, 1) as a channels-first LayerNorm's affine constant broadcasts: a vector of C */
+    bool vector_in_ones = t->ndim > 1 && t->numel == (uint64_t)n;
+    for (int k = 0; k < t->ndim && vector_in_ones; k++) vector_in_ones = t->dims[k] == 1 || t->dims[k] == n;
+    if (!vector_in_ones) TRY(check_shape(w, l, t, what, 1, &n));
     TRY(check_name(w, l, t, key));
     return plan(w, l, slot, t, LAYOUT_COPY, (uint64_t)n, 1, 1);
 }
