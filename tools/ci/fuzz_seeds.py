@@ -4,7 +4,8 @@
     fuzz_seeds.py TEST_DATA OUT
 
 TEST_DATA  the exported test models (tools/export/make_test_data.sh): the smallest TorchScript
-           and dynamo exports at the smallest cube, f12_c32_ts and f12_c32_default, are used
+           and dynamo exports at the smallest cube, f12_c32_ts and f12_c32_default, and the
+           dynamo export whose biases and masks it folded, f12_w454_flash_dynamo21, are used
 OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constant folding,
            large constants made initializers, no value_info; every initializer moved to the
            external-data file OUT/onnx_data/CASE.data, which the ONNX harnesses link next
@@ -42,7 +43,7 @@ import onnx
 import onnxsim
 from onnx.external_data_helper import convert_model_to_external_data
 
-ONNX_CASES = ("f12_c32_ts", "f12_c32_default")
+ONNX_CASES = ("f12_c32_ts", "f12_c32_default", "f12_w454_flash_dynamo21")
 LARGE_CONSTANT = 1024   # bytes: Constant nodes above this become initializers
 
 
