@@ -383,6 +383,10 @@ spawn derive_case f12_c32_ts_fp16w       f12_c32_ts fp16-weights
 spawn derive_case f12_c32_default_bf16w  f12_c32_default bf16-weights
 spawn derive_case f12_c32_default_fp16g  f12_c32_default fp16-graph
 spawn derive_case f12_c32_default_fardata f12_c32_default far-data
+# every bias and mask folded into the constant mask of opset 23's Attention
+spawn derive_case f12_c32_flash_dynamo23_onnxsim f12_c32_flash_dynamo23 onnxsim
+# a folded bias + mask stored as float16 (bias - 100 rounded there)
+spawn derive_case f12_w454_flash_dynamo21_fp16w f12_w454_flash_dynamo21 fp16-weights
 join
 
 echo "make_test_data: $(( $(date +%s) - total_start ))s total, output in $outdir"

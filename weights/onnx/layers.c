@@ -352,6 +352,12 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         }
         l->kind = L_ATTN;
         l->scale = swin_onnx_node_attr_float(n, "scale", 0);
+        /* a constant mask: the bias (and the shifted window's mask) an optimiser folded, the
+         * Add before the node folded with them */
+        struct swin_const_view v;
+        if (swin_const_view_follow(g, swin_onnx_node_in(n, 3), &v, err) == 1 && v.ndim >= 2 && v.dims[v.ndim - 1] > 1 &&
+            v.dims[v.ndim - 1] == v.dims[v.ndim - 2])
+            l->view = v;
         return 1;
     }
     if (!strcmp(op, "Softmax")) return swin_attn_scale_match(g, i, l, visits, err);

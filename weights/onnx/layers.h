@@ -18,7 +18,8 @@ struct swin_onnx_layer {
     enum layer_kind kind;
     int node;                          /* the Conv / MatMul / Gemm / LN / IN / Gather / Add node */
     const struct swin_onnx_tensor *w;       /* weight, LN/IN scale, bias table, folded constant */
-    struct swin_const_view view;            /* folded constant: w as the Add sees it */
+    struct swin_const_view view;            /* folded constant: w as the Add sees it; an Attention's
+                                               constant mask (view.src NULL when computed) */
     const struct swin_onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */

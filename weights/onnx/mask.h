@@ -17,7 +17,8 @@ swin_status swin_attn_mask_check(const struct swin_onnx_file *f, const struct sw
 /* Checks constant v (nW, heads, n, n) as MONAI's flash-attention path builds it for a shifted
  * block and an exporter folds it: the relative-position bias plus the stage's mask, window by
  * window. Window 0's mask is 0 (every token in region 0), so its slice is the bias; every
- * window must hold exactly that bias with the window's mask added (float32 sums, as folded).
+ * window must hold that bias where its mask is 0, and the bias - 100 within 1 where it masks
+ * (float16 or bfloat16 storage rounds the sum).
  * Needs the export cube. */
 swin_status swin_attn_bias_mask_check(const struct swin_onnx_file *f, const struct swin_config *cfg, int s,
                                       const struct swin_const_view *v, swin_error *err);

@@ -337,7 +337,7 @@ static swin_status set_heads(struct walker *w, const struct swin_onnx_layer *l, 
 static swin_status bind_folded_bias(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_layer *qkv, int s, int b)
 {
     struct swin_config *cfg = &w->m->cfg;
-    const struct swin_onnx_tensor *t = l->w;
+    const struct swin_onnx_tensor *t = l->view.src;
     const struct swin_const_view *v = &l->view;
     int r = v->ndim;
     char sh[120];
@@ -412,6 +412,9 @@ static swin_status bind_block(struct walker *w, int s, int b)
     const struct swin_onnx_layer *t = peek(w);
     if (t && t->kind == L_FOLDED) {
         w->pos++;
+        TRY(bind_folded_bias(w, t, qkv, s, b));
+    } else if (t && t->kind == L_ATTN && t->view.src) {
+        /* the Attention's constant mask: its scale is checked below */
         TRY(bind_folded_bias(w, t, qkv, s, b));
     } else {
         TRY(expect(w, L_TABLE, WHAT("relative_position_bias_table lookup"), &t));
