@@ -60,6 +60,9 @@ struct swin_config {
      * R_full[i][t], i, t < n, are known (the rest are 0), so only windows of at most n tokens
      * are covered (docs/forward.md §3.3 and §3.4). */
     int bias_tokens[SWIN_STAGES];
+    /* The attention logits' scale per stage where the file stores another value than MONAI's
+     * 1/sqrt(head dim) within 1 % (a float16 or bfloat16 copy of it); 0: MONAI's. */
+    float attn_scale[SWIN_STAGES];
 };
 
 /* Where the ONNX file or checkpoint came from, as far as the file tells (for `swinrun info` and messages). */

@@ -15,6 +15,7 @@ struct swin_window_geom {
     int padded[3];
     int cfg_window[3];
     int heads;
+    float scale;   /* the attention logits' scale; 0: MONAI's 1/sqrt(head dim) */
 };
 
 /* The geometry of a block on grid L (spec 3.4 step 2): an axis with L <= cfg_window uses

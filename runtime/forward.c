@@ -7,6 +7,7 @@ void swin_block_geometry(const struct swin_config *c, int stage, int block, cons
                          struct swin_window_geom *g)
 {
     *g = swin_window_geom_make(L, c->window, c->heads[stage], block % 2 == 1);
+    g->scale = c->attn_scale[stage];
 }
 
 /* Swin blocks of one stage, in place on the residual stream x (channels-last). */

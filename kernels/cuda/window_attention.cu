@@ -157,7 +157,7 @@ cudaError_t swin_cuda_window_attention(cudaStream_t s, T *o, const T *qkv, long 
                                        const T *table, int C)
 {
     const int hd = C / g.heads;
-    const float scale = (float)(1.0 / sqrt((double)hd));
+    const float scale = g.scale > 0 ? g.scale : (float)(1.0 / sqrt((double)hd));
     /* Tensor cores: half storage, head dim 16 or 32, the bias column fits shared memory. */
     if constexpr (std::is_same<T, __half>::value) {
         if (attention_table_rows(g) <= WA_TABLE_MAX) {

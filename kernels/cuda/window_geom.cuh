@@ -20,6 +20,7 @@ struct WinGeom {
     int n;          /* tokens per window, win0 win1 win2 */
     int heads;
     bool masked;    /* some shift > 0 */
+    float scale;    /* the logits' scale; 0: 1/sqrt(head dim) */
 };
 
 inline WinGeom win_geom(const struct swin_window_geom *g)
@@ -35,6 +36,7 @@ inline WinGeom win_geom(const struct swin_window_geom *g)
     }
     w.n = g->win[0] * g->win[1] * g->win[2];
     w.heads = g->heads;
+    w.scale = g->scale;
     w.masked = g->shift[0] > 0 || g->shift[1] > 0 || g->shift[2] > 0;
     return w;
 }

@@ -446,6 +446,13 @@ static swin_status bind_block(struct walker *w, int s, int b)
         if (t->scale != 0 && !(fabsf(t->scale - want) <= 1e-2f * want))
             return fail(w, t->node, SWIN_ERR_MODEL, "%s scales the logits by %g, MONAI by 1/sqrt(head dim) = %g",
                         WHAT("attention"), (double)t->scale, (double)want);
+        /* a rounded copy of MONAI's scale is run as stored, as ONNX Runtime runs it */
+        if (t->scale != 0 && fabsf(t->scale - want) > 1e-6f * want) {
+            if (cfg->attn_scale[s] != 0 && cfg->attn_scale[s] != t->scale)
+                return fail(w, t->node, SWIN_ERR_MODEL, "%s scales the logits by %.9g, an earlier block of the stage by %.9g",
+                            WHAT("attention"), (double)t->scale, (double)cfg->attn_scale[s]);
+            cfg->attn_scale[s] = t->scale;
+        }
         w->pos++;
     }
 

@@ -127,7 +127,7 @@ static void attn_run(void *p, int tid, int nth)
     const struct swin_vol x = t->x;
     const int c = x.c, c3 = 3 * c, heads = g->heads, hd = c / heads;
     const int n = (int)t->n;
-    const float scale = (float)(1.0 / sqrt((double)hd));
+    const float scale = g->scale > 0 ? g->scale : (float)(1.0 / sqrt((double)hd));
     char *base = t->ws + (size_t)tid * t->slice;
     float *tok = (float *)base;
     float *o = (float *)(base += swin_cpu_round((size_t)n * c * sizeof(float)));

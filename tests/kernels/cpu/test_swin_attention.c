@@ -90,7 +90,7 @@ static void naive(float *ref, const float *x, int C, const struct swin_window_ge
     }
     /* 4-5: windows */
     const int n = wn[0] * wn[1] * wn[2], heads = g->heads, hd = C / heads;
-    const double scale = 1.0 / sqrt((double)hd);
+    const double scale = g->scale > 0 ? g->scale : 1.0 / sqrt((double)hd);
     double *T = malloc((size_t)n * C * sizeof(double)), *qkv = malloc((size_t)n * 3 * C * sizeof(double));
     double *O = malloc((size_t)n * C * sizeof(double)), *lg = malloc((size_t)n * sizeof(double));
     double *zr = calloc(NP * C, sizeof(double));
@@ -185,11 +185,13 @@ static double max_diff(const float *a, const float *b, size_t n, double *scale)
  * output by > 1e-3 (1e-3 .. 1e-2 on a whole model, docs/forward.md §4; here per block). */
 #define ATTN_TOL 3e-5
 
-static bool run_case(struct swin_cpu_backend *be, int L0, int L1, int L2, const int cfg[3], int C, int heads,
-                     bool odd_block, int pitch, bool qkv_bias, struct variant must_differ[], int nvar)
+/* scale: the logits' scale the geometry carries (0: 1/sqrt(head dim)) */
+static bool run_case_scaled(struct swin_cpu_backend *be, int L0, int L1, int L2, const int cfg[3], int C, int heads,
+                            bool odd_block, int pitch, bool qkv_bias, struct variant must_differ[], int nvar, float scale)
 {
     const int L[3] = {L0, L1, L2};
-    const struct swin_window_geom g = swin_window_geom_make(L, cfg, heads, odd_block);
+    struct swin_window_geom g = swin_window_geom_make(L, cfg, heads, odd_block);
+    g.scale = scale;
     char name[200];
     snprintf(name, sizeof name,
              "swin_attention L %dx%dx%d cfg %dx%dx%d win %dx%dx%d shift %d,%d,%d P %dx%dx%d C %d heads %d pitch %d qkv_b %d",
@@ -226,6 +228,12 @@ static bool run_case(struct swin_cpu_backend *be, int L0, int L1, int L2, const 
     return ok;
 }
 
+static bool run_case(struct swin_cpu_backend *be, int L0, int L1, int L2, const int cfg[3], int C, int heads,
+                     bool odd_block, int pitch, bool qkv_bias, struct variant must_differ[], int nvar)
+{
+    return run_case_scaled(be, L0, L1, L2, cfg, C, heads, odd_block, pitch, qkv_bias, must_differ, nvar, 0);
+}
+
 /* All cases on the backend's current kernels (the softmax differs between levels). */
 static bool all_cases(struct swin_cpu_backend *be)
 {
@@ -256,6 +264,8 @@ static bool all_cases(struct swin_cpu_backend *be)
      * windows of 343 keys shifted on one axis, and 20 (one 16-column tile and a partial one) */
     ok &= run_case(be, 14, 7, 7, c7, 32, 2, true, 35, true, no_geo + 2, 1);
     ok &= run_case(be, 8, 7, 9, c7, 40, 2, true, 40, false, NULL, 0);
+    /* a scale the model file stores other than 1/sqrt(head dim) (0.25 at head dim 16) */
+    ok &= run_case_scaled(be, 14, 7, 7, c7, 32, 2, true, 35, true, NULL, 0, 0.17f);
     return ok;
 }
 

@@ -57,7 +57,7 @@ int main(void)
     ok &= expect("patch_merge with an offset of 2",
                  swin_op_patch_merge(swin_cuda_ops_for(ct_dtype()), e.gpu, half.dev, big.dev, order, g, g, g, NULL, 0), SWIN_ERR_ARG, e.gpu);
 
-    struct swin_window_geom geo = {{4, 4, 4}, {4, 4, 4}, {0, 0, 0}, {4, 4, 4}, {7, 7, 7}, 3};
+    struct swin_window_geom geo = {{4, 4, 4}, {4, 4, 4}, {0, 0, 0}, {4, 4, 4}, {7, 7, 7}, 3, 0};
     struct swin_block_w blk;
     memset(&blk, 0, sizeof blk);
     blk.norm1_w = blk.norm1_b = blk.qkv_w = blk.bias_table = blk.proj_w = blk.proj_b = g;

@@ -20,10 +20,11 @@
 
 /* chunk_windows > 0: the CUDA backend's chunk budget holds that many windows (4C
  * elements per token, swin_attention.cu), so the windows run over several chunks. */
-static bool attn_chunked_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3],
-                              bool odd_block, int C, int heads, int pitch, bool qkv_bias, long long chunk_windows)
+static bool attn_scaled_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3],
+                             bool odd_block, int C, int heads, int pitch, bool qkv_bias, long long chunk_windows, float scale)
 {
-    const struct swin_window_geom g = swin_window_geom_make(L, cfg, heads, odd_block);
+    struct swin_window_geom g = swin_window_geom_make(L, cfg, heads, odd_block);
+    g.scale = scale;   /* 0: 1/sqrt(head dim) */
     const size_t T = (size_t)(2 * cfg[0] - 1) * (2 * cfg[1] - 1) * (2 * cfg[2] - 1);
     struct swin_block_w w;
     memset(&w, 0, sizeof w);
@@ -51,6 +52,12 @@ static bool attn_chunked_case(ct_env *e, test_rng *r, const char *what, const in
     ct_dev_ws_free(dw);
     cvol_free(&x);
     return ok;
+}
+
+static bool attn_chunked_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3],
+                              bool odd_block, int C, int heads, int pitch, bool qkv_bias, long long chunk_windows)
+{
+    return attn_scaled_case(e, r, what, L, cfg, odd_block, C, heads, pitch, qkv_bias, chunk_windows, 0);
 }
 
 static bool attn_case(ct_env *e, test_rng *r, const char *what, const int L[3], const int cfg[3], bool odd_block,
@@ -112,6 +119,9 @@ int main(void)
     {
         const int L[3] = {7, 9, 5}, cw[3] = {3, 4, 5};   /* n 60, shift (1, 2, 0); hd 16 */
         ok &= attn_case(&e, &r, "attention 7x9x5 window 3x4x5 shifted, C 32 heads 2", L, cw, true, 32, 2, 32, true);
+        /* a scale the model file stores other than 1/sqrt(head dim) = 0.25 */
+        ok &= attn_scaled_case(&e, &r, "attention 7x9x5 window 3x4x5 shifted, C 32 heads 2, scale 0.17", L, cw, true, 32, 2,
+                               32, true, 0, 0.17f);
     }
     {
         const int L[3] = {10, 5, 6}, cw[3] = {6, 5, 4};   /* win (6, 5, 4), n 120, shift (3, 0, 2); hd 32 */
