@@ -1,6 +1,5 @@
 #include "weights/onnx/layers.h"
 
-
 #include "core/model.h"
 #include "weights/onnx/attn_scale.h"
 #include "weights/onnx/ln_decomposed.h"
