@@ -24,7 +24,9 @@
 #           bundle_fidelity_btcv (tests/bundles), the emulated CUDA backend on the non-cubic
 #           64x32x96 case in half and on f=48 in half (e2e_emu_half_f12_64x32x96_ts,
 #           e2e_emu_half_f48_c32_hd16_ts: tests/e2e), and two of
-#           the four sliding-window cases of python_predictor (python_predictor_slow: tests/python)
+#           the four sliding-window cases of python_predictor (python_predictor_slow: tests/python),
+#           and random model configurations, export routes, tools and checkpoint forms against
+#           ONNX Runtime and torch (loader_slow_config_sweep_*: tools/export/config_sweep.py)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
