@@ -69,6 +69,12 @@ int swin_onnx_index_producer(const struct swin_onnx_index *g, const char *name)
     return name && name[0] ? swin_strmap_get(&g->producer, name) : -1;
 }
 
+int swin_onnx_producer_op(const struct swin_onnx_index *g, const char *name, const char *op)
+{
+    int p = swin_onnx_index_producer(g, name);
+    return p >= 0 && !strcmp(g->f->nodes[p]->op_type, op) ? p : -1;
+}
+
 int swin_onnx_index_consumers(const struct swin_onnx_index *g, const char *name, const int **nodes)
 {
     int v = name && name[0] ? swin_strmap_get(&g->value, name) : -1;

@@ -27,6 +27,8 @@ void swin_onnx_index_free(struct swin_onnx_index *g);
 const struct swin_onnx_tensor *swin_onnx_index_tensor(const struct swin_onnx_index *g, const char *name);
 /* The node that produces a value, or -1 (graph input, initializer, unknown). */
 int swin_onnx_index_producer(const struct swin_onnx_index *g, const char *name);
+/* The node that produces a value when its op is `op`, else -1. */
+int swin_onnx_producer_op(const struct swin_onnx_index *g, const char *name, const char *op);
 /* The nodes that consume a value (count returned, list in *nodes). */
 int swin_onnx_index_consumers(const struct swin_onnx_index *g, const char *name, const int **nodes);
 

@@ -4,13 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The node producing `value` if its op is `op`, else -1. */
-static int producer_op(const struct swin_onnx_index *g, const char *value, const char *op)
-{
-    int p = swin_onnx_index_producer(g, value);
-    return p >= 0 && !strcmp(g->f->nodes[p]->op_type, op) ? p : -1;
-}
-
 /* The one axis a ReduceMean averages over (axes as attribute, or as input since opset 18);
  * AXIS_NONE when it is not one axis. */
 #define AXIS_NONE INT64_MIN
@@ -49,12 +42,12 @@ static int single_consumer(const struct swin_onnx_index *g, const char *value, c
 static bool centred(const struct swin_onnx_index *g, const char *value, const char **x, int *rm, int64_t *axis, bool *moved,
                     swin_error *err)
 {
-    int t = producer_op(g, value, "Transpose");
+    int t = swin_onnx_producer_op(g, value, "Transpose");
     *moved = t >= 0 && channels_last(g, t);
-    int sub = producer_op(g, *moved ? swin_onnx_node_in(g->f->nodes[t], 0) : value, "Sub");
+    int sub = swin_onnx_producer_op(g, *moved ? swin_onnx_node_in(g->f->nodes[t], 0) : value, "Sub");
     if (sub < 0) return false;
     *x = swin_onnx_node_in(g->f->nodes[sub], 0);
-    *rm = producer_op(g, swin_onnx_node_in(g->f->nodes[sub], 1), "ReduceMean");
+    *rm = swin_onnx_producer_op(g, swin_onnx_node_in(g->f->nodes[sub], 1), "ReduceMean");
     if (*rm < 0 || strcmp(swin_onnx_node_in(g->f->nodes[*rm], 0), *x)) return false;
     *axis = mean_axis(g, *rm, err);
     return *moved ? *axis == 1 : (*axis == -1 || *axis == 1);
@@ -80,11 +73,11 @@ static int normalisation(const struct swin_onnx_index *g, int div, const char **
 {
     const SwinOnnx__NodeProto *n = g->f->nodes[div];
     const char *d = swin_onnx_node_in(n, 0), *v = NULL;
-    int sq = producer_op(g, swin_onnx_node_in(n, 1), "Sqrt");
-    int add = sq >= 0 ? producer_op(g, swin_onnx_node_in(g->f->nodes[sq], 0), "Add") : -1;
+    int sq = swin_onnx_producer_op(g, swin_onnx_node_in(n, 1), "Sqrt");
+    int add = sq >= 0 ? swin_onnx_producer_op(g, swin_onnx_node_in(g->f->nodes[sq], 0), "Add") : -1;
     const struct swin_onnx_tensor *eps = add >= 0 ? swin_onnx_const_float_operand(g, g->f->nodes[add], &v) : NULL;
-    int rm2 = eps ? producer_op(g, v, "ReduceMean") : -1;
-    int pw = rm2 >= 0 ? producer_op(g, swin_onnx_node_in(g->f->nodes[rm2], 0), "Pow") : -1;
+    int rm2 = eps ? swin_onnx_producer_op(g, v, "ReduceMean") : -1;
+    int pw = rm2 >= 0 ? swin_onnx_producer_op(g, swin_onnx_node_in(g->f->nodes[rm2], 0), "Pow") : -1;
     bool moved;
     int64_t mean_ax;
     if (pw < 0 || strcmp(swin_onnx_node_in(g->f->nodes[pw], 0), d) || !centred(g, d, x, &reduce_means[0], &mean_ax, &moved, err))
@@ -161,8 +154,8 @@ int swin_ln_shared_affine_match(const struct swin_onnx_index *g, int mul, struct
     const char *y;
     const struct swin_onnx_tensor *gamma = swin_onnx_const_float_operand(g, n, &y);
     if (!gamma || gamma->ndim != 1) return 0;
-    int transpose = producer_op(g, y, "Transpose");
-    int div = producer_op(g, transpose >= 0 ? swin_onnx_node_in(g->f->nodes[transpose], 0) : y, "Div");
+    int transpose = swin_onnx_producer_op(g, y, "Transpose");
+    int div = swin_onnx_producer_op(g, transpose >= 0 ? swin_onnx_node_in(g->f->nodes[transpose], 0) : y, "Div");
     const int *c;
     const char *x;
     int64_t axis;

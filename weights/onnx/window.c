@@ -83,23 +83,19 @@ swin_status swin_attn_window_detect(const struct swin_onnx_index *g, int table_n
     return fail(g, table_node, m, err);
 }
 
-static bool is_node(const struct swin_onnx_index *g, int node, const char *op)
-{
-    return node >= 0 && !strcmp(g->f->nodes[node]->op_type, op);
-}
-
 bool swin_window_from_partition(const struct swin_onnx_index *g, int qkv_node, int window[3], swin_error *err)
 {
     static const int64_t perm_want[8] = {0, 1, 3, 5, 2, 4, 6, 7};
     int64_t shape[8];
     /* the flattening Reshape, and a second one to 2-D where ONNX Runtime made the projection a Gemm */
-    int tr = swin_onnx_index_producer(g, swin_onnx_node_in(g->f->nodes[qkv_node], 0));
-    for (int k = 0; k < 2 && is_node(g, tr, "Reshape"); k++) tr = swin_onnx_index_producer(g, swin_onnx_node_in(g->f->nodes[tr], 0));
-    if (!is_node(g, tr, "Transpose")) return false;
+    const char *v = swin_onnx_node_in(g->f->nodes[qkv_node], 0);
+    for (int k = 0, r; k < 2 && (r = swin_onnx_producer_op(g, v, "Reshape")) >= 0; k++) v = swin_onnx_node_in(g->f->nodes[r], 0);
+    int tr = swin_onnx_producer_op(g, v, "Transpose");
+    if (tr < 0) return false;
     const int64_t *perm;
     if (swin_onnx_node_attr_ints(g->f->nodes[tr], "perm", &perm) != 8 || memcmp(perm, perm_want, sizeof perm_want)) return false;
-    int part = swin_onnx_index_producer(g, swin_onnx_node_in(g->f->nodes[tr], 0));
-    if (!is_node(g, part, "Reshape") || swin_onnx_index_const_i64(g, swin_onnx_node_in(g->f->nodes[part], 1), shape, 8, err) != 8)
+    int part = swin_onnx_producer_op(g, swin_onnx_node_in(g->f->nodes[tr], 0), "Reshape");
+    if (part < 0 || swin_onnx_index_const_i64(g, swin_onnx_node_in(g->f->nodes[part], 1), shape, 8, err) != 8)
         return false;
     for (int a = 0; a < 3; a++) {
         if (shape[2 + 2 * a] < 1 || shape[2 + 2 * a] > 64) return false;
