@@ -170,6 +170,12 @@ static int fused_matmul(const struct swin_onnx_index *g, int i, swin_error *err)
     return -1;
 }
 
+/* A view ending (.., n, n), n > 1: a bias or mask added to attention logits. */
+static bool tokens_by_tokens(const struct swin_const_view *v)
+{
+    return v->ndim >= 2 && v->dims[v->ndim - 1] > 1 && v->dims[v->ndim - 1] == v->dims[v->ndim - 2];
+}
+
 /* Recognises node i; *l->kind is set and 1 returned when it carries weights, 0 when it is a
  * plain operator, -1 on error. rm: the ReduceMean nodes a decomposed LayerNorm ending here
  * uses (else left alone). visits: what the attention-scale traces may still visit (attn_scale.h). */
@@ -332,7 +338,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
             if (swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1 - k)) ||
                 swin_const_view_follow(g, swin_onnx_node_in(n, k), &v, err) != 1)
                 continue;
-            if (v.ndim >= 3 && v.ndim <= 5 && v.dims[v.ndim - 1] > 1 && v.dims[v.ndim - 1] == v.dims[v.ndim - 2]) {
+            if (v.ndim >= 3 && v.ndim <= 5 && tokens_by_tokens(&v)) {
                 l->kind = L_FOLDED;
                 l->w = v.src;
                 l->view = v;
@@ -354,8 +360,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         /* a constant mask: the bias (and the shifted window's mask) an optimiser folded, the
          * Add before the node folded with them */
         struct swin_const_view v;
-        if (swin_const_view_follow(g, swin_onnx_node_in(n, 3), &v, err) == 1 && v.ndim >= 2 && v.dims[v.ndim - 1] > 1 &&
-            v.dims[v.ndim - 1] == v.dims[v.ndim - 2])
+        if (swin_const_view_follow(g, swin_onnx_node_in(n, 3), &v, err) == 1 && tokens_by_tokens(&v))
             l->view = v;
         return 1;
     }
