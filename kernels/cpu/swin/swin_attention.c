@@ -5,7 +5,7 @@
  *   r[p] = u[(p + shift) mod P]                          (roll toward lower indices)
  *   per window of n = win1 win2 win3 tokens (token t = (t1 win2 + t2) win3 + t3):
  *     qkv = T . qkv_w + qkv_b                            T (n, C), qkv (n, 3C)
- *     per head j (hd = C / heads, scale = hd^-1/2):
+ *     per head j (hd = C / heads, scale = hd^-1/2, or the rounded copy of it a model file stores: swin_window_geom.scale):
  *       S[i,t] = (scale q_i) . k_t + table[R_full[i,t], j] + (-100 if label(i) != label(t))
  *       O_j = softmax_t(S) . V_j                         padded tokens attend as keys
  *     Y = O . proj_w + proj_b
