@@ -51,6 +51,7 @@ struct swin_config {
     bool use_v2;                  /* residual conv block before each Swin stage */
     bool instnorm_affine;         /* CNN-block InstanceNorm has gamma/beta */
     bool batch_norm;              /* norm_name='batch': CNN blocks' batch norms folded into their convs */
+    bool batch_norm_at_load;      /* ... folded by the loader (a checkpoint, an ONNX file's BatchNormalization nodes) */
     int norm_groups;              /* norm_name=('group', {'num_groups': G}): G; 0 for instance or batch norm */
     swin_merge_order merge_order; /* sub-grid order of every patch merging */
     enum swin_merge_kind merge_kind;

@@ -56,6 +56,8 @@ typedef struct swin_model_info {
                                     swinrun does not follow, one per line; "" when none */
     const char *channel_names;   /* a MONAI bundle's channel_def: the name of output channel 0,
                                     1, ... one per line; "" when not known */
+    bool batch_norm_at_load;     /* batch_norm: folded by swinrun's loader (a checkpoint, or an
+                                    ONNX file's BatchNormalization nodes), not by the exporter */
 } swin_model_info;
 
 /* The highest instruction-set level the CPU backend's kernels may use

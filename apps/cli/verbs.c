@@ -129,8 +129,8 @@ int cli_info(const struct cli_args *a)
         if (i.norm_groups)
             printf("CNN norm       group, %d groups\n", i.norm_groups);
         else
-            printf("CNN norm       %s\n", i.batch_norm ? (i.opset ? "batch, folded into the convolutions by the exporter"
-                                                      : "batch, folded into the convolutions at load")
+            printf("CNN norm       %s\n", i.batch_norm ? (i.batch_norm_at_load ? "batch, folded into the convolutions at load"
+                                                                    : "batch, folded into the convolutions by the exporter")
                                        : i.instnorm_affine ? "instance, affine" : "instance");
         printf("downsample     %s\n", i.downsample);
         swin_segment_params sp = swin_model_segment_params(m);

@@ -8,6 +8,10 @@ the same file and input, held to check_logits.py's criterion:
   nofold_pre15      the same with MONAI < 1.5's merging order (read from those Slice bounds)
   nofold_opset14    opset 14 (a LayerNorm written out as ReduceMean ... Div)
   nofold_opset11    opset 11, the lowest torch exports this model at (Unsqueeze's axes an attribute)
+  nofold_batch      norm_name='batch': each batch norm left as a BatchNormalization node after its
+                    conv (swinrun folds it at load, and `swinrun info` says so)
+  nofold_batch_eps  the same with the batch norms' epsilon 0.1 (read from the nodes; MONAI's 1e-5
+                    would differ by up to 5 % of a channel's scale)
   initializers_as_inputs  keep_initializers_as_inputs=True (every weight also a graph input)
   dynamic_batch     dynamic_axes on the batch dimension only
   monai_convert_to_onnx  MONAI's own route, monai.networks.utils.convert_to_onnx (traced, then
@@ -15,6 +19,9 @@ the same file and input, held to check_logits.py's criterion:
                     2.15 its default, torch's dynamo exporter, fails on SwinUNETR's input check)
 Models are f=12, 32^3, Co 3, MONAI SwinUNETRs built and initialised as make_test_data.sh
 builds them (tools/export/export_swin_unetr.py, seed 0); the input is uniform [0, 1).
+nofold_batch's file is then spoiled two ways, each refused (exit 2, the message named): a batch
+norm in training mode (training_mode=1: batch statistics, not the running ones) and a running
+variance of -1 (no real scale).
 
     check_export_options.py SWINRUN WORKDIR"""
 import os
@@ -37,6 +44,8 @@ CASES = {  # name -> (exporter args, torch.onnx.export keyword arguments)
     "nofold_pre15": (["--merge-order", "pre15"], {"do_constant_folding": False, "opset_version": 17}),
     "nofold_opset14": ([], {"do_constant_folding": False, "opset_version": 14}),
     "nofold_opset11": ([], {"do_constant_folding": False, "opset_version": 11}),
+    "nofold_batch": (["--batch-norm"], {"do_constant_folding": False, "opset_version": 17}),
+    "nofold_batch_eps": (["--batch-norm"], {"do_constant_folding": False, "opset_version": 17, "bn_eps": 0.1}),
     "initializers_as_inputs": ([], {"keep_initializers_as_inputs": True, "opset_version": 17}),
     "dynamic_batch": ([], {"opset_version": 17, "dynamic_axes": {"input": {0: "N"}, "logits": {0: "N"}}}),
     "monai_convert_to_onnx": ([], {"opset_version": 17, "monai": True}),
@@ -45,6 +54,10 @@ CASES = {  # name -> (exporter args, torch.onnx.export keyword arguments)
 
 def export(model, path, kw):
     import torch
+    eps = kw.pop("bn_eps", None)
+    for m in model.modules():
+        if eps is not None and isinstance(m, torch.nn.BatchNorm3d):
+            m.eps = eps
     with torch.no_grad():
         if kw.pop("monai", False):
             from monai.networks.utils import convert_to_onnx
@@ -53,6 +66,35 @@ def export(model, path, kw):
         else:
             torch.onnx.export(model, (torch.zeros(1, 1, 32, 32, 32),), path, dynamo=False, input_names=["input"],
                               output_names=["logits"], **kw)
+
+
+def spoiled_batch_norms(swinrun, src, inp, work):
+    """nofold_batch's first BatchNormalization in training mode, then with a negative running
+    variance: each refused. Returns the failures."""
+    import onnx
+    from onnx import helper, numpy_helper
+    bad = 0
+    for name, want in (("bn_training", "training mode"), ("bn_negative_var", "running variance")):
+        m = onnx.load(src)
+        bn = next(n for n in m.graph.node if n.op_type == "BatchNormalization")
+        if name == "bn_training":
+            for a in bn.attribute:
+                if a.name == "training_mode":
+                    bn.attribute.remove(a)
+                    break
+            bn.attribute.append(helper.make_attribute("training_mode", 1))
+        else:
+            var = next(t for t in m.graph.initializer if t.name == bn.input[4])
+            v = numpy_helper.to_array(var).copy()
+            v[1] = -1.0
+            var.CopyFrom(numpy_helper.from_array(v, var.name))
+        path = os.path.join(work, f"{name}.onnx")
+        onnx.save(m, path)
+        r = subprocess.run([swinrun, "forward", path, inp, os.path.join(work, f"{name}.npy")], capture_output=True, text=True)
+        ok = r.returncode == 2 and want in r.stderr
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: exit {r.returncode}: {r.stderr.strip()[-200:]}")
+        bad += not ok
+    return bad
 
 
 def main() -> int:
@@ -80,9 +122,14 @@ def main() -> int:
             bad += 1
             continue
         ok, line = check_logits.compare(np.load(out), ref)
+        if name.startswith("nofold_batch"):
+            info = subprocess.run([swinrun, "info", path], capture_output=True, text=True).stdout
+            if "batch, folded into the convolutions at load" not in info:
+                ok, line = False, f"swinrun info does not say the batch norms were folded at load: {info[-300:]}"
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {line}")
         bad += not ok
-    print("PASS" if not bad else f"FAIL: {bad} of {len(CASES)}")
+    bad += spoiled_batch_norms(swinrun, os.path.join(work, "nofold_batch.onnx"), inp, work)
+    print("PASS" if not bad else f"FAIL: {bad} failures")
     return 1 if bad else 0
 
 

@@ -11,7 +11,8 @@ OUT        gets onnx/ (each model's graph, made small: onnx-simplifier's constan
            external-data file OUT/onnx_data/CASE.data, which the ONNX harnesses link next
            to their input: the fuzzed bytes are the graph alone; also two group-norm models exported
            here: TorchScript's Reshape/InstanceNormalization/Reshape/Mul/Add and opset 21's
-           GroupNormalization; and the opset-16 export saved by ONNX Runtime at its basic and
+           GroupNormalization; a batch-norm model exported without constant folding, its
+           BatchNormalization nodes kept; and the opset-16 export saved by ONNX Runtime at its basic and
            extended levels), nifti/ and nifti_gz/ (small NIfTI-1 and NIfTI-2
        volumes in both byte orders, several datatypes, scaling, qform/sform, an
        extension; gzipped also as many members and with bytes past the data), mha/ (small
@@ -65,10 +66,11 @@ def quiet():
             os.close(fd)
 
 
-def small_graph(model):
-    """The same model with a graph of about 100 KB: folded, its large constants made initializers."""
+def small_graph(model, keep_bn=False):
+    """The same model with a graph of about 100 KB: folded (batch norms kept as nodes with keep_bn),
+    its large constants made initializers."""
     with quiet():
-        model, ok = onnxsim.simplify(model)
+        model, ok = onnxsim.simplify(model, skip_fuse_bn=keep_bn)
     if not ok:
         sys.exit("fuzz_seeds.py: onnx-simplifier could not check its result")
     g = model.graph
@@ -88,18 +90,23 @@ def small_graph(model):
     return model
 
 
-def group_norm_exports(tmp):
-    """case -> path of f=12 32^3 SwinUNETRs with norm_name=("group", {"num_groups": 3})."""
+def norm_exports(tmp):
+    """case -> path of f=12 32^3 SwinUNETRs with norm_name=("group", {"num_groups": 3}), and with
+    norm_name="batch" exported without constant folding (BatchNormalization nodes)."""
     import torch
     from monai.networks.nets import SwinUNETR
     torch.manual_seed(0)
-    net = SwinUNETR(in_channels=1, out_channels=3, feature_size=12, norm_name=("group", {"num_groups": 3})).eval()
+    group = SwinUNETR(in_channels=1, out_channels=3, feature_size=12, norm_name=("group", {"num_groups": 3})).eval()
+    batch = SwinUNETR(in_channels=1, out_channels=3, feature_size=12, norm_name="batch").eval()
     paths = {}
-    for case, dynamo, opset in (("group_norm_ts", False, 17), ("group_norm_opset21", True, 21)):
+    for case, net, dynamo, opset, fold in (("group_norm_ts", group, False, 17, True),
+                                           ("group_norm_opset21", group, True, 21, True),
+                                           ("batch_norm_nofold", batch, False, 17, False)):
         paths[case] = os.path.join(tmp, case + ".onnx")
+        kw = {} if dynamo else {"do_constant_folding": fold}
         with quiet(), torch.no_grad():
             torch.onnx.export(net, (torch.zeros(1, 1, 32, 32, 32),), paths[case], dynamo=dynamo, opset_version=opset,
-                              input_names=["input"], output_names=["logits"])
+                              input_names=["input"], output_names=["logits"], **kw)
     return paths
 
 
@@ -124,7 +131,7 @@ def onnx_seeds(test_data, out):
     os.makedirs(data)
     exports = tempfile.mkdtemp()
     sources = {case: os.path.join(test_data, case, "model.onnx") for case in ONNX_CASES}
-    sources.update(group_norm_exports(exports))
+    sources.update(norm_exports(exports))
     optimised = ort_optimised(test_data, exports)
     sources.update(optimised)
     for case, path in sources.items():
@@ -132,7 +139,7 @@ def onnx_seeds(test_data, out):
         if case in optimised:
             del model.graph.value_info[:]
         else:
-            model = small_graph(model)
+            model = small_graph(model, keep_bn=case == "batch_norm_nofold")
         # initializers only: the loader refuses Constant nodes with external data
         convert_model_to_external_data(model, all_tensors_to_one_file=True, location=case + ".data",
                                        size_threshold=0, convert_attribute=False)

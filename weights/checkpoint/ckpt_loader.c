@@ -1,27 +1,12 @@
 #include "weights/checkpoint/ckpt_loader.h"
 #include "core/settings.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "weights/onnx/bind.h"
 #include "weights/onnx/merge.h"
 #include "weights/checkpoint/ckpt_walk.h"
-
-#define BN_EPS 1e-5f   /* MONAI's BatchNorm3d default; a state dict does not store it */
-
-/* w' = w * gamma / sqrt(var + eps) per output channel (the fastest index of (k^3, cin, cout)),
- * b = beta - mean * gamma / sqrt(var + eps): what the ONNX exporters do to an inference-mode batch norm. */
-static void fold_bn(const struct swin_bn_fold *b)
-{
-    float *w = (float *)*b->conv_w, *bias = (float *)*b->conv_b;
-    for (int o = 0; o < b->cout; o++) {
-        float s = b->gamma[o] / sqrtf(b->var[o] + BN_EPS);
-        bias[o] = b->beta[o] - b->mean[o] * s;
-        for (uint64_t r = 0; r < b->rows; r++) w[r * (uint64_t)b->cout + (uint64_t)o] *= s;
-    }
-}
 
 static void describe(const struct swin_ckpt_file *c, struct swin_model *m, const char *normalize_from, const char *merge_from,
                      const char *groups_from)
@@ -140,7 +125,6 @@ swin_status swin_ckpt_load(const char *path, const struct swin_ckpt_load_opts *o
             struct swin_onnx_side_file side;
             swin_ckpt_as_onnx_file(&c, &f, &side);
             if (!st) st = swin_bind_plans(&f, &w.plans, out, &e);
-            for (int i = 0; !st && i < w.n_bn; i++) fold_bn(&w.bn[i]);
             swin_ckpt_walk_free(&w);
         }
         swin_ckpt_close(&c);

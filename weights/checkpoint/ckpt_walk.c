@@ -16,6 +16,8 @@ struct cw {
     swin_error *err;
 };
 
+#define BN_EPS 1e-5f   /* MONAI's BatchNorm3d default; a state dict does not store it */
+
 #define TRY(x) do { swin_status st_ = (x); if (st_) return st_; } while (0)
 
 static swin_status fail(struct cw *w, swin_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -141,8 +143,9 @@ static swin_status res_conv(struct cw *w, struct swin_resblock_w *r, int idx, in
     snprintf(norm, sizeof norm, "%s.norm%d", prefix, idx);
     if (v2) return SWIN_OK;   /* MONAI's v2 blocks use instance norm without affine whatever norm_name says */
     if (cfg->batch_norm) {
-        if (w->o->n_bn == SWIN_CKPT_MAX_BN) return fail(w, SWIN_ERR_INTERNAL, "more batch norms than a Swin UNETR has");
-        struct swin_bn_fold *b = &w->o->bn[w->o->n_bn++];
+        struct swin_walk_out *o = &w->o->plans;
+        if (o->n_bn == SWIN_MAX_BN_FOLDS) return fail(w, SWIN_ERR_INTERNAL, "more batch norms than a Swin UNETR has");
+        struct swin_bn_fold *b = &o->bn[o->n_bn++];
         static const char *const parts[] = {"weight", "bias", "running_mean", "running_var"};
         const float **slots[] = {&b->gamma, &b->beta, &b->mean, &b->var};
         for (int p = 0; p < 4; p++) {
@@ -156,6 +159,8 @@ static swin_status res_conv(struct cw *w, struct swin_resblock_w *r, int idx, in
         b->conv_b = bslot[idx - 1];
         b->rows = (uint64_t)k * k * k * (uint64_t)cin;
         b->cout = r->cout;
+        b->eps = BN_EPS;
+        snprintf(b->what, sizeof b->what, "%s", norm);
         return plan(w, bslot[idx - 1], -1, LAYOUT_ZERO, (uint64_t)r->cout, 1, 1);
     }
     if (cfg->instnorm_affine) return affine(w, norm, r->cout, gslot[idx - 1], betaslot[idx - 1]);
@@ -311,7 +316,7 @@ static swin_status detect(struct cw *w)
     cfg->qkv_bias = has(w, "swinViT.layers1.0.blocks.0.attn.qkv.bias");
     cfg->patch_norm = has(w, "swinViT.patch_embed.norm.weight");
     cfg->use_v2 = has(w, "swinViT.layers1c.0.layer.conv1.conv.weight");
-    cfg->batch_norm = has(w, "encoder1.layer.norm1.running_mean");
+    cfg->batch_norm = cfg->batch_norm_at_load = has(w, "encoder1.layer.norm1.running_mean");
     cfg->instnorm_affine = !cfg->batch_norm && has(w, "encoder1.layer.norm1.weight");
     if (cfg->norm_groups && cfg->batch_norm)
         return fail(w, SWIN_ERR_MODEL, "%d norm groups were given, but the CNN norms are batch norms (running_mean keys)",

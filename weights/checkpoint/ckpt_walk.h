@@ -10,24 +10,11 @@
 #include "weights/checkpoint/ckpt_file.h"
 #include "weights/onnx/walk.h"
 
-#define SWIN_CKPT_MAX_BN 32
-
-/* One batch norm to fold into the conv before it once the weights are bound:
- * w' = w * gamma / sqrt(var + eps) per output channel, b = beta - mean * gamma / sqrt(var + eps). */
-struct swin_bn_fold {
-    const float *gamma, *beta, *mean, *var;   /* bound like weights (scratch slots) */
-    const float **conv_w, **conv_b;           /* the swin_model fields: (k^3, cin, cout), (cout) */
-    uint64_t rows;                            /* k^3 * cin */
-    int cout;
-};
-
 struct swin_ckpt_walk_out {
     struct swin_walk_out plans;
     struct swin_onnx_tensor *views;           /* one per state-dict entry, the plans' sources */
     void **bufs;                              /* gathered strided tensors, freed with the views */
     int n_views;
-    struct swin_bn_fold bn[SWIN_CKPT_MAX_BN];
-    int n_bn;
 };
 
 /* Fills m->cfg (merge order and normalize left to the caller) and out. */

@@ -1,5 +1,6 @@
 #include "weights/onnx/bind.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,23 @@
 #define FLAT_ALIGN 256
 
 static uint64_t aligned_floats(uint64_t n) { return (n + FLAT_ALIGN / 4 - 1) / (FLAT_ALIGN / 4) * (FLAT_ALIGN / 4); }
+
+/* walk.h's fold, per output channel o (the fastest index of the bound (k^3, cin, cout) weight) */
+static swin_status fold_bn(const struct swin_onnx_file *f, const struct swin_bn_fold *b, swin_error *err)
+{
+    float *w = (float *)*b->conv_w, *bias = (float *)*b->conv_b;
+    for (int o = 0; o < b->cout; o++)
+        if (!(b->var[o] + b->eps > 0) || !isfinite(b->var[o]))
+            return swin_error_set(err, SWIN_ERR_MODEL, "%s: batch norm %s: running variance %g of channel %d plus epsilon %g "
+                                  "is not a positive number; the file is damaged",
+                                  f->path, b->what, (double)b->var[o], o, (double)b->eps);
+    for (int o = 0; o < b->cout; o++) {
+        float s = b->gamma[o] / sqrtf(b->var[o] + b->eps);
+        bias[o] = b->beta[o] + (bias[o] - b->mean[o]) * s;
+        for (uint64_t r = 0; r < b->rows; r++) w[r * (uint64_t)b->cout + (uint64_t)o] *= s;
+    }
+    return SWIN_OK;
+}
 
 swin_status swin_bind_plans(const struct swin_onnx_file *f, const struct swin_walk_out *w, struct swin_model *m, swin_error *err)
 {
@@ -41,6 +59,13 @@ swin_status swin_bind_plans(const struct swin_onnx_file *f, const struct swin_wa
         off += aligned_floats(n);
     }
     memset(flat + off, 0, bytes - (size_t)off * 4);
+    for (int i = 0; i < w->n_bn; i++) {
+        swin_status st = fold_bn(f, &w->bn[i], err);
+        if (st) {
+            swin_big_free(flat);
+            return st;
+        }
+    }
     m->flat = flat;
     m->flat_bytes = bytes;
     m->param_count = (size_t)params;

@@ -6,7 +6,7 @@
 
 #include "weights/onnx/walk.h"
 
-/* Sets m->flat, flat_bytes, param_count and every plan's slot. */
+/* Sets m->flat, flat_bytes, param_count and every plan's slot, then folds w's batch norms into their convs. */
 swin_status swin_bind_plans(const struct swin_onnx_file *f, const struct swin_walk_out *w, struct swin_model *m, swin_error *err);
 
 #endif

@@ -22,7 +22,7 @@ static const char *const plain_ops[] = {
 
 static const char *const kind_names[] = {"Conv", "ConvTranspose", "Linear", "LayerNormalization",
                                          "InstanceNormalization", "bias-table Gather", "folded constant Add",
-                                         "Attention"};
+                                         "Attention", "BatchNormalization"};
 
 const char *swin_layer_kind_name(enum layer_kind k) { return kind_names[k]; }
 
@@ -133,6 +133,38 @@ static swin_status conv_attrs(const struct swin_onnx_index *g, int i, struct swi
 static bool eps_ok(const SwinOnnx__NodeProto *n)
 {
     return fabsf(swin_onnx_node_attr_float(n, "epsilon", 1e-5f) - 1e-5f) <= 1e-7f;
+}
+
+/* An inference-mode BatchNormalization (norm_name='batch' exported without constant folding):
+ * constant 1-D scale, bias, mean and variance of one length, no training outputs. The walk
+ * folds it into the conv before it. */
+static int batch_norm_match(const struct swin_onnx_index *g, int i, struct swin_onnx_layer *l, swin_error *err)
+{
+    const SwinOnnx__NodeProto *n = g->f->nodes[i];
+    bool training = swin_onnx_node_attr_int(n, "training_mode", 0) != 0 || swin_onnx_node_attr_int(n, "is_test", 1) == 0 ||
+                    swin_onnx_node_attr_int(n, "spatial", 1) != 1;
+    for (size_t k = 1; k < n->n_output; k++) training |= n->output[k][0] != 0;
+    if (training) {
+        node_err(g, i, SWIN_ERR_MODEL, "a batch norm in training mode (batch statistics); export the model in eval mode", err);
+        return -1;
+    }
+    const struct swin_onnx_tensor *t[4];
+    for (int k = 0; k < 4; k++) {
+        t[k] = swin_onnx_index_tensor(g, swin_onnx_node_in(n, k + 1));
+        if (!is_float_const(t[k], 1) || t[k]->numel != t[0]->numel) {
+            node_err(g, i, SWIN_ERR_MODEL,
+                     "a batch norm whose scale, bias, mean and variance are not constant 1-D float vectors of one length", err);
+            return -1;
+        }
+    }
+    l->kind = L_BN;
+    l->x = swin_onnx_node_in(n, 0);
+    l->w = t[0];
+    l->b = t[1];
+    l->mean = t[2];
+    l->var = t[3];
+    l->eps = swin_onnx_node_attr_float(n, "epsilon", 1e-5f);
+    return 1;
 }
 
 /* The 2-D float constant W when `name` is Transpose(W) with perm [1, 0] (or none): a
@@ -377,13 +409,7 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
     }
     if (!strcmp(op, "Mul")) return swin_ln_shared_affine_match(g, i, l, err);
     if (!strcmp(op, "ReduceMean")) return 0;   /* checked in swin_layers_find: part of a decomposed LayerNorm */
-    if (!strcmp(op, "BatchNormalization")) {
-        node_err(g, i, SWIN_ERR_MODEL,
-                 "a batch norm left as its own node: swinrun reads norm_name='batch' models whose batch norms the exporter "
-                 "folded into the convolutions (torch.onnx's default; keep do_constant_folding on)",
-                 err);
-        return -1;
-    }
+    if (!strcmp(op, "BatchNormalization")) return batch_norm_match(g, i, l, err);
     if (!strcmp(op, "Tanh") || (!strcmp(op, "Gelu") && !swin_onnx_node_attr_str_is(n, "approximate", "none", true))) {
         node_err(g, i, SWIN_ERR_MODEL, "tanh-approximated GELU is not supported; MONAI's Swin UNETR uses the exact erf GELU", err);
         return -1;

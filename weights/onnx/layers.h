@@ -1,6 +1,6 @@
 /* Layer recognition: one pass over the nodes that turns every node carrying
  * weights into a `struct swin_onnx_layer` (Conv, ConvTranspose, Linear = MatMul/Gemm + bias Add,
- * LayerNormalization, InstanceNormalization, bias-table Gather, a constant (.., n, n)
+ * LayerNormalization, InstanceNormalization, an inference-mode BatchNormalization, bias-table Gather, a constant (.., n, n)
  * added to attention logits: a folded bias or mask, and an attention whose scale is checked:
  * opset 23's fused Attention, or a spelled-out attention's Softmax (attn_scale.h)), listed in the canonical dataflow
  * order of order.h, and rejects operators a Swin UNETR export never contains. */
@@ -12,7 +12,7 @@
 #include "weights/onnx/const_view.h"
 #include "weights/onnx/graph.h"
 
-enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED, L_ATTN };
+enum layer_kind { L_CONV, L_CONVT, L_LINEAR, L_LN, L_IN, L_TABLE, L_FOLDED, L_ATTN, L_BN };
 
 struct swin_onnx_layer {
     enum layer_kind kind;
@@ -33,6 +33,9 @@ struct swin_onnx_layer {
      * each; NULL where dropped); groups 0 otherwise. */
     int groups;
     const struct swin_onnx_tensor *group_w, *group_b;
+    /* BatchNormalization (w gamma, b beta): its running statistics and epsilon */
+    const struct swin_onnx_tensor *mean, *var;
+    float eps;
 };
 
 struct swin_onnx_layer_list {

@@ -272,9 +272,34 @@ static swin_status bind_in(struct walker *w, int64_t c, const float **ws, const 
     return SWIN_OK;
 }
 
+/* The BatchNormalization after a resblock conv l (a batch norm the exporter left unfolded),
+ * folded into it at bind time (walk.h): its four vectors bound to the fold's fields. */
+static swin_status bind_bn(struct walker *w, const struct swin_onnx_layer *conv, int64_t cout, uint64_t rows, const float **wslot,
+                           const float **bslot, const char *what, const char *prefix)
+{
+    const struct swin_onnx_layer *l;
+    TRY(expect(w, L_BN, what, &l));
+    if (strcmp(l->x, swin_onnx_node_out(w->g->f->nodes[conv->node], 0)))
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s does not normalise the output of the conv before it", what);
+    struct swin_walk_out *o = w->out;
+    if (o->n_bn == SWIN_MAX_BN_FOLDS) return fail(w, l->node, SWIN_ERR_MODEL, "more batch norms than a Swin UNETR has");
+    struct swin_bn_fold *b = &o->bn[o->n_bn++];
+    *b = (struct swin_bn_fold){.conv_w = wslot, .conv_b = bslot, .rows = rows, .cout = (int)cout, .eps = l->eps};
+    snprintf(b->what, sizeof b->what, "%s", prefix);
+    static const char *const parts[] = {"weight", "bias", "running_mean", "running_var"};
+    const struct swin_onnx_tensor *src[] = {l->w, l->b, l->mean, l->var};
+    const float **slots[] = {&b->gamma, &b->beta, &b->mean, &b->var};
+    char key[200];
+    for (int p = 0; p < 4; p++) {
+        snprintf(key, sizeof key, "%s.%s", prefix, parts[p]);
+        TRY(bind_vec(w, l, src[p], slots[p], cout, what, key));
+    }
+    return SWIN_OK;
+}
+
 /* Conv idx (1, 2 or 3 = the 1x1x1 residual) of a UnetResBlock and its norm: an
- * InstanceNormalization after it, or a batch norm the exporter folded into the conv's bias
- * (norm_name='batch'; conv1 decides for the block). */
+ * InstanceNormalization after it, or a batch norm (norm_name='batch'; conv1 decides for the
+ * block): folded by the exporter into the conv's bias, or a BatchNormalization after it. */
 static swin_status bind_res_conv(struct walker *w, struct swin_resblock_w *r, int idx, int64_t cin, const char *prefix,
                                  const char *what, bool v2)
 {
@@ -287,19 +312,25 @@ static swin_status bind_res_conv(struct walker *w, struct swin_resblock_w *r, in
     snprintf(desc, sizeof desc, "%s conv%d%s", what, idx, idx == 3 ? " (1x1x1 residual)" : "");
     TRY(bind_conv(w, L_CONV, cin, r->cout, k, 1, k / 2, wslot[idx - 1], desc, key, &l));
     const struct swin_onnx_layer *next = peek(w);
-    bool folded = l->b && !(next && next->kind == L_IN);
+    bool bn_node = next && next->kind == L_BN;
+    bool folded = bn_node || (l->b && !(next && next->kind == L_IN));
     if (idx == 1) r->bn_folded = folded;
     if (folded != r->bn_folded || (folded && v2))
         return fail(w, l->node, SWIN_ERR_MODEL, "%s %s; expected %s", desc,
-                    folded ? "carries a folded batch norm (a bias, no InstanceNormalization after it)" : "is followed by an InstanceNormalization",
+                    folded ? "carries a batch norm (a BatchNormalization, or a bias and no InstanceNormalization after it)"
+                           : "is followed by an InstanceNormalization",
                     v2 || !r->bn_folded ? "an InstanceNormalization after every conv of the block"
-                                        : "every conv of the block to carry a folded batch norm like conv1");
+                                        : "every conv of the block to carry a batch norm like conv1");
     if (folded) {
         w->batch_norm_seen = true;
         snprintf(key, sizeof key, "%s.conv%d.conv.bias", prefix, idx);
-        return bind_vec(w, l, l->b, bslot[idx - 1], r->cout, desc, key);
+        TRY(bind_vec(w, l, l->b, bslot[idx - 1], r->cout, desc, key));
+        if (!bn_node) return SWIN_OK;
+        snprintf(key, sizeof key, "%s.norm%d", prefix, idx);
+        snprintf(desc, sizeof desc, "%s norm%d", what, idx);
+        return bind_bn(w, l, r->cout, (uint64_t)k * k * k * (uint64_t)cin, wslot[idx - 1], bslot[idx - 1], desc, key);
     }
-    if (l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias and an InstanceNormalization after it; MONAI's has no bias", desc);
+    if (l->b) return fail(w, l->node, SWIN_ERR_MODEL, "%s has a bias and an InstanceNormalization after it; MONAI's has none", desc);
     snprintf(key, sizeof key, "%s.norm%d", prefix, idx);
     snprintf(desc, sizeof desc, "%s norm%d", what, idx);
     return bind_in(w, r->cout, gslot[idx - 1], betaslot[idx - 1], desc, key, v2, &r->norm_groups);
@@ -642,6 +673,7 @@ swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_o
     /* InstanceNorm gamma/beta are kept only for an affine model */
     cfg->instnorm_affine = w->in_affine_seen;
     cfg->batch_norm = w->batch_norm_seen;
+    cfg->batch_norm_at_load = w->out->n_bn > 0;
     cfg->norm_groups = w->norm_groups > 0 ? w->norm_groups : 0;
     if (!cfg->instnorm_affine) {
         int k = 0;

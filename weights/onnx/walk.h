@@ -23,9 +23,25 @@ struct swin_bind_plan {
     bool in_affine;                   /* a CNN-block InstanceNorm gamma/beta: dropped unless cfg.instnorm_affine */
 };
 
+#define SWIN_MAX_BN_FOLDS 32   /* a Swin UNETR's CNN blocks hold 26 batch norms */
+
+/* A batch norm folded into the conv before it once the weights are bound (swin_bind_plans):
+ * w' = w * gamma / sqrt(var + eps) per output channel, b' = beta + (b - mean) * gamma / sqrt(var + eps).
+ * gamma, beta, mean and var are bound like weights (plans whose slots are these fields). */
+struct swin_bn_fold {
+    const float *gamma, *beta, *mean, *var;
+    const float **conv_w, **conv_b;           /* the swin_model fields: (k^3, cin, cout), (cout) */
+    uint64_t rows;                            /* k^3 * cin */
+    int cout;
+    float eps;
+    char what[200];                           /* the norm, for messages: "encoder1.layer.norm1" */
+};
+
 struct swin_walk_out {
     struct swin_bind_plan *plans;
     int n_plans;
+    struct swin_bn_fold bn[SWIN_MAX_BN_FOLDS];
+    int n_bn;
 };
 
 /* Fills m->cfg and out->plans (the caller frees out->plans). */
