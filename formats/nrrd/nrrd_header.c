@@ -85,19 +85,20 @@ static const char *word(const char **p, char *buf, size_t n)
     return buf;
 }
 
-/* "(a,b,c)" at *p (spaces allowed inside) into v; false when it is not one. */
-static bool vector(const char **p, double v[3])
+/* "(a,b,c)" (n = 3) or "(a,b,c,d)" (n = 4) at *p (spaces allowed inside) into v; false when
+ * it is not one. */
+static bool vector(const char **p, double v[4], int n)
 {
     while (isspace((unsigned char)**p)) (*p)++;
     if (**p != '(') return false;
     (*p)++;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n; i++) {
         char *end;
         v[i] = strtod(*p, &end);
         if (end == *p || !isfinite(v[i]) || fabs(v[i]) > 1e9) return false;
         *p = end;
         while (isspace((unsigned char)**p)) (*p)++;
-        if (**p != (i < 2 ? ',' : ')')) return false;
+        if (**p != (i < n - 1 ? ',' : ')')) return false;
         (*p)++;
     }
     return true;
@@ -151,8 +152,10 @@ static swin_status channel_axis(const char *path, char *val[F_COUNT], int nd, bo
     return SWIN_OK;
 }
 
-/* Sizes, spacing, directions and origin. */
-static swin_status geometry(const char *path, char *val[F_COUNT], int nd, struct swin_raw_header *h, swin_error *err)
+/* Sizes, spacing, directions and origin; sd: the world's dimension (3, or 4 as ITK writes a 4-D
+ * image: "space dimension: 4", no space named, the first three world coordinates LPS). */
+static swin_status geometry(const char *path, char *val[F_COUNT], int nd, int sd, struct swin_raw_header *h,
+                            swin_error *err)
 {
     int64_t sizes[MAX_AXES];
     const char *p = val[F_SIZES];
@@ -162,7 +165,7 @@ static swin_status geometry(const char *path, char *val[F_COUNT], int nd, struct
             return bad(err, path, F_SIZES, "not one size (1..16384) per axis", val[F_SIZES]);
     if (word(&p, w, sizeof w)) return bad(err, path, F_SIZES, "more sizes than axes", val[F_SIZES]);
     bool none[MAX_AXES] = {false};
-    double dirs[MAX_AXES][3] = {{0}};
+    double dirs[MAX_AXES][4] = {{0}};
     double sign[3] = {1, 1, 1};
     if (val[F_SPACE] && !space_signs(val[F_SPACE], sign))
         return bad(err, path, F_SPACE, "a space swinrun does not read (RAS, LAS, LPS, scanner-xyz)", val[F_SPACE]);
@@ -174,11 +177,22 @@ static swin_status geometry(const char *path, char *val[F_COUNT], int nd, struct
             while (isspace((unsigned char)*p)) p++;
             if (!strncasecmp(p, "none", 4)) {
                 none[a] = true, p += 4;
-            } else if (!vector(&p, dirs[a])) {
-                return bad(err, path, F_DIRECTIONS, "not one (x,y,z) or none per axis", val[F_DIRECTIONS]);
+            } else if (!vector(&p, dirs[a], sd)) {
+                return bad(err, path, F_DIRECTIONS,
+                           sd == 3 ? "not one (x,y,z) or none per axis" : "not one (x,y,z,t) or none per axis",
+                           val[F_DIRECTIONS]);
             }
         }
         if (*swin_raw_trim((char *)p)) return bad(err, path, F_DIRECTIONS, "more directions than axes", val[F_DIRECTIONS]);
+        /* a 4-D world (ITK's 4-D images): the axis along its fourth coordinate alone, (0,0,0,t),
+         * holds the channels; the spatial axes must lie in the first three (LPS) */
+        for (int a = 0; sd == 4 && a < nd; a++) {
+            if (none[a] || !dirs[a][3]) continue;
+            if (dirs[a][0] || dirs[a][1] || dirs[a][2])
+                return bad(err, path, F_DIRECTIONS, "an axis across space and the fourth world coordinate",
+                           val[F_DIRECTIONS]);
+            none[a] = true;
+        }
     }
     int ch;
     swin_status st = channel_axis(path, val, nd, none, &ch, err);
@@ -224,8 +238,8 @@ static swin_status geometry(const char *path, char *val[F_COUNT], int nd, struct
     for (int b = 0; b < 3; b++) h->offset[b] = 0.0;
     if (val[F_ORIGIN]) {
         p = val[F_ORIGIN];
-        double o[3];
-        if (!vector(&p, o) || *swin_raw_trim((char *)p)) return bad(err, path, F_ORIGIN, "not one (x,y,z)", val[F_ORIGIN]);
+        double o[4];
+        if (!vector(&p, o, sd) || *swin_raw_trim((char *)p)) return bad(err, path, F_ORIGIN, "not one (x,y,z)", val[F_ORIGIN]);
         for (int b = 0; b < 3; b++) h->offset[b] = sign[b] * o[b];
     }
     return SWIN_OK;
@@ -286,12 +300,13 @@ static swin_status interpret(const char *path, char *val[F_COUNT], struct swin_r
         else if (strcasecmp(val[F_ENDIAN], "little"))
             return bad(err, path, F_ENDIAN, "not little or big", val[F_ENDIAN]);
     }
+    int64_t sd = 3;
     if (val[F_SPACEDIM]) {
-        int64_t sd;
-        if (!whole(val[F_SPACEDIM], 1, 16, &sd) || sd != 3)
-            return bad(err, path, F_SPACEDIM, "not a 3-D world", val[F_SPACEDIM]);
+        if (!whole(val[F_SPACEDIM], 1, 16, &sd) || (sd != 3 && sd != 4) || (sd == 4 && val[F_SPACE]))
+            return bad(err, path, F_SPACEDIM, "not a 3-D world (or ITK's 4-D one, with no space named)",
+                       val[F_SPACEDIM]);
     }
-    swin_status st = geometry(path, val, (int)nd, h, err);
+    swin_status st = geometry(path, val, (int)nd, (int)sd, h, err);
     if (st) return st;
     if (val[F_DATAFILE]) {
         const char *why = "";

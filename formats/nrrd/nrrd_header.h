@@ -2,9 +2,11 @@
  * "NRRD000N", then "field: description" lines up to a blank line (the voxels follow) or, in
  * a detached header, the end of the file. What swinrun reads, as ITK's NrrdImageIO reads it:
  * type, dimension, sizes, endian, encoding (raw, gzip), space (RAS, LAS, LPS, scanner-xyz as
- * LPS), space directions (their lengths the spacing; "none" marks the channel axis), space
- * origin, or without a space the spacings, kinds (which axis is not spatial), data file,
- * line skip, byte skip; and the header swinrun writes. */
+ * LPS; or "space dimension: 4" and no space, ITK's 4-D images, whose axis along the fourth
+ * world coordinate holds the channels), space directions (their lengths the spacing; "none"
+ * marks the channel axis), space origin, or without a space the spacings, kinds (which axis
+ * is not spatial), data file ("./" allowed), line skip, byte skip; and the header swinrun
+ * writes. */
 #ifndef SWIN_FORMATS_NRRD_HEADER_H
 #define SWIN_FORMATS_NRRD_HEADER_H
 

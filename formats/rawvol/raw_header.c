@@ -40,6 +40,11 @@ bool swin_raw_data_file(const char *path, const char *name, struct swin_raw_head
         snprintf(h->data_path, sizeof h->data_path, "%s", path);
         return true;
     }
+    while (!strncmp(name, "./", 2)) name += 2; /* "./x": x in the header's folder (teem and ITK read it) */
+    if (!*name) {
+        *why = "no file named";
+        return false;
+    }
     if (strchr(name, '/') || strchr(name, '\\') || !strcmp(name, "..") || !strcmp(name, ".")) {
         *why = "the voxels must be in the header's own folder, named without a folder";
         return false;

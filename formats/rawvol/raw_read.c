@@ -4,6 +4,8 @@
  * wanted after the float32 copy is gone. */
 #include "formats/rawvol/raw_read.h"
 
+#include "formats/gzip_read.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libdeflate.h>
@@ -29,24 +31,33 @@ static swin_status read_at(int fd, const char *path, void *buf, size_t n, int64_
     return SWIN_OK;
 }
 
-/* The compressed stream (zlib, as ITK writes it, or gzip) inflated into exactly n bytes. */
+/* The compressed stream (zlib, as ITK's MetaImage writes it, or gzip) inflated into exactly n
+ * bytes. A gzip stream may be several members one after the other (RFC 1952 2.2; concatenated
+ * or block-wise gzip tools write them), which teem and ITK read as one stream through zlib's
+ * gzread: it goes through formats/gzip_read.h, member after member, since
+ * libdeflate_gzip_decompress alone stops after the first. */
 static swin_status inflate_voxels(const char *path, const uint8_t *in, size_t in_n, void *out, size_t n,
                                   swin_error *err)
 {
-    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-    if (!d) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
     size_t got = 0;
-    enum libdeflate_result r = in_n >= 2 && in[0] == 0x1f && in[1] == 0x8b
-                                   ? libdeflate_gzip_decompress(d, in, in_n, out, n, &got)
-                                   : libdeflate_zlib_decompress(d, in, in_n, out, n, &got);
-    libdeflate_free_decompressor(d);
-    if (r == LIBDEFLATE_SUCCESS && got == n) return SWIN_OK;
+    const char *why;
+    if (in_n >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
+        enum swin_gz_result r = swin_gz_read(in, in_n, out, n, &got);
+        if (r == SWIN_GZ_NOMEM) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+        if (r == SWIN_GZ_OK) return SWIN_OK;
+        why = r == SWIN_GZ_SHORT ? "fewer than the header's size" : "corrupt or truncated";
+    } else {
+        struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+        if (!d) return swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory");
+        enum libdeflate_result r = libdeflate_zlib_decompress(d, in, in_n, out, n, &got);
+        libdeflate_free_decompressor(d);
+        if (r == LIBDEFLATE_SUCCESS && got == n) return SWIN_OK;
+        why = r == LIBDEFLATE_INSUFFICIENT_SPACE ? "more than the header's size"
+              : r == LIBDEFLATE_SUCCESS          ? "fewer than the header's size"
+                                                 : "corrupt or truncated";
+    }
     return swin_error_set(err, SWIN_ERR_FORMAT,
-                          "%s: the compressed voxels are %s (the header's sizes and type need %zu bytes)", path,
-                          r == LIBDEFLATE_INSUFFICIENT_SPACE ? "more than the header's size"
-                          : r == LIBDEFLATE_SUCCESS          ? "fewer than the header's size"
-                                                             : "corrupt or truncated",
-                          n);
+                          "%s: the compressed voxels are %s (the header's sizes and type need %zu bytes)", path, why, n);
 }
 
 static double value_at(const uint8_t *p, enum swin_raw_type t, int bytes, bool swap)

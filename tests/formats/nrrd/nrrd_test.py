@@ -77,6 +77,16 @@ def ct_variants(work, ct):
     p = v["line_skip.nhdr"] = os.path.join(work, "line_skip.nhdr")
     open(p, "wb").write(header(ct.shape, "int16", extra=["data file: line_skip.dat", "line skip: 2"]))
     open(os.path.join(work, "line_skip.dat"), "wb").write(b"two lines\nof another tool\n" + mt.voxels(ct, "<i2"))
+    # gzip voxels as three gzip members one after another (RFC 1952 2.2), as teem's and ITK's gzread
+    # read them (swinrun inflated the first member alone and refused the file as too short)
+    p = v["gzip_members.nrrd"] = os.path.join(work, "gzip_members.nrrd")
+    raw, cut = mt.voxels(ct, "<i2"), [0, 1000, 50001, None]
+    open(p, "wb").write(header(ct.shape, "short", encoding="gzip") + b"\n" +
+                        b"".join(gzip.compress(raw[a:b]) for a, b in zip(cut, cut[1:])))
+    # "./name": the voxels beside the header, as teem and ITK read it (swinrun refused the folder part)
+    p = v["dot_slash.nhdr"] = os.path.join(work, "dot_slash.nhdr")
+    open(p, "wb").write(header(ct.shape, "int16", extra=["data file: ./dot_slash.raw"]))
+    open(os.path.join(work, "dot_slash.raw"), "wb").write(mt.voxels(ct, "<i2"))
     p = v["byte_skip_end.nhdr"] = os.path.join(work, "byte_skip_end.nhdr")
     open(p, "wb").write(header(ct.shape, "int32", extra=["data file: byte_skip_end.raw", "byte skip: -1"]))
     open(os.path.join(work, "byte_skip_end.raw"), "wb").write(b"\x00" * 77 + mt.voxels(ct, "<i4"))
@@ -187,7 +197,19 @@ def four_channels(swinrun, model, work):
     sitk.WriteImage(mt.sitk_image(mri, vector=True), first, useCompression=True)
     planes = np.ascontiguousarray(mri.transpose(3, 2, 1, 0)).astype("<f4").tobytes()  # channel slowest
     open(last, "wb").write(header(mri.shape[:3], "float", channels=("last", 4)) + b"\n" + planes)
-    mt.same_as_twin(swinrun, model, work, mri, {"a first vector axis": first, "a last list axis": last})
+    # SimpleITK's 4-D image: "space dimension: 4", the channels' axis along the fourth world
+    # coordinate, every kind domain (swinrun refused the 4-D world)
+    four_d = os.path.join(work, "mri_4d.nrrd")
+    im = sitk.JoinSeries([mt.sitk_image(np.ascontiguousarray(mri[..., c])) for c in range(mri.shape[3])])
+    d = np.eye(4)
+    d[:3, :3] = mt.DIRECTION
+    im.SetSpacing(mt.SPACING + (1.0,))
+    im.SetOrigin(mt.ORIGIN + (0.0,))
+    im.SetDirection(tuple(d.ravel()))
+    sitk.WriteImage(im, four_d, useCompression=True)
+    check("SimpleITK writes its 4-D image in a 4-D world", b"space dimension: 4" in open(four_d, "rb").read(400))
+    mt.same_as_twin(swinrun, model, work, mri, {"a first vector axis": first, "a last list axis": last,
+                                                "SimpleITK's 4-D image": four_d})
 
 
 def main():
