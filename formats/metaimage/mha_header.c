@@ -22,17 +22,17 @@ bool swin_mha_name(const char *path)
 }
 
 /* The keys swinrun reads; synonyms (as MetaIO accepts them) share a slot. */
-enum key { K_OBJECT, K_NDIMS, K_DIMSIZE, K_SPACING, K_OFFSET, K_MATRIX, K_TYPE, K_CHANNELS, K_BINARY, K_MSB,
+enum key { K_OBJECT, K_NDIMS, K_DIMSIZE, K_SPACING, K_SIZE, K_OFFSET, K_MATRIX, K_TYPE, K_CHANNELS, K_BINARY, K_MSB,
            K_COMPRESSED, K_CSIZE, K_HSIZE, K_DATAFILE, K_COUNT };
 static const struct { const char *name; enum key k; } known[] = {
     {"ObjectType", K_OBJECT}, {"NDims", K_NDIMS}, {"DimSize", K_DIMSIZE}, {"ElementSpacing", K_SPACING},
-    {"Offset", K_OFFSET}, {"Position", K_OFFSET}, {"Origin", K_OFFSET}, {"TransformMatrix", K_MATRIX},
+    {"ElementSize", K_SIZE}, {"Offset", K_OFFSET}, {"Position", K_OFFSET}, {"Origin", K_OFFSET}, {"TransformMatrix", K_MATRIX},
     {"Rotation", K_MATRIX}, {"Orientation", K_MATRIX}, {"ElementType", K_TYPE},
     {"ElementNumberOfChannels", K_CHANNELS}, {"BinaryData", K_BINARY}, {"BinaryDataByteOrderMSB", K_MSB},
     {"ElementByteOrderMSB", K_MSB}, {"CompressedData", K_COMPRESSED}, {"CompressedDataSize", K_CSIZE},
     {"HeaderSize", K_HSIZE}, {"ElementDataFile", K_DATAFILE},
 };
-static const char *const key_name[K_COUNT] = {"ObjectType", "NDims", "DimSize", "ElementSpacing", "Offset",
+static const char *const key_name[K_COUNT] = {"ObjectType", "NDims", "DimSize", "ElementSpacing", "ElementSize", "Offset",
                                               "TransformMatrix", "ElementType", "ElementNumberOfChannels",
                                               "BinaryData", "BinaryDataByteOrderMSB", "CompressedData",
                                               "CompressedDataSize", "HeaderSize", "ElementDataFile"};
@@ -94,7 +94,7 @@ static swin_status data_file(const char *path, const char *v, struct swin_raw_he
     if (!strncmp(v, "LIST", 4) || strpbrk(v, "% \t"))
         return bad(err, path, K_DATAFILE, "slices in several files: save the volume as one file (.mha)", v);
     const char *why = "";
-    if (!*v || !swin_raw_data_file(path, strcmp(v, "LOCAL") ? v : "", h, &why))
+    if (!*v || !swin_raw_data_file(path, strcasecmp(v, "LOCAL") ? v : "", h, &why))
         return bad(err, path, K_DATAFILE, *v ? why : "no file named", v);
     return SWIN_OK;
 }
@@ -103,12 +103,14 @@ static swin_status geometry(const char *path, int nd, char *val[K_COUNT], struct
 {
     double v[16];
     for (int a = 0; a < 3; a++) h->spacing[a] = 1.0, h->offset[a] = 0.0;
-    if (val[K_SPACING]) {
-        int n = numbers(val[K_SPACING], v, 4);
-        if (n != nd) return bad(err, path, K_SPACING, "not NDims numbers", val[K_SPACING]);
+    /* without ElementSpacing, MetaIO (and so ITK) takes the voxels' ElementSize as their spacing */
+    const enum key sk = val[K_SPACING] ? K_SPACING : K_SIZE;
+    if (val[sk]) {
+        int n = numbers(val[sk], v, 4);
+        if (n != nd) return bad(err, path, sk, "not NDims numbers", val[sk]);
         for (int a = 0; a < 3; a++) {
             if (!isfinite(v[a]) || v[a] <= 1e-6 || v[a] > 1e6)
-                return bad(err, path, K_SPACING, "a spacing that is not a positive size in mm", val[K_SPACING]);
+                return bad(err, path, sk, "a spacing that is not a positive size in mm", val[sk]);
             h->spacing[a] = v[a];
         }
     }
@@ -183,7 +185,7 @@ static swin_status interpret(const char *path, char *val[K_COUNT], struct swin_r
         (st = integer(path, K_CSIZE, val[K_CSIZE], 1, INT64_MAX / 2, &h->compressed_size, err)))
         return st;
     if ((st = data_file(path, val[K_DATAFILE], h, err))) return st;
-    if (strcmp(val[K_DATAFILE], "LOCAL")) {
+    if (strcasecmp(val[K_DATAFILE], "LOCAL")) { /* MetaIO takes Local and local too */
         h->data_offset = 0;
         if (val[K_HSIZE] && (st = integer(path, K_HSIZE, val[K_HSIZE], -1, INT64_MAX / 2, &h->data_offset, err)))
             return st;

@@ -1,9 +1,10 @@
 /* MetaImage headers (ITK's .mha / .mhd): "Key = Value" text lines, ElementDataFile last,
- * the voxels after it (LOCAL) or in a file beside the header. What swinrun reads of them, as
- * ITK's MetaImageIO reads them: sizes (DimSize), spacing (ElementSpacing), the origin (Offset,
- * or its synonyms Position / Origin) and the direction cosines (TransformMatrix, or Rotation /
- * Orientation: NDims values per voxel axis, axis after axis), all in ITK's LPS world, and the
- * voxels' type, byte order and compression; and the header swinrun writes. */
+ * the voxels after it (LOCAL, in any case) or in a file beside the header. What swinrun reads
+ * of them, as ITK's MetaImageIO reads them: sizes (DimSize), spacing (ElementSpacing, else
+ * ElementSize), the origin (Offset, or its synonyms Position / Origin) and the direction
+ * cosines (TransformMatrix, or Rotation / Orientation: NDims values per voxel axis, axis after
+ * axis), all in ITK's LPS world, and the voxels' type, byte order and compression; and the
+ * header swinrun writes. */
 #ifndef SWIN_FORMATS_MHA_HEADER_H
 #define SWIN_FORMATS_MHA_HEADER_H
 
