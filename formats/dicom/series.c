@@ -296,7 +296,12 @@ swin_status swin_dcm_series_read(const char *const *paths, int npaths, const cha
     if (!st) st = check_stack(sl, n, &s->dist, &usual_gap, &s->tilt_deg, err);
     s->slices = sl;
     s->nslices = n;
-    if (!st) st = swin_stack_grid_plan(s->dist, n, usual_gap, SWIN_VOLUME_MAX_DIM, &s->grid, err);
+    if (!st) {
+        double nrm[3];
+        cross3(sl[0].orientation, sl[0].orientation + 3, nrm);
+        st = swin_stack_grid_plan(s->dist, n, usual_gap, swin_stack_grid_rounding(nrm), SWIN_VOLUME_MAX_DIM,
+                                  &s->grid, err);
+    }
     if (!st && !(s->order = malloc((size_t)n * sizeof *s->order)))
         st = swin_error_set(err, SWIN_ERR_NOMEM, "out of host memory for %d slices", n);
     if (st) {

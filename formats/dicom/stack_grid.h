@@ -7,8 +7,8 @@
  * slices with a run of 1.25 mm ones give a 1.25 mm grid whichever spacing has more slices,
  * and 0.625 mm slices written as 0.62 and 0.63 mm gaps a 0.625 mm one. A plane's HU
  * are the linear interpolation between the two slices around it (a copy where it falls on a
- * slice, within the 0.01 mm of positions written with two decimals). Each slice's labels are
- * read back from its nearest plane: the plane itself where it lies on one. */
+ * slice, within the rounding of positions written with two decimals: swin_stack_grid_rounding).
+ * Each slice's labels are read back from its nearest plane: the plane itself where it lies on one. */
 #ifndef SWIN_DICOM_STACK_GRID_H
 #define SWIN_DICOM_STACK_GRID_H
 
@@ -23,16 +23,25 @@
 
 struct swin_stack_grid {
     int64_t nz;        /* planes */
+    double rounding;   /* mm: a plane this close to a slice is on it (swin_stack_grid_plan's) */
     double step;       /* between planes, mm along the line */
     int64_t *plane_of; /* per slice: its nearest plane; NULL when the stack is even (slice k is plane k) */
     bool on_planes;    /* every slice on a plane of its own (missing slices): read in place */
     int filled;        /* planes that fall on no slice (interpolated) */
 };
 
-/* Even: every gap within 1 % (0.01 mm at least) of usual_gap (the median gap), the grid is
- * the slices. Else plane_of is allocated (SWIN_ERR_NOMEM) and nz planes must not exceed
- * max_planes (SWIN_ERR_FORMAT, a message naming the series' extent). */
-swin_status swin_stack_grid_plan(const double *dist, int n, double usual_gap, int64_t max_planes,
+/* How far two slices' distances along the line may be moved by positions written with two
+ * decimals, for a stack along the unit normal n: each coordinate rounded by up to 0.005 mm
+ * moves a slice along n by up to 0.005 (|n_x| + |n_y| + |n_z|) mm, two slices apart by twice
+ * that: 0.01 mm for an axial, coronal or sagittal stack, up to 0.0173 mm (0.01 sqrt 3) for an
+ * oblique one, whose evenly spaced slices then show gaps up to that far from each other. */
+double swin_stack_grid_rounding(const double normal[3]);
+/* Even: every gap within 1 % (rounding mm at least: swin_stack_grid_rounding) of usual_gap
+ * (the median gap), the grid is the slices. Else plane_of is allocated (SWIN_ERR_NOMEM) and nz
+ * planes must not exceed max_planes (SWIN_ERR_FORMAT, a message naming the series' extent);
+ * gaps within 2 % (2 rounding at least) of each other are one spacing, and a plane within
+ * rounding of a slice is on it. */
+swin_status swin_stack_grid_plan(const double *dist, int n, double usual_gap, double rounding, int64_t max_planes,
                                  struct swin_stack_grid *g, swin_error *err);
 /* dst (g->nz planes of `plane` floats) from src (n planes, slice order). */
 void swin_stack_grid_fill(const struct swin_stack_grid *g, const double *dist, int n, const float *src,

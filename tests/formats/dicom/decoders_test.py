@@ -34,7 +34,13 @@
    and 3 threads (SERIES_HU: the series reader's volume) equal to the uncompressed twin's, and
    with two files truncated the same refusal on every thread count, naming the first. (The lossy twins are not run:
    the test model's labels move with errors far below the codecs', so their agreement says
-   nothing of the decoder; part 1 bounds the lossy pixels.)"""
+   nothing of the decoder; part 1 bounds the lossy pixels.)
+4. An oblique series (normal near (1, 1, 1) / sqrt 3), 40 slices 0.6 mm apart, positions
+   written with two decimals as some scanners do (each slice then up to 0.0087 mm off along
+   the normal, gaps up to 0.017 mm apart): the series reader's volume (SERIES_HU) is the
+   slices themselves as pydicom decodes them, sorted along the normal, one plane each, none
+   blended with its neighbour (the rounding of an axial stack, 0.01 mm, made it 40 planes
+   each partly interpolated)."""
 import os
 import shutil
 import subprocess
@@ -435,6 +441,36 @@ def threads_part(swinrun, series_hu, env, folder, plain, work):
           not os.path.exists(os.path.join(work, "never.nii.gz")), "; ".join(m[:160] for _, m in msgs[:2]))
 
 
+def rounded_oblique_part(series_hu, work):
+    """Part 4: an evenly spaced oblique series whose positions are written with two decimals."""
+    folder = os.path.join(work, "series_oblique_2dp")
+    nx, ny, nz = 20, 16, 40
+    vol = ms.phantom((nx, ny, nz), (0.7 * 64 / nx * 4, 0.9 * 48 / ny * 4, 0.6), seed=5)
+    n = np.array([1.0, 1.0, 1.0]) / np.sqrt(3)
+    r = np.cross([0.0, 0.0, 1.0], n)
+    r /= np.linalg.norm(r)
+    geo = ms.Geometry(r, np.cross(n, r), 0.9, 0.7, 0.6, origin=(12.344, -40.247, 80.133))
+    two = {k: {"ImagePositionPatient": [f"{v:.2f}" for v in geo.position(k)],
+               "ImageOrientationPatient": [f"{v:.6f}" for v in (*geo.r, *geo.c)]} for k in range(nz)}
+    ms.write_series(folder, geo, vol, rng=np.random.default_rng(4), extra=two)
+    out = os.path.join(work, "hu_oblique_2dp.f32")
+    res = run([series_hu, folder, 1, out])
+    if not check("oblique series at two decimals: read", res.returncode == 0, res.stderr.strip()[-200:]):
+        return
+    dims = [int(v) for v in res.stdout.split()]
+    got = np.fromfile(out, np.float32).reshape(dims[::-1])
+    dss = [pydicom.dcmread(os.path.join(folder, f)) for f in os.listdir(folder)]
+    iop = np.array(dss[0].ImageOrientationPatient, float)
+    normal = np.cross(iop[:3], iop[3:])
+    dss.sort(key=lambda d: float(np.dot(np.array(d.ImagePositionPatient, float), normal)))
+    want = np.stack([d.pixel_array * float(d.RescaleSlope) + float(d.RescaleIntercept) for d in dss])
+    d = np.array([np.dot(np.array(x.ImagePositionPatient, float), normal) for x in dss])
+    check("oblique series at two decimals: one plane per slice, each the slice pydicom decodes",
+          got.shape == want.shape and np.array_equal(got, want.astype(np.float32)),
+          f"dims {dims}, gaps {np.diff(d).min():.4f}..{np.diff(d).max():.4f} mm"
+          + (f", {int(np.sum(got != want))} voxels differ" if got.shape == want.shape else ""))
+
+
 def main():
     tool, swinrun, model, work, series_hu = sys.argv[1:6]
     shutil.rmtree(work, ignore_errors=True)
@@ -444,6 +480,7 @@ def main():
     hostile_part(tool, work)
     multiframe_part(tool, work)
     series_part(swinrun, series_hu, model, work)
+    rounded_oblique_part(series_hu, work)
     print("all ok" if ok else "FAILED")
     return 0 if ok else 1
 

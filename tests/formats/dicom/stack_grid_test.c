@@ -4,7 +4,8 @@
  * between, interpolated by distance; two spacings give the finer one's grid, the coarse
  * slices every other plane, whether the finer spacing is the median gap or not; a lone pair
  * of slices closer than the rest is no spacing (each slice on its nearest plane of the usual
- * grid); 300 slices 0.625 mm apart at two decimals with one missing give 300 planes; a plane
+ * grid); 300 slices 0.625 mm apart at two decimals with one missing give 300 planes; an
+ * oblique stack at two decimals (gaps up to 0.0173 mm off) is its slices, none blended; a plane
  * count over the limit is refused. The
  * filled planes are checked against a reference interpolation written here in float64
  * (plane p at p * step, between the slices around it), and where every slice is on a plane
@@ -43,10 +44,10 @@ static int fill_matches(const struct swin_stack_grid *g, const double *dist, int
     for (int64_t p = 0; p < g->nz; p++) {
         double t = (double)p * dist[n - 1] / (double)(g->nz - 1);
         int k = 0;
-        while (k + 2 < n && dist[k + 1] <= t + 0.01) k++;
+        while (k + 2 < n && dist[k + 1] <= t + g->rounding) k++;
         double w = fmin(1.0, fmax(0.0, (t - dist[k]) / (dist[k + 1] - dist[k])));
-        if (fabs(t - dist[k]) <= 0.01) w = 0;
-        if (fabs(dist[k + 1] - t) <= 0.01) w = 1;
+        if (fabs(t - dist[k]) <= g->rounding) w = 0;
+        if (fabs(dist[k + 1] - t) <= g->rounding) w = 1;
         for (int i = 0; i < 2; i++) {
             double want = (1 - w) * src[2 * k + i] + w * src[2 * (k + 1) + i];
             if (fabs(dst[2 * p + i] - want) > 1e-5 * fabs(want)) {
@@ -58,12 +59,13 @@ static int fill_matches(const struct swin_stack_grid *g, const double *dist, int
     return 1;
 }
 
-static void case_of(const char *what, const double *dist, int n, double usual, int64_t want_nz,
+/* rounding: swin_stack_grid_rounding of the stack's normal */
+static void case_at(const char *what, const double *dist, int n, double usual, double rounding, int64_t want_nz,
                     const int64_t *want_plane_of, int want_filled, bool want_on_planes)
 {
     struct swin_stack_grid g;
     swin_error err;
-    swin_status st = swin_stack_grid_plan(dist, n, usual, 1000, &g, &err);
+    swin_status st = swin_stack_grid_plan(dist, n, usual, rounding, 1000, &g, &err);
     int ok = st == SWIN_OK && g.nz == want_nz && g.filled == want_filled && g.on_planes == want_on_planes &&
              (want_plane_of ? g.plane_of && !memcmp(g.plane_of, want_plane_of, (size_t)n * sizeof *want_plane_of)
                             : !g.plane_of);
@@ -72,6 +74,13 @@ static void case_of(const char *what, const double *dist, int n, double usual, i
     snprintf(line, sizeof line, "%s: %lld planes, %d filled", what, (long long)g.nz, g.filled);
     expect(ok, line);
     swin_stack_grid_free(&g);
+}
+
+/* an axial, coronal or sagittal stack */
+static void case_of(const char *what, const double *dist, int n, double usual, int64_t want_nz,
+                    const int64_t *want_plane_of, int want_filled, bool want_on_planes)
+{
+    case_at(what, dist, n, usual, 0.01, want_nz, want_plane_of, want_filled, want_on_planes);
 }
 
 int main(void)
@@ -103,10 +112,40 @@ int main(void)
     const double off[] = {0, 3, 6, 7.5, 10.5};
     /* 10.5 mm in 3 mm gaps: 4 gaps of 2.625 mm; only the first and last planes on a slice */
     case_of("slices off the planes: each on its nearest", off, 5, 3, 5, (const int64_t[]){0, 1, 2, 3, 4}, 3, false);
+    /* an oblique stack along n = (1, 1, 1) / sqrt 3, 0.6 mm apart, positions written with two
+     * decimals: each distance along n off by up to 0.005 sqrt 3 = 0.0087 mm; here every other
+     * slice 0.0085 mm one way and the rest the other (gaps of 0.583 and 0.617 mm). Read with
+     * the 0.01 mm of an axial stack, that was 41 planes, every one a blend of two slices. */
+    const double n3[3] = {1 / sqrt(3.0), 1 / sqrt(3.0), 1 / sqrt(3.0)};
+    expect(fabs(swin_stack_grid_rounding(n3) - 0.01 * sqrt(3.0)) < 1e-12 &&
+               fabs(swin_stack_grid_rounding((const double[]){0, 0, -1}) - 0.01) < 1e-15,
+           "rounding: 0.01 mm along an axis, 0.01 sqrt 3 mm along (1, 1, 1) / sqrt 3");
+    static double oblique[40];
+    static int64_t oblique_plane[40];
+    for (int k = 0; k < 40; k++) {
+        oblique[k] = 0.6 * k + (k % 2 ? 0.0085 : -0.0085) + 0.0085;
+        oblique_plane[k] = k;
+    }
+    {
+        /* even (no plane_of) or every slice on its own plane; either way the grid is the slices */
+        struct swin_stack_grid g;
+        swin_error err;
+        static float src[40], dst[40];
+        for (int k = 0; k < 40; k++) src[k] = (float)(k + 1);
+        bool ok = swin_stack_grid_plan(oblique, 40, 0.6, swin_stack_grid_rounding(n3), 1000, &g, &err) == SWIN_OK &&
+                  g.nz == 40 && g.filled == 0 && (!g.plane_of || (g.on_planes && !memcmp(g.plane_of, oblique_plane,
+                                                                                        sizeof oblique_plane)));
+        if (ok && g.plane_of) {
+            swin_stack_grid_fill(&g, oblique, 40, src, 1, dst);
+            ok = !memcmp(src, dst, sizeof src);
+        }
+        expect(ok, "oblique 0.6 mm at two decimals: the grid is the slices, none blended");
+        swin_stack_grid_free(&g);
+    }
     const double far[] = {0, 1, 2, 3000};
     struct swin_stack_grid g;
     swin_error err;
-    expect(swin_stack_grid_plan(far, 4, 1, 1000, &g, &err) == SWIN_ERR_FORMAT && strstr(err.msg, "1000"),
+    expect(swin_stack_grid_plan(far, 4, 1, 0.01, 1000, &g, &err) == SWIN_ERR_FORMAT && strstr(err.msg, "1000"),
            "3001 planes over a limit of 1000: refused, the limit named");
     swin_stack_grid_free(&g);
     printf("%s\n", failures ? "FAILED" : "PASS");
