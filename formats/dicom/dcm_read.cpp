@@ -309,7 +309,7 @@ static swin_status decode_frame(void *user, int i, swin_error *err)
             if (g.len) cs.insert(cs.end(), g.bytes, g.bytes + g.len);
         }
         std::vector<int32_t> v((size_t)a.rows * (size_t)a.cols);
-        const struct swin_j2k_expect want = {a.rows, a.cols, a.bits_stored, a.pixel_representation != 0};
+        const struct swin_j2k_expect want = {a.rows, a.cols, a.bits_allocated, a.pixel_representation != 0};
         char what[sizeof a.path + 32];
         if (j.s[i]->frame)
             std::snprintf(what, sizeof what, "%s frame %d", a.path, f + 1);
@@ -379,9 +379,12 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *c
     if (a.bits_allocated != 16 && a.bits_allocated != 8)
         return swin_error_set(err, SWIN_ERR_FORMAT, "%s: BitsAllocated %d; swinrun reads 8- and 16-bit CT pixels",
                               a.path, a.bits_allocated);
+    // HighBit places the stored value in a sample; a JPEG 2000 / HTJ2K codestream holds the
+    // values themselves (of its own precision), so there, as in pydicom, HighBit is not read
+    const bool j2k = is_j2k(a.transfer_syntax);
     for (int i = 0; i < n; i++)
         if (s[i]->bits_stored < 1 || s[i]->bits_stored > s[i]->bits_allocated ||
-            s[i]->high_bit < s[i]->bits_stored - 1 || s[i]->high_bit >= s[i]->bits_allocated)
+            (!j2k && (s[i]->high_bit < s[i]->bits_stored - 1 || s[i]->high_bit >= s[i]->bits_allocated)))
             return swin_error_set(err, SWIN_ERR_FORMAT,
                                   "%s: BitsStored %d, HighBit %d with BitsAllocated %d: a corrupt file", s[i]->path,
                                   s[i]->bits_stored, s[i]->high_bit, s[i]->bits_allocated);
@@ -395,7 +398,7 @@ swin_status swin_dcm_read_pixels(const struct swin_dcm_slice *const *s, float *c
     }
     if (c.bad()) return swin_error_set(err, SWIN_ERR_FORMAT, "%s: unreadable DICOM file (%s)", a.path, c.text());
     DcmDataset *d = ff.getDataset();
-    if (is_j2k(a.transfer_syntax)) return read_j2k(d, s, out, n, threads, err);
+    if (j2k) return read_j2k(d, s, out, n, threads, err);
     // a syntax DCMTK does not know was parsed as another: refused before its bytes are read as pixels
     if (DcmXfer(a.transfer_syntax).getXfer() == EXS_Unknown) return refuse_syntax(&a, err);
     DcmXfer x(d->getOriginalXfer());

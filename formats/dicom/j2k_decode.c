@@ -77,26 +77,46 @@ struct j2k_shape {
     bool sgnd;
 };
 
-/* A header against the DICOM attributes: nothing is decoded unless they agree. */
+/* A header against the DICOM attributes: nothing is decoded unless it is one grey component
+ * of Rows x Columns samples whose precision fits BitsAllocated. A precision or signedness
+ * other than BitsStored's or PixelRepresentation's is common in archives (a CT of BitsStored
+ * 12 coded at 16 bits, signed values in an unsigned codestream): such a codestream is
+ * decoded, as pydicom and GDCM decode it, and its sign reconciled after (reconcile_sign). */
 static swin_status check_shape(const struct j2k_shape *g, const struct swin_j2k_expect *e, const char *what,
                                swin_error *err)
 {
     if (g->ncomps != 1)
         return swin_error_set(err, SWIN_ERR_FORMAT,
-                              "%s: the JPEG 2000 codestream has %u components; a CT slice has one (grey)", what,
-                              g->ncomps);
+                              "%s: the JPEG 2000 codestream has %u components but SamplesPerPixel is 1 (a grey CT "
+                              "slice): a corrupt file",
+                              what, g->ncomps);
     if (g->w != e->cols || g->h != e->rows || g->dx != 1 || g->dy != 1)
         return swin_error_set(err, SWIN_ERR_FORMAT,
                               "%s: the JPEG 2000 codestream is %ld x %ld pixels but Rows x Columns say %d x %d: a "
                               "corrupt file",
                               what, g->h, g->w, e->rows, e->cols);
-    if ((int)g->prec != e->bits_stored || g->sgnd != (e->is_signed != 0))
+    if ((int)g->prec > e->bits_allocated)
         return swin_error_set(err, SWIN_ERR_FORMAT,
-                              "%s: the JPEG 2000 codestream holds %s %u-bit values but BitsStored %d and "
-                              "PixelRepresentation %d say %s %d-bit: a corrupt file",
-                              what, g->sgnd ? "signed" : "unsigned", g->prec, e->bits_stored, e->is_signed,
-                              e->is_signed ? "signed" : "unsigned", e->bits_stored);
+                              "%s: the JPEG 2000 codestream holds %u-bit values but BitsAllocated is %d: they do not "
+                              "fit, a corrupt file (re-encode the series from its source)",
+                              what, g->prec, e->bits_allocated);
     return SWIN_OK;
+}
+
+/* A codestream whose signedness is not PixelRepresentation's: its prec-bit samples are read
+ * as PixelRepresentation says, as pydicom 3 does by default (its J2K sign correction): the
+ * usual cause is an encoder that put two's complement values in an unsigned codestream (or
+ * unsigned ones in a signed codestream), and the header's sign is that of the values. A
+ * value whose top bit (of prec) is clear is the same either way. GDCM instead takes the
+ * codestream's sign; the two differ only on such values. */
+static void reconcile_sign(int32_t *v, size_t n, unsigned prec, bool is_signed)
+{
+    /* prec is 1 to 16 (check_shape: at most BitsAllocated) */
+    const uint32_t mask = (1u << prec) - 1u, top = 1u << (prec - 1);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t u = (uint32_t)v[i] & mask;
+        v[i] = is_signed && (u & top) ? (int32_t)u - (int32_t)(mask + 1u) : (int32_t)u;
+    }
 }
 
 static unsigned long be(const uint8_t *p, int bytes)
@@ -198,7 +218,9 @@ static swin_status decode_here(const uint8_t *bytes, size_t n, const struct swin
                                 what, c->h, c->w, e->rows, e->cols);
         goto done;
     }
-    memcpy(out, c->data, (size_t)e->rows * (size_t)e->cols * sizeof *out);
+    const size_t npx = (size_t)e->rows * (size_t)e->cols;
+    memcpy(out, c->data, npx * sizeof *out);
+    if ((c->sgnd != 0) != (e->is_signed != 0)) reconcile_sign(out, npx, c->prec, e->is_signed != 0);
 done:
     if (im) opj_image_destroy(im);
     if (st) opj_stream_destroy(st);

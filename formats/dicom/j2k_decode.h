@@ -13,18 +13,22 @@ extern "C" { /* status.h declares C functions without saying so */
 
 #include "core/status.h"
 
-/* What the DICOM attributes say the frame holds. */
+/* What the DICOM attributes say the frame holds. BitsStored and HighBit are not needed: the
+ * codestream says its own precision. */
 struct swin_j2k_expect {
-    int rows, cols;  /* Rows, Columns */
-    int bits_stored; /* BitsStored: the codestream's precision */
-    int is_signed;   /* PixelRepresentation */
+    int rows, cols;     /* Rows, Columns */
+    int bits_allocated; /* BitsAllocated: the widest precision a sample can hold */
+    int is_signed;      /* PixelRepresentation */
 };
 
 /* Decodes a codestream (or a JP2 file) of one grey component into out (rows x cols stored
  * values, row by row). Its header (a codestream's SIZ marker before OpenJPEG is called, then
- * OpenJPEG's reading of it) is checked against e: size, component count, precision and
- * signedness, before any pixel is decoded; a mismatch, a truncated or corrupt codestream is
- * refused naming `what` (the file). */
+ * OpenJPEG's reading of it) is checked against e before any pixel is decoded: one component
+ * of Rows x Columns samples, of a precision BitsAllocated holds; anything else, or a
+ * truncated or corrupt codestream, is refused naming `what` (the file).
+ * The values are those of the codestream, at its precision whatever BitsStored says; where
+ * its signedness is not PixelRepresentation's, its precision's bits are read as
+ * PixelRepresentation says (two's complement or not), as pydicom does by default. */
 swin_status swin_j2k_decode(const uint8_t *bytes, size_t n, const struct swin_j2k_expect *e, int32_t *out,
                             const char *what, swin_error *err);
 

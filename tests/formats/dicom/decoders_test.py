@@ -25,10 +25,12 @@
    sign-extended, a value in the top bits (HighBit 15): the stored values, as pydicom reads
    them; a PixelPaddingValue outside 12 bits (63536) still marks air; HighBit below BitsStored - 1:
    refused.
-2. Hostile JPEG 2000 / HTJ2K pixel data: truncated, Rows, BitsStored or PixelRepresentation
-   not those of the codestream, three components, not a codestream, no fragment; an
-   unsupported syntax (MPEG2) and an unknown UID: each refused, exit 2, one line naming the
-   problem, nothing else printed.
+2. Hostile JPEG 2000 / HTJ2K pixel data: truncated, Rows or Columns not those of the
+   codestream, a 16-bit codestream with BitsAllocated 8, three components, not a codestream,
+   no fragment; an unsupported syntax (MPEG2) and an unknown UID: each refused, exit 2, one
+   line naming the problem, nothing else printed. Codestreams whose precision or sign is not
+   BitsStored's or PixelRepresentation's (JPEG 2000, JP2, HTJ2K): decoded as pydicom decodes
+   them with its default J2K corrections, every pixel.
 3. swinrun: a 64 x 48 x 24 phantom series and its JPEG 2000 lossless, HTJ2K lossless and
    lossless RPCL and deflate twins give the same label map; the JPEG 2000 one decoded on 1, 2
    and 3 threads (SERIES_HU: the series reader's volume) equal to the uncompressed twin's, and
@@ -267,9 +269,8 @@ def hostile_part(tool, work):
         cases += [(f"{name} truncated to half", syntax, c[: len(c) // 2], {}, "does not decode"),
                   (f"{name} Rows 34 for 33", syntax, c, {"Rows": 34}, "Rows x Columns say 34 x 37"),
                   (f"{name} Columns 36 for 37", syntax, c, {"Columns": 36}, "Rows x Columns say 33 x 36"),
-                  (f"{name} BitsStored 12 for 16", syntax, c, {"BitsStored": 12, "HighBit": 11}, "BitsStored 12"),
-                  (f"{name} PixelRepresentation 1 for unsigned", syntax, c, {"PixelRepresentation": 1},
-                   "PixelRepresentation 1")]
+                  (f"{name} 16-bit values, BitsAllocated 8", syntax, c,
+                   {"BitsAllocated": 8, "BitsStored": 8, "HighBit": 7}, "16-bit values but BitsAllocated is 8")]
     cases += [("three components", "1.2.840.10008.1.2.4.201", three, {"BitsStored": 8}, "3 components"),
               ("not a codestream", "1.2.840.10008.1.2.4.90", rng.bytes(4000), {}, "not a JPEG 2000 codestream"),
               ("SIZ then noise", "1.2.840.10008.1.2.4.201", cs["htj2k"][:60] + rng.bytes(3000), {},
@@ -290,6 +291,47 @@ def hostile_part(tool, work):
         reads = "JPEG 2000 (lossless and lossy) and HTJ2K" in r.stderr if "syntax" in words else True
         check(f"hostile {what}: exit 2, one line", r.returncode == 2 and len(lines) == 1 and words in r.stderr
               and reads, f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[:200]}")
+
+
+def mismatch_part(tool, work):
+    """JPEG 2000 / HTJ2K codestreams whose precision or signedness is not BitsStored's or
+    PixelRepresentation's, as real archives hold them (made by encoding with one precision and
+    sign and writing the header with another): each decoded = pydicom's pixel_array (its
+    default J2K corrections: the codestream's precision, its bits read with PixelRepresentation's
+    sign) * 2 - 1024, every pixel. HighBit is not read for them (pydicom does not either)."""
+    rng = np.random.default_rng(33)
+    u16 = rng.integers(0, 1 << 16, (ROWS, COLS)).astype(np.uint16)
+    u12 = rng.integers(0, 1 << 12, (ROWS, COLS)).astype(np.uint16)
+    s12 = np.where(u12 >= 2048, u12.astype(np.int32) - 4096, u12).astype(np.int16)  # u12's bits, 12-bit signed
+    small = known_pixels(12, False, rng).astype(np.uint16)
+    small[0, :3] = (4096, 40000, 65535)  # above 12 bits in a 16-bit codestream: kept, as pydicom keeps them
+    # (what, codestream values, precision, codec (0 raw, 1 JP2, "ht"), BitsStored, PixelRepresentation, HighBit)
+    cases = [("BitsStored 12, a 16-bit unsigned codestream", small, 16, 0, 12, 0, 11),
+             ("PixelRepresentation 1, a 16-bit unsigned codestream of two's complement values", u16, 16, 0, 16, 1, 15),
+             ("PixelRepresentation 1, a 12-bit unsigned codestream", u12, 12, 0, 12, 1, 11),
+             ("PixelRepresentation 0, a 16-bit signed codestream", u16.view(np.int16), 16, 0, 16, 0, 15),
+             ("PixelRepresentation 0, a 12-bit signed codestream", s12, 12, 0, 12, 0, 11),
+             ("BitsStored 12 signed, a 16-bit signed codestream", u16.view(np.int16), 16, 0, 12, 1, 11),
+             ("BitsStored 16 signed, a 12-bit unsigned codestream", u12, 12, 0, 16, 1, 15),
+             ("BitsStored 16, HighBit 11, a 16-bit codestream", u16, 16, 0, 16, 0, 11),
+             ("JP2, PixelRepresentation 1, a 16-bit unsigned codestream", u16, 16, 1, 16, 1, 15),
+             ("HTJ2K, PixelRepresentation 1, a 16-bit unsigned codestream", u16, 16, "ht", 16, 1, 15),
+             ("HTJ2K, BitsStored 12, a 16-bit unsigned codestream", small, 16, "ht", 12, 0, 11)]
+    for what, v, prec, codec, bits, signed, high_bit in cases:
+        ds = dataset(known_pixels(16, False, rng), 16, False)
+        if codec == "ht":
+            cs, syntax = htj2k_codestream(v.astype(np.int64), prec, False, work, True, "RPCL"), HTJ2K_SYNTAX["htj2k_rpcl"]
+        else:
+            cs, syntax = openjpeg.utils.encode_array(v, bits_stored=prec, codec_format=codec), JPEG2000Lossless
+        set_encapsulated(ds, cs, syntax)
+        ds.BitsStored, ds.HighBit, ds.PixelRepresentation = bits, high_bit, signed
+        path = os.path.join(work, "mismatch_" + "".join(c if c.isalnum() else "_" for c in what) + ".dcm")
+        ds.save_as(path, enforce_file_format=True)
+        ref = pydicom.dcmread(path).pixel_array
+        want = (ref.astype(np.float64) * SLOPE + INTERCEPT).astype(np.float32)
+        got, r = decode(tool, path)
+        check(f"mismatch: {what}: = pydicom", got is not None and np.array_equal(got, want),
+              r.stderr.strip()[-200:] if got is None else f"{int((got != want).sum())} differ")
 
 
 def multiframe(frames_v, bits, signed, codestreams, per_frame, has_bot):
@@ -478,6 +520,7 @@ def main():
     pixels_part(tool, work)
     high_bits_part(tool, work)
     hostile_part(tool, work)
+    mismatch_part(tool, work)
     multiframe_part(tool, work)
     series_part(swinrun, series_hu, model, work)
     rounded_oblique_part(series_hu, work)
