@@ -74,6 +74,7 @@ void swin_model_get_info(const swin_model_t *m, swin_model_info *o)
         .normalize = c->normalize, .use_v2 = c->use_v2, .qkv_bias = c->qkv_bias,
         .patch_norm = c->patch_norm, .instnorm_affine = c->instnorm_affine, .batch_norm = c->batch_norm,
         .batch_norm_at_load = c->batch_norm_at_load,
+        .attn_scale = {c->attn_scale[0], c->attn_scale[1], c->attn_scale[2], c->attn_scale[3]},
         .norm_groups = c->norm_groups,
         .downsample = swin_merge_kind_name(c->merge_kind),
         .param_count = m->param_count, .weight_bytes = m->flat_bytes,

@@ -58,6 +58,10 @@ typedef struct swin_model_info {
                                     1, ... one per line; "" when not known */
     bool batch_norm_at_load;     /* batch_norm: folded by swinrun's loader (a checkpoint, or an
                                     ONNX file's BatchNormalization nodes), not by the exporter */
+    float attn_scale[4];         /* per stage, the attention logits' scale the file stores where
+                                    float16 or bfloat16 rounding moved it off 1/sqrt(head dim)
+                                    (e.g. head_dim ** -0.25 rounded, applied to q and k each);
+                                    swinrun runs it; 0 where the file holds 1/sqrt(head dim) */
 } swin_model_info;
 
 /* The highest instruction-set level the CPU backend's kernels may use

@@ -1,4 +1,5 @@
 /* swinrun info / plan / forward. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,9 @@ int cli_info(const struct cli_args *a)
                i.instnorm_affine ? "true" : "false", i.batch_norm ? "true" : "false", i.norm_groups, i.downsample, i.param_count,
                i.weight_bytes, i.opset);
         json_string(jf, i.exporter);
+        fprintf(jf, ", \"batch_norm_at_load\": %s, \"attn_scale\": [%.9g, %.9g, %.9g, %.9g]",
+                i.batch_norm_at_load ? "true" : "false", (double)i.attn_scale[0], (double)i.attn_scale[1],
+                (double)i.attn_scale[2], (double)i.attn_scale[3]);
         fprintf(jf, ", \"post_processing\": ");
         json_string(jf, i.post);
         fprintf(jf, ", \"weight_storage\": ");
@@ -117,6 +121,13 @@ int cli_info(const struct cli_args *a)
         printf("depths         %d %d %d %d\n", i.depths[0], i.depths[1], i.depths[2], i.depths[3]);
         printf("heads          %d %d %d %d\n", i.heads[0], i.heads[1], i.heads[2], i.heads[3]);
         printf("window         %d x %d x %d\n", i.window[0], i.window[1], i.window[2]);
+        if (i.attn_scale[0] || i.attn_scale[1] || i.attn_scale[2] || i.attn_scale[3]) {
+            printf("attn scale    ");
+            for (int s = 0; s < 4; s++)
+                printf(" %.6g%s", i.attn_scale[s] ? (double)i.attn_scale[s] : 1.0 / sqrt((double)i.feature_size * (1 << s) / i.heads[s]),
+                       i.attn_scale[s] ? "" : " (1/sqrt(head dim))");
+            printf(", as stored in the file\n");
+        }
         if (i.cube[0] && i.cube[1] && i.cube[2])
             printf("%s%d x %d x %d\n", i.recipe[0] ? "cube (roi)     " : "export cube    ", i.cube[0], i.cube[1],
                    i.cube[2]);

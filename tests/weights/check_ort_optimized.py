@@ -8,7 +8,9 @@ at the basic and extended levels, one exported here at opset 14 with patch_norm 
 norm over axis 1 of (B, C, D*H*W), its scale and shift (1, C, 1)), and the dynamo export with a
 4 x 5 x 4 window whose biases
 dynamo folded (f12_w454_flash_dynamo21) at the basic level, where every bias and mask becomes a
-plain constant and each qkv projection a Gemm (the window read from its partition's Reshape).
+plain constant and each qkv projection a Gemm (the window read from its partition's Reshape),
+and the batch-norm export (f12_c32_batch_ts) at the extended and all levels, where each CNN
+block's conv1 and the LeakyReLU after it become one com.microsoft FusedConv.
 Each is run by `swinrun forward` and held to
 check_logits.py's criterion against ONNX Runtime's run of the same optimised file; each file
 must hold what makes it differ from its export, else the check could not fail: ONNX Runtime's
@@ -20,7 +22,7 @@ averaging over axis 1 with its Transpose moved into it, and a hidden state's pro
 the next stage's norm1 (one Div used twice). A FusedMatMul given a transpose (transB=1, not what
 a Swin UNETR's attention fuses to) is refused, exit 2, in one line, and so is that patch norm
 with its scale made (1, 1, D*H*W) (a scale per token: no LayerNorm's; its ReduceMeans are
-then no LayerNorm's either).
+then no LayerNorm's either), and a FusedConv whose LeakyReLU slope is 0.2 (MONAI's is 0.01).
 
     check_ort_optimized.py SWINRUN TEST_DATA WORKDIR"""
 import collections
@@ -102,10 +104,11 @@ def main() -> int:
         "opset14_v2": (exported(work, "export_v2", "--use-v2"), ("basic", "extended"), {"ReduceMean over axis 1"}),
         "opset14_patchnorm": (exported(work, "export_patchnorm", "--patch-norm"), ("basic",), {"ReduceMean over axis 1"}),
         "f12_w454_flash_dynamo21": (os.path.join(data, "f12_w454_flash_dynamo21"), ("basic",), {"Gemm"}),
+        "f12_c32_batch_ts": (os.path.join(data, "f12_c32_batch_ts"), both, {"FusedConv"}),
     }
     own_input = {"f12_w454_flash_dynamo21"}   # a 64 x 32 x 32 export: its case's input
     extended_only = {"opset14_nonorm": {"SimplifiedLayerNormalization"}, "opset14_v2": {"SimplifiedLayerNormalization"}}
-    ext_ts = patchnorm = None
+    ext_ts = patchnorm = ext_bn = None
     for case, (src, levels, ops) in cases.items():
         for level in levels:
             if level != "basic" and case in extended_only:
@@ -116,6 +119,8 @@ def main() -> int:
                 ext_ts = (path, model)
             if case == "opset14_patchnorm":
                 patchnorm = (path, model)
+            if case == "f12_c32_batch_ts" and level == "extended":
+                ext_bn = (path, model)
             cinp = os.path.join(src, "input.npy") if case in own_input else inp
             s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             ref = s.run(None, {s.get_inputs()[0].name: np.load(cinp)})[0]
@@ -141,6 +146,16 @@ def main() -> int:
     r = subprocess.run([swinrun, "info", bad], capture_output=True, text=True)
     err = r.stderr.strip()
     check("a FusedMatMul with transB=1 refused", r.returncode == 2 and "FusedMatMul" in err and "\n" not in err,
+          f"exit {r.returncode}: {err[-300:]}")
+
+    path, model = ext_bn
+    node = next(n for n in model.graph.node if n.op_type == "FusedConv")
+    next(a for a in node.attribute if a.name == "activation_params").floats[:] = [0.2]
+    bad = os.path.join(os.path.dirname(path), "fused_slope.onnx")
+    onnx.save(model, bad)
+    r = subprocess.run([swinrun, "info", bad], capture_output=True, text=True)
+    err = r.stderr.strip()
+    check("a FusedConv with a LeakyReLU slope of 0.2 refused", r.returncode == 2 and "FusedConv" in err and "\n" not in err,
           f"exit {r.returncode}: {err[-300:]}")
 
     from onnx import numpy_helper

@@ -244,6 +244,10 @@ def main() -> int:
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
         onnx.save_model(m, os.path.join(d, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
+
+    # int8-quantized by ONNX Runtime (quantize_dynamic: DynamicQuantizeLinear, MatMulInteger)
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    quantize_dynamic(src, os.path.join(out, "quantized_dynamic.onnx"), weight_type=QuantType.QInt8)
     print("ok", out)
     return 0
 

@@ -49,6 +49,14 @@ int swin_onnx_node_attr_ints(const SwinOnnx__NodeProto *n, const char *name, con
     return (int)a->n_ints;
 }
 
+int swin_onnx_node_attr_floats(const SwinOnnx__NodeProto *n, const char *name, const float **vals)
+{
+    const SwinOnnx__AttributeProto *a = attr(n, name);
+    if (!a) return -1;
+    *vals = a->floats;
+    return (int)a->n_floats;
+}
+
 const char *swin_onnx_node_desc(const struct swin_onnx_index *g, int node, char *buf, size_t n)
 {
     const SwinOnnx__NodeProto *p = g->f->nodes[node];

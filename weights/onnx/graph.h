@@ -43,6 +43,8 @@ float swin_onnx_node_attr_float(const SwinOnnx__NodeProto *n, const char *name, 
 bool swin_onnx_node_attr_str_is(const SwinOnnx__NodeProto *n, const char *name, const char *value, bool dflt);
 /* INTS attribute: the count (-1 if absent), values in *vals. */
 int swin_onnx_node_attr_ints(const SwinOnnx__NodeProto *n, const char *name, const int64_t **vals);
+/* FLOATS attribute: the count (-1 if absent), values in *vals. */
+int swin_onnx_node_attr_floats(const SwinOnnx__NodeProto *n, const char *name, const float **vals);
 
 /* Reads a constant integer tensor of at most max elements; returns its count or -1. */
 int swin_onnx_index_const_i64(const struct swin_onnx_index *g, const char *name, int64_t *out, int max, swin_error *err);

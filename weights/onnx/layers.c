@@ -26,6 +26,15 @@ static const char *const kind_names[] = {"Conv", "ConvTranspose", "Linear", "Lay
 
 const char *swin_layer_kind_name(enum layer_kind k) { return kind_names[k]; }
 
+static bool is_quantized(const char *op)
+{
+    static const char *const q[] = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+                                    "ConvInteger", "QLinearConv", "QLinearMatMul"};
+    for (size_t k = 0; k < sizeof q / sizeof q[0]; k++)
+        if (!strcmp(op, q[k])) return true;
+    return false;
+}
+
 static bool is_plain(const char *op)
 {
     for (size_t k = 0; k < sizeof plain_ops / sizeof plain_ops[0]; k++)
@@ -202,6 +211,17 @@ static int fused_matmul(const struct swin_onnx_index *g, int i, swin_error *err)
     return -1;
 }
 
+/* ONNX Runtime's FusedConv (its extended level) as it fuses a Conv whose only consumer is a
+ * LeakyRelu of slope 0.01: LeakyReLU(conv(x, W) + B), no residual input Z. The walk accepts it
+ * only where MONAI's block applies that activation straight to the conv (walk.c). */
+static bool fused_lrelu_only(const SwinOnnx__NodeProto *n)
+{
+    const float *alpha = NULL;
+    return (n->n_input <= 3 || (n->n_input == 4 && !swin_onnx_node_in(n, 3)[0])) &&
+           swin_onnx_node_attr_str_is(n, "activation", "LeakyRelu", false) &&
+           swin_onnx_node_attr_floats(n, "activation_params", &alpha) == 1 && fabsf(alpha[0] - 0.01f) <= 1e-7f;
+}
+
 /* A view ending (.., n, n), n > 1: a bias or mask added to attention logits. */
 static bool tokens_by_tokens(const struct swin_const_view *v)
 {
@@ -221,7 +241,8 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
     if (n->domain && !strcmp(n->domain, "com.microsoft") && !strcmp(op, "FusedMatMul")) return fused_matmul(g, i, err);
     if (n->domain && !strcmp(n->domain, "com.microsoft") && !strcmp(op, "Gelu") && n->n_input == 1)
         return 0;   /* ONNX Runtime's fusion of the exact erf GELU's Div/Erf/Add/Mul (its FastGelu is tanh's) */
-    if (n->domain && !strncmp(n->domain, "com.microsoft", 13)) {
+    bool fused_conv = n->domain && !strcmp(n->domain, "com.microsoft") && !strcmp(op, "FusedConv") && fused_lrelu_only(n);
+    if (n->domain && !strncmp(n->domain, "com.microsoft", 13) && !fused_conv) {
         node_err(g, i, SWIN_ERR_MODEL,
                  "an ONNX Runtime fused operator: this file was saved by ONNX Runtime at the extended or all optimisation "
                  "level, which only ONNX Runtime can run; re-save it at the basic level "
@@ -229,13 +250,14 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
                  err);
         return -1;
     }
-    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx")) {
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") && !fused_conv) {
         node_err(g, i, SWIN_ERR_MODEL, "operator from a custom domain; a Swin UNETR export uses only standard ONNX operators", err);
         return -1;
     }
-    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) {
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || fused_conv) {
         bool t = op[4] == 'T';
         l->kind = t ? L_CONVT : L_CONV;
+        l->fused_lrelu = fused_conv;
         l->w = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 1));
         l->b = swin_onnx_index_tensor(g, swin_onnx_node_in(n, 2));
         if (is_float_const(l->w, 4)) {
@@ -431,6 +453,14 @@ static int recognise(const struct swin_onnx_index *g, int i, struct swin_onnx_la
         return -1;
     }
     if (is_plain(op)) return 0;
+    if (is_quantized(op)) {
+        node_err(g, i, SWIN_ERR_MODEL,
+                 "a quantized model (int8 weights or activations, as ONNX Runtime's quantize_dynamic or "
+                 "quantize_static write): swinrun runs float32, float16 or bfloat16 weights; give it the export "
+                 "before quantization",
+                 err);
+        return -1;
+    }
     node_err(g, i, SWIN_ERR_MODEL, "operator not expected in a Swin UNETR graph", err);
     return -1;
 }

@@ -22,6 +22,7 @@ struct swin_onnx_layer {
                                                constant mask (view.src NULL when computed) */
     const struct swin_onnx_tensor *b;       /* bias, LN/IN bias; NULL when absent */
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
+    bool fused_lrelu;                  /* Conv: ONNX Runtime's FusedConv, LeakyReLU(0.01) applied to its output */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
     const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
     float scale;                       /* attention: the logits' scale, 0 when the default 1/sqrt(head dim) */

@@ -171,12 +171,17 @@ static swin_status bind_linear(struct walker *w, int64_t in, int64_t out, const 
 
 /* Conv (cout, cin, k^3) or ConvTranspose (cin, cout, k^3) into (k^3, cin, cout). With lout
  * the layer is returned and its bias left to the caller (the patch and output convs have
- * one); otherwise a bias is an error. */
+ * one); otherwise a bias is an error. fused_ok: the conv may be a FusedConv with MONAI's
+ * LeakyReLU (the caller checks that the block has it there). */
 static swin_status bind_conv(struct walker *w, enum layer_kind kind, int64_t cin, int64_t cout, int k, int stride,
-                             int pad, const float **slot, const char *what, const char *key, const struct swin_onnx_layer **lout)
+                             int pad, bool fused_ok, const float **slot, const char *what, const char *key,
+                             const struct swin_onnx_layer **lout)
 {
     const struct swin_onnx_layer *l = NULL;
     TRY(expect(w, kind, what, &l));
+    if (l->fused_lrelu && !fused_ok)
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s is fused with a LeakyReLU, which MONAI's Swin UNETR does not apply there",
+                    what);
     if (l->kernel != k || l->stride != stride || l->pad != pad)
         return fail(w, l->node, SWIN_ERR_MODEL, "%s has kernel %d, stride %d, pad %d; expected kernel %d, stride %d, pad %d",
                     what, l->kernel, l->stride, l->pad, k, stride, pad);
@@ -310,11 +315,15 @@ static swin_status bind_res_conv(struct walker *w, struct swin_resblock_w *r, in
     const struct swin_onnx_layer *l;
     snprintf(key, sizeof key, "%s.conv%d.conv.weight", prefix, idx);
     snprintf(desc, sizeof desc, "%s conv%d%s", what, idx, idx == 3 ? " (1x1x1 residual)" : "");
-    TRY(bind_conv(w, L_CONV, cin, r->cout, k, 1, k / 2, wslot[idx - 1], desc, key, &l));
+    TRY(bind_conv(w, L_CONV, cin, r->cout, k, 1, k / 2, idx == 1, wslot[idx - 1], desc, key, &l));
     const struct swin_onnx_layer *next = peek(w);
     bool bn_node = next && next->kind == L_BN;
     bool folded = bn_node || (l->b && !(next && next->kind == L_IN));
     if (idx == 1) r->bn_folded = folded;
+    /* conv1 -> LeakyReLU directly only where the batch norm between them is folded into conv1 */
+    if (l->fused_lrelu && (!folded || bn_node))
+        return fail(w, l->node, SWIN_ERR_MODEL, "%s is fused with a LeakyReLU, but its block normalises before that activation",
+                    desc);
     if (folded != r->bn_folded || (folded && v2))
         return fail(w, l->node, SWIN_ERR_MODEL, "%s %s; expected %s", desc,
                     folded ? "carries a batch norm (a BatchNormalization, or a bias and no InstanceNormalization after it)"
@@ -620,7 +629,7 @@ swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_o
         cfg->in_channels = (int)l->w->dims[1];
     }
     int64_t f = cfg->feature_size;
-    TRY(bind_conv(w, L_CONV, cfg->in_channels, f, 2, 2, 0, &m->patch_w, "patch-embedding conv", "swinViT.patch_embed.proj.weight", &l));
+    TRY(bind_conv(w, L_CONV, cfg->in_channels, f, 2, 2, 0, false, &m->patch_w, "patch-embedding conv", "swinViT.patch_embed.proj.weight", &l));
     if (f < 1) return fail(w, l->node, SWIN_ERR_SHAPE, "patch-embedding conv has no output channels");
     TRY(bind_vec(w, l, l->b, &m->patch_b, f, "patch-embedding conv bias", "swinViT.patch_embed.proj.bias"));
     if (!l->b) return fail(w, l->node, SWIN_ERR_MODEL, "patch-embedding conv has no bias; MONAI's has one");
@@ -647,7 +656,7 @@ swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_o
         int64_t cin = d ? f << d : f, cout = d ? cin / 2 : f;
         snprintf(key, sizeof key, "decoder%d.transp_conv.conv.weight", d + 1);
         snprintf(what, sizeof what, "decoder%d transposed conv", d + 1);
-        TRY(bind_conv(w, L_CONVT, cin, cout, 2, 2, 0, &m->decoder[d].transp_w, what, key, NULL));
+        TRY(bind_conv(w, L_CONVT, cin, cout, 2, 2, 0, false, &m->decoder[d].transp_w, what, key, NULL));
         if (d == 4) {
             TRY(proj_out(w, 3));                  /* hs3 is decoder5's skip as it is */
         } else if (d > 0) {
@@ -664,7 +673,7 @@ swin_status swin_walk_model(const struct swin_onnx_index *g, const struct swin_o
     }
     l = peek(w);
     if (l && l->kind == L_CONV && l->w->ndim == 5) cfg->out_channels = (int)l->w->dims[0];
-    TRY(bind_conv(w, L_CONV, f, cfg->out_channels, 1, 1, 0, &m->out_w, "output conv", "out.conv.conv.weight", &l));
+    TRY(bind_conv(w, L_CONV, f, cfg->out_channels, 1, 1, 0, false, &m->out_w, "output conv", "out.conv.conv.weight", &l));
     if (!l->b) return fail(w, l->node, SWIN_ERR_MODEL, "output conv has no bias; MONAI's has one");
     TRY(bind_vec(w, l, l->b, &m->out_b, cfg->out_channels, "output conv bias", "out.conv.conv.bias"));
     if ((l = peek(w)))

@@ -50,6 +50,9 @@ PyObject *swinpy_model_info_dict(const swin_model_info *i)
             put(d, "qkv_bias", PyBool_FromLong(i->qkv_bias)) || put(d, "patch_norm", PyBool_FromLong(i->patch_norm)) ||
             put(d, "instnorm_affine", PyBool_FromLong(i->instnorm_affine)) ||
             put(d, "batch_norm", PyBool_FromLong(i->batch_norm)) ||
+            put(d, "batch_norm_at_load", PyBool_FromLong(i->batch_norm_at_load)) ||
+            put(d, "attn_scale", Py_BuildValue("(dddd)", (double)i->attn_scale[0], (double)i->attn_scale[1],
+                                               (double)i->attn_scale[2], (double)i->attn_scale[3])) ||
             put(d, "norm_groups", PyLong_FromLong(i->norm_groups)) ||
             put(d, "downsample", PyUnicode_FromString(i->downsample ? i->downsample : "")) ||
             put(d, "param_count", PyLong_FromSize_t(i->param_count)) ||
