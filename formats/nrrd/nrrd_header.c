@@ -21,17 +21,19 @@ bool swin_nrrd_name(const char *path)
 }
 
 enum field { F_TYPE, F_DIMENSION, F_SIZES, F_ENCODING, F_ENDIAN, F_SPACE, F_DIRECTIONS, F_ORIGIN, F_SPACINGS,
-             F_KINDS, F_DATAFILE, F_LINESKIP, F_BYTESKIP, F_SPACEDIM, F_COUNT };
+             F_KINDS, F_DATAFILE, F_LINESKIP, F_BYTESKIP, F_SPACEDIM, F_MINS, F_MAXS, F_CENTERS, F_COUNT };
 static const struct { const char *name; enum field f; } known[] = {
     {"type", F_TYPE}, {"dimension", F_DIMENSION}, {"sizes", F_SIZES}, {"encoding", F_ENCODING},
     {"endian", F_ENDIAN}, {"space", F_SPACE}, {"space directions", F_DIRECTIONS}, {"space origin", F_ORIGIN},
     {"spacings", F_SPACINGS}, {"kinds", F_KINDS}, {"data file", F_DATAFILE}, {"datafile", F_DATAFILE},
     {"line skip", F_LINESKIP}, {"lineskip", F_LINESKIP}, {"byte skip", F_BYTESKIP}, {"byteskip", F_BYTESKIP},
-    {"space dimension", F_SPACEDIM},
+    {"space dimension", F_SPACEDIM}, {"axis mins", F_MINS}, {"axismins", F_MINS}, {"axis maxs", F_MAXS},
+    {"axismaxs", F_MAXS}, {"centers", F_CENTERS}, {"centerings", F_CENTERS},
 };
 static const char *const field_name[F_COUNT] = {"type", "dimension", "sizes", "encoding", "endian", "space",
                                                 "space directions", "space origin", "spacings", "kinds",
-                                                "data file", "line skip", "byte skip", "space dimension"};
+                                                "data file", "line skip", "byte skip", "space dimension",
+                                                "axis mins", "axis maxs", "centers"};
 
 /* teem's spellings of each type */
 static const struct { const char *name; enum swin_raw_type t; int bytes; } types[] = {
@@ -152,6 +154,52 @@ static swin_status channel_axis(const char *path, char *val[F_COUNT], int nd, bo
     return SWIN_OK;
 }
 
+/* One number per axis of a per-axis field (teem writes "nan" for an axis without one), or the
+ * default where the field is absent; false when it is not one number per axis. */
+static bool per_axis(const char *text, int nd, double dflt, double *v)
+{
+    char w[64];
+    for (int a = 0; a < nd; a++) {
+        v[a] = dflt;
+        if (!text) continue;
+        if (!word(&text, w, sizeof w)) return false;
+        char *end;
+        v[a] = strtod(w, &end);
+        if (*end || fabs(v[a]) > 1e9) return false;
+    }
+    return !text || !word(&text, w, sizeof w);
+}
+
+/* The origin of a file with no space, from its axis mins, as ITK's NrrdImageIO places it (teem's
+ * nrrdOriginCalculate): per spatial axis min, plus half a sample for cell centring (an axis's
+ * "centers" entry, cell when it has none), a sample being the spacing, else (max - min) / size
+ * (cell) or / (size - 1) (node). Where any spatial axis lacks its min, or both its spacing and
+ * its max, ITK puts the origin at 0, as here. */
+static swin_status origin_from_mins(const char *path, char *val[F_COUNT], int nd, int first, const int64_t *sizes,
+                                    struct swin_raw_header *h, swin_error *err)
+{
+    double mins[MAX_AXES], maxs[MAX_AXES], sp[MAX_AXES];
+    if (!per_axis(val[F_MINS], nd, NAN, mins)) return bad(err, path, F_MINS, "not one number per axis", val[F_MINS]);
+    if (!per_axis(val[F_MAXS], nd, NAN, maxs)) return bad(err, path, F_MAXS, "not one number per axis", val[F_MAXS]);
+    if (!per_axis(val[F_SPACINGS], nd, NAN, sp)) return bad(err, path, F_SPACINGS, "not one per axis", val[F_SPACINGS]);
+    bool node[MAX_AXES] = {false};
+    const char *p = val[F_CENTERS];
+    char w[64];
+    for (int a = 0; p && a < nd; a++) {
+        if (!word(&p, w, sizeof w)) return bad(err, path, F_CENTERS, "not one centring per axis", val[F_CENTERS]);
+        node[a] = !strcasecmp(w, "node");
+    }
+    double o[3];
+    for (int a = 0; a < 3; a++) {
+        int x = first + a;
+        double sample = isfinite(sp[x]) ? sp[x] : (maxs[x] - mins[x]) / (double)(node[x] ? sizes[x] - 1 : sizes[x]);
+        if (!isfinite(mins[x]) || !isfinite(sample)) return SWIN_OK;
+        o[a] = mins[x] + (node[x] ? 0.0 : sample / 2);
+    }
+    for (int a = 0; a < 3; a++) h->offset[a] = o[a];
+    return SWIN_OK;
+}
+
 /* Sizes, spacing, directions and origin; sd: the world's dimension (3, or 4 as ITK writes a 4-D
  * image: "space dimension: 4", no space named, the first three world coordinates LPS). */
 static swin_status geometry(const char *path, char *val[F_COUNT], int nd, int sd, struct swin_raw_header *h,
@@ -241,6 +289,8 @@ static swin_status geometry(const char *path, char *val[F_COUNT], int nd, int sd
         double o[4];
         if (!vector(&p, o, sd) || *swin_raw_trim((char *)p)) return bad(err, path, F_ORIGIN, "not one (x,y,z)", val[F_ORIGIN]);
         for (int b = 0; b < 3; b++) h->offset[b] = sign[b] * o[b];
+    } else if (!val[F_SPACE] && !val[F_DIRECTIONS] && val[F_MINS]) {
+        return origin_from_mins(path, val, nd, first, sizes, h, err);
     }
     return SWIN_OK;
 }

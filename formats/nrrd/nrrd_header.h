@@ -4,8 +4,8 @@
  * type, dimension, sizes, endian, encoding (raw, gzip), space (RAS, LAS, LPS, scanner-xyz as
  * LPS; or "space dimension: 4" and no space, ITK's 4-D images, whose axis along the fourth
  * world coordinate holds the channels), space directions (their lengths the spacing; "none"
- * marks the channel axis), space origin, or without a space the spacings, kinds (which axis
- * is not spatial), data file ("./" allowed), line skip, byte skip; and the header swinrun
+ * marks the channel axis), space origin, or without a space the spacings and the axis mins
+ * (with axis maxs and centers: the origin as ITK places it), kinds (which axis is not spatial), data file ("./" allowed), line skip, byte skip; and the header swinrun
  * writes. */
 #ifndef SWIN_FORMATS_NRRD_HEADER_H
 #define SWIN_FORMATS_NRRD_HEADER_H

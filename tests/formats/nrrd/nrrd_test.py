@@ -127,6 +127,28 @@ def no_space(swinrun, model, work, ct):
         check("no space: the labels are its twin's", got.shape == want.shape and np.array_equal(got, want))
 
 
+def axis_mins(swinrun, model, work, ct):
+    """No space, its origin in axis mins (with spacings, cell centring by default; with axis maxs,
+    node centring, no spacings): the label map's origin and spacing are where SimpleITK places the
+    input (swinrun put the origin at 0)."""
+    size = " ".join(map(str, ct.shape))
+    cases = {"axis_mins_cell.nrrd": ["spacings: " + " ".join(map(str, mt.SPACING)), "axis mins: -40.5 12 7.25"],
+             "axis_mins_node.nrrd": ["axis mins: 3 -8 20", "axis maxs: 63 52 110", "centers: node node node"]}
+    for name, extra in cases.items():
+        p = os.path.join(work, name)
+        lines = ["NRRD0004", "type: short", "dimension: 3", "sizes: " + size, "endian: little", "encoding: raw", *extra]
+        open(p, "wb").write("\n".join(lines).encode() + b"\n\n" + mt.voxels(ct, "<i2"))
+        out = os.path.join(work, "out_" + name)
+        r = run([swinrun, p, out, "--model", model])
+        if not check(f"{name}: segments", r.returncode == 0, r.stderr.strip()[-300:]):
+            continue
+        want, got = sitk.ReadImage(p), sitk.ReadImage(out)
+        check(f"{name}: the label map lies where SimpleITK puts the CT (origin {want.GetOrigin()})",
+              np.allclose(got.GetOrigin(), want.GetOrigin(), atol=1e-4) and
+              np.allclose(got.GetSpacing(), want.GetSpacing(), atol=1e-6),
+              f"origin {got.GetOrigin()}, spacing {got.GetSpacing()} against {want.GetSpacing()}")
+
+
 def outputs_4d(swinrun, model, work, twin_prob, twin_masks):
     src = os.path.join(work, "sitk_gzip.nrrd")
     seg, prob, masks = (os.path.join(work, n) for n in ("p_seg.nrrd", "p_prob.nrrd", "masks.nrrd"))
@@ -227,6 +249,7 @@ def main():
         check(f"the twin's labels present: {labels.tolist()} (several, else equality proves little)", len(labels) >= 3)
         single_channel(swinrun, model1, work, ct, outs[0])
         no_space(swinrun, model1, work, ct)
+        axis_mins(swinrun, model1, work, ct)
         outputs_4d(swinrun, model1, work, outs[1], outs[2])
         refusals(swinrun, model1, work, ct)
     four_channels(swinrun, model4, work)
