@@ -19,7 +19,10 @@ the same file and input, held to check_logits.py's criterion:
                     2.15 its default, torch's dynamo exporter, fails on SwinUNETR's input check)
 Models are f=12, 32^3, Co 3, MONAI SwinUNETRs built and initialised as make_test_data.sh
 builds them (tools/export/export_swin_unetr.py, seed 0); the input is uniform [0, 1).
-nofold_batch's file is then spoiled two ways, each refused (exit 2, the message named): a batch
+nofold_batch's file saved by ONNX Runtime at its basic level (its Conv + BatchNormalization fusion
+names each new weight and bias after its sources, "ConvBnFusion_W_<conv weight>",
+"ConvBnFusion_BN_B_<norm bias>": not state-dict keys) against ONNX Runtime's run of it; then the
+file is spoiled two ways, each refused (exit 2, the message named): a batch
 norm in training mode (training_mode=1: batch statistics, not the running ones) and a running
 variance of -1 (no real scale).
 
@@ -66,6 +69,28 @@ def export(model, path, kw):
         else:
             torch.onnx.export(model, (torch.zeros(1, 1, 32, 32, 32),), path, dynamo=False, input_names=["input"],
                               output_names=["logits"], **kw)
+
+
+def ort_fused_batch_norms(swinrun, src, x, inp, work):
+    """src saved by ONNX Runtime at its basic level, run by swinrun and by ONNX Runtime. Returns
+    the failures."""
+    import onnx
+    import onnxruntime as ort
+    path = os.path.join(work, "nofold_batch_ort_basic.onnx")
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = path
+    ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+    fused = sum(t.name.startswith("ConvBnFusion_") for t in onnx.load(path).graph.initializer)
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+    out = os.path.join(work, "nofold_batch_ort_basic_swinrun.npy")
+    r = subprocess.run([swinrun, "forward", path, inp, out], capture_output=True, text=True)
+    ok, line = (False, f"swinrun exit {r.returncode}: {r.stderr.strip()[-300:]}") if r.returncode else \
+        check_logits.compare(np.load(out), ref)
+    ok = ok and fused > 0
+    print(f"{'ok  ' if ok else 'FAIL'} nofold_batch at ONNX Runtime's basic level ({fused} ConvBnFusion_ initializers): {line}")
+    return not ok
 
 
 def spoiled_batch_norms(swinrun, src, inp, work):
@@ -128,6 +153,7 @@ def main() -> int:
                 ok, line = False, f"swinrun info does not say the batch norms were folded at load: {info[-300:]}"
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {line}")
         bad += not ok
+    bad += ort_fused_batch_norms(swinrun, os.path.join(work, "nofold_batch.onnx"), x, inp, work)
     bad += spoiled_batch_norms(swinrun, os.path.join(work, "nofold_batch.onnx"), inp, work)
     print("PASS" if not bad else f"FAIL: {bad} failures")
     return 1 if bad else 0

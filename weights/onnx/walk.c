@@ -78,7 +78,9 @@ static swin_status check_shape(struct walker *w, const struct swin_onnx_layer *l
 }
 
 /* Names confirm the structure: an initializer that reads like a state_dict key and feeds
- * only this node must be the key of the field it is bound to. */
+ * only this node must be the key of the field it is bound to. ONNX Runtime's Conv + batch
+ * norm fusion names what it makes after its sources ("ConvBnFusion_W_<conv weight>",
+ * "ConvBnFusion_BN_B_<norm bias>" for the conv's new bias): no keys. */
 static swin_status check_name(struct walker *w, const struct swin_onnx_layer *l, const struct swin_onnx_tensor *t, const char *key)
 {
     const char *nm = t->name;
@@ -89,6 +91,7 @@ static swin_status check_name(struct walker *w, const struct swin_onnx_layer *l,
         size_t tl = strlen(tails[i]);
         keylike |= n > tl && !strcmp(nm + n - tl, tails[i]);
     }
+    keylike = keylike && strncmp(nm, "ConvBnFusion_", 13) != 0;
     const int *c;
     if (!keylike || t->producer >= 0 || swin_onnx_index_consumers(w->g, nm, &c) != 1) return SWIN_OK;
     if (n >= kn && !strcmp(nm + n - kn, key) && (n == kn || nm[n - kn - 1] == '.')) return SWIN_OK;
