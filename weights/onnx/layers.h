@@ -24,7 +24,8 @@ struct swin_onnx_layer {
     bool w_out_in;                     /* Linear: w stored (out, in) (Gemm transB=1), else (in, out) */
     bool fused_lrelu;                  /* Conv: ONNX Runtime's FusedConv, LeakyReLU(0.01) applied to its output */
     int kernel, stride, pad;           /* Conv / ConvTranspose (cubic) */
-    const char *x;                     /* LayerNorm: the normalised value (input 0; x of a decomposed one) */
+    const char *x;                     /* LayerNorm, BatchNormalization: the normalised value (input 0; x of a
+                                          decomposed LayerNorm) */
     float scale;                       /* attention: the logits' scale, 0 when the default 1/sqrt(head dim) */
     bool shared;                       /* decomposed LN without weights whose output the next stage's norm1
                                           also scales (ONNX Runtime merged proj_out into it, ln_decomposed.h) */
