@@ -9,17 +9,12 @@ and not printed.
     check_info_scale.py SWINRUN TEST_DATA"""
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-
-def info(swinrun, case_dir, *extra):
-    r = subprocess.run([swinrun, "info", os.path.join(case_dir, "model.onnx"), *extra], capture_output=True, text=True)
-    if r.returncode:
-        sys.exit(f"FAIL: swinrun info exit {r.returncode}: {r.stderr.strip()[-300:]}")
-    return r.stdout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from weights_checks import check, info, run, summary  # noqa: E402
 
 
 def main() -> int:
@@ -27,26 +22,21 @@ def main() -> int:
         print(__doc__)
         return 2
     swinrun, data = sys.argv[1:]
-    bad = 0
     half = os.path.join(data, "f12_w454_flash_dynamo21_fp16w")
-    got = json.loads(info(swinrun, half, "--json", "-"))["attn_scale"]
+    got = info(swinrun, os.path.join(half, "model.onnx")).get("attn_scale")
     cfg = json.load(open(os.path.join(half, "model.json")))
     dims = [cfg["feature_size"] * 2 ** s // h for s, h in enumerate(cfg["heads"])]
     want = [float(np.float16(d ** -0.25)) ** 2 for d in dims]
-    ok = all(abs(g - w) <= 1e-6 * w for g, w in zip(got, want))
-    bad += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} float16 weights, head dims {dims}: reported {got}, stored {want}")
-    text = info(swinrun, half)
-    ok = "attn scale" in text and "as stored in the file" in text
-    bad += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} its text form names the stored scale")
-    exact = os.path.join(data, "f12_c32_ts")
-    got = json.loads(info(swinrun, exact, "--json", "-"))["attn_scale"]
-    ok = got == [0, 0, 0, 0] and "attn scale" not in info(swinrun, exact)
-    bad += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} float32 export: reported {got}, nothing printed")
-    print("PASS" if not bad else f"FAIL: {bad}")
-    return 1 if bad else 0
+    check(f"float16 weights, head dims {dims}: the stored scales {want}",
+          got is not None and all(abs(g - w) <= 1e-6 * w for g, w in zip(got, want)), f"reported {got}")
+    text = run(swinrun, ["info", os.path.join(half, "model.onnx")]).stdout
+    line = next((ln for ln in text.splitlines() if ln.startswith("attn scale")), "no attn scale line")
+    check("its text form names the stored scale", line.endswith("as stored in the file"), line)
+    exact = os.path.join(data, "f12_c32_ts", "model.onnx")
+    got = info(swinrun, exact).get("attn_scale")
+    text = run(swinrun, ["info", exact]).stdout
+    check("float32 export: 0 reported, nothing printed", got == [0, 0, 0, 0] and "attn scale" not in text, f"reported {got}")
+    return summary()
 
 
 if __name__ == "__main__":
