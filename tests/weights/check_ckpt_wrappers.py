@@ -2,7 +2,10 @@
 """The plain checkpoint's state dict saved the other ways training scripts save it, each run by
 `swinrun forward` and held to MONAI's logits of the plain case (tools/export/check_logits.py):
 torch.compile's "_orig_mod." prefix on every key, under DataParallel's "module." in "state_dict"
-as well, and the tutorials' {"model_state_dict", "optimizer_state_dict", "epoch"}.
+as well, and the tutorials' {"model_state_dict", "optimizer_state_dict", "epoch"}; and a
+.safetensors file whose header is 0x80 bytes past a multiple of 256 long (its padding spaces, as
+the format allows), so that its first byte is pickle's protocol opcode: swinrun took one such
+file in 256 for a legacy torch.save file and refused it.
 
     check_ckpt_wrappers.py SWINRUN CKPT_PLAIN_DIR WORK
 Exit status 0 when every form agrees."""
@@ -14,6 +17,18 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK = os.path.join(HERE, "..", "..", "tools", "export", "check_logits.py")
+
+
+def save_safetensors_0x80(sd, path):
+    """sd as safetensors, its JSON header padded with spaces to a length of 0x80 mod 256."""
+    import struct
+    from safetensors.torch import save
+    blob = save({k: v.contiguous() for k, v in sd.items()})
+    n = struct.unpack("<Q", blob[:8])[0]
+    pad = (0x80 - n) % 256
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", n + pad) + blob[8:8 + n] + b" " * pad + blob[8 + n:])
+    assert open(path, "rb").read(1) == b"\x80"
 
 
 def main():
@@ -28,9 +43,13 @@ def main():
         "model_state_dict": {"epoch": 5, "model_state_dict": sd, "optimizer_state_dict": adam},
     }
     failed = []
-    for name, obj in forms.items():
+    for name, obj in list(forms.items()) + [("safetensors_0x80", sd)]:
         path, out = os.path.join(work, name + ".pt"), os.path.join(work, name + ".logits.npy")
-        torch.save(obj, path)
+        if name == "safetensors_0x80":
+            path = os.path.join(work, name + ".safetensors")
+            save_safetensors_0x80(obj, path)
+        else:
+            torch.save(obj, path)
         if os.path.exists(out):
             os.remove(out)
         r = subprocess.run([swinrun, "forward", path, os.path.join(case, "input.npy"), out, "--threads", "2"],

@@ -21,10 +21,12 @@ enum swin_weights_kind swin_weights_kind_of(const char *path)
     close(fd);
     if (k < 9) return SWIN_WEIGHTS_ONNX;
     if (!memcmp(b, "PK\x03\x04", 4) || !memcmp(b, "PK\x05\x06", 4)) return SWIN_WEIGHTS_TORCH_ZIP;
-    if (b[0] == 0x80 || (k >= 262 && !memcmp(b + 257, "ustar", 5))) return SWIN_WEIGHTS_TORCH_LEGACY;
+    /* safetensors before the legacy pickle's 0x80: its first byte is the low byte of the header's
+     * length, 0x80 for one header length in 256 */
     uint64_t hn = 0;
     for (int i = 8; i-- > 0;) hn = hn << 8 | b[i];
     if (b[8] == '{' && hn >= 2 && hn <= (uint64_t)sb.st_size - 8) return SWIN_WEIGHTS_SAFETENSORS;
+    if (b[0] == 0x80 || (k >= 262 && !memcmp(b + 257, "ustar", 5))) return SWIN_WEIGHTS_TORCH_LEGACY;
     return SWIN_WEIGHTS_ONNX;
 }
 
