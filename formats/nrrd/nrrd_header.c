@@ -178,10 +178,9 @@ static bool per_axis(const char *text, int nd, double dflt, double *v)
 static swin_status origin_from_mins(const char *path, char *val[F_COUNT], int nd, int first, const int64_t *sizes,
                                     struct swin_raw_header *h, swin_error *err)
 {
-    double mins[MAX_AXES], maxs[MAX_AXES], sp[MAX_AXES];
+    double mins[MAX_AXES], maxs[MAX_AXES];
     if (!per_axis(val[F_MINS], nd, NAN, mins)) return bad(err, path, F_MINS, "not one number per axis", val[F_MINS]);
     if (!per_axis(val[F_MAXS], nd, NAN, maxs)) return bad(err, path, F_MAXS, "not one number per axis", val[F_MAXS]);
-    if (!per_axis(val[F_SPACINGS], nd, NAN, sp)) return bad(err, path, F_SPACINGS, "not one per axis", val[F_SPACINGS]);
     bool node[MAX_AXES] = {false};
     const char *p = val[F_CENTERS];
     char w[64];
@@ -192,7 +191,8 @@ static swin_status origin_from_mins(const char *path, char *val[F_COUNT], int nd
     double o[3];
     for (int a = 0; a < 3; a++) {
         int x = first + a;
-        double sample = isfinite(sp[x]) ? sp[x] : (maxs[x] - mins[x]) / (double)(node[x] ? sizes[x] - 1 : sizes[x]);
+        /* the spacings geometry() read (h->spacing, spatial axes only) */
+        double sample = val[F_SPACINGS] ? h->spacing[a] : (maxs[x] - mins[x]) / (double)(node[x] ? sizes[x] - 1 : sizes[x]);
         if (!isfinite(mins[x]) || !isfinite(sample)) return SWIN_OK;
         o[a] = mins[x] + (node[x] ? 0.0 : sample / 2);
     }

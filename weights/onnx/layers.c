@@ -26,21 +26,19 @@ static const char *const kind_names[] = {"Conv", "ConvTranspose", "Linear", "Lay
 
 const char *swin_layer_kind_name(enum layer_kind k) { return kind_names[k]; }
 
-static bool is_quantized(const char *op)
+static const char *const quantized_ops[] = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+                                            "MatMulInteger", "ConvInteger", "QLinearConv", "QLinearMatMul"};
+
+static bool listed(const char *op, const char *const *list, size_t n)
 {
-    static const char *const q[] = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
-                                    "ConvInteger", "QLinearConv", "QLinearMatMul"};
-    for (size_t k = 0; k < sizeof q / sizeof q[0]; k++)
-        if (!strcmp(op, q[k])) return true;
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(op, list[k])) return true;
     return false;
 }
 
-static bool is_plain(const char *op)
-{
-    for (size_t k = 0; k < sizeof plain_ops / sizeof plain_ops[0]; k++)
-        if (!strcmp(op, plain_ops[k])) return true;
-    return false;
-}
+static bool is_quantized(const char *op) { return listed(op, quantized_ops, sizeof quantized_ops / sizeof quantized_ops[0]); }
+
+static bool is_plain(const char *op) { return listed(op, plain_ops, sizeof plain_ops / sizeof plain_ops[0]); }
 
 /* An If whose branches only do shape plumbing (the TorchScript exporter emits one for a
  * data-dependent squeeze in non-cubic exports); NULL when fine, else the offending op. */
